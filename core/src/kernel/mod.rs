@@ -1,0 +1,18 @@
+//! The labelled kernel: plain data and pure functions, no IO.
+//!
+//! - [`label`]: the lattice `I x C` and taint.
+//! - [`labelled`]: a value that carries its label and cannot be looked at except through
+//!   [`policy`].
+//! - [`slot`]: write-once quarantine slots and the references the planner is given instead.
+//! - [`trust`]: rules per path with where they came from.
+//! - [`context`]: what a planner's context has met, and what that forbids.
+//! - [`audit`]: every gate decision, holding no content.
+//! - [`policy`]: the gates, the only code that reads a labelled value's bytes.
+
+pub mod audit;
+pub mod context;
+pub mod label;
+pub mod labelled;
+pub mod policy;
+pub mod slot;
+pub mod trust;

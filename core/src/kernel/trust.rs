@@ -1,0 +1,218 @@
+//! The trust map: which paths' contents the planner may read, and why.
+//!
+//! Each rule is about a path (a file, or a directory and everything beneath it) and carries its
+//! origin: the person's gesture, a check's clean verdict, the defaults for the files a person
+//! writes to be obeyed, or a write the agent made. What a rule grants is derived from its origin
+//! and never stored beside it, so a rule cannot disagree with itself.
+//!
+//! Lookups take the narrowest rule that covers a path: a file rule beats any directory rule, a
+//! deeper directory beats a shallower one. Where two rules are equally narrow the stricter wins.
+//! Paths are absolute and already normalised by the caller; the map compares components.
+
+use std::path::{Path, PathBuf};
+
+use super::label::Integrity;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    File,
+    Directory,
+}
+
+/// Where a rule came from. The integrity it grants follows from this alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RuleOrigin {
+    /// A person vouched for it: a file named in a prompt, `bravebot/session/trust`, a yes to a
+    /// `trustRead` question.
+    Person,
+    /// An isolated check read the whole file and said it looked clean.
+    Checker,
+    /// The session's defaults: the files a person writes in order to be obeyed (`AGENTS.md`,
+    /// `.bravebot/skills/`).
+    Instructions,
+    /// The agent wrote data that nobody vouched for here, so the path now holds untrusted bytes.
+    AgentWroteUntrusted,
+}
+
+impl RuleOrigin {
+    pub fn integrity(self) -> Integrity {
+        match self {
+            RuleOrigin::Person | RuleOrigin::Checker | RuleOrigin::Instructions => Integrity::Trusted,
+            RuleOrigin::AgentWroteUntrusted => Integrity::Untrusted,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuleOrigin::Person => "person",
+            RuleOrigin::Checker => "checker",
+            RuleOrigin::Instructions => "instructions",
+            RuleOrigin::AgentWroteUntrusted => "agentWrite",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TrustRule {
+    pub path: PathBuf,
+    pub scope: Scope,
+    pub origin: RuleOrigin,
+}
+
+impl TrustRule {
+    fn covers(&self, path: &Path) -> bool {
+        match self.scope {
+            Scope::File => self.path == path,
+            Scope::Directory => path.starts_with(&self.path),
+        }
+    }
+
+    /// Bigger is narrower: a file rule outranks every directory rule, and a deeper directory a
+    /// shallower one.
+    fn narrowness(&self) -> (u8, usize) {
+        let depth = self.path.components().count();
+        match self.scope {
+            Scope::File => (1, depth),
+            Scope::Directory => (0, depth),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct TrustMap {
+    rules: Vec<TrustRule>,
+}
+
+impl TrustMap {
+    /// Adds a rule. A rule for exactly the same path and scope replaces the old one: the later
+    /// statement about a path is the one that holds (a poisoned file stays poisoned until a person
+    /// says otherwise; see [`TrustMap::add_checker_verdict`] and [`TrustMap::add_default`] for the
+    /// two writers that may not override).
+    pub fn add(&mut self, rule: TrustRule) {
+        self.rules.retain(|r| !(r.path == rule.path && r.scope == rule.scope));
+        self.rules.push(rule);
+    }
+
+    /// Adds a default rule only where no rule covers the path yet, so a default never hands back
+    /// trust that a write took away.
+    pub fn add_default(&mut self, path: PathBuf, scope: Scope) -> bool {
+        if self.rule_for(&path).is_some() {
+            return false;
+        }
+        self.add(TrustRule { path, scope, origin: RuleOrigin::Instructions });
+        true
+    }
+
+    /// Records a check's clean verdict for one file, only where nothing covers it: a check may
+    /// fill a gap, never overrule a rule someone or something else wrote.
+    pub fn add_checker_verdict(&mut self, path: PathBuf) -> bool {
+        if self.rule_for(&path).is_some() {
+            return false;
+        }
+        self.add(TrustRule { path, scope: Scope::File, origin: RuleOrigin::Checker });
+        true
+    }
+
+    /// Marks a path as holding untrusted data because the agent wrote such data there.
+    pub fn mark_written_untrusted(&mut self, path: PathBuf) {
+        self.add(TrustRule { path, scope: Scope::File, origin: RuleOrigin::AgentWroteUntrusted });
+    }
+
+    /// The rule that decides `path`, if any.
+    pub fn rule_for(&self, path: &Path) -> Option<&TrustRule> {
+        self.rules.iter().filter(|r| r.covers(path)).max_by(|a, b| {
+            a.narrowness()
+                .cmp(&b.narrowness())
+                // Equally narrow: the untrusted one is the greater, so it wins.
+                .then_with(|| strictness(a).cmp(&strictness(b)))
+        })
+    }
+
+    /// The integrity a path's contents are read with; `None` means nobody has said anything.
+    pub fn integrity_of(&self, path: &Path) -> Option<Integrity> {
+        self.rule_for(path).map(|r| r.origin.integrity())
+    }
+
+    /// Whether any untrusted rule lies at or beneath `directory` (a deliberate "do not look
+    /// here" covers names too).
+    pub fn untrusted_within(&self, directory: &Path) -> bool {
+        self.rules.iter().any(|r| {
+            r.origin.integrity() == Integrity::Untrusted
+                && (r.path.starts_with(directory) || r.covers(directory))
+        })
+    }
+
+    pub fn rules(&self) -> &[TrustRule] {
+        &self.rules
+    }
+}
+
+fn strictness(rule: &TrustRule) -> u8 {
+    match rule.origin.integrity() {
+        Integrity::Trusted => 0,
+        Integrity::Untrusted => 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(s: &str) -> PathBuf {
+        PathBuf::from(s)
+    }
+
+    #[test]
+    fn trust_map_narrowest_rule_wins() {
+        let mut map = TrustMap::default();
+        map.add(TrustRule { path: p("/w"), scope: Scope::Directory, origin: RuleOrigin::Person });
+        map.add(TrustRule {
+            path: p("/w/vendor"),
+            scope: Scope::Directory,
+            origin: RuleOrigin::AgentWroteUntrusted,
+        });
+        map.add(TrustRule { path: p("/w/vendor/ok.txt"), scope: Scope::File, origin: RuleOrigin::Person });
+        assert_eq!(map.integrity_of(&p("/w/src/a.rs")), Some(Integrity::Trusted));
+        assert_eq!(map.integrity_of(&p("/w/vendor/x/y.rs")), Some(Integrity::Untrusted));
+        assert_eq!(map.integrity_of(&p("/w/vendor/ok.txt")), Some(Integrity::Trusted));
+        assert_eq!(map.integrity_of(&p("/elsewhere/a")), None);
+        // Components, not string prefixes: /w/vendorx is not under /w/vendor.
+        assert_eq!(map.integrity_of(&p("/w/vendorx/a")), Some(Integrity::Trusted));
+    }
+
+    #[test]
+    fn trust_map_untrusted_write_marks_its_path() {
+        let mut map = TrustMap::default();
+        map.add(TrustRule { path: p("/w"), scope: Scope::Directory, origin: RuleOrigin::Person });
+        map.mark_written_untrusted(p("/w/out.txt"));
+        assert_eq!(map.integrity_of(&p("/w/out.txt")), Some(Integrity::Untrusted));
+        assert_eq!(map.rule_for(&p("/w/out.txt")).map(|r| r.origin), Some(RuleOrigin::AgentWroteUntrusted));
+        // Neither a default nor a check can hand the trust back.
+        assert!(!map.add_default(p("/w/out.txt"), Scope::File));
+        assert!(!map.add_checker_verdict(p("/w/out.txt")));
+        assert_eq!(map.integrity_of(&p("/w/out.txt")), Some(Integrity::Untrusted));
+        assert!(map.untrusted_within(&p("/w")));
+        // A person can.
+        map.add(TrustRule { path: p("/w/out.txt"), scope: Scope::File, origin: RuleOrigin::Person });
+        assert_eq!(map.integrity_of(&p("/w/out.txt")), Some(Integrity::Trusted));
+    }
+
+    #[test]
+    fn trust_map_equally_narrow_rules_take_the_stricter() {
+        let mut map = TrustMap::default();
+        map.add(TrustRule { path: p("/w/a"), scope: Scope::Directory, origin: RuleOrigin::Person });
+        map.add(TrustRule { path: p("/w/a"), scope: Scope::File, origin: RuleOrigin::AgentWroteUntrusted });
+        // Different scopes on one path: the file rule is narrower.
+        assert_eq!(map.integrity_of(&p("/w/a")), Some(Integrity::Untrusted));
+        assert_eq!(map.integrity_of(&p("/w/a/b")), Some(Integrity::Trusted));
+    }
+
+    #[test]
+    fn trust_map_checker_fills_gaps_only() {
+        let mut map = TrustMap::default();
+        assert!(map.add_checker_verdict(p("/w/readme.md")));
+        assert_eq!(map.rule_for(&p("/w/readme.md")).map(|r| r.origin), Some(RuleOrigin::Checker));
+        assert!(map.add_default(p("/w/AGENTS.md"), Scope::File));
+        assert!(!map.add_default(p("/w/AGENTS.md"), Scope::File), "a default is added once");
+    }
+}

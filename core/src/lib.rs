@@ -1,0 +1,24 @@
+//! The bravebot core: the labelled kernel, the tools, the turn loop, the model backends and the
+//! one way out of the process.
+//!
+//! The crate is split by whether a module may do IO:
+//!
+//! - [`kernel`] is plain data and pure functions: labels, labelled values, write-once slots and
+//!   references, the trust map, context integrity, gates and the audit trail. It never touches the
+//!   filesystem, the network or a clock.
+//! - [`tools`], [`turn`], [`check`] and [`session`] drive a conversation. They reach the outside
+//!   only through [`Screen`](session::Screen) (the person), [`Files`](tools::Files) (open buffers and
+//!   the disk) and [`model::ModelClient`].
+//! - [`egress`] alone holds an HTTP client; [`model`] speaks the two wire formats through it.
+//!
+//! Untrusted bytes are read only by the gates in [`kernel::policy`]: everything else carries them.
+
+pub mod check;
+pub mod egress;
+pub mod kernel;
+pub mod model;
+pub mod secret;
+pub mod session;
+pub mod settings;
+pub mod tools;
+pub mod turn;

@@ -1,0 +1,393 @@
+//! A session: one conversation in one workspace, with its trust map, quarantine, audit trail and
+//! history, and the two things it talks to: the person's [`Screen`] and the editor's [`Files`].
+//!
+//! The server owns sessions and turns protocol messages into calls here; `bravebot exec` owns one
+//! with a screen that nobody is watching. Everything a session shows the person goes out as an
+//! [`Update`]; everything it asks goes out as a [`Question`] and comes back as an [`Answer`].
+
+use std::future::Future;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::kernel::audit::{AuditRecord, AuditTrail, Decision, Gate};
+use crate::kernel::context::PlannerContext;
+use crate::kernel::labelled::Labelled;
+use crate::kernel::policy::Verdict;
+use crate::kernel::slot::{Quarantine, Reference};
+use crate::kernel::trust::{RuleOrigin, Scope, TrustMap, TrustRule};
+use crate::model::{Message, ModelClient};
+use crate::settings::{Mode, Settings};
+use crate::tools::Files;
+use crate::turn;
+
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Why a turn ended (CONTRACT §3 `stopReason`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    EndTurn,
+    Cancelled,
+    MaxRounds,
+    Error(String),
+}
+
+impl StopReason {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            StopReason::EndTurn => "endTurn",
+            StopReason::Cancelled => "cancelled",
+            StopReason::MaxRounds => "maxRounds",
+            StopReason::Error(_) => "error",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToolStatus {
+    Ok,
+    Error,
+    Refused,
+}
+
+impl ToolStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolStatus::Ok => "ok",
+            ToolStatus::Error => "error",
+            ToolStatus::Refused => "refused",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckState {
+    /// A check began, over this many lines.
+    Started { lines: usize },
+    /// It ended; `completed` is false when it failed. Nothing of the verdict is said here.
+    Ended { completed: bool },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Todo {
+    pub content: String,
+    pub status: String,
+}
+
+/// What the person is shown while a turn runs.
+#[derive(Clone, Debug)]
+pub enum Update {
+    AgentText { delta: String },
+    ToolCall { call_id: String, tool: String, why: String, routing: Value },
+    ToolResult { call_id: String, status: ToolStatus, summary: String },
+    Quarantined { reference: Reference, origin: String },
+    Check { state: CheckState },
+    Plan { todos: Vec<Todo> },
+    TurnEnded { stop_reason: StopReason },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QuestionKind {
+    TrustRead,
+    AskUser,
+}
+
+impl QuestionKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QuestionKind::TrustRead => "trustRead",
+            QuestionKind::AskUser => "askUser",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OptionKind {
+    AllowOnce,
+    AllowAlways,
+    RejectOnce,
+    RejectAlways,
+}
+
+impl OptionKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OptionKind::AllowOnce => "allow_once",
+            OptionKind::AllowAlways => "allow_always",
+            OptionKind::RejectOnce => "reject_once",
+            OptionKind::RejectAlways => "reject_always",
+        }
+    }
+
+    pub fn approves(self) -> bool {
+        matches!(self, OptionKind::AllowOnce | OptionKind::AllowAlways)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QuestionOption {
+    pub id: String,
+    pub name: String,
+    pub kind: OptionKind,
+}
+
+/// What a person needs to decide. Labelled fields are drawn inside the margin a client puts
+/// round anything nobody vouched for.
+#[derive(Clone, Debug, Default)]
+pub struct Subject {
+    /// Workspace-relative.
+    pub path: Option<String>,
+    /// Absolute `file://` URI.
+    pub uri: Option<String>,
+    pub content: Option<Labelled<String>>,
+    /// The check's word, when one ran.
+    pub verdict: Option<Verdict>,
+    /// The check's own sentence: untrusted like the content it describes.
+    pub verdict_text: Option<Labelled<String>>,
+    /// Where the content came from, in plain words.
+    pub origin: Option<String>,
+    /// For `askUser`: the question itself, trusted (the planner wrote it in a clean context).
+    pub question: Option<String>,
+    pub header: Option<String>,
+    pub multiple: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Question {
+    pub kind: QuestionKind,
+    pub title: String,
+    pub why: Option<String>,
+    pub subject: Subject,
+    pub options: Vec<QuestionOption>,
+}
+
+/// A person's answer. Anything that is not a selection of an offered approving option refuses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Answer {
+    Selected { option_id: String, text: Option<String> },
+    /// Cancelled, unreadable, an error reply, nobody there: all the same, a refusal.
+    Refused,
+}
+
+impl Answer {
+    /// The option an answer selected, if the question offered it.
+    pub fn chosen<'q>(&self, question: &'q Question) -> Option<&'q QuestionOption> {
+        match self {
+            Answer::Selected { option_id, .. } => question.options.iter().find(|o| &o.id == option_id),
+            Answer::Refused => None,
+        }
+    }
+
+    /// Whether this answer approves: a selected, offered, approving option.
+    pub fn approves(&self, question: &Question) -> bool {
+        self.chosen(question).is_some_and(|o| o.kind.approves())
+    }
+}
+
+/// The person's side of a session.
+pub trait Screen: Send + Sync {
+    fn update(&self, update: Update);
+    /// Puts a question and waits for the answer. Implementations answer [`Answer::Refused`] for
+    /// anything but a clear selection.
+    fn ask(&self, question: Question) -> BoxFuture<'_, Answer>;
+    /// Whether anybody is watching. When nobody is, questions are refused without being put.
+    fn interactive(&self) -> bool;
+}
+
+/// Facts about the machine that go into the system prompt (seed 003: six of them).
+#[derive(Clone, Debug)]
+pub struct SystemFacts {
+    pub is_git: bool,
+    pub platform: String,
+    pub os_version: String,
+    pub shell: String,
+    pub date: String,
+}
+
+pub struct SessionConfig {
+    pub id: String,
+    pub cwd: PathBuf,
+    pub settings: Settings,
+    pub facts: SystemFacts,
+    /// Where the audit trail is appended as JSON lines, if anywhere.
+    pub audit_log: Option<PathBuf>,
+}
+
+/// The mutable state of a session, behind one lock held only for short, non-async sections.
+pub struct SessionState {
+    pub trust: TrustMap,
+    pub quarantine: Quarantine,
+    pub audit: AuditTrail,
+    pub context: PlannerContext,
+    pub history: Vec<Message>,
+    pub todos: Vec<Todo>,
+    pub mode: Mode,
+    /// Directories the person added (`bravebot/session/trust` with scope directory): reachable.
+    pub added_dirs: Vec<PathBuf>,
+    /// Answers to `ask_user` questions, remembered for the session, question by question.
+    pub answers: Vec<(String, String)>,
+    /// Paths already offered to the person with a `trustRead` question this turn: once per path
+    /// per turn (seed 000).
+    pub offered_this_turn: Vec<PathBuf>,
+    audit_written: usize,
+}
+
+pub struct Session {
+    pub id: String,
+    pub cwd: PathBuf,
+    pub settings: Settings,
+    pub facts: SystemFacts,
+    pub model: ModelClient,
+    pub screen: Arc<dyn Screen>,
+    pub files: Arc<dyn Files>,
+    audit_log: Option<PathBuf>,
+    state: Mutex<SessionState>,
+    turn: Mutex<Option<CancellationToken>>,
+}
+
+/// A turn is already running in this session.
+#[derive(Debug, thiserror::Error)]
+#[error("a turn is already running in this session")]
+pub struct Busy;
+
+impl Session {
+    pub fn new(config: SessionConfig, model: ModelClient, screen: Arc<dyn Screen>, files: Arc<dyn Files>) -> Session {
+        let mut trust = TrustMap::default();
+        let mut audit = AuditTrail::default();
+        // The files a person writes in order to be obeyed are trusted from the start (CONTRACT
+        // §4.3). They are defaults: a path already covered stays as it was.
+        for (path, scope) in [
+            (config.cwd.join("AGENTS.md"), Scope::File),
+            (config.cwd.join(".bravebot").join("skills"), Scope::Directory),
+        ] {
+            if trust.add_default(path.clone(), scope) {
+                audit.record(
+                    Gate::Trust,
+                    Decision::Allowed,
+                    format!("{} trusted by default (origin instructions)", crate::tools::display_path(&config.cwd, &path)),
+                );
+            }
+        }
+        let mode = config.settings.mode;
+        Session {
+            id: config.id,
+            cwd: config.cwd,
+            settings: config.settings,
+            facts: config.facts,
+            model,
+            screen,
+            files,
+            audit_log: config.audit_log,
+            state: Mutex::new(SessionState {
+                trust,
+                quarantine: Quarantine::default(),
+                audit,
+                context: PlannerContext::default(),
+                history: Vec::new(),
+                todos: Vec::new(),
+                mode,
+                added_dirs: Vec::new(),
+                answers: Vec::new(),
+                offered_this_turn: Vec::new(),
+                audit_written: 0,
+            }),
+            turn: Mutex::new(None),
+        }
+    }
+
+    /// The session's state. Never held across an await.
+    pub fn state(&self) -> MutexGuard<'_, SessionState> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Runs one turn to its end. `files` are paths the person named: each is trusted for the
+    /// session before the turn starts.
+    pub async fn prompt(&self, text: String, files: Vec<PathBuf>) -> Result<StopReason, Busy> {
+        let token = {
+            let mut slot = self.turn.lock().unwrap_or_else(|p| p.into_inner());
+            if slot.is_some() {
+                return Err(Busy);
+            }
+            let token = CancellationToken::new();
+            *slot = Some(token.clone());
+            token
+        };
+        for file in files {
+            self.trust_path(&file, Scope::File);
+        }
+        let stop = turn::run(self, text, token).await;
+        self.flush_audit();
+        self.screen.update(Update::TurnEnded { stop_reason: stop.clone() });
+        *self.turn.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        Ok(stop)
+    }
+
+    /// Stops the running turn, if any; every question it waits on is refused.
+    pub fn cancel(&self) {
+        if let Some(token) = self.turn.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            token.cancel();
+        }
+    }
+
+    /// The person's gesture of vouching for a file, or adding a directory (which makes it
+    /// reachable; its files are then read through a check like the workspace's).
+    pub fn trust_path(&self, path: &Path, scope: Scope) {
+        let path = crate::tools::absolute(&self.cwd, path);
+        let shown = crate::tools::display_path(&self.cwd, &path);
+        let mut state = self.state();
+        match scope {
+            Scope::File => {
+                state.trust.add(TrustRule { path, scope, origin: RuleOrigin::Person });
+                state.audit.record(Gate::Trust, Decision::Allowed, format!("{shown} trusted by the person (origin person)"));
+            }
+            Scope::Directory => {
+                if !state.added_dirs.contains(&path) {
+                    state.added_dirs.push(path);
+                }
+                state.audit.record(Gate::Trust, Decision::Allowed, format!("{shown} added as a place to work by the person"));
+            }
+        }
+        drop(state);
+        self.flush_audit();
+    }
+
+    pub fn set_mode(&self, mode: Mode) {
+        self.state().mode = mode;
+    }
+
+    pub fn audit_records(&self) -> Vec<AuditRecord> {
+        self.state().audit.records().to_vec()
+    }
+
+    /// Appends the records not yet written to the session's audit file, as JSON lines. A
+    /// failure is logged and the records are kept in memory.
+    pub fn flush_audit(&self) {
+        let Some(path) = &self.audit_log else { return };
+        let mut state = self.state();
+        let fresh: Vec<String> = state
+            .audit
+            .since(state.audit_written)
+            .iter()
+            .map(|r| {
+                serde_json::json!({"gate": r.gate.as_str(), "decision": r.decision.as_str(), "detail": r.detail})
+                    .to_string()
+            })
+            .collect();
+        if fresh.is_empty() {
+            return;
+        }
+        let written = path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::OpenOptions::new().create(true).append(true).open(path))
+            .and_then(|mut f| f.write_all((fresh.join("\n") + "\n").as_bytes()));
+        match written {
+            Ok(()) => state.audit_written += fresh.len(),
+            Err(e) => tracing::warn!("audit trail not written to {}: {e}", path.display()),
+        }
+    }
+}

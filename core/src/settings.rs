@@ -1,0 +1,365 @@
+//! Settings: the layers of CONTRACT §2 and §5, resolved into one [`Settings`].
+//!
+//! Resolution is a pure function of the environment, the client's `initializationOptions` and the
+//! text of the two settings files; the caller reads the files. Narrower layers win over wider
+//! ones for the model (environment, then the client, then the home file). A workspace's own file
+//! may only tune tools and the interface: a key there that could redirect requests, pick
+//! credentials or turn questions off is reported and ignored, because a cloned repository must
+//! not be able to do either.
+
+use std::path::PathBuf;
+
+use serde_json::{Map, Value};
+
+use crate::model::Api;
+
+pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:11434/v1";
+pub const DEFAULT_MODEL_NAME: &str = "llama3.2";
+pub const DEFAULT_MAX_ROUNDS: u32 = 50;
+
+/// The permission mode (CONTRACT §3 `setMode`). None of them skips a question.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Ask,
+    AcceptEdits,
+    Plan,
+}
+
+impl Mode {
+    pub fn parse(word: &str) -> Option<Mode> {
+        match word {
+            "ask" => Some(Mode::Ask),
+            "acceptEdits" => Some(Mode::AcceptEdits),
+            "plan" => Some(Mode::Plan),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Ask => "ask",
+            Mode::AcceptEdits => "acceptEdits",
+            Mode::Plan => "plan",
+        }
+    }
+}
+
+/// Where the model settings came from, for `doctor` and `status`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    Default,
+    HomeFile,
+    Client,
+    Environment,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Default => "default",
+            Source::HomeFile => "~/.bravebot/settings.json",
+            Source::Client => "initializationOptions",
+            Source::Environment => "environment",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModelSettings {
+    pub api: Api,
+    pub base_url: String,
+    pub name: String,
+    /// The environment variable holding the credential; `BRAVEBOT_API_KEY` always wins.
+    pub api_key_env: Option<String>,
+    pub source: Source,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settings {
+    pub model: ModelSettings,
+    pub mode: Mode,
+    pub vetting_auto: bool,
+    pub vetting_reads: bool,
+    pub fetch_allow: Vec<String>,
+    pub fetch_deny: Vec<String>,
+    pub run_allow: Vec<String>,
+    pub run_deny: Vec<String>,
+    pub run_max_output: u64,
+    pub search_max_files: u64,
+    pub search_max_seconds: u64,
+    pub max_rounds: u32,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            model: ModelSettings {
+                api: Api::OpenAi,
+                base_url: DEFAULT_BASE_URL.to_string(),
+                name: DEFAULT_MODEL_NAME.to_string(),
+                api_key_env: None,
+                source: Source::Default,
+            },
+            mode: Mode::Ask,
+            vetting_auto: false,
+            vetting_reads: true,
+            fetch_allow: Vec::new(),
+            fetch_deny: Vec::new(),
+            run_allow: Vec::new(),
+            run_deny: Vec::new(),
+            run_max_output: 64 * 1024,
+            search_max_files: 20_000,
+            search_max_seconds: 10,
+            max_rounds: DEFAULT_MAX_ROUNDS,
+        }
+    }
+}
+
+/// One settings file as read by the caller.
+pub struct SettingsFile<'a> {
+    pub path: PathBuf,
+    pub text: &'a str,
+}
+
+/// Something a person should know about how their settings were read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Note {
+    Read(PathBuf),
+    Unreadable { path: PathBuf, error: String },
+    UnknownKey { path: PathBuf, key: String },
+    NotObeyedHere { path: PathBuf, key: String },
+    BadValue { origin: String, key: String, expected: &'static str },
+}
+
+impl std::fmt::Display for Note {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Note::Read(p) => write!(f, "settings read: {}", p.display()),
+            Note::Unreadable { path, error } => write!(f, "settings not read: {}: {error}", path.display()),
+            Note::UnknownKey { path, key } => {
+                write!(f, "settings key unknown and ignored: {key} in {}", path.display())
+            }
+            Note::NotObeyedHere { path, key } => write!(
+                f,
+                "settings key not obeyed: {key} may not be set by {} (a workspace may only tune tools and the interface)",
+                path.display()
+            ),
+            Note::BadValue { origin, key, expected } => {
+                write!(f, "settings value ignored: {key} in {origin} should be {expected}")
+            }
+        }
+    }
+}
+
+/// Keys a workspace's own settings file may set.
+const WORKSPACE_KEYS: &[&str] = &["run.maxOutput", "search.maxFiles", "search.maxSeconds", "maxRounds"];
+
+const KNOWN_KEYS: &[&str] = &[
+    "model.api",
+    "model.baseUrl",
+    "model.name",
+    "model.apiKeyEnv",
+    "mode",
+    "vetting.auto",
+    "vetting.reads",
+    "fetch.allow",
+    "fetch.deny",
+    "run.allow",
+    "run.deny",
+    "run.maxOutput",
+    "search.maxFiles",
+    "search.maxSeconds",
+    "maxRounds",
+];
+
+/// Flattens `{"vetting": {"auto": true}}` and `{"vetting.auto": true}` alike into dotted keys.
+fn flatten(prefix: &str, value: &Value, out: &mut Vec<(String, Value)>) {
+    match value {
+        Value::Object(map) if !KNOWN_KEYS.contains(&prefix) => {
+            for (k, v) in map {
+                let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                flatten(&key, v, out);
+            }
+        }
+        _ => out.push((prefix.to_string(), value.clone())),
+    }
+}
+
+fn parse_file(file: &SettingsFile<'_>, notes: &mut Vec<Note>) -> Vec<(String, Value)> {
+    match serde_json::from_str::<Value>(file.text) {
+        Ok(Value::Object(map)) => {
+            notes.push(Note::Read(file.path.clone()));
+            let mut out = Vec::new();
+            flatten("", &Value::Object(map), &mut out);
+            out
+        }
+        Ok(_) => {
+            notes.push(Note::Unreadable { path: file.path.clone(), error: "not a JSON object".into() });
+            Vec::new()
+        }
+        Err(e) => {
+            notes.push(Note::Unreadable { path: file.path.clone(), error: e.to_string() });
+            Vec::new()
+        }
+    }
+}
+
+/// Resolves every layer. `env` reads one environment variable.
+pub fn resolve(
+    env: &dyn Fn(&str) -> Option<String>,
+    client: Option<&Value>,
+    home: Option<SettingsFile<'_>>,
+    workspace: Option<SettingsFile<'_>>,
+) -> (Settings, Vec<Note>) {
+    let mut notes = Vec::new();
+    let mut s = Settings::default();
+    if let Some(file) = &home {
+        let origin = file.path.display().to_string();
+        for (key, value) in parse_file(file, &mut notes) {
+            if !KNOWN_KEYS.contains(&key.as_str()) {
+                notes.push(Note::UnknownKey { path: file.path.clone(), key });
+                continue;
+            }
+            apply(&mut s, &key, &value, &origin, Source::HomeFile, &mut notes);
+        }
+    }
+    if let Some(file) = &workspace {
+        let origin = file.path.display().to_string();
+        for (key, value) in parse_file(file, &mut notes) {
+            if !KNOWN_KEYS.contains(&key.as_str()) {
+                notes.push(Note::UnknownKey { path: file.path.clone(), key });
+            } else if !WORKSPACE_KEYS.contains(&key.as_str()) {
+                notes.push(Note::NotObeyedHere { path: file.path.clone(), key });
+            } else {
+                apply(&mut s, &key, &value, &origin, Source::HomeFile, &mut notes);
+            }
+        }
+    }
+    if let Some(Value::Object(model)) = client.and_then(|c| c.get("model")) {
+        apply_model_object(&mut s, model, "initializationOptions", Source::Client, &mut notes);
+    }
+    let from_env = |name: &str| env(name).filter(|v| !v.is_empty());
+    if let Some(url) = from_env("BRAVEBOT_MODEL_URL") {
+        s.model.base_url = url;
+        s.model.source = Source::Environment;
+    }
+    if let Some(name) = from_env("BRAVEBOT_MODEL") {
+        s.model.name = name;
+        s.model.source = Source::Environment;
+    }
+    if let Some(api) = from_env("BRAVEBOT_MODEL_API") {
+        match Api::parse(&api) {
+            Some(api) => {
+                s.model.api = api;
+                s.model.source = Source::Environment;
+            }
+            None => notes.push(Note::BadValue {
+                origin: "environment".into(),
+                key: "BRAVEBOT_MODEL_API".into(),
+                expected: "openai or anthropic",
+            }),
+        }
+    }
+    (s, notes)
+}
+
+fn apply_model_object(
+    s: &mut Settings,
+    model: &Map<String, Value>,
+    origin: &str,
+    source: Source,
+    notes: &mut Vec<Note>,
+) {
+    for (k, v) in model {
+        apply(s, &format!("model.{k}"), v, origin, source, notes);
+    }
+}
+
+fn apply(s: &mut Settings, key: &str, value: &Value, origin: &str, source: Source, notes: &mut Vec<Note>) {
+    let bad = |expected| Note::BadValue { origin: origin.to_string(), key: key.to_string(), expected };
+    let string = || value.as_str().map(str::to_string);
+    let list = || {
+        value.as_array().and_then(|items| items.iter().map(|i| i.as_str().map(str::to_string)).collect())
+    };
+    let ok = match key {
+        "model.api" => value.as_str().and_then(Api::parse).map(|a| s.model.api = a).ok_or(bad("openai or anthropic")),
+        "model.baseUrl" => string().map(|u| s.model.base_url = u).ok_or(bad("a URL")),
+        "model.name" => string().map(|n| s.model.name = n).ok_or(bad("a string")),
+        "model.apiKeyEnv" => string().map(|n| s.model.api_key_env = Some(n)).ok_or(bad("a variable name")),
+        "mode" => value.as_str().and_then(Mode::parse).map(|m| s.mode = m).ok_or(bad("ask, acceptEdits or plan")),
+        "vetting.auto" => value.as_bool().map(|b| s.vetting_auto = b).ok_or(bad("true or false")),
+        "vetting.reads" => value.as_bool().map(|b| s.vetting_reads = b).ok_or(bad("true or false")),
+        "fetch.allow" => list().map(|l| s.fetch_allow = l).ok_or(bad("a list of hosts")),
+        "fetch.deny" => list().map(|l| s.fetch_deny = l).ok_or(bad("a list of hosts")),
+        "run.allow" => list().map(|l| s.run_allow = l).ok_or(bad("a list of command lines")),
+        "run.deny" => list().map(|l| s.run_deny = l).ok_or(bad("a list of command lines")),
+        "run.maxOutput" => value.as_u64().map(|n| s.run_max_output = n).ok_or(bad("a number of bytes")),
+        "search.maxFiles" => value.as_u64().map(|n| s.search_max_files = n).ok_or(bad("a number")),
+        "search.maxSeconds" => value.as_u64().map(|n| s.search_max_seconds = n).ok_or(bad("a number")),
+        "maxRounds" => value
+            .as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|n| *n > 0)
+            .map(|n| s.max_rounds = n)
+            .ok_or(bad("a positive number")),
+        _ => Err(bad("a known key")),
+    };
+    match ok {
+        Ok(()) if key.starts_with("model.") => s.model.source = source,
+        Ok(()) => {}
+        Err(note) => notes.push(note),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn no_env(_: &str) -> Option<String> {
+        None
+    }
+
+    #[test]
+    fn settings_environment_beats_client_beats_home() {
+        let home = r#"{"model": {"baseUrl": "http://home/v1", "name": "home-model"}, "vetting": {"auto": true}}"#;
+        let client = json!({"model": {"name": "client-model"}});
+        let env = |k: &str| (k == "BRAVEBOT_MODEL_URL").then(|| "http://env/v1".to_string());
+        let (s, notes) = resolve(
+            &env,
+            Some(&client),
+            Some(SettingsFile { path: "/h/.bravebot/settings.json".into(), text: home }),
+            None,
+        );
+        assert_eq!(s.model.base_url, "http://env/v1");
+        assert_eq!(s.model.name, "client-model");
+        assert!(s.vetting_auto);
+        assert_eq!(notes, vec![Note::Read("/h/.bravebot/settings.json".into())]);
+    }
+
+    #[test]
+    fn settings_workspace_file_cannot_redirect_or_unask() {
+        let ws = r#"{"model.baseUrl": "http://attacker/v1", "vetting": {"auto": true, "reads": false},
+                     "fetch": {"allow": ["evil.test"]}, "search": {"maxFiles": 10}, "colour": "red"}"#;
+        let (s, notes) =
+            resolve(&no_env, None, None, Some(SettingsFile { path: "/w/.bravebot/settings.json".into(), text: ws }));
+        assert_eq!(s.model.base_url, DEFAULT_BASE_URL);
+        assert!(!s.vetting_auto);
+        assert!(s.vetting_reads);
+        assert!(s.fetch_allow.is_empty());
+        assert_eq!(s.search_max_files, 10);
+        let shown: Vec<String> = notes.iter().map(ToString::to_string).collect();
+        for key in ["model.baseUrl", "vetting.auto", "vetting.reads", "fetch.allow"] {
+            assert!(shown.iter().any(|n| n.contains("not obeyed") && n.contains(key)), "{key}: {shown:?}");
+        }
+        assert!(shown.iter().any(|n| n.contains("unknown") && n.contains("colour")));
+    }
+
+    #[test]
+    fn settings_bad_json_is_reported_not_fatal() {
+        let (s, notes) =
+            resolve(&no_env, None, Some(SettingsFile { path: "/h/s.json".into(), text: "{nope" }), None);
+        assert_eq!(s, Settings::default());
+        assert!(matches!(notes.as_slice(), [Note::Unreadable { .. }]));
+    }
+}

@@ -1,0 +1,167 @@
+//! `ask_user`: up to four questions put to the person, one at a time.
+//!
+//! Asking stops once the planner's context has met something untrusted, because the question
+//! itself could then have been shaped by content nobody vouched for. Where nobody is watching,
+//! every question is declined rather than answered on the person's behalf. Answers are
+//! remembered for the session, question by question.
+
+use serde_json::{Value, json};
+
+use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec};
+use crate::kernel::audit::{Decision, Gate};
+use crate::kernel::context::Capability;
+use crate::kernel::label::Label;
+use crate::kernel::labelled::Labelled;
+use crate::kernel::policy::{self, PlannerText};
+use crate::session::{Answer, OptionKind, Question, QuestionKind, QuestionOption, Subject};
+
+pub const MAX_QUESTIONS: usize = 4;
+
+pub fn spec() -> ToolSpec {
+    ToolSpec {
+        name: "ask_user",
+        description: "Ask the person up to four questions, one at a time, for what you cannot find out yourself: which \
+of two approaches, whether something is in scope, which file they meant. Never for a fact about the machine. \
+A skipped question is an answer to work with, not a reason to ask again.",
+        args: vec![ArgSpec {
+            name: "questions",
+            role: ArgRole::Routing,
+            required: true,
+            schema: json!({
+                "type": "array",
+                "maxItems": MAX_QUESTIONS,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "header": {"type": "string", "description": "a short label"},
+                        "question": {"type": "string"},
+                        "options": {"type": "array", "items": {"type": "string"}},
+                        "multiple": {"type": "boolean"}
+                    },
+                    "required": ["question"]
+                }
+            }),
+        }],
+    }
+}
+
+struct Asked {
+    header: String,
+    question: String,
+    options: Vec<String>,
+    multiple: bool,
+}
+
+fn parse(value: Option<&Value>) -> Result<Vec<Asked>, String> {
+    let Some(Value::Array(items)) = value else {
+        return Err("`questions` must be a list".into());
+    };
+    items
+        .iter()
+        .map(|q| {
+            let question = q.get("question").and_then(Value::as_str).ok_or("every question needs `question`")?;
+            let options = match q.get("options") {
+                None | Some(Value::Null) => Vec::new(),
+                Some(Value::Array(opts)) => opts
+                    .iter()
+                    .map(|o| o.as_str().or_else(|| o.get("label").and_then(Value::as_str)).map(str::to_string))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or("options must be strings")?,
+                Some(_) => return Err("`options` must be a list".to_string()),
+            };
+            Ok(Asked {
+                header: q.get("header").and_then(Value::as_str).unwrap_or_default().to_string(),
+                question: question.to_string(),
+                options,
+                multiple: q.get("multiple").and_then(Value::as_bool).unwrap_or(false),
+            })
+        })
+        .collect()
+}
+
+pub async fn run(call: &Call<'_>) -> ToolOutput {
+    let session = call.session;
+    let asked = match parse(call.args.get("questions")) {
+        Ok(a) => a,
+        Err(e) => return ToolOutput::error(e),
+    };
+    if asked.is_empty() {
+        return ToolOutput::error("ask_user needs at least one question");
+    }
+    if asked.len() > MAX_QUESTIONS {
+        return ToolOutput::refused(format!("{} questions: at most {MAX_QUESTIONS} may be asked at once, and none were", asked.len()));
+    }
+    if let Err(cap) = session.state().context.permits(Capability::AskQuestion) {
+        call.record(Gate::Context, Decision::Refused, format!("ask_user: a tainted context may not {}", cap.as_str()));
+        return ToolOutput::refused("this conversation has met content nobody vouched for, so it may not ask the person anything");
+    }
+    if !session.screen.interactive() {
+        call.record(Gate::Question, Decision::Refused, "ask_user: nobody is watching; declined");
+        return ToolOutput::refused("nobody is watching this run, so every question was declined; decide without asking");
+    }
+    let mut lines = Vec::new();
+    for (n, q) in asked.iter().enumerate() {
+        let remembered = session.state().answers.iter().find(|(k, _)| *k == q.question).map(|(_, a)| a.clone());
+        let answer = match remembered {
+            Some(a) => a,
+            None => {
+                let a = put(call, q).await;
+                session.state().answers.push((q.question.clone(), a.clone()));
+                a
+            }
+        };
+        lines.push(format!("{}. {}\n   answer: {answer}", n + 1, q.question));
+        if call.cancel.is_cancelled() {
+            break;
+        }
+    }
+    let text = lines.join("\n");
+    let mut state = session.state();
+    let state = &mut *state;
+    // The person's own words: trusted by provenance, and private.
+    let Ok(opened) = policy::open(Labelled::new(text, Label::TRUSTED_PRIVATE)) else {
+        return ToolOutput::error("internal: an answer did not open");
+    };
+    let planner: PlannerText = policy::present(opened, "ask_user answers", &mut state.context, &mut state.audit);
+    ToolOutput::ok(planner, format!("{} answered", asked.len()))
+}
+
+/// Puts one question and turns the answer into the words the planner gets.
+async fn put(call: &Call<'_>, q: &Asked) -> String {
+    let mut options: Vec<QuestionOption> = q
+        .options
+        .iter()
+        .enumerate()
+        .map(|(i, o)| QuestionOption { id: format!("option-{i}"), name: o.clone(), kind: OptionKind::AllowOnce })
+        .collect();
+    options.push(QuestionOption { id: "own".into(), name: "Answer in my own words".into(), kind: OptionKind::AllowOnce });
+    options.push(QuestionOption { id: "skip".into(), name: "Skip".into(), kind: OptionKind::RejectOnce });
+    let question = Question {
+        kind: QuestionKind::AskUser,
+        title: if q.header.is_empty() { "The agent asks".to_string() } else { q.header.clone() },
+        why: Some(call.why.clone()).filter(|w| !w.is_empty()),
+        subject: Subject {
+            question: Some(q.question.clone()),
+            header: Some(q.header.clone()).filter(|h| !h.is_empty()),
+            multiple: q.multiple,
+            ..Subject::default()
+        },
+        options,
+    };
+    let answer = tokio::select! {
+        a = call.session.screen.ask(question.clone()) => a,
+        () = call.cancel.cancelled() => Answer::Refused,
+    };
+    let chosen = answer.chosen(&question).cloned();
+    let words = match (&answer, chosen) {
+        (Answer::Selected { text: Some(t), .. }, Some(o)) if o.kind.approves() && !t.trim().is_empty() => t.trim().to_string(),
+        (_, Some(o)) if o.id.starts_with("option-") => o.name,
+        _ => "(skipped)".to_string(),
+    };
+    call.record(
+        Gate::Question,
+        if words == "(skipped)" { Decision::Refused } else { Decision::Allowed },
+        format!("askUser: {}", if words == "(skipped)" { "skipped" } else { "answered" }),
+    );
+    words
+}

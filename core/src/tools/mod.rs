@@ -1,0 +1,337 @@
+//! The tools offered to the planner, each with its arguments split into routing (where an effect
+//! lands) and content (what it carries), and the path handling they share.
+//!
+//! A tool that is not built is not offered. This build offers `read_file`, `list_files`,
+//! `todo_write` and `ask_user` (seed 004; CONTRACT §4.1).
+
+mod ask_user;
+mod list_files;
+mod read_file;
+mod todo_write;
+
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::kernel::audit::{Decision, Gate};
+use crate::kernel::policy::PlannerText;
+use crate::model::ToolSchema;
+use crate::session::{Session, ToolStatus};
+
+/// The editor's open buffers. A file that is open is read from its buffer, unsaved changes and
+/// all; a file that is not open is read from disk.
+pub trait Files: Send + Sync {
+    /// The text and version of the buffer open for this absolute path, if any.
+    fn buffer(&self, path: &Path) -> Option<(String, i32)>;
+}
+
+/// No editor: every file is read from disk (`bravebot exec`).
+pub struct DiskOnly;
+
+impl Files for DiskOnly {
+    fn buffer(&self, _path: &Path) -> Option<(String, i32)> {
+        None
+    }
+}
+
+/// Whether an argument decides where an effect lands or is merely carried.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgRole {
+    Routing,
+    Content,
+}
+
+pub struct ArgSpec {
+    pub name: &'static str,
+    pub role: ArgRole,
+    pub required: bool,
+    pub schema: Value,
+}
+
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub args: Vec<ArgSpec>,
+}
+
+impl ToolSpec {
+    /// The function-tool schema offered to the planner, `why` included on every tool.
+    pub fn schema(&self) -> ToolSchema {
+        let mut properties = Map::new();
+        let mut required = Vec::new();
+        for arg in &self.args {
+            properties.insert(arg.name.to_string(), arg.schema.clone());
+            if arg.required {
+                required.push(Value::String(arg.name.to_string()));
+            }
+        }
+        properties.insert(
+            "why".into(),
+            json!({"type": "string", "description": "one line saying what this call is for; shown to the person"}),
+        );
+        required.push(Value::String("why".into()));
+        ToolSchema {
+            name: self.name.to_string(),
+            description: self.description.to_string(),
+            parameters: json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false}),
+        }
+    }
+
+    fn role_of(&self, name: &str) -> Option<ArgRole> {
+        match name {
+            "why" => Some(ArgRole::Content),
+            _ => self.args.iter().find(|a| a.name == name).map(|a| a.role),
+        }
+    }
+}
+
+/// Every tool this build offers, in the order the planner is shown them.
+pub fn specs() -> Vec<ToolSpec> {
+    vec![read_file::spec(), list_files::spec(), todo_write::spec(), ask_user::spec()]
+}
+
+/// What a tool call gave back.
+pub struct ToolOutput {
+    pub status: ToolStatus,
+    /// What the planner reads in the tool message.
+    pub text: PlannerText,
+    /// One line for the person.
+    pub summary: String,
+}
+
+impl ToolOutput {
+    pub fn ok(text: PlannerText, summary: impl Into<String>) -> ToolOutput {
+        ToolOutput { status: ToolStatus::Ok, text, summary: summary.into() }
+    }
+
+    pub fn error(message: impl Into<String>) -> ToolOutput {
+        let message = message.into();
+        ToolOutput { status: ToolStatus::Error, text: PlannerText::driver(format!("error: {message}")), summary: message }
+    }
+
+    pub fn refused(message: impl Into<String>) -> ToolOutput {
+        let message = message.into();
+        ToolOutput { status: ToolStatus::Refused, text: PlannerText::driver(format!("refused: {message}")), summary: message }
+    }
+}
+
+/// A tool call whose arguments parsed and matched the tool's declaration.
+pub struct Call<'a> {
+    pub session: &'a Session,
+    pub tool: &'static str,
+    pub args: Map<String, Value>,
+    pub why: String,
+    pub cancel: &'a CancellationToken,
+}
+
+impl Call<'_> {
+    pub fn str_arg(&self, name: &str) -> Result<Option<&str>, String> {
+        match self.args.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.as_str())),
+            Some(_) => Err(format!("argument `{name}` of {} must be a string", self.tool)),
+        }
+    }
+
+    pub fn uint_arg(&self, name: &str) -> Result<Option<u64>, String> {
+        match self.args.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v
+                .as_u64()
+                .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+                .map(Some)
+                .ok_or_else(|| format!("argument `{name}` of {} must be a whole number", self.tool)),
+        }
+    }
+
+    /// The routing gate: routing comes from the planner's output, which is as trusted as the
+    /// context that produced it. A context that met untrusted content routes nothing.
+    pub fn routing_gate(&self) -> Result<(), ToolOutput> {
+        let mut state = self.session.state();
+        let label = state.context.label();
+        let names: Vec<&str> = self
+            .args
+            .keys()
+            .map(String::as_str)
+            .filter(|k| self.spec_role(k) == Some(ArgRole::Routing))
+            .collect();
+        let detail = format!("{}.{:?} [routing] from a planner context labelled {label}", self.tool, names);
+        if state.context.met_untrusted() {
+            state.audit.record(Gate::Routing, Decision::Refused, detail);
+            return Err(ToolOutput::refused(
+                "this conversation has met content nobody vouched for, so its routing arguments cannot be trusted",
+            ));
+        }
+        state.audit.record(Gate::Routing, Decision::Allowed, detail);
+        Ok(())
+    }
+
+    fn spec_role(&self, name: &str) -> Option<ArgRole> {
+        specs().into_iter().find(|s| s.name == self.tool).and_then(|s| s.role_of(name))
+    }
+
+    pub fn record(&self, gate: Gate, decision: Decision, detail: impl Into<String>) {
+        self.session.state().audit.record(gate, decision, detail);
+    }
+}
+
+/// Parses a call's arguments against the tool's declaration and runs it. An unknown tool or
+/// argument is an error naming it (CONTRACT §4.1).
+pub async fn dispatch(session: &Session, name: &str, arguments: &str, cancel: &CancellationToken) -> (ToolOutput, Value, String) {
+    let specs = specs();
+    let Some(spec) = specs.iter().find(|s| s.name == name) else {
+        let names: Vec<&str> = specs.iter().map(|s| s.name).collect();
+        return (ToolOutput::error(format!("unknown tool `{name}`; the tools are {}", names.join(", "))), Value::Null, String::new());
+    };
+    let args = match serde_json::from_str::<Value>(if arguments.trim().is_empty() { "{}" } else { arguments }) {
+        Ok(Value::Object(map)) => map,
+        Ok(_) => return (ToolOutput::error(format!("arguments of {name} must be a JSON object")), Value::Null, String::new()),
+        Err(e) => return (ToolOutput::error(format!("arguments of {name} are not valid JSON: {e}")), Value::Null, String::new()),
+    };
+    let why = args.get("why").and_then(Value::as_str).unwrap_or_default().to_string();
+    let routing: Map<String, Value> = args
+        .iter()
+        .filter(|(k, _)| spec.role_of(k) == Some(ArgRole::Routing))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if let Some(unknown) = args.keys().find(|k| spec.role_of(k).is_none()) {
+        let known: Vec<&str> = spec.args.iter().map(|a| a.name).chain(["why"]).collect();
+        return (
+            ToolOutput::error(format!("unknown argument `{unknown}` for {name}; it takes {}", known.join(", "))),
+            Value::Object(routing),
+            why,
+        );
+    }
+    if let Some(missing) = spec.args.iter().find(|a| a.required && args.get(a.name).is_none_or(Value::is_null)) {
+        return (ToolOutput::error(format!("{name} needs the argument `{}`", missing.name)), Value::Object(routing), why);
+    }
+    let call = Call { session, tool: spec.name, args, why: why.clone(), cancel };
+    if let Err(refusal) = call.routing_gate() {
+        return (refusal, Value::Object(routing), why);
+    }
+    let output = match spec.name {
+        "read_file" => read_file::run(&call).await,
+        "list_files" => list_files::run(&call).await,
+        "todo_write" => todo_write::run(&call),
+        "ask_user" => ask_user::run(&call).await,
+        other => ToolOutput::error(format!("tool `{other}` is declared but not wired")),
+    };
+    (output, Value::Object(routing), why)
+}
+
+/// Turns a path as a person, an editor or the planner wrote it (absolute, relative to `cwd`, or a
+/// `file://` URI) into an absolute path with `.` and `..` resolved lexically.
+pub fn absolute(cwd: &Path, path: &Path) -> PathBuf {
+    let text = path.to_string_lossy();
+    let path = match url::Url::parse(&text) {
+        Ok(u) if u.scheme() == "file" => u.to_file_path().unwrap_or_else(|()| path.to_path_buf()),
+        _ => path.to_path_buf(),
+    };
+    let joined = if path.is_absolute() { path } else { cwd.join(path) };
+    normalize(&joined)
+}
+
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// A path as shown to the planner and in questions: workspace-relative inside the workspace,
+/// absolute elsewhere.
+pub fn display_path(cwd: &Path, path: &Path) -> String {
+    match path.strip_prefix(cwd) {
+        Ok(rel) if rel.as_os_str().is_empty() => ".".to_string(),
+        Ok(rel) => rel.display().to_string(),
+        Err(_) => path.display().to_string(),
+    }
+}
+
+/// The `file://` URI of an absolute path.
+pub fn file_uri(path: &Path) -> String {
+    url::Url::from_file_path(path).map(|u| u.to_string()).unwrap_or_else(|()| path.display().to_string())
+}
+
+/// Why a path may not be used.
+#[derive(Debug)]
+pub enum Confinement {
+    Outside,
+}
+
+/// Resolves a planner-named path and checks it is reachable: inside the workspace, inside a
+/// directory the person added, or a file the person named. Symbolic links are resolved first, so
+/// a link inside the workspace pointing out of it is outside.
+pub fn confine(session: &Session, raw: &str) -> Result<PathBuf, Confinement> {
+    let lexical = absolute(&session.cwd, Path::new(raw));
+    let real = std::fs::canonicalize(&lexical).unwrap_or_else(|_| lexical.clone());
+    let state = session.state();
+    let roots = std::iter::once(session.cwd.clone()).chain(state.added_dirs.iter().cloned());
+    let inside = roots.into_iter().any(|root| {
+        let real_root = std::fs::canonicalize(&root).unwrap_or(root);
+        real.starts_with(&real_root)
+    });
+    let named = state.trust.rules().iter().any(|r| {
+        r.origin == crate::kernel::trust::RuleOrigin::Person && (r.path == lexical || r.path == real)
+    });
+    if inside || named { Ok(lexical) } else { Err(Confinement::Outside) }
+}
+
+/// Shows control characters as their Unicode pictures, so a name cannot move the cursor, clear a
+/// line or start a new one in what the planner or the person reads.
+pub fn control_pictures(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '\u{0}'..='\u{1f}' => char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}'),
+            '\u{7f}' => '\u{2421}',
+            other => other,
+        })
+        .collect()
+}
+
+/// A short opaque token that changes when a file is written: from its size, modification time
+/// and inode, or from an open buffer's version.
+pub fn change_token(path: &Path, buffer_version: Option<i32>) -> String {
+    let mut h = DefaultHasher::new();
+    match buffer_version {
+        Some(v) => ("buffer", path, v).hash(&mut h),
+        None => {
+            if let Ok(meta) = std::fs::metadata(path) {
+                meta.len().hash(&mut h);
+                meta.modified().ok().hash(&mut h);
+                #[cfg(unix)]
+                std::os::unix::fs::MetadataExt::ino(&meta).hash(&mut h);
+            }
+        }
+    }
+    format!("{:08x}", h.finish() & 0xffff_ffff)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_resolve_relative_absolute_and_file_uris() {
+        let cwd = Path::new("/w/proj");
+        assert_eq!(absolute(cwd, Path::new("src/../a.rs")), PathBuf::from("/w/proj/a.rs"));
+        assert_eq!(absolute(cwd, Path::new("/etc/x")), PathBuf::from("/etc/x"));
+        assert_eq!(absolute(cwd, Path::new("file:///w/proj/my%20file.md")), PathBuf::from("/w/proj/my file.md"));
+        assert_eq!(display_path(cwd, Path::new("/w/proj/a/b.rs")), "a/b.rs");
+        assert_eq!(display_path(cwd, Path::new("/w/other")), "/w/other");
+    }
+
+    #[test]
+    fn control_characters_are_shown_as_pictures() {
+        assert_eq!(control_pictures("a\nb\x1b[2J\x7f"), "a\u{240a}b\u{241b}[2J\u{2421}");
+    }
+}

@@ -1,0 +1,420 @@
+//! `read_file`: a page of a text file the planner may read, or a reference to one it may not.
+//!
+//! A trusted file comes back as numbered lines with a change token. A file nobody vouched for is
+//! read whole, unshaped, and shown to an isolated check first (CONTRACT §4.3): a clean verdict
+//! trusts that one path for the session and the read proceeds; anything else quarantines the bytes
+//! and, where somebody is watching, puts a `trustRead` question. Pictures and PDFs are always
+//! quarantined, whatever the trust map says: they have no text for a rule to be about.
+
+use std::path::Path;
+
+use serde_json::json;
+
+use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine, display_path, file_uri};
+use crate::check;
+use crate::kernel::audit::{Decision, Gate};
+use crate::kernel::context::Capability;
+use crate::kernel::label::{Integrity, Label};
+use crate::kernel::labelled::Labelled;
+use crate::kernel::policy::{self, PlannerText};
+use crate::kernel::slot::{Origin, SlotId};
+use crate::kernel::trust::{RuleOrigin, Scope, TrustRule};
+use crate::session::{Answer, OptionKind, Question, QuestionKind, QuestionOption, Subject, Update};
+
+/// Most lines one read returns, so a single read cannot fill the conversation.
+pub const MAX_LINES: usize = 2000;
+/// Longer lines are shortened in a page and marked.
+pub const MAX_LINE_CHARS: usize = 2000;
+/// Lines of a quarantined file shown in a `trustRead` question.
+const PREVIEW_LINES: usize = 40;
+
+pub fn spec() -> ToolSpec {
+    ToolSpec {
+        name: "read_file",
+        description: "Read a text file from the workspace. Returns numbered lines and a change token; long files come \
+back one page at a time (continue with offset). A file nobody vouched for may come back as a reference (ref:N) \
+that you can pass on but not read. Pictures and PDFs always come back as references.",
+        args: vec![
+            ArgSpec {
+                name: "path",
+                role: ArgRole::Routing,
+                required: false,
+                schema: json!({"type": "string", "description": "workspace-relative path"}),
+            },
+            ArgSpec {
+                name: "path_ref",
+                role: ArgRole::Routing,
+                required: false,
+                schema: json!({"type": "string", "description": "a reference to a file whose name you were not shown, e.g. ref:2"}),
+            },
+            ArgSpec {
+                name: "offset",
+                role: ArgRole::Routing,
+                required: false,
+                schema: json!({"type": "integer", "minimum": 1, "description": "1-based line to start at"}),
+            },
+            ArgSpec {
+                name: "limit",
+                role: ArgRole::Routing,
+                required: false,
+                schema: json!({"type": "integer", "minimum": 1, "description": "most lines to return (at most 2000)"}),
+            },
+        ],
+    }
+}
+
+pub async fn run(call: &Call<'_>) -> ToolOutput {
+    let args = (call.str_arg("path"), call.str_arg("path_ref"), call.uint_arg("offset"), call.uint_arg("limit"));
+    let (path, path_ref, offset, limit) = match args {
+        (Ok(p), Ok(r), Ok(o), Ok(l)) => (p, r, o, l),
+        (Err(e), ..) | (_, Err(e), ..) | (_, _, Err(e), _) | (.., Err(e)) => return ToolOutput::error(e),
+    };
+    let page = Page {
+        offset: usize::try_from(offset.unwrap_or(1).max(1)).unwrap_or(usize::MAX),
+        limit: usize::try_from(limit.unwrap_or(MAX_LINES as u64)).unwrap_or(MAX_LINES).clamp(1, MAX_LINES),
+    };
+    match (path, path_ref) {
+        (Some(_), Some(_)) => ToolOutput::error("give either `path` or `path_ref`, not both"),
+        (None, None) => ToolOutput::error("read_file needs `path` or `path_ref`"),
+        (None, Some(r)) => read_by_reference(call, r).await,
+        (Some(p), None) => read_by_path(call, p, page).await,
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Page {
+    offset: usize,
+    limit: usize,
+}
+
+async fn read_by_path(call: &Call<'_>, raw: &str, page: Page) -> ToolOutput {
+    let session = call.session;
+    let Ok(path) = confine(session, raw) else {
+        call.record(Gate::Promote, Decision::Refused, format!("read_file.path {raw} is outside the places the person opened"));
+        return ToolOutput::refused(format!(
+            "{raw} is outside the workspace and the directories the person added; ask the person to add it"
+        ));
+    };
+    let shown = display_path(&session.cwd, &path);
+    call.record(Gate::Promote, Decision::Allowed, format!("read_file.path {shown} proposed by the model, confined and non-destructive"));
+    let buffer = session.files.buffer(&path);
+    if buffer.is_none() {
+        match std::fs::metadata(&path) {
+            Ok(meta) if meta.is_dir() => return ToolOutput::error(format!("{shown} is a directory; use list_files")),
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return ToolOutput::error(format!("no such file: {shown}"));
+            }
+            Err(e) => return ToolOutput::error(format!("{shown} could not be read: {e}")),
+        }
+    }
+    if let Some(media_type) = picture_media_type(&path) {
+        return quarantine_picture(call, &path, &shown, media_type, buffer);
+    }
+    let integrity = session.state().trust.integrity_of(&path);
+    match integrity {
+        Some(Integrity::Trusted) => read_trusted(call, &path, &shown, page),
+        Some(Integrity::Untrusted) => {
+            let bytes = match whole(&path, buffer) {
+                Ok(b) => b,
+                Err(e) => return ToolOutput::error(format!("{shown} could not be read: {e}")),
+            };
+            quarantine(call, &shown, bytes, "a write of content nobody vouched for marked it untrusted")
+        }
+        None => read_unvouched(call, &path, &shown, page, buffer).await,
+    }
+}
+
+/// A read of a path no rule covers: check it, then maybe ask.
+async fn read_unvouched(call: &Call<'_>, path: &Path, shown: &str, page: Page, buffer: Option<(String, i32)>) -> ToolOutput {
+    let session = call.session;
+    let bytes = match whole(path, buffer) {
+        Ok(b) => b,
+        Err(e) => return ToolOutput::error(format!("{shown} could not be read: {e}")),
+    };
+    let content = Labelled::new(bytes, Label::UNTRUSTED_PRIVATE);
+    let origin = format!("the file {shown} in the person's workspace");
+    let outcome = if session.settings.vetting_reads {
+        Some(check::run(session, &content, &origin, "a file of the person's project", call.cancel).await)
+    } else {
+        None
+    };
+    if outcome.as_ref().is_some_and(|o| o.verdict == policy::Verdict::Safe) {
+        let added = {
+            let mut state = session.state();
+            let added = state.trust.add_checker_verdict(path.to_path_buf());
+            state.audit.record(
+                Gate::Trust,
+                if added { Decision::Allowed } else { Decision::Refused },
+                format!("{shown} trusted for the session after a clean check (origin checker)"),
+            );
+            added
+        };
+        if added {
+            return read_trusted(call, path, shown, page);
+        }
+    }
+    let already_offered = session.state().offered_this_turn.iter().any(|p| p == path);
+    if !session.screen.interactive() || already_offered || call.cancel.is_cancelled() {
+        return quarantine_labelled(call, shown, content, "nobody vouched for it and the check did not clear it");
+    }
+    session.state().offered_this_turn.push(path.to_path_buf());
+    let question = Question {
+        kind: QuestionKind::TrustRead,
+        title: format!("Let the agent read {shown}?"),
+        why: Some(call.why.clone()).filter(|w| !w.is_empty()),
+        subject: Subject {
+            path: Some(shown.to_string()),
+            uri: Some(file_uri(path)),
+            content: Some(policy::preview_for_screen(&content, PREVIEW_LINES)),
+            verdict: outcome.as_ref().map(|o| o.verdict),
+            verdict_text: outcome.and_then(|o| o.reasons),
+            origin: Some(origin),
+            ..Subject::default()
+        },
+        options: vec![
+            QuestionOption {
+                id: "trust".into(),
+                name: "Trust this file for the session".into(),
+                kind: OptionKind::AllowOnce,
+            },
+            QuestionOption { id: "keep".into(), name: "Keep it quarantined".into(), kind: OptionKind::RejectOnce },
+        ],
+    };
+    let answer = tokio::select! {
+        a = session.screen.ask(question.clone()) => a,
+        () = call.cancel.cancelled() => Answer::Refused,
+    };
+    let approved = answer.approves(&question);
+    {
+        let mut state = session.state();
+        state.audit.record(
+            Gate::Question,
+            if approved { Decision::Allowed } else { Decision::Refused },
+            format!("trustRead {shown}: {}", if approved { "the person trusted it" } else { "refused" }),
+        );
+        if approved {
+            state.trust.add(TrustRule { path: path.to_path_buf(), scope: Scope::File, origin: RuleOrigin::Person });
+            state.audit.record(Gate::Trust, Decision::Allowed, format!("{shown} trusted by the person (origin person)"));
+        }
+    }
+    if approved {
+        read_trusted(call, path, shown, page)
+    } else {
+        quarantine_labelled(call, shown, content, "nobody vouched for it")
+    }
+}
+
+/// Reads a page of a file whose path the trust map says is trusted.
+fn read_trusted(call: &Call<'_>, path: &Path, shown: &str, page: Page) -> ToolOutput {
+    let session = call.session;
+    let buffer = session.files.buffer(path);
+    let version = buffer.as_ref().map(|(_, v)| *v);
+    let bytes = match whole(path, buffer) {
+        Ok(b) => b,
+        Err(e) => return ToolOutput::error(format!("{shown} could not be read: {e}")),
+    };
+    call.record(Gate::FileRead, Decision::Allowed, format!("file_read.path {shown} [routing] (T,pub)"));
+    let Ok(opened) = policy::open(Labelled::new(bytes, Label::TRUSTED_PRIVATE)) else {
+        return ToolOutput::error("internal: a trusted read did not open");
+    };
+    call.record(Gate::FileRead, Decision::Observed, format!("file_read produced {}", opened.label()));
+    let token = super::change_token(path, version);
+    let size = opened.value.len();
+    let text = match decode_text(opened) {
+        Ok(text) => text,
+        Err(()) => {
+            return ToolOutput::ok(
+                PlannerText::driver(format!("{shown} is binary ({size} bytes); read_file shows text only")),
+                format!("{shown}: binary"),
+            );
+        }
+    };
+    let total = text.value.lines().count();
+    if total == 0 {
+        return ToolOutput::ok(PlannerText::driver(format!("{shown} is empty (change token {token})")), format!("{shown}: empty"));
+    }
+    if page.offset > total {
+        return ToolOutput::error(format!("offset {} is past the end of {shown}, which has {total} lines", page.offset));
+    }
+    let last = (page.offset - 1).saturating_add(page.limit).min(total);
+    let body = text.map(|t| render_page(&t, shown, page.offset, last, total, &token));
+    let mut state = session.state();
+    let state = &mut *state;
+    let planner = policy::present(body, &format!("read_file {shown}"), &mut state.context, &mut state.audit);
+    ToolOutput::ok(planner, format!("{shown}: lines {}-{last} of {total}", page.offset))
+}
+
+fn render_page(text: &str, shown: &str, first: usize, last: usize, total: usize, token: &str) -> String {
+    let mut out = format!("{shown}: lines {first}-{last} of {total}, change token {token}\n");
+    for (n, line) in text.lines().enumerate().skip(first - 1).take(last + 1 - first) {
+        let line = match line.char_indices().nth(MAX_LINE_CHARS) {
+            Some((cut, _)) => format!("{}… [line shortened]", &line[..cut]),
+            None => line.to_string(),
+        };
+        out.push_str(&format!("{:>6}\t{line}\n", n + 1));
+    }
+    if last < total {
+        out.push_str(&format!("[showing lines {first}-{last} of {total}; continue with offset {}]\n", last + 1));
+    }
+    out
+}
+
+/// The one function deciding what counts as text: UTF-8 with no NUL byte.
+fn decode_text(bytes: policy::Opened<Vec<u8>>) -> Result<policy::Opened<String>, ()> {
+    if bytes.value.contains(&0) {
+        return Err(());
+    }
+    match String::from_utf8(bytes.value.clone()) {
+        Ok(_) => Ok(bytes.map(|b| String::from_utf8(b).unwrap_or_default())),
+        Err(_) => Err(()),
+    }
+}
+
+fn quarantine(call: &Call<'_>, shown: &str, bytes: Vec<u8>, why: &str) -> ToolOutput {
+    quarantine_labelled(call, shown, Labelled::new(bytes, Label::UNTRUSTED_PRIVATE), why)
+}
+
+fn quarantine_labelled(call: &Call<'_>, shown: &str, content: Labelled<Vec<u8>>, why: &str) -> ToolOutput {
+    let session = call.session;
+    let label = content.label();
+    let reference = {
+        let mut state = session.state();
+        let reference = state.quarantine.put(content, Origin::File { path: shown.to_string() });
+        policy::withhold(&format!("read_file {shown}"), label, &reference.id.to_string(), &mut state.audit);
+        reference
+    };
+    session.screen.update(Update::Quarantined { reference: reference.clone(), origin: format!("the file {shown}") });
+    ToolOutput::ok(
+        PlannerText::driver(format!(
+            "{shown} is quarantined ({why}). You get a reference instead of its text: {reference}. \
+             You cannot read it; you may pass the reference on."
+        )),
+        format!("{shown}: quarantined as {}", reference.id),
+    )
+}
+
+fn quarantine_picture(
+    call: &Call<'_>,
+    path: &Path,
+    shown: &str,
+    media_type: &str,
+    buffer: Option<(String, i32)>,
+) -> ToolOutput {
+    let bytes = match whole(path, buffer) {
+        Ok(b) => b,
+        Err(e) => return ToolOutput::error(format!("{shown} could not be read: {e}")),
+    };
+    let session = call.session;
+    let reference = {
+        let mut state = session.state();
+        let reference = state.quarantine.put(
+            Labelled::new(bytes, Label::UNTRUSTED_PRIVATE),
+            Origin::Picture { path: shown.to_string(), media_type: media_type.to_string() },
+        );
+        policy::withhold(&format!("read_file {shown} (a picture)"), Label::UNTRUSTED_PRIVATE, &reference.id.to_string(), &mut state.audit);
+        reference
+    };
+    session.screen.update(Update::Quarantined { reference: reference.clone(), origin: format!("the picture {shown}") });
+    ToolOutput::ok(
+        PlannerText::driver(format!(
+            "{shown} is a picture ({media_type}); pictures are always quarantined. Reference: {reference}."
+        )),
+        format!("{shown}: picture, quarantined as {}", reference.id),
+    )
+}
+
+/// A read through a reference to a listing entry whose name the planner was not shown. The
+/// bytes are quarantined whatever they are: the path itself came from content nobody vouched for.
+async fn read_by_reference(call: &Call<'_>, raw: &str) -> ToolOutput {
+    let session = call.session;
+    if let Err(cap) = session.state().context.permits(Capability::NameReference) {
+        call.record(Gate::Context, Decision::Refused, format!("read_file.path_ref: a tainted context may not {}", cap.as_str()));
+        return ToolOutput::refused("this conversation has met content nobody vouched for, so it can name no reference");
+    }
+    let Some(id) = SlotId::parse(raw) else {
+        return ToolOutput::error(format!("`{}` is not a reference; references look like ref:2", super::control_pictures(raw)));
+    };
+    let found = {
+        let mut state = session.state();
+        let state = &mut *state;
+        match state.quarantine.get(id) {
+            None => Err(format!("{id} names nothing")),
+            Some(slot) => match (slot.target(), &slot.reference.origin) {
+                (Some(target), Origin::ListingEntry { is_directory: false, .. }) => {
+                    let path = policy::path_for_read(target, &id.to_string(), &mut state.audit).to_path_buf();
+                    Ok((path, slot.reference.origin.clone(), slot.reference.label))
+                }
+                (Some(_), _) => Err(format!("{id} stands for a directory; there is nothing in it to read")),
+                (None, _) => Err(format!("{id} is content, not a file; pass it on instead of reading it")),
+            },
+        }
+    };
+    let (path, origin, label) = match found {
+        Ok(f) => f,
+        Err(e) => return ToolOutput::error(e),
+    };
+    let bytes = match whole(&path, session.files.buffer(&path)) {
+        Ok(b) => b,
+        Err(_) => return ToolOutput::error(format!("the file behind {id} could not be read")),
+    };
+    let content = Labelled::new(bytes, Label::UNTRUSTED_PRIVATE.join(label));
+    let label = content.label();
+    let reference = {
+        let mut state = session.state();
+        let reference = state.quarantine.put(content, origin);
+        policy::withhold(&format!("read_file {id}"), label, &reference.id.to_string(), &mut state.audit);
+        reference
+    };
+    session.screen.update(Update::Quarantined { reference: reference.clone(), origin: format!("the file behind {id}") });
+    ToolOutput::ok(
+        PlannerText::driver(format!("the file behind {id} is quarantined: {reference}")),
+        format!("{id}: quarantined as {}", reference.id),
+    )
+}
+
+/// The whole file, unshaped: the open buffer's text where the editor has one, else the disk.
+fn whole(path: &Path, buffer: Option<(String, i32)>) -> std::io::Result<Vec<u8>> {
+    match buffer {
+        Some((text, _)) => Ok(text.into_bytes()),
+        None => std::fs::read(path),
+    }
+}
+
+/// The media type a picture or PDF extension names. Decided by the extension alone, never by
+/// the bytes, so a file cannot become a picture by looking like one.
+fn picture_media_type(path: &Path) -> Option<&'static str> {
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    match ext.as_str() {
+        "png" => Some("image/png"),
+        "jpg" | "jpeg" => Some("image/jpeg"),
+        "gif" => Some("image/gif"),
+        "webp" => Some("image/webp"),
+        "pdf" => Some("application/pdf"),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use expect_test::expect;
+
+    #[test]
+    fn read_file_page_numbers_lines_and_says_where_to_continue() {
+        let text = "one\ntwo\nthree\n";
+        expect![[r#"
+            a.txt: lines 2-2 of 3, change token t
+                 2	two
+            [showing lines 2-2 of 3; continue with offset 3]
+        "#]]
+        .assert_eq(&render_page(text, "a.txt", 2, 2, 3, "t"));
+    }
+
+    #[test]
+    fn read_file_pictures_are_known_by_extension_only() {
+        assert_eq!(picture_media_type(Path::new("a/b.PNG")), Some("image/png"));
+        assert_eq!(picture_media_type(Path::new("doc.pdf")), Some("application/pdf"));
+        assert_eq!(picture_media_type(Path::new("png.txt")), None);
+    }
+}

@@ -1,0 +1,157 @@
+//! The turn loop: ask the planner, run the tools it calls, hand back what the gates let through,
+//! until it answers without calling a tool, the round limit is reached, or the turn is cancelled.
+//!
+//! Every message the planner is sent is built from [`PlannerText`]: the person's prompt, the
+//! planner's own earlier output, and tool results that passed the present gate or are references
+//! the driver described. Nothing else has a way in.
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::kernel::label::{Integrity, Label};
+use crate::kernel::labelled::Labelled;
+use crate::kernel::policy::{self, PlannerText};
+use crate::model::{Message, ModelRequest, Part, Role, StreamEvent};
+use crate::session::{Session, StopReason, Update};
+use crate::tools::{self, ToolOutput};
+
+const PREAMBLE: &str = "You are bravebot, a coding agent working inside the person's editor. You act only through \
+the tools you are given. Some content reaches you only as a reference such as `ref:2 notes.md, 84 lines, 2.1 KiB, \
+(U,priv)`: nobody vouched for it, so you cannot read it; you may pass the reference to a tool that takes one. Never \
+guess what a reference holds. Say `why` on every tool call in one short line: it is shown to the person. Keep \
+answers short and concrete.";
+
+/// Most tokens a planner reply may take.
+const MAX_REPLY_TOKENS: u32 = 8192;
+
+/// Runs one turn. The caller has already applied the prompt's `files` gestures.
+pub async fn run(session: &Session, text: String, cancel: CancellationToken) -> StopReason {
+    let (mut messages, system) = {
+        let mut state = session.state();
+        state.offered_this_turn.clear();
+        let history = state.history.clone();
+        drop(state);
+        (history, system_prompt(session))
+    };
+    let prompt = {
+        let mut state = session.state();
+        let state = &mut *state;
+        // The person's own prompt: trusted by provenance, private.
+        match policy::open(Labelled::new(text, Label::TRUSTED_PRIVATE)) {
+            Ok(opened) => policy::present(opened, "the person's prompt", &mut state.context, &mut state.audit),
+            Err(_) => return StopReason::Error("internal: the prompt did not open".into()),
+        }
+    };
+    messages.push(Message::User(vec![Part::Text(prompt.into_string())]));
+    let stop = rounds(session, &system, &mut messages, &cancel).await;
+    session.state().history = messages;
+    stop
+}
+
+async fn rounds(session: &Session, system: &PlannerText, messages: &mut Vec<Message>, cancel: &CancellationToken) -> StopReason {
+    let tools: Vec<_> = tools::specs().iter().map(tools::ToolSpec::schema).collect();
+    for _ in 0..session.settings.max_rounds {
+        let request = ModelRequest {
+            role: Role::Planner,
+            system: system.as_str().to_string(),
+            messages: messages.clone(),
+            tools: Some(tools.clone()),
+            max_tokens: MAX_REPLY_TOKENS,
+        };
+        let screen = session.screen.clone();
+        let mut on_event = move |event: StreamEvent| match event {
+            StreamEvent::TextDelta(delta) => screen.update(Update::AgentText { delta }),
+        };
+        let reply = tokio::select! {
+            r = session.model.complete(&request, &mut on_event) => r,
+            () = cancel.cancelled() => return StopReason::Cancelled,
+        };
+        let reply = match reply {
+            Ok(r) => r,
+            Err(e) => return StopReason::Error(e.to_string()),
+        };
+        let calls = reply.tool_calls.clone();
+        messages.push(Message::Assistant { text: reply.text, tool_calls: reply.tool_calls });
+        if calls.is_empty() {
+            return StopReason::EndTurn;
+        }
+        for (i, call) in calls.iter().enumerate() {
+            if cancel.is_cancelled() {
+                for skipped in &calls[i..] {
+                    messages.push(tool_message(&skipped.id, ToolOutput::refused("the person cancelled the turn").text));
+                }
+                return StopReason::Cancelled;
+            }
+            let (why, routing) = describe(&call.arguments);
+            session.screen.update(Update::ToolCall {
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                why,
+                routing,
+            });
+            let (output, _, _) = tools::dispatch(session, &call.name, &call.arguments, cancel).await;
+            session.screen.update(Update::ToolResult {
+                call_id: call.id.clone(),
+                status: output.status,
+                summary: output.summary.clone(),
+            });
+            messages.push(tool_message(&call.id, output.text));
+            session.flush_audit();
+        }
+        if cancel.is_cancelled() {
+            return StopReason::Cancelled;
+        }
+    }
+    StopReason::MaxRounds
+}
+
+fn tool_message(call_id: &str, text: PlannerText) -> Message {
+    Message::ToolResult { call_id: call_id.to_string(), parts: vec![Part::Text(text.into_string())] }
+}
+
+/// The `why` and the routing arguments of a call, for drawing it before it runs.
+fn describe(arguments: &str) -> (String, Value) {
+    let parsed: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
+    let why = parsed.get("why").and_then(Value::as_str).unwrap_or_default().to_string();
+    let routing = match parsed {
+        Value::Object(mut map) => {
+            map.remove("why");
+            Value::Object(map)
+        }
+        _ => Value::Object(Default::default()),
+    };
+    (why, routing)
+}
+
+/// The system prompt: what bravebot is, the six facts about the machine (seed 003), and the
+/// workspace's `AGENTS.md` when it is trusted.
+fn system_prompt(session: &Session) -> PlannerText {
+    let f = &session.facts;
+    let mut text = format!(
+        "{PREAMBLE}\n\nWorking directory: {}\nIs a git repository: {}\nPlatform: {}\nOS version: {}\nShell: {}\nToday's date: {}\n",
+        session.cwd.display(),
+        if f.is_git { "yes" } else { "no" },
+        f.platform,
+        f.os_version,
+        f.shell,
+        f.date,
+    );
+    let agents = session.cwd.join("AGENTS.md");
+    let integrity = session.state().trust.integrity_of(&agents);
+    let body = session.files.buffer(&agents).map(|(t, _)| t).or_else(|| std::fs::read_to_string(&agents).ok());
+    match (body, integrity) {
+        (Some(body), Some(Integrity::Trusted)) => {
+            let mut state = session.state();
+            let state = &mut *state;
+            if let Ok(opened) = policy::open(Labelled::new(body, Label::TRUSTED_PRIVATE)) {
+                let shown = policy::present(opened, "AGENTS.md", &mut state.context, &mut state.audit);
+                text.push_str("\nThe person's standing instructions, from AGENTS.md:\n");
+                text.push_str(shown.as_str());
+                text.push('\n');
+            }
+        }
+        (Some(_), _) => text.push_str("\nAGENTS.md exists but is not trusted, so it is not shown to you.\n"),
+        (None, _) => {}
+    }
+    PlannerText::driver(text)
+}

@@ -1,0 +1,357 @@
+//! `bravebot lsp`: the language server. Standard LSP for buffers, code actions and commands; the
+//! agent in the `bravebot/session/*` methods (CONTRACT §3).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use bravebot_core::egress::Egress;
+use bravebot_core::kernel::trust::Scope;
+use bravebot_core::model::ModelClient;
+use bravebot_core::session::{Answer, Session, SessionConfig, StopReason};
+use bravebot_core::settings::Mode;
+use bravebot_core::tools::absolute;
+use serde_json::{Value, json};
+use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
+use tower_lsp_server::ls_types::{
+    CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams, CodeActionProviderCapability,
+    CodeActionResponse, Command, DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
+    DidSaveTextDocumentParams, ExecuteCommandOptions, ExecuteCommandParams, InitializeParams, InitializeResult,
+    InitializedParams, PositionEncodingKind, ServerCapabilities, ServerInfo, TextDocumentSyncCapability,
+    TextDocumentSyncKind, Uri,
+};
+use tower_lsp_server::{Client, LanguageServer, LspService, Server};
+
+use crate::buffers::{Buffers, Encoding};
+use crate::protocol::{
+    self, ANSWER_COMMAND, AnswerArguments, AnswerResult, AuditRecord, AuditResult, Empty, ErrorInfo,
+    InitializationOptions, ModelStatus, NewSessionParams, NewSessionResult, PromptParams, PromptResult,
+    SessionParams, SetModeParams, StatusResult, TrustParams, TrustRuleStatus, method,
+};
+use crate::screen::{LspScreen, Questions};
+use crate::setup;
+
+/// What `initialize` told us about the client.
+struct ClientInfo {
+    options: InitializationOptions,
+    permissions: bool,
+    root: Option<PathBuf>,
+}
+
+pub struct Backend {
+    client: Client,
+    buffers: Arc<Buffers>,
+    questions: Arc<Questions>,
+    sessions: Arc<Mutex<HashMap<String, Arc<Session>>>>,
+    egress: Arc<Egress>,
+    info: OnceLock<ClientInfo>,
+    shut_down: Arc<std::sync::atomic::AtomicBool>,
+}
+
+fn invalid_params(message: impl Into<String>) -> Error {
+    Error { code: ErrorCode::InvalidParams, message: message.into().into(), data: None }
+}
+
+fn uri_path(uri: &Uri) -> Option<PathBuf> {
+    uri.to_file_path().map(|p| p.into_owned())
+}
+
+impl Backend {
+    fn session(&self, id: &str) -> Result<Arc<Session>> {
+        self.sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(id)
+            .cloned()
+            .ok_or_else(|| invalid_params(format!("no session {id}")))
+    }
+
+
+    async fn session_new(&self, params: NewSessionParams) -> Result<NewSessionResult> {
+        let info = self.info.get().ok_or_else(|| invalid_params("initialize first"))?;
+        let base = info.root.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_else(|| PathBuf::from("/"));
+        let cwd = match params.cwd {
+            Some(c) => absolute(&base, Path::new(&c)),
+            None => base,
+        };
+        let cwd = std::fs::canonicalize(&cwd).map_err(|e| invalid_params(format!("cwd {}: {e}", cwd.display())))?;
+        if !cwd.is_dir() {
+            return Err(invalid_params(format!("cwd {} is not a directory", cwd.display())));
+        }
+        let (settings, notes) = setup::load_settings(&cwd, info.options.model.as_ref().map(|m| json!({"model": m})).as_ref());
+        for note in &notes {
+            tracing::info!("{note}");
+        }
+        let id = setup::new_session_id();
+        let model = ModelClient::new(setup::model_config(&settings), self.egress.clone());
+        let screen = Arc::new(LspScreen::new(
+            id.clone(),
+            self.client.clone(),
+            self.questions.clone(),
+            info.permissions,
+            info.options.interactive.unwrap_or(true),
+        ));
+        let config = SessionConfig {
+            id: id.clone(),
+            facts: setup::facts(&cwd),
+            cwd,
+            settings,
+            audit_log: setup::audit_path(&id),
+        };
+        let session = Arc::new(Session::new(config, model, screen, self.buffers.clone()));
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner()).insert(id.clone(), session);
+        Ok(NewSessionResult { session_id: id })
+    }
+
+    async fn session_prompt(&self, params: PromptParams) -> Result<PromptResult> {
+        let session = self.session(&params.session_id)?;
+        let files = params.files.iter().map(PathBuf::from).collect();
+        let stop = session
+            .prompt(params.text, files)
+            .await
+            .map_err(|e| Error { code: ErrorCode::InvalidRequest, message: e.to_string().into(), data: None })?;
+        let error = match &stop {
+            StopReason::Error(message) => Some(ErrorInfo { message: message.clone() }),
+            _ => None,
+        };
+        Ok(PromptResult { stop_reason: stop.as_str(), error })
+    }
+
+    async fn session_cancel(&self, params: SessionParams) {
+        match self.session(&params.session_id) {
+            Ok(s) => s.cancel(),
+            Err(_) => tracing::warn!("cancel for unknown session {}", params.session_id),
+        }
+    }
+
+    async fn session_status(&self, params: SessionParams) -> Result<StatusResult> {
+        let s = self.session(&params.session_id)?;
+        let state = s.state();
+        let shown = |p: &Path| bravebot_core::tools::display_path(&s.cwd, p);
+        Ok(StatusResult {
+            model: ModelStatus {
+                api: s.settings.model.api.as_str(),
+                base_url: s.settings.model.base_url.clone(),
+                name: s.settings.model.name.clone(),
+                source: s.settings.model.source.as_str(),
+            },
+            mode: state.mode.as_str(),
+            interactive: s.screen.interactive(),
+            trust_rules: state
+                .trust
+                .rules()
+                .iter()
+                .map(|r| TrustRuleStatus {
+                    path: shown(&r.path),
+                    scope: match r.scope {
+                        Scope::File => "file",
+                        Scope::Directory => "directory",
+                    },
+                    origin: r.origin.as_str(),
+                    trusted: r.origin.integrity() == bravebot_core::kernel::label::Integrity::Trusted,
+                })
+                .collect(),
+            added_directories: state.added_dirs.iter().map(|d| d.display().to_string()).collect(),
+            confinement: format!("{}; this session starts no confined process", crate::doctor::confinement()),
+            language_servers: Vec::new(),
+            jobs: Vec::new(),
+            watches: Vec::new(),
+            audit_log: setup::audit_path(&s.id).map(|p| p.display().to_string()),
+        })
+    }
+
+    async fn session_audit(&self, params: SessionParams) -> Result<AuditResult> {
+        let s = self.session(&params.session_id)?;
+        Ok(AuditResult {
+            records: s
+                .audit_records()
+                .into_iter()
+                .map(|r| AuditRecord { gate: r.gate.as_str(), decision: r.decision.as_str(), detail: r.detail })
+                .collect(),
+        })
+    }
+
+    async fn session_set_mode(&self, params: SetModeParams) -> Result<Empty> {
+        let s = self.session(&params.session_id)?;
+        let mode = Mode::parse(&params.mode)
+            .ok_or_else(|| invalid_params(format!("unknown mode `{}`: ask, acceptEdits or plan", params.mode)))?;
+        s.set_mode(mode);
+        Ok(Empty {})
+    }
+
+    async fn session_trust(&self, params: TrustParams) -> Result<Empty> {
+        let s = self.session(&params.session_id)?;
+        let scope = match params.scope.as_str() {
+            "file" => Scope::File,
+            "directory" => Scope::Directory,
+            other => return Err(invalid_params(format!("unknown scope `{other}`: file or directory"))),
+        };
+        s.trust_path(Path::new(&params.path), scope);
+        Ok(Empty {})
+    }
+}
+
+impl LanguageServer for Backend {
+    async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
+        let options: InitializationOptions = match params.initialization_options.clone() {
+            Some(v) => serde_json::from_value(v).map_err(|e| invalid_params(format!("initializationOptions: {e}")))?,
+            None => InitializationOptions::default(),
+        };
+        let experimental = params.capabilities.experimental.clone().unwrap_or(Value::Null);
+        let permissions = experimental.pointer("/bravebot/permissions").and_then(Value::as_bool).unwrap_or(false);
+        let utf8 = params
+            .capabilities
+            .general
+            .as_ref()
+            .and_then(|g| g.position_encodings.as_ref())
+            .is_some_and(|encs| encs.contains(&PositionEncodingKind::UTF8));
+        let encoding = if utf8 { Encoding::Utf8 } else { Encoding::Utf16 };
+        self.buffers.set_encoding(encoding);
+        #[allow(deprecated)]
+        let root = params
+            .workspace_folders
+            .as_ref()
+            .and_then(|f| f.first())
+            .and_then(|f| uri_path(&f.uri))
+            .or_else(|| params.root_uri.as_ref().and_then(uri_path));
+        let _ = self.info.set(ClientInfo { options, permissions, root });
+        Ok(InitializeResult {
+            capabilities: ServerCapabilities {
+                position_encoding: Some(if utf8 { PositionEncodingKind::UTF8 } else { PositionEncodingKind::UTF16 }),
+                text_document_sync: Some(TextDocumentSyncCapability::Kind(TextDocumentSyncKind::INCREMENTAL)),
+                code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
+                execute_command_provider: Some(ExecuteCommandOptions {
+                    commands: vec![ANSWER_COMMAND.to_string()],
+                    ..Default::default()
+                }),
+                experimental: Some(json!({"bravebot": {"protocolVersion": protocol::PROTOCOL_VERSION}})),
+                ..Default::default()
+            },
+            server_info: Some(ServerInfo { name: "bravebot".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),
+            offset_encoding: None,
+        })
+    }
+
+    async fn initialized(&self, _: InitializedParams) {}
+
+    async fn shutdown(&self) -> Result<()> {
+        self.shut_down.store(true, std::sync::atomic::Ordering::SeqCst);
+        stop_everything(&self.sessions, &self.questions);
+        Ok(())
+    }
+
+    async fn did_open(&self, params: DidOpenTextDocumentParams) {
+        let doc = params.text_document;
+        if let Some(path) = uri_path(&doc.uri) {
+            self.buffers.open(path, &doc.text, doc.version);
+        }
+    }
+
+    async fn did_change(&self, params: DidChangeTextDocumentParams) {
+        let Some(path) = uri_path(&params.text_document.uri) else { return };
+        for change in params.content_changes {
+            if let Err(e) = self.buffers.change(&path, change.range, &change.text, params.text_document.version) {
+                // The buffer is out of step with the editor: forget it so reads fall back to
+                // disk rather than to wrong text, and say so.
+                tracing::warn!("{e}; dropping the buffer of {}", path.display());
+                self.buffers.close(&path);
+                return;
+            }
+        }
+    }
+
+    async fn did_save(&self, _: DidSaveTextDocumentParams) {}
+
+    async fn did_close(&self, params: DidCloseTextDocumentParams) {
+        if let Some(path) = uri_path(&params.text_document.uri) {
+            self.buffers.close(&path);
+        }
+    }
+
+    async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        let uri = params.text_document.uri.to_string();
+        let pending = self.questions.for_uri(&uri);
+        let actions: Vec<CodeActionOrCommand> = pending
+            .into_iter()
+            .flat_map(|(question_id, title, options)| {
+                options.into_iter().map(move |o| {
+                    CodeActionOrCommand::CodeAction(CodeAction {
+                        title: format!("{} ({title})", o.name),
+                        kind: Some(CodeActionKind::QUICKFIX),
+                        command: Some(Command {
+                            title: o.name.clone(),
+                            command: ANSWER_COMMAND.to_string(),
+                            arguments: Some(vec![json!({"questionId": question_id, "optionId": o.option_id})]),
+                        }),
+                        ..Default::default()
+                    })
+                })
+            })
+            .collect();
+        Ok(Some(actions))
+    }
+
+    async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<Value>> {
+        if params.command != ANSWER_COMMAND {
+            return Err(invalid_params(format!("unknown command `{}`", params.command)));
+        }
+        let args: AnswerArguments = params
+            .arguments
+            .into_iter()
+            .next()
+            .and_then(|a| serde_json::from_value(a).ok())
+            .ok_or_else(|| invalid_params("bravebot.answer takes [{ questionId, optionId }]"))?;
+        let delivered = self
+            .questions
+            .answer(&args.question_id, Answer::Selected { option_id: args.option_id, text: args.text });
+        let result = AnswerResult {
+            accepted: delivered,
+            reason: (!delivered).then_some("the question is not pending: it was answered already or withdrawn"),
+        };
+        Ok(Some(serde_json::to_value(result).unwrap_or(Value::Null)))
+    }
+}
+
+/// Serves the protocol on stdin/stdout until the client exits or the input ends. Returns whether
+/// a `shutdown` request came before the end (LSP's exit code rule).
+pub async fn serve(egress: Arc<Egress>) -> bool {
+    let eof = Arc::new(tokio::sync::Notify::new());
+    let stdin = crate::eof::NotifyOnEof::new(tokio::io::stdin(), eof.clone());
+    let questions = Arc::new(Questions::default());
+    let sessions: Arc<Mutex<HashMap<String, Arc<Session>>>> = Arc::default();
+    let shut_down = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (service, socket) = {
+        let (questions, sessions, shut_down) = (questions.clone(), sessions.clone(), shut_down.clone());
+        LspService::build(move |client| Backend {
+            client,
+            buffers: Arc::new(Buffers::default()),
+            questions,
+            sessions,
+            egress,
+            info: OnceLock::new(),
+            shut_down,
+        })
+        .custom_method(method::SESSION_NEW, Backend::session_new)
+        .custom_method(method::SESSION_PROMPT, Backend::session_prompt)
+        .custom_method(method::SESSION_CANCEL, Backend::session_cancel)
+        .custom_method(method::SESSION_STATUS, Backend::session_status)
+        .custom_method(method::SESSION_AUDIT, Backend::session_audit)
+        .custom_method(method::SESSION_SET_MODE, Backend::session_set_mode)
+        .custom_method(method::SESSION_TRUST, Backend::session_trust)
+        .finish()
+    };
+    // The end of the input refuses every question and ends every turn: nobody is left to answer.
+    tokio::spawn(async move {
+        eof.notified().await;
+        stop_everything(&sessions, &questions);
+    });
+    Server::new(stdin, tokio::io::stdout(), socket).concurrency_level(64).serve(service).await;
+    shut_down.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+fn stop_everything(sessions: &Mutex<HashMap<String, Arc<Session>>>, questions: &Questions) {
+    for s in sessions.lock().unwrap_or_else(|p| p.into_inner()).values() {
+        s.cancel();
+    }
+    questions.refuse_all();
+}

@@ -1,0 +1,101 @@
+//! The `bravebot` binary: `lsp` speaks the protocol on stdio, `exec` runs one headless turn,
+//! `doctor` says what is configured and what answers (CONTRACT §1).
+
+mod buffers;
+mod doctor;
+mod eof;
+mod exec;
+mod lsp;
+mod protocol;
+mod screen;
+mod setup;
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use bravebot_core::egress::Egress;
+
+const USAGE: &str = "usage: bravebot <command>
+
+commands:
+  lsp                    speak the bravebot protocol on stdin/stdout (started by an editor)
+  exec [--json] PROMPT   run one headless turn in the current directory
+  doctor                 say what is configured and what answers
+  --version              print the version
+";
+
+fn main() -> ExitCode {
+    // Before anything reads a credential: a crash must not leave a core file holding one.
+    bravebot_core::secret::disable_core_dumps();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let words: Vec<&str> = args.iter().map(String::as_str).collect();
+    match words.as_slice() {
+        ["--version" | "-V" | "version"] => {
+            let _ = writeln!(std::io::stdout(), "bravebot {}", env!("CARGO_PKG_VERSION"));
+            ExitCode::SUCCESS
+        }
+        ["--help" | "-h" | "help"] => {
+            let _ = std::io::stdout().write_all(USAGE.as_bytes());
+            ExitCode::SUCCESS
+        }
+        ["lsp", ..] => run(Mode::Lsp),
+        ["doctor"] => run(Mode::Doctor),
+        ["exec", "--json", prompt] => run(Mode::Exec { json: true, prompt: prompt.to_string() }),
+        ["exec", prompt] if !prompt.starts_with("--") => run(Mode::Exec { json: false, prompt: prompt.to_string() }),
+        _ => {
+            let _ = std::io::stderr().write_all(USAGE.as_bytes());
+            ExitCode::from(2)
+        }
+    }
+}
+
+enum Mode {
+    Lsp,
+    Doctor,
+    Exec { json: bool, prompt: String },
+}
+
+fn run(mode: Mode) -> ExitCode {
+    init_logging();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "bravebot: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let egress = Egress::from_env(&|name| std::env::var(name).ok());
+    let code = runtime.block_on(async move {
+        let egress = match egress {
+            Ok(e) => Arc::new(e),
+            Err(e) => {
+                let _ = writeln!(std::io::stderr(), "bravebot: network settings unusable: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        match mode {
+            Mode::Lsp => {
+                if lsp::serve(egress).await { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+            }
+            Mode::Doctor => doctor::run(egress).await,
+            Mode::Exec { json, prompt } => exec::run(egress, prompt, json).await,
+        }
+    });
+    // A turn still draining after the protocol ended must not keep the process alive.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    code
+}
+
+/// Logs go to stderr, or to `BRAVEBOT_LOG_FILE`, at `BRAVEBOT_LOG` (default `warn`). Never stdout.
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("BRAVEBOT_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let file = std::env::var_os("BRAVEBOT_LOG_FILE")
+        .and_then(|p| std::fs::OpenOptions::new().create(true).append(true).open(p).ok());
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_ansi(false);
+    match file {
+        Some(f) => builder.with_writer(std::sync::Mutex::new(f)).init(),
+        None => builder.with_writer(std::io::stderr).init(),
+    }
+}

@@ -1,0 +1,290 @@
+//! The wire types of the `bravebot/*` methods, declared once (CONTRACT §3).
+//!
+//! These types hold no logic: they derive serde, use camelCase fields and tag unions with
+//! `"kind"`. Conversion from core types happens in [`crate::screen`] and [`crate::lsp`]; core
+//! types never derive serde for the wire.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub const PROTOCOL_VERSION: u32 = 1;
+pub const ANSWER_COMMAND: &str = "bravebot.answer";
+
+pub mod method {
+    pub const SESSION_NEW: &str = "bravebot/session/new";
+    pub const SESSION_PROMPT: &str = "bravebot/session/prompt";
+    pub const SESSION_CANCEL: &str = "bravebot/session/cancel";
+    pub const SESSION_UPDATE: &str = "bravebot/session/update";
+    pub const SESSION_REQUEST_PERMISSION: &str = "bravebot/session/requestPermission";
+    pub const SESSION_STATUS: &str = "bravebot/session/status";
+    pub const SESSION_AUDIT: &str = "bravebot/session/audit";
+    pub const SESSION_SET_MODE: &str = "bravebot/session/setMode";
+    pub const SESSION_TRUST: &str = "bravebot/session/trust";
+}
+
+/// `initializationOptions`, every field optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct InitializationOptions {
+    pub model: Option<Value>,
+    pub interactive: Option<bool>,
+    pub client_name: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NewSessionParams {
+    pub cwd: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NewSessionResult {
+    pub session_id: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptParams {
+    pub session_id: String,
+    pub text: String,
+    #[serde(default)]
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptResult {
+    pub stop_reason: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorInfo>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ErrorInfo {
+    pub message: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionParams {
+    pub session_id: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SetModeParams {
+    pub session_id: String,
+    pub mode: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TrustParams {
+    pub session_id: String,
+    pub path: String,
+    pub scope: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Empty {}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateNotification {
+    pub session_id: String,
+    pub update: SessionUpdate,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum SessionUpdate {
+    AgentText {
+        delta: String,
+    },
+    #[serde(rename_all = "camelCase")]
+    ToolCall {
+        call_id: String,
+        tool: String,
+        why: String,
+        routing: Value,
+    },
+    #[serde(rename_all = "camelCase")]
+    ToolResult {
+        call_id: String,
+        status: &'static str,
+        summary: String,
+    },
+    Quarantined {
+        #[serde(rename = "ref")]
+        reference: String,
+        origin: String,
+        lines: usize,
+        bytes: usize,
+        label: String,
+    },
+    Check {
+        state: &'static str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        lines: Option<usize>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        completed: Option<bool>,
+    },
+    Plan {
+        todos: Vec<TodoItem>,
+    },
+    #[serde(rename_all = "camelCase")]
+    TurnEnded {
+        stop_reason: &'static str,
+    },
+}
+
+#[derive(Debug, Serialize)]
+pub struct TodoItem {
+    pub content: String,
+    pub status: String,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestPermissionParams {
+    pub session_id: String,
+    pub question_id: String,
+    pub kind: &'static str,
+    pub title: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    pub subject: Subject,
+    pub options: Vec<PermissionOption>,
+}
+
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Subject {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uri: Option<String>,
+    /// Content nobody vouched for: clients draw it inside a visible margin.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<&'static str>,
+    /// The check's own sentence, untrusted like the content.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict_text: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub question: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub header: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub multiple: bool,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionOption {
+    pub option_id: String,
+    pub name: String,
+    pub kind: &'static str,
+}
+
+/// The reply to `requestPermission`, and the argument of `bravebot.answer`, read leniently:
+/// anything that is not a well-formed selection refuses.
+#[derive(Debug, Deserialize)]
+pub struct PermissionReply {
+    pub outcome: Outcome,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "outcome", rename_all = "camelCase")]
+pub enum Outcome {
+    #[serde(rename_all = "camelCase")]
+    Selected {
+        option_id: String,
+        #[serde(default)]
+        text: Option<String>,
+    },
+    Cancelled,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AnswerArguments {
+    pub question_id: String,
+    pub option_id: String,
+    #[serde(default)]
+    pub text: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct AnswerResult {
+    pub accepted: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<&'static str>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct AuditResult {
+    pub records: Vec<AuditRecord>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct AuditRecord {
+    pub gate: &'static str,
+    pub decision: &'static str,
+    pub detail: String,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusResult {
+    pub model: ModelStatus,
+    pub mode: &'static str,
+    pub interactive: bool,
+    pub trust_rules: Vec<TrustRuleStatus>,
+    pub added_directories: Vec<String>,
+    pub confinement: String,
+    pub language_servers: Vec<Value>,
+    pub jobs: Vec<Value>,
+    pub watches: Vec<Value>,
+    pub audit_log: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelStatus {
+    pub api: &'static str,
+    pub base_url: String,
+    pub name: String,
+    pub source: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+pub struct TrustRuleStatus {
+    pub path: String,
+    pub scope: &'static str,
+    pub origin: &'static str,
+    pub trusted: bool,
+}
+
+/// A server → client request, for `Client::send_request`.
+pub enum RequestPermission {}
+
+impl tower_lsp_server::ls_types::request::Request for RequestPermission {
+    // `Value` because the trait wants params that also deserialize; the server serializes a
+    // [`RequestPermissionParams`] into it.
+    type Params = Value;
+    type Result = Value;
+    const METHOD: &'static str = method::SESSION_REQUEST_PERMISSION;
+}
+
+/// A server → client notification, for `Client::send_notification`.
+pub enum UpdateMethod {}
+
+impl tower_lsp_server::ls_types::notification::Notification for UpdateMethod {
+    type Params = Value;
+    const METHOD: &'static str = method::SESSION_UPDATE;
+}

@@ -1,0 +1,252 @@
+//! The person's screen in an editor: session updates as notifications, questions as
+//! `bravebot/session/requestPermission` (or `window/showMessageRequest` for a client that did not
+//! declare the bravebot permissions capability), answerable also through code actions and the
+//! `bravebot.answer` command. The first answer wins; anything but a clear selection refuses.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use bravebot_core::kernel::policy;
+use bravebot_core::session::{Answer, BoxFuture, CheckState, Question, Screen, Update};
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+use tower_lsp_server::Client;
+use tower_lsp_server::ls_types::{MessageActionItem, MessageType};
+
+use crate::protocol::{
+    self, Outcome, PermissionOption, PermissionReply, RequestPermission, RequestPermissionParams, SessionUpdate,
+    TodoItem, UpdateMethod, UpdateNotification,
+};
+
+/// A question waiting for its first answer.
+pub struct Pending {
+    pub uri: Option<String>,
+    pub title: String,
+    pub options: Vec<PermissionOption>,
+    answer: oneshot::Sender<Answer>,
+}
+
+/// Every question the server is waiting on, across sessions.
+#[derive(Default)]
+pub struct Questions {
+    pending: Mutex<HashMap<String, Pending>>,
+    next: AtomicU64,
+}
+
+impl Questions {
+    fn register(&self, pending: Pending) -> String {
+        let id = format!("q{}", self.next.fetch_add(1, Ordering::Relaxed) + 1);
+        self.lock().insert(id.clone(), pending);
+        id
+    }
+
+    /// Delivers an answer. Returns false when the question is not pending any more (answered
+    /// already, withdrawn, or never put): later answers are ignored.
+    pub fn answer(&self, question_id: &str, answer: Answer) -> bool {
+        match self.lock().remove(question_id) {
+            Some(p) => p.answer.send(answer).is_ok(),
+            None => false,
+        }
+    }
+
+    fn withdraw(&self, question_id: &str) {
+        self.lock().remove(question_id);
+    }
+
+    /// Pending questions about a document, for code actions.
+    pub fn for_uri(&self, uri: &str) -> Vec<(String, String, Vec<PermissionOption>)> {
+        self.lock()
+            .iter()
+            .filter(|(_, p)| p.uri.as_deref() == Some(uri))
+            .map(|(id, p)| (id.clone(), p.title.clone(), p.options.clone()))
+            .collect()
+    }
+
+    /// Refuses every pending question (end of input, shutdown).
+    pub fn refuse_all(&self) {
+        for (_, p) in self.lock().drain() {
+            let _ = p.answer.send(Answer::Refused);
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Pending>> {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Removes a question from the registry when the turn stops waiting for it.
+struct Withdraw<'a>(&'a Questions, String);
+
+impl Drop for Withdraw<'_> {
+    fn drop(&mut self) {
+        self.0.withdraw(&self.1);
+    }
+}
+
+pub struct LspScreen {
+    pub session_id: String,
+    client: Client,
+    updates: mpsc::UnboundedSender<Value>,
+    questions: Arc<Questions>,
+    permissions: bool,
+    interactive: bool,
+}
+
+impl LspScreen {
+    pub fn new(session_id: String, client: Client, questions: Arc<Questions>, permissions: bool, interactive: bool) -> LspScreen {
+        // One task sends the session's notifications in order.
+        let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
+        let sender = client.clone();
+        tokio::spawn(async move {
+            while let Some(params) = rx.recv().await {
+                sender.send_notification::<UpdateMethod>(params).await;
+            }
+        });
+        LspScreen { session_id, client, updates: tx, questions, permissions, interactive }
+    }
+}
+
+impl Screen for LspScreen {
+    fn update(&self, update: Update) {
+        let params = UpdateNotification { session_id: self.session_id.clone(), update: wire_update(update) };
+        match serde_json::to_value(params) {
+            Ok(v) => {
+                let _ = self.updates.send(v);
+            }
+            Err(e) => tracing::error!("update not serialised: {e}"),
+        }
+    }
+
+    fn ask(&self, question: Question) -> BoxFuture<'_, Answer> {
+        Box::pin(async move {
+            let options: Vec<PermissionOption> = question
+                .options
+                .iter()
+                .map(|o| PermissionOption { option_id: o.id.clone(), name: o.name.clone(), kind: o.kind.as_str() })
+                .collect();
+            let (tx, rx) = oneshot::channel();
+            let question_id = self.questions.register(Pending {
+                uri: question.subject.uri.clone(),
+                title: question.title.clone(),
+                options: options.clone(),
+                answer: tx,
+            });
+            let _withdraw = Withdraw(&self.questions, question_id.clone());
+            let client = self.client.clone();
+            let questions = self.questions.clone();
+            if self.permissions {
+                let params = wire_question(&self.session_id, &question_id, &question, options);
+                let qid = question_id.clone();
+                tokio::spawn(async move {
+                    let reply = match serde_json::to_value(params) {
+                        Ok(p) => client.send_request::<RequestPermission>(p).await,
+                        Err(_) => Err(tower_lsp_server::jsonrpc::Error::internal_error()),
+                    };
+                    questions.answer(&qid, read_reply(reply.ok()));
+                });
+            } else {
+                let message = fallback_message(&question);
+                let actions: Vec<MessageActionItem> = options
+                    .iter()
+                    .map(|o| MessageActionItem { title: o.name.clone(), properties: HashMap::new() })
+                    .collect();
+                let qid = question_id.clone();
+                tokio::spawn(async move {
+                    let reply = client.show_message_request(MessageType::INFO, message, Some(actions)).await;
+                    let answer = match reply {
+                        Ok(Some(item)) => options
+                            .iter()
+                            .find(|o| o.name == item.title)
+                            .map_or(Answer::Refused, |o| Answer::Selected { option_id: o.option_id.clone(), text: None }),
+                        _ => Answer::Refused,
+                    };
+                    questions.answer(&qid, answer);
+                });
+            }
+            rx.await.unwrap_or(Answer::Refused)
+        })
+    }
+
+    fn interactive(&self) -> bool {
+        self.interactive
+    }
+}
+
+/// Reads a client's reply to a question. Anything but a selection refuses.
+pub fn read_reply(reply: Option<Value>) -> Answer {
+    match reply.map(serde_json::from_value::<PermissionReply>) {
+        Some(Ok(PermissionReply { outcome: Outcome::Selected { option_id, text } })) => Answer::Selected { option_id, text },
+        _ => Answer::Refused,
+    }
+}
+
+fn fallback_message(q: &Question) -> String {
+    let mut m = q.title.clone();
+    if let Some(path) = &q.subject.path {
+        m.push_str(&format!("\n{path}"));
+    }
+    if let Some(question) = &q.subject.question {
+        m.push_str(&format!("\n{question}"));
+    }
+    if let Some(v) = q.subject.verdict {
+        m.push_str(&format!("\nThe check said: {}", v.as_str()));
+    }
+    m
+}
+
+fn wire_question(
+    session_id: &str,
+    question_id: &str,
+    q: &Question,
+    options: Vec<PermissionOption>,
+) -> RequestPermissionParams {
+    let s = &q.subject;
+    RequestPermissionParams {
+        session_id: session_id.to_string(),
+        question_id: question_id.to_string(),
+        kind: q.kind.as_str(),
+        title: q.title.clone(),
+        why: q.why.clone(),
+        subject: protocol::Subject {
+            path: s.path.clone(),
+            uri: s.uri.clone(),
+            // The screen is one of the places untrusted bytes may go.
+            content: s.content.as_ref().map(|c| policy::to_screen(c).clone()),
+            verdict: s.verdict.map(|v| v.as_str()),
+            verdict_text: s.verdict_text.as_ref().map(|t| policy::to_screen(t).clone()),
+            origin: s.origin.clone(),
+            question: s.question.clone(),
+            header: s.header.clone(),
+            multiple: s.multiple,
+        },
+        options,
+    }
+}
+
+pub fn wire_update(update: Update) -> SessionUpdate {
+    match update {
+        Update::AgentText { delta } => SessionUpdate::AgentText { delta },
+        Update::ToolCall { call_id, tool, why, routing } => SessionUpdate::ToolCall { call_id, tool, why, routing },
+        Update::ToolResult { call_id, status, summary } => {
+            SessionUpdate::ToolResult { call_id, status: status.as_str(), summary }
+        }
+        Update::Quarantined { reference, origin } => SessionUpdate::Quarantined {
+            reference: reference.id.to_string(),
+            origin,
+            lines: reference.lines,
+            bytes: reference.bytes,
+            label: reference.label.to_string(),
+        },
+        Update::Check { state: CheckState::Started { lines } } => {
+            SessionUpdate::Check { state: "started", lines: Some(lines), completed: None }
+        }
+        Update::Check { state: CheckState::Ended { completed } } => {
+            SessionUpdate::Check { state: "ended", lines: None, completed: Some(completed) }
+        }
+        Update::Plan { todos } => SessionUpdate::Plan {
+            todos: todos.into_iter().map(|t| TodoItem { content: t.content, status: t.status }).collect(),
+        },
+        Update::TurnEnded { stop_reason } => SessionUpdate::TurnEnded { stop_reason: stop_reason.as_str() },
+    }
+}

@@ -1,0 +1,120 @@
+//! Building a session from what the process was given: settings layers, the credential, the six
+//! facts about the machine, and where the audit trail is kept. Shared by `bravebot lsp`,
+//! `bravebot exec` and `bravebot doctor`.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bravebot_core::model::ModelConfig;
+use bravebot_core::secret::Secret;
+use bravebot_core::session::SystemFacts;
+use bravebot_core::settings::{self, Note, Settings, SettingsFile};
+use serde_json::Value;
+
+/// `HOME` decides where `~` is (CONTRACT §2).
+pub fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from)
+}
+
+pub fn home_settings_path() -> Option<PathBuf> {
+    home().map(|h| h.join(".bravebot").join("settings.json"))
+}
+
+/// Reads the settings layers for a workspace. Unreadable files are reported in the notes.
+pub fn load_settings(cwd: &Path, client: Option<&Value>) -> (Settings, Vec<Note>) {
+    let home_path = home_settings_path();
+    let workspace_path = cwd.join(".bravebot").join("settings.json");
+    let home_text = home_path.as_ref().and_then(|p| std::fs::read_to_string(p).ok());
+    let ws_text = std::fs::read_to_string(&workspace_path).ok();
+    let env = |name: &str| std::env::var(name).ok();
+    settings::resolve(
+        &env,
+        client,
+        home_path.zip(home_text.as_deref()).map(|(path, text)| SettingsFile { path, text }),
+        ws_text.as_deref().map(|text| SettingsFile { path: workspace_path, text }),
+    )
+}
+
+/// Where the credential comes from, for doctor: a name, never the value.
+pub fn credential_source(settings: &Settings) -> Option<String> {
+    let set = |name: &str| std::env::var(name).is_ok_and(|v| !v.is_empty());
+    if set("BRAVEBOT_API_KEY") {
+        return Some("BRAVEBOT_API_KEY".into());
+    }
+    settings.model.api_key_env.clone().filter(|name| set(name))
+}
+
+/// The model configuration, reading the credential from the environment into a [`Secret`].
+pub fn model_config(settings: &Settings) -> ModelConfig {
+    let key = credential_source(settings).and_then(|name| std::env::var(name).ok()).map(Secret::new);
+    ModelConfig {
+        api: settings.model.api,
+        base_url: settings.model.base_url.clone(),
+        name: settings.model.name.clone(),
+        api_key: key,
+    }
+}
+
+/// The six facts of the system prompt: the working directory is added by the turn loop.
+pub fn facts(cwd: &Path) -> SystemFacts {
+    SystemFacts {
+        is_git: cwd.ancestors().any(|d| d.join(".git").exists()),
+        platform: std::env::consts::OS.to_string(),
+        os_version: os_version(),
+        shell: std::env::var("SHELL").unwrap_or_else(|_| "unknown".into()),
+        date: today(),
+    }
+}
+
+fn os_version() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| format!("Linux {}", s.trim()))
+        .unwrap_or_else(|_| std::env::consts::OS.to_string())
+}
+
+/// Today's date in UTC as YYYY-MM-DD, from the days since the epoch (Howard Hinnant's civil
+/// calendar algorithm).
+pub fn today() -> String {
+    let secs = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let (y, m, d) = civil_from_days(days);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = u32::try_from(doy - (153 * mp + 2) / 5 + 1).unwrap_or(1);
+    let m = u32::try_from(if mp < 10 { mp + 3 } else { mp - 9 }).unwrap_or(1);
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// A session id unique across processes, so audit files never collide.
+pub fn new_session_id() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    let secs = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    format!("{secs:x}-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
+}
+
+/// Where a session's audit trail is kept: `~/.bravebot/sessions/<id>/audit.jsonl`.
+pub fn audit_path(session_id: &str) -> Option<PathBuf> {
+    home().map(|h| h.join(".bravebot").join("sessions").join(session_id).join("audit.jsonl"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_dates_from_epoch_days() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(20_786), (2026, 11, 29));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+    }
+}
