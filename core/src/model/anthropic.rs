@@ -1,0 +1,309 @@
+//! Wire format: Anthropic messages.
+//!
+//! `POST {baseUrl}/v1/messages` with `stream: true`, read as the typed event stream
+//! (`message_start`, `content_block_*`, `message_delta`, `message_stop`); a whole JSON reply is
+//! accepted too. Tool calls are `tool_use` blocks whose input streams as pieces of JSON text.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+
+use super::client::{base64, cut, json_error_text};
+use super::{Message, ModelError, ModelReply, ModelRequest, Part, StreamEvent, ToolCall};
+
+/// The request body. `tools` is present only when the request offers tools (CONTRACT §2).
+pub(super) fn request_body(model: &str, request: &ModelRequest) -> Value {
+    // The API wants user and assistant turns to alternate, and every tool result of one
+    // assistant turn in the single user message after it; so consecutive user-side messages
+    // (tool results, then perhaps the person's words) are merged into one.
+    let mut messages: Vec<(&'static str, Vec<Value>)> = Vec::new();
+    for message in &request.messages {
+        let (role, blocks) = match message {
+            Message::User(parts) => ("user", parts.iter().map(block).collect()),
+            Message::Assistant { text, tool_calls } => {
+                let mut blocks = Vec::new();
+                if !text.is_empty() {
+                    blocks.push(json!({"type": "text", "text": text}));
+                }
+                for call in tool_calls {
+                    blocks.push(json!({
+                        "type": "tool_use",
+                        "id": call.id,
+                        "name": call.name,
+                        "input": tool_input(&call.arguments),
+                    }));
+                }
+                ("assistant", blocks)
+            }
+            Message::ToolResult { call_id, parts } => (
+                "user",
+                vec![json!({
+                    "type": "tool_result",
+                    "tool_use_id": call_id,
+                    "content": parts.iter().map(block).collect::<Vec<_>>(),
+                })],
+            ),
+        };
+        if blocks.is_empty() {
+            // An empty turn is refused by the API and says nothing.
+            continue;
+        }
+        match messages.last_mut() {
+            Some((last_role, last_blocks)) if *last_role == role => last_blocks.extend(blocks),
+            _ => messages.push((role, blocks)),
+        }
+    }
+
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model));
+    body.insert("max_tokens".into(), json!(request.max_tokens.max(1)));
+    if !request.system.is_empty() {
+        body.insert("system".into(), json!(request.system));
+    }
+    body.insert(
+        "messages".into(),
+        Value::Array(
+            messages
+                .into_iter()
+                .map(|(role, content)| json!({"role": role, "content": content}))
+                .collect(),
+        ),
+    );
+    if let Some(tools) = &request.tools {
+        let tools: Vec<Value> = tools
+            .iter()
+            .map(|tool| {
+                json!({
+                    "name": tool.name,
+                    "description": tool.description,
+                    "input_schema": tool.parameters,
+                })
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    body.insert("stream".into(), json!(true));
+    Value::Object(body)
+}
+
+fn block(part: &Part) -> Value {
+    match part {
+        Part::Text(text) => json!({"type": "text", "text": text}),
+        Part::Image { media_type, data } => json!({
+            "type": "image",
+            "source": {"type": "base64", "media_type": media_type, "data": base64(data)},
+        }),
+    }
+}
+
+/// The arguments a model wrote, as the object the API wants back. Arguments that are not an
+/// object were already answered as an error; an empty object keeps the history well formed.
+fn tool_input(arguments: &str) -> Value {
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(value @ Value::Object(_)) => value,
+        _ => json!({}),
+    }
+}
+
+#[derive(Debug)]
+enum Block {
+    Text,
+    ToolUse {
+        id: String,
+        name: String,
+        json: String,
+        /// The input given whole at the block's start, used when no pieces follow.
+        initial: Value,
+    },
+    /// Thinking and other blocks this client does not use.
+    Other,
+}
+
+/// The reply being put together from streamed events.
+#[derive(Debug, Default)]
+pub(super) struct StreamAssembly {
+    text: String,
+    blocks: BTreeMap<u64, Block>,
+    truncated: bool,
+}
+
+impl StreamAssembly {
+    /// Takes one event's data; `true` at `message_stop`.
+    pub fn feed(
+        &mut self,
+        data: &str,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<bool, ModelError> {
+        let event: Value = serde_json::from_str(data)
+            .map_err(|err| ModelError::Malformed(format!("a stream event is not json: {err}")))?;
+        let index = event.get("index").and_then(Value::as_u64).unwrap_or(0);
+        match event.get("type").and_then(Value::as_str).unwrap_or("") {
+            "content_block_start" => {
+                let start = event.get("content_block").unwrap_or(&Value::Null);
+                let block = match start.get("type").and_then(Value::as_str) {
+                    Some("text") => {
+                        let text = start.get("text").and_then(Value::as_str).unwrap_or("");
+                        self.push_text(text, on_event);
+                        Block::Text
+                    }
+                    Some("tool_use") => Block::ToolUse {
+                        id: text_field(start, "id"),
+                        name: text_field(start, "name"),
+                        json: String::new(),
+                        initial: start.get("input").cloned().unwrap_or(Value::Null),
+                    },
+                    _ => Block::Other,
+                };
+                self.blocks.insert(index, block);
+            }
+            "content_block_delta" => {
+                let delta = event.get("delta").unwrap_or(&Value::Null);
+                match delta.get("type").and_then(Value::as_str) {
+                    Some("text_delta") => {
+                        let text = delta.get("text").and_then(Value::as_str).unwrap_or("");
+                        self.push_text(text, on_event);
+                    }
+                    Some("input_json_delta") => {
+                        let piece = delta
+                            .get("partial_json")
+                            .and_then(Value::as_str)
+                            .unwrap_or("");
+                        match self.blocks.get_mut(&index) {
+                            Some(Block::ToolUse { json, .. }) => json.push_str(piece),
+                            _ => {
+                                return Err(ModelError::Malformed(
+                                    "tool input arrived for a block that is not a tool call"
+                                        .to_owned(),
+                                ));
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            "message_delta" => {
+                let stop = event
+                    .get("delta")
+                    .and_then(|d| d.get("stop_reason"))
+                    .and_then(Value::as_str);
+                if stop == Some("max_tokens") {
+                    self.truncated = true;
+                }
+            }
+            "message_stop" => return Ok(true),
+            "error" => {
+                let error = event.get("error").unwrap_or(&Value::Null);
+                let kind = error.get("type").and_then(Value::as_str).unwrap_or("error");
+                let message = json_error_text(error).unwrap_or_default();
+                return Err(ModelError::Malformed(format!(
+                    "the endpoint reported {kind}: {}",
+                    cut(&message, 300)
+                )));
+            }
+            // message_start, content_block_stop, ping and anything newer carry nothing needed.
+            _ => {}
+        }
+        Ok(false)
+    }
+
+    fn push_text(&mut self, text: &str, on_event: &mut (dyn FnMut(StreamEvent) + Send)) {
+        if !text.is_empty() {
+            self.text.push_str(text);
+            on_event(StreamEvent::TextDelta(text.to_owned()));
+        }
+    }
+
+    pub fn finish(self) -> Result<ModelReply, ModelError> {
+        let mut tool_calls = Vec::new();
+        for block in self.blocks.into_values() {
+            if let Block::ToolUse {
+                id,
+                name,
+                json,
+                initial,
+            } = block
+            {
+                let arguments = if json.trim().is_empty() {
+                    whole_input(&initial)
+                } else {
+                    json
+                };
+                tool_calls.push(finished_call(id, name, arguments)?);
+            }
+        }
+        Ok(ModelReply {
+            text: self.text,
+            tool_calls,
+            truncated: self.truncated,
+        })
+    }
+}
+
+/// Reads a whole (non-streaming) reply.
+pub(super) fn parse_reply(
+    body: &[u8],
+    on_event: &mut (dyn FnMut(StreamEvent) + Send),
+) -> Result<ModelReply, ModelError> {
+    let reply: Value = serde_json::from_slice(body)
+        .map_err(|err| ModelError::Malformed(format!("the reply is not json: {err}")))?;
+    if reply.get("type").and_then(Value::as_str) == Some("error") {
+        let message = json_error_text(&reply).unwrap_or_default();
+        return Err(ModelError::Malformed(format!(
+            "the endpoint reported an error: {}",
+            cut(&message, 300)
+        )));
+    }
+    let blocks = reply
+        .get("content")
+        .and_then(Value::as_array)
+        .ok_or_else(|| ModelError::Malformed("the reply has no content".to_owned()))?;
+    let mut text = String::new();
+    let mut tool_calls = Vec::new();
+    for block in blocks {
+        match block.get("type").and_then(Value::as_str) {
+            Some("text") => text.push_str(block.get("text").and_then(Value::as_str).unwrap_or("")),
+            Some("tool_use") => tool_calls.push(finished_call(
+                text_field(block, "id"),
+                text_field(block, "name"),
+                whole_input(block.get("input").unwrap_or(&Value::Null)),
+            )?),
+            _ => {}
+        }
+    }
+    if !text.is_empty() {
+        on_event(StreamEvent::TextDelta(text.clone()));
+    }
+    Ok(ModelReply {
+        text,
+        tool_calls,
+        truncated: reply.get("stop_reason").and_then(Value::as_str) == Some("max_tokens"),
+    })
+}
+
+fn text_field(value: &Value, key: &str) -> String {
+    value
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned()
+}
+
+fn whole_input(input: &Value) -> String {
+    match input {
+        Value::Null => "{}".to_owned(),
+        other => other.to_string(),
+    }
+}
+
+fn finished_call(id: String, name: String, arguments: String) -> Result<ToolCall, ModelError> {
+    if id.is_empty() || name.is_empty() {
+        return Err(ModelError::Malformed(
+            "a tool call arrived without an id or a name".to_owned(),
+        ));
+    }
+    Ok(ToolCall {
+        id,
+        name,
+        arguments,
+    })
+}

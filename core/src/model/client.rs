@@ -1,0 +1,995 @@
+//! The model client: one call to a planner, processor or check endpoint.
+//!
+//! [`ModelClient`] turns a [`ModelRequest`] into one HTTP request through [`Egress`], reads the
+//! reply (server-sent events or a whole JSON body) and hands back a [`ModelReply`]. The two wire
+//! formats live in `openai` and `anthropic`; what they share (the event-stream reader, the error
+//! text of a refusal, base64) lives here.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::egress::{Egress, EgressError, HttpRequest, SendOptions, StreamingResponse};
+use crate::secret::Secret;
+
+use super::{
+    Api, ModelConfig, ModelError, ModelReply, ModelRequest, StreamEvent, anthropic, openai,
+};
+
+/// The header every request carries so that a gateway, and the tests, can tell the callers apart
+/// (CONTRACT §2).
+const ROLE_HEADER: &str = "X-Bravebot-Role";
+
+/// How much of a refusal's body is read to find its message.
+const ERROR_BODY_CAP: usize = 64 * 1024;
+
+/// The most characters of a server's error message carried in a [`ModelError::Status`].
+const ERROR_MESSAGE_CHARS: usize = 300;
+
+/// Talks to one configured model endpoint.
+#[derive(Debug)]
+pub struct ModelClient {
+    config: ModelConfig,
+    egress: Arc<Egress>,
+}
+
+impl ModelClient {
+    pub fn new(config: ModelConfig, egress: Arc<Egress>) -> ModelClient {
+        ModelClient { config, egress }
+    }
+
+    pub fn config(&self) -> &ModelConfig {
+        &self.config
+    }
+
+    /// Makes one call, calling `on_event` for each piece of text as it streams in.
+    pub async fn complete(
+        &self,
+        request: &ModelRequest,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<ModelReply, ModelError> {
+        let (url, body) = match self.config.api {
+            Api::OpenAi => (
+                format!("{}/chat/completions", self.base_url()),
+                openai::request_body(&self.config.name, request),
+            ),
+            Api::Anthropic => (
+                format!("{}/v1/messages", self.base_url()),
+                anthropic::request_body(&self.config.name, request),
+            ),
+        };
+        let body = serde_json::to_vec(&body).map_err(|err| {
+            ModelError::Malformed(format!("the request could not be encoded: {err}"))
+        })?;
+        let http = self
+            .authorized(HttpRequest::post(url.clone(), body))
+            .header(ROLE_HEADER, request.role.as_str())
+            .header("Content-Type", "application/json")
+            .header("Accept", "text/event-stream, application/json");
+        let opts = SendOptions::for_model(&url, &self.egress);
+        let mut response = self
+            .egress
+            .send_streaming(http, &opts)
+            .await
+            .map_err(|err| unreachable(&url, err))?;
+        if !(200..300).contains(&response.status()) {
+            return Err(refusal(&mut response).await);
+        }
+
+        if is_json(&response) {
+            let body = read_whole(&mut response, &url).await?;
+            return match self.config.api {
+                Api::OpenAi => openai::parse_reply(&body, on_event),
+                Api::Anthropic => anthropic::parse_reply(&body, on_event),
+            };
+        }
+
+        let mut stream = match self.config.api {
+            Api::OpenAi => Assembly::OpenAi(openai::StreamAssembly::default()),
+            Api::Anthropic => Assembly::Anthropic(anthropic::StreamAssembly::default()),
+        };
+        let mut decoder = SseDecoder::default();
+        let mut finished = false;
+        while !finished {
+            let Some(chunk) = response
+                .next_chunk()
+                .await
+                .map_err(|err| unreachable(&url, err))?
+            else {
+                break;
+            };
+            for event in decoder.push(&chunk)? {
+                if stream.feed(&event, on_event)? {
+                    // Whatever follows the end marker is not part of the reply.
+                    finished = true;
+                    break;
+                }
+            }
+        }
+        if !finished {
+            for event in decoder.finish()? {
+                if stream.feed(&event, on_event)? {
+                    finished = true;
+                    break;
+                }
+            }
+        }
+        if response.truncated() {
+            return Err(ModelError::Malformed(format!(
+                "the reply was longer than {} bytes and was cut",
+                response.received()
+            )));
+        }
+        if !finished {
+            return Err(ModelError::Malformed(stream.unfinished().to_owned()));
+        }
+        stream.finish()
+    }
+
+    /// A cheap question for `bravebot doctor`: does the endpoint answer, and with what.
+    pub async fn probe(&self) -> Result<String, ModelError> {
+        let opts = SendOptions {
+            first_byte: Some(Duration::from_secs(15)),
+            idle: Some(Duration::from_secs(15)),
+            body_cap: 1024 * 1024,
+            ..SendOptions::default()
+        };
+        let url = match self.config.api {
+            Api::OpenAi => format!("{}/models", self.base_url()),
+            Api::Anthropic => format!("{}/v1/models", self.base_url()),
+        };
+        let listing = self
+            .egress
+            .send(self.authorized(HttpRequest::get(url.clone())), &opts)
+            .await
+            .map_err(|err| unreachable(&url, err))?;
+        if (200..300).contains(&listing.status) {
+            let listed = serde_json::from_slice::<serde_json::Value>(&listing.body)
+                .ok()
+                .and_then(|v| v.get("data").and_then(|d| d.as_array()).map(Vec::len));
+            return Ok(match listed {
+                Some(1) => "answers (1 model listed)".to_owned(),
+                Some(n) => format!("answers ({n} models listed)"),
+                None => format!("answers (status {})", listing.status),
+            });
+        }
+        // Not every Anthropic-compatible gateway lists models; the smallest real request is the
+        // next cheapest question, and one token is all it may cost.
+        if self.config.api == Api::Anthropic && matches!(listing.status, 404 | 405) {
+            return self.probe_with_a_message(&opts).await;
+        }
+        Err(ModelError::Status {
+            status: listing.status,
+            message: error_message(&listing.body),
+        })
+    }
+
+    async fn probe_with_a_message(&self, opts: &SendOptions) -> Result<String, ModelError> {
+        let url = format!("{}/v1/messages", self.base_url());
+        let body = serde_json::json!({
+            "model": self.config.name,
+            "max_tokens": 1,
+            "messages": [{"role": "user", "content": "ping"}],
+        });
+        let body = serde_json::to_vec(&body).map_err(|err| {
+            ModelError::Malformed(format!("the request could not be encoded: {err}"))
+        })?;
+        let reply = self
+            .egress
+            .send(
+                // No role header: this asks nothing on behalf of a planner, processor or check,
+                // and a gateway counting by role should not count it.
+                self.authorized(HttpRequest::post(url.clone(), body))
+                    .header("Content-Type", "application/json"),
+                opts,
+            )
+            .await
+            .map_err(|err| unreachable(&url, err))?;
+        if (200..300).contains(&reply.status) {
+            Ok(format!("answers (model {} replied)", self.config.name))
+        } else {
+            Err(ModelError::Status {
+                status: reply.status,
+                message: error_message(&reply.body),
+            })
+        }
+    }
+
+    fn base_url(&self) -> &str {
+        self.config.base_url.trim_end_matches('/')
+    }
+
+    /// Adds the credential headers the configured API expects.
+    fn authorized(&self, request: HttpRequest) -> HttpRequest {
+        let key = self.config.api_key.as_ref().filter(|key| !key.is_empty());
+        match self.config.api {
+            Api::OpenAi => match key {
+                Some(key) => request.header("Authorization", bearer(key)),
+                None => request,
+            },
+            Api::Anthropic => {
+                let request = request.header("anthropic-version", "2023-06-01");
+                match key {
+                    Some(key) => request.header("x-api-key", key.clone()),
+                    None => request,
+                }
+            }
+        }
+    }
+}
+
+/// `Bearer <key>`, built in one allocation so that no copy of the key is left behind in a
+/// buffer that grew and was freed.
+fn bearer(key: &Secret) -> Secret {
+    let mut value = String::with_capacity("Bearer ".len() + key.expose().len());
+    value.push_str("Bearer ");
+    value.push_str(key.expose());
+    Secret::new(value)
+}
+
+fn unreachable(url: &str, source: EgressError) -> ModelError {
+    ModelError::Unreachable {
+        url: shown_url(url),
+        source,
+    }
+}
+
+/// The endpoint as an error may show it: without a query (gateways put keys there) or userinfo.
+fn shown_url(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) => {
+            parsed.set_query(None);
+            parsed.set_fragment(None);
+            let _ = parsed.set_username("");
+            let _ = parsed.set_password(None);
+            parsed.to_string()
+        }
+        Err(_) => "the configured model url".to_owned(),
+    }
+}
+
+fn is_json(response: &StreamingResponse) -> bool {
+    response.header("content-type").is_some_and(|value| {
+        value
+            .trim()
+            .to_ascii_lowercase()
+            .starts_with("application/json")
+    })
+}
+
+async fn read_whole(response: &mut StreamingResponse, url: &str) -> Result<Vec<u8>, ModelError> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .next_chunk()
+        .await
+        .map_err(|err| unreachable(url, err))?
+    {
+        body.extend_from_slice(&chunk);
+    }
+    if response.truncated() {
+        return Err(ModelError::Malformed(format!(
+            "the reply was longer than {} bytes and was cut",
+            body.len()
+        )));
+    }
+    Ok(body)
+}
+
+/// A non-2xx answer as an error, with what the server said about it.
+async fn refusal(response: &mut StreamingResponse) -> ModelError {
+    let mut body = Vec::new();
+    // The message is a courtesy: a body that breaks off still leaves the status to report.
+    while let Ok(Some(chunk)) = response.next_chunk().await {
+        body.extend_from_slice(&chunk);
+        if body.len() >= ERROR_BODY_CAP {
+            break;
+        }
+    }
+    ModelError::Status {
+        status: response.status(),
+        message: error_message(&body),
+    }
+}
+
+/// The message in an error body: `error.message` (both APIs), `error` or `message` as text, or
+/// the body itself; trimmed to [`ERROR_MESSAGE_CHARS`].
+pub(super) fn error_message(body: &[u8]) -> String {
+    let text = match serde_json::from_slice::<serde_json::Value>(body) {
+        Ok(value) => {
+            json_error_text(&value).unwrap_or_else(|| String::from_utf8_lossy(body).into_owned())
+        }
+        Err(_) => String::from_utf8_lossy(body).into_owned(),
+    };
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if text.is_empty() {
+        return "no message".to_owned();
+    }
+    cut(&text, ERROR_MESSAGE_CHARS)
+}
+
+/// The message of an error object, wherever the two APIs and their imitators put it.
+pub(super) fn json_error_text(value: &serde_json::Value) -> Option<String> {
+    let error = value.get("error").unwrap_or(value);
+    if let Some(text) = error.as_str() {
+        return Some(text.to_owned());
+    }
+    error
+        .get("message")
+        .or_else(|| error.get("detail"))
+        .and_then(|m| m.as_str())
+        .map(str::to_owned)
+}
+
+pub(super) fn cut(text: &str, chars: usize) -> String {
+    match text.char_indices().nth(chars) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+/// The reply being put together from a stream, in either format.
+enum Assembly {
+    OpenAi(openai::StreamAssembly),
+    Anthropic(anthropic::StreamAssembly),
+}
+
+impl Assembly {
+    /// Takes one event; `true` once the stream's end marker has arrived.
+    fn feed(
+        &mut self,
+        event: &SseEvent,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<bool, ModelError> {
+        match self {
+            Assembly::OpenAi(stream) => stream.feed(&event.data, on_event),
+            Assembly::Anthropic(stream) => stream.feed(&event.data, on_event),
+        }
+    }
+
+    fn unfinished(&self) -> &'static str {
+        match self {
+            Assembly::OpenAi(_) => "the stream ended before data: [DONE]",
+            Assembly::Anthropic(_) => "the stream ended before message_stop",
+        }
+    }
+
+    fn finish(self) -> Result<ModelReply, ModelError> {
+        match self {
+            Assembly::OpenAi(stream) => stream.finish(),
+            Assembly::Anthropic(stream) => stream.finish(),
+        }
+    }
+}
+
+/// One server-sent event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct SseEvent {
+    pub event: Option<String>,
+    pub data: String,
+}
+
+/// Reads server-sent events out of chunks split anywhere, even inside a character.
+#[derive(Debug, Default)]
+pub(super) struct SseDecoder {
+    pending: Vec<u8>,
+    event: Option<String>,
+    data: Option<String>,
+}
+
+impl SseDecoder {
+    pub fn push(&mut self, bytes: &[u8]) -> Result<Vec<SseEvent>, ModelError> {
+        self.pending.extend_from_slice(bytes);
+        let mut events = Vec::new();
+        let mut start = 0;
+        while let Some(offset) = self.pending[start..].iter().position(|b| *b == b'\n') {
+            let end = start + offset;
+            let line = std::str::from_utf8(&self.pending[start..end])
+                .map_err(|_| ModelError::Malformed("the event stream is not utf-8".to_owned()))?;
+            let line = line.strip_suffix('\r').unwrap_or(line).to_owned();
+            self.line(&line, &mut events);
+            start = end + 1;
+        }
+        self.pending.drain(..start);
+        Ok(events)
+    }
+
+    /// Ends the stream, giving out an event the server did not close with a blank line.
+    pub fn finish(&mut self) -> Result<Vec<SseEvent>, ModelError> {
+        let mut events = Vec::new();
+        if !self.pending.is_empty() {
+            let rest = std::mem::take(&mut self.pending);
+            let line = String::from_utf8(rest)
+                .map_err(|_| ModelError::Malformed("the event stream is not utf-8".to_owned()))?;
+            self.line(line.trim_end_matches('\r'), &mut events);
+        }
+        self.line("", &mut events);
+        Ok(events)
+    }
+
+    fn line(&mut self, line: &str, events: &mut Vec<SseEvent>) {
+        if line.is_empty() {
+            match self.data.take() {
+                Some(data) => events.push(SseEvent {
+                    event: self.event.take(),
+                    data,
+                }),
+                None => self.event = None,
+            }
+            return;
+        }
+        if line.starts_with(':') {
+            return;
+        }
+        let (field, value) = match line.split_once(':') {
+            Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
+            None => (line, ""),
+        };
+        match field {
+            "data" => match &mut self.data {
+                Some(data) => {
+                    data.push('\n');
+                    data.push_str(value);
+                }
+                None => self.data = Some(value.to_owned()),
+            },
+            "event" => self.event = Some(value.to_owned()),
+            _ => {}
+        }
+    }
+}
+
+/// Standard base64 with padding, for pictures sent inline.
+pub(super) fn base64(data: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
+    for group in data.chunks(3) {
+        let b = [
+            group[0],
+            group.get(1).copied().unwrap_or(0),
+            group.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        let sextet = |shift: u32| char::from(ALPHABET[((n >> shift) & 63) as usize]);
+        out.push(sextet(18));
+        out.push(sextet(12));
+        out.push(if group.len() > 1 { sextet(6) } else { '=' });
+        out.push(if group.len() > 2 { sextet(0) } else { '=' });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::egress::test_server::{Answer, TestServer, response};
+    use crate::model::{Message, Part, Role, ToolCall, ToolSchema};
+
+    fn client(api: Api, base_url: String, key: Option<&str>) -> ModelClient {
+        let egress = Arc::new(Egress::from_env(&|_| None).unwrap());
+        ModelClient::new(
+            ModelConfig {
+                api,
+                base_url,
+                name: "test-model".to_owned(),
+                api_key: key.map(|k| Secret::new(k.to_owned())),
+            },
+            egress,
+        )
+    }
+
+    fn request(role: Role, tools: Option<Vec<ToolSchema>>) -> ModelRequest {
+        ModelRequest {
+            role,
+            system: "be brief".to_owned(),
+            messages: vec![Message::User(vec![Part::Text("hello".to_owned())])],
+            tools,
+            max_tokens: 256,
+        }
+    }
+
+    fn read_file_tool() -> ToolSchema {
+        ToolSchema {
+            name: "read_file".to_owned(),
+            description: "read a file".to_owned(),
+            parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+        }
+    }
+
+    /// A streamed reply: each item becomes one `data:` event.
+    fn sse(events: &[Value], done: bool) -> Answer {
+        let mut body = String::new();
+        for event in events {
+            body.push_str(&format!("data: {event}\n\n"));
+        }
+        if done {
+            body.push_str("data: [DONE]\n\n");
+        }
+        Answer::Raw(response(
+            200,
+            &[("Content-Type", "text/event-stream")],
+            body.as_bytes(),
+        ))
+    }
+
+    /// A typed Anthropic event stream.
+    fn anthropic_sse(events: &[Value]) -> Answer {
+        let mut body = String::new();
+        for event in events {
+            let kind = event["type"].as_str().unwrap();
+            body.push_str(&format!("event: {kind}\ndata: {event}\n\n"));
+        }
+        Answer::Raw(response(
+            200,
+            &[("Content-Type", "text/event-stream")],
+            body.as_bytes(),
+        ))
+    }
+
+    fn openai_text_stream(text: &str) -> Answer {
+        sse(
+            &[
+                json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": text}}]}),
+                json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+            ],
+            true,
+        )
+    }
+
+    async fn complete(
+        client: &ModelClient,
+        request: &ModelRequest,
+    ) -> (Result<ModelReply, ModelError>, Vec<String>) {
+        let mut deltas = Vec::new();
+        let mut on_event = |event: StreamEvent| match event {
+            StreamEvent::TextDelta(text) => deltas.push(text),
+        };
+        let result = client.complete(request, &mut on_event).await;
+        (result, deltas)
+    }
+
+    #[tokio::test]
+    async fn openai_processor_request_carries_its_role_and_no_tools_key() {
+        let server = TestServer::start(vec![openai_text_stream("done")]).await;
+        let client = client(Api::OpenAi, server.url("/v1/"), Some("sk-test"));
+        let (reply, _) = complete(&client, &request(Role::Processor, None)).await;
+        assert_eq!(reply.unwrap().text, "done");
+        let seen = &server.requests()[0];
+        assert_eq!(
+            (seen.method.as_str(), seen.path.as_str()),
+            ("POST", "/v1/chat/completions")
+        );
+        assert_eq!(seen.header("x-bravebot-role"), Some("processor"));
+        assert_eq!(seen.header("authorization"), Some("Bearer sk-test"));
+        let body = seen.json();
+        assert!(body.get("tools").is_none(), "{body}");
+        assert_eq!(body["stream"], json!(true));
+        assert_eq!(body["model"], json!("test-model"));
+        assert_eq!(
+            body["messages"][0],
+            json!({"role": "system", "content": "be brief"})
+        );
+        assert_eq!(
+            body["messages"][1],
+            json!({"role": "user", "content": "hello"})
+        );
+    }
+
+    #[tokio::test]
+    async fn openai_planner_request_offers_tools_and_echoes_tool_call_ids() {
+        let server = TestServer::start(vec![openai_text_stream("ok")]).await;
+        let client = client(Api::OpenAi, server.url("/v1"), None);
+        let mut planner = request(Role::Planner, Some(vec![read_file_tool()]));
+        planner.messages.push(Message::Assistant {
+            text: String::new(),
+            tool_calls: vec![ToolCall {
+                id: "call_abc".to_owned(),
+                name: "read_file".to_owned(),
+                arguments: r#"{"path":"a.md"}"#.to_owned(),
+            }],
+        });
+        planner.messages.push(Message::ToolResult {
+            call_id: "call_abc".to_owned(),
+            parts: vec![
+                Part::Text("ref:1 a.md, 3 lines".to_owned()),
+                Part::Image {
+                    media_type: "image/png".to_owned(),
+                    data: b"png".to_vec(),
+                },
+            ],
+        });
+        let (reply, _) = complete(&client, &planner).await;
+        reply.unwrap();
+        let seen = &server.requests()[0];
+        assert_eq!(seen.header("x-bravebot-role"), Some("planner"));
+        assert_eq!(seen.header("authorization"), None);
+        let body = seen.json();
+        assert_eq!(
+            body["tools"],
+            json!([{"type": "function", "function": {
+                "name": "read_file",
+                "description": "read a file",
+                "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+            }}])
+        );
+        let messages = body["messages"].as_array().unwrap();
+        assert_eq!(
+            messages[2],
+            json!({"role": "assistant", "content": null, "tool_calls": [{
+                "id": "call_abc", "type": "function",
+                "function": {"name": "read_file", "arguments": "{\"path\":\"a.md\"}"},
+            }]})
+        );
+        assert_eq!(
+            messages[3],
+            json!({"role": "tool", "tool_call_id": "call_abc", "content": "ref:1 a.md, 3 lines"})
+        );
+        assert_eq!(
+            messages[4],
+            json!({"role": "user", "content": [{"type": "image_url",
+                "image_url": {"url": "data:image/png;base64,cG5n"}}]})
+        );
+    }
+
+    #[tokio::test]
+    async fn openai_stream_assembles_text_and_a_tool_call_split_over_chunks() {
+        let server = TestServer::start(vec![sse(
+            &[
+                json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": "Let me "}}]}),
+                json!({"choices": [{"index": 0, "delta": {"content": "look."}}]}),
+                json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "call_7",
+                    "type": "function", "function": {"name": "read_file", "arguments": ""}}]}}]}),
+                json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0,
+                    "function": {"arguments": "{\"pa"}}]}}]}),
+                json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0,
+                    "function": {"arguments": "th\": \"a.md\"}"}}]}}]}),
+                json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+            ],
+            true,
+        )])
+        .await;
+        let client = client(Api::OpenAi, server.url("/v1"), None);
+        let (reply, deltas) = complete(&client, &request(Role::Planner, Some(vec![]))).await;
+        let reply = reply.unwrap();
+        assert_eq!(deltas, ["Let me ", "look."]);
+        assert_eq!(reply.text, "Let me look.");
+        assert_eq!(
+            reply.tool_calls,
+            [ToolCall {
+                id: "call_7".to_owned(),
+                name: "read_file".to_owned(),
+                arguments: r#"{"path": "a.md"}"#.to_owned(),
+            }]
+        );
+        assert!(!reply.truncated);
+    }
+
+    #[test]
+    fn sse_decoder_reads_the_same_events_however_the_bytes_are_split() {
+        let stream = "event: one\ndata: {\"a\":\"é\"}\r\n\r\n: comment\ndata: x\ndata: y\n\ndata: [DONE]\n\n";
+        let whole = {
+            let mut decoder = SseDecoder::default();
+            let mut events = decoder.push(stream.as_bytes()).unwrap();
+            events.extend(decoder.finish().unwrap());
+            events
+        };
+        assert_eq!(whole.len(), 3);
+        assert_eq!(whole[0].event.as_deref(), Some("one"));
+        assert_eq!(whole[0].data, "{\"a\":\"é\"}");
+        assert_eq!(whole[1].data, "x\ny");
+        assert_eq!(whole[2].data, "[DONE]");
+        for split in 1..stream.len() {
+            let mut decoder = SseDecoder::default();
+            let (a, b) = stream.as_bytes().split_at(split);
+            let mut events = decoder.push(a).unwrap();
+            events.extend(decoder.push(b).unwrap());
+            events.extend(decoder.finish().unwrap());
+            assert_eq!(events, whole, "split at {split}");
+        }
+    }
+
+    #[tokio::test]
+    async fn openai_accepts_a_non_streaming_reply() {
+        let body = json!({"choices": [{"index": 0, "finish_reason": "length", "message": {
+            "role": "assistant", "content": "partial",
+            "tool_calls": [{"id": "c1", "type": "function",
+                "function": {"name": "list_files", "arguments": "{}"}}],
+        }}]});
+        let server = TestServer::start(vec![Answer::Raw(response(
+            200,
+            &[("Content-Type", "application/json")],
+            body.to_string().as_bytes(),
+        ))])
+        .await;
+        let client = client(Api::OpenAi, server.url("/v1"), None);
+        let (reply, deltas) = complete(&client, &request(Role::Planner, Some(vec![]))).await;
+        let reply = reply.unwrap();
+        assert_eq!(reply.text, "partial");
+        assert_eq!(deltas, ["partial"]);
+        assert_eq!(reply.tool_calls[0].name, "list_files");
+        assert!(reply.truncated);
+    }
+
+    #[tokio::test]
+    async fn openai_stream_cut_by_the_token_limit_is_marked_truncated() {
+        let server = TestServer::start(vec![sse(
+            &[json!({"choices": [{"index": 0, "delta": {"content": "half"}, "finish_reason": "length"}]})],
+            true,
+        )])
+        .await;
+        let client = client(Api::OpenAi, server.url("/v1"), None);
+        let (reply, _) = complete(&client, &request(Role::Check, None)).await;
+        assert!(reply.unwrap().truncated);
+    }
+
+    #[tokio::test]
+    async fn openai_stream_ending_without_done_is_malformed() {
+        let server = TestServer::start(vec![sse(
+            &[json!({"choices": [{"index": 0, "delta": {"content": "and then"}}]})],
+            false,
+        )])
+        .await;
+        let client = client(Api::OpenAi, server.url("/v1"), None);
+        let (reply, _) = complete(&client, &request(Role::Planner, None)).await;
+        let err = reply.unwrap_err();
+        assert!(matches!(err, ModelError::Malformed(_)), "{err}");
+        assert!(err.to_string().contains("[DONE]"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn openai_stream_with_bad_json_or_an_error_object_is_malformed() {
+        let bad = Answer::Raw(response(
+            200,
+            &[("Content-Type", "text/event-stream")],
+            b"data: {not json\n\ndata: [DONE]\n\n",
+        ));
+        let error = sse(&[json!({"error": {"message": "model overloaded"}})], true);
+        let server = TestServer::start(vec![bad, error]).await;
+        let client = client(Api::OpenAi, server.url("/v1"), None);
+        let (first, _) = complete(&client, &request(Role::Planner, None)).await;
+        assert!(matches!(first, Err(ModelError::Malformed(ref m)) if m.contains("not json")));
+        let (second, _) = complete(&client, &request(Role::Planner, None)).await;
+        assert!(
+            matches!(second, Err(ModelError::Malformed(ref m)) if m.contains("model overloaded")),
+            "{second:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn openai_500_is_a_status_error_with_the_message_trimmed() {
+        let long = "x".repeat(1000);
+        let body = json!({"error": {"message": format!("boom {long}")}}).to_string();
+        let server = TestServer::start(vec![Answer::Raw(response(
+            500,
+            &[("Content-Type", "application/json")],
+            body.as_bytes(),
+        ))])
+        .await;
+        let client = client(Api::OpenAi, server.url("/v1"), None);
+        let (reply, _) = complete(&client, &request(Role::Planner, None)).await;
+        let Err(ModelError::Status { status, message }) = reply else {
+            panic!("expected a status error, got {reply:?}");
+        };
+        assert_eq!(status, 500);
+        assert!(message.starts_with("boom xxx"), "{message}");
+        assert_eq!(
+            message.chars().count(),
+            301,
+            "300 characters and an ellipsis"
+        );
+        assert_eq!(server.connections(), 1, "a 500 is not retried");
+    }
+
+    #[tokio::test]
+    async fn unreachable_endpoint_is_a_retryable_error() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let client = client(Api::OpenAi, format!("http://127.0.0.1:{port}/v1"), None);
+        let (reply, _) = complete(&client, &request(Role::Planner, None)).await;
+        let err = reply.unwrap_err();
+        assert!(matches!(err, ModelError::Unreachable { .. }), "{err}");
+        assert!(err.retryable());
+    }
+
+    #[tokio::test]
+    async fn openai_probe_counts_the_models_listed() {
+        let listing = json!({"object": "list", "data": [{"id": "a"}, {"id": "b"}]});
+        let server = TestServer::start(vec![Answer::Raw(response(
+            200,
+            &[("Content-Type", "application/json")],
+            listing.to_string().as_bytes(),
+        ))])
+        .await;
+        let client = client(Api::OpenAi, server.url("/v1"), Some("sk-probe"));
+        assert_eq!(client.probe().await.unwrap(), "answers (2 models listed)");
+        let seen = &server.requests()[0];
+        assert_eq!(
+            (seen.method.as_str(), seen.path.as_str()),
+            ("GET", "/v1/models")
+        );
+        assert_eq!(seen.header("authorization"), Some("Bearer sk-probe"));
+    }
+
+    #[tokio::test]
+    async fn anthropic_request_shape_merges_tool_results_and_sends_its_headers() {
+        let server = TestServer::start(vec![
+            anthropic_sse(&[
+                json!({"type": "message_start", "message": {"id": "m1"}}),
+                json!({"type": "message_stop"}),
+            ]),
+            anthropic_sse(&[json!({"type": "message_stop"})]),
+        ])
+        .await;
+        let client = client(Api::Anthropic, server.url(""), Some("sk-ant"));
+        let mut planner = request(Role::Planner, Some(vec![read_file_tool()]));
+        planner.messages.push(Message::Assistant {
+            text: "reading".to_owned(),
+            tool_calls: vec![
+                ToolCall {
+                    id: "toolu_1".to_owned(),
+                    name: "read_file".to_owned(),
+                    arguments: r#"{"path":"a"}"#.to_owned(),
+                },
+                ToolCall {
+                    id: "toolu_2".to_owned(),
+                    name: "read_file".to_owned(),
+                    arguments: r#"{"path":"b"}"#.to_owned(),
+                },
+            ],
+        });
+        for id in ["toolu_1", "toolu_2"] {
+            planner.messages.push(Message::ToolResult {
+                call_id: id.to_owned(),
+                parts: vec![Part::Text(format!("result of {id}"))],
+            });
+        }
+        complete(&client, &planner).await.0.unwrap();
+        complete(&client, &request(Role::Check, None))
+            .await
+            .0
+            .unwrap();
+
+        let seen = server.requests();
+        assert_eq!(
+            (seen[0].method.as_str(), seen[0].path.as_str()),
+            ("POST", "/v1/messages")
+        );
+        assert_eq!(seen[0].header("x-api-key"), Some("sk-ant"));
+        assert_eq!(seen[0].header("anthropic-version"), Some("2023-06-01"));
+        assert_eq!(seen[0].header("x-bravebot-role"), Some("planner"));
+        let body = seen[0].json();
+        assert_eq!(body["system"], json!("be brief"));
+        assert_eq!(body["max_tokens"], json!(256));
+        assert_eq!(body["stream"], json!(true));
+        assert_eq!(body["tools"][0]["input_schema"]["type"], json!("object"));
+        let messages = body["messages"].as_array().unwrap();
+        assert_eq!(messages.len(), 3, "{body}");
+        assert_eq!(messages[1]["content"][1]["input"], json!({"path": "a"}));
+        assert_eq!(
+            messages[2],
+            json!({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_1",
+                    "content": [{"type": "text", "text": "result of toolu_1"}]},
+                {"type": "tool_result", "tool_use_id": "toolu_2",
+                    "content": [{"type": "text", "text": "result of toolu_2"}]},
+            ]})
+        );
+
+        assert_eq!(seen[1].header("x-bravebot-role"), Some("check"));
+        assert!(seen[1].json().get("tools").is_none());
+    }
+
+    #[tokio::test]
+    async fn anthropic_stream_assembles_text_and_tool_input_pieces() {
+        let server = TestServer::start(vec![anthropic_sse(&[
+            json!({"type": "message_start", "message": {"id": "m1"}}),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hi "}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "there"}}),
+            json!({"type": "content_block_stop", "index": 0}),
+            json!({"type": "content_block_start", "index": 1, "content_block":
+                {"type": "tool_use", "id": "toolu_9", "name": "search", "input": {}}}),
+            json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"query\":"}}),
+            json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": " \"fn main\"}"}}),
+            json!({"type": "content_block_stop", "index": 1}),
+            json!({"type": "ping"}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "max_tokens"}}),
+            json!({"type": "message_stop"}),
+        ])])
+        .await;
+        let client = client(Api::Anthropic, server.url(""), None);
+        let (reply, deltas) = complete(&client, &request(Role::Planner, Some(vec![]))).await;
+        let reply = reply.unwrap();
+        assert_eq!(deltas, ["Hi ", "there"]);
+        assert_eq!(reply.text, "Hi there");
+        assert_eq!(
+            reply.tool_calls,
+            [ToolCall {
+                id: "toolu_9".to_owned(),
+                name: "search".to_owned(),
+                arguments: r#"{"query": "fn main"}"#.to_owned(),
+            }]
+        );
+        assert!(reply.truncated);
+    }
+
+    #[tokio::test]
+    async fn anthropic_error_event_and_missing_message_stop_are_errors() {
+        let server = TestServer::start(vec![
+            anthropic_sse(&[
+                json!({"type": "message_start", "message": {}}),
+                json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+            ]),
+            anthropic_sse(&[
+                json!({"type": "message_start", "message": {}}),
+                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": "cut"}}),
+            ]),
+        ])
+        .await;
+        let client = client(Api::Anthropic, server.url(""), None);
+        let (first, _) = complete(&client, &request(Role::Planner, None)).await;
+        assert!(
+            matches!(first, Err(ModelError::Malformed(ref m)) if m.contains("overloaded_error: Overloaded")),
+            "{first:?}"
+        );
+        let (second, _) = complete(&client, &request(Role::Planner, None)).await;
+        assert!(
+            matches!(second, Err(ModelError::Malformed(ref m)) if m.contains("message_stop")),
+            "{second:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn anthropic_accepts_a_non_streaming_reply() {
+        let body = json!({"type": "message", "stop_reason": "tool_use", "content": [
+            {"type": "text", "text": "checking"},
+            {"type": "tool_use", "id": "toolu_3", "name": "list_files", "input": {"path": "."}},
+        ]});
+        let server = TestServer::start(vec![Answer::Raw(response(
+            200,
+            &[("Content-Type", "application/json; charset=utf-8")],
+            body.to_string().as_bytes(),
+        ))])
+        .await;
+        let client = client(Api::Anthropic, server.url(""), None);
+        let (reply, _) = complete(&client, &request(Role::Planner, Some(vec![]))).await;
+        let reply = reply.unwrap();
+        assert_eq!(reply.text, "checking");
+        assert_eq!(reply.tool_calls[0].arguments, r#"{"path":"."}"#);
+        assert!(!reply.truncated);
+    }
+
+    #[test]
+    fn shown_url_drops_credentials_and_query() {
+        assert_eq!(
+            shown_url("https://user:pw@gw.test/v1/chat/completions?api-key=abc#x"),
+            "https://gw.test/v1/chat/completions"
+        );
+    }
+
+    #[test]
+    fn base64_matches_the_standard_alphabet_and_padding() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(&[0xfb, 0xff]), "+/8=");
+    }
+
+    #[test]
+    fn error_message_reads_both_apis_and_plain_text() {
+        assert_eq!(
+            error_message(br#"{"error":{"message":"bad key"}}"#),
+            "bad key"
+        );
+        assert_eq!(
+            error_message(br#"{"type":"error","error":{"type":"x","message":"nope"}}"#),
+            "nope"
+        );
+        assert_eq!(error_message(b"  gateway\n timeout "), "gateway timeout");
+        assert_eq!(error_message(b""), "no message");
+    }
+}

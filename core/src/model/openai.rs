@@ -1,0 +1,310 @@
+//! Wire format: OpenAI-compatible chat completions.
+//!
+//! `POST {baseUrl}/chat/completions` with `stream: true`, read as server-sent events ending in
+//! `data: [DONE]`; a whole JSON reply is accepted too. The same shape is spoken by Ollama,
+//! llama.cpp's server, vLLM and most gateways, so the reader is lenient where they differ (a
+//! missing tool call id, arguments sent as an object) and strict where a reply would be wrong (a
+//! stream that ends early, a tool call with no name).
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+
+use super::client::{base64, cut, json_error_text};
+use super::{Message, ModelError, ModelReply, ModelRequest, Part, StreamEvent, ToolCall};
+
+/// The request body. `tools` is present only when the request offers tools: a processor's and a
+/// check's request carry no `tools` key at all (CONTRACT §2).
+pub(super) fn request_body(model: &str, request: &ModelRequest) -> Value {
+    let mut messages = Vec::new();
+    if !request.system.is_empty() {
+        messages.push(json!({"role": "system", "content": request.system}));
+    }
+    // Pictures from tool results wait here until the run of tool messages ends: the API wants
+    // every tool result straight after the assistant message that asked for it.
+    let mut held_pictures: Vec<Value> = Vec::new();
+    for message in &request.messages {
+        if !matches!(message, Message::ToolResult { .. }) && !held_pictures.is_empty() {
+            messages.push(json!({"role": "user", "content": std::mem::take(&mut held_pictures)}));
+        }
+        match message {
+            Message::User(parts) => {
+                messages.push(json!({"role": "user", "content": content(parts)}))
+            }
+            Message::Assistant { text, tool_calls } => {
+                let mut entry = Map::new();
+                entry.insert("role".into(), json!("assistant"));
+                entry.insert(
+                    "content".into(),
+                    if text.is_empty() && !tool_calls.is_empty() {
+                        Value::Null
+                    } else {
+                        json!(text)
+                    },
+                );
+                if !tool_calls.is_empty() {
+                    let calls: Vec<Value> = tool_calls
+                        .iter()
+                        .map(|call| {
+                            json!({
+                                "id": call.id,
+                                "type": "function",
+                                "function": {"name": call.name, "arguments": call.arguments},
+                            })
+                        })
+                        .collect();
+                    entry.insert("tool_calls".into(), Value::Array(calls));
+                }
+                messages.push(Value::Object(entry));
+            }
+            Message::ToolResult { call_id, parts } => {
+                let mut text = String::new();
+                for part in parts {
+                    match part {
+                        Part::Text(piece) => {
+                            if !text.is_empty() {
+                                text.push('\n');
+                            }
+                            text.push_str(piece);
+                        }
+                        Part::Image { .. } => held_pictures.push(picture(part)),
+                    }
+                }
+                messages.push(json!({"role": "tool", "tool_call_id": call_id, "content": text}));
+            }
+        }
+    }
+    if !held_pictures.is_empty() {
+        messages.push(json!({"role": "user", "content": held_pictures}));
+    }
+
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model));
+    body.insert("messages".into(), Value::Array(messages));
+    if let Some(tools) = &request.tools {
+        let tools: Vec<Value> = tools
+            .iter()
+            .map(|tool| {
+                json!({
+                    "type": "function",
+                    "function": {
+                        "name": tool.name,
+                        "description": tool.description,
+                        "parameters": tool.parameters,
+                    },
+                })
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    body.insert("stream".into(), json!(true));
+    Value::Object(body)
+}
+
+/// A user message's content: plain text when that is all it is, parts otherwise.
+fn content(parts: &[Part]) -> Value {
+    if let [Part::Text(text)] = parts {
+        return json!(text);
+    }
+    Value::Array(
+        parts
+            .iter()
+            .map(|part| match part {
+                Part::Text(text) => json!({"type": "text", "text": text}),
+                Part::Image { .. } => picture(part),
+            })
+            .collect(),
+    )
+}
+
+/// A picture as an `image_url` part with a `data:` URL (CONTRACT §4.10).
+fn picture(part: &Part) -> Value {
+    match part {
+        Part::Image { media_type, data } => json!({
+            "type": "image_url",
+            "image_url": {"url": format!("data:{media_type};base64,{}", base64(data))},
+        }),
+        Part::Text(text) => json!({"type": "text", "text": text}),
+    }
+}
+
+/// A tool call being put together from deltas.
+#[derive(Debug, Default)]
+struct PartialCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// The reply being put together from streamed chunks.
+#[derive(Debug, Default)]
+pub(super) struct StreamAssembly {
+    text: String,
+    /// By the `index` each delta names, which is the order the model made the calls in.
+    calls: BTreeMap<u64, PartialCall>,
+    truncated: bool,
+}
+
+impl StreamAssembly {
+    /// Takes one event's data; `true` at `[DONE]`.
+    pub fn feed(
+        &mut self,
+        data: &str,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<bool, ModelError> {
+        let data = data.trim();
+        if data == "[DONE]" {
+            return Ok(true);
+        }
+        let chunk: Value = serde_json::from_str(data)
+            .map_err(|err| ModelError::Malformed(format!("a stream event is not json: {err}")))?;
+        if let Some(error) = chunk.get("error") {
+            return Err(reported_error(error));
+        }
+        // Chunks without choices (usage reports, keep-alives) carry nothing for the reply.
+        let Some(choice) = chunk
+            .get("choices")
+            .and_then(Value::as_array)
+            .and_then(|choices| choices.first())
+        else {
+            return Ok(false);
+        };
+        if let Some(delta) = choice.get("delta") {
+            if let Some(text) = delta.get("content").and_then(Value::as_str)
+                && !text.is_empty()
+            {
+                self.text.push_str(text);
+                on_event(StreamEvent::TextDelta(text.to_owned()));
+            }
+            if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
+                for (position, call) in calls.iter().enumerate() {
+                    let index = call
+                        .get("index")
+                        .and_then(Value::as_u64)
+                        .unwrap_or(position as u64);
+                    let partial = self.calls.entry(index).or_default();
+                    // The id and the name arrive once, in the first delta of a call; servers
+                    // that repeat them in later deltas repeat them whole.
+                    if let Some(id) = call.get("id").and_then(Value::as_str)
+                        && partial.id.is_empty()
+                    {
+                        partial.id = id.to_owned();
+                    }
+                    let function = call.get("function");
+                    if let Some(name) = function.and_then(|f| f.get("name")).and_then(Value::as_str)
+                        && partial.name.is_empty()
+                    {
+                        partial.name = name.to_owned();
+                    }
+                    match function.and_then(|f| f.get("arguments")) {
+                        Some(Value::String(piece)) => partial.arguments.push_str(piece),
+                        Some(Value::Null) | None => {}
+                        Some(whole) => partial.arguments.push_str(&whole.to_string()),
+                    }
+                }
+            }
+        }
+        if choice.get("finish_reason").and_then(Value::as_str) == Some("length") {
+            self.truncated = true;
+        }
+        Ok(false)
+    }
+
+    pub fn finish(self) -> Result<ModelReply, ModelError> {
+        let mut tool_calls = Vec::with_capacity(self.calls.len());
+        for (position, call) in self.calls.into_values().enumerate() {
+            tool_calls.push(finished_call(position, call.id, call.name, call.arguments)?);
+        }
+        Ok(ModelReply {
+            text: self.text,
+            tool_calls,
+            truncated: self.truncated,
+        })
+    }
+}
+
+/// Reads a whole (non-streaming) reply.
+pub(super) fn parse_reply(
+    body: &[u8],
+    on_event: &mut (dyn FnMut(StreamEvent) + Send),
+) -> Result<ModelReply, ModelError> {
+    let reply: Value = serde_json::from_slice(body)
+        .map_err(|err| ModelError::Malformed(format!("the reply is not json: {err}")))?;
+    if let Some(error) = reply.get("error") {
+        return Err(reported_error(error));
+    }
+    let choice = reply
+        .get("choices")
+        .and_then(Value::as_array)
+        .and_then(|choices| choices.first())
+        .ok_or_else(|| ModelError::Malformed("the reply has no choices".to_owned()))?;
+    let message = choice
+        .get("message")
+        .ok_or_else(|| ModelError::Malformed("the reply's choice has no message".to_owned()))?;
+    let text = match message.get("content") {
+        Some(Value::String(text)) => text.clone(),
+        // Some servers answer with content parts even when asked for text.
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|part| part.get("text").and_then(Value::as_str))
+            .collect(),
+        _ => String::new(),
+    };
+    let mut tool_calls = Vec::new();
+    if let Some(calls) = message.get("tool_calls").and_then(Value::as_array) {
+        for (position, call) in calls.iter().enumerate() {
+            let function = call.get("function");
+            let text_of = |value: Option<&Value>| match value {
+                Some(Value::String(text)) => text.clone(),
+                Some(Value::Null) | None => String::new(),
+                Some(other) => other.to_string(),
+            };
+            tool_calls.push(finished_call(
+                position,
+                text_of(call.get("id")),
+                text_of(function.and_then(|f| f.get("name"))),
+                text_of(function.and_then(|f| f.get("arguments"))),
+            )?);
+        }
+    }
+    if !text.is_empty() {
+        on_event(StreamEvent::TextDelta(text.clone()));
+    }
+    Ok(ModelReply {
+        text,
+        tool_calls,
+        truncated: choice.get("finish_reason").and_then(Value::as_str) == Some("length"),
+    })
+}
+
+fn finished_call(
+    position: usize,
+    id: String,
+    name: String,
+    arguments: String,
+) -> Result<ToolCall, ModelError> {
+    if name.is_empty() {
+        return Err(ModelError::Malformed(
+            "a tool call arrived without a name".to_owned(),
+        ));
+    }
+    // Some local servers leave the id out; the turn loop still needs one to echo.
+    let id = if id.is_empty() {
+        format!("call_{position}")
+    } else {
+        id
+    };
+    Ok(ToolCall {
+        id,
+        name,
+        arguments,
+    })
+}
+
+fn reported_error(error: &Value) -> ModelError {
+    let message = json_error_text(error).unwrap_or_else(|| error.to_string());
+    ModelError::Malformed(format!(
+        "the endpoint reported an error: {}",
+        cut(&message, 300)
+    ))
+}

@@ -1,0 +1,1057 @@
+//! A fake OpenAI-compatible model server that answers each role from its own script.
+//!
+//! The server listens on 127.0.0.1 at a port the OS picks, on a thread of its own with its own
+//! tokio runtime, so synchronous tests (driving the binary over stdio) and async ones can both use
+//! it; it stops when the [`FakeModel`] is dropped. Requests are told apart by the
+//! `X-Bravebot-Role` header (CONTRACT §2): a check's request is answered from the check script,
+//! never from the planner's.
+//!
+//! ```no_run
+//! use bravebot_tests::fake_model::{FakeModel, Reply};
+//! use serde_json::json;
+//!
+//! let model = FakeModel::start_with(|script| {
+//!     script
+//!         .planner(vec![
+//!             Reply::tool_call("read_file", json!({"path": "notes.md", "why": "asked"})),
+//!             Reply::text("done"),
+//!         ])
+//!         .check(vec![Reply::text("VERDICT: safe")])
+//! });
+//! // ... point bravebot at model.url() and run a turn ...
+//! model.assert_no_planner_request_contains("text only the file holds");
+//! ```
+
+use std::collections::{HashMap, VecDeque};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::oneshot;
+
+/// The roles of CONTRACT §2, each with a script of its own.
+const ROLES: [&str; 4] = ["planner", "delegate", "processor", "check"];
+
+/// What a planner gets once its script has run out: a plain answer that ends the turn, so a test
+/// that scripted too few replies fails on its assertions rather than hanging.
+pub const EXHAUSTED_TEXT: &str = "(script exhausted)";
+
+/// Requests larger than this are refused; no test sends one.
+const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
+
+/// How many pieces streamed text and tool-call arguments are cut into.
+const PIECES: usize = 3;
+
+/// One scripted answer.
+#[derive(Clone, Debug)]
+pub struct Reply {
+    kind: ReplyKind,
+    text: String,
+    streaming: bool,
+    truncated: bool,
+}
+
+#[derive(Clone, Debug)]
+struct Call {
+    /// `None` takes the next `call_N`.
+    id: Option<String>,
+    name: String,
+    arguments: Value,
+}
+
+#[derive(Clone, Debug)]
+enum ReplyKind {
+    Answer { calls: Vec<Call> },
+    Error { status: u16, message: String },
+    Broken,
+}
+
+impl Reply {
+    pub fn text(text: impl Into<String>) -> Reply {
+        Reply {
+            kind: ReplyKind::Answer { calls: Vec::new() },
+            text: text.into(),
+            streaming: true,
+            truncated: false,
+        }
+    }
+
+    /// One tool call; its id is `call_N`, numbered across the whole server from 1.
+    pub fn tool_call(name: impl Into<String>, arguments: Value) -> Reply {
+        Reply::tool_calls(vec![(name, arguments)])
+    }
+
+    /// One tool call with the id a test chose, to find its result by later.
+    pub fn tool_call_with_id(id: &str, name: impl Into<String>, arguments: Value) -> Reply {
+        Reply {
+            kind: ReplyKind::Answer {
+                calls: vec![Call {
+                    id: Some(id.to_owned()),
+                    name: name.into(),
+                    arguments,
+                }],
+            },
+            text: String::new(),
+            streaming: true,
+            truncated: false,
+        }
+    }
+
+    pub fn tool_calls<N: Into<String>>(calls: Vec<(N, Value)>) -> Reply {
+        Reply {
+            kind: ReplyKind::Answer {
+                calls: calls
+                    .into_iter()
+                    .map(|(name, arguments)| Call {
+                        id: None,
+                        name: name.into(),
+                        arguments,
+                    })
+                    .collect(),
+            },
+            text: String::new(),
+            streaming: true,
+            truncated: false,
+        }
+    }
+
+    /// An HTTP error with `{"error": {"message": ...}}` as its body.
+    pub fn error(status: u16, message: impl Into<String>) -> Reply {
+        Reply {
+            kind: ReplyKind::Error {
+                status,
+                message: message.into(),
+            },
+            text: String::new(),
+            streaming: false,
+            truncated: false,
+        }
+    }
+
+    /// A reply that stops partway: a stream without `[DONE]`, or (with [`Reply::non_streaming`])
+    /// a body shorter than its `Content-Length`.
+    pub fn broken() -> Reply {
+        Reply {
+            kind: ReplyKind::Broken,
+            text: "this reply breaks off".to_owned(),
+            streaming: true,
+            truncated: false,
+        }
+    }
+
+    /// Answers with one JSON body instead of a stream.
+    pub fn non_streaming(mut self) -> Reply {
+        self.streaming = false;
+        self
+    }
+
+    /// Text said alongside the tool calls.
+    pub fn with_text(mut self, text: impl Into<String>) -> Reply {
+        self.text = text.into();
+        self
+    }
+
+    /// Ends with `finish_reason: "length"`, as a reply cut by the token limit does.
+    pub fn truncated(mut self) -> Reply {
+        self.truncated = true;
+        self
+    }
+}
+
+/// The replies for each role, built with [`FakeModel::start_with`].
+#[derive(Clone, Debug, Default)]
+pub struct Script {
+    queues: HashMap<&'static str, VecDeque<Reply>>,
+}
+
+impl Script {
+    pub fn planner(self, replies: Vec<Reply>) -> Script {
+        self.role("planner", replies)
+    }
+
+    pub fn delegate(self, replies: Vec<Reply>) -> Script {
+        self.role("delegate", replies)
+    }
+
+    pub fn processor(self, replies: Vec<Reply>) -> Script {
+        self.role("processor", replies)
+    }
+
+    pub fn check(self, replies: Vec<Reply>) -> Script {
+        self.role("check", replies)
+    }
+
+    fn role(mut self, role: &'static str, replies: Vec<Reply>) -> Script {
+        self.queues.entry(role).or_default().extend(replies);
+        self
+    }
+}
+
+/// A request as the server received it.
+#[derive(Clone, Debug)]
+pub struct RecordedRequest {
+    /// The `X-Bravebot-Role` header; empty when the request carried none.
+    pub role: String,
+    pub method: String,
+    pub path: String,
+    /// Names in lower case.
+    pub headers: Vec<(String, String)>,
+    /// The body parsed as JSON, or `Null` when it is not JSON.
+    pub body: Value,
+    pub raw_body: String,
+    /// The role's script had run out and the fallback answer was given.
+    pub exhausted: bool,
+    /// From the request being read to the reply being written: the time a benchmark charges to
+    /// the model rather than to bravebot.
+    pub duration: Duration,
+}
+
+impl RecordedRequest {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Whether the body has a `tools` key at all (a processor's and a check's must not).
+    pub fn has_tools_key(&self) -> bool {
+        self.body.get("tools").is_some()
+    }
+}
+
+#[derive(Default)]
+struct State {
+    queues: HashMap<&'static str, VecDeque<Reply>>,
+    requests: Vec<RecordedRequest>,
+    calls_made: u64,
+}
+
+/// The running server. Dropping it stops the server and waits for its thread.
+pub struct FakeModel {
+    addr: SocketAddr,
+    state: Arc<Mutex<State>>,
+    shutdown: Option<oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl FakeModel {
+    /// A server whose planner answers from `planner`; every other role's script is empty.
+    pub fn start(planner: Vec<Reply>) -> FakeModel {
+        FakeModel::start_with(|script| script.planner(planner))
+    }
+
+    /// A server answering each role from the script `build` returns.
+    ///
+    /// Panics when the server cannot start: a test cannot go on without it.
+    pub fn start_with(build: impl FnOnce(Script) -> Script) -> FakeModel {
+        let script = build(Script::default());
+        let state = Arc::new(Mutex::new(State {
+            queues: script.queues,
+            ..State::default()
+        }));
+        let listener = std::net::TcpListener::bind("127.0.0.1:0")
+            .expect("the fake model could not bind a port on 127.0.0.1");
+        let addr = listener
+            .local_addr()
+            .expect("the fake model's port is unknown");
+        listener
+            .set_nonblocking(true)
+            .expect("the fake model's socket cannot be made non-blocking");
+        let (shutdown, stop) = oneshot::channel();
+        let thread_state = Arc::clone(&state);
+        let thread = std::thread::Builder::new()
+            .name("fake-model".to_owned())
+            .spawn(move || serve(listener, thread_state, stop))
+            .expect("the fake model's thread could not start");
+        FakeModel {
+            addr,
+            state,
+            shutdown: Some(shutdown),
+            thread: Some(thread),
+        }
+    }
+
+    /// The base URL to configure, ending in `/v1`.
+    pub fn url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// Every request received so far, in order of arrival.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.state).requests.clone()
+    }
+
+    /// The requests that carried `role` in their role header.
+    pub fn requests_for(&self, role: &str) -> Vec<RecordedRequest> {
+        lock(&self.state)
+            .requests
+            .iter()
+            .filter(|r| r.role == role)
+            .cloned()
+            .collect()
+    }
+
+    /// The role of each request that found its script empty.
+    pub fn exhausted(&self) -> Vec<String> {
+        lock(&self.state)
+            .requests
+            .iter()
+            .filter(|r| r.exhausted)
+            .map(|r| r.role.clone())
+            .collect()
+    }
+
+    /// Panics, naming each offending request, if `needle` appears in the body of any request
+    /// except a check's or a processor's (those may carry quarantined content by design).
+    ///
+    /// The body is searched both as sent and with JSON escapes decoded, so a needle with quotes
+    /// or line breaks is found either way.
+    pub fn assert_no_planner_request_contains(&self, needle: &str) {
+        let requests = self.requests();
+        let offenders: Vec<String> = requests
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| !matches!(r.role.as_str(), "check" | "processor"))
+            .filter(|(_, r)| r.raw_body.contains(needle) || json_contains(&r.body, needle))
+            .map(|(i, r)| {
+                format!(
+                    "request #{i} (role {}, {} {})",
+                    if r.role.is_empty() { "none" } else { &r.role },
+                    r.method,
+                    r.path
+                )
+            })
+            .collect();
+        assert!(
+            offenders.is_empty(),
+            "{needle:?} reached a request it must not: {}",
+            offenders.join(", ")
+        );
+    }
+}
+
+impl Drop for FakeModel {
+    fn drop(&mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
+    // A test that panicked while holding the lock has already failed; what it recorded is still
+    // worth reading.
+    state.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn json_contains(value: &Value, needle: &str) -> bool {
+    match value {
+        Value::String(text) => text.contains(needle),
+        Value::Array(items) => items.iter().any(|v| json_contains(v, needle)),
+        Value::Object(map) => map
+            .iter()
+            .any(|(k, v)| k.contains(needle) || json_contains(v, needle)),
+        _ => false,
+    }
+}
+
+fn serve(listener: std::net::TcpListener, state: Arc<Mutex<State>>, stop: oneshot::Receiver<()>) {
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return;
+    };
+    runtime.block_on(async move {
+        let Ok(listener) = TcpListener::from_std(listener) else {
+            return;
+        };
+        let accept = async {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    continue;
+                };
+                tokio::spawn(answer(stream, Arc::clone(&state)));
+            }
+        };
+        tokio::select! {
+            _ = stop => {}
+            () = accept => {}
+        }
+    });
+    // Dropping the runtime here cancels every connection still open.
+}
+
+/// A request as read off the wire.
+struct Incoming {
+    method: String,
+    path: String,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+async fn answer(mut stream: TcpStream, state: Arc<Mutex<State>>) {
+    let Some(incoming) = read_request(&mut stream).await else {
+        return;
+    };
+    let began = Instant::now();
+    let raw_body = String::from_utf8_lossy(&incoming.body).into_owned();
+    let body: Value = serde_json::from_slice(&incoming.body).unwrap_or(Value::Null);
+    let role = incoming
+        .headers
+        .iter()
+        .find(|(k, _)| k == "x-bravebot-role")
+        .map(|(_, v)| v.trim().to_owned())
+        .unwrap_or_default();
+
+    let route = incoming.path.split('?').next().unwrap_or("");
+    let (reply, call_base, recorded) = {
+        let mut state = lock(&state);
+        let chosen = match (incoming.method.as_str(), route) {
+            ("POST", "/v1/chat/completions") => Some(next_reply(&mut state, &role)),
+            _ => None,
+        };
+        let (reply, exhausted) = match chosen {
+            Some((reply, exhausted)) => (Some(reply), exhausted),
+            None => (None, false),
+        };
+        let call_base = state.calls_made;
+        if let Some(Reply {
+            kind: ReplyKind::Answer { calls },
+            ..
+        }) = &reply
+        {
+            state.calls_made += calls.iter().filter(|c| c.id.is_none()).count() as u64;
+        }
+        state.requests.push(RecordedRequest {
+            role: role.clone(),
+            method: incoming.method.clone(),
+            path: incoming.path.clone(),
+            headers: incoming.headers.clone(),
+            body: body.clone(),
+            raw_body,
+            exhausted,
+            duration: Duration::ZERO,
+        });
+        (reply, call_base, state.requests.len() - 1)
+    };
+
+    let model = body
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or("fake-model")
+        .to_owned();
+    let wants_stream = body.get("stream").and_then(Value::as_bool) == Some(true);
+    let written = match (incoming.method.as_str(), route, reply) {
+        ("GET", "/v1/models", _) => {
+            let listing = json!({"object": "list", "data": [
+                {"id": "fake-model", "object": "model", "owned_by": "bravebot-tests"},
+                {"id": "fake-model-small", "object": "model", "owned_by": "bravebot-tests"},
+            ]});
+            write_json(&mut stream, 200, &listing).await
+        }
+        (_, _, Some(reply)) => {
+            write_reply(&mut stream, &reply, &model, call_base, wants_stream).await
+        }
+        _ => {
+            let error =
+                json!({"error": {"message": format!("no route for {} {route}", incoming.method)}});
+            write_json(&mut stream, 404, &error).await
+        }
+    };
+    // Recorded before the connection closes, so a client that has seen the whole reply reads
+    // the duration of it.
+    lock(&state).requests[recorded].duration = began.elapsed();
+    if written.is_ok() {
+        let _ = stream.shutdown().await;
+    }
+}
+
+/// The next reply for `role`, and whether the script had run out.
+fn next_reply(state: &mut State, role: &str) -> (Reply, bool) {
+    let Some(role) = ROLES.iter().find(|known| **known == role) else {
+        let shown = if role.is_empty() { "none" } else { role };
+        return (
+            Reply::error(400, format!("missing or unknown X-Bravebot-Role: {shown}")),
+            false,
+        );
+    };
+    if let Some(reply) = state.queues.get_mut(role).and_then(VecDeque::pop_front) {
+        return (reply, false);
+    }
+    let fallback = if *role == "planner" {
+        Reply::text(EXHAUSTED_TEXT)
+    } else {
+        Reply::error(500, format!("script exhausted for role {role}"))
+    };
+    (fallback, true)
+}
+
+async fn write_reply(
+    stream: &mut TcpStream,
+    reply: &Reply,
+    model: &str,
+    call_base: u64,
+    wants_stream: bool,
+) -> std::io::Result<()> {
+    let calls: Vec<Value> = match &reply.kind {
+        ReplyKind::Error { status, message } => {
+            let error =
+                json!({"error": {"message": message, "type": "fake_error", "code": status}});
+            return write_json(stream, *status, &error).await;
+        }
+        ReplyKind::Answer { calls } => {
+            let mut numbered = call_base;
+            calls
+                .iter()
+                .map(|call| {
+                    let id = match &call.id {
+                        Some(id) => id.clone(),
+                        None => {
+                            numbered += 1;
+                            format!("call_{numbered}")
+                        }
+                    };
+                    json!({
+                        "id": id,
+                        "type": "function",
+                        "function": {"name": call.name, "arguments": call.arguments.to_string()},
+                    })
+                })
+                .collect()
+        }
+        ReplyKind::Broken => Vec::new(),
+    };
+    let broken = matches!(reply.kind, ReplyKind::Broken);
+    let finish = if reply.truncated {
+        "length"
+    } else if calls.is_empty() {
+        "stop"
+    } else {
+        "tool_calls"
+    };
+
+    if !(reply.streaming && wants_stream) {
+        let content = if reply.text.is_empty() && !calls.is_empty() {
+            Value::Null
+        } else {
+            json!(reply.text)
+        };
+        let mut message = json!({"role": "assistant", "content": content});
+        if !calls.is_empty() {
+            message["tool_calls"] = Value::Array(calls);
+        }
+        let whole = json!({
+            "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": model,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+        });
+        let body = whole.to_string();
+        if broken {
+            // Promise the whole body, send half, and hang up.
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            stream.write_all(head.as_bytes()).await?;
+            stream.write_all(&body.as_bytes()[..body.len() / 2]).await?;
+            return stream.flush().await;
+        }
+        return write_response(stream, 200, "application/json", body.as_bytes()).await;
+    }
+
+    let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n";
+    stream.write_all(head.as_bytes()).await?;
+    let chunk = |delta: Value, finish: Option<&str>| {
+        json!({
+            "id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        })
+    };
+    let mut events = vec![chunk(json!({"role": "assistant", "content": ""}), None)];
+    for piece in pieces(&reply.text) {
+        events.push(chunk(json!({"content": piece}), None));
+    }
+    if broken {
+        // The opening and the first piece of text, then nothing: no finish, no [DONE].
+        events.truncate(2);
+        for event in &events {
+            send_event(stream, &event.to_string()).await?;
+        }
+        return stream.flush().await;
+    }
+    for (index, call) in calls.iter().enumerate() {
+        // The id and name come first with empty arguments, then the arguments in pieces, as
+        // OpenAI streams them.
+        events.push(chunk(
+            json!({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
+                "function": {"name": call["function"]["name"], "arguments": ""}}]}),
+            None,
+        ));
+        let arguments = call["function"]["arguments"].as_str().unwrap_or("{}");
+        for piece in pieces(arguments) {
+            events.push(chunk(
+                json!({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}),
+                None,
+            ));
+        }
+    }
+    events.push(chunk(json!({}), Some(finish)));
+    for event in &events {
+        send_event(stream, &event.to_string()).await?;
+    }
+    send_event(stream, "[DONE]").await?;
+    stream.flush().await
+}
+
+/// Writes one event in two writes, cut inside the line, so that a reader assuming one event per
+/// read is caught out.
+async fn send_event(stream: &mut TcpStream, data: &str) -> std::io::Result<()> {
+    let event = format!("data: {data}\n\n");
+    let middle = (1..event.len())
+        .find(|&i| i >= event.len() / 2 && event.is_char_boundary(i))
+        .unwrap_or(event.len());
+    stream.write_all(&event.as_bytes()[..middle]).await?;
+    stream.flush().await?;
+    stream.write_all(&event.as_bytes()[middle..]).await?;
+    stream.flush().await
+}
+
+/// `text` cut into [`PIECES`] pieces of about equal length, on character boundaries.
+fn pieces(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    if chars.is_empty() {
+        return Vec::new();
+    }
+    let size = chars.len().div_ceil(PIECES);
+    chars.chunks(size).map(|c| c.iter().collect()).collect()
+}
+
+async fn write_json(stream: &mut TcpStream, status: u16, value: &Value) -> std::io::Result<()> {
+    write_response(
+        stream,
+        status,
+        "application/json",
+        value.to_string().as_bytes(),
+    )
+    .await
+}
+
+async fn write_response(
+    stream: &mut TcpStream,
+    status: u16,
+    content_type: &str,
+    body: &[u8],
+) -> std::io::Result<()> {
+    let reason = match status {
+        200 => "OK",
+        400 => "Bad Request",
+        404 => "Not Found",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        503 => "Service Unavailable",
+        _ => "Status",
+    };
+    let head = format!(
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await?;
+    stream.write_all(body).await?;
+    stream.flush().await
+}
+
+async fn read_request(stream: &mut TcpStream) -> Option<Incoming> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 8192];
+    let head_end = loop {
+        if let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at;
+        }
+        if buf.len() > MAX_REQUEST_BYTES {
+            return None;
+        }
+        let n = stream.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let mut first = lines.next()?.split(' ');
+    let method = first.next()?.to_owned();
+    let path = first.next()?.to_owned();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    let find = |name: &str| {
+        headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+    };
+    let mut rest = buf[head_end + 4..].to_vec();
+    let chunked = find("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked"));
+    let body = if chunked {
+        read_chunked(stream, rest).await?
+    } else {
+        let length: usize = find("content-length")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        if length > MAX_REQUEST_BYTES {
+            return None;
+        }
+        while rest.len() < length {
+            let n = stream.read(&mut chunk).await.ok()?;
+            if n == 0 {
+                return None;
+            }
+            rest.extend_from_slice(&chunk[..n]);
+        }
+        rest.truncate(length);
+        rest
+    };
+    Some(Incoming {
+        method,
+        path,
+        headers,
+        body,
+    })
+}
+
+/// Decodes a chunked request body, `buf` holding what was read past the head already.
+async fn read_chunked(stream: &mut TcpStream, mut buf: Vec<u8>) -> Option<Vec<u8>> {
+    let mut body = Vec::new();
+    let mut chunk = [0u8; 8192];
+    loop {
+        let line_end = loop {
+            if let Some(at) = buf.windows(2).position(|w| w == b"\r\n") {
+                break at;
+            }
+            let n = stream.read(&mut chunk).await.ok()?;
+            if n == 0 {
+                return None;
+            }
+            buf.extend_from_slice(&chunk[..n]);
+        };
+        let size_text = String::from_utf8_lossy(&buf[..line_end]).into_owned();
+        let size_text = size_text.split(';').next().unwrap_or("").trim().to_owned();
+        let size = usize::from_str_radix(&size_text, 16).ok()?;
+        buf.drain(..line_end + 2);
+        if size == 0 {
+            return Some(body);
+        }
+        if body.len() + size > MAX_REQUEST_BYTES {
+            return None;
+        }
+        while buf.len() < size + 2 {
+            let n = stream.read(&mut chunk).await.ok()?;
+            if n == 0 {
+                return None;
+            }
+            buf.extend_from_slice(&chunk[..n]);
+        }
+        body.extend_from_slice(&buf[..size]);
+        buf.drain(..size + 2);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
+
+    use super::*;
+
+    struct Answered {
+        status: u16,
+        head: String,
+        body: String,
+    }
+
+    /// A blocking HTTP/1.1 exchange, so these tests need no client library.
+    fn exchange(
+        model: &FakeModel,
+        method: &str,
+        path: &str,
+        role: Option<&str>,
+        body: &Value,
+    ) -> Answered {
+        let mut stream = TcpStream::connect(model.addr).unwrap();
+        let body = if method == "GET" {
+            String::new()
+        } else {
+            body.to_string()
+        };
+        let mut request = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nContent-Length: {}\r\n",
+            model.addr,
+            body.len()
+        );
+        if let Some(role) = role {
+            request.push_str(&format!("X-Bravebot-Role: {role}\r\n"));
+        }
+        request.push_str("\r\n");
+        request.push_str(&body);
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut raw = Vec::new();
+        stream.read_to_end(&mut raw).unwrap();
+        let raw = String::from_utf8(raw).unwrap();
+        let (head, body) = raw.split_once("\r\n\r\n").unwrap();
+        let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+        Answered {
+            status,
+            head: head.to_owned(),
+            body: body.to_owned(),
+        }
+    }
+
+    fn chat(model: &FakeModel, role: &str, body: &Value) -> Answered {
+        exchange(model, "POST", "/v1/chat/completions", Some(role), body)
+    }
+
+    fn streaming_request(text: &str) -> Value {
+        json!({"model": "m", "stream": true, "messages": [{"role": "user", "content": text}]})
+    }
+
+    /// The `data:` payloads of a stream, in order.
+    fn events(body: &str) -> Vec<String> {
+        body.lines()
+            .filter_map(|line| line.strip_prefix("data: "))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// The text and tool calls a stream adds up to, reassembled the way a client must.
+    fn assemble(body: &str) -> (String, Vec<(String, String, String)>, bool) {
+        let mut text = String::new();
+        let mut calls: Vec<(String, String, String)> = Vec::new();
+        let events = events(body);
+        let done = events.last().map(String::as_str) == Some("[DONE]");
+        for event in events.iter().filter(|e| *e != "[DONE]") {
+            let value: Value = serde_json::from_str(event).unwrap();
+            let delta = &value["choices"][0]["delta"];
+            if let Some(piece) = delta["content"].as_str() {
+                text.push_str(piece);
+            }
+            for call in delta["tool_calls"].as_array().into_iter().flatten() {
+                let index = call["index"].as_u64().unwrap() as usize;
+                if calls.len() <= index {
+                    calls.push(Default::default());
+                }
+                if let Some(id) = call["id"].as_str() {
+                    calls[index].0 = id.to_owned();
+                }
+                if let Some(name) = call["function"]["name"].as_str() {
+                    calls[index].1 = name.to_owned();
+                }
+                if let Some(piece) = call["function"]["arguments"].as_str() {
+                    calls[index].2.push_str(piece);
+                }
+            }
+        }
+        (text, calls, done)
+    }
+
+    #[test]
+    fn fake_model_answers_each_role_from_its_own_queue() {
+        let model = FakeModel::start_with(|s| {
+            s.planner(vec![Reply::text("planner says")])
+                .check(vec![Reply::text("VERDICT: safe")])
+        });
+        let check = chat(&model, "check", &streaming_request("is this safe"));
+        let planner = chat(&model, "planner", &streaming_request("plan"));
+        assert_eq!(assemble(&check.body).0, "VERDICT: safe");
+        assert_eq!(assemble(&planner.body).0, "planner says");
+        let roles: Vec<_> = model.requests().into_iter().map(|r| r.role).collect();
+        assert_eq!(roles, ["check", "planner"]);
+        assert_eq!(
+            model.requests_for("check")[0].body["messages"][0]["content"],
+            "is this safe"
+        );
+        assert!(model.exhausted().is_empty());
+    }
+
+    #[test]
+    fn fake_model_streams_text_and_tool_arguments_in_several_chunks() {
+        let args = json!({"path": "src/main.rs", "why": "to see the entry point"});
+        let model = FakeModel::start(vec![
+            Reply::tool_call("read_file", args.clone()).with_text("Reading it now."),
+            Reply::tool_calls(vec![
+                ("list_files", json!({})),
+                ("search", json!({"query": "x"})),
+            ]),
+        ]);
+        let first = chat(&model, "planner", &streaming_request("go"));
+        assert!(first.head.contains("text/event-stream"), "{}", first.head);
+        let argument_pieces = events(&first.body)
+            .iter()
+            .filter(|e| e.contains("\"arguments\"") && !e.contains("\"name\""))
+            .count();
+        assert!(
+            argument_pieces >= 2,
+            "arguments were not split: {}",
+            first.body
+        );
+        let (text, calls, done) = assemble(&first.body);
+        assert!(done);
+        assert_eq!(text, "Reading it now.");
+        assert_eq!(calls.len(), 1);
+        assert_eq!(
+            (calls[0].0.as_str(), calls[0].1.as_str()),
+            ("call_1", "read_file")
+        );
+        assert_eq!(serde_json::from_str::<Value>(&calls[0].2).unwrap(), args);
+
+        let (_, calls, _) = assemble(&chat(&model, "planner", &streaming_request("more")).body);
+        let ids: Vec<_> = calls.iter().map(|c| c.0.as_str()).collect();
+        assert_eq!(ids, ["call_2", "call_3"]);
+    }
+
+    #[test]
+    fn fake_model_keeps_a_chosen_call_id_and_records_how_long_it_took() {
+        let model = FakeModel::start(vec![
+            Reply::tool_call_with_id("call_read_1", "read_file", json!({"path": "a"})),
+            Reply::tool_call("list_files", json!({})),
+        ]);
+        let (_, chosen, _) = assemble(&chat(&model, "planner", &streaming_request("a")).body);
+        let (_, numbered, _) = assemble(&chat(&model, "planner", &streaming_request("b")).body);
+        assert_eq!(chosen[0].0, "call_read_1");
+        assert_eq!(
+            numbered[0].0, "call_1",
+            "a chosen id does not use up a number"
+        );
+        assert!(model.requests().iter().all(|r| r.duration > Duration::ZERO));
+    }
+
+    #[test]
+    fn fake_model_answers_an_empty_queue_with_a_note_for_the_planner_and_500_for_others() {
+        let model = FakeModel::start(vec![]);
+        let planner = chat(&model, "planner", &streaming_request("hi"));
+        assert_eq!(assemble(&planner.body).0, EXHAUSTED_TEXT);
+        let check = chat(&model, "check", &streaming_request("hi"));
+        assert_eq!(check.status, 500);
+        assert_eq!(model.exhausted(), ["planner", "check"]);
+    }
+
+    #[test]
+    fn fake_model_refuses_a_chat_request_without_a_role() {
+        let model = FakeModel::start(vec![Reply::text("unused")]);
+        let answered = exchange(
+            &model,
+            "POST",
+            "/v1/chat/completions",
+            None,
+            &streaming_request("hi"),
+        );
+        assert_eq!(answered.status, 400);
+        assert!(answered.body.contains("X-Bravebot-Role"));
+    }
+
+    #[test]
+    fn fake_model_non_streaming_reply_is_one_json_body() {
+        let model = FakeModel::start(vec![Reply::text("whole").non_streaming().truncated()]);
+        let answered = chat(&model, "planner", &streaming_request("hi"));
+        assert!(
+            answered.head.contains("application/json"),
+            "{}",
+            answered.head
+        );
+        let value: Value = serde_json::from_str(&answered.body).unwrap();
+        assert_eq!(value["choices"][0]["message"]["content"], "whole");
+        assert_eq!(value["choices"][0]["finish_reason"], "length");
+    }
+
+    #[test]
+    fn fake_model_broken_reply_stops_without_done() {
+        let model = FakeModel::start(vec![Reply::broken()]);
+        let answered = chat(&model, "planner", &streaming_request("hi"));
+        let (text, _, done) = assemble(&answered.body);
+        assert!(!done);
+        assert!(
+            !text.is_empty() && text != "this reply breaks off",
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn fake_model_error_reply_carries_status_and_message() {
+        let model = FakeModel::start(vec![Reply::error(429, "slow down")]);
+        let answered = chat(&model, "planner", &streaming_request("hi"));
+        assert_eq!(answered.status, 429);
+        let value: Value = serde_json::from_str(&answered.body).unwrap();
+        assert_eq!(value["error"]["message"], "slow down");
+    }
+
+    #[test]
+    fn fake_model_lists_models() {
+        let model = FakeModel::start(vec![]);
+        let answered = exchange(&model, "GET", "/v1/models", None, &Value::Null);
+        assert_eq!(answered.status, 200);
+        let value: Value = serde_json::from_str(&answered.body).unwrap();
+        assert_eq!(value["data"].as_array().unwrap().len(), 2);
+        assert!(model.url().ends_with("/v1"));
+    }
+
+    #[test]
+    fn assert_no_planner_request_contains_ignores_checks_and_processors_only() {
+        let model = FakeModel::start_with(|s| {
+            s.planner(vec![Reply::text("a")])
+                .check(vec![Reply::text("b")])
+                .processor(vec![Reply::text("c")])
+        });
+        chat(
+            &model,
+            "check",
+            &streaming_request("SECRET \"quoted\"\nline"),
+        );
+        chat(
+            &model,
+            "processor",
+            &streaming_request("SECRET \"quoted\"\nline"),
+        );
+        chat(&model, "planner", &streaming_request("harmless"));
+        model.assert_no_planner_request_contains("\"quoted\"\nline");
+
+        chat(
+            &model,
+            "delegate",
+            &streaming_request("leaked \"quoted\"\nline"),
+        );
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            model.assert_no_planner_request_contains("\"quoted\"\nline");
+        }));
+        let message = caught.unwrap_err();
+        let message = message.downcast_ref::<String>().unwrap();
+        assert!(message.contains("request #3 (role delegate"), "{message}");
+    }
+
+    #[test]
+    fn fake_model_serves_a_request_while_another_connection_is_still_sending() {
+        let model = FakeModel::start(vec![Reply::text("quick")]);
+        let mut slow = TcpStream::connect(model.addr).unwrap();
+        slow.write_all(b"POST /v1/chat/completions HTTP/1.1\r\nContent-Le")
+            .unwrap();
+        let answered = chat(&model, "planner", &streaming_request("hi"));
+        assert_eq!(assemble(&answered.body).0, "quick");
+        drop(slow);
+    }
+
+    #[test]
+    fn fake_model_stops_listening_when_dropped() {
+        let model = FakeModel::start(vec![]);
+        let addr = model.addr;
+        drop(model);
+        assert!(TcpStream::connect(addr).is_err());
+    }
+}
