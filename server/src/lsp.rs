@@ -20,7 +20,7 @@ use tower_lsp_server::ls_types::{
     InitializedParams, PositionEncodingKind, ServerCapabilities, ServerInfo, TextDocumentSyncCapability,
     TextDocumentSyncKind, Uri,
 };
-use tower_lsp_server::{Client, LanguageServer, LspService, Server};
+use tower_lsp_server::{Client, LanguageServer, LspService};
 
 use crate::buffers::{Buffers, Encoding};
 use crate::protocol::{
@@ -40,6 +40,7 @@ struct ClientInfo {
 
 pub struct Backend {
     client: Client,
+    outbox: crate::transport::Outbox,
     buffers: Arc<Buffers>,
     questions: Arc<Questions>,
     sessions: Arc<Mutex<HashMap<String, Arc<Session>>>>,
@@ -87,6 +88,7 @@ impl Backend {
         let screen = Arc::new(LspScreen::new(
             id.clone(),
             self.client.clone(),
+            self.outbox.clone(),
             self.questions.clone(),
             info.permissions,
             info.options.interactive.unwrap_or(true),
@@ -315,15 +317,15 @@ impl LanguageServer for Backend {
 /// Serves the protocol on stdin/stdout until the client exits or the input ends. Returns whether
 /// a `shutdown` request came before the end (LSP's exit code rule).
 pub async fn serve(egress: Arc<Egress>) -> bool {
-    let eof = Arc::new(tokio::sync::Notify::new());
-    let stdin = crate::eof::NotifyOnEof::new(tokio::io::stdin(), eof.clone());
     let questions = Arc::new(Questions::default());
     let sessions: Arc<Mutex<HashMap<String, Arc<Session>>>> = Arc::default();
     let shut_down = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (outbox, outbox_rx) = crate::transport::outbox();
     let (service, socket) = {
-        let (questions, sessions, shut_down) = (questions.clone(), sessions.clone(), shut_down.clone());
+        let (questions, sessions, shut_down, outbox) = (questions.clone(), sessions.clone(), shut_down.clone(), outbox.clone());
         LspService::build(move |client| Backend {
             client,
+            outbox,
             buffers: Arc::new(Buffers::default()),
             questions,
             sessions,
@@ -341,11 +343,8 @@ pub async fn serve(egress: Arc<Egress>) -> bool {
         .finish()
     };
     // The end of the input refuses every question and ends every turn: nobody is left to answer.
-    tokio::spawn(async move {
-        eof.notified().await;
-        stop_everything(&sessions, &questions);
-    });
-    Server::new(stdin, tokio::io::stdout(), socket).concurrency_level(64).serve(service).await;
+    let on_end = move || stop_everything(&sessions, &questions);
+    crate::transport::serve(tokio::io::stdin(), tokio::io::stdout(), (outbox, outbox_rx), service, socket, on_end).await;
     shut_down.load(std::sync::atomic::Ordering::SeqCst)
 }
 

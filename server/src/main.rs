@@ -3,12 +3,12 @@
 
 mod buffers;
 mod doctor;
-mod eof;
 mod exec;
 mod lsp;
 mod protocol;
 mod screen;
 mod setup;
+mod transport;
 
 use std::io::Write;
 use std::process::ExitCode;

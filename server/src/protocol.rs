@@ -280,11 +280,3 @@ impl tower_lsp_server::ls_types::request::Request for RequestPermission {
     type Result = Value;
     const METHOD: &'static str = method::SESSION_REQUEST_PERMISSION;
 }
-
-/// A server → client notification, for `Client::send_notification`.
-pub enum UpdateMethod {}
-
-impl tower_lsp_server::ls_types::notification::Notification for UpdateMethod {
-    type Params = Value;
-    const METHOD: &'static str = method::SESSION_UPDATE;
-}

@@ -10,14 +10,15 @@ use std::sync::{Arc, Mutex};
 use bravebot_core::kernel::policy;
 use bravebot_core::session::{Answer, BoxFuture, CheckState, Question, Screen, Update};
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tower_lsp_server::Client;
 use tower_lsp_server::ls_types::{MessageActionItem, MessageType};
 
 use crate::protocol::{
     self, Outcome, PermissionOption, PermissionReply, RequestPermission, RequestPermissionParams, SessionUpdate,
-    TodoItem, UpdateMethod, UpdateNotification,
+    TodoItem, UpdateNotification,
 };
+use crate::transport::Outbox;
 
 /// A question waiting for its first answer.
 pub struct Pending {
@@ -87,23 +88,22 @@ impl Drop for Withdraw<'_> {
 pub struct LspScreen {
     pub session_id: String,
     client: Client,
-    updates: mpsc::UnboundedSender<Value>,
+    updates: Outbox,
     questions: Arc<Questions>,
     permissions: bool,
     interactive: bool,
 }
 
 impl LspScreen {
-    pub fn new(session_id: String, client: Client, questions: Arc<Questions>, permissions: bool, interactive: bool) -> LspScreen {
-        // One task sends the session's notifications in order.
-        let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
-        let sender = client.clone();
-        tokio::spawn(async move {
-            while let Some(params) = rx.recv().await {
-                sender.send_notification::<UpdateMethod>(params).await;
-            }
-        });
-        LspScreen { session_id, client, updates: tx, questions, permissions, interactive }
+    pub fn new(
+        session_id: String,
+        client: Client,
+        updates: Outbox,
+        questions: Arc<Questions>,
+        permissions: bool,
+        interactive: bool,
+    ) -> LspScreen {
+        LspScreen { session_id, client, updates, questions, permissions, interactive }
     }
 }
 
@@ -111,9 +111,7 @@ impl Screen for LspScreen {
     fn update(&self, update: Update) {
         let params = UpdateNotification { session_id: self.session_id.clone(), update: wire_update(update) };
         match serde_json::to_value(params) {
-            Ok(v) => {
-                let _ = self.updates.send(v);
-            }
+            Ok(v) => self.updates.notify(protocol::method::SESSION_UPDATE, v),
             Err(e) => tracing::error!("update not serialised: {e}"),
         }
     }
