@@ -41,7 +41,9 @@ pub async fn run(
     cancel: &CancellationToken,
 ) -> CheckOutcome {
     let (lines, _) = policy::measure(content);
-    session.screen.update(Update::Check { state: CheckState::Started { lines } });
+    session.screen.update(Update::Check {
+        state: CheckState::Started { lines },
+    });
     let literal = {
         let mut state = session.state();
         policy::to_check_request(content, &mut state.audit, origin)
@@ -72,11 +74,17 @@ pub async fn run(
                 let mut state = session.state();
                 policy::read_verdict(&text, &mut state.audit, origin)
             };
-            CheckOutcome { verdict, reasons: Some(text) }
+            CheckOutcome {
+                verdict,
+                reasons: Some(text),
+            }
         }
         Ok(_) => {
             tracing::info!("check reply was cut short; inconclusive");
-            CheckOutcome { verdict: Verdict::Inconclusive, reasons: None }
+            CheckOutcome {
+                verdict: Verdict::Inconclusive,
+                reasons: None,
+            }
         }
         Err(e) => {
             tracing::warn!("check failed: {e}");
@@ -85,10 +93,15 @@ pub async fn run(
                 crate::kernel::audit::Decision::Observed,
                 format!("{origin}: verdict inconclusive (the check did not complete)"),
             );
-            CheckOutcome { verdict: Verdict::Inconclusive, reasons: None }
+            CheckOutcome {
+                verdict: Verdict::Inconclusive,
+                reasons: None,
+            }
         }
     };
     let completed = outcome.reasons.is_some();
-    session.screen.update(Update::Check { state: CheckState::Ended { completed } });
+    session.screen.update(Update::Check {
+        state: CheckState::Ended { completed },
+    });
     outcome
 }

@@ -81,13 +81,33 @@ pub struct Todo {
 /// What the person is shown while a turn runs.
 #[derive(Clone, Debug)]
 pub enum Update {
-    AgentText { delta: String },
-    ToolCall { call_id: String, tool: String, why: String, routing: Value },
-    ToolResult { call_id: String, status: ToolStatus, summary: String },
-    Quarantined { reference: Reference, origin: String },
-    Check { state: CheckState },
-    Plan { todos: Vec<Todo> },
-    TurnEnded { stop_reason: StopReason },
+    AgentText {
+        delta: String,
+    },
+    ToolCall {
+        call_id: String,
+        tool: String,
+        why: String,
+        routing: Value,
+    },
+    ToolResult {
+        call_id: String,
+        status: ToolStatus,
+        summary: String,
+    },
+    Quarantined {
+        reference: Reference,
+        origin: String,
+    },
+    Check {
+        state: CheckState,
+    },
+    Plan {
+        todos: Vec<Todo>,
+    },
+    TurnEnded {
+        stop_reason: StopReason,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -168,7 +188,10 @@ pub struct Question {
 /// A person's answer. Anything that is not a selection of an offered approving option refuses.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Answer {
-    Selected { option_id: String, text: Option<String> },
+    Selected {
+        option_id: String,
+        text: Option<String>,
+    },
     /// Cancelled, unreadable, an error reply, nobody there: all the same, a refusal.
     Refused,
 }
@@ -177,7 +200,9 @@ impl Answer {
     /// The option an answer selected, if the question offered it.
     pub fn chosen<'q>(&self, question: &'q Question) -> Option<&'q QuestionOption> {
         match self {
-            Answer::Selected { option_id, .. } => question.options.iter().find(|o| &o.id == option_id),
+            Answer::Selected { option_id, .. } => {
+                question.options.iter().find(|o| &o.id == option_id)
+            }
             Answer::Refused => None,
         }
     }
@@ -255,20 +280,31 @@ pub struct Session {
 pub struct Busy;
 
 impl Session {
-    pub fn new(config: SessionConfig, model: ModelClient, screen: Arc<dyn Screen>, files: Arc<dyn Files>) -> Session {
+    pub fn new(
+        config: SessionConfig,
+        model: ModelClient,
+        screen: Arc<dyn Screen>,
+        files: Arc<dyn Files>,
+    ) -> Session {
         let mut trust = TrustMap::default();
         let mut audit = AuditTrail::default();
         // The files a person writes in order to be obeyed are trusted from the start (CONTRACT
         // §4.3). They are defaults: a path already covered stays as it was.
         for (path, scope) in [
             (config.cwd.join("AGENTS.md"), Scope::File),
-            (config.cwd.join(".bravebot").join("skills"), Scope::Directory),
+            (
+                config.cwd.join(".bravebot").join("skills"),
+                Scope::Directory,
+            ),
         ] {
             if trust.add_default(path.clone(), scope) {
                 audit.record(
                     Gate::Trust,
                     Decision::Allowed,
-                    format!("{} trusted by default (origin instructions)", crate::tools::display_path(&config.cwd, &path)),
+                    format!(
+                        "{} trusted by default (origin instructions)",
+                        crate::tools::display_path(&config.cwd, &path)
+                    ),
                 );
             }
         }
@@ -301,7 +337,9 @@ impl Session {
 
     /// The session's state. Never held across an await.
     pub fn state(&self) -> MutexGuard<'_, SessionState> {
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Runs one turn to its end. `files` are paths the person named: each is trusted for the
@@ -321,7 +359,9 @@ impl Session {
         }
         let stop = turn::run(self, text, token).await;
         self.flush_audit();
-        self.screen.update(Update::TurnEnded { stop_reason: stop.clone() });
+        self.screen.update(Update::TurnEnded {
+            stop_reason: stop.clone(),
+        });
         *self.turn.lock().unwrap_or_else(|p| p.into_inner()) = None;
         Ok(stop)
     }
@@ -341,14 +381,26 @@ impl Session {
         let mut state = self.state();
         match scope {
             Scope::File => {
-                state.trust.add(TrustRule { path, scope, origin: RuleOrigin::Person });
-                state.audit.record(Gate::Trust, Decision::Allowed, format!("{shown} trusted by the person (origin person)"));
+                state.trust.add(TrustRule {
+                    path,
+                    scope,
+                    origin: RuleOrigin::Person,
+                });
+                state.audit.record(
+                    Gate::Trust,
+                    Decision::Allowed,
+                    format!("{shown} trusted by the person (origin person)"),
+                );
             }
             Scope::Directory => {
                 if !state.added_dirs.contains(&path) {
                     state.added_dirs.push(path);
                 }
-                state.audit.record(Gate::Trust, Decision::Allowed, format!("{shown} added as a place to work by the person"));
+                state.audit.record(
+                    Gate::Trust,
+                    Decision::Allowed,
+                    format!("{shown} added as a place to work by the person"),
+                );
             }
         }
         drop(state);
@@ -383,7 +435,12 @@ impl Session {
         let written = path
             .parent()
             .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|()| std::fs::OpenOptions::new().create(true).append(true).open(path))
+            .and_then(|()| {
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+            })
             .and_then(|mut f| f.write_all((fresh.join("\n") + "\n").as_bytes()));
         match written {
             Ok(()) => state.audit_written += fresh.len(),

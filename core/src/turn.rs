@@ -38,7 +38,12 @@ pub async fn run(session: &Session, text: String, cancel: CancellationToken) -> 
         let state = &mut *state;
         // The person's own prompt: trusted by provenance, private.
         match policy::open(Labelled::new(text, Label::TRUSTED_PRIVATE)) {
-            Ok(opened) => policy::present(opened, "the person's prompt", &mut state.context, &mut state.audit),
+            Ok(opened) => policy::present(
+                opened,
+                "the person's prompt",
+                &mut state.context,
+                &mut state.audit,
+            ),
             Err(_) => return StopReason::Error("internal: the prompt did not open".into()),
         }
     };
@@ -48,7 +53,12 @@ pub async fn run(session: &Session, text: String, cancel: CancellationToken) -> 
     stop
 }
 
-async fn rounds(session: &Session, system: &PlannerText, messages: &mut Vec<Message>, cancel: &CancellationToken) -> StopReason {
+async fn rounds(
+    session: &Session,
+    system: &PlannerText,
+    messages: &mut Vec<Message>,
+    cancel: &CancellationToken,
+) -> StopReason {
     let tools: Vec<_> = tools::specs().iter().map(tools::ToolSpec::schema).collect();
     for _ in 0..session.settings.max_rounds {
         let request = ModelRequest {
@@ -71,14 +81,20 @@ async fn rounds(session: &Session, system: &PlannerText, messages: &mut Vec<Mess
             Err(e) => return StopReason::Error(e.to_string()),
         };
         let calls = reply.tool_calls.clone();
-        messages.push(Message::Assistant { text: reply.text, tool_calls: reply.tool_calls });
+        messages.push(Message::Assistant {
+            text: reply.text,
+            tool_calls: reply.tool_calls,
+        });
         if calls.is_empty() {
             return StopReason::EndTurn;
         }
         for (i, call) in calls.iter().enumerate() {
             if cancel.is_cancelled() {
                 for skipped in &calls[i..] {
-                    messages.push(tool_message(&skipped.id, ToolOutput::refused("the person cancelled the turn").text));
+                    messages.push(tool_message(
+                        &skipped.id,
+                        ToolOutput::refused("the person cancelled the turn").text,
+                    ));
                 }
                 return StopReason::Cancelled;
             }
@@ -89,7 +105,8 @@ async fn rounds(session: &Session, system: &PlannerText, messages: &mut Vec<Mess
                 why,
                 routing,
             });
-            let (output, _, _) = tools::dispatch(session, &call.name, &call.arguments, cancel).await;
+            let (output, _, _) =
+                tools::dispatch(session, &call.name, &call.arguments, cancel).await;
             session.screen.update(Update::ToolResult {
                 call_id: call.id.clone(),
                 status: output.status,
@@ -106,13 +123,20 @@ async fn rounds(session: &Session, system: &PlannerText, messages: &mut Vec<Mess
 }
 
 fn tool_message(call_id: &str, text: PlannerText) -> Message {
-    Message::ToolResult { call_id: call_id.to_string(), parts: vec![Part::Text(text.into_string())] }
+    Message::ToolResult {
+        call_id: call_id.to_string(),
+        parts: vec![Part::Text(text.into_string())],
+    }
 }
 
 /// The `why` and the routing arguments of a call, for drawing it before it runs.
 fn describe(arguments: &str) -> (String, Value) {
     let parsed: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
-    let why = parsed.get("why").and_then(Value::as_str).unwrap_or_default().to_string();
+    let why = parsed
+        .get("why")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
     let routing = match parsed {
         Value::Object(mut map) => {
             map.remove("why");
@@ -138,19 +162,26 @@ fn system_prompt(session: &Session) -> PlannerText {
     );
     let agents = session.cwd.join("AGENTS.md");
     let integrity = session.state().trust.integrity_of(&agents);
-    let body = session.files.buffer(&agents).map(|(t, _)| t).or_else(|| std::fs::read_to_string(&agents).ok());
+    let body = session
+        .files
+        .buffer(&agents)
+        .map(|(t, _)| t)
+        .or_else(|| std::fs::read_to_string(&agents).ok());
     match (body, integrity) {
         (Some(body), Some(Integrity::Trusted)) => {
             let mut state = session.state();
             let state = &mut *state;
             if let Ok(opened) = policy::open(Labelled::new(body, Label::TRUSTED_PRIVATE)) {
-                let shown = policy::present(opened, "AGENTS.md", &mut state.context, &mut state.audit);
+                let shown =
+                    policy::present(opened, "AGENTS.md", &mut state.context, &mut state.audit);
                 text.push_str("\nThe person's standing instructions, from AGENTS.md:\n");
                 text.push_str(shown.as_str());
                 text.push('\n');
             }
         }
-        (Some(_), _) => text.push_str("\nAGENTS.md exists but is not trusted, so it is not shown to you.\n"),
+        (Some(_), _) => {
+            text.push_str("\nAGENTS.md exists but is not trusted, so it is not shown to you.\n")
+        }
         (None, _) => {}
     }
     PlannerText::driver(text)

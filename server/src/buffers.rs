@@ -38,7 +38,10 @@ pub enum ChangeError {
 
 impl Default for Buffers {
     fn default() -> Buffers {
-        Buffers { encoding: RwLock::new(Encoding::Utf16), docs: RwLock::new(HashMap::new()) }
+        Buffers {
+            encoding: RwLock::new(Encoding::Utf16),
+            docs: RwLock::new(HashMap::new()),
+        }
     }
 }
 
@@ -52,7 +55,13 @@ impl Buffers {
     }
 
     pub fn open(&self, path: PathBuf, text: &str, version: i32) {
-        self.docs_mut().insert(path, Document { text: Rope::from_str(text), version });
+        self.docs_mut().insert(
+            path,
+            Document {
+                text: Rope::from_str(text),
+                version,
+            },
+        );
     }
 
     pub fn close(&self, path: &Path) {
@@ -60,15 +69,25 @@ impl Buffers {
     }
 
     /// Applies one change: a range replacement, or the whole text when `range` is `None`.
-    pub fn change(&self, path: &Path, range: Option<Range>, text: &str, version: i32) -> Result<(), ChangeError> {
+    pub fn change(
+        &self,
+        path: &Path,
+        range: Option<Range>,
+        text: &str,
+        version: i32,
+    ) -> Result<(), ChangeError> {
         let encoding = self.encoding();
         let mut docs = self.docs_mut();
-        let doc = docs.get_mut(path).ok_or_else(|| ChangeError::NotOpen(path.display().to_string()))?;
+        let doc = docs
+            .get_mut(path)
+            .ok_or_else(|| ChangeError::NotOpen(path.display().to_string()))?;
         match range {
             None => doc.text = Rope::from_str(text),
             Some(range) => {
-                let start = char_index(&doc.text, range.start, encoding).ok_or(ChangeError::OutOfRange(range))?;
-                let end = char_index(&doc.text, range.end, encoding).ok_or(ChangeError::OutOfRange(range))?;
+                let start = char_index(&doc.text, range.start, encoding)
+                    .ok_or(ChangeError::OutOfRange(range))?;
+                let end = char_index(&doc.text, range.end, encoding)
+                    .ok_or(ChangeError::OutOfRange(range))?;
                 if end < start {
                     return Err(ChangeError::OutOfRange(range));
                 }
@@ -135,10 +154,31 @@ mod tests {
         let b = Buffers::default();
         let p = PathBuf::from("/w/a.rs");
         b.open(p.clone(), "let s = \"😀x\";\nfn main() {}\n", 1);
-        // The emoji is two UTF-16 code units: "x" starts at character 10.
-        b.change(&p, Some(Range { start: pos(0, 10), end: pos(0, 11) }), "y", 2).expect("change applies");
-        b.change(&p, Some(Range { start: pos(1, 3), end: pos(1, 7) }), "start", 3).expect("change applies");
-        assert_eq!(b.text(&p), Some(("let s = \"😀y\";\nfn start() {}\n".to_string(), 3)));
+        // The emoji is two UTF-16 code units, so "x" (the tenth char) is at character 11.
+        b.change(
+            &p,
+            Some(Range {
+                start: pos(0, 11),
+                end: pos(0, 12),
+            }),
+            "y",
+            2,
+        )
+        .expect("change applies");
+        b.change(
+            &p,
+            Some(Range {
+                start: pos(1, 3),
+                end: pos(1, 7),
+            }),
+            "start",
+            3,
+        )
+        .expect("change applies");
+        assert_eq!(
+            b.text(&p),
+            Some(("let s = \"😀y\";\nfn start() {}\n".to_string(), 3))
+        );
     }
 
     #[test]
@@ -147,7 +187,16 @@ mod tests {
         b.set_encoding(Encoding::Utf8);
         let p = PathBuf::from("/w/a.txt");
         b.open(p.clone(), "é1\n", 1);
-        b.change(&p, Some(Range { start: pos(0, 2), end: pos(0, 3) }), "2", 2).expect("change applies");
+        b.change(
+            &p,
+            Some(Range {
+                start: pos(0, 2),
+                end: pos(0, 3),
+            }),
+            "2",
+            2,
+        )
+        .expect("change applies");
         assert_eq!(b.text(&p).map(|t| t.0), Some("é2\n".to_string()));
     }
 
@@ -156,8 +205,20 @@ mod tests {
         let b = Buffers::default();
         let p = PathBuf::from("/w/a.txt");
         b.open(p.clone(), "one\n", 1);
-        let err = b.change(&p, Some(Range { start: pos(5, 0), end: pos(5, 1) }), "x", 2);
+        let err = b.change(
+            &p,
+            Some(Range {
+                start: pos(5, 0),
+                end: pos(5, 1),
+            }),
+            "x",
+            2,
+        );
         assert!(matches!(err, Err(ChangeError::OutOfRange(_))));
-        assert_eq!(b.text(&p), Some(("one\n".to_string(), 1)), "nothing is lost");
+        assert_eq!(
+            b.text(&p),
+            Some(("one\n".to_string(), 1)),
+            "nothing is lost"
+        );
     }
 }

@@ -24,7 +24,13 @@ pub async fn run(egress: Arc<Egress>) -> ExitCode {
     let (settings, notes) = setup::load_settings(&cwd, None);
     let mut lines = vec![format!("version: bravebot {}", env!("CARGO_PKG_VERSION"))];
     let m = &settings.model;
-    lines.push(format!("model backend: {} at {} (model {}, from {})", m.api.as_str(), m.base_url, m.name, m.source.as_str()));
+    lines.push(format!(
+        "model backend: {} at {} (model {}, from {})",
+        m.api.as_str(),
+        m.base_url,
+        m.name,
+        m.source.as_str()
+    ));
     lines.push(match setup::credential_source(&settings) {
         Some(var) => format!("credential: set, from the environment variable {var}"),
         None => "credential: none".to_string(),
@@ -42,7 +48,11 @@ pub async fn run(egress: Arc<Egress>) -> ExitCode {
     lines.extend(notes.iter().map(ToString::to_string));
     lines.push(format!(
         "vetting: reads {}, auto {}",
-        if settings.vetting_reads { "checked" } else { "asked without a check" },
+        if settings.vetting_reads {
+            "checked"
+        } else {
+            "asked without a check"
+        },
         if settings.vetting_auto { "on" } else { "off" }
     ));
     lines.push(format!(
@@ -53,7 +63,10 @@ pub async fn run(egress: Arc<Egress>) -> ExitCode {
     lines.push(format!("confinement: {}", confinement()));
     for (language, binary) in LANGUAGE_SERVERS {
         lines.push(match find_on_path(binary) {
-            Some(p) => format!("language server for {language}: {binary} at {}", p.display()),
+            Some(p) => format!(
+                "language server for {language}: {binary} at {}",
+                p.display()
+            ),
             None => format!("language server for {language}: {binary} not found on PATH"),
         });
     }
@@ -80,7 +93,8 @@ pub fn confinement() -> String {
         };
         match abi {
             v if v >= 2 => format!("Landlock ABI {v} available"),
-            1 => "Landlock ABI 1 only: too old to allow renames, so confinement is unavailable".to_string(),
+            1 => "Landlock ABI 1 only: too old to allow renames, so confinement is unavailable"
+                .to_string(),
             _ => "Landlock unavailable on this kernel".to_string(),
         }
     }
@@ -92,7 +106,9 @@ pub fn confinement() -> String {
 
 fn find_on_path(binary: &str) -> Option<std::path::PathBuf> {
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join(binary)).find(|p| is_executable(p))
+    std::env::split_paths(&path)
+        .map(|d| d.join(binary))
+        .find(|p| is_executable(p))
 }
 
 fn is_executable(p: &Path) -> bool {

@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex};
 
 use bravebot_core::egress::Egress;
 use bravebot_core::model::ModelClient;
-use bravebot_core::session::{Answer, BoxFuture, CheckState, Question, Screen, Session, SessionConfig, StopReason, Update};
+use bravebot_core::session::{
+    Answer, BoxFuture, CheckState, Question, Screen, Session, SessionConfig, StopReason, Update,
+};
 use bravebot_core::tools::DiskOnly;
 
 use crate::{screen, setup};
@@ -47,18 +49,39 @@ impl Screen for ExecScreen {
                 let _ = out.flush();
                 *self.mid_line.lock().unwrap_or_else(|p| p.into_inner()) = !delta.ends_with('\n');
             }
-            Update::ToolCall { tool, why, routing, .. } => {
-                self.line(&format!("→ {tool} {routing}{}", if why.is_empty() { String::new() } else { format!("  ({why})") }));
+            Update::ToolCall {
+                tool, why, routing, ..
+            } => {
+                self.line(&format!(
+                    "→ {tool} {routing}{}",
+                    if why.is_empty() {
+                        String::new()
+                    } else {
+                        format!("  ({why})")
+                    }
+                ));
             }
-            Update::ToolResult { status, summary, .. } => self.line(&format!("  {}: {summary}", status.as_str())),
+            Update::ToolResult {
+                status, summary, ..
+            } => self.line(&format!("  {}: {summary}", status.as_str())),
             Update::Quarantined { reference, origin } => {
                 self.line(&format!("  quarantined {origin} as {reference}"));
             }
-            Update::Check { state: CheckState::Started { lines } } => {
-                self.line(&format!("  a check is reading {lines} lines nobody vouched for"));
+            Update::Check {
+                state: CheckState::Started { lines },
+            } => {
+                self.line(&format!(
+                    "  a check is reading {lines} lines nobody vouched for"
+                ));
             }
-            Update::Check { state: CheckState::Ended { completed } } => {
-                self.line(if completed { "  the check ended" } else { "  the check failed" });
+            Update::Check {
+                state: CheckState::Ended { completed },
+            } => {
+                self.line(if completed {
+                    "  the check ended"
+                } else {
+                    "  the check failed"
+                });
             }
             Update::Plan { todos } => {
                 for t in todos {
@@ -70,7 +93,10 @@ impl Screen for ExecScreen {
     }
 
     fn ask(&self, question: Question) -> BoxFuture<'_, Answer> {
-        self.line(&format!("  refused without asking (nobody is watching): {}", question.title));
+        self.line(&format!(
+            "  refused without asking (nobody is watching): {}",
+            question.title
+        ));
         Box::pin(async { Answer::Refused })
     }
 
@@ -94,8 +120,17 @@ pub async fn run(egress: Arc<Egress>, prompt: String, json: bool) -> ExitCode {
     let id = setup::new_session_id();
     let model = ModelClient::new(setup::model_config(&settings), egress);
     let base_url = settings.model.base_url.clone();
-    let screen = Arc::new(ExecScreen { json, mid_line: Mutex::new(false) });
-    let config = SessionConfig { id: id.clone(), facts: setup::facts(&cwd), cwd, settings, audit_log: setup::audit_path(&id) };
+    let screen = Arc::new(ExecScreen {
+        json,
+        mid_line: Mutex::new(false),
+    });
+    let config = SessionConfig {
+        id: id.clone(),
+        facts: setup::facts(&cwd),
+        cwd,
+        settings,
+        audit_log: setup::audit_path(&id),
+    };
     let session = Session::new(config, model, screen.clone(), Arc::new(DiskOnly));
     let stop = match session.prompt(prompt, Vec::new()).await {
         Ok(stop) => stop,
@@ -118,7 +153,11 @@ pub async fn run(egress: Arc<Egress>, prompt: String, json: bool) -> ExitCode {
             ExitCode::FAILURE
         }
         other => {
-            let _ = writeln!(std::io::stderr(), "bravebot: the turn stopped: {}", other.as_str());
+            let _ = writeln!(
+                std::io::stderr(),
+                "bravebot: the turn stopped: {}",
+                other.as_str()
+            );
             ExitCode::FAILURE
         }
     }

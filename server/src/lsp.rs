@@ -14,19 +14,21 @@ use bravebot_core::tools::absolute;
 use serde_json::{Value, json};
 use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::ls_types::{
-    CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams, CodeActionProviderCapability,
-    CodeActionResponse, Command, DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
-    DidSaveTextDocumentParams, ExecuteCommandOptions, ExecuteCommandParams, InitializeParams, InitializeResult,
-    InitializedParams, PositionEncodingKind, ServerCapabilities, ServerInfo, TextDocumentSyncCapability,
-    TextDocumentSyncKind, Uri,
+    CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams,
+    CodeActionProviderCapability, CodeActionResponse, Command, DidChangeTextDocumentParams,
+    DidCloseTextDocumentParams, DidOpenTextDocumentParams, DidSaveTextDocumentParams,
+    ExecuteCommandOptions, ExecuteCommandParams, InitializeParams, InitializeResult,
+    InitializedParams, PositionEncodingKind, ServerCapabilities, ServerInfo,
+    TextDocumentSyncCapability, TextDocumentSyncKind, Uri,
 };
 use tower_lsp_server::{Client, LanguageServer, LspService};
 
 use crate::buffers::{Buffers, Encoding};
 use crate::protocol::{
-    self, ANSWER_COMMAND, AnswerArguments, AnswerResult, AuditRecord, AuditResult, Empty, ErrorInfo,
-    InitializationOptions, ModelStatus, NewSessionParams, NewSessionResult, PromptParams, PromptResult,
-    SessionParams, SetModeParams, StatusResult, TrustParams, TrustRuleStatus, method,
+    self, ANSWER_COMMAND, AnswerArguments, AnswerResult, AuditRecord, AuditResult, Empty,
+    ErrorInfo, InitializationOptions, ModelStatus, NewSessionParams, NewSessionResult,
+    PromptParams, PromptResult, SessionParams, SetModeParams, StatusResult, TrustParams,
+    TrustRuleStatus, method,
 };
 use crate::screen::{LspScreen, Questions};
 use crate::setup;
@@ -50,7 +52,11 @@ pub struct Backend {
 }
 
 fn invalid_params(message: impl Into<String>) -> Error {
-    Error { code: ErrorCode::InvalidParams, message: message.into().into(), data: None }
+    Error {
+        code: ErrorCode::InvalidParams,
+        message: message.into().into(),
+        data: None,
+    }
 }
 
 fn uri_path(uri: &Uri) -> Option<PathBuf> {
@@ -67,19 +73,36 @@ impl Backend {
             .ok_or_else(|| invalid_params(format!("no session {id}")))
     }
 
-
     async fn session_new(&self, params: NewSessionParams) -> Result<NewSessionResult> {
-        let info = self.info.get().ok_or_else(|| invalid_params("initialize first"))?;
-        let base = info.root.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_else(|| PathBuf::from("/"));
+        let info = self
+            .info
+            .get()
+            .ok_or_else(|| invalid_params("initialize first"))?;
+        let base = info
+            .root
+            .clone()
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_else(|| PathBuf::from("/"));
         let cwd = match params.cwd {
             Some(c) => absolute(&base, Path::new(&c)),
             None => base,
         };
-        let cwd = std::fs::canonicalize(&cwd).map_err(|e| invalid_params(format!("cwd {}: {e}", cwd.display())))?;
+        let cwd = std::fs::canonicalize(&cwd)
+            .map_err(|e| invalid_params(format!("cwd {}: {e}", cwd.display())))?;
         if !cwd.is_dir() {
-            return Err(invalid_params(format!("cwd {} is not a directory", cwd.display())));
+            return Err(invalid_params(format!(
+                "cwd {} is not a directory",
+                cwd.display()
+            )));
         }
-        let (settings, notes) = setup::load_settings(&cwd, info.options.model.as_ref().map(|m| json!({"model": m})).as_ref());
+        let (settings, notes) = setup::load_settings(
+            &cwd,
+            info.options
+                .model
+                .as_ref()
+                .map(|m| json!({"model": m}))
+                .as_ref(),
+        );
         for note in &notes {
             tracing::info!("{note}");
         }
@@ -101,7 +124,10 @@ impl Backend {
             audit_log: setup::audit_path(&id),
         };
         let session = Arc::new(Session::new(config, model, screen, self.buffers.clone()));
-        self.sessions.lock().unwrap_or_else(|p| p.into_inner()).insert(id.clone(), session);
+        self.sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id.clone(), session);
         Ok(NewSessionResult { session_id: id })
     }
 
@@ -111,12 +137,21 @@ impl Backend {
         let stop = session
             .prompt(params.text, files)
             .await
-            .map_err(|e| Error { code: ErrorCode::InvalidRequest, message: e.to_string().into(), data: None })?;
+            .map_err(|e| Error {
+                code: ErrorCode::InvalidRequest,
+                message: e.to_string().into(),
+                data: None,
+            })?;
         let error = match &stop {
-            StopReason::Error(message) => Some(ErrorInfo { message: message.clone() }),
+            StopReason::Error(message) => Some(ErrorInfo {
+                message: message.clone(),
+            }),
             _ => None,
         };
-        Ok(PromptResult { stop_reason: stop.as_str(), error })
+        Ok(PromptResult {
+            stop_reason: stop.as_str(),
+            error,
+        })
     }
 
     async fn session_cancel(&self, params: SessionParams) {
@@ -150,11 +185,19 @@ impl Backend {
                         Scope::Directory => "directory",
                     },
                     origin: r.origin.as_str(),
-                    trusted: r.origin.integrity() == bravebot_core::kernel::label::Integrity::Trusted,
+                    trusted: r.origin.integrity()
+                        == bravebot_core::kernel::label::Integrity::Trusted,
                 })
                 .collect(),
-            added_directories: state.added_dirs.iter().map(|d| d.display().to_string()).collect(),
-            confinement: format!("{}; this session starts no confined process", crate::doctor::confinement()),
+            added_directories: state
+                .added_dirs
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect(),
+            confinement: format!(
+                "{}; this session starts no confined process",
+                crate::doctor::confinement()
+            ),
             language_servers: Vec::new(),
             jobs: Vec::new(),
             watches: Vec::new(),
@@ -168,15 +211,23 @@ impl Backend {
             records: s
                 .audit_records()
                 .into_iter()
-                .map(|r| AuditRecord { gate: r.gate.as_str(), decision: r.decision.as_str(), detail: r.detail })
+                .map(|r| AuditRecord {
+                    gate: r.gate.as_str(),
+                    decision: r.decision.as_str(),
+                    detail: r.detail,
+                })
                 .collect(),
         })
     }
 
     async fn session_set_mode(&self, params: SetModeParams) -> Result<Empty> {
         let s = self.session(&params.session_id)?;
-        let mode = Mode::parse(&params.mode)
-            .ok_or_else(|| invalid_params(format!("unknown mode `{}`: ask, acceptEdits or plan", params.mode)))?;
+        let mode = Mode::parse(&params.mode).ok_or_else(|| {
+            invalid_params(format!(
+                "unknown mode `{}`: ask, acceptEdits or plan",
+                params.mode
+            ))
+        })?;
         s.set_mode(mode);
         Ok(Empty {})
     }
@@ -186,7 +237,11 @@ impl Backend {
         let scope = match params.scope.as_str() {
             "file" => Scope::File,
             "directory" => Scope::Directory,
-            other => return Err(invalid_params(format!("unknown scope `{other}`: file or directory"))),
+            other => {
+                return Err(invalid_params(format!(
+                    "unknown scope `{other}`: file or directory"
+                )));
+            }
         };
         s.trust_path(Path::new(&params.path), scope);
         Ok(Empty {})
@@ -196,18 +251,30 @@ impl Backend {
 impl LanguageServer for Backend {
     async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
         let options: InitializationOptions = match params.initialization_options.clone() {
-            Some(v) => serde_json::from_value(v).map_err(|e| invalid_params(format!("initializationOptions: {e}")))?,
+            Some(v) => serde_json::from_value(v)
+                .map_err(|e| invalid_params(format!("initializationOptions: {e}")))?,
             None => InitializationOptions::default(),
         };
-        let experimental = params.capabilities.experimental.clone().unwrap_or(Value::Null);
-        let permissions = experimental.pointer("/bravebot/permissions").and_then(Value::as_bool).unwrap_or(false);
+        let experimental = params
+            .capabilities
+            .experimental
+            .clone()
+            .unwrap_or(Value::Null);
+        let permissions = experimental
+            .pointer("/bravebot/permissions")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
         let utf8 = params
             .capabilities
             .general
             .as_ref()
             .and_then(|g| g.position_encodings.as_ref())
             .is_some_and(|encs| encs.contains(&PositionEncodingKind::UTF8));
-        let encoding = if utf8 { Encoding::Utf8 } else { Encoding::Utf16 };
+        let encoding = if utf8 {
+            Encoding::Utf8
+        } else {
+            Encoding::Utf16
+        };
         self.buffers.set_encoding(encoding);
         #[allow(deprecated)]
         let root = params
@@ -216,20 +283,35 @@ impl LanguageServer for Backend {
             .and_then(|f| f.first())
             .and_then(|f| uri_path(&f.uri))
             .or_else(|| params.root_uri.as_ref().and_then(uri_path));
-        let _ = self.info.set(ClientInfo { options, permissions, root });
+        let _ = self.info.set(ClientInfo {
+            options,
+            permissions,
+            root,
+        });
         Ok(InitializeResult {
             capabilities: ServerCapabilities {
-                position_encoding: Some(if utf8 { PositionEncodingKind::UTF8 } else { PositionEncodingKind::UTF16 }),
-                text_document_sync: Some(TextDocumentSyncCapability::Kind(TextDocumentSyncKind::INCREMENTAL)),
+                position_encoding: Some(if utf8 {
+                    PositionEncodingKind::UTF8
+                } else {
+                    PositionEncodingKind::UTF16
+                }),
+                text_document_sync: Some(TextDocumentSyncCapability::Kind(
+                    TextDocumentSyncKind::INCREMENTAL,
+                )),
                 code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
                 execute_command_provider: Some(ExecuteCommandOptions {
                     commands: vec![ANSWER_COMMAND.to_string()],
                     ..Default::default()
                 }),
-                experimental: Some(json!({"bravebot": {"protocolVersion": protocol::PROTOCOL_VERSION}})),
+                experimental: Some(
+                    json!({"bravebot": {"protocolVersion": protocol::PROTOCOL_VERSION}}),
+                ),
                 ..Default::default()
             },
-            server_info: Some(ServerInfo { name: "bravebot".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),
+            server_info: Some(ServerInfo {
+                name: "bravebot".into(),
+                version: Some(env!("CARGO_PKG_VERSION").into()),
+            }),
             offset_encoding: None,
         })
     }
@@ -237,7 +319,8 @@ impl LanguageServer for Backend {
     async fn initialized(&self, _: InitializedParams) {}
 
     async fn shutdown(&self) -> Result<()> {
-        self.shut_down.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.shut_down
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         stop_everything(&self.sessions, &self.questions);
         Ok(())
     }
@@ -250,9 +333,16 @@ impl LanguageServer for Backend {
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
-        let Some(path) = uri_path(&params.text_document.uri) else { return };
+        let Some(path) = uri_path(&params.text_document.uri) else {
+            return;
+        };
         for change in params.content_changes {
-            if let Err(e) = self.buffers.change(&path, change.range, &change.text, params.text_document.version) {
+            if let Err(e) = self.buffers.change(
+                &path,
+                change.range,
+                &change.text,
+                params.text_document.version,
+            ) {
                 // The buffer is out of step with the editor: forget it so reads fall back to
                 // disk rather than to wrong text, and say so.
                 tracing::warn!("{e}; dropping the buffer of {}", path.display());
@@ -283,7 +373,9 @@ impl LanguageServer for Backend {
                         command: Some(Command {
                             title: o.name.clone(),
                             command: ANSWER_COMMAND.to_string(),
-                            arguments: Some(vec![json!({"questionId": question_id, "optionId": o.option_id})]),
+                            arguments: Some(vec![
+                                json!({"questionId": question_id, "optionId": o.option_id}),
+                            ]),
                         }),
                         ..Default::default()
                     })
@@ -295,7 +387,10 @@ impl LanguageServer for Backend {
 
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<Value>> {
         if params.command != ANSWER_COMMAND {
-            return Err(invalid_params(format!("unknown command `{}`", params.command)));
+            return Err(invalid_params(format!(
+                "unknown command `{}`",
+                params.command
+            )));
         }
         let args: AnswerArguments = params
             .arguments
@@ -303,12 +398,17 @@ impl LanguageServer for Backend {
             .next()
             .and_then(|a| serde_json::from_value(a).ok())
             .ok_or_else(|| invalid_params("bravebot.answer takes [{ questionId, optionId }]"))?;
-        let delivered = self
-            .questions
-            .answer(&args.question_id, Answer::Selected { option_id: args.option_id, text: args.text });
+        let delivered = self.questions.answer(
+            &args.question_id,
+            Answer::Selected {
+                option_id: args.option_id,
+                text: args.text,
+            },
+        );
         let result = AnswerResult {
             accepted: delivered,
-            reason: (!delivered).then_some("the question is not pending: it was answered already or withdrawn"),
+            reason: (!delivered)
+                .then_some("the question is not pending: it was answered already or withdrawn"),
         };
         Ok(Some(serde_json::to_value(result).unwrap_or(Value::Null)))
     }
@@ -322,7 +422,12 @@ pub async fn serve(egress: Arc<Egress>) -> bool {
     let shut_down = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let (outbox, outbox_rx) = crate::transport::outbox();
     let (service, socket) = {
-        let (questions, sessions, shut_down, outbox) = (questions.clone(), sessions.clone(), shut_down.clone(), outbox.clone());
+        let (questions, sessions, shut_down, outbox) = (
+            questions.clone(),
+            sessions.clone(),
+            shut_down.clone(),
+            outbox.clone(),
+        );
         LspService::build(move |client| Backend {
             client,
             outbox,
@@ -344,7 +449,15 @@ pub async fn serve(egress: Arc<Egress>) -> bool {
     };
     // The end of the input refuses every question and ends every turn: nobody is left to answer.
     let on_end = move || stop_everything(&sessions, &questions);
-    crate::transport::serve(tokio::io::stdin(), tokio::io::stdout(), (outbox, outbox_rx), service, socket, on_end).await;
+    crate::transport::serve(
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        (outbox, outbox_rx),
+        service,
+        socket,
+        on_end,
+    )
+    .await;
     shut_down.load(std::sync::atomic::Ordering::SeqCst)
 }
 

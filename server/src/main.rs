@@ -41,8 +41,14 @@ fn main() -> ExitCode {
         }
         ["lsp", ..] => run(Mode::Lsp),
         ["doctor"] => run(Mode::Doctor),
-        ["exec", "--json", prompt] => run(Mode::Exec { json: true, prompt: prompt.to_string() }),
-        ["exec", prompt] if !prompt.starts_with("--") => run(Mode::Exec { json: false, prompt: prompt.to_string() }),
+        ["exec", "--json", prompt] => run(Mode::Exec {
+            json: true,
+            prompt: prompt.to_string(),
+        }),
+        ["exec", prompt] if !prompt.starts_with("--") => run(Mode::Exec {
+            json: false,
+            prompt: prompt.to_string(),
+        }),
         _ => {
             let _ = std::io::stderr().write_all(USAGE.as_bytes());
             ExitCode::from(2)
@@ -58,7 +64,11 @@ enum Mode {
 
 fn run(mode: Mode) -> ExitCode {
     init_logging();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             let _ = writeln!(std::io::stderr(), "bravebot: cannot start the runtime: {e}");
@@ -70,20 +80,28 @@ fn run(mode: Mode) -> ExitCode {
         let egress = match egress {
             Ok(e) => Arc::new(e),
             Err(e) => {
-                let _ = writeln!(std::io::stderr(), "bravebot: network settings unusable: {e}");
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "bravebot: network settings unusable: {e}"
+                );
                 return ExitCode::FAILURE;
             }
         };
         match mode {
             Mode::Lsp => {
-                if lsp::serve(egress).await { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+                if lsp::serve(egress).await {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::FAILURE
+                }
             }
             Mode::Doctor => doctor::run(egress).await,
             Mode::Exec { json, prompt } => exec::run(egress, prompt, json).await,
         }
     });
-    // A turn still draining after the protocol ended must not keep the process alive.
-    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    // Whatever is still waiting once the protocol ended (a question nobody will answer) must not
+    // keep the process alive.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     code
 }
 
@@ -91,9 +109,16 @@ fn run(mode: Mode) -> ExitCode {
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("BRAVEBOT_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let file = std::env::var_os("BRAVEBOT_LOG_FILE")
-        .and_then(|p| std::fs::OpenOptions::new().create(true).append(true).open(p).ok());
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_ansi(false);
+    let file = std::env::var_os("BRAVEBOT_LOG_FILE").and_then(|p| {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(p)
+            .ok()
+    });
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(false);
     match file {
         Some(f) => builder.with_writer(std::sync::Mutex::new(f)).init(),
         None => builder.with_writer(std::io::stderr).init(),

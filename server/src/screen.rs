@@ -15,8 +15,8 @@ use tower_lsp_server::Client;
 use tower_lsp_server::ls_types::{MessageActionItem, MessageType};
 
 use crate::protocol::{
-    self, Outcome, PermissionOption, PermissionReply, RequestPermission, RequestPermissionParams, SessionUpdate,
-    TodoItem, UpdateNotification,
+    self, Outcome, PermissionOption, PermissionReply, RequestPermission, RequestPermissionParams,
+    SessionUpdate, TodoItem, UpdateNotification,
 };
 use crate::transport::Outbox;
 
@@ -103,13 +103,23 @@ impl LspScreen {
         permissions: bool,
         interactive: bool,
     ) -> LspScreen {
-        LspScreen { session_id, client, updates, questions, permissions, interactive }
+        LspScreen {
+            session_id,
+            client,
+            updates,
+            questions,
+            permissions,
+            interactive,
+        }
     }
 }
 
 impl Screen for LspScreen {
     fn update(&self, update: Update) {
-        let params = UpdateNotification { session_id: self.session_id.clone(), update: wire_update(update) };
+        let params = UpdateNotification {
+            session_id: self.session_id.clone(),
+            update: wire_update(update),
+        };
         match serde_json::to_value(params) {
             Ok(v) => self.updates.notify(protocol::method::SESSION_UPDATE, v),
             Err(e) => tracing::error!("update not serialised: {e}"),
@@ -121,7 +131,11 @@ impl Screen for LspScreen {
             let options: Vec<PermissionOption> = question
                 .options
                 .iter()
-                .map(|o| PermissionOption { option_id: o.id.clone(), name: o.name.clone(), kind: o.kind.as_str() })
+                .map(|o| PermissionOption {
+                    option_id: o.id.clone(),
+                    name: o.name.clone(),
+                    kind: o.kind.as_str(),
+                })
                 .collect();
             let (tx, rx) = oneshot::channel();
             let question_id = self.questions.register(Pending {
@@ -147,16 +161,24 @@ impl Screen for LspScreen {
                 let message = fallback_message(&question);
                 let actions: Vec<MessageActionItem> = options
                     .iter()
-                    .map(|o| MessageActionItem { title: o.name.clone(), properties: HashMap::new() })
+                    .map(|o| MessageActionItem {
+                        title: o.name.clone(),
+                        properties: HashMap::new(),
+                    })
                     .collect();
                 let qid = question_id.clone();
                 tokio::spawn(async move {
-                    let reply = client.show_message_request(MessageType::INFO, message, Some(actions)).await;
+                    let reply = client
+                        .show_message_request(MessageType::INFO, message, Some(actions))
+                        .await;
                     let answer = match reply {
-                        Ok(Some(item)) => options
-                            .iter()
-                            .find(|o| o.name == item.title)
-                            .map_or(Answer::Refused, |o| Answer::Selected { option_id: o.option_id.clone(), text: None }),
+                        Ok(Some(item)) => options.iter().find(|o| o.name == item.title).map_or(
+                            Answer::Refused,
+                            |o| Answer::Selected {
+                                option_id: o.option_id.clone(),
+                                text: None,
+                            },
+                        ),
                         _ => Answer::Refused,
                     };
                     questions.answer(&qid, answer);
@@ -174,7 +196,9 @@ impl Screen for LspScreen {
 /// Reads a client's reply to a question. Anything but a selection refuses.
 pub fn read_reply(reply: Option<Value>) -> Answer {
     match reply.map(serde_json::from_value::<PermissionReply>) {
-        Some(Ok(PermissionReply { outcome: Outcome::Selected { option_id, text } })) => Answer::Selected { option_id, text },
+        Some(Ok(PermissionReply {
+            outcome: Outcome::Selected { option_id, text },
+        })) => Answer::Selected { option_id, text },
         _ => Answer::Refused,
     }
 }
@@ -212,7 +236,10 @@ fn wire_question(
             // The screen is one of the places untrusted bytes may go.
             content: s.content.as_ref().map(|c| policy::to_screen(c).clone()),
             verdict: s.verdict.map(|v| v.as_str()),
-            verdict_text: s.verdict_text.as_ref().map(|t| policy::to_screen(t).clone()),
+            verdict_text: s
+                .verdict_text
+                .as_ref()
+                .map(|t| policy::to_screen(t).clone()),
             origin: s.origin.clone(),
             question: s.question.clone(),
             header: s.header.clone(),
@@ -225,10 +252,26 @@ fn wire_question(
 pub fn wire_update(update: Update) -> SessionUpdate {
     match update {
         Update::AgentText { delta } => SessionUpdate::AgentText { delta },
-        Update::ToolCall { call_id, tool, why, routing } => SessionUpdate::ToolCall { call_id, tool, why, routing },
-        Update::ToolResult { call_id, status, summary } => {
-            SessionUpdate::ToolResult { call_id, status: status.as_str(), summary }
-        }
+        Update::ToolCall {
+            call_id,
+            tool,
+            why,
+            routing,
+        } => SessionUpdate::ToolCall {
+            call_id,
+            tool,
+            why,
+            routing,
+        },
+        Update::ToolResult {
+            call_id,
+            status,
+            summary,
+        } => SessionUpdate::ToolResult {
+            call_id,
+            status: status.as_str(),
+            summary,
+        },
         Update::Quarantined { reference, origin } => SessionUpdate::Quarantined {
             reference: reference.id.to_string(),
             origin,
@@ -236,15 +279,31 @@ pub fn wire_update(update: Update) -> SessionUpdate {
             bytes: reference.bytes,
             label: reference.label.to_string(),
         },
-        Update::Check { state: CheckState::Started { lines } } => {
-            SessionUpdate::Check { state: "started", lines: Some(lines), completed: None }
-        }
-        Update::Check { state: CheckState::Ended { completed } } => {
-            SessionUpdate::Check { state: "ended", lines: None, completed: Some(completed) }
-        }
-        Update::Plan { todos } => SessionUpdate::Plan {
-            todos: todos.into_iter().map(|t| TodoItem { content: t.content, status: t.status }).collect(),
+        Update::Check {
+            state: CheckState::Started { lines },
+        } => SessionUpdate::Check {
+            state: "started",
+            lines: Some(lines),
+            completed: None,
         },
-        Update::TurnEnded { stop_reason } => SessionUpdate::TurnEnded { stop_reason: stop_reason.as_str() },
+        Update::Check {
+            state: CheckState::Ended { completed },
+        } => SessionUpdate::Check {
+            state: "ended",
+            lines: None,
+            completed: Some(completed),
+        },
+        Update::Plan { todos } => SessionUpdate::Plan {
+            todos: todos
+                .into_iter()
+                .map(|t| TodoItem {
+                    content: t.content,
+                    status: t.status,
+                })
+                .collect(),
+        },
+        Update::TurnEnded { stop_reason } => SessionUpdate::TurnEnded {
+            stop_reason: stop_reason.as_str(),
+        },
     }
 }

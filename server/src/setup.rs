@@ -14,7 +14,9 @@ use serde_json::Value;
 
 /// `HOME` decides where `~` is (CONTRACT §2).
 pub fn home() -> Option<PathBuf> {
-    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from)
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
 }
 
 pub fn home_settings_path() -> Option<PathBuf> {
@@ -25,14 +27,21 @@ pub fn home_settings_path() -> Option<PathBuf> {
 pub fn load_settings(cwd: &Path, client: Option<&Value>) -> (Settings, Vec<Note>) {
     let home_path = home_settings_path();
     let workspace_path = cwd.join(".bravebot").join("settings.json");
-    let home_text = home_path.as_ref().and_then(|p| std::fs::read_to_string(p).ok());
+    let home_text = home_path
+        .as_ref()
+        .and_then(|p| std::fs::read_to_string(p).ok());
     let ws_text = std::fs::read_to_string(&workspace_path).ok();
     let env = |name: &str| std::env::var(name).ok();
     settings::resolve(
         &env,
         client,
-        home_path.zip(home_text.as_deref()).map(|(path, text)| SettingsFile { path, text }),
-        ws_text.as_deref().map(|text| SettingsFile { path: workspace_path, text }),
+        home_path
+            .zip(home_text.as_deref())
+            .map(|(path, text)| SettingsFile { path, text }),
+        ws_text.as_deref().map(|text| SettingsFile {
+            path: workspace_path,
+            text,
+        }),
     )
 }
 
@@ -47,7 +56,9 @@ pub fn credential_source(settings: &Settings) -> Option<String> {
 
 /// The model configuration, reading the credential from the environment into a [`Secret`].
 pub fn model_config(settings: &Settings) -> ModelConfig {
-    let key = credential_source(settings).and_then(|name| std::env::var(name).ok()).map(Secret::new);
+    let key = credential_source(settings)
+        .and_then(|name| std::env::var(name).ok())
+        .map(Secret::new);
     ModelConfig {
         api: settings.model.api,
         base_url: settings.model.base_url.clone(),
@@ -76,7 +87,10 @@ fn os_version() -> String {
 /// Today's date in UTC as YYYY-MM-DD, from the days since the epoch (Howard Hinnant's civil
 /// calendar algorithm).
 pub fn today() -> String {
-    let secs = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
     let days = i64::try_from(secs / 86_400).unwrap_or(0);
     let (y, m, d) = civil_from_days(days);
     format!("{y:04}-{m:02}-{d:02}")
@@ -98,13 +112,25 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 /// A session id unique across processes, so audit files never collide.
 pub fn new_session_id() -> String {
     static NEXT: AtomicU64 = AtomicU64::new(1);
-    let secs = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    format!("{secs:x}-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    format!(
+        "{secs:x}-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 /// Where a session's audit trail is kept: `~/.bravebot/sessions/<id>/audit.jsonl`.
 pub fn audit_path(session_id: &str) -> Option<PathBuf> {
-    home().map(|h| h.join(".bravebot").join("sessions").join(session_id).join("audit.jsonl"))
+    home().map(|h| {
+        h.join(".bravebot")
+            .join("sessions")
+            .join(session_id)
+            .join("audit.jsonl")
+    })
 }
 
 #[cfg(test)]

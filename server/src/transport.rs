@@ -44,10 +44,10 @@ async fn read_frame<R: AsyncRead + Unpin>(input: &mut BufReader<R>) -> Frame {
             break;
         }
         saw_header = true;
-        if let Some((name, value)) = line.split_once(':') {
-            if name.trim().eq_ignore_ascii_case("content-length") {
-                length = value.trim().parse().ok();
-            }
+        if let Some((name, value)) = line.split_once(':')
+            && name.trim().eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse().ok();
         }
     }
     let Some(length) = length else {
@@ -57,7 +57,9 @@ async fn read_frame<R: AsyncRead + Unpin>(input: &mut BufReader<R>) -> Frame {
         // Skip it so the next frame can still be read.
         let mut rest = input.take(length as u64);
         let _ = tokio::io::copy(&mut rest, &mut tokio::io::sink()).await;
-        return Frame::Bad(format!("frame of {length} bytes is larger than {MAX_FRAME}"));
+        return Frame::Bad(format!(
+            "frame of {length} bytes is larger than {MAX_FRAME}"
+        ));
     }
     let mut body = vec![0; length];
     match input.read_exact(&mut body).await {
@@ -77,7 +79,9 @@ pub struct Outbox(mpsc::UnboundedSender<Value>);
 
 impl Outbox {
     pub fn notify(&self, method: &str, params: Value) {
-        let _ = self.0.send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
+        let _ = self
+            .0
+            .send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
     }
 }
 
@@ -105,6 +109,10 @@ pub async fn serve<S, I, O>(
     let writer = tokio::spawn(async move {
         let mut output = output;
         while let Some(message) = out_rx.recv().await {
+            // `Null` is the end marker: everything queued before it has been written.
+            if message.is_null() {
+                break;
+            }
             let body = message.to_string();
             let frame = format!("Content-Length: {}\r\n\r\n{body}", body.len());
             if output.write_all(frame.as_bytes()).await.is_err() || output.flush().await.is_err() {
@@ -138,7 +146,11 @@ pub async fn serve<S, I, O>(
         let value: Value = match serde_json::from_slice(&body) {
             Ok(v) => v,
             Err(e) => {
-                let _ = out_tx.send(error_reply(Value::Null, -32700, &format!("parse error: {e}")));
+                let _ = out_tx.send(error_reply(
+                    Value::Null,
+                    -32700,
+                    &format!("parse error: {e}"),
+                ));
                 continue;
             }
         };
@@ -167,10 +179,10 @@ pub async fn serve<S, I, O>(
         let future = service.call(request);
         let reply_tx = out_tx.clone();
         let finish = async move {
-            if let Ok(Some(response)) = future.await {
-                if let Ok(v) = serde_json::to_value(&response) {
-                    let _ = reply_tx.send(v);
-                }
+            if let Ok(Some(response)) = future.await
+                && let Ok(v) = serde_json::to_value(&response)
+            {
+                let _ = reply_tx.send(v);
             }
         };
         if is_notification {
@@ -190,6 +202,6 @@ pub async fn serve<S, I, O>(
     })
     .await;
     forward.abort();
-    drop(out_tx);
+    let _ = out_tx.send(Value::Null);
     let _ = tokio::time::timeout(std::time::Duration::from_secs(2), writer).await;
 }

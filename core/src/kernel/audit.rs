@@ -88,7 +88,11 @@ pub struct AuditTrail {
 
 impl AuditTrail {
     pub fn record(&mut self, gate: Gate, decision: Decision, detail: impl Into<String>) {
-        self.records.push(AuditRecord { gate, decision, detail: detail.into() });
+        self.records.push(AuditRecord {
+            gate,
+            decision,
+            detail: detail.into(),
+        });
     }
 
     pub fn records(&self) -> &[AuditRecord] {

@@ -48,7 +48,11 @@ impl PlannerContext {
 
     /// Whether the context may still use `capability`.
     pub fn permits(&self, capability: Capability) -> Result<(), Capability> {
-        if self.met_untrusted() { Err(capability) } else { Ok(()) }
+        if self.met_untrusted() {
+            Err(capability)
+        } else {
+            Ok(())
+        }
     }
 }
 
@@ -60,11 +64,19 @@ mod tests {
     fn context_tainted_by_untrusted_forbids_references_questions_and_delegates() {
         let mut ctx = PlannerContext::default();
         ctx.observe(Label::TRUSTED_PRIVATE);
-        for cap in [Capability::NameReference, Capability::AskQuestion, Capability::Delegate] {
+        for cap in [
+            Capability::NameReference,
+            Capability::AskQuestion,
+            Capability::Delegate,
+        ] {
             assert_eq!(ctx.permits(cap), Ok(()));
         }
         ctx.observe(Label::UNTRUSTED_PUBLIC);
-        for cap in [Capability::NameReference, Capability::AskQuestion, Capability::Delegate] {
+        for cap in [
+            Capability::NameReference,
+            Capability::AskQuestion,
+            Capability::Delegate,
+        ] {
             assert_eq!(ctx.permits(cap), Err(cap));
         }
         ctx.observe(Label::TRUSTED_PUBLIC);

@@ -38,7 +38,10 @@ impl Label {
     pub const UNTRUSTED_PRIVATE: Label = Label::new(Integrity::Untrusted, Confidentiality::Private);
 
     pub const fn new(integrity: Integrity, confidentiality: Confidentiality) -> Label {
-        Label { integrity, confidentiality }
+        Label {
+            integrity,
+            confidentiality,
+        }
     }
 
     /// Taint: the least upper bound of two labels. Commutative, associative and idempotent, and
@@ -52,7 +55,10 @@ impl Label {
             (Confidentiality::Public, Confidentiality::Public) => Confidentiality::Public,
             _ => Confidentiality::Private,
         };
-        Label { integrity, confidentiality }
+        Label {
+            integrity,
+            confidentiality,
+        }
     }
 
     /// Taint over any number of inputs; the empty join is the bottom, `(T,pub)`.
@@ -112,8 +118,14 @@ mod tests {
 
     #[test]
     fn lattice_incomparable_pairs() {
-        assert_eq!(Label::UNTRUSTED_PUBLIC.partial_cmp(&Label::TRUSTED_PRIVATE), None);
-        assert_eq!(Label::TRUSTED_PRIVATE.partial_cmp(&Label::UNTRUSTED_PUBLIC), None);
+        assert_eq!(
+            Label::UNTRUSTED_PUBLIC.partial_cmp(&Label::TRUSTED_PRIVATE),
+            None
+        );
+        assert_eq!(
+            Label::TRUSTED_PRIVATE.partial_cmp(&Label::UNTRUSTED_PUBLIC),
+            None
+        );
         assert!(Label::TRUSTED_PUBLIC < Label::UNTRUSTED_PRIVATE);
         assert!(Label::TRUSTED_PUBLIC < Label::TRUSTED_PRIVATE);
         assert!(Label::UNTRUSTED_PUBLIC < Label::UNTRUSTED_PRIVATE);
@@ -122,7 +134,10 @@ mod tests {
             .flat_map(|a| ALL.iter().map(move |b| (a, b)))
             .filter(|(a, b)| a.partial_cmp(b).is_none())
             .count();
-        assert_eq!(comparable, 2, "exactly one incomparable pair, in both orders");
+        assert_eq!(
+            comparable, 2,
+            "exactly one incomparable pair, in both orders"
+        );
     }
 
     #[test]
@@ -130,7 +145,10 @@ mod tests {
         for a in ALL {
             for b in ALL {
                 let j = a.join(b);
-                assert!(a.flows_to(j) && b.flows_to(j), "{a} ⊔ {b} = {j} is below an input");
+                assert!(
+                    a.flows_to(j) && b.flows_to(j),
+                    "{a} ⊔ {b} = {j} is below an input"
+                );
                 assert_eq!(j, b.join(a), "join is commutative");
                 for c in ALL {
                     assert_eq!(j.join(c), a.join(b.join(c)), "join is associative");

@@ -28,7 +28,10 @@ impl<T> Labelled<T> {
 
     /// Degrades the label by joining another one in. There is no way to improve it.
     pub fn taint(self, with: Label) -> Labelled<T> {
-        Labelled { value: self.value, label: self.label.join(with) }
+        Labelled {
+            value: self.value,
+            label: self.label.join(with),
+        }
     }
 
     /// The value, for the gates only.
@@ -43,7 +46,10 @@ impl<T> Labelled<T> {
 
 impl<T: Clone> Clone for Labelled<T> {
     fn clone(&self) -> Labelled<T> {
-        Labelled { value: self.value.clone(), label: self.label }
+        Labelled {
+            value: self.value.clone(),
+            label: self.label,
+        }
     }
 }
 

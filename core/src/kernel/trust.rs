@@ -37,7 +37,9 @@ pub enum RuleOrigin {
 impl RuleOrigin {
     pub fn integrity(self) -> Integrity {
         match self {
-            RuleOrigin::Person | RuleOrigin::Checker | RuleOrigin::Instructions => Integrity::Trusted,
+            RuleOrigin::Person | RuleOrigin::Checker | RuleOrigin::Instructions => {
+                Integrity::Trusted
+            }
             RuleOrigin::AgentWroteUntrusted => Integrity::Untrusted,
         }
     }
@@ -89,7 +91,8 @@ impl TrustMap {
     /// says otherwise; see [`TrustMap::add_checker_verdict`] and [`TrustMap::add_default`] for the
     /// two writers that may not override).
     pub fn add(&mut self, rule: TrustRule) {
-        self.rules.retain(|r| !(r.path == rule.path && r.scope == rule.scope));
+        self.rules
+            .retain(|r| !(r.path == rule.path && r.scope == rule.scope));
         self.rules.push(rule);
     }
 
@@ -99,7 +102,11 @@ impl TrustMap {
         if self.rule_for(&path).is_some() {
             return false;
         }
-        self.add(TrustRule { path, scope, origin: RuleOrigin::Instructions });
+        self.add(TrustRule {
+            path,
+            scope,
+            origin: RuleOrigin::Instructions,
+        });
         true
     }
 
@@ -109,13 +116,21 @@ impl TrustMap {
         if self.rule_for(&path).is_some() {
             return false;
         }
-        self.add(TrustRule { path, scope: Scope::File, origin: RuleOrigin::Checker });
+        self.add(TrustRule {
+            path,
+            scope: Scope::File,
+            origin: RuleOrigin::Checker,
+        });
         true
     }
 
     /// Marks a path as holding untrusted data because the agent wrote such data there.
     pub fn mark_written_untrusted(&mut self, path: PathBuf) {
-        self.add(TrustRule { path, scope: Scope::File, origin: RuleOrigin::AgentWroteUntrusted });
+        self.add(TrustRule {
+            path,
+            scope: Scope::File,
+            origin: RuleOrigin::AgentWroteUntrusted,
+        });
     }
 
     /// The rule that decides `path`, if any.
@@ -165,43 +180,88 @@ mod tests {
     #[test]
     fn trust_map_narrowest_rule_wins() {
         let mut map = TrustMap::default();
-        map.add(TrustRule { path: p("/w"), scope: Scope::Directory, origin: RuleOrigin::Person });
+        map.add(TrustRule {
+            path: p("/w"),
+            scope: Scope::Directory,
+            origin: RuleOrigin::Person,
+        });
         map.add(TrustRule {
             path: p("/w/vendor"),
             scope: Scope::Directory,
             origin: RuleOrigin::AgentWroteUntrusted,
         });
-        map.add(TrustRule { path: p("/w/vendor/ok.txt"), scope: Scope::File, origin: RuleOrigin::Person });
-        assert_eq!(map.integrity_of(&p("/w/src/a.rs")), Some(Integrity::Trusted));
-        assert_eq!(map.integrity_of(&p("/w/vendor/x/y.rs")), Some(Integrity::Untrusted));
-        assert_eq!(map.integrity_of(&p("/w/vendor/ok.txt")), Some(Integrity::Trusted));
+        map.add(TrustRule {
+            path: p("/w/vendor/ok.txt"),
+            scope: Scope::File,
+            origin: RuleOrigin::Person,
+        });
+        assert_eq!(
+            map.integrity_of(&p("/w/src/a.rs")),
+            Some(Integrity::Trusted)
+        );
+        assert_eq!(
+            map.integrity_of(&p("/w/vendor/x/y.rs")),
+            Some(Integrity::Untrusted)
+        );
+        assert_eq!(
+            map.integrity_of(&p("/w/vendor/ok.txt")),
+            Some(Integrity::Trusted)
+        );
         assert_eq!(map.integrity_of(&p("/elsewhere/a")), None);
         // Components, not string prefixes: /w/vendorx is not under /w/vendor.
-        assert_eq!(map.integrity_of(&p("/w/vendorx/a")), Some(Integrity::Trusted));
+        assert_eq!(
+            map.integrity_of(&p("/w/vendorx/a")),
+            Some(Integrity::Trusted)
+        );
     }
 
     #[test]
     fn trust_map_untrusted_write_marks_its_path() {
         let mut map = TrustMap::default();
-        map.add(TrustRule { path: p("/w"), scope: Scope::Directory, origin: RuleOrigin::Person });
+        map.add(TrustRule {
+            path: p("/w"),
+            scope: Scope::Directory,
+            origin: RuleOrigin::Person,
+        });
         map.mark_written_untrusted(p("/w/out.txt"));
-        assert_eq!(map.integrity_of(&p("/w/out.txt")), Some(Integrity::Untrusted));
-        assert_eq!(map.rule_for(&p("/w/out.txt")).map(|r| r.origin), Some(RuleOrigin::AgentWroteUntrusted));
+        assert_eq!(
+            map.integrity_of(&p("/w/out.txt")),
+            Some(Integrity::Untrusted)
+        );
+        assert_eq!(
+            map.rule_for(&p("/w/out.txt")).map(|r| r.origin),
+            Some(RuleOrigin::AgentWroteUntrusted)
+        );
         // Neither a default nor a check can hand the trust back.
         assert!(!map.add_default(p("/w/out.txt"), Scope::File));
         assert!(!map.add_checker_verdict(p("/w/out.txt")));
-        assert_eq!(map.integrity_of(&p("/w/out.txt")), Some(Integrity::Untrusted));
+        assert_eq!(
+            map.integrity_of(&p("/w/out.txt")),
+            Some(Integrity::Untrusted)
+        );
         assert!(map.untrusted_within(&p("/w")));
         // A person can.
-        map.add(TrustRule { path: p("/w/out.txt"), scope: Scope::File, origin: RuleOrigin::Person });
+        map.add(TrustRule {
+            path: p("/w/out.txt"),
+            scope: Scope::File,
+            origin: RuleOrigin::Person,
+        });
         assert_eq!(map.integrity_of(&p("/w/out.txt")), Some(Integrity::Trusted));
     }
 
     #[test]
     fn trust_map_equally_narrow_rules_take_the_stricter() {
         let mut map = TrustMap::default();
-        map.add(TrustRule { path: p("/w/a"), scope: Scope::Directory, origin: RuleOrigin::Person });
-        map.add(TrustRule { path: p("/w/a"), scope: Scope::File, origin: RuleOrigin::AgentWroteUntrusted });
+        map.add(TrustRule {
+            path: p("/w/a"),
+            scope: Scope::Directory,
+            origin: RuleOrigin::Person,
+        });
+        map.add(TrustRule {
+            path: p("/w/a"),
+            scope: Scope::File,
+            origin: RuleOrigin::AgentWroteUntrusted,
+        });
         // Different scopes on one path: the file rule is narrower.
         assert_eq!(map.integrity_of(&p("/w/a")), Some(Integrity::Untrusted));
         assert_eq!(map.integrity_of(&p("/w/a/b")), Some(Integrity::Trusted));
@@ -211,8 +271,14 @@ mod tests {
     fn trust_map_checker_fills_gaps_only() {
         let mut map = TrustMap::default();
         assert!(map.add_checker_verdict(p("/w/readme.md")));
-        assert_eq!(map.rule_for(&p("/w/readme.md")).map(|r| r.origin), Some(RuleOrigin::Checker));
+        assert_eq!(
+            map.rule_for(&p("/w/readme.md")).map(|r| r.origin),
+            Some(RuleOrigin::Checker)
+        );
         assert!(map.add_default(p("/w/AGENTS.md"), Scope::File));
-        assert!(!map.add_default(p("/w/AGENTS.md"), Scope::File), "a default is added once");
+        assert!(
+            !map.add_default(p("/w/AGENTS.md"), Scope::File),
+            "a default is added once"
+        );
     }
 }

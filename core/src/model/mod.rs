@@ -57,7 +57,10 @@ impl Role {
 pub enum Part {
     Text(String),
     /// A picture, sent as an `image_url` part with a `data:` URL (CONTRACT §4.10).
-    Image { media_type: String, data: Vec<u8> },
+    Image {
+        media_type: String,
+        data: Vec<u8>,
+    },
 }
 
 /// A tool call the model made, with its arguments as the JSON text the model wrote.
@@ -72,8 +75,14 @@ pub struct ToolCall {
 #[derive(Clone, Debug)]
 pub enum Message {
     User(Vec<Part>),
-    Assistant { text: String, tool_calls: Vec<ToolCall> },
-    ToolResult { call_id: String, parts: Vec<Part> },
+    Assistant {
+        text: String,
+        tool_calls: Vec<ToolCall>,
+    },
+    ToolResult {
+        call_id: String,
+        parts: Vec<Part>,
+    },
 }
 
 /// A function tool offered to the planner.
@@ -116,7 +125,10 @@ pub struct ModelReply {
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
     #[error("model endpoint could not be reached at {url}: {source}")]
-    Unreachable { url: String, source: crate::egress::EgressError },
+    Unreachable {
+        url: String,
+        source: crate::egress::EgressError,
+    },
     #[error("model endpoint answered {status}: {message}")]
     Status { status: u16, message: String },
     #[error("model reply could not be read: {0}")]

@@ -59,18 +59,29 @@ fn parse(value: Option<&Value>) -> Result<Vec<Asked>, String> {
     items
         .iter()
         .map(|q| {
-            let question = q.get("question").and_then(Value::as_str).ok_or("every question needs `question`")?;
+            let question = q
+                .get("question")
+                .and_then(Value::as_str)
+                .ok_or("every question needs `question`")?;
             let options = match q.get("options") {
                 None | Some(Value::Null) => Vec::new(),
                 Some(Value::Array(opts)) => opts
                     .iter()
-                    .map(|o| o.as_str().or_else(|| o.get("label").and_then(Value::as_str)).map(str::to_string))
+                    .map(|o| {
+                        o.as_str()
+                            .or_else(|| o.get("label").and_then(Value::as_str))
+                            .map(str::to_string)
+                    })
                     .collect::<Option<Vec<_>>>()
                     .ok_or("options must be strings")?,
                 Some(_) => return Err("`options` must be a list".to_string()),
             };
             Ok(Asked {
-                header: q.get("header").and_then(Value::as_str).unwrap_or_default().to_string(),
+                header: q
+                    .get("header")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
                 question: question.to_string(),
                 options,
                 multiple: q.get("multiple").and_then(Value::as_bool).unwrap_or(false),
@@ -89,24 +100,47 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         return ToolOutput::error("ask_user needs at least one question");
     }
     if asked.len() > MAX_QUESTIONS {
-        return ToolOutput::refused(format!("{} questions: at most {MAX_QUESTIONS} may be asked at once, and none were", asked.len()));
+        return ToolOutput::refused(format!(
+            "{} questions: at most {MAX_QUESTIONS} may be asked at once, and none were",
+            asked.len()
+        ));
     }
     if let Err(cap) = session.state().context.permits(Capability::AskQuestion) {
-        call.record(Gate::Context, Decision::Refused, format!("ask_user: a tainted context may not {}", cap.as_str()));
-        return ToolOutput::refused("this conversation has met content nobody vouched for, so it may not ask the person anything");
+        call.record(
+            Gate::Context,
+            Decision::Refused,
+            format!("ask_user: a tainted context may not {}", cap.as_str()),
+        );
+        return ToolOutput::refused(
+            "this conversation has met content nobody vouched for, so it may not ask the person anything",
+        );
     }
     if !session.screen.interactive() {
-        call.record(Gate::Question, Decision::Refused, "ask_user: nobody is watching; declined");
-        return ToolOutput::refused("nobody is watching this run, so every question was declined; decide without asking");
+        call.record(
+            Gate::Question,
+            Decision::Refused,
+            "ask_user: nobody is watching; declined",
+        );
+        return ToolOutput::refused(
+            "nobody is watching this run, so every question was declined; decide without asking",
+        );
     }
     let mut lines = Vec::new();
     for (n, q) in asked.iter().enumerate() {
-        let remembered = session.state().answers.iter().find(|(k, _)| *k == q.question).map(|(_, a)| a.clone());
+        let remembered = session
+            .state()
+            .answers
+            .iter()
+            .find(|(k, _)| *k == q.question)
+            .map(|(_, a)| a.clone());
         let answer = match remembered {
             Some(a) => a,
             None => {
                 let a = put(call, q).await;
-                session.state().answers.push((q.question.clone(), a.clone()));
+                session
+                    .state()
+                    .answers
+                    .push((q.question.clone(), a.clone()));
                 a
             }
         };
@@ -122,7 +156,12 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     let Ok(opened) = policy::open(Labelled::new(text, Label::TRUSTED_PRIVATE)) else {
         return ToolOutput::error("internal: an answer did not open");
     };
-    let planner: PlannerText = policy::present(opened, "ask_user answers", &mut state.context, &mut state.audit);
+    let planner: PlannerText = policy::present(
+        opened,
+        "ask_user answers",
+        &mut state.context,
+        &mut state.audit,
+    );
     ToolOutput::ok(planner, format!("{} answered", asked.len()))
 }
 
@@ -132,13 +171,29 @@ async fn put(call: &Call<'_>, q: &Asked) -> String {
         .options
         .iter()
         .enumerate()
-        .map(|(i, o)| QuestionOption { id: format!("option-{i}"), name: o.clone(), kind: OptionKind::AllowOnce })
+        .map(|(i, o)| QuestionOption {
+            id: format!("option-{i}"),
+            name: o.clone(),
+            kind: OptionKind::AllowOnce,
+        })
         .collect();
-    options.push(QuestionOption { id: "own".into(), name: "Answer in my own words".into(), kind: OptionKind::AllowOnce });
-    options.push(QuestionOption { id: "skip".into(), name: "Skip".into(), kind: OptionKind::RejectOnce });
+    options.push(QuestionOption {
+        id: "own".into(),
+        name: "Answer in my own words".into(),
+        kind: OptionKind::AllowOnce,
+    });
+    options.push(QuestionOption {
+        id: "skip".into(),
+        name: "Skip".into(),
+        kind: OptionKind::RejectOnce,
+    });
     let question = Question {
         kind: QuestionKind::AskUser,
-        title: if q.header.is_empty() { "The agent asks".to_string() } else { q.header.clone() },
+        title: if q.header.is_empty() {
+            "The agent asks".to_string()
+        } else {
+            q.header.clone()
+        },
         why: Some(call.why.clone()).filter(|w| !w.is_empty()),
         subject: Subject {
             question: Some(q.question.clone()),
@@ -154,14 +209,29 @@ async fn put(call: &Call<'_>, q: &Asked) -> String {
     };
     let chosen = answer.chosen(&question).cloned();
     let words = match (&answer, chosen) {
-        (Answer::Selected { text: Some(t), .. }, Some(o)) if o.kind.approves() && !t.trim().is_empty() => t.trim().to_string(),
+        (Answer::Selected { text: Some(t), .. }, Some(o))
+            if o.kind.approves() && !t.trim().is_empty() =>
+        {
+            t.trim().to_string()
+        }
         (_, Some(o)) if o.id.starts_with("option-") => o.name,
         _ => "(skipped)".to_string(),
     };
     call.record(
         Gate::Question,
-        if words == "(skipped)" { Decision::Refused } else { Decision::Allowed },
-        format!("askUser: {}", if words == "(skipped)" { "skipped" } else { "answered" }),
+        if words == "(skipped)" {
+            Decision::Refused
+        } else {
+            Decision::Allowed
+        },
+        format!(
+            "askUser: {}",
+            if words == "(skipped)" {
+                "skipped"
+            } else {
+                "answered"
+            }
+        ),
     );
     words
 }

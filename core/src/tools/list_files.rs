@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 use globset::{Glob, GlobMatcher};
 use serde_json::json;
 
-use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine, control_pictures, display_path};
+use super::{
+    ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine, control_pictures, display_path,
+};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
@@ -65,27 +67,45 @@ struct Walk {
 }
 
 pub async fn run(call: &Call<'_>) -> ToolOutput {
-    let (directory, pattern, depth) = match (call.str_arg("directory"), call.str_arg("pattern"), call.uint_arg("depth")) {
+    let (directory, pattern, depth) = match (
+        call.str_arg("directory"),
+        call.str_arg("pattern"),
+        call.uint_arg("depth"),
+    ) {
         (Ok(d), Ok(p), Ok(n)) => (d.unwrap_or("."), p, n),
         (Err(e), ..) | (_, Err(e), _) | (.., Err(e)) => return ToolOutput::error(e),
     };
     let session = call.session;
     let Ok(dir) = confine(session, directory) else {
-        call.record(Gate::Promote, Decision::Refused, format!("list_files.directory {directory} is outside the places the person opened"));
-        return ToolOutput::refused(format!("{directory} is outside the workspace and the directories the person added"));
+        call.record(
+            Gate::Promote,
+            Decision::Refused,
+            format!("list_files.directory {directory} is outside the places the person opened"),
+        );
+        return ToolOutput::refused(format!(
+            "{directory} is outside the workspace and the directories the person added"
+        ));
     };
     let shown = display_path(&session.cwd, &dir);
     if !dir.is_dir() {
         return ToolOutput::error(format!("{shown} is not a directory"));
     }
-    call.record(Gate::Promote, Decision::Allowed, format!("list_files.directory {shown} proposed by the model, confined and non-destructive"));
+    call.record(
+        Gate::Promote,
+        Decision::Allowed,
+        format!("list_files.directory {shown} proposed by the model, confined and non-destructive"),
+    );
     let matcher = match pattern.map(compile).transpose() {
         Ok(m) => m,
         Err(e) => return ToolOutput::error(e),
     };
-    let max_depth = depth.map_or(usize::MAX, |d| usize::try_from(d.max(1)).unwrap_or(usize::MAX));
+    let max_depth = depth.map_or(usize::MAX, |d| {
+        usize::try_from(d.max(1)).unwrap_or(usize::MAX)
+    });
     let walk = walk(&dir, max_depth, |p| {
-        matcher.as_ref().is_none_or(|m| matches(m, pattern.unwrap_or_default(), p, &dir, &session.cwd))
+        matcher
+            .as_ref()
+            .is_none_or(|m| matches(m, pattern.unwrap_or_default(), p, &dir, &session.cwd))
     });
     let withheld = session.state().trust.untrusted_within(&dir);
     if withheld {
@@ -96,7 +116,9 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     out.push_str(&format!(
         "{shown}: {files} files, {} directories not descended{}\n",
         walk.entries.len() - files,
-        pattern.map(|p| format!(" (pattern {p})")).unwrap_or_default()
+        pattern
+            .map(|p| format!(" (pattern {p})"))
+            .unwrap_or_default()
     ));
     for e in &walk.entries {
         let name = control_pictures(&display_path(&session.cwd, &e.path));
@@ -104,13 +126,22 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         out.push_str(if e.is_dir { "/\n" } else { "\n" });
     }
     if walk.entries.is_empty() {
-        out.push_str(if pattern.is_some() { "(no file matched the pattern)\n" } else { "(empty)\n" });
+        out.push_str(if pattern.is_some() {
+            "(no file matched the pattern)\n"
+        } else {
+            "(empty)\n"
+        });
     }
     if walk.unreadable > 0 {
-        out.push_str(&format!("[{} directories could not be read]\n", walk.unreadable));
+        out.push_str(&format!(
+            "[{} directories could not be read]\n",
+            walk.unreadable
+        ));
     }
     if walk.truncated {
-        out.push_str(&format!("[truncated at {MAX_ENTRIES} entries: narrow the directory, the pattern or the depth]\n"));
+        out.push_str(&format!(
+            "[truncated at {MAX_ENTRIES} entries: narrow the directory, the pattern or the depth]\n"
+        ));
     }
     let mut state = session.state();
     let state = &mut *state;
@@ -118,8 +149,20 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     let Ok(opened) = policy::open(Labelled::new(out, Label::TRUSTED_PRIVATE)) else {
         return ToolOutput::error("internal: a listing did not open");
     };
-    let text = policy::present(opened, &format!("list_files {shown}"), &mut state.context, &mut state.audit);
-    ToolOutput::ok(text, format!("{shown}: {} entries{}", walk.entries.len(), if walk.truncated { " (truncated)" } else { "" }))
+    let text = policy::present(
+        opened,
+        &format!("list_files {shown}"),
+        &mut state.context,
+        &mut state.audit,
+    );
+    ToolOutput::ok(
+        text,
+        format!(
+            "{shown}: {} entries{}",
+            walk.entries.len(),
+            if walk.truncated { " (truncated)" } else { "" }
+        ),
+    )
 }
 
 fn withheld_listing(call: &Call<'_>, shown: &str, walk: Walk) -> ToolOutput {
@@ -133,7 +176,10 @@ fn withheld_listing(call: &Call<'_>, shown: &str, walk: Walk) -> ToolOutput {
         let mut state = session.state();
         for e in walk.entries {
             let name = display_path(&session.cwd, &e.path).into_bytes();
-            let origin = Origin::ListingEntry { directory: shown.to_string(), is_directory: e.is_dir };
+            let origin = Origin::ListingEntry {
+                directory: shown.to_string(),
+                is_directory: e.is_dir,
+            };
             let reference = state.quarantine.put_entry(
                 Labelled::new(name, Label::UNTRUSTED_PRIVATE),
                 origin,
@@ -142,21 +188,37 @@ fn withheld_listing(call: &Call<'_>, shown: &str, walk: Walk) -> ToolOutput {
             lines.push(reference.to_string());
             references.push(reference);
         }
-        policy::withhold(&format!("list_files {shown}"), Label::UNTRUSTED_PRIVATE, "one slot per entry", &mut state.audit);
+        policy::withhold(
+            &format!("list_files {shown}"),
+            Label::UNTRUSTED_PRIVATE,
+            "one slot per entry",
+            &mut state.audit,
+        );
     }
     for reference in references {
-        session.screen.update(Update::Quarantined { origin: format!("an entry of the listing of {shown}"), reference });
+        session.screen.update(Update::Quarantined {
+            origin: format!("an entry of the listing of {shown}"),
+            reference,
+        });
     }
     if walk.truncated {
         lines.push(format!("[truncated at {MAX_ENTRIES} entries]"));
     }
-    ToolOutput::ok(PlannerText::driver(lines.join("\n")), format!("{shown}: names withheld"))
+    ToolOutput::ok(
+        PlannerText::driver(lines.join("\n")),
+        format!("{shown}: names withheld"),
+    )
 }
 
 fn compile(pattern: &str) -> Result<GlobMatcher, String> {
     Glob::new(pattern)
         .map(|g| g.compile_matcher())
-        .map_err(|e| format!("pattern `{}` is not a glob this matcher reads: {e}", control_pictures(pattern)))
+        .map_err(|e| {
+            format!(
+                "pattern `{}` is not a glob this matcher reads: {e}",
+                control_pictures(pattern)
+            )
+        })
 }
 
 /// A pattern with a slash is tried from the listed directory and from the workspace root; one
@@ -165,13 +227,20 @@ fn matches(matcher: &GlobMatcher, pattern: &str, path: &Path, dir: &Path, root: 
     if !pattern.contains('/') {
         return path.file_name().is_some_and(|n| matcher.is_match(n));
     }
-    [dir, root].iter().any(|base| path.strip_prefix(base).is_ok_and(|rel| matcher.is_match(rel)))
+    [dir, root].iter().any(|base| {
+        path.strip_prefix(base)
+            .is_ok_and(|rel| matcher.is_match(rel))
+    })
 }
 
 /// A breadth-first, sorted walk: each directory's own entries before anything deeper, so a
 /// truncated walk is the shallow part of the tree on every machine.
 fn walk(root: &Path, max_depth: usize, wanted: impl Fn(&Path) -> bool) -> Walk {
-    let mut out = Walk { entries: Vec::new(), truncated: false, unreadable: 0 };
+    let mut out = Walk {
+        entries: Vec::new(),
+        truncated: false,
+        unreadable: 0,
+    };
     let mut level = vec![root.to_path_buf()];
     let mut depth = 1;
     while !level.is_empty() {
@@ -190,7 +259,8 @@ fn walk(root: &Path, max_depth: usize, wanted: impl Fn(&Path) -> bool) -> Walk {
             children.sort();
             for (path, is_dir) in children {
                 // Version control internals are never walked: listed, not descended.
-                let descend = is_dir && depth < max_depth && path.file_name().is_none_or(|n| n != ".git");
+                let descend =
+                    is_dir && depth < max_depth && path.file_name().is_none_or(|n| n != ".git");
                 if descend {
                     next.push(path);
                 } else if is_dir || wanted(&path) {
@@ -214,13 +284,41 @@ mod tests {
 
     #[test]
     fn list_files_glob_with_braces_and_globstar() {
-        let m = compile("**/*.{rs,toml}").map_err(|e| e.to_string()).expect("glob compiles");
+        let m = compile("**/*.{rs,toml}")
+            .map_err(|e| e.to_string())
+            .expect("glob compiles");
         let root = Path::new("/w");
-        assert!(matches(&m, "**/*.{rs,toml}", Path::new("/w/a/b/c.rs"), root, root));
-        assert!(matches(&m, "**/*.{rs,toml}", Path::new("/w/Cargo.toml"), root, root));
-        assert!(!matches(&m, "**/*.{rs,toml}", Path::new("/w/a/b.md"), root, root));
-        let m = compile("*.md").map_err(|e| e.to_string()).expect("glob compiles");
-        assert!(matches(&m, "*.md", Path::new("/w/deep/x/readme.md"), root, root));
+        assert!(matches(
+            &m,
+            "**/*.{rs,toml}",
+            Path::new("/w/a/b/c.rs"),
+            root,
+            root
+        ));
+        assert!(matches(
+            &m,
+            "**/*.{rs,toml}",
+            Path::new("/w/Cargo.toml"),
+            root,
+            root
+        ));
+        assert!(!matches(
+            &m,
+            "**/*.{rs,toml}",
+            Path::new("/w/a/b.md"),
+            root,
+            root
+        ));
+        let m = compile("*.md")
+            .map_err(|e| e.to_string())
+            .expect("glob compiles");
+        assert!(matches(
+            &m,
+            "*.md",
+            Path::new("/w/deep/x/readme.md"),
+            root,
+            root
+        ));
     }
 
     #[test]
@@ -231,8 +329,11 @@ mod tests {
         std::fs::write(tmp.path().join("a/inner.txt"), "x").expect("write");
         std::fs::write(tmp.path().join("a/b/deep.txt"), "x").expect("write");
         let w = walk(tmp.path(), 2, |_| true);
-        let names: Vec<String> =
-            w.entries.iter().map(|e| display_path(tmp.path(), &e.path) + if e.is_dir { "/" } else { "" }).collect();
+        let names: Vec<String> = w
+            .entries
+            .iter()
+            .map(|e| display_path(tmp.path(), &e.path) + if e.is_dir { "/" } else { "" })
+            .collect();
         assert_eq!(names, ["top.txt", "a/b/", "a/inner.txt"]);
     }
 }

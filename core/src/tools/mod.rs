@@ -89,7 +89,12 @@ impl ToolSpec {
 
 /// Every tool this build offers, in the order the planner is shown them.
 pub fn specs() -> Vec<ToolSpec> {
-    vec![read_file::spec(), list_files::spec(), todo_write::spec(), ask_user::spec()]
+    vec![
+        read_file::spec(),
+        list_files::spec(),
+        todo_write::spec(),
+        ask_user::spec(),
+    ]
 }
 
 /// What a tool call gave back.
@@ -103,17 +108,29 @@ pub struct ToolOutput {
 
 impl ToolOutput {
     pub fn ok(text: PlannerText, summary: impl Into<String>) -> ToolOutput {
-        ToolOutput { status: ToolStatus::Ok, text, summary: summary.into() }
+        ToolOutput {
+            status: ToolStatus::Ok,
+            text,
+            summary: summary.into(),
+        }
     }
 
     pub fn error(message: impl Into<String>) -> ToolOutput {
         let message = message.into();
-        ToolOutput { status: ToolStatus::Error, text: PlannerText::driver(format!("error: {message}")), summary: message }
+        ToolOutput {
+            status: ToolStatus::Error,
+            text: PlannerText::driver(format!("error: {message}")),
+            summary: message,
+        }
     }
 
     pub fn refused(message: impl Into<String>) -> ToolOutput {
         let message = message.into();
-        ToolOutput { status: ToolStatus::Refused, text: PlannerText::driver(format!("refused: {message}")), summary: message }
+        ToolOutput {
+            status: ToolStatus::Refused,
+            text: PlannerText::driver(format!("refused: {message}")),
+            summary: message,
+        }
     }
 }
 
@@ -131,7 +148,10 @@ impl Call<'_> {
         match self.args.get(name) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.as_str())),
-            Some(_) => Err(format!("argument `{name}` of {} must be a string", self.tool)),
+            Some(_) => Err(format!(
+                "argument `{name}` of {} must be a string",
+                self.tool
+            )),
         }
     }
 
@@ -142,7 +162,9 @@ impl Call<'_> {
                 .as_u64()
                 .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
                 .map(Some)
-                .ok_or_else(|| format!("argument `{name}` of {} must be a whole number", self.tool)),
+                .ok_or_else(|| {
+                    format!("argument `{name}` of {} must be a whole number", self.tool)
+                }),
         }
     }
 
@@ -157,7 +179,10 @@ impl Call<'_> {
             .map(String::as_str)
             .filter(|k| self.spec_role(k) == Some(ArgRole::Routing))
             .collect();
-        let detail = format!("{}.{:?} [routing] from a planner context labelled {label}", self.tool, names);
+        let detail = format!(
+            "{}.{:?} [routing] from a planner context labelled {label}",
+            self.tool, names
+        );
         if state.context.met_untrusted() {
             state.audit.record(Gate::Routing, Decision::Refused, detail);
             return Err(ToolOutput::refused(
@@ -169,7 +194,10 @@ impl Call<'_> {
     }
 
     fn spec_role(&self, name: &str) -> Option<ArgRole> {
-        specs().into_iter().find(|s| s.name == self.tool).and_then(|s| s.role_of(name))
+        specs()
+            .into_iter()
+            .find(|s| s.name == self.tool)
+            .and_then(|s| s.role_of(name))
     }
 
     pub fn record(&self, gate: Gate, decision: Decision, detail: impl Into<String>) {
@@ -179,18 +207,50 @@ impl Call<'_> {
 
 /// Parses a call's arguments against the tool's declaration and runs it. An unknown tool or
 /// argument is an error naming it (CONTRACT §4.1).
-pub async fn dispatch(session: &Session, name: &str, arguments: &str, cancel: &CancellationToken) -> (ToolOutput, Value, String) {
+pub async fn dispatch(
+    session: &Session,
+    name: &str,
+    arguments: &str,
+    cancel: &CancellationToken,
+) -> (ToolOutput, Value, String) {
     let specs = specs();
     let Some(spec) = specs.iter().find(|s| s.name == name) else {
         let names: Vec<&str> = specs.iter().map(|s| s.name).collect();
-        return (ToolOutput::error(format!("unknown tool `{name}`; the tools are {}", names.join(", "))), Value::Null, String::new());
+        return (
+            ToolOutput::error(format!(
+                "unknown tool `{name}`; the tools are {}",
+                names.join(", ")
+            )),
+            Value::Null,
+            String::new(),
+        );
     };
-    let args = match serde_json::from_str::<Value>(if arguments.trim().is_empty() { "{}" } else { arguments }) {
+    let args = match serde_json::from_str::<Value>(if arguments.trim().is_empty() {
+        "{}"
+    } else {
+        arguments
+    }) {
         Ok(Value::Object(map)) => map,
-        Ok(_) => return (ToolOutput::error(format!("arguments of {name} must be a JSON object")), Value::Null, String::new()),
-        Err(e) => return (ToolOutput::error(format!("arguments of {name} are not valid JSON: {e}")), Value::Null, String::new()),
+        Ok(_) => {
+            return (
+                ToolOutput::error(format!("arguments of {name} must be a JSON object")),
+                Value::Null,
+                String::new(),
+            );
+        }
+        Err(e) => {
+            return (
+                ToolOutput::error(format!("arguments of {name} are not valid JSON: {e}")),
+                Value::Null,
+                String::new(),
+            );
+        }
     };
-    let why = args.get("why").and_then(Value::as_str).unwrap_or_default().to_string();
+    let why = args
+        .get("why")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
     let routing: Map<String, Value> = args
         .iter()
         .filter(|(k, _)| spec.role_of(k) == Some(ArgRole::Routing))
@@ -199,15 +259,32 @@ pub async fn dispatch(session: &Session, name: &str, arguments: &str, cancel: &C
     if let Some(unknown) = args.keys().find(|k| spec.role_of(k).is_none()) {
         let known: Vec<&str> = spec.args.iter().map(|a| a.name).chain(["why"]).collect();
         return (
-            ToolOutput::error(format!("unknown argument `{unknown}` for {name}; it takes {}", known.join(", "))),
+            ToolOutput::error(format!(
+                "unknown argument `{unknown}` for {name}; it takes {}",
+                known.join(", ")
+            )),
             Value::Object(routing),
             why,
         );
     }
-    if let Some(missing) = spec.args.iter().find(|a| a.required && args.get(a.name).is_none_or(Value::is_null)) {
-        return (ToolOutput::error(format!("{name} needs the argument `{}`", missing.name)), Value::Object(routing), why);
+    if let Some(missing) = spec
+        .args
+        .iter()
+        .find(|a| a.required && args.get(a.name).is_none_or(Value::is_null))
+    {
+        return (
+            ToolOutput::error(format!("{name} needs the argument `{}`", missing.name)),
+            Value::Object(routing),
+            why,
+        );
     }
-    let call = Call { session, tool: spec.name, args, why: why.clone(), cancel };
+    let call = Call {
+        session,
+        tool: spec.name,
+        args,
+        why: why.clone(),
+        cancel,
+    };
     if let Err(refusal) = call.routing_gate() {
         return (refusal, Value::Object(routing), why);
     }
@@ -229,7 +306,11 @@ pub fn absolute(cwd: &Path, path: &Path) -> PathBuf {
         Ok(u) if u.scheme() == "file" => u.to_file_path().unwrap_or_else(|()| path.to_path_buf()),
         _ => path.to_path_buf(),
     };
-    let joined = if path.is_absolute() { path } else { cwd.join(path) };
+    let joined = if path.is_absolute() {
+        path
+    } else {
+        cwd.join(path)
+    };
     normalize(&joined)
 }
 
@@ -259,7 +340,9 @@ pub fn display_path(cwd: &Path, path: &Path) -> String {
 
 /// The `file://` URI of an absolute path.
 pub fn file_uri(path: &Path) -> String {
-    url::Url::from_file_path(path).map(|u| u.to_string()).unwrap_or_else(|()| path.display().to_string())
+    url::Url::from_file_path(path)
+        .map(|u| u.to_string())
+        .unwrap_or_else(|()| path.display().to_string())
 }
 
 /// Why a path may not be used.
@@ -281,9 +364,14 @@ pub fn confine(session: &Session, raw: &str) -> Result<PathBuf, Confinement> {
         real.starts_with(&real_root)
     });
     let named = state.trust.rules().iter().any(|r| {
-        r.origin == crate::kernel::trust::RuleOrigin::Person && (r.path == lexical || r.path == real)
+        r.origin == crate::kernel::trust::RuleOrigin::Person
+            && (r.path == lexical || r.path == real)
     });
-    if inside || named { Ok(lexical) } else { Err(Confinement::Outside) }
+    if inside || named {
+        Ok(lexical)
+    } else {
+        Err(Confinement::Outside)
+    }
 }
 
 /// Shows control characters as their Unicode pictures, so a name cannot move the cursor, clear a
@@ -323,15 +411,24 @@ mod tests {
     #[test]
     fn paths_resolve_relative_absolute_and_file_uris() {
         let cwd = Path::new("/w/proj");
-        assert_eq!(absolute(cwd, Path::new("src/../a.rs")), PathBuf::from("/w/proj/a.rs"));
+        assert_eq!(
+            absolute(cwd, Path::new("src/../a.rs")),
+            PathBuf::from("/w/proj/a.rs")
+        );
         assert_eq!(absolute(cwd, Path::new("/etc/x")), PathBuf::from("/etc/x"));
-        assert_eq!(absolute(cwd, Path::new("file:///w/proj/my%20file.md")), PathBuf::from("/w/proj/my file.md"));
+        assert_eq!(
+            absolute(cwd, Path::new("file:///w/proj/my%20file.md")),
+            PathBuf::from("/w/proj/my file.md")
+        );
         assert_eq!(display_path(cwd, Path::new("/w/proj/a/b.rs")), "a/b.rs");
         assert_eq!(display_path(cwd, Path::new("/w/other")), "/w/other");
     }
 
     #[test]
     fn control_characters_are_shown_as_pictures() {
-        assert_eq!(control_pictures("a\nb\x1b[2J\x7f"), "a\u{240a}b\u{241b}[2J\u{2421}");
+        assert_eq!(
+            control_pictures("a\nb\x1b[2J\x7f"),
+            "a\u{240a}b\u{241b}[2J\u{2421}"
+        );
     }
 }

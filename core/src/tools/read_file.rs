@@ -64,14 +64,23 @@ that you can pass on but not read. Pictures and PDFs always come back as referen
 }
 
 pub async fn run(call: &Call<'_>) -> ToolOutput {
-    let args = (call.str_arg("path"), call.str_arg("path_ref"), call.uint_arg("offset"), call.uint_arg("limit"));
+    let args = (
+        call.str_arg("path"),
+        call.str_arg("path_ref"),
+        call.uint_arg("offset"),
+        call.uint_arg("limit"),
+    );
     let (path, path_ref, offset, limit) = match args {
         (Ok(p), Ok(r), Ok(o), Ok(l)) => (p, r, o, l),
-        (Err(e), ..) | (_, Err(e), ..) | (_, _, Err(e), _) | (.., Err(e)) => return ToolOutput::error(e),
+        (Err(e), ..) | (_, Err(e), ..) | (_, _, Err(e), _) | (.., Err(e)) => {
+            return ToolOutput::error(e);
+        }
     };
     let page = Page {
         offset: usize::try_from(offset.unwrap_or(1).max(1)).unwrap_or(usize::MAX),
-        limit: usize::try_from(limit.unwrap_or(MAX_LINES as u64)).unwrap_or(MAX_LINES).clamp(1, MAX_LINES),
+        limit: usize::try_from(limit.unwrap_or(MAX_LINES as u64))
+            .unwrap_or(MAX_LINES)
+            .clamp(1, MAX_LINES),
     };
     match (path, path_ref) {
         (Some(_), Some(_)) => ToolOutput::error("give either `path` or `path_ref`, not both"),
@@ -90,17 +99,27 @@ struct Page {
 async fn read_by_path(call: &Call<'_>, raw: &str, page: Page) -> ToolOutput {
     let session = call.session;
     let Ok(path) = confine(session, raw) else {
-        call.record(Gate::Promote, Decision::Refused, format!("read_file.path {raw} is outside the places the person opened"));
+        call.record(
+            Gate::Promote,
+            Decision::Refused,
+            format!("read_file.path {raw} is outside the places the person opened"),
+        );
         return ToolOutput::refused(format!(
             "{raw} is outside the workspace and the directories the person added; ask the person to add it"
         ));
     };
     let shown = display_path(&session.cwd, &path);
-    call.record(Gate::Promote, Decision::Allowed, format!("read_file.path {shown} proposed by the model, confined and non-destructive"));
+    call.record(
+        Gate::Promote,
+        Decision::Allowed,
+        format!("read_file.path {shown} proposed by the model, confined and non-destructive"),
+    );
     let buffer = session.files.buffer(&path);
     if buffer.is_none() {
         match std::fs::metadata(&path) {
-            Ok(meta) if meta.is_dir() => return ToolOutput::error(format!("{shown} is a directory; use list_files")),
+            Ok(meta) if meta.is_dir() => {
+                return ToolOutput::error(format!("{shown} is a directory; use list_files"));
+            }
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return ToolOutput::error(format!("no such file: {shown}"));
@@ -119,14 +138,25 @@ async fn read_by_path(call: &Call<'_>, raw: &str, page: Page) -> ToolOutput {
                 Ok(b) => b,
                 Err(e) => return ToolOutput::error(format!("{shown} could not be read: {e}")),
             };
-            quarantine(call, &shown, bytes, "a write of content nobody vouched for marked it untrusted")
+            quarantine(
+                call,
+                &shown,
+                bytes,
+                "a write of content nobody vouched for marked it untrusted",
+            )
         }
         None => read_unvouched(call, &path, &shown, page, buffer).await,
     }
 }
 
 /// A read of a path no rule covers: check it, then maybe ask.
-async fn read_unvouched(call: &Call<'_>, path: &Path, shown: &str, page: Page, buffer: Option<(String, i32)>) -> ToolOutput {
+async fn read_unvouched(
+    call: &Call<'_>,
+    path: &Path,
+    shown: &str,
+    page: Page,
+    buffer: Option<(String, i32)>,
+) -> ToolOutput {
     let session = call.session;
     let bytes = match whole(path, buffer) {
         Ok(b) => b,
@@ -135,17 +165,33 @@ async fn read_unvouched(call: &Call<'_>, path: &Path, shown: &str, page: Page, b
     let content = Labelled::new(bytes, Label::UNTRUSTED_PRIVATE);
     let origin = format!("the file {shown} in the person's workspace");
     let outcome = if session.settings.vetting_reads {
-        Some(check::run(session, &content, &origin, "a file of the person's project", call.cancel).await)
+        Some(
+            check::run(
+                session,
+                &content,
+                &origin,
+                "a file of the person's project",
+                call.cancel,
+            )
+            .await,
+        )
     } else {
         None
     };
-    if outcome.as_ref().is_some_and(|o| o.verdict == policy::Verdict::Safe) {
+    if outcome
+        .as_ref()
+        .is_some_and(|o| o.verdict == policy::Verdict::Safe)
+    {
         let added = {
             let mut state = session.state();
             let added = state.trust.add_checker_verdict(path.to_path_buf());
             state.audit.record(
                 Gate::Trust,
-                if added { Decision::Allowed } else { Decision::Refused },
+                if added {
+                    Decision::Allowed
+                } else {
+                    Decision::Refused
+                },
                 format!("{shown} trusted for the session after a clean check (origin checker)"),
             );
             added
@@ -156,7 +202,12 @@ async fn read_unvouched(call: &Call<'_>, path: &Path, shown: &str, page: Page, b
     }
     let already_offered = session.state().offered_this_turn.iter().any(|p| p == path);
     if !session.screen.interactive() || already_offered || call.cancel.is_cancelled() {
-        return quarantine_labelled(call, shown, content, "nobody vouched for it and the check did not clear it");
+        return quarantine_labelled(
+            call,
+            shown,
+            content,
+            "nobody vouched for it and the check did not clear it",
+        );
     }
     session.state().offered_this_turn.push(path.to_path_buf());
     let question = Question {
@@ -178,7 +229,11 @@ async fn read_unvouched(call: &Call<'_>, path: &Path, shown: &str, page: Page, b
                 name: "Trust this file for the session".into(),
                 kind: OptionKind::AllowOnce,
             },
-            QuestionOption { id: "keep".into(), name: "Keep it quarantined".into(), kind: OptionKind::RejectOnce },
+            QuestionOption {
+                id: "keep".into(),
+                name: "Keep it quarantined".into(),
+                kind: OptionKind::RejectOnce,
+            },
         ],
     };
     let answer = tokio::select! {
@@ -190,12 +245,31 @@ async fn read_unvouched(call: &Call<'_>, path: &Path, shown: &str, page: Page, b
         let mut state = session.state();
         state.audit.record(
             Gate::Question,
-            if approved { Decision::Allowed } else { Decision::Refused },
-            format!("trustRead {shown}: {}", if approved { "the person trusted it" } else { "refused" }),
+            if approved {
+                Decision::Allowed
+            } else {
+                Decision::Refused
+            },
+            format!(
+                "trustRead {shown}: {}",
+                if approved {
+                    "the person trusted it"
+                } else {
+                    "refused"
+                }
+            ),
         );
         if approved {
-            state.trust.add(TrustRule { path: path.to_path_buf(), scope: Scope::File, origin: RuleOrigin::Person });
-            state.audit.record(Gate::Trust, Decision::Allowed, format!("{shown} trusted by the person (origin person)"));
+            state.trust.add(TrustRule {
+                path: path.to_path_buf(),
+                scope: Scope::File,
+                origin: RuleOrigin::Person,
+            });
+            state.audit.record(
+                Gate::Trust,
+                Decision::Allowed,
+                format!("{shown} trusted by the person (origin person)"),
+            );
         }
     }
     if approved {
@@ -214,40 +288,76 @@ fn read_trusted(call: &Call<'_>, path: &Path, shown: &str, page: Page) -> ToolOu
         Ok(b) => b,
         Err(e) => return ToolOutput::error(format!("{shown} could not be read: {e}")),
     };
-    call.record(Gate::FileRead, Decision::Allowed, format!("file_read.path {shown} [routing] (T,pub)"));
+    call.record(
+        Gate::FileRead,
+        Decision::Allowed,
+        format!("file_read.path {shown} [routing] (T,pub)"),
+    );
     let Ok(opened) = policy::open(Labelled::new(bytes, Label::TRUSTED_PRIVATE)) else {
         return ToolOutput::error("internal: a trusted read did not open");
     };
-    call.record(Gate::FileRead, Decision::Observed, format!("file_read produced {}", opened.label()));
+    call.record(
+        Gate::FileRead,
+        Decision::Observed,
+        format!("file_read produced {}", opened.label()),
+    );
     let token = super::change_token(path, version);
     let size = opened.value.len();
     let text = match decode_text(opened) {
         Ok(text) => text,
         Err(()) => {
             return ToolOutput::ok(
-                PlannerText::driver(format!("{shown} is binary ({size} bytes); read_file shows text only")),
+                PlannerText::driver(format!(
+                    "{shown} is binary ({size} bytes); read_file shows text only"
+                )),
                 format!("{shown}: binary"),
             );
         }
     };
     let total = text.value.lines().count();
     if total == 0 {
-        return ToolOutput::ok(PlannerText::driver(format!("{shown} is empty (change token {token})")), format!("{shown}: empty"));
+        return ToolOutput::ok(
+            PlannerText::driver(format!("{shown} is empty (change token {token})")),
+            format!("{shown}: empty"),
+        );
     }
     if page.offset > total {
-        return ToolOutput::error(format!("offset {} is past the end of {shown}, which has {total} lines", page.offset));
+        return ToolOutput::error(format!(
+            "offset {} is past the end of {shown}, which has {total} lines",
+            page.offset
+        ));
     }
     let last = (page.offset - 1).saturating_add(page.limit).min(total);
     let body = text.map(|t| render_page(&t, shown, page.offset, last, total, &token));
     let mut state = session.state();
     let state = &mut *state;
-    let planner = policy::present(body, &format!("read_file {shown}"), &mut state.context, &mut state.audit);
-    ToolOutput::ok(planner, format!("{shown}: lines {}-{last} of {total}", page.offset))
+    let planner = policy::present(
+        body,
+        &format!("read_file {shown}"),
+        &mut state.context,
+        &mut state.audit,
+    );
+    ToolOutput::ok(
+        planner,
+        format!("{shown}: lines {}-{last} of {total}", page.offset),
+    )
 }
 
-fn render_page(text: &str, shown: &str, first: usize, last: usize, total: usize, token: &str) -> String {
+fn render_page(
+    text: &str,
+    shown: &str,
+    first: usize,
+    last: usize,
+    total: usize,
+    token: &str,
+) -> String {
     let mut out = format!("{shown}: lines {first}-{last} of {total}, change token {token}\n");
-    for (n, line) in text.lines().enumerate().skip(first - 1).take(last + 1 - first) {
+    for (n, line) in text
+        .lines()
+        .enumerate()
+        .skip(first - 1)
+        .take(last + 1 - first)
+    {
         let line = match line.char_indices().nth(MAX_LINE_CHARS) {
             Some((cut, _)) => format!("{}… [line shortened]", &line[..cut]),
             None => line.to_string(),
@@ -255,7 +365,10 @@ fn render_page(text: &str, shown: &str, first: usize, last: usize, total: usize,
         out.push_str(&format!("{:>6}\t{line}\n", n + 1));
     }
     if last < total {
-        out.push_str(&format!("[showing lines {first}-{last} of {total}; continue with offset {}]\n", last + 1));
+        out.push_str(&format!(
+            "[showing lines {first}-{last} of {total}; continue with offset {}]\n",
+            last + 1
+        ));
     }
     out
 }
@@ -272,19 +385,42 @@ fn decode_text(bytes: policy::Opened<Vec<u8>>) -> Result<policy::Opened<String>,
 }
 
 fn quarantine(call: &Call<'_>, shown: &str, bytes: Vec<u8>, why: &str) -> ToolOutput {
-    quarantine_labelled(call, shown, Labelled::new(bytes, Label::UNTRUSTED_PRIVATE), why)
+    quarantine_labelled(
+        call,
+        shown,
+        Labelled::new(bytes, Label::UNTRUSTED_PRIVATE),
+        why,
+    )
 }
 
-fn quarantine_labelled(call: &Call<'_>, shown: &str, content: Labelled<Vec<u8>>, why: &str) -> ToolOutput {
+fn quarantine_labelled(
+    call: &Call<'_>,
+    shown: &str,
+    content: Labelled<Vec<u8>>,
+    why: &str,
+) -> ToolOutput {
     let session = call.session;
     let label = content.label();
     let reference = {
         let mut state = session.state();
-        let reference = state.quarantine.put(content, Origin::File { path: shown.to_string() });
-        policy::withhold(&format!("read_file {shown}"), label, &reference.id.to_string(), &mut state.audit);
+        let reference = state.quarantine.put(
+            content,
+            Origin::File {
+                path: shown.to_string(),
+            },
+        );
+        policy::withhold(
+            &format!("read_file {shown}"),
+            label,
+            &reference.id.to_string(),
+            &mut state.audit,
+        );
         reference
     };
-    session.screen.update(Update::Quarantined { reference: reference.clone(), origin: format!("the file {shown}") });
+    session.screen.update(Update::Quarantined {
+        reference: reference.clone(),
+        origin: format!("the file {shown}"),
+    });
     ToolOutput::ok(
         PlannerText::driver(format!(
             "{shown} is quarantined ({why}). You get a reference instead of its text: {reference}. \
@@ -310,12 +446,23 @@ fn quarantine_picture(
         let mut state = session.state();
         let reference = state.quarantine.put(
             Labelled::new(bytes, Label::UNTRUSTED_PRIVATE),
-            Origin::Picture { path: shown.to_string(), media_type: media_type.to_string() },
+            Origin::Picture {
+                path: shown.to_string(),
+                media_type: media_type.to_string(),
+            },
         );
-        policy::withhold(&format!("read_file {shown} (a picture)"), Label::UNTRUSTED_PRIVATE, &reference.id.to_string(), &mut state.audit);
+        policy::withhold(
+            &format!("read_file {shown} (a picture)"),
+            Label::UNTRUSTED_PRIVATE,
+            &reference.id.to_string(),
+            &mut state.audit,
+        );
         reference
     };
-    session.screen.update(Update::Quarantined { reference: reference.clone(), origin: format!("the picture {shown}") });
+    session.screen.update(Update::Quarantined {
+        reference: reference.clone(),
+        origin: format!("the picture {shown}"),
+    });
     ToolOutput::ok(
         PlannerText::driver(format!(
             "{shown} is a picture ({media_type}); pictures are always quarantined. Reference: {reference}."
@@ -329,11 +476,23 @@ fn quarantine_picture(
 async fn read_by_reference(call: &Call<'_>, raw: &str) -> ToolOutput {
     let session = call.session;
     if let Err(cap) = session.state().context.permits(Capability::NameReference) {
-        call.record(Gate::Context, Decision::Refused, format!("read_file.path_ref: a tainted context may not {}", cap.as_str()));
-        return ToolOutput::refused("this conversation has met content nobody vouched for, so it can name no reference");
+        call.record(
+            Gate::Context,
+            Decision::Refused,
+            format!(
+                "read_file.path_ref: a tainted context may not {}",
+                cap.as_str()
+            ),
+        );
+        return ToolOutput::refused(
+            "this conversation has met content nobody vouched for, so it can name no reference",
+        );
     }
     let Some(id) = SlotId::parse(raw) else {
-        return ToolOutput::error(format!("`{}` is not a reference; references look like ref:2", super::control_pictures(raw)));
+        return ToolOutput::error(format!(
+            "`{}` is not a reference; references look like ref:2",
+            super::control_pictures(raw)
+        ));
     };
     let found = {
         let mut state = session.state();
@@ -341,12 +500,23 @@ async fn read_by_reference(call: &Call<'_>, raw: &str) -> ToolOutput {
         match state.quarantine.get(id) {
             None => Err(format!("{id} names nothing")),
             Some(slot) => match (slot.target(), &slot.reference.origin) {
-                (Some(target), Origin::ListingEntry { is_directory: false, .. }) => {
-                    let path = policy::path_for_read(target, &id.to_string(), &mut state.audit).to_path_buf();
+                (
+                    Some(target),
+                    Origin::ListingEntry {
+                        is_directory: false,
+                        ..
+                    },
+                ) => {
+                    let path = policy::path_for_read(target, &id.to_string(), &mut state.audit)
+                        .to_path_buf();
                     Ok((path, slot.reference.origin.clone(), slot.reference.label))
                 }
-                (Some(_), _) => Err(format!("{id} stands for a directory; there is nothing in it to read")),
-                (None, _) => Err(format!("{id} is content, not a file; pass it on instead of reading it")),
+                (Some(_), _) => Err(format!(
+                    "{id} stands for a directory; there is nothing in it to read"
+                )),
+                (None, _) => Err(format!(
+                    "{id} is content, not a file; pass it on instead of reading it"
+                )),
             },
         }
     };
@@ -363,10 +533,18 @@ async fn read_by_reference(call: &Call<'_>, raw: &str) -> ToolOutput {
     let reference = {
         let mut state = session.state();
         let reference = state.quarantine.put(content, origin);
-        policy::withhold(&format!("read_file {id}"), label, &reference.id.to_string(), &mut state.audit);
+        policy::withhold(
+            &format!("read_file {id}"),
+            label,
+            &reference.id.to_string(),
+            &mut state.audit,
+        );
         reference
     };
-    session.screen.update(Update::Quarantined { reference: reference.clone(), origin: format!("the file behind {id}") });
+    session.screen.update(Update::Quarantined {
+        reference: reference.clone(),
+        origin: format!("the file behind {id}"),
+    });
     ToolOutput::ok(
         PlannerText::driver(format!("the file behind {id} is quarantined: {reference}")),
         format!("{id}: quarantined as {}", reference.id),
@@ -414,7 +592,10 @@ mod tests {
     #[test]
     fn read_file_pictures_are_known_by_extension_only() {
         assert_eq!(picture_media_type(Path::new("a/b.PNG")), Some("image/png"));
-        assert_eq!(picture_media_type(Path::new("doc.pdf")), Some("application/pdf"));
+        assert_eq!(
+            picture_media_type(Path::new("doc.pdf")),
+            Some("application/pdf")
+        );
         assert_eq!(picture_media_type(Path::new("png.txt")), None);
     }
 }

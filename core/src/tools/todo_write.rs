@@ -40,11 +40,15 @@ pub fn run(call: &Call<'_>) -> ToolOutput {
             return ToolOutput::error("every todo needs `content`");
         };
         // An unrecognised status reads as outstanding work.
-        let status = match item.get("status").and_then(Value::as_str) {
-            Some(s @ ("in_progress" | "completed")) => s,
-            _ => "pending",
-        };
-        todos.push(Todo { content: content.to_string(), status: status.to_string() });
+        let status = item
+            .get("status")
+            .and_then(Value::as_str)
+            .filter(|s| matches!(*s, "in_progress" | "completed"))
+            .unwrap_or("pending");
+        todos.push(Todo {
+            content: content.to_string(),
+            status: status.to_string(),
+        });
     }
     let count = |s: &str| todos.iter().filter(|t| t.status == s).count();
     let summary = format!(
@@ -56,5 +60,8 @@ pub fn run(call: &Call<'_>) -> ToolOutput {
     );
     call.session.state().todos = todos.clone();
     call.session.screen.update(Update::Plan { todos });
-    ToolOutput::ok(PlannerText::driver(format!("task list recorded: {summary}")), summary)
+    ToolOutput::ok(
+        PlannerText::driver(format!("task list recorded: {summary}")),
+        summary,
+    )
 }
