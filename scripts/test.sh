@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# The README's test command: installs what the tests need, then builds and runs every test.
+#
+# Idempotent: each install step checks first (`command -v`, `dpkg -s`, a stamp file) and a second
+# run installs nothing. Later work adds what its tests need to the lists in the sections below
+# (apt packages, the Neovim Python wheel in .venv, npm packages, code-server) rather than new logic.
+# Exits non-zero when an install step, the build or any test fails.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$PWD
+STAMPS="$ROOT/target/.test-deps"
+
+say() { printf '\n== %s\n' "$*" >&2; }
+die() { printf 'scripts/test.sh: %s\n' "$*" >&2; exit 1; }
+
+# CI (and any run whose output is not a terminal) gets plain logs.
+if [ -n "${CI:-}" ] || [ ! -t 1 ]; then
+  export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+fi
+
+# --- 1. The Rust toolchain -------------------------------------------------------------------
+# The workspace is edition 2024, so Rust 1.85 at least. A machine without cargo gets it from
+# rustup, which only a person can install (it downloads a toolchain): say so instead.
+RUST_MIN_MINOR=85
+ensure_rust() {
+  if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
+    export PATH="$HOME/.cargo/bin:$PATH"
+  fi
+  command -v cargo >/dev/null 2>&1 \
+    || die "cargo not found: install Rust 1.$RUST_MIN_MINOR or newer with rustup (https://rustup.rs), then run this again"
+  local minor
+  minor=$(rustc --version | sed -E 's/^rustc 1\.([0-9]+).*/\1/')
+  if [ "$minor" -lt "$RUST_MIN_MINOR" ]; then
+    if command -v rustup >/dev/null 2>&1; then
+      say "updating the Rust toolchain (found $(rustc --version))"
+      rustup update stable
+    else
+      die "$(rustc --version) is older than 1.$RUST_MIN_MINOR; install a newer Rust with rustup"
+    fi
+  fi
+}
+
+# --- 2. System packages (apt) ----------------------------------------------------------------
+# Debian packages the tests need, e.g. (APT_PACKAGES=(neovim xvfb)). Only missing ones install.
+APT_PACKAGES=()
+ensure_apt_packages() {
+  [ "${#APT_PACKAGES[@]}" -gt 0 ] || return 0
+  local missing=() pkg
+  for pkg in "${APT_PACKAGES[@]}"; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+  done
+  [ "${#missing[@]}" -gt 0 ] || return 0
+  say "installing apt packages: ${missing[*]}"
+  local sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+# --- 3. Python packages in .venv (the Neovim client's wheel, pytest, ...) ---------------------
+# Requirements installed into $ROOT/.venv; the stamp records what was installed last.
+PIP_PACKAGES=()
+ensure_python_venv() {
+  [ "${#PIP_PACKAGES[@]}" -gt 0 ] || return 0
+  local stamp="$STAMPS/pip" want="${PIP_PACKAGES[*]}"
+  if [ -x "$ROOT/.venv/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+    return 0
+  fi
+  say "installing Python packages into .venv: $want"
+  command -v python3 >/dev/null 2>&1 || die "python3 not found (add python3 and python3-venv to APT_PACKAGES)"
+  [ -x "$ROOT/.venv/bin/python" ] || python3 -m venv "$ROOT/.venv"
+  "$ROOT/.venv/bin/python" -m pip install --quiet --disable-pip-version-check "${PIP_PACKAGES[@]}"
+  mkdir -p "$STAMPS" && printf '%s' "$want" >"$stamp"
+}
+
+# --- 4. npm packages (the VS Code extension's tests) -------------------------------------------
+# Directories holding a package.json whose dependencies the tests need; `npm ci` runs again only
+# when package-lock.json changed since the last install.
+NPM_DIRS=()
+ensure_npm_packages() {
+  local dir stamp lock
+  for dir in "${NPM_DIRS[@]}"; do
+    lock="$ROOT/$dir/package-lock.json"
+    stamp="$STAMPS/npm-$(printf '%s' "$dir" | tr '/' '_')"
+    if [ -d "$ROOT/$dir/node_modules" ] && [ -f "$stamp" ] && cmp -s "$lock" "$stamp"; then
+      continue
+    fi
+    command -v npm >/dev/null 2>&1 || die "npm not found (add npm to APT_PACKAGES)"
+    say "installing npm packages in $dir"
+    (cd "$ROOT/$dir" && npm ci --no-audit --no-fund)
+    mkdir -p "$STAMPS" && cp "$lock" "$stamp"
+  done
+}
+
+# --- 5. code-server (real-editor tests of the VS Code extension) -------------------------------
+# Set CODE_SERVER_NPM_PACKAGE (e.g. code-server@4) once those tests exist; it installs from the npm
+# registry into .tools/ and is skipped when already there.
+CODE_SERVER_NPM_PACKAGE=""
+ensure_code_server() {
+  [ -n "$CODE_SERVER_NPM_PACKAGE" ] || return 0
+  if [ -x "$ROOT/.tools/code-server/node_modules/.bin/code-server" ]; then
+    return 0
+  fi
+  command -v npm >/dev/null 2>&1 || die "npm not found (add npm to APT_PACKAGES)"
+  say "installing $CODE_SERVER_NPM_PACKAGE into .tools/code-server"
+  mkdir -p "$ROOT/.tools/code-server"
+  npm install --prefix "$ROOT/.tools/code-server" --no-audit --no-fund "$CODE_SERVER_NPM_PACKAGE"
+}
+
+ensure_rust
+ensure_apt_packages
+ensure_python_venv
+ensure_npm_packages
+ensure_code_server
+
+# --- 6. Build and test -------------------------------------------------------------------------
+# The end-to-end tests run target/debug/bravebot, so the binary is built before any test runs.
+say "building the workspace"
+cargo build --workspace --locked
+say "running every test"
+cargo test --workspace --locked --no-fail-fast

@@ -1,0 +1,202 @@
+//! A benchmark of the release `bravebot` binary (not a test): start-up, idle memory, and the
+//! driver's own cost per tool round against an instant fake model.
+//!
+//! Run it with
+//!
+//! ```sh
+//! cargo build --release -p bravebot
+//! cargo run --release -p bravebot-tests --bin bench
+//! ```
+//!
+//! It measures, over real stdio as an editor would drive it:
+//!
+//! - **initialize**: process start until the `initialize` response is read, the median of 20
+//!   fresh processes;
+//! - **idle RSS**: `VmRSS` of `/proc/<pid>/status` once `initialize` is answered and the server
+//!   has sat idle briefly;
+//! - **per round**: a turn whose planner calls `read_file` on a small trusted file (named in
+//!   `files`) N times and then answers, for N = 20 and N = 100: the turn's wall time, less the
+//!   time the fake model spent answering, divided by N. The fake model answers from memory, so
+//!   what remains is the server's own work plus the loopback round trips;
+//! - **peak RSS**: `VmHWM` of the server after the 20-round turn.
+//!
+//! The binary is `target/release/bravebot` beside this program, or `BRAVEBOT_BIN`.
+#![allow(clippy::print_stdout)] // The table on stdout is this program's output.
+
+use std::time::{Duration, Instant};
+
+use bravebot_tests::fake_model::{FakeModel, Reply};
+use bravebot_tests::lsp_client::{LspClient, LspOptions, bravebot_binary};
+use serde_json::json;
+
+const STARTS: usize = 20;
+const SMALL_FILE: &str = "small.txt";
+
+fn main() {
+    let binary = bravebot_binary();
+    if !binary.to_string_lossy().contains("release") {
+        eprintln!(
+            "warning: measuring {}, which does not look like a release build; \
+             run with --release or set BRAVEBOT_BIN",
+            binary.display()
+        );
+    }
+    let workspace = tempfile::tempdir().expect("create a workspace");
+    let text: String = (1..=20)
+        .map(|n| format!("line {n} of a small trusted file\n"))
+        .collect();
+    std::fs::write(workspace.path().join(SMALL_FILE), text).expect("write the small file");
+    let options = || {
+        LspOptions::new(workspace.path())
+            .binary(&binary)
+            .timeout(Duration::from_secs(120))
+    };
+
+    let mut starts: Vec<Duration> = (0..STARTS)
+        .map(|_| {
+            let began = Instant::now();
+            let client = LspClient::start(options());
+            client.initialize(json!({}));
+            let took = began.elapsed();
+            client.shutdown();
+            took
+        })
+        .collect();
+    starts.sort();
+    let median = starts[STARTS / 2];
+
+    let idle_rss = {
+        let client = LspClient::start(options());
+        client.initialize(json!({}));
+        std::thread::sleep(Duration::from_millis(300));
+        let rss = proc_status_kib(client.pid(), "VmRSS");
+        client.shutdown();
+        rss
+    };
+
+    let rounds: Vec<(usize, Round)> = [20, 100]
+        .into_iter()
+        .map(|n| (n, measure_rounds(n, options())))
+        .collect();
+
+    println!("bravebot benchmark: {}", binary.display());
+    println!("{:<46} {:>20}", "measure", "value");
+    println!(
+        "{:<46} {:>20}",
+        format!("start -> initialize answered (median of {STARTS})"),
+        format_duration(median)
+    );
+    println!(
+        "{:<46} {:>20}",
+        "  (fastest, slowest)",
+        format!(
+            "{} / {}",
+            format_duration(starts[0]),
+            format_duration(starts[STARTS - 1])
+        )
+    );
+    println!(
+        "{:<46} {:>20}",
+        "idle RSS after initialize",
+        format_kib(idle_rss)
+    );
+    for (n, round) in &rounds {
+        println!(
+            "{:<46} {:>20}",
+            format!("driver time per round, {n} rounds"),
+            format_duration(round.per_round)
+        );
+        println!(
+            "{:<46} {:>20}",
+            "  (turn wall time / of which the fake model)",
+            format!(
+                "{} / {}",
+                format_duration(round.wall),
+                format_duration(round.model)
+            )
+        );
+    }
+    if let Some((_, round)) = rounds.iter().find(|(n, _)| *n == 20) {
+        println!(
+            "{:<46} {:>20}",
+            "peak RSS over the 20-round turn",
+            format_kib(round.peak_kib)
+        );
+    }
+}
+
+/// What one measured turn cost.
+struct Round {
+    wall: Duration,
+    model: Duration,
+    per_round: Duration,
+    peak_kib: Option<u64>,
+}
+
+/// Runs one turn of `n` `read_file` rounds in a fresh server.
+fn measure_rounds(n: usize, options: LspOptions) -> Round {
+    let mut script: Vec<Reply> = (0..n)
+        .map(|i| {
+            Reply::tool_call_with_id(
+                &format!("call_{i}"),
+                "read_file",
+                json!({ "path": SMALL_FILE, "why": "benchmark" }),
+            )
+        })
+        .collect();
+    script.push(Reply::text("Done."));
+    let model = FakeModel::start_with(move |s| s.planner(script));
+    // The default round limit is below 100; `maxRounds` in the home settings lifts it.
+    let settings = format!("{{\"maxRounds\": {}}}", n + 10);
+    let options = options.home_file(".bravebot/settings.json", settings);
+    let client = LspClient::start(options.model_url(&model.url()));
+    client.initialize(json!({}));
+    let session = client.new_session();
+    let began = Instant::now();
+    let result = client.request(
+        "bravebot/session/prompt",
+        json!({ "sessionId": session, "text": "Read the file again and again.", "files": [SMALL_FILE] }),
+    );
+    let wall = began.elapsed();
+    match &result {
+        Ok(result) if result["stopReason"] == "endTurn" => {}
+        other => {
+            eprintln!("error: the {n}-round turn ended with {other:?}; its figures would mislead");
+            std::process::exit(1);
+        }
+    }
+    let peak_kib = proc_status_kib(client.pid(), "VmHWM");
+    client.shutdown();
+    let model_time: Duration = model
+        .requests()
+        .iter()
+        .map(|request| request.duration)
+        .sum();
+    let own = wall.saturating_sub(model_time);
+    Round {
+        wall,
+        model: model_time,
+        per_round: own / u32::try_from(n).unwrap_or(u32::MAX),
+        peak_kib,
+    }
+}
+
+/// A `kB` field of `/proc/<pid>/status`, or `None` where there is no `/proc`.
+fn proc_status_kib(pid: u32, field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+fn format_duration(duration: Duration) -> String {
+    format!("{:.2} ms", duration.as_secs_f64() * 1000.0)
+}
+
+fn format_kib(kib: Option<u64>) -> String {
+    match kib {
+        Some(kib) => format!("{:.1} MiB", kib as f64 / 1024.0),
+        None => "n/a".to_owned(),
+    }
+}

@@ -1,0 +1,8 @@
+//! Support for bravebot's end-to-end tests: a fake model server, a client that drives the binary
+//! over stdio, and what else the tests share.
+
+// Test support panics on purpose: a failure here is a failing test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+pub mod fake_model;
+pub mod lsp_client;
