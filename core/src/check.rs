@@ -68,22 +68,21 @@ pub async fn run(
     // The reply is a function of the content: untrusted, and as private as the content was.
     let reply_label = content.label().join(Label::UNTRUSTED_PUBLIC);
     let outcome = match reply {
-        Ok(reply) if !reply.truncated => {
-            let text = Labelled::new(reply.text, reply_label);
+        Ok(reply) => {
+            let reply = Labelled::new(
+                policy::CheckReply {
+                    text: reply.text,
+                    truncated: reply.truncated,
+                },
+                reply_label,
+            );
             let verdict = {
                 let mut state = session.state();
-                policy::read_verdict(&text, &mut state.audit, origin)
+                policy::read_verdict(&reply, &mut state.audit, origin)
             };
             CheckOutcome {
                 verdict,
-                reasons: Some(text),
-            }
-        }
-        Ok(_) => {
-            tracing::info!("check reply was cut short; inconclusive");
-            CheckOutcome {
-                verdict: Verdict::Inconclusive,
-                reasons: None,
+                reasons: Some(policy::check_reasons(reply)),
             }
         }
         Err(e) => {

@@ -274,6 +274,19 @@ pub struct Session {
     turn: Mutex<Option<CancellationToken>>,
 }
 
+/// Ends a turn's claim on its session when the turn finishes or is dropped.
+struct TurnGuard<'a> {
+    session: &'a Session,
+    token: CancellationToken,
+}
+
+impl Drop for TurnGuard<'_> {
+    fn drop(&mut self) {
+        self.token.cancel();
+        *self.session.turn.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+}
+
 /// A turn is already running in this session.
 #[derive(Debug, thiserror::Error)]
 #[error("a turn is already running in this session")]
@@ -354,6 +367,12 @@ impl Session {
             *slot = Some(token.clone());
             token
         };
+        // Whether the turn ends or its caller stops waiting (a client's `$/cancelRequest` drops
+        // this future), the turn is cancelled and the session can take the next prompt.
+        let _ended = TurnGuard {
+            session: self,
+            token: token.clone(),
+        };
         for file in files {
             self.trust_path(&file, Scope::File);
         }
@@ -362,7 +381,6 @@ impl Session {
         self.screen.update(Update::TurnEnded {
             stop_reason: stop.clone(),
         });
-        *self.turn.lock().unwrap_or_else(|p| p.into_inner()) = None;
         Ok(stop)
     }
 

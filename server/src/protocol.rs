@@ -280,3 +280,32 @@ impl tower_lsp_server::ls_types::request::Request for RequestPermission {
     type Result = Value;
     const METHOD: &'static str = method::SESSION_REQUEST_PERMISSION;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::method;
+
+    /// The protocol extension and its spec change together (rust-analyzer keeps the same rule for
+    /// its `lsp-extensions.md`).
+    #[test]
+    fn every_protocol_method_is_documented_in_the_spec() {
+        let spec = include_str!("../../specs/protocol.md");
+        let methods = [
+            method::SESSION_NEW,
+            method::SESSION_PROMPT,
+            method::SESSION_CANCEL,
+            method::SESSION_UPDATE,
+            method::SESSION_REQUEST_PERMISSION,
+            method::SESSION_STATUS,
+            method::SESSION_AUDIT,
+            method::SESSION_SET_MODE,
+            method::SESSION_TRUST,
+            super::ANSWER_COMMAND,
+        ];
+        let missing: Vec<&str> = methods.into_iter().filter(|m| !spec.contains(m)).collect();
+        assert!(
+            missing.is_empty(),
+            "specs/protocol.md does not mention {missing:?}"
+        );
+    }
+}

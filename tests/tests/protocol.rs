@@ -1119,3 +1119,102 @@ fn reference_matcher_accepts_the_pinned_shape_only() {
     );
     assert_eq!(reference_in("the file says CANARY"), None);
 }
+
+#[test]
+fn code_actions_on_the_questioned_document_answer_the_pending_question() {
+    let setup = start_interactive(model_reading(UNTRUSTED_PATH, UNSAFE));
+    setup.client.answer_permissions_with(|_| Answer::Hold);
+    let prompt = setup.send_prompt("What does the vendor readme say?", &[]);
+    let question = setup.client.next_server_request(REQUEST_PERMISSION);
+    let uri = question.params["subject"]["uri"].clone();
+    let actions = setup
+        .client
+        .request(
+            "textDocument/codeAction",
+            json!({
+                "textDocument": { "uri": uri },
+                "range": { "start": { "line": 0, "character": 0 }, "end": { "line": 0, "character": 0 } },
+                "context": { "diagnostics": [] },
+            }),
+        )
+        .expect("codeAction answers");
+    let actions = actions.as_array().cloned().unwrap_or_default();
+    assert_eq!(
+        actions.len(),
+        question.params["options"].as_array().map_or(0, Vec::len),
+        "one action per option: {actions:#?}"
+    );
+    let allow = question
+        .option_of_kind("allow_once")
+        .expect("an allow_once option");
+    let action = actions
+        .iter()
+        .find(|a| a["command"]["arguments"][0]["optionId"] == allow.as_str())
+        .expect("an action for the allow_once option");
+    assert_eq!(action["command"]["command"], "bravebot.answer");
+    assert_eq!(
+        action["command"]["arguments"][0]["questionId"].as_str(),
+        question.question_id()
+    );
+    // Another document has no actions.
+    let other = setup
+        .client
+        .request(
+            "textDocument/codeAction",
+            json!({
+                "textDocument": { "uri": "file:///nowhere/else.rs" },
+                "range": { "start": { "line": 0, "character": 0 }, "end": { "line": 0, "character": 0 } },
+                "context": { "diagnostics": [] },
+            }),
+        )
+        .expect("codeAction answers");
+    assert_eq!(other, json!([]));
+    setup
+        .client
+        .request("workspace/executeCommand", action["command"].clone())
+        .expect("the action's command is accepted");
+    let result = setup.client.response(prompt).expect("the prompt answers");
+    assert_eq!(
+        Setup::stop_reason(&result),
+        "endTurn",
+        "prompt result: {result}"
+    );
+    assert_released(&setup, "call_read_1");
+    setup.client.shutdown();
+}
+
+#[test]
+fn a_prompt_request_the_client_cancels_ends_its_turn_and_frees_the_session() {
+    let model = FakeModel::start_with(|script| {
+        script
+            .planner(vec![
+                Reply::tool_call_with_id(
+                    "call_read_1",
+                    "read_file",
+                    json!({"path": UNTRUSTED_PATH, "why": "read"}),
+                ),
+                Reply::text("first turn done"),
+                Reply::text("second turn done"),
+            ])
+            .check(vec![Reply::text(UNSAFE)])
+    });
+    let setup = start_interactive(model);
+    setup.client.answer_permissions_with(|_| Answer::Hold);
+    let prompt = setup.send_prompt("read it", &[]);
+    let _question = setup.client.next_server_request(REQUEST_PERMISSION);
+    setup
+        .client
+        .notify("$/cancelRequest", json!({ "id": prompt.0 }));
+    let cancelled = setup.client.response(prompt);
+    assert!(
+        cancelled.is_err(),
+        "the cancelled request answers with an error: {cancelled:?}"
+    );
+    let result = setup.prompt("again", &[]);
+    assert_eq!(
+        Setup::stop_reason(&result),
+        "endTurn",
+        "the session took a new prompt: {result}"
+    );
+    setup.client.shutdown();
+}

@@ -156,6 +156,18 @@ pub fn to_check_request(value: &Labelled<Vec<u8>>, audit: &mut AuditTrail, what:
     serde_json::Value::String(text.into_owned()).to_string()
 }
 
+/// A check's reply as the backend gave it: its text, and whether the token limit cut it.
+pub struct CheckReply {
+    pub text: String,
+    pub truncated: bool,
+}
+
+/// The check's own words, for the person's screen, keeping the reply's label.
+pub fn check_reasons(reply: Labelled<CheckReply>) -> Labelled<String> {
+    let label = reply.label();
+    Labelled::new(reply.into_value().text, label)
+}
+
 /// What a check said.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
@@ -183,8 +195,8 @@ impl Verdict {
 /// function of untrusted content. It decides only whether a path nobody vouched for is trusted
 /// for the session (origin `checker`) or which banner a question carries; it never changes a
 /// label. The reply keeps its label and goes only to the person's screen.
-pub fn read_verdict(reply: &Labelled<String>, audit: &mut AuditTrail, what: &str) -> Verdict {
-    let mut found = reply.value().lines().filter_map(|line| {
+pub fn read_verdict(reply: &Labelled<CheckReply>, audit: &mut AuditTrail, what: &str) -> Verdict {
+    let mut found = reply.value().text.lines().filter_map(|line| {
         let rest = line.trim().strip_prefix("VERDICT: ")?;
         // Reasons may follow on the same line after a space or punctuation; the word itself must
         // be exactly one of the two.
@@ -197,8 +209,8 @@ pub fn read_verdict(reply: &Labelled<String>, audit: &mut AuditTrail, what: &str
             _ => None,
         }
     });
-    let verdict = match (found.next(), found.next()) {
-        (Some(v), None) => v,
+    let verdict = match (found.next(), found.next(), reply.value().truncated) {
+        (Some(v), None, false) => v,
         _ => Verdict::Inconclusive,
     };
     audit.record(
@@ -213,8 +225,14 @@ pub fn read_verdict(reply: &Labelled<String>, audit: &mut AuditTrail, what: &str
 mod tests {
     use super::*;
 
-    fn reply(s: &str) -> Labelled<String> {
-        Labelled::new(s.to_string(), Label::UNTRUSTED_PRIVATE)
+    fn reply(s: &str) -> Labelled<CheckReply> {
+        Labelled::new(
+            CheckReply {
+                text: s.to_string(),
+                truncated: false,
+            },
+            Label::UNTRUSTED_PRIVATE,
+        )
     }
 
     #[test]

@@ -201,7 +201,15 @@ async fn read_unvouched(
         }
     }
     let already_offered = session.state().offered_this_turn.iter().any(|p| p == path);
-    if !session.screen.interactive() || already_offered || call.cancel.is_cancelled() {
+    if !session.screen.interactive() {
+        return quarantine_labelled(
+            call,
+            shown,
+            content,
+            "nobody vouched for it, the check did not clear it, and nobody is watching to be asked",
+        );
+    }
+    if already_offered || call.cancel.is_cancelled() {
         return quarantine_labelled(
             call,
             shown,
