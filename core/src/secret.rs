@@ -75,6 +75,7 @@ mod linux {
 mod tests {
     use super::*;
 
+    // Verifies: CRED-1
     #[test]
     fn secret_debug_never_shows_the_value() {
         let secret = Secret::new("sk-very-secret".to_owned());
@@ -84,6 +85,7 @@ mod tests {
         assert_eq!(secret.expose(), "sk-very-secret");
     }
 
+    // Verifies: CRED-1
     #[cfg(target_os = "linux")]
     #[test]
     fn disable_core_dumps_sets_the_core_limit_to_zero_and_clears_dumpable() {

@@ -425,6 +425,7 @@ mod tests {
         None
     }
 
+    // Verifies: SET-1
     #[test]
     fn settings_environment_beats_client_beats_home() {
         let home = r#"{"model": {"baseUrl": "http://home/v1", "name": "home-model"}, "vetting": {"auto": true}}"#;
@@ -445,6 +446,7 @@ mod tests {
         assert_eq!(notes, vec![Note::Read("/h/.bravebot/settings.json".into())]);
     }
 
+    // Verifies: CHECK-5, SET-2
     #[test]
     fn settings_workspace_file_cannot_redirect_or_unask() {
         let ws = r#"{"model.baseUrl": "http://attacker/v1", "vetting": {"auto": true, "reads": false},
@@ -484,6 +486,7 @@ mod tests {
         );
     }
 
+    // Verifies: SET-1
     #[test]
     fn settings_bad_json_is_reported_not_fatal() {
         let (s, notes) = resolve(

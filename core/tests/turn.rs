@@ -165,6 +165,7 @@ fn refuse(_: &Question) -> Answer {
     Answer::Refused
 }
 
+// Verifies: LIST-1
 #[tokio::test]
 async fn list_files_names_in_the_workspace_reach_the_planner_with_control_pictures() {
     let model = FakeModel::start(vec![
@@ -184,6 +185,7 @@ async fn list_files_names_in_the_workspace_reach_the_planner_with_control_pictur
     assert!(!result.contains('\u{1b}'));
 }
 
+// Verifies: GATE-2, LIST-3, READ-5, READ-7
 #[tokio::test]
 async fn list_files_under_an_untrusted_path_withholds_every_name_behind_references() {
     let model = FakeModel::start(vec![
@@ -215,6 +217,7 @@ async fn list_files_under_an_untrusted_path_withholds_every_name_behind_referenc
         .assert_no_planner_request_contains("canary-body-9912");
 }
 
+// Verifies: ASK-2, CTX-1, GATE-1
 #[tokio::test]
 async fn a_context_that_met_untrusted_content_routes_nothing_and_asks_nothing() {
     let model = FakeModel::start(vec![
@@ -247,6 +250,7 @@ async fn a_context_that_met_untrusted_content_routes_nothing_and_asks_nothing() 
     );
 }
 
+// Verifies: ASK-1
 #[tokio::test]
 async fn ask_user_answers_reach_the_planner_and_are_remembered_for_the_session() {
     let model = FakeModel::start(vec![
@@ -288,6 +292,7 @@ async fn ask_user_answers_reach_the_planner_and_are_remembered_for_the_session()
     );
 }
 
+// Verifies: ASK-1, ASK-2
 #[tokio::test]
 async fn ask_user_more_than_four_questions_is_refused_whole_and_headless_declines() {
     let five: Vec<Value> = (0..5)
@@ -316,6 +321,7 @@ async fn ask_user_more_than_four_questions_is_refused_whole_and_headless_decline
     assert!(f.screen.asked().is_empty());
 }
 
+// Verifies: TOOL-2
 #[tokio::test]
 async fn unknown_argument_and_bad_json_are_errors_naming_them() {
     let model = FakeModel::start(vec![
@@ -341,6 +347,7 @@ async fn unknown_argument_and_bad_json_are_errors_naming_them() {
     );
 }
 
+// Verifies: TURN-3
 #[tokio::test]
 async fn the_round_limit_stops_a_turn_that_never_answers() {
     let replies = (0..5)
@@ -363,6 +370,7 @@ async fn the_round_limit_stops_a_turn_that_never_answers() {
     );
 }
 
+// Verifies: TODO-1
 #[tokio::test]
 async fn todo_write_replaces_the_list_and_draws_it() {
     let model = FakeModel::start(vec![
@@ -384,6 +392,7 @@ async fn todo_write_replaces_the_list_and_draws_it() {
     assert_eq!(plans.len(), 1);
 }
 
+// Verifies: READ-6
 #[tokio::test]
 async fn a_picture_is_quarantined_even_when_its_path_is_trusted() {
     let model = FakeModel::start(vec![
@@ -405,6 +414,7 @@ async fn a_picture_is_quarantined_even_when_its_path_is_trusted() {
     );
 }
 
+// Verifies: GATE-1, TOOL-3
 #[tokio::test]
 async fn a_path_outside_the_workspace_is_refused() {
     let model = FakeModel::start(vec![
@@ -420,6 +430,7 @@ async fn a_path_outside_the_workspace_is_refused() {
     );
 }
 
+// Verifies: COST-3, TRUST-4, TURN-2
 #[tokio::test]
 async fn trusted_agents_md_is_in_the_system_prompt_with_the_six_facts() {
     let model = FakeModel::start(vec![Reply::text("ok")]);
@@ -444,6 +455,7 @@ async fn trusted_agents_md_is_in_the_system_prompt_with_the_six_facts() {
     }
 }
 
+// Verifies: TURN-1, TURN-2
 #[tokio::test]
 async fn a_poisoned_agents_md_is_left_out_of_the_system_prompt() {
     let model = FakeModel::start(vec![Reply::text("ok")]);
@@ -458,6 +470,7 @@ async fn a_poisoned_agents_md_is_left_out_of_the_system_prompt() {
         .assert_no_planner_request_contains("poisoned-agents-77");
 }
 
+// Verifies: READ-6
 #[tokio::test]
 async fn a_binary_file_is_reported_not_shown() {
     let model = FakeModel::start(vec![
@@ -474,6 +487,7 @@ async fn a_binary_file_is_reported_not_shown() {
     );
 }
 
+// Verifies: READ-1
 #[tokio::test]
 async fn long_files_come_back_a_page_at_a_time_with_a_stable_change_token() {
     let model = FakeModel::start(vec![
@@ -505,6 +519,7 @@ async fn long_files_come_back_a_page_at_a_time_with_a_stable_change_token() {
     assert_eq!(token(&r[0]), token(&r[1]), "same file, same token");
 }
 
+// Verifies: READ-4
 #[tokio::test]
 async fn with_vetting_reads_off_an_unvouched_read_asks_without_a_check() {
     let model = FakeModel::start(vec![
@@ -530,6 +545,7 @@ async fn with_vetting_reads_off_an_unvouched_read_asks_without_a_check() {
     assert!(f.tool_results()[0].contains("notes-body-12"));
 }
 
+// Verifies: AUDIT-1, CHECK-4
 #[tokio::test]
 async fn the_audit_trail_is_appended_as_json_lines_without_content() {
     let model = FakeModel::start_with(|s| {
@@ -560,6 +576,7 @@ async fn the_audit_trail_is_appended_as_json_lines_without_content() {
     assert!(text.contains("verdict unsafe"));
 }
 
+// Verifies: CHECK-1, CHECK-2, CHECK-4, TRUST-5
 #[tokio::test]
 async fn a_check_request_carries_no_tools_and_the_content_as_one_json_string() {
     let model = FakeModel::start_with(|s| {
@@ -593,6 +610,7 @@ async fn a_check_request_carries_no_tools_and_the_content_as_one_json_string() {
     );
 }
 
+// Verifies: TRUST-1, TRUST-4
 #[tokio::test]
 async fn files_named_in_a_prompt_are_trusted_for_the_session_by_the_person() {
     let model = FakeModel::start(vec![Reply::text("ok")]);

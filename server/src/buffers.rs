@@ -149,6 +149,7 @@ mod tests {
         Position { line, character }
     }
 
+    // Verifies: PROTO-5
     #[test]
     fn buffers_apply_incremental_changes_in_utf16() {
         let b = Buffers::default();
@@ -181,6 +182,7 @@ mod tests {
         );
     }
 
+    // Verifies: PROTO-4
     #[test]
     fn buffers_utf8_positions_count_bytes() {
         let b = Buffers::default();
@@ -200,6 +202,7 @@ mod tests {
         assert_eq!(b.text(&p).map(|t| t.0), Some("é2\n".to_string()));
     }
 
+    // Verifies: PROTO-5
     #[test]
     fn buffers_refuse_a_change_outside_the_document() {
         let b = Buffers::default();

@@ -6,10 +6,7 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
 use bravebot_core::egress::Egress;
-use bravebot_core::model::ModelClient;
-use bravebot_core::session::{
-    Answer, BoxFuture, CheckState, Question, Screen, Session, SessionConfig, StopReason, Update,
-};
+use bravebot_core::session::{Answer, BoxFuture, CheckState, Question, Screen, StopReason, Update};
 use bravebot_core::tools::DiskOnly;
 
 use crate::{screen, setup};
@@ -113,25 +110,12 @@ pub async fn run(egress: Arc<Egress>, prompt: String, json: bool) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let (settings, notes) = setup::load_settings(&cwd, None);
-    for note in notes {
-        tracing::info!("{note}");
-    }
-    let id = setup::new_session_id();
-    let model = ModelClient::new(setup::model_config(&settings), egress);
-    let base_url = settings.model.base_url.clone();
     let screen = Arc::new(ExecScreen {
         json,
         mid_line: Mutex::new(false),
     });
-    let config = SessionConfig {
-        id: id.clone(),
-        facts: setup::facts(&cwd),
-        cwd,
-        settings,
-        audit_log: setup::audit_path(&id),
-    };
-    let session = Session::new(config, model, screen.clone(), Arc::new(DiskOnly));
+    let session = setup::open_session(cwd, None, egress, Arc::new(DiskOnly), |_| screen.clone());
+    let base_url = session.settings.model.base_url.clone();
     let stop = match session.prompt(prompt, Vec::new()).await {
         Ok(stop) => stop,
         Err(e) => StopReason::Error(e.to_string()),

@@ -7,8 +7,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use bravebot_core::egress::Egress;
 use bravebot_core::kernel::trust::Scope;
-use bravebot_core::model::ModelClient;
-use bravebot_core::session::{Answer, Session, SessionConfig, StopReason};
+use bravebot_core::session::{Answer, Session, StopReason};
 use bravebot_core::settings::Mode;
 use bravebot_core::tools::absolute;
 use serde_json::{Value, json};
@@ -95,35 +94,24 @@ impl Backend {
                 cwd.display()
             )));
         }
-        let (settings, notes) = setup::load_settings(
-            &cwd,
-            info.options
-                .model
-                .as_ref()
-                .map(|m| json!({"model": m}))
-                .as_ref(),
-        );
-        for note in &notes {
-            tracing::info!("{note}");
-        }
-        let id = setup::new_session_id();
-        let model = ModelClient::new(setup::model_config(&settings), self.egress.clone());
-        let screen = Arc::new(LspScreen::new(
-            id.clone(),
-            self.client.clone(),
-            self.outbox.clone(),
-            self.questions.clone(),
-            info.permissions,
-            info.options.interactive.unwrap_or(true),
-        ));
-        let config = SessionConfig {
-            id: id.clone(),
-            facts: setup::facts(&cwd),
+        let session = setup::open_session(
             cwd,
-            settings,
-            audit_log: setup::audit_path(&id),
-        };
-        let session = Arc::new(Session::new(config, model, screen, self.buffers.clone()));
+            info.options.model.as_ref(),
+            self.egress.clone(),
+            self.buffers.clone(),
+            |id| {
+                Arc::new(LspScreen::new(
+                    id.to_string(),
+                    self.client.clone(),
+                    self.outbox.clone(),
+                    self.questions.clone(),
+                    info.permissions,
+                    info.options.interactive.unwrap_or(true),
+                ))
+            },
+        );
+        let id = session.id.clone();
+        let session = Arc::new(session);
         self.sessions
             .lock()
             .unwrap_or_else(|p| p.into_inner())

@@ -285,6 +285,7 @@ impl tower_lsp_server::ls_types::request::Request for RequestPermission {
 mod tests {
     use super::method;
 
+    // Verifies: PROTO-18
     /// The protocol extension and its spec change together (rust-analyzer keeps the same rule for
     /// its `lsp-extensions.md`).
     #[test]

@@ -12,6 +12,33 @@ use bravebot_core::session::SystemFacts;
 use bravebot_core::settings::{self, Note, Settings, SettingsFile};
 use serde_json::Value;
 
+/// Opens a session in `cwd`: reads the settings layers (with the client's model settings, if
+/// any), builds the model client and names the audit file. `screen` is made once the id is known.
+pub fn open_session(
+    cwd: PathBuf,
+    client_model: Option<&Value>,
+    egress: std::sync::Arc<bravebot_core::egress::Egress>,
+    files: std::sync::Arc<dyn bravebot_core::tools::Files>,
+    screen: impl FnOnce(&str) -> std::sync::Arc<dyn bravebot_core::session::Screen>,
+) -> bravebot_core::session::Session {
+    let client = client_model.map(|m| serde_json::json!({ "model": m }));
+    let (settings, notes) = load_settings(&cwd, client.as_ref());
+    for note in &notes {
+        tracing::info!("{note}");
+    }
+    let id = new_session_id();
+    let model = bravebot_core::model::ModelClient::new(model_config(&settings), egress);
+    let screen = screen(&id);
+    let config = bravebot_core::session::SessionConfig {
+        audit_log: audit_path(&id),
+        id,
+        facts: facts(&cwd),
+        cwd,
+        settings,
+    };
+    bravebot_core::session::Session::new(config, model, screen, files)
+}
+
 /// `HOME` decides where `~` is (CONTRACT §2).
 pub fn home() -> Option<PathBuf> {
     std::env::var_os("HOME")

@@ -102,6 +102,7 @@ fn contains_string(value: &Value, needle: &str) -> bool {
     }
 }
 
+// Verifies: BIN-2
 #[test]
 fn exec_prints_the_streamed_answer_and_exits_zero() {
     let answer = "The answer is forty-two, streamed by the fake model.";
@@ -128,6 +129,7 @@ fn exec_prints_the_streamed_answer_and_exits_zero() {
     );
 }
 
+// Verifies: BIN-2
 #[test]
 fn exec_json_prints_one_json_value_per_line_carrying_the_answer() {
     let answer = "Hello in JSON lines.";
@@ -161,6 +163,7 @@ fn exec_json_prints_one_json_value_per_line_carrying_the_answer() {
     );
 }
 
+// Verifies: BIN-2
 #[test]
 fn exec_headless_refuses_the_trust_read_question_and_the_planner_gets_a_reference() {
     let canary = "CANARY-exec-5d1e-never-in-a-planner-request";
@@ -198,6 +201,7 @@ fn exec_headless_refuses_the_trust_read_question_and_the_planner_gets_a_referenc
     );
 }
 
+// Verifies: BIN-2
 #[test]
 fn exec_against_a_dead_port_fails_naming_the_setting_to_change() {
     let dirs = dirs();
@@ -211,6 +215,7 @@ fn exec_against_a_dead_port_fails_naming_the_setting_to_change() {
     );
 }
 
+// Verifies: BIN-3
 #[test]
 fn doctor_reports_version_and_backend_one_fact_a_line_and_never_prints_the_api_key() {
     let model = FakeModel::start_with(|script| script.planner(vec![Reply::text("pong")]));
@@ -247,6 +252,7 @@ fn doctor_reports_version_and_backend_one_fact_a_line_and_never_prints_the_api_k
     );
 }
 
+// Verifies: BIN-3
 #[test]
 fn doctor_never_prints_a_key_named_by_api_key_env_in_home_settings() {
     let dirs = dirs();
@@ -273,6 +279,7 @@ fn doctor_never_prints_a_key_named_by_api_key_env_in_home_settings() {
     );
 }
 
+// Verifies: BIN-1
 #[test]
 fn version_flag_prints_the_version_and_exits_zero() {
     let dirs = dirs();

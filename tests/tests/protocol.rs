@@ -260,6 +260,7 @@ fn the_trust_read_question(client: &LspClient) -> ServerRequest {
 // ---------------------------------------------------------------------------------------------
 // Lifecycle
 
+// Verifies: PROTO-4
 #[test]
 fn initialize_advertises_bravebot_protocol_version_1() {
     let workspace = workspace();
@@ -273,6 +274,7 @@ fn initialize_advertises_bravebot_protocol_version_1() {
     client.shutdown();
 }
 
+// Verifies: PROTO-3
 #[test]
 fn shutdown_then_exit_ends_the_server_with_status_0() {
     let workspace = workspace();
@@ -286,6 +288,7 @@ fn shutdown_then_exit_ends_the_server_with_status_0() {
     );
 }
 
+// Verifies: PROTO-9
 #[test]
 fn session_new_returns_a_session_id_string() {
     let workspace = workspace();
@@ -307,6 +310,7 @@ fn session_new_returns_a_session_id_string() {
 // ---------------------------------------------------------------------------------------------
 // Turns and reads
 
+// Verifies: PROTO-10, PROTO-12, TURN-3, TURN-4
 #[test]
 fn prompt_streams_agent_text_and_ends_with_turn_ended() {
     let answer = "Hello from the fake planner, in one sentence.";
@@ -342,6 +346,7 @@ fn prompt_streams_agent_text_and_ends_with_turn_ended() {
     setup.client.shutdown();
 }
 
+// Verifies: CHECK-1, TOOL-1
 #[test]
 fn planner_requests_offer_read_file_with_why_and_check_requests_carry_no_tools() {
     let setup = start_unwatched(model_reading(UNTRUSTED_PATH, UNSAFE));
@@ -376,6 +381,7 @@ fn planner_requests_offer_read_file_with_why_and_check_requests_carry_no_tools()
     setup.client.shutdown();
 }
 
+// Verifies: PROTO-10, READ-1, TURN-3
 #[test]
 fn trusted_read_sends_the_file_text_in_the_tool_result_with_the_echoed_call_id() {
     let model = FakeModel::start_with(|script| {
@@ -409,6 +415,7 @@ fn trusted_read_sends_the_file_text_in_the_tool_result_with_the_echoed_call_id()
     setup.client.shutdown();
 }
 
+// Verifies: GATE-2, PROTO-12, READ-3, TRUST-4
 #[test]
 fn unvouched_read_with_an_unsafe_verdict_sends_a_reference_not_the_text() {
     let setup = start_unwatched(model_reading(UNTRUSTED_PATH, UNSAFE));
@@ -431,6 +438,7 @@ fn unvouched_read_with_an_unsafe_verdict_sends_a_reference_not_the_text() {
     setup.client.shutdown();
 }
 
+// Verifies: COST-4, READ-3
 #[test]
 fn unvouched_read_with_a_safe_verdict_sends_the_text() {
     let setup = start_unwatched(model_reading(UNTRUSTED_PATH, SAFE));
@@ -449,6 +457,7 @@ fn unvouched_read_with_a_safe_verdict_sends_the_text() {
     setup.client.shutdown();
 }
 
+// Verifies: GATE-2, READ-5, TURN-1
 #[test]
 fn canary_in_an_untrusted_file_never_reaches_the_planner_when_every_question_is_refused() {
     // Several ways for the planner to reach the planted text, each question answered by a
@@ -518,6 +527,7 @@ fn canary_in_an_untrusted_file_never_reaches_the_planner_when_every_question_is_
 // ---------------------------------------------------------------------------------------------
 // Questions and their answers
 
+// Verifies: PROTO-13, READ-4
 #[test]
 fn trust_read_question_offers_allow_once_and_reject_once_with_a_relative_path_and_absolute_uri() {
     let setup = start_interactive(model_reading(UNTRUSTED_PATH, UNSAFE));
@@ -549,6 +559,7 @@ fn trust_read_question_offers_allow_once_and_reject_once_with_a_relative_path_an
     setup.client.shutdown();
 }
 
+// Verifies: READ-4
 #[test]
 fn allow_once_on_the_trust_read_question_releases_the_text() {
     let setup = start_interactive(model_reading(UNTRUSTED_PATH, UNSAFE));
@@ -566,6 +577,7 @@ fn allow_once_on_the_trust_read_question_releases_the_text() {
     setup.client.shutdown();
 }
 
+// Verifies: READ-4
 #[test]
 fn reject_once_on_the_trust_read_question_sends_a_reference() {
     let setup = start_interactive(model_reading(UNTRUSTED_PATH, UNSAFE));
@@ -578,6 +590,7 @@ fn reject_once_on_the_trust_read_question_sends_a_reference() {
     setup.client.shutdown();
 }
 
+// Verifies: PROTO-13, READ-4
 #[test]
 fn unknown_option_id_refuses_the_trust_read_question() {
     let setup = start_interactive(model_reading(UNTRUSTED_PATH, UNSAFE));
@@ -595,6 +608,7 @@ fn unknown_option_id_refuses_the_trust_read_question() {
     setup.client.shutdown();
 }
 
+// Verifies: PROTO-13, READ-4
 #[test]
 fn error_reply_to_request_permission_refuses_the_trust_read_question() {
     let setup = start_interactive(model_reading(UNTRUSTED_PATH, UNSAFE));
@@ -612,6 +626,7 @@ fn error_reply_to_request_permission_refuses_the_trust_read_question() {
     setup.client.shutdown();
 }
 
+// Verifies: PROTO-13, READ-4
 #[test]
 fn cancelled_outcome_refuses_the_trust_read_question() {
     let setup = start_interactive(model_reading(UNTRUSTED_PATH, UNSAFE));
@@ -629,6 +644,7 @@ fn cancelled_outcome_refuses_the_trust_read_question() {
     setup.client.shutdown();
 }
 
+// Verifies: PROTO-11, TURN-3
 #[test]
 fn cancel_during_a_pending_question_refuses_it_and_ends_the_turn_cancelled() {
     let setup = start_interactive(model_reading(UNTRUSTED_PATH, UNSAFE));
@@ -666,6 +682,7 @@ fn cancel_during_a_pending_question_refuses_it_and_ends_the_turn_cancelled() {
     setup.client.shutdown();
 }
 
+// Verifies: PROTO-3
 #[test]
 fn end_of_input_while_a_question_is_pending_exits_cleanly_without_release() {
     let mut setup = start_interactive(model_reading(UNTRUSTED_PATH, UNSAFE));
@@ -691,6 +708,7 @@ fn end_of_input_while_a_question_is_pending_exits_cleanly_without_release() {
     setup.model.assert_no_planner_request_contains(CANARY);
 }
 
+// Verifies: PROTO-7
 #[test]
 fn bravebot_answer_command_answers_a_pending_question() {
     let setup = start_interactive(model_reading(UNTRUSTED_PATH, UNSAFE));
@@ -720,6 +738,7 @@ fn bravebot_answer_command_answers_a_pending_question() {
     setup.client.shutdown();
 }
 
+// Verifies: PROTO-7
 #[test]
 fn second_bravebot_answer_to_the_same_question_is_ignored() {
     let setup = start_interactive(model_reading(UNTRUSTED_PATH, UNSAFE));
@@ -758,6 +777,7 @@ fn second_bravebot_answer_to_the_same_question_is_ignored() {
     setup.client.shutdown();
 }
 
+// Verifies: PROTO-8
 #[test]
 fn client_without_the_permissions_capability_is_asked_with_show_message_request() {
     let workspace = workspace();
@@ -803,6 +823,7 @@ fn client_without_the_permissions_capability_is_asked_with_show_message_request(
 // ---------------------------------------------------------------------------------------------
 // Wire robustness and the other agent methods
 
+// Verifies: PROTO-1
 #[test]
 fn stdout_carries_only_framed_json_rpc_even_at_trace_logging() {
     let workspace = workspace();
@@ -819,6 +840,7 @@ fn stdout_carries_only_framed_json_rpc_even_at_trace_logging() {
     assert!(status.success(), "exit status: {status:?}");
 }
 
+// Verifies: PROTO-2
 #[test]
 fn malformed_frame_gets_a_parse_error_with_id_null_and_the_server_keeps_answering() {
     let workspace = workspace();
@@ -840,6 +862,7 @@ fn malformed_frame_gets_a_parse_error_with_id_null_and_the_server_keeps_answerin
     client.shutdown();
 }
 
+// Verifies: PROTO-16
 #[test]
 fn set_mode_accepts_the_three_modes_and_refuses_any_other_word_with_invalid_params() {
     let model = FakeModel::start_with(|script| script.planner(vec![]));
@@ -868,6 +891,7 @@ fn set_mode_accepts_the_three_modes_and_refuses_any_other_word_with_invalid_para
     setup.client.shutdown();
 }
 
+// Verifies: AUDIT-1, PROTO-15
 #[test]
 fn audit_returns_gate_records_without_file_content() {
     let model = FakeModel::start_with(|script| {
@@ -939,6 +963,7 @@ fn status(setup: &Setup) -> Value {
         .unwrap_or_else(|error| setup.client.fail(&format!("status was refused: {error}")))
 }
 
+// Verifies: PROTO-14, PROTO-17
 #[test]
 fn session_status_lists_trust_rules_with_their_origins() {
     let setup = start_interactive(FakeModel::start_with(|script| script));
@@ -984,6 +1009,7 @@ fn session_status_lists_trust_rules_with_their_origins() {
     setup.client.shutdown();
 }
 
+// Verifies: PROTO-17
 #[test]
 fn session_trust_of_a_file_releases_its_text_without_a_check() {
     let setup = start_interactive(model_reading(UNTRUSTED_PATH, UNSAFE));
@@ -1003,6 +1029,7 @@ fn session_trust_of_a_file_releases_its_text_without_a_check() {
     setup.client.shutdown();
 }
 
+// Verifies: PROTO-17
 #[test]
 fn session_trust_of_a_directory_still_reads_its_files_through_a_check() {
     let setup = start_interactive(model_reading(UNTRUSTED_PATH, UNSAFE));
@@ -1022,6 +1049,7 @@ fn session_trust_of_a_directory_still_reads_its_files_through_a_check() {
     setup.client.shutdown();
 }
 
+// Verifies: PROTO-17
 #[test]
 fn session_trust_with_an_unknown_scope_is_invalid_params() {
     let setup = start_interactive(FakeModel::start_with(|script| script));
@@ -1036,6 +1064,7 @@ fn session_trust_with_an_unknown_scope_is_invalid_params() {
     setup.client.shutdown();
 }
 
+// Verifies: PROTO-5, READ-2
 #[test]
 fn did_open_buffer_text_is_what_read_file_returns_not_the_disk() {
     let model = FakeModel::start_with(|script| {
@@ -1068,6 +1097,7 @@ fn did_open_buffer_text_is_what_read_file_returns_not_the_disk() {
     setup.client.shutdown();
 }
 
+// Verifies: TOOL-2
 #[test]
 fn unknown_tool_is_answered_to_the_planner_as_an_error_naming_it() {
     let model = FakeModel::start_with(|script| {
@@ -1098,6 +1128,7 @@ fn unknown_tool_is_answered_to_the_planner_as_an_error_naming_it() {
 // ---------------------------------------------------------------------------------------------
 // The reference matcher itself, so a loose matcher cannot make the quarantine tests pass.
 
+// Verifies: SLOT-2
 #[test]
 fn reference_matcher_accepts_the_pinned_shape_only() {
     assert_eq!(
@@ -1120,6 +1151,7 @@ fn reference_matcher_accepts_the_pinned_shape_only() {
     assert_eq!(reference_in("the file says CANARY"), None);
 }
 
+// Verifies: PROTO-6
 #[test]
 fn code_actions_on_the_questioned_document_answer_the_pending_question() {
     let setup = start_interactive(model_reading(UNTRUSTED_PATH, UNSAFE));
@@ -1183,6 +1215,7 @@ fn code_actions_on_the_questioned_document_answer_the_pending_question() {
     setup.client.shutdown();
 }
 
+// Verifies: PROTO-10
 #[test]
 fn a_prompt_request_the_client_cancels_ends_its_turn_and_frees_the_session() {
     let model = FakeModel::start_with(|script| {

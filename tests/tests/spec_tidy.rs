@@ -242,6 +242,97 @@ fn duplicate_ids(clauses: &[Clause]) -> Vec<String> {
         .collect()
 }
 
+/// For each function preceded by a `// Verifies: ID, ID` line (above its attributes and doc
+/// comments), the ids it says it verifies.
+fn verifies_tags(source: &str, tags: &mut BTreeMap<String, BTreeSet<String>>) {
+    let mut pending: BTreeSet<String> = BTreeSet::new();
+    for line in source.lines() {
+        let trimmed = line.trim();
+        if let Some(ids) = trimmed.strip_prefix("// Verifies:") {
+            pending = ids
+                .split(',')
+                .map(|id| id.trim().to_owned())
+                .filter(|id| !id.is_empty())
+                .collect();
+            continue;
+        }
+        if trimmed.starts_with("#[") || trimmed.starts_with("///") {
+            continue;
+        }
+        let mut names = BTreeSet::new();
+        function_names(trimmed, &mut names);
+        for name in names {
+            tags.entry(name)
+                .or_default()
+                .extend(pending.iter().cloned());
+        }
+        pending.clear();
+    }
+}
+
+fn all_verifies_tags() -> BTreeMap<String, BTreeSet<String>> {
+    let mut tags = BTreeMap::new();
+    let mut stack: Vec<PathBuf> = ["core", "server", "tests"]
+        .iter()
+        .map(|dir| workspace_root().join(dir))
+        .collect();
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let path = entry.path();
+            if path.is_dir() {
+                if entry.file_name() != "target"
+                    && !entry.file_name().to_string_lossy().starts_with('.')
+                {
+                    stack.push(path);
+                }
+            } else if path.extension().is_some_and(|ext| ext == "rs")
+                && let Ok(source) = std::fs::read_to_string(&path)
+            {
+                verifies_tags(&source, &mut tags);
+            }
+        }
+    }
+    tags
+}
+
+/// Tests name the clauses they verify, so a reader of a test finds its clause and the before-stop
+/// check finds every clause named in code.
+#[test]
+fn every_named_test_names_the_clauses_it_verifies() {
+    let tags = all_verifies_tags();
+    let mut problems = Vec::new();
+    for clause in all_clauses() {
+        for name in clause.verified_by.iter().flatten() {
+            let name = name.rsplit("::").next().unwrap_or(name);
+            if !tags.get(name).is_some_and(|ids| ids.contains(&clause.id)) {
+                problems.push(format!(
+                    "{} names `{name}`, whose `// Verifies:` line does not name {}",
+                    clause.place, clause.id
+                ));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "add the ids to the tests' `// Verifies:` lines:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn verifies_tags_are_read_from_above_attributes_and_docs() {
+    let mut tags = BTreeMap::new();
+    verifies_tags(
+        "// Verifies: A-1, B-2\n#[test]\n/// doc\nfn one() {}\nfn two() {}\n",
+        &mut tags,
+    );
+    assert_eq!(tags.get("one").map(|t| t.len()), Some(2));
+    assert_eq!(tags.get("two").map(|t| t.len()), Some(0));
+}
+
 #[test]
 fn specs_hold_at_least_one_clause() {
     let clauses = all_clauses();

@@ -2,7 +2,7 @@
 //!
 //! Every outbound HTTP request bravebot makes for a conversation goes through [`Egress::send`] or
 //! [`Egress::send_streaming`]. The HTTP client is private to this module, so no other code can
-//! open a second path out. What the module enforces, whoever calls it:
+//! open a second path out (EGRESS-1). What the module enforces, whoever calls it:
 //!
 //! - only `http` and `https` reach the network; any other scheme is refused before a connection;
 //! - redirects are followed by hand, each hop put to a [`HopGate`], and a hop that leaves https

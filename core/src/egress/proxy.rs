@@ -271,6 +271,7 @@ mod tests {
         Url::parse(text).unwrap()
     }
 
+    // Verifies: EGRESS-8
     #[test]
     fn proxy_variables_are_read_all_then_https_then_http() {
         let route = ProxyRoute::from_env(&env_of(&[
@@ -294,6 +295,7 @@ mod tests {
         assert_eq!(fact.port, 1234);
     }
 
+    // Verifies: EGRESS-8
     #[test]
     fn upper_case_proxy_variable_wins_over_lower_case() {
         let route = ProxyRoute::from_env(&env_of(&[
@@ -303,6 +305,7 @@ mod tests {
         assert_eq!(route.proxy.as_ref().unwrap().fact.host, "upper.example");
     }
 
+    // Verifies: EGRESS-8
     #[test]
     fn socks_proxy_is_not_used_and_the_next_usable_one_is() {
         let route = ProxyRoute::from_env(&env_of(&[
@@ -316,6 +319,7 @@ mod tests {
         assert!(!route.unusable[0].reason.contains("hunter2"));
     }
 
+    // Verifies: EGRESS-8
     #[test]
     fn no_proxy_matches_domains_subdomains_addresses_and_networks() {
         let bypass = NoProxy::parse(" example.com, .corp.test,10.0.0.0/8, ::1 ,*.wild.test");

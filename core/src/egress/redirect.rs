@@ -92,6 +92,7 @@ mod tests {
         true
     }
 
+    // Verifies: EGRESS-3
     #[test]
     fn hop_from_https_to_http_is_refused_even_when_the_gate_allows_everything() {
         let refusal = hop_allowed(
@@ -102,6 +103,7 @@ mod tests {
         assert_eq!(refusal, Err(RedirectRefusal::LeavesHttps));
     }
 
+    // Verifies: EGRESS-3
     #[test]
     fn hop_from_http_to_https_is_allowed_and_https_to_https_too() {
         assert_eq!(
@@ -114,6 +116,7 @@ mod tests {
         );
     }
 
+    // Verifies: EGRESS-2
     #[test]
     fn hop_to_a_non_http_scheme_is_refused() {
         for to in ["file:///etc/passwd", "ftp://a.test/x", "gopher://a.test/"] {

@@ -31,6 +31,7 @@ fn redirect(status: u16, location: &str) -> Answer {
     Answer::Raw(response(status, &[("Location", location)], b""))
 }
 
+// Verifies: EGRESS-2
 #[tokio::test]
 async fn egress_refuses_non_http_schemes() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -58,6 +59,7 @@ async fn egress_refuses_non_http_schemes() {
     );
 }
 
+// Verifies: EGRESS-4
 #[tokio::test]
 async fn egress_cuts_a_body_at_the_cap_and_says_so() {
     let server = TestServer::start(vec![ok(&[b'x'; 100])]).await;
@@ -74,6 +76,7 @@ async fn egress_cuts_a_body_at_the_cap_and_says_so() {
     assert_eq!(reply.body, vec![b'x'; 10]);
 }
 
+// Verifies: EGRESS-4
 #[tokio::test]
 async fn egress_body_exactly_at_the_cap_is_not_truncated() {
     let server = TestServer::start(vec![ok(&[b'y'; 10])]).await;
@@ -89,6 +92,7 @@ async fn egress_body_exactly_at_the_cap_is_not_truncated() {
     assert_eq!(reply.body.len(), 10);
 }
 
+// Verifies: EGRESS-4
 #[tokio::test]
 async fn egress_reports_a_body_that_stops_partway_as_incomplete() {
     let mut cut = response(200, &[], &[b'z'; 100]);
@@ -104,6 +108,7 @@ async fn egress_reports_a_body_that_stops_partway_as_incomplete() {
     assert_eq!(received, 40);
 }
 
+// Verifies: EGRESS-5
 #[tokio::test]
 async fn egress_idle_timeout_fires_when_the_body_stalls() {
     let mut head = response(200, &[], &[b'a'; 100]);
@@ -129,6 +134,7 @@ async fn egress_idle_timeout_fires_when_the_body_stalls() {
     );
 }
 
+// Verifies: EGRESS-5
 #[tokio::test]
 async fn egress_first_byte_timeout_fires_when_no_response_starts() {
     let server = TestServer::start(vec![Answer::Stall(Vec::new())]).await;
@@ -155,6 +161,7 @@ async fn egress_first_byte_timeout_fires_when_no_response_starts() {
     assert_eq!(server.connections(), 1);
 }
 
+// Verifies: EGRESS-6
 #[tokio::test]
 async fn egress_retries_a_connection_closed_without_an_answer() {
     let server = TestServer::start(vec![Answer::Close, ok(b"second time")]).await;
@@ -167,6 +174,7 @@ async fn egress_retries_a_connection_closed_without_an_answer() {
     assert_eq!(server.connections(), 2);
 }
 
+// Verifies: EGRESS-6
 #[tokio::test]
 async fn egress_gives_up_on_a_refused_connection_after_the_attempts() {
     let port = {
@@ -193,6 +201,7 @@ async fn egress_gives_up_on_a_refused_connection_after_the_attempts() {
     );
 }
 
+// Verifies: EGRESS-6
 #[tokio::test]
 async fn egress_does_not_retry_a_500() {
     let server = TestServer::start(vec![
@@ -208,6 +217,7 @@ async fn egress_does_not_retry_a_500() {
     assert_eq!(server.connections(), 1);
 }
 
+// Verifies: EGRESS-6
 #[tokio::test]
 async fn egress_does_not_retry_a_400() {
     let server = TestServer::start(vec![
@@ -223,6 +233,7 @@ async fn egress_does_not_retry_a_400() {
     assert_eq!(server.connections(), 1);
 }
 
+// Verifies: EGRESS-6
 #[tokio::test]
 async fn egress_retries_a_429_then_succeeds() {
     let server = TestServer::start(vec![
@@ -243,6 +254,7 @@ async fn egress_retries_a_429_then_succeeds() {
     assert_eq!(server.requests()[1].body, b"payload");
 }
 
+// Verifies: EGRESS-6
 #[tokio::test]
 async fn egress_returns_the_last_503_when_attempts_run_out() {
     let busy = || Answer::Raw(response(503, &[], b"busy"));
@@ -256,6 +268,7 @@ async fn egress_returns_the_last_503_when_attempts_run_out() {
     assert_eq!(server.connections(), 3);
 }
 
+// Verifies: EGRESS-6
 #[tokio::test]
 async fn egress_honours_retry_after_only_up_to_the_cap() {
     let server = TestServer::start(vec![
@@ -283,6 +296,7 @@ async fn egress_honours_retry_after_only_up_to_the_cap() {
     assert_eq!(backoff(&opts, 30, None), Duration::from_secs(10));
 }
 
+// Verifies: EGRESS-3
 #[tokio::test]
 async fn egress_follows_a_same_authority_redirect() {
     let server = TestServer::start(vec![redirect(302, "/next"), ok(b"arrived")]).await;
@@ -295,6 +309,7 @@ async fn egress_follows_a_same_authority_redirect() {
     assert_eq!(paths, ["/start", "/next"]);
 }
 
+// Verifies: EGRESS-3
 #[tokio::test]
 async fn egress_refuses_a_cross_host_redirect_without_naming_the_location() {
     let elsewhere = TestServer::start(vec![ok(b"should not be reached")]).await;
@@ -327,6 +342,7 @@ async fn egress_refuses_a_cross_host_redirect_without_naming_the_location() {
     assert_eq!(elsewhere.connections(), 0);
 }
 
+// Verifies: EGRESS-3
 #[tokio::test]
 async fn egress_refuses_a_redirect_to_another_port() {
     let elsewhere = TestServer::start(vec![ok(b"should not be reached")]).await;
@@ -339,6 +355,7 @@ async fn egress_refuses_a_redirect_to_another_port() {
     assert_eq!(elsewhere.connections(), 0);
 }
 
+// Verifies: EGRESS-3
 #[tokio::test]
 async fn egress_drops_credentials_on_a_hop_the_gate_allows_to_another_host() {
     let elsewhere = TestServer::start(vec![ok(b"landed")]).await;
@@ -361,6 +378,7 @@ async fn egress_drops_credentials_on_a_hop_the_gate_allows_to_another_host() {
     assert_eq!(landed.header("x-plain"), Some("kept"));
 }
 
+// Verifies: EGRESS-3
 #[tokio::test]
 async fn egress_turns_post_into_get_on_303_and_keeps_it_on_307() {
     let server = TestServer::start(vec![
@@ -390,6 +408,7 @@ async fn egress_turns_post_into_get_on_303_and_keeps_it_on_307() {
     assert_eq!(seen[3].body, b"body");
 }
 
+// Verifies: EGRESS-3
 #[tokio::test]
 async fn egress_stops_after_too_many_redirects() {
     let answers = (0..4).map(|i| redirect(302, &format!("/hop{i}"))).collect();
@@ -427,6 +446,7 @@ async fn egress_refuses_a_header_it_cannot_send_before_connecting() {
     assert_eq!(server.connections(), 0);
 }
 
+// Verifies: EGRESS-6
 #[tokio::test]
 async fn egress_reports_a_tls_failure_and_does_not_retry_it() {
     let server = TestServer::start(vec![
@@ -460,6 +480,7 @@ async fn egress_streams_chunks_in_order() {
     assert!(!reply.truncated());
 }
 
+// Verifies: EGRESS-7
 #[test]
 fn describe_says_nothing_is_trusted_for_an_empty_certificate_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -481,6 +502,7 @@ fn describe_says_nothing_is_trusted_for_an_empty_certificate_file() {
     );
 }
 
+// Verifies: EGRESS-8
 #[test]
 fn describe_names_the_proxy_but_never_its_credential() {
     let egress = Egress::from_env(&|name| match name {
@@ -508,6 +530,7 @@ fn describe_names_the_proxy_but_never_its_credential() {
     assert_eq!(report.no_proxy, ["localhost", ".internal.test"]);
 }
 
+// Verifies: EGRESS-8
 #[test]
 fn describe_names_an_unusable_proxy_as_not_used() {
     let egress = Egress::from_env(&|name| {
@@ -525,6 +548,7 @@ fn describe_names_an_unusable_proxy_as_not_used() {
     assert!(!shown.contains("pw123"), "{shown}");
 }
 
+// Verifies: EGRESS-5
 #[test]
 fn model_options_wait_indefinitely_only_for_loopback_without_a_proxy() {
     let direct = egress();
@@ -556,6 +580,7 @@ fn model_options_wait_indefinitely_only_for_loopback_without_a_proxy() {
     assert_eq!((bypassed.first_byte, bypassed.idle), (None, None));
 }
 
+// Verifies: EGRESS-8
 #[tokio::test]
 async fn egress_sends_through_the_proxy_unless_no_proxy_names_the_host() {
     // The "proxy" here is a plain server: a forward proxy receives the absolute URL.

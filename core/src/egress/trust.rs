@@ -250,12 +250,14 @@ fn parse_bundle(bytes: &[u8]) -> (Vec<CertificateDer<'static>>, Option<String>) 
 mod tests {
     use super::*;
 
+    // Verifies: EGRESS-7
     #[test]
     fn no_variables_means_built_in_authorities() {
         let trust = Trust::from_env(&|_| None);
         assert_eq!(trust.source, CertificateSource::BuiltIn);
     }
 
+    // Verifies: EGRESS-7
     #[test]
     fn empty_file_and_no_dir_trusts_nothing_and_names_the_path() {
         let dir = tempfile::tempdir().unwrap();
@@ -273,6 +275,7 @@ mod tests {
         assert!(shown.contains("yielded no certificates"), "{shown}");
     }
 
+    // Verifies: EGRESS-7
     #[test]
     fn missing_file_and_empty_dir_trust_nothing_rather_than_the_built_ins() {
         let dir = tempfile::tempdir().unwrap();
@@ -321,6 +324,7 @@ tL4ndQavEi51mI38AjEAi/V3bNTIZargCyzuFJ0nN6T5U6VR5CmD1/iQMVtCnwr1\n\
 -----END CERTIFICATE-----\n\
 ";
 
+    // Verifies: EGRESS-7
     #[test]
     fn a_file_with_certificates_is_not_discarded_by_an_empty_dir() {
         let dir = tempfile::tempdir().unwrap();
@@ -352,6 +356,7 @@ tL4ndQavEi51mI38AjEAi/V3bNTIZargCyzuFJ0nN6T5U6VR5CmD1/iQMVtCnwr1\n\
         );
     }
 
+    // Verifies: EGRESS-7
     #[test]
     fn a_directory_of_certificates_is_read_alone() {
         let dir = tempfile::tempdir().unwrap();

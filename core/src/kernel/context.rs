@@ -60,6 +60,7 @@ impl PlannerContext {
 mod tests {
     use super::*;
 
+    // Verifies: CTX-1
     #[test]
     fn context_tainted_by_untrusted_forbids_references_questions_and_delegates() {
         let mut ctx = PlannerContext::default();

@@ -116,6 +116,7 @@ mod tests {
         Label::UNTRUSTED_PRIVATE,
     ];
 
+    // Verifies: LABEL-1
     #[test]
     fn lattice_incomparable_pairs() {
         assert_eq!(
@@ -140,6 +141,7 @@ mod tests {
         );
     }
 
+    // Verifies: LABEL-2
     #[test]
     fn lattice_taint_only_degrades() {
         for a in ALL {
@@ -164,6 +166,7 @@ mod tests {
         assert_eq!(Label::join_all([]), Label::TRUSTED_PUBLIC);
     }
 
+    // Verifies: LABEL-1
     #[test]
     fn label_display_matches_the_reference_notation() {
         let shown: Vec<String> = ALL.iter().map(ToString::to_string).collect();

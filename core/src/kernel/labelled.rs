@@ -63,6 +63,7 @@ impl<T> fmt::Debug for Labelled<T> {
 mod tests {
     use super::*;
 
+    // Verifies: LABEL-3
     #[test]
     fn labelled_debug_never_prints_the_value() {
         let v = Labelled::new("canary-8841".to_string(), Label::UNTRUSTED_PRIVATE);
@@ -71,6 +72,7 @@ mod tests {
         assert!(shown.contains("(U,priv)"));
     }
 
+    // Verifies: LABEL-2
     #[test]
     fn labelled_taint_never_improves() {
         let v = Labelled::new(1, Label::UNTRUSTED_PUBLIC).taint(Label::TRUSTED_PUBLIC);

@@ -4,7 +4,7 @@
 //! bytes for one of the purposes the design allows: measuring them for a reference, carrying them
 //! into a check's request body, drawing them on the person's screen, and reading a check's
 //! verdict (the third deliberate exception of seed 003). Each one that decides something records
-//! the decision in the audit trail.
+//! the decision in the audit trail. (GATE-3 in `specs/kernel.md`.)
 
 use super::audit::{AuditTrail, Decision, Gate};
 use super::context::PlannerContext;
@@ -94,7 +94,7 @@ pub fn withhold(what: &str, label: Label, slot: &str, audit: &mut AuditTrail) {
     );
 }
 
-/// Size facts for a reference: lines and bytes. Counting is the only thing done with the bytes,
+/// Size facts for a reference: lines and bytes (known cost COST-1). Counting is the only thing done with the bytes,
 /// and the counts are what a reference has always disclosed (see the known costs in
 /// `specs/kernel.md`).
 pub fn measure(value: &Labelled<Vec<u8>>) -> (usize, usize) {
@@ -235,6 +235,7 @@ mod tests {
         )
     }
 
+    // Verifies: AUDIT-1, CHECK-3
     #[test]
     fn verdict_needs_exactly_one_line() {
         let mut audit = AuditTrail::default();
@@ -267,6 +268,7 @@ mod tests {
         );
     }
 
+    // Verifies: LABEL-3
     #[test]
     fn open_refuses_untrusted_without_reading() {
         let v = Labelled::new("x".to_string(), Label::UNTRUSTED_PUBLIC);
@@ -276,6 +278,7 @@ mod tests {
         assert_eq!(opened.label(), Label::TRUSTED_PRIVATE);
     }
 
+    // Verifies: CHECK-2
     #[test]
     fn check_request_keeps_content_on_one_line() {
         let mut audit = AuditTrail::default();

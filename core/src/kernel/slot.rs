@@ -199,6 +199,7 @@ mod tests {
     use super::*;
     use expect_test::expect;
 
+    // Verifies: SLOT-2
     #[test]
     fn reference_describes_origin_size_and_label_not_content() {
         let mut q = Quarantine::default();
@@ -221,6 +222,7 @@ mod tests {
             .assert_eq(&dir.to_string());
     }
 
+    // Verifies: SLOT-1
     #[test]
     fn slots_are_write_once_and_numbered_in_order() {
         let mut q = Quarantine::default();

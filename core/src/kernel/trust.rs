@@ -7,7 +7,8 @@
 //!
 //! Lookups take the narrowest rule that covers a path: a file rule beats any directory rule, a
 //! deeper directory beats a shallower one. Where two rules are equally narrow the stricter wins.
-//! Paths are absolute and already normalised by the caller; the map compares components.
+//! Paths are absolute and already normalised by the caller; the map compares components. A rule
+//! covers whatever lands under its path later, and lives only as long as the session (COST-5).
 
 use std::path::{Path, PathBuf};
 
@@ -177,6 +178,7 @@ mod tests {
         PathBuf::from(s)
     }
 
+    // Verifies: TRUST-2
     #[test]
     fn trust_map_narrowest_rule_wins() {
         let mut map = TrustMap::default();
@@ -215,6 +217,7 @@ mod tests {
         );
     }
 
+    // Verifies: TRUST-1, TRUST-3
     #[test]
     fn trust_map_untrusted_write_marks_its_path() {
         let mut map = TrustMap::default();
@@ -249,6 +252,7 @@ mod tests {
         assert_eq!(map.integrity_of(&p("/w/out.txt")), Some(Integrity::Trusted));
     }
 
+    // Verifies: TRUST-2
     #[test]
     fn trust_map_equally_narrow_rules_take_the_stricter() {
         let mut map = TrustMap::default();
@@ -267,6 +271,7 @@ mod tests {
         assert_eq!(map.integrity_of(&p("/w/a/b")), Some(Integrity::Trusted));
     }
 
+    // Verifies: TRUST-4, TRUST-5
     #[test]
     fn trust_map_checker_fills_gaps_only() {
         let mut map = TrustMap::default();

@@ -548,6 +548,7 @@ mod tests {
         (result, deltas)
     }
 
+    // Verifies: MODEL-2
     #[tokio::test]
     async fn openai_processor_request_carries_its_role_and_no_tools_key() {
         let server = TestServer::start(vec![openai_text_stream("done")]).await;
@@ -575,6 +576,7 @@ mod tests {
         );
     }
 
+    // Verifies: MODEL-2
     #[tokio::test]
     async fn openai_planner_request_offers_tools_and_echoes_tool_call_ids() {
         let server = TestServer::start(vec![openai_text_stream("ok")]).await;
@@ -631,6 +633,7 @@ mod tests {
         );
     }
 
+    // Verifies: MODEL-1
     #[tokio::test]
     async fn openai_stream_assembles_text_and_a_tool_call_split_over_chunks() {
         let server = TestServer::start(vec![sse(
@@ -688,6 +691,7 @@ mod tests {
         }
     }
 
+    // Verifies: MODEL-1
     #[tokio::test]
     async fn openai_accepts_a_non_streaming_reply() {
         let body = json!({"choices": [{"index": 0, "finish_reason": "length", "message": {
@@ -710,6 +714,7 @@ mod tests {
         assert!(reply.truncated);
     }
 
+    // Verifies: MODEL-3
     #[tokio::test]
     async fn openai_stream_cut_by_the_token_limit_is_marked_truncated() {
         let server = TestServer::start(vec![sse(
@@ -722,6 +727,7 @@ mod tests {
         assert!(reply.unwrap().truncated);
     }
 
+    // Verifies: MODEL-3
     #[tokio::test]
     async fn openai_stream_ending_without_done_is_malformed() {
         let server = TestServer::start(vec![sse(
@@ -736,6 +742,7 @@ mod tests {
         assert!(err.to_string().contains("[DONE]"), "{err}");
     }
 
+    // Verifies: MODEL-3
     #[tokio::test]
     async fn openai_stream_with_bad_json_or_an_error_object_is_malformed() {
         let bad = Answer::Raw(response(
@@ -755,6 +762,7 @@ mod tests {
         );
     }
 
+    // Verifies: MODEL-3
     #[tokio::test]
     async fn openai_500_is_a_status_error_with_the_message_trimmed() {
         let long = "x".repeat(1000);
@@ -813,6 +821,7 @@ mod tests {
         assert_eq!(seen.header("authorization"), Some("Bearer sk-probe"));
     }
 
+    // Verifies: MODEL-1
     #[tokio::test]
     async fn anthropic_request_shape_merges_tool_results_and_sends_its_headers() {
         let server = TestServer::start(vec![
@@ -882,6 +891,7 @@ mod tests {
         assert!(seen[1].json().get("tools").is_none());
     }
 
+    // Verifies: MODEL-1
     #[tokio::test]
     async fn anthropic_stream_assembles_text_and_tool_input_pieces() {
         let server = TestServer::start(vec![anthropic_sse(&[
@@ -916,6 +926,7 @@ mod tests {
         assert!(reply.truncated);
     }
 
+    // Verifies: MODEL-3
     #[tokio::test]
     async fn anthropic_error_event_and_missing_message_stop_are_errors() {
         let server = TestServer::start(vec![
@@ -942,6 +953,7 @@ mod tests {
         );
     }
 
+    // Verifies: MODEL-1
     #[tokio::test]
     async fn anthropic_accepts_a_non_streaming_reply() {
         let body = json!({"type": "message", "stop_reason": "tool_use", "content": [

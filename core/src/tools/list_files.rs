@@ -233,7 +233,7 @@ fn matches(matcher: &GlobMatcher, pattern: &str, path: &Path, dir: &Path, root: 
     })
 }
 
-/// A breadth-first, sorted walk: each directory's own entries before anything deeper, so a
+/// A breadth-first, sorted walk (it looks at names even when they will be withheld: COST-2): each directory's own entries before anything deeper, so a
 /// truncated walk is the shallow part of the tree on every machine.
 fn walk(root: &Path, max_depth: usize, wanted: impl Fn(&Path) -> bool) -> Walk {
     let mut out = Walk {
@@ -282,6 +282,7 @@ fn walk(root: &Path, max_depth: usize, wanted: impl Fn(&Path) -> bool) -> Walk {
 mod tests {
     use super::*;
 
+    // Verifies: LIST-2
     #[test]
     fn list_files_glob_with_braces_and_globstar() {
         let m = compile("**/*.{rs,toml}")
@@ -321,6 +322,7 @@ mod tests {
         ));
     }
 
+    // Verifies: LIST-1
     #[test]
     fn list_files_walk_is_bounded_by_depth_and_names_what_it_stopped_at() {
         let tmp = tempfile::tempdir().expect("tempdir");

@@ -408,6 +408,7 @@ pub fn change_token(path: &Path, buffer_version: Option<i32>) -> String {
 mod tests {
     use super::*;
 
+    // Verifies: TOOL-3
     #[test]
     fn paths_resolve_relative_absolute_and_file_uris() {
         let cwd = Path::new("/w/proj");
@@ -424,6 +425,7 @@ mod tests {
         assert_eq!(display_path(cwd, Path::new("/w/other")), "/w/other");
     }
 
+    // Verifies: LIST-1
     #[test]
     fn control_characters_are_shown_as_pictures() {
         assert_eq!(

@@ -586,6 +586,7 @@ mod tests {
     use super::*;
     use expect_test::expect;
 
+    // Verifies: READ-1
     #[test]
     fn read_file_page_numbers_lines_and_says_where_to_continue() {
         let text = "one\ntwo\nthree\n";
@@ -597,6 +598,7 @@ mod tests {
         .assert_eq(&render_page(text, "a.txt", 2, 2, 3, "t"));
     }
 
+    // Verifies: READ-6
     #[test]
     fn read_file_pictures_are_known_by_extension_only() {
         assert_eq!(picture_media_type(Path::new("a/b.PNG")), Some("image/png"));
