@@ -114,6 +114,8 @@ pub enum Update {
 pub enum QuestionKind {
     TrustRead,
     AskUser,
+    Edit,
+    Write,
 }
 
 impl QuestionKind {
@@ -121,6 +123,8 @@ impl QuestionKind {
         match self {
             QuestionKind::TrustRead => "trustRead",
             QuestionKind::AskUser => "askUser",
+            QuestionKind::Edit => "edit",
+            QuestionKind::Write => "write",
         }
     }
 }
@@ -174,6 +178,12 @@ pub struct Subject {
     pub question: Option<String>,
     pub header: Option<String>,
     pub multiple: bool,
+    /// For `edit` and `write`: the unified diff, the whole original and the whole proposal, and
+    /// the hunks (0-based line ranges of the original) the person may accept one by one.
+    pub diff: Option<Labelled<String>>,
+    pub original: Option<Labelled<String>>,
+    pub proposed: Option<Labelled<String>>,
+    pub hunks: Vec<crate::kernel::proposal::Hunk>,
 }
 
 #[derive(Clone, Debug)]
@@ -190,13 +200,28 @@ pub struct Question {
 pub enum Answer {
     Selected {
         option_id: String,
+        /// An `askUser` answer in the person's own words.
         text: Option<String>,
+        /// For `edit`/`write`: the hunks the person accepted, when not all of them.
+        accepted_hunks: Option<Vec<usize>>,
+        /// For `edit`/`write`: the person's own version of the proposal, which lands instead.
+        edited_text: Option<String>,
     },
     /// Cancelled, unreadable, an error reply, nobody there: all the same, a refusal.
     Refused,
 }
 
 impl Answer {
+    /// A plain selection of one option.
+    pub fn select(option_id: impl Into<String>) -> Answer {
+        Answer::Selected {
+            option_id: option_id.into(),
+            text: None,
+            accepted_hunks: None,
+            edited_text: None,
+        }
+    }
+
     /// The option an answer selected, if the question offered it.
     pub fn chosen<'q>(&self, question: &'q Question) -> Option<&'q QuestionOption> {
         match self {
@@ -255,6 +280,8 @@ pub struct SessionState {
     pub added_dirs: Vec<PathBuf>,
     /// Answers to `ask_user` questions, remembered for the session, question by question.
     pub answers: Vec<(String, String)>,
+    /// Files the person allowed the agent to change for the rest of the session ("allow always").
+    pub standing_edits: Vec<PathBuf>,
     /// Paths already offered to the person with a `trustRead` question this turn: once per path
     /// per turn (seed 000).
     pub offered_this_turn: Vec<PathBuf>,
@@ -342,6 +369,7 @@ impl Session {
                 added_dirs: Vec::new(),
                 answers: Vec::new(),
                 offered_this_turn: Vec::new(),
+                standing_edits: Vec::new(),
                 audit_written: 0,
             }),
             turn: Mutex::new(None),

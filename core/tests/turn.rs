@@ -233,6 +233,8 @@ async fn a_context_that_met_untrusted_content_routes_nothing_and_asks_nothing() 
         TestScreen::new(true, |_| Answer::Selected {
             option_id: "own".into(),
             text: Some("x".into()),
+            accepted_hunks: None,
+            edited_text: None,
         }),
         Settings::default(),
     );
@@ -270,6 +272,8 @@ async fn ask_user_answers_reach_the_planner_and_are_remembered_for_the_session()
         TestScreen::new(true, |_| Answer::Selected {
             option_id: "option-1".into(),
             text: None,
+            accepted_hunks: None,
+            edited_text: None,
         }),
         Settings::default(),
     );
@@ -311,6 +315,8 @@ async fn ask_user_more_than_four_questions_is_refused_whole_and_headless_decline
         TestScreen::new(false, |_| Answer::Selected {
             option_id: "own".into(),
             text: Some("x".into()),
+            accepted_hunks: None,
+            edited_text: None,
         }),
         Settings::default(),
     );
@@ -535,6 +541,8 @@ async fn with_vetting_reads_off_an_unvouched_read_asks_without_a_check() {
         TestScreen::new(true, |q| Answer::Selected {
             option_id: q.options[0].id.clone(),
             text: None,
+            accepted_hunks: None,
+            edited_text: None,
         }),
         settings,
     );

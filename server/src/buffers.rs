@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 
 use ropey::Rope;
-use tower_lsp_server::ls_types::{Position, Range};
+use tower_lsp_server::ls_types::{Position, Range, TextEdit};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Encoding {
@@ -109,10 +109,45 @@ impl Buffers {
     }
 }
 
-impl bravebot_core::tools::Files for Buffers {
-    fn buffer(&self, path: &Path) -> Option<(String, i32)> {
-        self.text(path)
-    }
+/// The smallest set of whole-line edits that turns `original` into `proposed`, with positions in
+/// `encoding`, for a versioned `TextDocumentEdit`.
+pub fn line_edits(original: &str, proposed: &str, encoding: Encoding) -> Vec<TextEdit> {
+    let rope = Rope::from_str(original);
+    let new_lines: Vec<&str> = proposed.split_inclusive('\n').collect();
+    let position = |line: usize| -> Position {
+        if line < rope.len_lines() {
+            return Position {
+                line: u32::try_from(line).unwrap_or(u32::MAX),
+                character: 0,
+            };
+        }
+        // Past the last line break of a text that does not end in one: the end of its last line.
+        let last = rope.len_lines().saturating_sub(1);
+        let slice = rope.line(last);
+        let character = match encoding {
+            Encoding::Utf16 => slice.len_utf16_cu(),
+            Encoding::Utf8 => slice.len_bytes(),
+        };
+        Position {
+            line: u32::try_from(last).unwrap_or(u32::MAX),
+            character: u32::try_from(character).unwrap_or(u32::MAX),
+        }
+    };
+    similar::TextDiff::from_lines(original, proposed)
+        .ops()
+        .iter()
+        .filter(|op| !matches!(op, similar::DiffOp::Equal { .. }))
+        .map(|op| {
+            let (old, new) = (op.old_range(), op.new_range());
+            TextEdit {
+                range: Range {
+                    start: position(old.start),
+                    end: position(old.end),
+                },
+                new_text: new_lines.get(new).map(|l| l.concat()).unwrap_or_default(),
+            }
+        })
+        .collect()
 }
 
 /// The char index of an LSP position, or `None` when it lies outside the text. A character past
@@ -200,6 +235,40 @@ mod tests {
         )
         .expect("change applies");
         assert_eq!(b.text(&p).map(|t| t.0), Some("é2\n".to_string()));
+    }
+
+    /// Applies LSP edits the way a client does, to check `line_edits` against.
+    fn apply(b: &Buffers, p: &Path, edits: &[TextEdit]) {
+        // Later edits first, so earlier positions stay valid.
+        for e in edits.iter().rev() {
+            b.change(p, Some(e.range), &e.new_text, 0)
+                .expect("edit applies");
+        }
+    }
+
+    // Verifies: WRITE-3
+    #[test]
+    fn line_edits_turn_the_original_into_the_proposal() {
+        for (original, proposed) in [
+            ("a\nb\nc\n", "a\nB\nc\nd\n"),
+            ("a\nb\nc", "a\nb\nC"),
+            ("😀a\nb", "😀a\nb\nc\n"),
+            ("", "new\n"),
+            ("x\ny\n", ""),
+        ] {
+            for encoding in [Encoding::Utf16, Encoding::Utf8] {
+                let b = Buffers::default();
+                b.set_encoding(encoding);
+                let p = PathBuf::from("/w/f");
+                b.open(p.clone(), original, 1);
+                apply(&b, &p, &line_edits(original, proposed, encoding));
+                assert_eq!(
+                    b.text(&p).map(|t| t.0).as_deref(),
+                    Some(proposed),
+                    "{original:?} -> {proposed:?} in {encoding:?}"
+                );
+            }
+        }
     }
 
     // Verifies: PROTO-5

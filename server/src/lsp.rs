@@ -22,15 +22,71 @@ use tower_lsp_server::ls_types::{
 };
 use tower_lsp_server::{Client, LanguageServer, LspService};
 
-use crate::buffers::{Buffers, Encoding};
+use crate::buffers::{Buffers, Encoding, line_edits};
 use crate::protocol::{
     self, ANSWER_COMMAND, AnswerArguments, AnswerResult, AuditRecord, AuditResult, Empty,
     ErrorInfo, InitializationOptions, ModelStatus, NewSessionParams, NewSessionResult,
     PromptParams, PromptResult, SessionParams, SetModeParams, StatusResult, TrustParams,
     TrustRuleStatus, method,
 };
-use crate::screen::{LspScreen, Questions};
+use crate::screen::{HunkVerdict, LspScreen, Questions};
 use crate::setup;
+use bravebot_core::session::BoxFuture;
+use bravebot_core::tools::Files;
+use tower_lsp_server::ls_types::{
+    DocumentChanges, OneOf, OptionalVersionedTextDocumentIdentifier, TextDocumentEdit,
+    WorkspaceEdit,
+};
+
+/// The editor as the agent's sessions see it: open buffers to read, and `workspace/applyEdit`
+/// to change them so undo and dirty state stay the editor's.
+struct Editor {
+    buffers: Arc<Buffers>,
+    client: Client,
+}
+
+impl Files for Editor {
+    fn buffer(&self, path: &Path) -> Option<(String, i32)> {
+        self.buffers.text(path)
+    }
+
+    fn apply_edit<'a>(
+        &'a self,
+        path: &'a Path,
+        version: i32,
+        original: &'a str,
+        proposed: &'a str,
+    ) -> BoxFuture<'a, std::result::Result<(), String>> {
+        Box::pin(async move {
+            if self.buffers.text(path).map(|(_, v)| v) != Some(version) {
+                return Err("the buffer changed before the edit could be sent".to_string());
+            }
+            let uri = Uri::from_file_path(path)
+                .ok_or_else(|| format!("{} has no file URI", path.display()))?;
+            let edits = line_edits(original, proposed, self.buffers.encoding());
+            let edit = WorkspaceEdit {
+                document_changes: Some(DocumentChanges::Edits(vec![TextDocumentEdit {
+                    text_document: OptionalVersionedTextDocumentIdentifier {
+                        uri,
+                        version: Some(version),
+                    },
+                    edits: edits.into_iter().map(OneOf::Left).collect(),
+                }])),
+                ..Default::default()
+            };
+            match self.client.apply_edit(edit).await {
+                Ok(r) if r.applied => Ok(()),
+                Ok(r) => Err(format!(
+                    "the editor did not apply it{}",
+                    r.failure_reason
+                        .map(|why| format!(": {why}"))
+                        .unwrap_or_default()
+                )),
+                Err(e) => Err(format!("the editor did not answer the edit: {}", e.message)),
+            }
+        })
+    }
+}
 
 /// What `initialize` told us about the client.
 struct ClientInfo {
@@ -98,7 +154,10 @@ impl Backend {
             cwd,
             info.options.model.as_ref(),
             self.egress.clone(),
-            self.buffers.clone(),
+            Arc::new(Editor {
+                buffers: self.buffers.clone(),
+                client: self.client.clone(),
+            }),
             |id| {
                 Arc::new(LspScreen::new(
                     id.to_string(),
@@ -182,6 +241,7 @@ impl Backend {
                 .iter()
                 .map(|d| d.display().to_string())
                 .collect(),
+            standing_edits: state.standing_edits.iter().map(|p| shown(p)).collect(),
             confinement: format!(
                 "{}; this session starts no confined process",
                 crate::doctor::confinement()
@@ -350,26 +410,51 @@ impl LanguageServer for Backend {
 
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
         let uri = params.text_document.uri.to_string();
-        let pending = self.questions.for_uri(&uri);
-        let actions: Vec<CodeActionOrCommand> = pending
-            .into_iter()
-            .flat_map(|(question_id, title, options)| {
-                options.into_iter().map(move |o| {
-                    CodeActionOrCommand::CodeAction(CodeAction {
-                        title: format!("{} ({title})", o.name),
-                        kind: Some(CodeActionKind::QUICKFIX),
-                        command: Some(Command {
-                            title: o.name.clone(),
-                            command: ANSWER_COMMAND.to_string(),
-                            arguments: Some(vec![
-                                json!({"questionId": question_id, "optionId": o.option_id}),
-                            ]),
-                        }),
-                        ..Default::default()
-                    })
+        let (first, last) = (
+            params.range.start.line as usize,
+            params.range.end.line as usize,
+        );
+        let mut actions = Vec::new();
+        for q in self.questions.for_uri(&uri) {
+            let answer = |title: String, arguments: Value| {
+                CodeActionOrCommand::CodeAction(CodeAction {
+                    title: title.clone(),
+                    kind: Some(CodeActionKind::QUICKFIX),
+                    command: Some(Command {
+                        title,
+                        command: ANSWER_COMMAND.to_string(),
+                        arguments: Some(vec![arguments]),
+                    }),
+                    ..Default::default()
                 })
-            })
-            .collect();
+            };
+            // Per hunk, on the lines it changes (an insertion sits on the line it goes before).
+            for (index, h) in q.hunks.iter().enumerate() {
+                let end = h.old_start + h.old_lines.max(1) - 1;
+                if first <= end && h.old_start <= last {
+                    for (verdict, name) in [
+                        ("accept", "Accept this hunk"),
+                        ("reject", "Reject this hunk"),
+                    ] {
+                        actions.push(answer(
+                            format!("{name} ({} of {})", index + 1, q.hunks.len()),
+                            json!({"questionId": q.question_id, "hunk": index, "verdict": verdict}),
+                        ));
+                    }
+                }
+            }
+            for o in &q.options {
+                let title = if q.hunks.is_empty() {
+                    format!("{} ({})", o.name, q.title)
+                } else {
+                    o.name.clone()
+                };
+                actions.push(answer(
+                    title,
+                    json!({"questionId": q.question_id, "optionId": o.option_id}),
+                ));
+            }
+        }
         Ok(Some(actions))
     }
 
@@ -386,17 +471,45 @@ impl LanguageServer for Backend {
             .next()
             .and_then(|a| serde_json::from_value(a).ok())
             .ok_or_else(|| invalid_params("bravebot.answer takes [{ questionId, optionId }]"))?;
-        let delivered = self.questions.answer(
-            &args.question_id,
-            Answer::Selected {
-                option_id: args.option_id,
-                text: args.text,
-            },
-        );
-        let result = AnswerResult {
-            accepted: delivered,
-            reason: (!delivered)
-                .then_some("the question is not pending: it was answered already or withdrawn"),
+        let not_pending = "the question is not pending: it was answered already or withdrawn";
+        let result = match (args.option_id, args.hunk, args.verdict.as_deref()) {
+            (Some(option_id), None, _) => {
+                let answer = Answer::Selected {
+                    option_id,
+                    text: args.text,
+                    accepted_hunks: args.accepted_hunks,
+                    edited_text: args.edited_text,
+                };
+                let delivered = self.questions.answer(&args.question_id, answer);
+                AnswerResult {
+                    accepted: delivered,
+                    reason: (!delivered).then_some(not_pending),
+                }
+            }
+            (None, Some(hunk), Some(verdict @ ("accept" | "reject"))) => {
+                match self
+                    .questions
+                    .hunk_verdict(&args.question_id, hunk, verdict == "accept")
+                {
+                    HunkVerdict::Recorded => AnswerResult {
+                        accepted: true,
+                        reason: Some("recorded; other hunks still need a verdict"),
+                    },
+                    HunkVerdict::Answered => AnswerResult {
+                        accepted: true,
+                        reason: None,
+                    },
+                    HunkVerdict::NotPending => AnswerResult {
+                        accepted: false,
+                        reason: Some("no such pending question or hunk"),
+                    },
+                }
+            }
+            _ => {
+                return Err(invalid_params(
+                    "bravebot.answer takes [{ questionId, optionId }] or [{ questionId, hunk, verdict: accept|reject }]",
+                ));
+            }
         };
         Ok(Some(serde_json::to_value(result).unwrap_or(Value::Null)))
     }

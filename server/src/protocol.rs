@@ -181,6 +181,27 @@ pub struct Subject {
     pub header: Option<String>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub multiple: bool,
+    /// For `edit` and `write`: the unified diff, the whole original and proposal.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub original: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proposed: Option<String>,
+    /// The hunks of `diff`, in order: what `acceptedHunks` indexes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hunks: Vec<HunkRange>,
+}
+
+/// One hunk's lines, 0-based as LSP counts them: `oldStart`/`oldLines` in the original (the
+/// document as it is), `newStart`/`newLines` in the proposal.
+#[derive(Clone, Copy, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HunkRange {
+    pub old_start: usize,
+    pub old_lines: usize,
+    pub new_start: usize,
+    pub new_lines: usize,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -206,6 +227,10 @@ pub enum Outcome {
         option_id: String,
         #[serde(default)]
         text: Option<String>,
+        #[serde(default)]
+        accepted_hunks: Option<Vec<usize>>,
+        #[serde(default)]
+        edited_text: Option<String>,
     },
     Cancelled,
 }
@@ -214,9 +239,21 @@ pub enum Outcome {
 #[serde(rename_all = "camelCase")]
 pub struct AnswerArguments {
     pub question_id: String,
-    pub option_id: String,
+    /// Answers the whole question with this option.
+    #[serde(default)]
+    pub option_id: Option<String>,
     #[serde(default)]
     pub text: Option<String>,
+    #[serde(default)]
+    pub accepted_hunks: Option<Vec<usize>>,
+    #[serde(default)]
+    pub edited_text: Option<String>,
+    /// Gives one hunk's verdict instead (`verdict` is `accept` or `reject`); the question is
+    /// answered once every hunk has one.
+    #[serde(default)]
+    pub hunk: Option<usize>,
+    #[serde(default)]
+    pub verdict: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -246,6 +283,8 @@ pub struct StatusResult {
     pub interactive: bool,
     pub trust_rules: Vec<TrustRuleStatus>,
     pub added_directories: Vec<String>,
+    /// Files the person allowed the agent to change for the rest of the session.
+    pub standing_edits: Vec<String>,
     pub confinement: String,
     pub language_servers: Vec<Value>,
     pub jobs: Vec<Value>,

@@ -15,8 +15,8 @@ use tower_lsp_server::Client;
 use tower_lsp_server::ls_types::{MessageActionItem, MessageType};
 
 use crate::protocol::{
-    self, Outcome, PermissionOption, PermissionReply, RequestPermission, RequestPermissionParams,
-    SessionUpdate, TodoItem, UpdateNotification,
+    self, HunkRange, Outcome, PermissionOption, PermissionReply, RequestPermission,
+    RequestPermissionParams, SessionUpdate, TodoItem, UpdateNotification,
 };
 use crate::transport::Outbox;
 
@@ -25,7 +25,29 @@ pub struct Pending {
     pub uri: Option<String>,
     pub title: String,
     pub options: Vec<PermissionOption>,
+    /// For `edit` and `write`: the hunks, and the person's verdict on each so far.
+    pub hunks: Vec<HunkRange>,
+    verdicts: Vec<Option<bool>>,
     answer: oneshot::Sender<Answer>,
+}
+
+/// A pending question about one document, as code actions need it.
+pub struct DocumentQuestion {
+    pub question_id: String,
+    pub title: String,
+    pub options: Vec<PermissionOption>,
+    pub hunks: Vec<HunkRange>,
+}
+
+/// What became of one hunk's verdict.
+#[derive(Debug, PartialEq, Eq)]
+pub enum HunkVerdict {
+    /// Recorded; other hunks still wait for theirs.
+    Recorded,
+    /// The last one: the question was answered with the accepted hunks.
+    Answered,
+    /// No such pending question, or no such hunk.
+    NotPending,
 }
 
 /// Every question the server is waiting on, across sessions.
@@ -56,12 +78,62 @@ impl Questions {
     }
 
     /// Pending questions about a document, for code actions.
-    pub fn for_uri(&self, uri: &str) -> Vec<(String, String, Vec<PermissionOption>)> {
-        self.lock()
+    pub fn for_uri(&self, uri: &str) -> Vec<DocumentQuestion> {
+        let mut found: Vec<DocumentQuestion> = self
+            .lock()
             .iter()
             .filter(|(_, p)| p.uri.as_deref() == Some(uri))
-            .map(|(id, p)| (id.clone(), p.title.clone(), p.options.clone()))
-            .collect()
+            .map(|(id, p)| DocumentQuestion {
+                question_id: id.clone(),
+                title: p.title.clone(),
+                options: p.options.clone(),
+                hunks: p.hunks.clone(),
+            })
+            .collect();
+        found.sort_by(|a, b| a.question_id.cmp(&b.question_id));
+        found
+    }
+
+    /// Records the person's verdict on one hunk; once every hunk has one, answers the question
+    /// with the accepted ones (the first approving option, with `acceptedHunks`).
+    pub fn hunk_verdict(&self, question_id: &str, hunk: usize, accept: bool) -> HunkVerdict {
+        let mut pending = self.lock();
+        let Some(p) = pending.get_mut(question_id) else {
+            return HunkVerdict::NotPending;
+        };
+        let Some(slot) = p.verdicts.get_mut(hunk) else {
+            return HunkVerdict::NotPending;
+        };
+        *slot = Some(accept);
+        if p.verdicts.iter().any(Option::is_none) {
+            return HunkVerdict::Recorded;
+        }
+        let Some(p) = pending.remove(question_id) else {
+            return HunkVerdict::NotPending;
+        };
+        let accepted: Vec<usize> = p
+            .verdicts
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| **v == Some(true))
+            .map(|(i, _)| i)
+            .collect();
+        let approve = p
+            .options
+            .iter()
+            .find(|o| o.kind == "allow_once")
+            .map(|o| o.option_id.clone());
+        let answer = match approve {
+            Some(option_id) => Answer::Selected {
+                option_id,
+                text: None,
+                accepted_hunks: Some(accepted),
+                edited_text: None,
+            },
+            None => Answer::Refused,
+        };
+        let _ = p.answer.send(answer);
+        HunkVerdict::Answered
     }
 
     /// Refuses every pending question (end of input, shutdown).
@@ -142,6 +214,8 @@ impl Screen for LspScreen {
                 uri: question.subject.uri.clone(),
                 title: question.title.clone(),
                 options: options.clone(),
+                hunks: wire_hunks(&question),
+                verdicts: vec![None; question.subject.hunks.len()],
                 answer: tx,
             });
             let _withdraw = Withdraw(&self.questions, question_id.clone());
@@ -172,13 +246,10 @@ impl Screen for LspScreen {
                         .show_message_request(MessageType::INFO, message, Some(actions))
                         .await;
                     let answer = match reply {
-                        Ok(Some(item)) => options.iter().find(|o| o.name == item.title).map_or(
-                            Answer::Refused,
-                            |o| Answer::Selected {
-                                option_id: o.option_id.clone(),
-                                text: None,
-                            },
-                        ),
+                        Ok(Some(item)) => options
+                            .iter()
+                            .find(|o| o.name == item.title)
+                            .map_or(Answer::Refused, |o| Answer::select(o.option_id.clone())),
                         _ => Answer::Refused,
                     };
                     questions.answer(&qid, answer);
@@ -197,10 +268,34 @@ impl Screen for LspScreen {
 pub fn read_reply(reply: Option<Value>) -> Answer {
     match reply.map(serde_json::from_value::<PermissionReply>) {
         Some(Ok(PermissionReply {
-            outcome: Outcome::Selected { option_id, text },
-        })) => Answer::Selected { option_id, text },
+            outcome:
+                Outcome::Selected {
+                    option_id,
+                    text,
+                    accepted_hunks,
+                    edited_text,
+                },
+        })) => Answer::Selected {
+            option_id,
+            text,
+            accepted_hunks,
+            edited_text,
+        },
         _ => Answer::Refused,
     }
+}
+
+fn wire_hunks(q: &Question) -> Vec<HunkRange> {
+    q.subject
+        .hunks
+        .iter()
+        .map(|h| HunkRange {
+            old_start: h.old_start,
+            old_lines: h.old_lines,
+            new_start: h.new_start,
+            new_lines: h.new_lines,
+        })
+        .collect()
 }
 
 fn fallback_message(q: &Question) -> String {
@@ -244,6 +339,10 @@ fn wire_question(
             question: s.question.clone(),
             header: s.header.clone(),
             multiple: s.multiple,
+            diff: s.diff.as_ref().map(|d| policy::to_screen(d).clone()),
+            original: s.original.as_ref().map(|d| policy::to_screen(d).clone()),
+            proposed: s.proposed.as_ref().map(|d| policy::to_screen(d).clone()),
+            hunks: wire_hunks(q),
         },
         options,
     }

@@ -7,6 +7,7 @@
 //! - [`trust`]: rules per path with where they came from.
 //! - [`context`]: what a planner's context has met, and what that forbids.
 //! - [`audit`]: every gate decision, holding no content.
+//! - [`proposal`]: a proposed change, its hunks and diff, landing part of it or on moved text.
 //! - [`policy`]: the gates, the only code that reads a labelled value's bytes.
 
 pub mod audit;
@@ -14,5 +15,6 @@ pub mod context;
 pub mod label;
 pub mod labelled;
 pub mod policy;
+pub mod proposal;
 pub mod slot;
 pub mod trust;

@@ -126,6 +126,55 @@ pub fn path_for_read<'a>(
     target.value()
 }
 
+/// Gives new contents the trailing-newline convention of the file they replace: ends in a newline
+/// exactly when the old file did. An empty or absent old file imposes nothing.
+///
+/// This is the second deliberate exception of seed 003: it looks at the last byte of the old file
+/// and of the new contents, either of which may be untrusted, and at nothing else. What it decides
+/// is one newline in bytes already on their way into a file.
+pub fn keep_trailing_newline(
+    old: Option<&Labelled<Vec<u8>>>,
+    new: Labelled<Vec<u8>>,
+) -> Labelled<Vec<u8>> {
+    let Some(old) = old.filter(|o| !o.value().is_empty()) else {
+        return new;
+    };
+    let label = new.label();
+    let mut bytes = new.into_value();
+    let old_ends = old.value().last() == Some(&b'\n');
+    let new_ends = bytes.last() == Some(&b'\n');
+    match (old_ends, new_ends) {
+        (true, false) if !bytes.is_empty() => bytes.push(b'\n'),
+        (false, true) => {
+            bytes.pop();
+            if bytes.last() == Some(&b'\r') {
+                bytes.pop();
+            }
+        }
+        _ => {}
+    }
+    Labelled::new(bytes, label)
+}
+
+/// A file's bytes as text for the person's screen and for a diff, lossily: bytes that are not
+/// UTF-8 become replacement characters. Nothing here looks at what they say.
+pub fn text_for_display(value: &Labelled<Vec<u8>>) -> Labelled<String> {
+    Labelled::new(
+        String::from_utf8_lossy(value.value()).into_owned(),
+        value.label(),
+    )
+}
+
+/// Bytes for a file write: one of the places untrusted bytes may go.
+pub fn to_file_write(value: &Labelled<Vec<u8>>) -> &[u8] {
+    value.value()
+}
+
+/// Text for an editor's buffer, through `workspace/applyEdit`: a file write by another route.
+pub fn to_buffer_write(value: &Labelled<String>) -> &str {
+    value.value()
+}
+
 /// Bytes for the person's screen: a question's subject, a remark. The screen is one of the three
 /// places untrusted bytes may go.
 pub fn to_screen<T>(value: &Labelled<T>) -> &T {
@@ -289,6 +338,24 @@ mod tests {
         let literal = to_check_request(&v, &mut audit, "notes.md");
         assert!(!literal.contains('\n'));
         assert!(literal.starts_with('"') && literal.ends_with('"'));
+    }
+
+    // Verifies: WRITE-6
+    #[test]
+    fn trailing_newline_follows_the_replaced_file() {
+        let l = |s: &str| Labelled::new(s.as_bytes().to_vec(), Label::UNTRUSTED_PRIVATE);
+        let run = |old: Option<&str>, new: &str| {
+            let old = old.map(l);
+            String::from_utf8(keep_trailing_newline(old.as_ref(), l(new)).into_value())
+                .unwrap_or_default()
+        };
+        assert_eq!(run(Some("a\n"), "b"), "b\n");
+        assert_eq!(run(Some("a"), "b\n"), "b");
+        assert_eq!(run(Some("a\r\n"), "b\r\n"), "b\r\n");
+        assert_eq!(run(Some("a"), "b\r\n"), "b");
+        assert_eq!(run(None, "b"), "b");
+        assert_eq!(run(Some(""), "b"), "b");
+        assert_eq!(run(Some("a\n"), ""), "", "an emptied file stays empty");
     }
 
     #[test]

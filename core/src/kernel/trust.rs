@@ -217,7 +217,7 @@ mod tests {
         );
     }
 
-    // Verifies: TRUST-1, TRUST-3
+    // Verifies: TRUST-1, TRUST-3, WRITE-7
     #[test]
     fn trust_map_untrusted_write_marks_its_path() {
         let mut map = TrustMap::default();

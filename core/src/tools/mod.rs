@@ -5,9 +5,13 @@
 //! `todo_write` and `ask_user` (seed 004; CONTRACT §4.1).
 
 mod ask_user;
+mod edit_file;
+mod land;
 mod list_files;
 mod read_file;
+pub mod search;
 mod todo_write;
+mod write_file;
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Component, Path, PathBuf};
@@ -25,6 +29,17 @@ use crate::session::{Session, ToolStatus};
 pub trait Files: Send + Sync {
     /// The text and version of the buffer open for this absolute path, if any.
     fn buffer(&self, path: &Path) -> Option<(String, i32)>;
+
+    /// Changes an open buffer from `original` (its text at `version`) to `proposed` through the
+    /// editor, so undo and dirty state stay the editor's. Refused when the buffer is no longer
+    /// at `version`.
+    fn apply_edit<'a>(
+        &'a self,
+        path: &'a Path,
+        version: i32,
+        original: &'a str,
+        proposed: &'a str,
+    ) -> crate::session::BoxFuture<'a, Result<(), String>>;
 }
 
 /// No editor: every file is read from disk (`bravebot exec`).
@@ -33,6 +48,16 @@ pub struct DiskOnly;
 impl Files for DiskOnly {
     fn buffer(&self, _path: &Path) -> Option<(String, i32)> {
         None
+    }
+
+    fn apply_edit<'a>(
+        &'a self,
+        _path: &'a Path,
+        _version: i32,
+        _original: &'a str,
+        _proposed: &'a str,
+    ) -> crate::session::BoxFuture<'a, Result<(), String>> {
+        Box::pin(async { Err("no editor holds this buffer".to_string()) })
     }
 }
 
@@ -92,6 +117,9 @@ pub fn specs() -> Vec<ToolSpec> {
     vec![
         read_file::spec(),
         list_files::spec(),
+        search::spec(),
+        write_file::spec(),
+        edit_file::spec(),
         todo_write::spec(),
         ask_user::spec(),
     ]
@@ -291,6 +319,9 @@ pub async fn dispatch(
     let output = match spec.name {
         "read_file" => read_file::run(&call).await,
         "list_files" => list_files::run(&call).await,
+        "search" => search::run(&call).await,
+        "write_file" => write_file::run(&call).await,
+        "edit_file" => edit_file::run(&call).await,
         "todo_write" => todo_write::run(&call),
         "ask_user" => ask_user::run(&call).await,
         other => ToolOutput::error(format!("tool `{other}` is declared but not wired")),
@@ -356,7 +387,7 @@ pub enum Confinement {
 /// a link inside the workspace pointing out of it is outside.
 pub fn confine(session: &Session, raw: &str) -> Result<PathBuf, Confinement> {
     let lexical = absolute(&session.cwd, Path::new(raw));
-    let real = std::fs::canonicalize(&lexical).unwrap_or_else(|_| lexical.clone());
+    let real = real_path(&lexical);
     let state = session.state();
     let roots = std::iter::once(session.cwd.clone()).chain(state.added_dirs.iter().cloned());
     let inside = roots.into_iter().any(|root| {
@@ -371,6 +402,25 @@ pub fn confine(session: &Session, raw: &str) -> Result<PathBuf, Confinement> {
         Ok(lexical)
     } else {
         Err(Confinement::Outside)
+    }
+}
+
+/// The path with every link resolved: the nearest ancestor that exists is canonicalised and the
+/// rest appended, so a file about to be created under a linked directory resolves too.
+pub fn real_path(lexical: &Path) -> PathBuf {
+    let mut missing = Vec::new();
+    let mut at = lexical;
+    loop {
+        if let Ok(real) = std::fs::canonicalize(at) {
+            return missing.iter().rev().fold(real, |p, c| p.join(c));
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                missing.push(name.to_os_string());
+                at = parent;
+            }
+            _ => return lexical.to_path_buf(),
+        }
     }
 }
 

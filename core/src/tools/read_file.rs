@@ -164,42 +164,10 @@ async fn read_unvouched(
     };
     let content = Labelled::new(bytes, Label::UNTRUSTED_PRIVATE);
     let origin = format!("the file {shown} in the person's workspace");
-    let outcome = if session.settings.vetting_reads {
-        Some(
-            check::run(
-                session,
-                &content,
-                &origin,
-                "a file of the person's project",
-                call.cancel,
-            )
-            .await,
-        )
-    } else {
-        None
+    let outcome = match vouch_by_check(call, path, shown, &content).await {
+        Vouched::Yes => return read_trusted(call, path, shown, page),
+        Vouched::No(outcome) => outcome,
     };
-    if outcome
-        .as_ref()
-        .is_some_and(|o| o.verdict == policy::Verdict::Safe)
-    {
-        let added = {
-            let mut state = session.state();
-            let added = state.trust.add_checker_verdict(path.to_path_buf());
-            state.audit.record(
-                Gate::Trust,
-                if added {
-                    Decision::Allowed
-                } else {
-                    Decision::Refused
-                },
-                format!("{shown} trusted for the session after a clean check (origin checker)"),
-            );
-            added
-        };
-        if added {
-            return read_trusted(call, path, shown, page);
-        }
-    }
     let already_offered = session.state().offered_this_turn.iter().any(|p| p == path);
     if !session.screen.interactive() {
         return quarantine_labelled(
@@ -284,6 +252,56 @@ async fn read_unvouched(
         read_trusted(call, path, shown, page)
     } else {
         quarantine_labelled(call, shown, content, "nobody vouched for it")
+    }
+}
+
+/// What a check over a file nobody vouched for came to.
+pub(super) enum Vouched {
+    /// A clean verdict: the path is now trusted for the session (origin `checker`).
+    Yes,
+    /// Anything else, with what the check said when one ran (`vetting.reads: false` runs none).
+    No(Option<check::CheckOutcome>),
+}
+
+/// Shows a whole file nobody vouched for to the check; a clean verdict trusts that one path for
+/// the session. Reads and edits both come through here (seed 002).
+pub(super) async fn vouch_by_check(
+    call: &Call<'_>,
+    path: &Path,
+    shown: &str,
+    content: &Labelled<Vec<u8>>,
+) -> Vouched {
+    let session = call.session;
+    if !session.settings.vetting_reads {
+        return Vouched::No(None);
+    }
+    let origin = format!("the file {shown} in the person's workspace");
+    let outcome = check::run(
+        session,
+        content,
+        &origin,
+        "a file of the person's project",
+        call.cancel,
+    )
+    .await;
+    if outcome.verdict != policy::Verdict::Safe {
+        return Vouched::No(Some(outcome));
+    }
+    let mut state = session.state();
+    let added = state.trust.add_checker_verdict(path.to_path_buf());
+    state.audit.record(
+        Gate::Trust,
+        if added {
+            Decision::Allowed
+        } else {
+            Decision::Refused
+        },
+        format!("{shown} trusted for the session after a clean check (origin checker)"),
+    );
+    if added {
+        Vouched::Yes
+    } else {
+        Vouched::No(Some(outcome))
     }
 }
 
@@ -560,7 +578,7 @@ async fn read_by_reference(call: &Call<'_>, raw: &str) -> ToolOutput {
 }
 
 /// The whole file, unshaped: the open buffer's text where the editor has one, else the disk.
-fn whole(path: &Path, buffer: Option<(String, i32)>) -> std::io::Result<Vec<u8>> {
+pub(super) fn whole(path: &Path, buffer: Option<(String, i32)>) -> std::io::Result<Vec<u8>> {
     match buffer {
         Some((text, _)) => Ok(text.into_bytes()),
         None => std::fs::read(path),

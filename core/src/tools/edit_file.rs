@@ -1,0 +1,187 @@
+//! `edit_file`: replace one passage of a file the planner may read, with the person's approval.
+//!
+//! Locating the passage is a decision, so the file must be trusted: a file nobody vouched for is
+//! shown to the check first (as a read would be), and one marked untrusted is refused. `old_text`
+//! is matched byte for byte in the open buffer's text where the editor has the file open, and must
+//! occur exactly once unless `replace_all` says otherwise: the tool refuses rather than guesses.
+
+use serde_json::json;
+
+use super::land::{self, Target};
+use super::read_file::{Vouched, vouch_by_check, whole};
+use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, change_token, confine, display_path};
+use crate::kernel::audit::{Decision, Gate};
+use crate::kernel::label::{Integrity, Label};
+use crate::kernel::labelled::Labelled;
+use crate::kernel::policy;
+use crate::session::QuestionKind;
+
+pub fn spec() -> ToolSpec {
+    ToolSpec {
+        name: "edit_file",
+        description: "Replace a passage of a workspace file. `old_text` must match the file's current text byte for \
+byte (read it first), and occur exactly once unless `replace_all` is true. The person sees the diff and may accept \
+all of it, some hunks, or their own version; the result says exactly what landed.",
+        args: vec![
+            ArgSpec {
+                name: "path",
+                role: ArgRole::Routing,
+                required: false,
+                schema: json!({"type": "string", "description": "workspace-relative path"}),
+            },
+            ArgSpec {
+                name: "path_ref",
+                role: ArgRole::Routing,
+                required: false,
+                schema: json!({"type": "string", "description": "a reference to a file whose name you were not shown"}),
+            },
+            ArgSpec {
+                name: "old_text",
+                role: ArgRole::Content,
+                required: true,
+                schema: json!({"type": "string", "description": "the exact text to replace"}),
+            },
+            ArgSpec {
+                name: "new_text",
+                role: ArgRole::Content,
+                required: true,
+                schema: json!({"type": "string", "description": "what replaces it"}),
+            },
+            ArgSpec {
+                name: "replace_all",
+                role: ArgRole::Routing,
+                required: false,
+                schema: json!({"type": "boolean", "description": "replace every occurrence (default false)"}),
+            },
+        ],
+    }
+}
+
+pub async fn run(call: &Call<'_>) -> ToolOutput {
+    let args = (
+        call.str_arg("path"),
+        call.str_arg("path_ref"),
+        call.str_arg("old_text"),
+        call.str_arg("new_text"),
+    );
+    let (path, path_ref, old_text, new_text) = match args {
+        (Ok(p), Ok(r), Ok(Some(o)), Ok(Some(n))) => (p, r, o, n),
+        (Err(e), ..) | (_, Err(e), ..) | (_, _, Err(e), _) | (.., Err(e)) => {
+            return ToolOutput::error(e);
+        }
+        _ => return ToolOutput::error("edit_file needs `old_text` and `new_text`"),
+    };
+    let replace_all = call
+        .args
+        .get("replace_all")
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false);
+    let raw = match (path, path_ref) {
+        (Some(_), Some(_)) => {
+            return ToolOutput::error("give either `path` or `path_ref`, not both");
+        }
+        (None, None) => return ToolOutput::error("edit_file needs `path` or `path_ref`"),
+        (None, Some(r)) => {
+            // The file behind a withheld name holds content nobody vouched for (its path came from
+            // such content), and finding a passage in it would be a decision taken on it.
+            return ToolOutput::refused(format!(
+                "{} names a file whose content nobody vouched for, so no passage can be located in it; \
+                 replace it whole with write_file and contents_ref instead",
+                super::control_pictures(r)
+            ));
+        }
+        (Some(p), None) => p,
+    };
+    if old_text.is_empty() {
+        return ToolOutput::error(
+            "`old_text` is empty; to create or replace a whole file use write_file",
+        );
+    }
+    let Ok(path) = confine(call.session, raw) else {
+        call.record(
+            Gate::Promote,
+            Decision::Refused,
+            format!("edit_file.path {raw} is outside the places the person opened"),
+        );
+        return ToolOutput::refused(format!(
+            "{raw} is outside the workspace and the directories the person added"
+        ));
+    };
+    let path = super::real_path(&path);
+    let shown = display_path(&call.session.cwd, &path);
+    let target = match Target::read(call, path.clone(), shown.clone()) {
+        Ok(t) => t,
+        Err(e) => return e,
+    };
+    if target.buffer.is_none() && target.disk.is_none() {
+        return ToolOutput::error(format!(
+            "no such file: {shown}; use write_file to create it"
+        ));
+    }
+    let integrity = call.session.state().trust.integrity_of(&path);
+    match integrity {
+        Some(Integrity::Trusted) => {}
+        Some(Integrity::Untrusted) => {
+            return ToolOutput::refused(format!(
+                "{shown} holds content nobody vouched for, so no passage can be located in it; \
+                 replace it whole with write_file instead, or ask the person to trust it"
+            ));
+        }
+        None => {
+            let bytes = match whole(&path, target.buffer.clone()) {
+                Ok(b) => b,
+                Err(e) => return ToolOutput::error(format!("{shown} could not be read: {e}")),
+            };
+            let content = Labelled::new(bytes, Label::UNTRUSTED_PRIVATE);
+            if let Vouched::No(_) = vouch_by_check(call, &path, &shown, &content).await {
+                return ToolOutput::refused(format!(
+                    "nobody vouched for {shown} and the check did not clear it, so it cannot be edited; \
+                     ask the person to trust it, or replace it whole with write_file"
+                ));
+            }
+        }
+    }
+    let bytes = match whole(&path, target.buffer.clone()) {
+        Ok(b) => b,
+        Err(e) => return ToolOutput::error(format!("{shown} could not be read: {e}")),
+    };
+    let Ok(opened) = policy::open(Labelled::new(bytes, Label::TRUSTED_PRIVATE)) else {
+        return ToolOutput::error("internal: a trusted file did not open");
+    };
+    let Ok(text) = String::from_utf8(opened.value) else {
+        return ToolOutput::error(format!("{shown} is not text; edit_file edits text only"));
+    };
+    let count = text.matches(old_text).count();
+    let token = change_token(&path, target.buffer.as_ref().map(|(_, v)| *v));
+    let new = match (count, replace_all) {
+        (0, _) => {
+            return ToolOutput::error(format!(
+                "`old_text` does not occur in {shown} (change token {token}); read the file again and copy the passage exactly"
+            ));
+        }
+        (1, _) => text.replacen(old_text, new_text, 1),
+        (n, false) => {
+            return ToolOutput::error(format!(
+                "`old_text` occurs {n} times in {shown}; include more surrounding text so it occurs once, or set replace_all"
+            ));
+        }
+        (_, true) => text.replace(old_text, new_text),
+    };
+    // The planner wrote `new_text` in a context the routing gate found clean: trusted by
+    // provenance, as private as that context.
+    let label = call
+        .session
+        .state()
+        .context
+        .label()
+        .join(Label::TRUSTED_PRIVATE);
+    let original = Labelled::new(text, Label::TRUSTED_PRIVATE);
+    land::propose(
+        call,
+        QuestionKind::Edit,
+        target,
+        original,
+        Labelled::new(new, label),
+    )
+    .await
+}

@@ -1,0 +1,535 @@
+//! Proposing a change to a file and landing it: the part `write_file` and `edit_file` share.
+//!
+//! A proposal is put to the person as an `edit` or `write` question carrying the diff, the whole
+//! original and proposal, and its hunks, unless the session's mode or a standing approval already
+//! answers it. What lands is the accepted hunks, or the person's own version. An open buffer is
+//! changed through the editor (`workspace/applyEdit`), re-based first when the person typed
+//! elsewhere meanwhile and refused when they typed into the change; a file that is not open is
+//! written atomically with its permissions and trailing-newline convention kept.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::{Call, ToolOutput, change_token, file_uri};
+use crate::kernel::audit::{Decision, Gate};
+use crate::kernel::label::Label;
+use crate::kernel::labelled::Labelled;
+use crate::kernel::policy::{self, PlannerText};
+use crate::kernel::proposal::{Proposal, RebaseRefusal};
+use crate::session::{Answer, OptionKind, Question, QuestionKind, QuestionOption, Subject};
+use crate::settings::Mode;
+
+/// Directories whose files configure tools that run code or steer the agent: a write under one
+/// always asks, in every mode.
+const PROTECTED_DIRS: &[&str] = &[
+    ".git",
+    ".bravebot",
+    ".vscode",
+    ".idea",
+    ".github",
+    ".circleci",
+    ".husky",
+    ".devcontainer",
+    ".zed",
+    ".helix",
+];
+/// File names that configure an editor, CI, git or the agent: a write to one always asks.
+const PROTECTED_FILES: &[&str] = &[
+    "AGENTS.md",
+    ".gitlab-ci.yml",
+    ".gitattributes",
+    ".gitmodules",
+    ".editorconfig",
+    ".envrc",
+    ".nvim.lua",
+    ".nvimrc",
+    ".exrc",
+    ".pre-commit-config.yaml",
+];
+
+/// Whether a write to `path` must always be put to the person.
+pub fn is_protected(path: &Path) -> bool {
+    path.components()
+        .any(|c| PROTECTED_DIRS.iter().any(|d| c.as_os_str() == *d))
+        || path
+            .file_name()
+            .is_some_and(|n| PROTECTED_FILES.iter().any(|f| n == *f))
+}
+
+/// Where a change goes and what is there now.
+pub struct Target {
+    /// The path as the planner named it, resolved; where the file is written.
+    pub path: PathBuf,
+    /// How the path is shown: workspace-relative, or a description when the name is withheld.
+    pub shown: String,
+    /// The open buffer's text and version when the question was put.
+    pub buffer: Option<(String, i32)>,
+    /// The file's bytes on disk when the question was put, if it existed.
+    pub disk: Option<Labelled<Vec<u8>>>,
+    /// The change token of the file on disk when the question was put: whether it was written
+    /// meanwhile is told from this, never by comparing contents.
+    pub disk_token: String,
+}
+
+/// The label a file's current contents are read with: trusted only where the trust map says so.
+pub fn label_of(call: &Call<'_>, path: &Path) -> Label {
+    match call.session.state().trust.integrity_of(path) {
+        Some(crate::kernel::label::Integrity::Trusted) => Label::TRUSTED_PRIVATE,
+        _ => Label::UNTRUSTED_PRIVATE,
+    }
+}
+
+impl Target {
+    /// Reads what is at `path` now: the open buffer, and the disk.
+    pub fn read(call: &Call<'_>, path: PathBuf, shown: String) -> Result<Target, ToolOutput> {
+        let label = label_of(call, &path);
+        let buffer = call.session.files.buffer(&path);
+        let disk = match std::fs::read(&path) {
+            Ok(bytes) => Some(Labelled::new(bytes, label)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(ToolOutput::error(format!("{shown} could not be read: {e}"))),
+        };
+        if std::fs::metadata(&path).is_ok_and(|m| m.is_dir()) {
+            return Err(ToolOutput::error(format!("{shown} is a directory")));
+        }
+        let disk_token = change_token(&path, None);
+        Ok(Target {
+            path,
+            shown,
+            buffer,
+            disk,
+            disk_token,
+        })
+    }
+
+    /// The current text: the buffer's, else the disk's (lossily, for display and diffing), else
+    /// empty for a file that does not exist yet.
+    pub fn original(&self, label: Label) -> Labelled<String> {
+        match (&self.buffer, &self.disk) {
+            (Some((text, _)), _) => Labelled::new(text.clone(), label),
+            (None, Some(bytes)) => policy::text_for_display(bytes),
+            (None, None) => Labelled::new(String::new(), label),
+        }
+    }
+}
+
+/// Which of the session's rules answers a proposal without asking, if any.
+enum Standing {
+    Mode,
+    Remembered,
+}
+
+/// Puts a proposal to the person (or to the standing rules) and lands what they accept.
+pub async fn propose(
+    call: &Call<'_>,
+    kind: QuestionKind,
+    target: Target,
+    original: Labelled<String>,
+    proposed: Labelled<String>,
+) -> ToolOutput {
+    let session = call.session;
+    let tool = call.tool;
+    let shown = target.shown.clone();
+    let mode = session.state().mode;
+    if mode == Mode::Plan {
+        call.record(
+            Gate::Promote,
+            Decision::Refused,
+            format!("{tool}.path {shown}: plan mode writes nothing"),
+        );
+        return ToolOutput::refused(format!(
+            "the session is in plan mode, so nothing is written; describe the change to {shown} instead"
+        ));
+    }
+    let data_label = proposed.label();
+    let proposal = Proposal::new(original, proposed);
+    if proposal.is_empty() {
+        return ToolOutput::ok(
+            PlannerText::driver(format!(
+                "{shown} already holds exactly that; nothing to write"
+            )),
+            format!("{shown}: no change"),
+        );
+    }
+    let protected = is_protected(&target.path);
+    let standing = if protected || !session.screen.interactive() {
+        None
+    } else if data_label.is_trusted() && session.state().standing_edits.contains(&target.path) {
+        Some(Standing::Remembered)
+    } else if data_label.is_trusted() && mode == Mode::AcceptEdits {
+        Some(Standing::Mode)
+    } else {
+        None
+    };
+    let all: Vec<usize> = (0..proposal.hunks.len()).collect();
+    let (accepted, edited) = match standing {
+        Some(rule) => {
+            let why = match rule {
+                Standing::Mode => "acceptEdits mode lands writes of trusted data",
+                Standing::Remembered => "the person allowed edits to this file for the session",
+            };
+            call.record(
+                Gate::Promote,
+                Decision::Allowed,
+                format!("{tool}.path {shown} [routing] (T,pub): {why}"),
+            );
+            (all.clone(), None)
+        }
+        None => {
+            if !session.screen.interactive() {
+                call.record(
+                    Gate::Question,
+                    Decision::Refused,
+                    format!("{tool} {shown}: nobody is watching to approve it"),
+                );
+                return ToolOutput::refused(format!(
+                    "nobody is watching this run to approve a change to {shown}, so it was not written"
+                ));
+            }
+            match ask(call, kind, &target, &proposal, protected, data_label).await {
+                Ok(answer) => answer,
+                Err(refusal) => return refusal,
+            }
+        }
+    };
+    land(call, &target, &proposal, &accepted, edited, data_label).await
+}
+
+/// Puts the question; answers which hunks were accepted and any text the person edited.
+async fn ask(
+    call: &Call<'_>,
+    kind: QuestionKind,
+    target: &Target,
+    proposal: &Proposal,
+    protected: bool,
+    data_label: Label,
+) -> Result<(Vec<usize>, Option<String>), ToolOutput> {
+    let session = call.session;
+    let shown = &target.shown;
+    let verb = if kind == QuestionKind::Edit {
+        "Edit"
+    } else {
+        "Write"
+    };
+    let mut options = vec![QuestionOption {
+        id: "accept".into(),
+        name: format!("Accept {}", verb.to_lowercase()),
+        kind: OptionKind::AllowOnce,
+    }];
+    // A standing approval is offered only for data somebody vouched for, and never for a file
+    // that configures tools: those are asked about every time.
+    if data_label.is_trusted() && !protected {
+        options.push(QuestionOption {
+            id: "acceptAlways".into(),
+            name: format!("Accept, and allow edits to {shown} for the rest of this session"),
+            kind: OptionKind::AllowAlways,
+        });
+    }
+    options.push(QuestionOption {
+        id: "reject".into(),
+        name: format!("Reject {}", verb.to_lowercase()),
+        kind: OptionKind::RejectOnce,
+    });
+    let question = Question {
+        kind,
+        title: format!("{verb} {shown}?"),
+        why: Some(call.why.clone()).filter(|w| !w.is_empty()),
+        subject: Subject {
+            path: Some(shown.clone()),
+            uri: Some(file_uri(&target.path)),
+            diff: Some(proposal.unified_diff(shown)),
+            original: Some(proposal.original().clone()),
+            proposed: Some(proposal.proposed().clone()),
+            hunks: proposal.hunks.clone(),
+            ..Subject::default()
+        },
+        options,
+    };
+    let answer = tokio::select! {
+        a = session.screen.ask(question.clone()) => a,
+        () = call.cancel.cancelled() => Answer::Refused,
+    };
+    let chosen = answer.chosen(&question).cloned();
+    let approved = answer.approves(&question);
+    call.record(
+        Gate::Question,
+        if approved {
+            Decision::Allowed
+        } else {
+            Decision::Refused
+        },
+        format!(
+            "{} {shown}: {}",
+            kind.as_str(),
+            if approved {
+                "approved by the person"
+            } else {
+                "refused"
+            }
+        ),
+    );
+    if !approved {
+        return Err(ToolOutput::refused(format!(
+            "the person refused the change to {shown}; nothing was written"
+        )));
+    }
+    if chosen.is_some_and(|o| o.kind == OptionKind::AllowAlways) {
+        session.state().standing_edits.push(target.path.clone());
+        call.record(
+            Gate::Promote,
+            Decision::Allowed,
+            format!("{shown}: edits allowed for the session by the person"),
+        );
+    }
+    let (accepted, edited) = match answer {
+        Answer::Selected {
+            accepted_hunks,
+            edited_text,
+            ..
+        } => (accepted_hunks, edited_text),
+        Answer::Refused => (None, None),
+    };
+    let mut accepted = accepted.unwrap_or_else(|| (0..proposal.hunks.len()).collect());
+    accepted.retain(|h| *h < proposal.hunks.len());
+    accepted.sort_unstable();
+    accepted.dedup();
+    if accepted.is_empty() && edited.is_none() {
+        return Err(ToolOutput::refused(format!(
+            "the person accepted none of the {} hunks for {shown}; nothing was written",
+            proposal.hunks.len()
+        )));
+    }
+    Ok((accepted, edited))
+}
+
+/// Lands the accepted part of a proposal, or the person's own version of it.
+async fn land(
+    call: &Call<'_>,
+    target: &Target,
+    proposal: &Proposal,
+    accepted: &[usize],
+    edited: Option<String>,
+    data_label: Label,
+) -> ToolOutput {
+    let session = call.session;
+    let shown = &target.shown;
+    let person_edited = edited.is_some();
+    // The person's own version keeps the proposal's label: editing it vouches for nothing.
+    let landing = match edited {
+        Some(text) => Labelled::new(text, proposal.label()),
+        None => proposal.with_hunks(accepted),
+    };
+    let current = session.files.buffer(&target.path);
+    let outcome = match (&target.buffer, current) {
+        (Some((_, asked_at)), Some((text, version))) if version == *asked_at => {
+            let applied = session
+                .files
+                .apply_edit(
+                    &target.path,
+                    version,
+                    &text,
+                    policy::to_buffer_write(&landing),
+                )
+                .await;
+            applied.map(|()| "the editor's buffer")
+        }
+        (_, Some((text, version))) => {
+            // The buffer moved (or was opened) since the question: land on what is there now,
+            // if the person's typing left every accepted hunk alone.
+            if person_edited {
+                Err("the buffer changed after the person edited the proposal, so their version was not applied over it".to_string())
+            } else {
+                match proposal.rebase(&text, accepted) {
+                    Ok(rebased) => session
+                        .files
+                        .apply_edit(&target.path, version, &text, policy::to_buffer_write(&rebased))
+                        .await
+                        .map(|()| "the editor's buffer, re-based over the person's typing"),
+                    Err(RebaseRefusal::Overlap) => Err(
+                        "the person typed into lines this change touches while it was pending; nothing was overwritten"
+                            .to_string(),
+                    ),
+                    Err(RebaseRefusal::Untrusted) => Err(
+                        "the buffer changed while the change was pending, and content nobody vouched for is never re-based; nothing was overwritten"
+                            .to_string(),
+                    ),
+                }
+            }
+        }
+        (Some(_), None) => Err(
+            "the buffer was closed while the change was pending; nothing was written".to_string(),
+        ),
+        (None, None) => write_to_disk(target, proposal, &landing, accepted, person_edited),
+    };
+    let place = match outcome {
+        Ok(place) => place,
+        Err(reason) => {
+            call.record(
+                Gate::FileRead,
+                Decision::Refused,
+                format!("{} {shown}: not landed", call.tool),
+            );
+            return ToolOutput::refused(format!("{shown} was not changed: {reason}"));
+        }
+    };
+    if !data_label.is_trusted() {
+        session
+            .state()
+            .trust
+            .mark_written_untrusted(target.path.clone());
+        call.record(
+            Gate::Trust,
+            Decision::Observed,
+            format!("{shown} now holds {data_label} data (origin agentWrite)"),
+        );
+    }
+    call.record(
+        Gate::Promote,
+        Decision::Allowed,
+        format!("{} {shown}: landed in {place}", call.tool),
+    );
+    let version = session.files.buffer(&target.path).map(|(_, v)| v);
+    let token = change_token(&target.path, version);
+    let total = proposal.hunks.len();
+    let mut text = format!("{shown}: the change landed in {place}.");
+    if person_edited {
+        text.push_str(" The person edited the proposal before accepting it: what landed is their version, not yours; read the file again before relying on its contents.");
+    } else if accepted.len() < total {
+        let refused: Vec<String> = (0..total)
+            .filter(|h| !accepted.contains(h))
+            .map(|h| h.to_string())
+            .collect();
+        let landed: Vec<String> = accepted.iter().map(ToString::to_string).collect();
+        text.push_str(&format!(
+            " {} of {total} hunks landed (hunks {}); the person refused hunks {}.",
+            accepted.len(),
+            landed.join(", "),
+            refused.join(", ")
+        ));
+    } else {
+        text.push_str(&format!(" All {total} hunks landed."));
+    }
+    if data_label.is_trusted() {
+        text.push_str(&format!(" New change token {token}."));
+    }
+    ToolOutput::ok(PlannerText::driver(text), format!("{shown}: changed"))
+}
+
+/// Writes a file that is not open in the editor: against what is on disk now, atomically.
+fn write_to_disk(
+    target: &Target,
+    proposal: &Proposal,
+    landing: &Labelled<String>,
+    accepted: &[usize],
+    person_edited: bool,
+) -> Result<&'static str, String> {
+    let exists_now = target.path.exists();
+    let unchanged = exists_now == target.disk.is_some()
+        && change_token(&target.path, None) == target.disk_token;
+    let bytes: Labelled<Vec<u8>> = if unchanged {
+        landing_bytes(landing)
+    } else if person_edited {
+        return Err("the file changed on disk after the person edited the proposal".into());
+    } else if !proposal.label().is_trusted() {
+        return Err("the file changed on disk while the change was pending, and content nobody vouched for is never re-based".into());
+    } else {
+        // Trusted on both sides (the proposal's label includes the original's), so the new
+        // text may be read to re-base onto.
+        let now = std::fs::read_to_string(&target.path).map_err(|_| {
+            "the file on disk changed and can no longer be read as text".to_string()
+        })?;
+        match proposal.rebase(&now, accepted) {
+            Ok(rebased) => landing_bytes(&rebased),
+            Err(_) => return Err("the file changed on disk while the change was pending, in lines this change touches".into()),
+        }
+    };
+    write_atomically(&target.path, policy::to_file_write(&bytes))
+        .map_err(|e| format!("writing failed: {e}"))?;
+    Ok("the file on disk")
+}
+
+fn landing_bytes(text: &Labelled<String>) -> Labelled<Vec<u8>> {
+    Labelled::new(
+        policy::to_buffer_write(text).as_bytes().to_vec(),
+        text.label(),
+    )
+}
+
+/// Writes `bytes` to a temporary file beside `path` and renames it into place, keeping the old
+/// file's permissions, so a reader never sees half a file.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let dir = path
+        .parent()
+        .ok_or_else(|| std::io::Error::other("no parent directory"))?;
+    std::fs::create_dir_all(dir)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(
+        ".{name}.bravebot-{}-{}.tmp",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let permissions = std::fs::metadata(path).ok().map(|m| m.permissions());
+    let result = (|| {
+        let mut file = std::fs::File::create(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        if let Some(p) = permissions {
+            std::fs::set_permissions(&tmp, p)?;
+        }
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Verifies: WRITE-5
+    #[test]
+    fn protected_paths_are_known_by_name() {
+        for p in [
+            "/w/.git/config",
+            "/w/.vscode/settings.json",
+            "/w/AGENTS.md",
+            "/w/sub/.github/workflows/ci.yml",
+            "/w/.gitattributes",
+        ] {
+            assert!(is_protected(Path::new(p)), "{p}");
+        }
+        for p in ["/w/src/main.rs", "/w/docs/agents.md", "/w/.gitignore"] {
+            assert!(!is_protected(Path::new(p)), "{p}");
+        }
+    }
+
+    // Verifies: WRITE-6
+    #[test]
+    fn atomic_write_keeps_permissions() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let p = dir.path().join("run.sh");
+        std::fs::write(&p, "old").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o751))
+            .unwrap_or_else(|e| panic!("{e}"));
+        write_atomically(&p, b"new").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(std::fs::read_to_string(&p).unwrap_or_default(), "new");
+        let mode = std::fs::metadata(&p)
+            .map(|m| m.permissions().mode() & 0o777)
+            .unwrap_or(0);
+        assert_eq!(mode, 0o751);
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .collect();
+        assert_eq!(leftovers.len(), 1, "no temporary file left behind");
+    }
+}

@@ -1,0 +1,534 @@
+//! `search`: the lines of workspace files that match a regular expression.
+//!
+//! The pattern is compiled before anything is read ([`Pattern`]), the files are chosen by a walk
+//! that is sorted, breadth first, capped and blind to `.gitignore` ([`search_tree`]), and the
+//! result is labelled with the meet of every file it read: where each one is trusted the matching
+//! lines reach the planner, and where any one is not, the whole result goes into one quarantine
+//! slot and the planner gets its reference with the facts the driver kept while searching (how
+//! many matches and files, and whether and why the search stopped early). The counts are computed
+//! from the bytes searched; that disclosure is written down as a known cost in `specs/search.md`.
+//!
+//! The engine is public so that a benchmark can run it without a session:
+//!
+//! ```no_run
+//! use std::path::Path;
+//! use bravebot_core::tools::DiskOnly;
+//! use bravebot_core::tools::search::{Limits, Pattern, Request, search_tree};
+//!
+//! let pattern = Pattern::compile(&["fn main"], true).expect("a pattern the engine reads");
+//! let root = Path::new("/src/project");
+//! let request = Request {
+//!     root,
+//!     workspace: root,
+//!     pattern: &pattern,
+//!     include: None,
+//!     offset: 0,
+//!     limits: Limits { max_matches: 200, max_files: 20_000, deadline: None, max_file_bytes: 8 << 20 },
+//! };
+//! let outcome = search_tree(&request, &DiskOnly, &|| false);
+//! assert!(outcome.stop.is_none() || !outcome.matches.is_empty());
+//! ```
+
+mod include;
+mod pattern;
+mod walk;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+pub use include::Include;
+pub use pattern::{MAX_NESTING, MAX_PATTERN_CHARS, MAX_PATTERNS, Pattern, PatternError};
+pub use walk::{
+    Limits, MAX_LINE_CHARS, Match, Outcome, Request, SKIPPED_DIRECTORIES, Stop, search_tree,
+};
+
+use super::{
+    ArgRole, ArgSpec, Call, Files, ToolOutput, ToolSpec, confine, control_pictures, display_path,
+};
+use crate::kernel::audit::{Decision, Gate};
+use crate::kernel::label::{Integrity, Label};
+use crate::kernel::labelled::Labelled;
+use crate::kernel::policy::{self, PlannerText};
+use crate::kernel::slot::{Origin, human_size};
+use crate::session::Update;
+
+/// Matches one call returns; past it the result says which offset continues.
+pub const MAX_MATCHES: usize = 200;
+/// Files larger than this are not read, and the result counts them.
+pub const MAX_FILE_BYTES: u64 = 8 << 20;
+/// Unvouched files named in a quarantined result's summary before the rest are counted.
+const NAMED_UNVOUCHED: usize = 5;
+
+pub fn spec() -> ToolSpec {
+    ToolSpec {
+        name: "search",
+        description: "Find lines matching a regular expression in workspace files; each comes back as path:line:text. \
+The engine never backtracks. Supported: literals, ., *, +, ?, |, (...), (?:...), [...] with ranges and negation, \
+\\d \\w \\s and their negations, ^, $, \\b, \\B, and (?i) / (?-i) / (?i:...). Not supported: backreferences, \
+lookaround, named groups, other flags, and counted repetition: { and } are ordinary characters. `pattern` may be a \
+list; a line matching any of them matches. `include` is a glob (*, ?, ** and braces like **/*.{rs,toml}); one \
+without a slash matches file names at any depth. At most 200 matches come back per call; a capped result names the \
+offset to continue from. Version control, build output, caches and vendored dependencies are not searched. A \
+result that read any file nobody vouched for comes back as a reference (ref:N) with its counts.",
+        args: vec![
+            ArgSpec {
+                name: "pattern",
+                role: ArgRole::Routing,
+                required: true,
+                schema: json!({
+                    "anyOf": [
+                        {"type": "string"},
+                        {"type": "array", "items": {"type": "string"}, "minItems": 1}
+                    ],
+                    "description": "a regular expression, or a list of them (a line matching any of them matches)"
+                }),
+            },
+            ArgSpec {
+                name: "directory",
+                role: ArgRole::Routing,
+                required: false,
+                schema: json!({"type": "string", "description": "workspace-relative directory (or one file) to search; defaults to ."}),
+            },
+            ArgSpec {
+                name: "include",
+                role: ArgRole::Routing,
+                required: false,
+                schema: json!({"type": "string", "description": "optional glob choosing which files are read, e.g. **/*.{rs,toml}; one with a slash is read from the directory or the workspace root"}),
+            },
+            ArgSpec {
+                name: "offset",
+                role: ArgRole::Routing,
+                required: false,
+                schema: json!({"type": "integer", "minimum": 0, "description": "how many matches to pass over: the value a capped result names"}),
+            },
+            ArgSpec {
+                name: "case_sensitive",
+                role: ArgRole::Routing,
+                required: false,
+                schema: json!({"type": "boolean", "description": "defaults to true; (?i) in the pattern asks for the same"}),
+            },
+        ],
+    }
+}
+
+/// The arguments of one call, checked.
+struct Args {
+    patterns: Vec<String>,
+    directory: String,
+    include: Option<String>,
+    offset: usize,
+    case_sensitive: bool,
+}
+
+fn args(call: &Call<'_>) -> Result<Args, String> {
+    let patterns = match call.args.get("pattern") {
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|v| v.as_str().map(str::to_string))
+            .collect::<Option<Vec<_>>>()
+            .ok_or("argument `pattern` of search must be a string or a list of strings")?,
+        _ => {
+            return Err(
+                "argument `pattern` of search must be a string or a list of strings".into(),
+            );
+        }
+    };
+    let case_sensitive = match call.args.get("case_sensitive") {
+        None | Some(Value::Null) => true,
+        Some(Value::Bool(b)) => *b,
+        Some(Value::String(s)) if s.trim() == "true" => true,
+        Some(Value::String(s)) if s.trim() == "false" => false,
+        Some(_) => return Err("argument `case_sensitive` of search must be true or false".into()),
+    };
+    let offset = call.uint_arg("offset")?.unwrap_or(0);
+    Ok(Args {
+        patterns,
+        directory: call.str_arg("directory")?.unwrap_or(".").to_string(),
+        include: call.str_arg("include")?.map(str::to_string),
+        offset: usize::try_from(offset).unwrap_or(usize::MAX),
+        case_sensitive,
+    })
+}
+
+pub async fn run(call: &Call<'_>) -> ToolOutput {
+    let args = match args(call) {
+        Ok(a) => a,
+        Err(e) => return ToolOutput::error(e),
+    };
+    let session = call.session;
+    let Ok(root) = confine(session, &args.directory) else {
+        call.record(
+            Gate::Promote,
+            Decision::Refused,
+            format!(
+                "search.directory {} is outside the places the person opened",
+                control_pictures(&args.directory)
+            ),
+        );
+        return ToolOutput::refused(format!(
+            "{} is outside the workspace and the directories the person added",
+            control_pictures(&args.directory)
+        ));
+    };
+    let shown = control_pictures(&display_path(&session.cwd, &root));
+    // The pattern and the glob are compiled before anything is opened, so a refusal says what is
+    // wrong with them and is never mistaken for a search that found nothing.
+    let pattern = match Pattern::compile(&args.patterns, args.case_sensitive) {
+        Ok(p) => p,
+        Err(e) => return ToolOutput::error(e.to_string()),
+    };
+    let include = match args.include.as_deref().map(Include::compile).transpose() {
+        Ok(i) => i,
+        Err(e) => return ToolOutput::error(e),
+    };
+    if std::fs::symlink_metadata(&root).is_err() {
+        return ToolOutput::error(format!("no such file or directory: {shown}"));
+    }
+    call.record(
+        Gate::Promote,
+        Decision::Allowed,
+        format!("search.directory {shown} proposed by the model, confined and non-destructive"),
+    );
+    let settings = &session.settings;
+    let started = Instant::now();
+    let limits = Limits {
+        max_matches: MAX_MATCHES,
+        max_files: settings.search_max_files,
+        deadline: started.checked_add(Duration::from_secs(settings.search_max_seconds)),
+        max_file_bytes: MAX_FILE_BYTES,
+    };
+    let outcome = {
+        let files: Arc<dyn Files> = session.files.clone();
+        let cancel = call.cancel.clone();
+        let workspace = session.cwd.clone();
+        let root = root.clone();
+        let offset = args.offset;
+        let include = include.clone();
+        // The walk is blocking filesystem work and may take seconds: off the async threads.
+        let job = tokio::task::spawn_blocking(move || {
+            let request = Request {
+                root: &root,
+                workspace: &workspace,
+                pattern: &pattern,
+                include: include.as_ref(),
+                offset,
+                limits,
+            };
+            search_tree(&request, files.as_ref(), &|| cancel.is_cancelled())
+        });
+        match job.await {
+            Ok(outcome) => outcome,
+            Err(e) => return ToolOutput::error(format!("the search stopped unexpectedly: {e}")),
+        }
+    };
+    let query = Query {
+        patterns: &args.patterns,
+        shown: &shown,
+        include: args.include.as_deref(),
+        include_advice: include.as_ref().map(Include::advice).unwrap_or_default(),
+        offset: args.offset,
+        case_sensitive: args.case_sensitive,
+        max_files: settings.search_max_files,
+        max_seconds: settings.search_max_seconds,
+        cwd: &session.cwd,
+    };
+    // The result's label is the meet of every file read: trusted only if each one is. Decided on
+    // the trust map as it stands once the reading is done.
+    let (unvouched, withheld) = {
+        let state = session.state();
+        let unvouched: Vec<&PathBuf> = outcome
+            .files_read
+            .iter()
+            .filter(|p| state.trust.integrity_of(p) != Some(Integrity::Trusted))
+            .collect();
+        let unvouched: Vec<PathBuf> = unvouched.into_iter().cloned().collect();
+        (unvouched, state.trust.untrusted_within(&root))
+    };
+    call.record(
+        Gate::FileRead,
+        Decision::Observed,
+        format!(
+            "search under {shown} read {} files, {} of them not vouched for",
+            outcome.files_read.len(),
+            unvouched.len()
+        ),
+    );
+    let body = render(&query, &outcome, withheld);
+    if true {
+        present(call, &query, &outcome, body)
+    } else {
+        quarantine(call, &query, &outcome, body, &unvouched, withheld)
+    }
+}
+
+/// What was asked, as the driver will describe it.
+struct Query<'a> {
+    patterns: &'a [String],
+    shown: &'a str,
+    include: Option<&'a str>,
+    include_advice: &'a [String],
+    offset: usize,
+    case_sensitive: bool,
+    max_files: u64,
+    max_seconds: u64,
+    cwd: &'a Path,
+}
+
+impl Query<'_> {
+    fn describe(&self) -> String {
+        let patterns: Vec<String> = self
+            .patterns
+            .iter()
+            .map(|p| format!("`{}`", control_pictures(p)))
+            .collect();
+        let mut out = format!("search {} in {}", patterns.join(" or "), self.shown);
+        if let Some(glob) = self.include {
+            out.push_str(&format!(" (include `{}`)", control_pictures(glob)));
+        }
+        if !self.case_sensitive {
+            out.push_str(", ignoring case");
+        }
+        if self.offset > 0 {
+            out.push_str(&format!(", from offset {}", self.offset));
+        }
+        out
+    }
+}
+
+/// The whole result, as the planner reads it when every file was trusted, and as the slot holds
+/// it when not.
+fn render(query: &Query<'_>, outcome: &Outcome, withheld: bool) -> String {
+    let mut out = format!(
+        "{}: {} matching lines in {} files; {} files read\n",
+        query.describe(),
+        outcome.matches.len(),
+        distinct_files(&outcome.matches),
+        outcome.files_read.len()
+    );
+    for m in &outcome.matches {
+        out.push_str(&format!(
+            "{}:{}:{}\n",
+            control_pictures(&display_path(query.cwd, &m.path)),
+            m.line,
+            m.text
+        ));
+    }
+    for note in notes(query, outcome, withheld) {
+        out.push_str(&note);
+        out.push('\n');
+    }
+    if outcome.binary > 0 {
+        out.push_str(&format!(
+            "[{} binary files were read and not searched]\n",
+            outcome.binary
+        ));
+    }
+    out
+}
+
+fn distinct_files(matches: &[Match]) -> usize {
+    let mut n = 0;
+    let mut last: Option<&Path> = None;
+    for m in matches {
+        if last != Some(m.path.as_path()) {
+            n += 1;
+            last = Some(&m.path);
+        }
+    }
+    n
+}
+
+/// The facts about a search that the driver kept while walking and counting: the kind of nothing,
+/// a page past the end, what was not read, and whether and why it stopped early. These reach the
+/// planner whether or not it may read the matches, since a notice inside a withheld body tells it
+/// nothing.
+fn notes(query: &Query<'_>, outcome: &Outcome, withheld: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    let stopped_short = matches!(
+        outcome.stop,
+        Some(Stop::FileCap | Stop::Time | Stop::Cancelled)
+    );
+    if outcome.files_selected == 0 {
+        match query.include {
+            Some(glob) => out.push(format!(
+                "[the include `{}` selected no files among the {} files walked: nothing was searched, so this says nothing about the pattern]",
+                control_pictures(glob),
+                outcome.files_met
+            )),
+            None if !stopped_short => {
+                out.push(format!("[there are no files to search in {}]", query.shown));
+            }
+            None => {}
+        }
+    } else if outcome.counted == 0 {
+        out.push(format!(
+            "[no matching lines in the {} files read]",
+            outcome.files_read.len()
+        ));
+    } else if query.offset > 0 && outcome.matches.is_empty() && outcome.counted <= query.offset {
+        out.push(if stopped_short {
+            format!(
+                "[offset {} is past the {} matches found before the search stopped]",
+                query.offset, outcome.counted
+            )
+        } else {
+            format!(
+                "[offset {} is past the last match: there were {} matches]",
+                query.offset, outcome.counted
+            )
+        });
+    }
+    for advice in query.include_advice {
+        out.push(format!("[include: {advice}]"));
+    }
+    if outcome.too_large > 0 {
+        out.push(format!(
+            "[{} files larger than {} were not read]",
+            outcome.too_large,
+            human_size(usize::try_from(MAX_FILE_BYTES).unwrap_or(usize::MAX))
+        ));
+    }
+    if outcome.unreadable > 0 {
+        out.push(format!(
+            "[{} files or directories could not be read]",
+            outcome.unreadable
+        ));
+    }
+    if !withheld && !outcome.skipped.is_empty() {
+        out.push(format!(
+            "[not walked, by name: {}]",
+            outcome.skipped.join(", ")
+        ));
+    }
+    if outcome.links > 0 {
+        out.push(format!(
+            "[{} symbolic links were not followed]",
+            outcome.links
+        ));
+    }
+    match outcome.stop {
+        None => {}
+        Some(Stop::MatchCap { next_offset }) => out.push(format!(
+            "[partial: stopped at the match cap of {MAX_MATCHES}; ask again with offset {next_offset} to continue from the first match left behind]"
+        )),
+        Some(Stop::FileCap) => out.push(format!(
+            "[partial: stopped after walking {} files (search.maxFiles), before every file was opened; the rest of the tree was not searched. This is not a page to continue: point at a subdirectory or narrow the include]",
+            query.max_files
+        )),
+        Some(Stop::Time) => out.push(format!(
+            "[partial: ran out of time (search.maxSeconds is {}) after reading {} files; the rest of the tree was not searched. This is not a page to continue: point at a subdirectory or narrow the include]",
+            query.max_seconds,
+            outcome.files_read.len()
+        )),
+        Some(Stop::Cancelled) => out.push("[partial: the turn was cancelled before the search finished]".to_string()),
+    }
+    out
+}
+
+fn present(call: &Call<'_>, query: &Query<'_>, outcome: &Outcome, body: String) -> ToolOutput {
+    let mut state = call.session.state();
+    let state = &mut *state;
+    // Every file read was vouched for (or none was read): the result is as trusted as they are.
+    let Ok(opened) = policy::open(Labelled::new(body, Label::TRUSTED_PRIVATE)) else {
+        return ToolOutput::error("internal: a trusted search result did not open");
+    };
+    let text = policy::present(
+        opened,
+        &format!("search in {}", query.shown),
+        &mut state.context,
+        &mut state.audit,
+    );
+    ToolOutput::ok(text, summary(query, outcome, None))
+}
+
+fn quarantine(
+    call: &Call<'_>,
+    query: &Query<'_>,
+    outcome: &Outcome,
+    body: String,
+    unvouched: &[PathBuf],
+    withheld: bool,
+) -> ToolOutput {
+    let session = call.session;
+    let content = Labelled::new(body.into_bytes(), Label::UNTRUSTED_PRIVATE);
+    let label = content.label();
+    let reference = {
+        let mut state = session.state();
+        let reference = state.quarantine.put(
+            content,
+            Origin::File {
+                path: format!("the result of a search in {}", query.shown),
+            },
+        );
+        policy::withhold(
+            &format!("search in {}", query.shown),
+            label,
+            &reference.id.to_string(),
+            &mut state.audit,
+        );
+        reference
+    };
+    session.screen.update(Update::Quarantined {
+        reference: reference.clone(),
+        origin: format!("a search in {}", query.shown),
+    });
+    let whom = if withheld {
+        format!(
+            "{} of the {} files it read are not vouched for (their names are withheld: {} holds a path marked untrusted)",
+            unvouched.len(),
+            outcome.files_read.len(),
+            query.shown
+        )
+    } else {
+        let mut names: Vec<String> = unvouched
+            .iter()
+            .take(NAMED_UNVOUCHED)
+            .map(|p| control_pictures(&display_path(query.cwd, p)))
+            .collect();
+        if unvouched.len() > NAMED_UNVOUCHED {
+            names.push(format!("and {} more", unvouched.len() - NAMED_UNVOUCHED));
+        }
+        format!(
+            "{} of the {} files it read are not vouched for: {}",
+            unvouched.len(),
+            outcome.files_read.len(),
+            names.join(", ")
+        )
+    };
+    let mut text = format!(
+        "{}: the result is quarantined because {whom}. You get a reference instead of the lines: {reference}. \
+         You cannot read it; you may pass the reference on.\n\
+         It holds {} matching lines from {} files, counted from text nobody vouched for.\n",
+        query.describe(),
+        outcome.matches.len(),
+        distinct_files(&outcome.matches),
+    );
+    for note in notes(query, outcome, withheld) {
+        text.push_str(&note);
+        text.push('\n');
+    }
+    ToolOutput::ok(
+        PlannerText::driver(text),
+        summary(query, outcome, Some(&reference.id.to_string())),
+    )
+}
+
+fn summary(query: &Query<'_>, outcome: &Outcome, quarantined_as: Option<&str>) -> String {
+    let mut out = format!(
+        "{}: {} matches in {} files",
+        query.describe(),
+        outcome.matches.len(),
+        distinct_files(&outcome.matches)
+    );
+    if outcome.stop.is_some() {
+        out.push_str(" (partial)");
+    }
+    if let Some(id) = quarantined_as {
+        out.push_str(&format!(", quarantined as {id}"));
+    }
+    out
+}

@@ -1,0 +1,181 @@
+//! `write_file`: create or replace a whole file, with the person's approval.
+//!
+//! What is written is `contents` (text the planner wrote) or `contents_ref` (a quarantined slot
+//! the planner cannot read, carried into the file unread); where is `path`, or `path_ref` for a
+//! file whose name the planner was not shown. Data nobody vouched for marks its destination
+//! untrusted for the session, and the file keeps the trailing-newline convention it had.
+
+use serde_json::json;
+
+use super::land::{self, Target, label_of};
+use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine, display_path};
+use crate::kernel::audit::{Decision, Gate};
+use crate::kernel::context::Capability;
+use crate::kernel::label::Label;
+use crate::kernel::labelled::Labelled;
+use crate::kernel::policy;
+use crate::kernel::slot::{Origin, SlotId};
+use crate::session::QuestionKind;
+
+pub fn spec() -> ToolSpec {
+    ToolSpec {
+        name: "write_file",
+        description: "Create a file or replace one whole. Give `contents` (your text) or `contents_ref` (a reference \
+such as ref:3, written without you reading it), and `path` or `path_ref`. The person sees the diff and decides; the \
+result says exactly what landed.",
+        args: vec![
+            ArgSpec {
+                name: "path",
+                role: ArgRole::Routing,
+                required: false,
+                schema: json!({"type": "string", "description": "workspace-relative path"}),
+            },
+            ArgSpec {
+                name: "path_ref",
+                role: ArgRole::Routing,
+                required: false,
+                schema: json!({"type": "string", "description": "a reference to a file whose name you were not shown"}),
+            },
+            ArgSpec {
+                name: "contents",
+                role: ArgRole::Content,
+                required: false,
+                schema: json!({"type": "string", "description": "the whole new contents"}),
+            },
+            ArgSpec {
+                name: "contents_ref",
+                role: ArgRole::Routing,
+                required: false,
+                schema: json!({"type": "string", "description": "a reference whose content becomes the file, e.g. ref:3"}),
+            },
+        ],
+    }
+}
+
+/// Resolves a reference the planner named, refusing when its context may name none.
+fn named_reference(call: &Call<'_>, raw: &str, arg: &str) -> Result<SlotId, ToolOutput> {
+    if let Err(cap) = call
+        .session
+        .state()
+        .context
+        .permits(Capability::NameReference)
+    {
+        call.record(
+            Gate::Context,
+            Decision::Refused,
+            format!(
+                "write_file.{arg}: a tainted context may not {}",
+                cap.as_str()
+            ),
+        );
+        return Err(ToolOutput::refused(
+            "this conversation has met content nobody vouched for, so it can name no reference",
+        ));
+    }
+    SlotId::parse(raw).ok_or_else(|| {
+        ToolOutput::error(format!(
+            "`{}` is not a reference; references look like ref:2",
+            super::control_pictures(raw)
+        ))
+    })
+}
+
+pub async fn run(call: &Call<'_>) -> ToolOutput {
+    let args = (
+        call.str_arg("path"),
+        call.str_arg("path_ref"),
+        call.str_arg("contents"),
+        call.str_arg("contents_ref"),
+    );
+    let (path, path_ref, contents, contents_ref) = match args {
+        (Ok(p), Ok(r), Ok(c), Ok(cr)) => (p, r, c, cr),
+        (Err(e), ..) | (_, Err(e), ..) | (_, _, Err(e), _) | (.., Err(e)) => {
+            return ToolOutput::error(e);
+        }
+    };
+    let session = call.session;
+    let (path, shown) = match (path, path_ref) {
+        (Some(_), Some(_)) => {
+            return ToolOutput::error("give either `path` or `path_ref`, not both");
+        }
+        (None, None) => return ToolOutput::error("write_file needs `path` or `path_ref`"),
+        (Some(raw), None) => {
+            let Ok(path) = confine(session, raw) else {
+                call.record(
+                    Gate::Promote,
+                    Decision::Refused,
+                    format!("write_file.path {raw} is outside the places the person opened"),
+                );
+                return ToolOutput::refused(format!(
+                    "{raw} is outside the workspace and the directories the person added"
+                ));
+            };
+            let path = super::real_path(&path);
+            let shown = display_path(&session.cwd, &path);
+            (path, shown)
+        }
+        (None, Some(raw)) => {
+            let id = match named_reference(call, raw, "path_ref") {
+                Ok(id) => id,
+                Err(e) => return e,
+            };
+            let mut state = session.state();
+            let state = &mut *state;
+            let found = state
+                .quarantine
+                .get(id)
+                .map(|slot| (slot.target().cloned(), slot.reference.origin.clone()));
+            match found {
+                Some((
+                    Some(target),
+                    Origin::ListingEntry {
+                        is_directory: false,
+                        ..
+                    },
+                )) => {
+                    let path = policy::path_for_read(&target, &id.to_string(), &mut state.audit)
+                        .to_path_buf();
+                    (path, format!("the file behind {id}"))
+                }
+                Some((Some(_), _)) => {
+                    return ToolOutput::error(format!("{id} stands for a directory, not a file"));
+                }
+                Some((None, _)) => {
+                    return ToolOutput::error(format!(
+                        "{id} is content, not a file; pass it as contents_ref"
+                    ));
+                }
+                None => return ToolOutput::error(format!("{id} names nothing")),
+            }
+        }
+    };
+    let content: Labelled<Vec<u8>> = match (contents, contents_ref) {
+        (Some(_), Some(_)) => {
+            return ToolOutput::error("give either `contents` or `contents_ref`, not both");
+        }
+        (None, None) => return ToolOutput::error("write_file needs `contents` or `contents_ref`"),
+        (Some(text), None) => {
+            // Written by the planner in a context the routing gate found clean.
+            let label = session.state().context.label().join(Label::TRUSTED_PRIVATE);
+            Labelled::new(text.as_bytes().to_vec(), label)
+        }
+        (None, Some(raw)) => {
+            let id = match named_reference(call, raw, "contents_ref") {
+                Ok(id) => id,
+                Err(e) => return e,
+            };
+            match session.state().quarantine.get(id) {
+                Some(slot) => slot.content().clone(),
+                None => return ToolOutput::error(format!("{id} names nothing")),
+            }
+        }
+    };
+    let target = match Target::read(call, path.clone(), shown) {
+        Ok(t) => t,
+        Err(e) => return e,
+    };
+    let content = policy::keep_trailing_newline(target.disk.as_ref(), content);
+    let original = target.original(label_of(call, &path));
+    let proposed = policy::text_for_display(&content);
+    land::propose(call, QuestionKind::Write, target, original, proposed).await
+}
