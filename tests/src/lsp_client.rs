@@ -228,6 +228,11 @@ impl LspOptions {
         }
     }
 
+    /// The directory the server works in.
+    pub fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+
     /// Sets one environment variable for the server.
     pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
         self.env.push((key.into(), value.into()));

@@ -123,6 +123,63 @@ fn main() {
             format_kib(round.peak_kib)
         );
     }
+    let edit = measure_big_edit(options());
+    println!(
+        "{:<46} {:>20}",
+        "edit_file on a 1 MiB open buffer (driver time)",
+        format_duration(edit.per_round)
+    );
+    println!(
+        "{:<46} {:>20}",
+        "  (turn wall time / of which the fake model)",
+        format!("{} / {}", format_duration(edit.wall), format_duration(edit.model))
+    );
+    println!("{:<46} {:>20}", "peak RSS over that turn", format_kib(edit.peak_kib));
+}
+
+/// One `edit_file` of one line in the middle of a 1 MiB buffer the editor has open: the diff,
+/// the question, the hunk arithmetic and the `workspace/applyEdit`, approved at once.
+fn measure_big_edit(options: LspOptions) -> Round {
+    const BIG: &str = "big.txt";
+    let lines: Vec<String> = (0..16_384).map(|i| format!("{i:06} {}\n", "x".repeat(56))).collect();
+    let text = lines.concat();
+    let cwd = options.cwd().to_path_buf();
+    std::fs::write(cwd.join(BIG), &text).expect("write the big file");
+    let target = lines[8_192].clone();
+    let script = vec![
+        Reply::tool_call_with_id(
+            "call_edit",
+            "edit_file",
+            json!({ "path": BIG, "old_text": target, "new_text": "edited\n", "why": "benchmark" }),
+        ),
+        Reply::text("Done."),
+    ];
+    let model = FakeModel::start_with(move |s| s.planner(script));
+    let client = LspClient::start(options.model_url(&model.url()));
+    client.initialize(json!({}));
+    client.answer_permissions_with(|q| bravebot_tests::lsp_client::Answer::choose(q, "allow_once"));
+    let session = client.new_session();
+    let uri = bravebot_tests::lsp_client::file_uri(&cwd.join(BIG));
+    client.notify(
+        "textDocument/didOpen",
+        json!({ "textDocument": { "uri": uri, "languageId": "plaintext", "version": 1, "text": text } }),
+    );
+    let began = Instant::now();
+    let result = client.request(
+        "bravebot/session/prompt",
+        json!({ "sessionId": session, "text": "Edit the big file.", "files": [BIG] }),
+    );
+    let wall = began.elapsed();
+    let edits = client.server_requests(bravebot_tests::lsp_client::APPLY_EDIT).len();
+    if !matches!(&result, Ok(r) if r["stopReason"] == "endTurn") || edits != 1 {
+        eprintln!("error: the edit turn ended with {result:?} and {edits} applyEdit requests");
+        std::process::exit(1);
+    }
+    let peak_kib = proc_status_kib(client.pid(), "VmHWM");
+    client.shutdown();
+    let model_time: Duration = model.requests().iter().map(|r| r.duration).sum();
+    let own = wall.saturating_sub(model_time);
+    Round { wall, model: model_time, per_round: own, peak_kib }
 }
 
 /// What one measured turn cost.
