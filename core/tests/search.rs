@@ -339,7 +339,7 @@ async fn search_of_a_pattern_built_to_backtrack_on_a_long_line_returns() {
     assert!(results[1].contains("[line shortened]"));
 }
 
-// Verifies: SEARCH-7, SEARCH-9
+// Verifies: SEARCH-10, SEARCH-12
 #[tokio::test]
 async fn search_partial_answers_name_their_reason() {
     let many: String = (0..250).map(|i| format!("hit {i}\n")).collect();
@@ -407,7 +407,7 @@ async fn search_partial_answers_name_their_reason() {
     }
 }
 
-// Verifies: SEARCH-7, SEARCH-8
+// Verifies: SEARCH-10, SEARCH-11
 #[tokio::test]
 async fn search_capped_and_continued_with_offset_yields_every_match_once() {
     let f = fixture(
@@ -536,7 +536,7 @@ async fn search_tells_an_include_that_selected_nothing_from_no_matching_lines() 
     assert_eq!(match_lines(&results[4]), ["src/main.rs:1:hello"]);
 }
 
-// Verifies: SEARCH-10
+// Verifies: SEARCH-7
 #[test]
 fn search_order_is_sorted_breadth_first_and_a_capped_walk_keeps_the_shallow_part() {
     let tmp = tempfile::tempdir().unwrap();
@@ -576,7 +576,7 @@ fn search_order_is_sorted_breadth_first_and_a_capped_walk_keeps_the_shallow_part
     );
 }
 
-// Verifies: SEARCH-11
+// Verifies: SEARCH-8
 #[tokio::test]
 async fn search_skips_version_control_build_and_vendored_directories_by_name_and_ignores_gitignore()
 {
@@ -624,7 +624,7 @@ async fn search_skips_version_control_build_and_vendored_directories_by_name_and
     );
 }
 
-// Verifies: SEARCH-12, SEARCH-13
+// Verifies: SEARCH-13, SEARCH-14
 #[tokio::test]
 async fn search_touching_an_unvouched_file_is_quarantined_whole_and_its_canary_never_reaches_the_planner()
  {
@@ -688,7 +688,7 @@ async fn search_touching_an_unvouched_file_is_quarantined_whole_and_its_canary_n
     assert_eq!(match_lines(&results[1]), ["src/lib.rs:1:let token = 1;"]);
 }
 
-// Verifies: SEARCH-12
+// Verifies: SEARCH-13, SEARCH-14
 #[tokio::test]
 async fn search_under_a_path_marked_untrusted_withholds_the_names_too() {
     let f = fixture(
@@ -713,7 +713,7 @@ async fn search_under_a_path_marked_untrusted_withholds_the_names_too() {
         .assert_no_planner_request_contains("canary-body-8813");
 }
 
-// Verifies: SEARCH-14
+// Verifies: SEARCH-9
 #[tokio::test]
 async fn search_reads_an_open_buffer_rather_than_the_disk() {
     let files = Arc::new(TestFiles::default());
@@ -737,7 +737,7 @@ async fn search_reads_an_open_buffer_rather_than_the_disk() {
     );
 }
 
-// Verifies: SEARCH-3, SEARCH-14
+// Verifies: SEARCH-3, SEARCH-9
 #[tokio::test]
 async fn search_ignores_case_when_asked_and_skips_binary_files() {
     let f = fixture(

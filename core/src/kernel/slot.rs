@@ -39,6 +39,8 @@ pub enum Origin {
         directory: String,
         is_directory: bool,
     },
+    /// The result of a search that read files nobody vouched for, by the directory searched.
+    Search { directory: String },
     /// A picture or a PDF, by path and the media type its extension names.
     Picture { path: String, media_type: String },
 }
@@ -60,6 +62,7 @@ impl fmt::Display for Origin {
                 write!(f, "a file under {directory} (name withheld)")
             }
             Origin::Picture { path, media_type } => write!(f, "{path} ({media_type})"),
+            Origin::Search { directory } => write!(f, "search results in {directory}"),
         }
     }
 }

@@ -258,7 +258,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         ),
     );
     let body = render(&query, &outcome, withheld);
-    if true {
+    if unvouched.is_empty() {
         present(call, &query, &outcome, body)
     } else {
         quarantine(call, &query, &outcome, body, &unvouched, withheld)
@@ -460,8 +460,8 @@ fn quarantine(
         let mut state = session.state();
         let reference = state.quarantine.put(
             content,
-            Origin::File {
-                path: format!("the result of a search in {}", query.shown),
+            Origin::Search {
+                directory: query.shown.to_string(),
             },
         );
         policy::withhold(

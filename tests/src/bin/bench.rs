@@ -132,16 +132,26 @@ fn main() {
     println!(
         "{:<46} {:>20}",
         "  (turn wall time / of which the fake model)",
-        format!("{} / {}", format_duration(edit.wall), format_duration(edit.model))
+        format!(
+            "{} / {}",
+            format_duration(edit.wall),
+            format_duration(edit.model)
+        )
     );
-    println!("{:<46} {:>20}", "peak RSS over that turn", format_kib(edit.peak_kib));
+    println!(
+        "{:<46} {:>20}",
+        "peak RSS over that turn",
+        format_kib(edit.peak_kib)
+    );
 }
 
 /// One `edit_file` of one line in the middle of a 1 MiB buffer the editor has open: the diff,
 /// the question, the hunk arithmetic and the `workspace/applyEdit`, approved at once.
 fn measure_big_edit(options: LspOptions) -> Round {
     const BIG: &str = "big.txt";
-    let lines: Vec<String> = (0..16_384).map(|i| format!("{i:06} {}\n", "x".repeat(56))).collect();
+    let lines: Vec<String> = (0..16_384)
+        .map(|i| format!("{i:06} {}\n", "x".repeat(56)))
+        .collect();
     let text = lines.concat();
     let cwd = options.cwd().to_path_buf();
     std::fs::write(cwd.join(BIG), &text).expect("write the big file");
@@ -170,7 +180,9 @@ fn measure_big_edit(options: LspOptions) -> Round {
         json!({ "sessionId": session, "text": "Edit the big file.", "files": [BIG] }),
     );
     let wall = began.elapsed();
-    let edits = client.server_requests(bravebot_tests::lsp_client::APPLY_EDIT).len();
+    let edits = client
+        .server_requests(bravebot_tests::lsp_client::APPLY_EDIT)
+        .len();
     if !matches!(&result, Ok(r) if r["stopReason"] == "endTurn") || edits != 1 {
         eprintln!("error: the edit turn ended with {result:?} and {edits} applyEdit requests");
         std::process::exit(1);
@@ -179,7 +191,12 @@ fn measure_big_edit(options: LspOptions) -> Round {
     client.shutdown();
     let model_time: Duration = model.requests().iter().map(|r| r.duration).sum();
     let own = wall.saturating_sub(model_time);
-    Round { wall, model: model_time, per_round: own, peak_kib }
+    Round {
+        wall,
+        model: model_time,
+        per_round: own,
+        peak_kib,
+    }
 }
 
 /// What one measured turn cost.

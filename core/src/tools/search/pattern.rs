@@ -262,14 +262,13 @@ fn check(pattern: &str) -> Result<Checked, PatternError> {
 fn names_a_backreference(pattern: &str) -> bool {
     let mut chars = pattern.chars().peekable();
     while let Some(c) = chars.next() {
-        match c {
-            '\\' => {
-                if chars.next() == Some('k') && matches!(chars.peek(), Some('<' | '\'' | '\\')) {
-                    return true;
-                }
-            }
-            '(' if chars.clone().take(3).collect::<String>() == "?P=" => return true,
-            _ => {}
+        let named = match c {
+            '\\' => chars.next() == Some('k') && matches!(chars.peek(), Some('<' | '\'' | '\\')),
+            '(' => chars.clone().take(3).eq("?P=".chars()),
+            _ => false,
+        };
+        if named {
+            return true;
         }
     }
     false
@@ -385,8 +384,7 @@ fn braces_as_literals(pattern: &str) -> String {
 fn one_line(text: &str) -> String {
     text.lines()
         .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .last()
+        .rfind(|l| !l.is_empty())
         .unwrap_or(text)
         .to_string()
 }
