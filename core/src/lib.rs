@@ -15,8 +15,12 @@
 
 pub mod check;
 pub mod egress;
+pub mod jobs;
 pub mod kernel;
 pub mod model;
+pub mod process;
+pub mod run;
+pub mod runner;
 pub mod secret;
 pub mod session;
 pub mod settings;

@@ -116,6 +116,8 @@ pub enum QuestionKind {
     AskUser,
     Edit,
     Write,
+    Run,
+    ReadOutput,
 }
 
 impl QuestionKind {
@@ -125,6 +127,8 @@ impl QuestionKind {
             QuestionKind::AskUser => "askUser",
             QuestionKind::Edit => "edit",
             QuestionKind::Write => "write",
+            QuestionKind::Run => "run",
+            QuestionKind::ReadOutput => "readOutput",
         }
     }
 }
@@ -184,6 +188,12 @@ pub struct Subject {
     pub original: Option<Labelled<String>>,
     pub proposed: Option<Labelled<String>>,
     pub hunks: Vec<crate::kernel::proposal::Hunk>,
+    /// For `run`: the compiled plan, one line a step, argument boundaries visible; and the line
+    /// the planner wrote, as context.
+    pub plan: Vec<String>,
+    pub command: Option<String>,
+    /// Something the person must know to decide, in plain words (programs are not confined).
+    pub notice: Option<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -282,6 +292,11 @@ pub struct SessionState {
     pub answers: Vec<(String, String)>,
     /// Files the person allowed the agent to change for the rest of the session ("allow always").
     pub standing_edits: Vec<PathBuf>,
+    /// Plans (by identity) the person allowed to run unasked for the rest of the session, with
+    /// the line that first compiled to each, for status.
+    pub remembered_plans: Vec<(String, String)>,
+    /// Background runs of this session.
+    pub jobs: Vec<crate::jobs::Job>,
     /// Paths already offered to the person with a `trustRead` question this turn: once per path
     /// per turn (seed 000).
     pub offered_this_turn: Vec<PathBuf>,
@@ -370,6 +385,8 @@ impl Session {
                 answers: Vec::new(),
                 offered_this_turn: Vec::new(),
                 standing_edits: Vec::new(),
+                remembered_plans: Vec::new(),
+                jobs: Vec::new(),
                 audit_written: 0,
             }),
             turn: Mutex::new(None),
@@ -410,6 +427,13 @@ impl Session {
             stop_reason: stop.clone(),
         });
         Ok(stop)
+    }
+
+    /// Stops every background job of the session (the session is ending).
+    pub fn stop_jobs(&self) {
+        for job in &self.state().jobs {
+            job.stop.cancel();
+        }
     }
 
     /// Stops the running turn, if any; every question it waits on is refused.

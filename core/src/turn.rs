@@ -60,7 +60,17 @@ async fn rounds(
     cancel: &CancellationToken,
 ) -> StopReason {
     let tools: Vec<_> = tools::specs().iter().map(tools::ToolSpec::schema).collect();
-    for _ in 0..session.settings.max_rounds {
+    for round in 0..session.settings.max_rounds {
+        // Background jobs that ended since the last round are reported without being asked
+        // about, once each.
+        if round > 0 {
+            for account in tools::finished_unreported(session) {
+                messages.push(Message::User(vec![Part::Text(format!(
+                    "[bravebot: a background job ended]\n{}",
+                    account.as_str()
+                ))]));
+            }
+        }
         let request = ModelRequest {
             role: Role::Planner,
             system: system.as_str().to_string(),

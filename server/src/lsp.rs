@@ -242,12 +242,28 @@ impl Backend {
                 .map(|d| d.display().to_string())
                 .collect(),
             standing_edits: state.standing_edits.iter().map(|p| shown(p)).collect(),
+            remembered_runs: state
+                .remembered_plans
+                .iter()
+                .map(|(_, line)| line.clone())
+                .collect(),
             confinement: format!(
                 "{}; this session starts no confined process",
                 crate::doctor::confinement()
             ),
             language_servers: Vec::new(),
-            jobs: Vec::new(),
+            jobs: state
+                .jobs
+                .iter()
+                .map(|j| {
+                    json!({
+                        "name": j.name,
+                        "command": j.line,
+                        "state": if j.ended().is_some() { "ended" } else { "running" },
+                        "seconds": j.started.elapsed().as_secs(),
+                    })
+                })
+                .collect(),
             watches: Vec::new(),
             audit_log: setup::audit_path(&s.id).map(|p| p.display().to_string()),
         })
@@ -565,6 +581,7 @@ pub async fn serve(egress: Arc<Egress>) -> bool {
 fn stop_everything(sessions: &Mutex<HashMap<String, Arc<Session>>>, questions: &Questions) {
     for s in sessions.lock().unwrap_or_else(|p| p.into_inner()).values() {
         s.cancel();
+        s.stop_jobs();
     }
     questions.refuse_all();
 }

@@ -191,6 +191,15 @@ pub struct Subject {
     /// The hunks of `diff`, in order: what `acceptedHunks` indexes.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hunks: Vec<HunkRange>,
+    /// For `run`: the compiled plan, one line a step with argument boundaries visible, and the
+    /// line the planner wrote.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub plan: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// What the person must know to decide, in plain words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
 }
 
 /// One hunk's lines, 0-based as LSP counts them: `oldStart`/`oldLines` in the original (the
@@ -285,6 +294,8 @@ pub struct StatusResult {
     pub added_directories: Vec<String>,
     /// Files the person allowed the agent to change for the rest of the session.
     pub standing_edits: Vec<String>,
+    /// Plans the person allowed to run unasked for the rest of the session, as first written.
+    pub remembered_runs: Vec<String>,
     pub confinement: String,
     pub language_servers: Vec<Value>,
     pub jobs: Vec<Value>,

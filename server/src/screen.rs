@@ -303,6 +303,12 @@ fn fallback_message(q: &Question) -> String {
     if let Some(path) = &q.subject.path {
         m.push_str(&format!("\n{path}"));
     }
+    for step in &q.subject.plan {
+        m.push_str(&format!("\n{step}"));
+    }
+    if let Some(notice) = &q.subject.notice {
+        m.push_str(&format!("\n{notice}"));
+    }
     if let Some(question) = &q.subject.question {
         m.push_str(&format!("\n{question}"));
     }
@@ -343,6 +349,9 @@ fn wire_question(
             original: s.original.as_ref().map(|d| policy::to_screen(d).clone()),
             proposed: s.proposed.as_ref().map(|d| policy::to_screen(d).clone()),
             hunks: wire_hunks(q),
+            plan: s.plan.clone(),
+            command: s.command.clone(),
+            notice: s.notice.clone(),
         },
         options,
     }

@@ -85,6 +85,54 @@ pub fn present(
     PlannerText(value.value)
 }
 
+/// Who let untrusted bytes through to the planner.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Endorsement {
+    /// The person saw the bytes and said yes.
+    Person,
+    /// Auto-vetting: a check that completed and found nothing answered in the person's place.
+    AutoVet,
+}
+
+/// Releases one slot's bytes to the planner on an endorsement, once. The bytes keep their label,
+/// so the context that reads them has met untrusted content from here on (CTX-1): releasing is
+/// not trusting.
+pub fn release(
+    value: &Labelled<Vec<u8>>,
+    endorsement: Endorsement,
+    what: &str,
+    context: &mut PlannerContext,
+    audit: &mut AuditTrail,
+) -> PlannerText {
+    context.observe(value.label());
+    let by = match endorsement {
+        Endorsement::Person => "the person, who was shown the bytes",
+        Endorsement::AutoVet => "auto-vetting: a completed check found nothing",
+    };
+    audit.record(
+        Gate::Present,
+        Decision::Allowed,
+        format!("{what} is {}, released once by {by}", value.label()),
+    );
+    PlannerText(String::from_utf8_lossy(value.value()).into_owned())
+}
+
+/// A page of bytes the planner may already read: `[offset, offset + len)` of a trusted value.
+pub fn page(value: &Labelled<Vec<u8>>, offset: usize, len: usize) -> Option<Opened<Vec<u8>>> {
+    match value.label().integrity {
+        Integrity::Trusted => {
+            let bytes = value.value();
+            let start = offset.min(bytes.len());
+            let end = start.saturating_add(len).min(bytes.len());
+            Some(Opened {
+                value: bytes[start..end].to_vec(),
+                label: value.label(),
+            })
+        }
+        Integrity::Untrusted => None,
+    }
+}
+
 /// Records that something went into quarantine instead of reaching the planner.
 pub fn withhold(what: &str, label: Label, slot: &str, audit: &mut AuditTrail) {
     audit.record(

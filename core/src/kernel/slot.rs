@@ -39,6 +39,8 @@ pub enum Origin {
         directory: String,
         is_directory: bool,
     },
+    /// What a program printed on one stream, by the line the planner ran and the stream.
+    Output { line: String, stream: &'static str },
     /// The result of a search that read files nobody vouched for, by the directory searched.
     Search { directory: String },
     /// A picture or a PDF, by path and the media type its extension names.
@@ -63,6 +65,7 @@ impl fmt::Display for Origin {
             }
             Origin::Picture { path, media_type } => write!(f, "{path} ({media_type})"),
             Origin::Search { directory } => write!(f, "search results in {directory}"),
+            Origin::Output { line, stream } => write!(f, "{stream} of `{line}`"),
         }
     }
 }

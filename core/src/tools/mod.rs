@@ -6,9 +6,12 @@
 
 mod ask_user;
 mod edit_file;
+mod job_output;
 mod land;
 mod list_files;
 mod read_file;
+mod read_output;
+mod run;
 pub mod search;
 mod todo_write;
 mod write_file;
@@ -112,6 +115,8 @@ impl ToolSpec {
     }
 }
 
+pub use job_output::finished_unreported;
+
 /// Every tool this build offers, in the order the planner is shown them.
 pub fn specs() -> Vec<ToolSpec> {
     vec![
@@ -120,6 +125,9 @@ pub fn specs() -> Vec<ToolSpec> {
         search::spec(),
         write_file::spec(),
         edit_file::spec(),
+        run::spec(),
+        read_output::spec(),
+        job_output::spec(),
         todo_write::spec(),
         ask_user::spec(),
     ]
@@ -322,6 +330,9 @@ pub async fn dispatch(
         "search" => search::run(&call).await,
         "write_file" => write_file::run(&call).await,
         "edit_file" => edit_file::run(&call).await,
+        "run" => run::run(&call).await,
+        "read_output" => read_output::run(&call).await,
+        "job_output" => job_output::run(&call).await,
         "todo_write" => todo_write::run(&call),
         "ask_user" => ask_user::run(&call).await,
         other => ToolOutput::error(format!("tool `{other}` is declared but not wired")),

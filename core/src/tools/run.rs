@@ -1,0 +1,669 @@
+//! `run`: a command line compiled into a plan, approved in the editor, run exactly as planned.
+//!
+//! The line is compiled by [`crate::run::compile`]; a refused construct runs nothing and the
+//! planner is told which span and why. What runs without a question: a plan the person allowed for
+//! the session, a line every program of which a home-settings `run.allow` rule names, and a line
+//! built only from the read-only table below over files the person vouched for. A `run.deny` rule
+//! refuses without asking, whatever else matches (the strictest wins). A line that writes a file or
+//! reads one through `<` is asked about every time. What a run prints is quarantined unless every
+//! step was vouched for or remembered by the person.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::land::is_protected;
+use super::{
+    ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine, control_pictures, display_path,
+};
+use crate::jobs::Job;
+use crate::kernel::audit::{Decision, Gate};
+use crate::kernel::context::Capability;
+use crate::kernel::label::{Integrity, Label};
+use crate::kernel::labelled::Labelled;
+use crate::kernel::policy::{self, PlannerText};
+use crate::kernel::slot::{Origin, Reference, SlotId, human_size};
+use crate::process;
+use crate::run::{Plan, SystemEnvironment, compile};
+use crate::runner::{self, RunIo, RunReport};
+use crate::session::{Answer, OptionKind, Question, QuestionKind, QuestionOption, Subject, Update};
+use crate::settings::Mode;
+
+/// Seconds a foreground run waits when the planner names no deadline, and the most it may name.
+pub const DEFAULT_DEADLINE: u64 = 300;
+pub const MAX_DEADLINE: u64 = 3600;
+/// Most bytes of each stream kept for a slot (head and tail); the result shows `run.maxOutput`.
+const KEEP: usize = 16 * 1024 * 1024;
+
+/// Programs that only read, and the options that would make them do more (recurse into places
+/// nobody vouched for, read a list of files from a file, write a file, follow forever).
+const READ_ONLY: &[(&str, &[&str])] = &[
+    ("ls", &[]),
+    ("cat", &[]),
+    ("head", &[]),
+    ("tail", &["-f", "-F", "--follow", "--retry"]),
+    ("wc", &["--files0-from"]),
+    (
+        "grep",
+        &[
+            "-r",
+            "-R",
+            "--recursive",
+            "--dereference-recursive",
+            "-d",
+            "--directories",
+            "-f",
+            "--file",
+        ],
+    ),
+    ("nl", &[]),
+    (
+        "sort",
+        &[
+            "-o",
+            "--output",
+            "--files0-from",
+            "-T",
+            "--temporary-directory",
+        ],
+    ),
+    ("uniq", &[]),
+    ("cut", &[]),
+    ("diff", &["-r", "--recursive", "-N", "--new-file"]),
+    ("cmp", &[]),
+    ("pwd", &[]),
+    ("echo", &[]),
+    ("printf", &[]),
+    ("true", &[]),
+    ("false", &[]),
+    ("basename", &[]),
+    ("dirname", &[]),
+    ("stat", &[]),
+    ("md5sum", &[]),
+    ("sha256sum", &[]),
+];
+
+pub fn spec() -> ToolSpec {
+    ToolSpec {
+        name: "run",
+        description: "Run one command line. It is compiled by bravebot's own grammar, never handed to a shell: \
+quoting, globs, ~, braces, NAME=value, |, &&, ||, ;, groups and redirects work; $(...), backticks, $VAR, &, \
+here-documents, eval/source/exec and control-flow words are refused. The person approves the compiled plan unless a \
+rule already covers it. What it prints comes back as references unless every step was vouched for; use read_output \
+to ask to see it.",
+        args: vec![
+            ArgSpec {
+                name: "command",
+                role: ArgRole::Routing,
+                required: true,
+                schema: json!({"type": "string", "description": "one command line"}),
+            },
+            ArgSpec {
+                name: "directory",
+                role: ArgRole::Routing,
+                required: false,
+                schema: json!({"type": "string", "description": "workspace-relative directory to run in; . by default"}),
+            },
+            ArgSpec {
+                name: "deadline_seconds",
+                role: ArgRole::Routing,
+                required: false,
+                schema: json!({"type": "integer", "minimum": 1, "description": "how long to wait; 300 by default, at most 3600"}),
+            },
+            ArgSpec {
+                name: "background",
+                role: ArgRole::Routing,
+                required: false,
+                schema: json!({"type": "boolean", "description": "start it and return a job name instead of waiting"}),
+            },
+            ArgSpec {
+                name: "stdin_ref",
+                role: ArgRole::Routing,
+                required: false,
+                schema: json!({"type": "string", "description": "a reference fed to the first program's standard input"}),
+            },
+            ArgSpec {
+                name: "read",
+                role: ArgRole::Routing,
+                required: false,
+                schema: json!({"type": "boolean", "description": "ask for the output in this result; honoured only where questions are bypassed, which an editor session never does"}),
+            },
+        ],
+    }
+}
+
+/// How a plan came to run, which decides what its output is labelled.
+enum Endorsed {
+    /// Asked and allowed once: the output is quarantined.
+    Once,
+    /// Remembered for the session, named by a `run.allow` rule, or read-only over vouched-for
+    /// files: the output is trusted.
+    Vouched(&'static str),
+}
+
+pub async fn run(call: &Call<'_>) -> ToolOutput {
+    let session = call.session;
+    let args = (
+        call.str_arg("command"),
+        call.str_arg("directory"),
+        call.uint_arg("deadline_seconds"),
+        call.str_arg("stdin_ref"),
+    );
+    let (line, directory, deadline, stdin_ref) = match args {
+        (Ok(Some(l)), Ok(d), Ok(t), Ok(s)) => (l, d.unwrap_or("."), t, s),
+        (Err(e), ..) | (_, Err(e), ..) | (_, _, Err(e), _) | (.., Err(e)) => {
+            return ToolOutput::error(e);
+        }
+        _ => return ToolOutput::error("run needs `command`"),
+    };
+    let background = call
+        .args
+        .get("background")
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false);
+    let Ok(dir) = confine(session, directory) else {
+        call.record(
+            Gate::Promote,
+            Decision::Refused,
+            format!("run.directory {directory} is outside the places the person opened"),
+        );
+        return ToolOutput::refused(format!(
+            "{directory} is outside the workspace and the directories the person added"
+        ));
+    };
+    let dir = super::real_path(&dir);
+    if !dir.is_dir() {
+        return ToolOutput::error(format!(
+            "{} is not a directory",
+            display_path(&session.cwd, &dir)
+        ));
+    }
+    let plan = match compile(line, &SystemEnvironment::new(dir.clone())) {
+        Ok(plan) => plan,
+        Err(refusal) => {
+            call.record(
+                Gate::Promote,
+                Decision::Refused,
+                format!(
+                    "run: the line was refused at bytes {:?} ({})",
+                    refusal.span, refusal.construct
+                ),
+            );
+            let span = line
+                .get(refusal.span.clone())
+                .map(control_pictures)
+                .unwrap_or_default();
+            return ToolOutput::refused(format!(
+                "nothing ran: `{span}` (bytes {}..{}) is {}: {}",
+                refusal.span.start, refusal.span.end, refusal.construct, refusal.message
+            ));
+        }
+    };
+    // Every file the line writes is a write destination: confined, and asked about.
+    for target in plan.writes() {
+        if confine(session, &target.to_string_lossy()).is_err() {
+            call.record(
+                Gate::Promote,
+                Decision::Refused,
+                format!(
+                    "run writes {} outside the places the person opened",
+                    target.display()
+                ),
+            );
+            return ToolOutput::refused(format!(
+                "nothing ran: the line writes {}, outside the workspace and the directories the person added",
+                target.display()
+            ));
+        }
+    }
+    let stdin = match stdin_ref {
+        None => None,
+        Some(raw) => match slot_content(call, raw) {
+            Ok(content) => Some(content),
+            Err(e) => return e,
+        },
+    };
+    let endorsed = match endorse(call, line, &plan, stdin.is_some()).await {
+        Ok(e) => e,
+        Err(refusal) => return refusal,
+    };
+    // The output's label is fixed before anything runs: trusted only where every step was vouched
+    // for and nothing untrusted is fed in.
+    let stdin_label = stdin
+        .as_ref()
+        .map_or(Label::TRUSTED_PUBLIC, Labelled::label);
+    let (label, how) = match endorsed {
+        Endorsed::Vouched(how) => (Label::TRUSTED_PRIVATE.join(stdin_label), how),
+        Endorsed::Once => (Label::UNTRUSTED_PRIVATE, "approved once by the person"),
+    };
+    let shown_line = control_pictures(line);
+    let (stdout, stderr) = (process::shared(KEEP), process::shared(KEEP));
+    let io = RunIo {
+        stdout: stdout.clone(),
+        stderr: stderr.clone(),
+        stdin: stdin.map(|s| policy::to_file_write(&s).to_vec()),
+    };
+    let deadline = Duration::from_secs(deadline.unwrap_or(DEFAULT_DEADLINE).clamp(1, MAX_DEADLINE));
+    if background {
+        return start_job(call, &shown_line, plan, io, label, stdout, stderr);
+    }
+    let report = runner::execute(&plan, io, call.cancel.clone(), deadline).await;
+    mark_writes(call, &plan, label);
+    let out = kept(&stdout);
+    let err = kept(&stderr);
+    let text = account(call, &shown_line, how, &report, label, out, err);
+    ToolOutput::ok(text, format!("ran `{shown_line}`: {}", report.summary()))
+}
+
+fn kept(c: &process::SharedCapture) -> Vec<u8> {
+    c.lock().unwrap_or_else(|p| p.into_inner()).kept()
+}
+
+/// The bytes of a slot named by `stdin_ref`, refused for a tainted context or a name for nothing.
+fn slot_content(call: &Call<'_>, raw: &str) -> Result<Labelled<Vec<u8>>, ToolOutput> {
+    let state = call.session.state();
+    if let Err(cap) = state.context.permits(Capability::NameReference) {
+        drop(state);
+        call.record(
+            Gate::Context,
+            Decision::Refused,
+            format!("run.stdin_ref: a tainted context may not {}", cap.as_str()),
+        );
+        return Err(ToolOutput::refused(
+            "this conversation has met content nobody vouched for, so it can name no reference",
+        ));
+    }
+    let id = SlotId::parse(raw).ok_or_else(|| {
+        ToolOutput::error(format!("`{}` is not a reference", control_pictures(raw)))
+    })?;
+    state
+        .quarantine
+        .get(id)
+        .map(|s| s.content().clone())
+        .ok_or_else(|| ToolOutput::error(format!("{id} names nothing")))
+}
+
+/// Decides whether the plan runs: a deny rule, the session's remembered plans, allow rules, the
+/// read-only table, or the person.
+async fn endorse(
+    call: &Call<'_>,
+    line: &str,
+    plan: &Plan,
+    fed: bool,
+) -> Result<Endorsed, ToolOutput> {
+    let session = call.session;
+    let settings = &session.settings;
+    let identity = plan.identity();
+    let names: Vec<&str> = plan.commands().iter().map(|c| c.name()).collect();
+    let rule_matches = |rule: &str| -> bool {
+        let rule = rule.trim();
+        rule == line.trim()
+            || compile(
+                rule,
+                &SystemEnvironment::new(plan.directory().to_path_buf()),
+            )
+            .is_ok_and(|p| p.identity() == identity)
+    };
+    if let Some(rule) = settings
+        .run_deny
+        .iter()
+        .find(|r| rule_matches(r) || names.contains(&r.trim()))
+    {
+        call.record(
+            Gate::Promote,
+            Decision::Refused,
+            format!(
+                "run: a run.deny rule ({}) refuses it",
+                control_pictures(rule)
+            ),
+        );
+        return Err(ToolOutput::refused(format!(
+            "nothing ran: the person's run.deny rule `{}` refuses this line",
+            control_pictures(rule)
+        )));
+    }
+    let touches_files = !plan.writes().is_empty() || !plan.reads().is_empty();
+    let mode = session.state().mode;
+    if !touches_files && !fed {
+        if session
+            .state()
+            .remembered_plans
+            .iter()
+            .any(|(i, _)| *i == identity)
+        {
+            call.record(
+                Gate::Promote,
+                Decision::Allowed,
+                "run: a plan the person allowed for the session",
+            );
+            return Ok(Endorsed::Vouched("remembered"));
+        }
+        let allowed = |name: &str| settings.run_allow.iter().any(|r| r.trim() == name);
+        if settings.run_allow.iter().any(|r| rule_matches(r)) || names.iter().all(|n| allowed(n)) {
+            call.record(
+                Gate::Promote,
+                Decision::Allowed,
+                "run: the person's run.allow rules name it",
+            );
+            return Ok(Endorsed::Vouched("run.allow"));
+        }
+        if read_only_over_vouched(call, plan) {
+            call.record(
+                Gate::Promote,
+                Decision::Allowed,
+                "run: read-only programs over files the person vouched for",
+            );
+            return Ok(Endorsed::Vouched("read-only"));
+        }
+    }
+    if mode == Mode::Plan {
+        call.record(
+            Gate::Promote,
+            Decision::Refused,
+            "run: plan mode runs only read-only lines",
+        );
+        return Err(ToolOutput::refused(
+            "the session is in plan mode, so only read-only lines over vouched-for files run; nothing ran",
+        ));
+    }
+    if !session.screen.interactive() {
+        call.record(
+            Gate::Question,
+            Decision::Refused,
+            "run: nobody is watching to approve it",
+        );
+        return Err(ToolOutput::refused(
+            "nobody is watching this run to approve the line, so nothing ran",
+        ));
+    }
+    let remember = !touches_files && !fed;
+    let mut options = vec![QuestionOption {
+        id: "once".into(),
+        name: "Run it once".into(),
+        kind: OptionKind::AllowOnce,
+    }];
+    if remember {
+        options.push(QuestionOption {
+            id: "session".into(),
+            name: "Allow this exact plan for the rest of this session".into(),
+            kind: OptionKind::AllowAlways,
+        });
+    }
+    options.push(QuestionOption {
+        id: "reject".into(),
+        name: "Don't run it".into(),
+        kind: OptionKind::RejectOnce,
+    });
+    let mut plan_lines = plan.describe();
+    for w in plan.writes() {
+        if is_protected(w) {
+            plan_lines.push(format!(
+                "writes {}, which configures your tools",
+                display_path(&session.cwd, w)
+            ));
+        }
+    }
+    let question = Question {
+        kind: QuestionKind::Run,
+        title: format!("Run `{}`?", control_pictures(line)),
+        why: Some(call.why.clone()).filter(|w| !w.is_empty()),
+        subject: Subject {
+            path: Some(display_path(&session.cwd, plan.directory())),
+            plan: plan_lines,
+            command: Some(control_pictures(line)),
+            notice: Some(
+                "Programs are not confined: they run with your access to your files, the network and your credentials."
+                    .into(),
+            ),
+            ..Subject::default()
+        },
+        options,
+    };
+    let answer = tokio::select! {
+        a = session.screen.ask(question.clone()) => a,
+        () = call.cancel.cancelled() => Answer::Refused,
+    };
+    let chosen = answer.chosen(&question).map(|o| o.kind);
+    let approved = answer.approves(&question);
+    call.record(
+        Gate::Question,
+        if approved {
+            Decision::Allowed
+        } else {
+            Decision::Refused
+        },
+        format!(
+            "run: {}",
+            if approved {
+                "the person approved the plan"
+            } else {
+                "refused"
+            }
+        ),
+    );
+    match chosen.filter(|_| approved) {
+        Some(OptionKind::AllowAlways) => {
+            session
+                .state()
+                .remembered_plans
+                .push((identity, control_pictures(line)));
+            Ok(Endorsed::Vouched("remembered"))
+        }
+        Some(_) => Ok(Endorsed::Once),
+        None => Err(ToolOutput::refused(
+            "the person did not approve the line; nothing ran",
+        )),
+    }
+}
+
+/// Whether every program is in the read-only table with none of its forbidden options, started
+/// from outside the places the agent can write, reads no file through a redirect, and names only
+/// files the person vouched for (or directories in places they opened).
+fn read_only_over_vouched(call: &Call<'_>, plan: &Plan) -> bool {
+    let session = call.session;
+    let state = session.state();
+    let in_opened = |p: &Path| {
+        std::iter::once(&session.cwd)
+            .chain(state.added_dirs.iter())
+            .any(|root| p.starts_with(root))
+    };
+    plan.commands().iter().all(|command| {
+        let Some((_, forbidden)) = READ_ONLY.iter().find(|(name, _)| *name == command.name())
+        else {
+            return false;
+        };
+        if in_opened(command.program())
+            || !command.redirects().is_empty()
+            || !command.environment().is_empty()
+        {
+            return false;
+        }
+        command.arguments().iter().all(|arg| {
+            if arg.starts_with('-') {
+                let flag = arg.split('=').next().unwrap_or(arg);
+                let short_cluster = !arg.starts_with("--") && arg.len() > 2;
+                return !forbidden.iter().any(|f| {
+                    *f == flag
+                        || (short_cluster
+                            && f.len() == 2
+                            && !f.starts_with("--")
+                            && arg[1..].contains(&f[1..]))
+                });
+            }
+            let path = plan.directory().join(arg);
+            match std::fs::metadata(&path) {
+                Err(_) => true, // not a path: a pattern or a word
+                Ok(m) if m.is_dir() => in_opened(&super::real_path(&path)),
+                Ok(_) => {
+                    state.trust.integrity_of(&super::real_path(&path)) == Some(Integrity::Trusted)
+                }
+            }
+        })
+    })
+}
+
+/// Files a run wrote hold whatever its programs printed: untrusted unless the run was vouched for.
+fn mark_writes(call: &Call<'_>, plan: &Plan, label: Label) {
+    if label.is_trusted() {
+        return;
+    }
+    let mut state = call.session.state();
+    for w in plan.writes() {
+        state.trust.mark_written_untrusted(super::real_path(w));
+    }
+}
+
+/// Puts one stream's bytes in a slot and describes it for the planner.
+fn quarantine_stream(
+    call: &Call<'_>,
+    line: &str,
+    stream: &'static str,
+    bytes: Vec<u8>,
+    label: Label,
+) -> Reference {
+    let mut state = call.session.state();
+    let reference = state.quarantine.put(
+        Labelled::new(bytes, label),
+        Origin::Output {
+            line: line.to_string(),
+            stream,
+        },
+    );
+    if !label.is_trusted() {
+        policy::withhold(
+            &format!("run {stream}"),
+            label,
+            &reference.id.to_string(),
+            &mut state.audit,
+        );
+    }
+    reference
+}
+
+/// What the planner is told about a finished run: exit codes, and each stream as text (trusted)
+/// or as a reference (quarantined).
+fn account(
+    call: &Call<'_>,
+    line: &str,
+    how: &str,
+    report: &RunReport,
+    label: Label,
+    out: Vec<u8>,
+    err: Vec<u8>,
+) -> PlannerText {
+    let mut text = format!("ran `{line}` ({how}): {}\n", report.summary());
+    let shown_cap = usize::try_from(call.session.settings.run_max_output)
+        .unwrap_or(usize::MAX)
+        .max(64);
+    for (stream, bytes) in [("stdout", out), ("stderr", err)] {
+        let size = bytes.len();
+        if size == 0 {
+            text.push_str(&format!("{stream}: empty\n"));
+            continue;
+        }
+        let reference = quarantine_stream(call, line, stream, bytes.clone(), label);
+        if !label.is_trusted() {
+            call.session.screen.update(Update::Quarantined {
+                reference: reference.clone(),
+                origin: format!("the {stream} of `{line}`"),
+            });
+            text.push_str(&format!("{stream}: quarantined, {reference}\n"));
+            continue;
+        }
+        let mut state = call.session.state();
+        let state = &mut *state;
+        let shown = if size > shown_cap {
+            let mut c = process::Captured::new(shown_cap);
+            c.push(&bytes);
+            c.kept()
+        } else {
+            bytes
+        };
+        let Ok(opened) = policy::open(Labelled::new(
+            String::from_utf8_lossy(&shown).into_owned(),
+            label,
+        )) else {
+            continue;
+        };
+        let body = policy::present(
+            opened,
+            &format!("run {stream}"),
+            &mut state.context,
+            &mut state.audit,
+        );
+        text.push_str(&format!(
+            "{stream} ({}):\n{}\n",
+            human_size(size),
+            body.as_str()
+        ));
+        if size > shown_cap {
+            text.push_str(&format!(
+                "[the middle was left out; read_output {} with an offset reads it]\n",
+                reference.id
+            ));
+        }
+    }
+    if !label.is_trusted() {
+        text.push_str("Nobody vouched for every step, so what it printed is quarantined; read_output asks the person to show it to you.\n");
+    }
+    PlannerText::driver(text)
+}
+
+fn start_job(
+    call: &Call<'_>,
+    line: &str,
+    plan: Plan,
+    io: RunIo,
+    label: Label,
+    stdout: process::SharedCapture,
+    stderr: process::SharedCapture,
+) -> ToolOutput {
+    let session = call.session;
+    let stop = CancellationToken::new();
+    let report: Arc<Mutex<Option<RunReport>>> = Arc::default();
+    let changed = Arc::new(tokio::sync::Notify::new());
+    let name = {
+        let mut state = session.state();
+        let name = format!("job-{}", state.jobs.len() + 1);
+        state.jobs.push(Job {
+            name: name.clone(),
+            line: line.to_string(),
+            label,
+            stdout,
+            stderr,
+            seen: (0, 0),
+            started: Instant::now(),
+            stop: stop.clone(),
+            report: report.clone(),
+            changed: changed.clone(),
+            reported: false,
+        });
+        name
+    };
+    if !label.is_trusted() {
+        let mut state = session.state();
+        for w in plan.writes() {
+            state.trust.mark_written_untrusted(super::real_path(w));
+        }
+    }
+    tokio::spawn(async move {
+        // A job is bounded like any run: by the longest deadline, and by its stop token.
+        let done = runner::execute(&plan, io, stop, Duration::from_secs(MAX_DEADLINE)).await;
+        *report.lock().unwrap_or_else(|p| p.into_inner()) = Some(done);
+        changed.notify_waiters();
+    });
+    call.record(
+        Gate::Promote,
+        Decision::Observed,
+        format!("run: {name} started in the background, output {label}"),
+    );
+    ToolOutput::ok(
+        PlannerText::driver(format!(
+            "started `{line}` in the background as {name}; job_output {name} reports what is new, and the turn is told when it ends"
+        )),
+        format!("{name} started"),
+    )
+}
