@@ -99,6 +99,10 @@ pub enum Update {
         reference: Reference,
         origin: String,
     },
+    /// A processor's remark: for the person only, reaching no model and no file. Untrusted.
+    Remark {
+        text: Labelled<String>,
+    },
     Check {
         state: CheckState,
     },
@@ -118,6 +122,9 @@ pub enum QuestionKind {
     Write,
     Run,
     ReadOutput,
+    Fetch,
+    LspStart,
+    VetContent,
 }
 
 impl QuestionKind {
@@ -129,6 +136,9 @@ impl QuestionKind {
             QuestionKind::Write => "write",
             QuestionKind::Run => "run",
             QuestionKind::ReadOutput => "readOutput",
+            QuestionKind::Fetch => "fetch",
+            QuestionKind::LspStart => "lspStart",
+            QuestionKind::VetContent => "vetContent",
         }
     }
 }
@@ -194,6 +204,9 @@ pub struct Subject {
     pub command: Option<String>,
     /// Something the person must know to decide, in plain words (programs are not confined).
     pub notice: Option<String>,
+    /// For `fetch`: the URL as asked for, and on its own the host as the URL parser reads it.
+    pub url: Option<String>,
+    pub host: Option<String>,
 }
 
 #[derive(Clone, Debug)]

@@ -85,6 +85,12 @@ impl Screen for ExecScreen {
                     self.line(&format!("  [{}] {}", t.status, t.content));
                 }
             }
+            Update::Remark { text } => {
+                // The screen is one of the places untrusted bytes may go; the margin marks them.
+                for line in bravebot_core::kernel::policy::to_screen(&text).lines() {
+                    self.line(&format!("  │ {line}"));
+                }
+            }
             Update::TurnEnded { .. } => {}
         }
     }

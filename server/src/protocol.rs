@@ -123,6 +123,10 @@ pub enum SessionUpdate {
         bytes: usize,
         label: String,
     },
+    /// A processor's remark, for the person only; untrusted, drawn inside the margin.
+    Remark {
+        text: String,
+    },
     Check {
         state: &'static str,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -200,6 +204,11 @@ pub struct Subject {
     /// What the person must know to decide, in plain words.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub notice: Option<String>,
+    /// For `fetch`: the URL, and the host it reaches as the URL parser reads it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 /// One hunk's lines, 0-based as LSP counts them: `oldStart`/`oldLines` in the original (the

@@ -306,6 +306,9 @@ fn fallback_message(q: &Question) -> String {
     for step in &q.subject.plan {
         m.push_str(&format!("\n{step}"));
     }
+    if let Some(host) = &q.subject.host {
+        m.push_str(&format!("\nhost: {host}"));
+    }
     if let Some(notice) = &q.subject.notice {
         m.push_str(&format!("\n{notice}"));
     }
@@ -352,6 +355,8 @@ fn wire_question(
             plan: s.plan.clone(),
             command: s.command.clone(),
             notice: s.notice.clone(),
+            url: s.url.clone(),
+            host: s.host.clone(),
         },
         options,
     }
@@ -386,6 +391,10 @@ pub fn wire_update(update: Update) -> SessionUpdate {
             lines: reference.lines,
             bytes: reference.bytes,
             label: reference.label.to_string(),
+        },
+        // The screen is one of the places untrusted bytes may go.
+        Update::Remark { text } => SessionUpdate::Remark {
+            text: policy::to_screen(&text).clone(),
         },
         Update::Check {
             state: CheckState::Started { lines },

@@ -6,14 +6,18 @@
 
 mod ask_user;
 mod edit_file;
+mod fetch_url;
 mod job_output;
+mod lsp;
 mod land;
 mod list_files;
 mod read_file;
 mod read_output;
 mod run;
 pub mod search;
+mod spawn_processor;
 mod todo_write;
+mod vet_content;
 mod write_file;
 
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -333,6 +337,10 @@ pub async fn dispatch(
         "run" => run::run(&call).await,
         "read_output" => read_output::run(&call).await,
         "job_output" => job_output::run(&call).await,
+        "lsp" => lsp::run(&call).await,
+        "fetch_url" => fetch_url::run(&call).await,
+        "spawn_processor" => spawn_processor::run(&call).await,
+        "vet_content" => vet_content::run(&call).await,
         "todo_write" => todo_write::run(&call),
         "ask_user" => ask_user::run(&call).await,
         other => ToolOutput::error(format!("tool `{other}` is declared but not wired")),

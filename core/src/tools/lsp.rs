@@ -1,0 +1,11 @@
+//! `lsp`: being written; not offered to the planner until it is complete.
+
+use super::{Call, ToolOutput, ToolSpec};
+
+pub fn spec() -> ToolSpec {
+    ToolSpec { name: "lsp", description: "", args: Vec::new() }
+}
+
+pub async fn run(_call: &Call<'_>) -> ToolOutput {
+    ToolOutput::error("lsp is not built yet")
+}
