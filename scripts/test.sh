@@ -42,7 +42,9 @@ ensure_rust() {
 
 # --- 2. System packages (apt) ----------------------------------------------------------------
 # Debian packages the tests need, e.g. (APT_PACKAGES=(neovim xvfb)). Only missing ones install.
-APT_PACKAGES=()
+# clangd-19: the C/C++ language server the lsp tool's tests start (its binary is clangd-19; section
+# 6 puts a `clangd` beside it on the tests' PATH).
+APT_PACKAGES=(clangd-19)
 ensure_apt_packages() {
   [ "${#APT_PACKAGES[@]}" -gt 0 ] || return 0
   local missing=() pkg
@@ -76,7 +78,8 @@ ensure_python_venv() {
 # --- 4. npm packages (the VS Code extension's tests) -------------------------------------------
 # Directories holding a package.json whose dependencies the tests need; `npm ci` runs again only
 # when package-lock.json changed since the last install.
-NPM_DIRS=()
+# tests/lsp-servers: pyright, typescript-language-server and typescript for the lsp tool's tests.
+NPM_DIRS=(tests/lsp-servers)
 ensure_npm_packages() {
   local dir stamp lock
   for dir in "${NPM_DIRS[@]}"; do
@@ -107,13 +110,33 @@ ensure_code_server() {
   npm install --prefix "$ROOT/.tools/code-server" --no-audit --no-fund "$CODE_SERVER_NPM_PACKAGE"
 }
 
+# --- 6. Language servers on the tests' PATH ------------------------------------------------------
+# The lsp tool's end-to-end tests start real servers when BRAVEBOT_LSP_TESTS=1, and fail (never
+# skip) when one of them is missing. The npm servers are found in tests/lsp-servers; Debian names
+# clangd's binary clangd-19, so a `clangd` link to it goes into a directory of our own.
+LSP_BIN="$STAMPS/bin"
+ensure_language_servers() {
+  local clangd
+  clangd=$(command -v clangd-19 || command -v clangd || true)
+  [ -n "$clangd" ] || die "clangd not found (clangd-19 is in APT_PACKAGES)"
+  mkdir -p "$LSP_BIN"
+  [ "$(readlink "$LSP_BIN/clangd" 2>/dev/null)" = "$clangd" ] || ln -sfn "$clangd" "$LSP_BIN/clangd"
+  export PATH="$ROOT/tests/lsp-servers/node_modules/.bin:$LSP_BIN:$PATH"
+  export BRAVEBOT_LSP_TESTS=1
+  local binary
+  for binary in pyright-langserver typescript-language-server clangd; do
+    command -v "$binary" >/dev/null 2>&1 || die "$binary is not on PATH after installing it"
+  done
+}
+
 ensure_rust
 ensure_apt_packages
 ensure_python_venv
 ensure_npm_packages
 ensure_code_server
+ensure_language_servers
 
-# --- 6. Build and test -------------------------------------------------------------------------
+# --- 7. Build and test -------------------------------------------------------------------------
 # The end-to-end tests run target/debug/bravebot, so the binary is built before any test runs.
 say "building the workspace"
 cargo build --workspace --locked

@@ -17,6 +17,7 @@ pub mod check;
 pub mod egress;
 pub mod jobs;
 pub mod kernel;
+pub mod language;
 pub mod model;
 pub mod process;
 pub mod run;

@@ -324,6 +324,8 @@ pub struct Session {
     pub model: ModelClient,
     pub screen: Arc<dyn Screen>,
     pub files: Arc<dyn Files>,
+    /// The session's language servers: one per language, started on approval, stopped with it.
+    pub language_servers: crate::language::LanguageServers,
     audit_log: Option<PathBuf>,
     state: Mutex<SessionState>,
     turn: Mutex<Option<CancellationToken>>,
@@ -377,6 +379,7 @@ impl Session {
             }
         }
         let mode = config.settings.mode;
+        let language_servers = crate::language::LanguageServers::for_session(&config.cwd);
         Session {
             id: config.id,
             cwd: config.cwd,
@@ -385,6 +388,7 @@ impl Session {
             model,
             screen,
             files,
+            language_servers,
             audit_log: config.audit_log,
             state: Mutex::new(SessionState {
                 trust,
@@ -447,6 +451,11 @@ impl Session {
         for job in &self.state().jobs {
             job.stop.cancel();
         }
+    }
+
+    /// Stops the session's language servers (the session is ending): politely, then for good.
+    pub fn stop_language_servers(&self) {
+        self.language_servers.stop_all();
     }
 
     /// Stops the running turn, if any; every question it waits on is refused.

@@ -79,6 +79,9 @@ pub struct Settings {
     pub model: ModelSettings,
     pub mode: Mode,
     pub vetting_auto: bool,
+    /// Which of the three switches decided `vetting_auto` (seed 000): the settings key, the
+    /// recorded choice in `~/.bravebot/vetting`, or `exec --vet`.
+    pub vetting_auto_source: &'static str,
     pub vetting_reads: bool,
     pub fetch_allow: Vec<String>,
     pub fetch_deny: Vec<String>,
@@ -102,6 +105,7 @@ impl Default for Settings {
             },
             mode: Mode::Ask,
             vetting_auto: false,
+            vetting_auto_source: "default",
             vetting_reads: true,
             fetch_allow: Vec::new(),
             fetch_deny: Vec::new(),
@@ -245,6 +249,25 @@ fn parse_file(file: &SettingsFile<'_>, notes: &mut Vec<Note>) -> Vec<(String, Va
     }
 }
 
+/// Applies the recorded choice in `~/.bravebot/vetting` (one word, `on` or `off`), which outranks
+/// the settings key so that turning the mode off cannot be undone by a settings file. Anything
+/// else in the file is reported and changes nothing.
+pub fn apply_vetting_file(settings: &mut Settings, text: &str, notes: &mut Vec<Note>) {
+    match text.trim() {
+        "on" => settings.vetting_auto = true,
+        "off" => settings.vetting_auto = false,
+        _ => {
+            notes.push(Note::BadValue {
+                origin: "~/.bravebot/vetting".into(),
+                key: "vetting".into(),
+                expected: "on or off",
+            });
+            return;
+        }
+    }
+    settings.vetting_auto_source = "~/.bravebot/vetting";
+}
+
 /// Resolves every layer. `env` reads one environment variable.
 pub fn resolve(
     env: &dyn Fn(&str) -> Option<String>,
@@ -371,7 +394,10 @@ fn apply(
             .ok_or(bad("ask, acceptEdits or plan")),
         "vetting.auto" => value
             .as_bool()
-            .map(|b| s.vetting_auto = b)
+            .map(|b| {
+                s.vetting_auto = b;
+                s.vetting_auto_source = "~/.bravebot/settings.json";
+            })
             .ok_or(bad("true or false")),
         "vetting.reads" => value
             .as_bool()
@@ -446,7 +472,7 @@ mod tests {
         assert_eq!(notes, vec![Note::Read("/h/.bravebot/settings.json".into())]);
     }
 
-    // Verifies: CHECK-5, SET-2
+    // Verifies: CHECK-5, SET-2, VET-5
     #[test]
     fn settings_workspace_file_cannot_redirect_or_unask() {
         let ws = r#"{"model.baseUrl": "http://attacker/v1", "vetting": {"auto": true, "reads": false},
@@ -484,6 +510,27 @@ mod tests {
                 .iter()
                 .any(|n| n.contains("unknown") && n.contains("colour"))
         );
+    }
+
+    // Verifies: VET-5
+    #[test]
+    fn the_recorded_vetting_choice_outranks_the_settings_key() {
+        let home = r#"{"vetting": {"auto": true}}"#;
+        let (mut s, mut notes) = resolve(
+            &no_env,
+            None,
+            Some(SettingsFile {
+                path: "/h/s.json".into(),
+                text: home,
+            }),
+            None,
+        );
+        assert!(s.vetting_auto);
+        apply_vetting_file(&mut s, "off\n", &mut notes);
+        assert!(!s.vetting_auto);
+        assert_eq!(s.vetting_auto_source, "~/.bravebot/vetting");
+        apply_vetting_file(&mut s, "maybe", &mut notes);
+        assert!(!s.vetting_auto, "an unreadable word changes nothing");
     }
 
     // Verifies: SET-1

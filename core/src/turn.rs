@@ -98,6 +98,7 @@ async fn rounds(
         if calls.is_empty() {
             return StopReason::EndTurn;
         }
+        let mut attachments = Vec::new();
         for (i, call) in calls.iter().enumerate() {
             if cancel.is_cancelled() {
                 for skipped in &calls[i..] {
@@ -123,7 +124,13 @@ async fn rounds(
                 summary: output.summary.clone(),
             });
             messages.push(tool_message(&call.id, output.text));
+            attachments.extend(output.attachments);
             session.flush_audit();
+        }
+        // A picture let through goes in a message of its own after the round's results, with the
+        // driver's words saying where it came from.
+        for (said, picture) in attachments.drain(..) {
+            messages.push(Message::User(vec![Part::Text(said.into_string()), picture]));
         }
         if cancel.is_cancelled() {
             return StopReason::Cancelled;

@@ -108,7 +108,7 @@ impl Screen for ExecScreen {
     }
 }
 
-pub async fn run(egress: Arc<Egress>, prompt: String, json: bool) -> ExitCode {
+pub async fn run(egress: Arc<Egress>, prompt: String, json: bool, vet: bool) -> ExitCode {
     let cwd = match std::env::current_dir().and_then(std::fs::canonicalize) {
         Ok(c) => c,
         Err(e) => {
@@ -120,7 +120,20 @@ pub async fn run(egress: Arc<Egress>, prompt: String, json: bool) -> ExitCode {
         json,
         mid_line: Mutex::new(false),
     });
-    let session = setup::open_session(cwd, None, egress, Arc::new(DiskOnly), |_| screen.clone());
+    let session = setup::open_session(
+        cwd,
+        None,
+        egress,
+        Arc::new(DiskOnly),
+        |_| screen.clone(),
+        |s| {
+            // `--vet` is the narrowest switch in time and outranks the other two (seed 000).
+            if vet {
+                s.vetting_auto = true;
+                s.vetting_auto_source = "--vet";
+            }
+        },
+    );
     let base_url = session.settings.model.base_url.clone();
     let stop = match session.prompt(prompt, Vec::new()).await {
         Ok(stop) => stop,

@@ -168,6 +168,7 @@ impl Backend {
                     info.options.interactive.unwrap_or(true),
                 ))
             },
+            |_| {},
         );
         let id = session.id.clone();
         let session = Arc::new(session);
@@ -247,11 +248,19 @@ impl Backend {
                 .iter()
                 .map(|(_, line)| line.clone())
                 .collect(),
+            auto_vetting: json!({"on": s.settings.vetting_auto, "source": s.settings.vetting_auto_source}),
             confinement: format!(
                 "{}; this session starts no confined process",
                 crate::doctor::confinement()
             ),
-            language_servers: Vec::new(),
+            language_servers: s
+                .language_servers
+                .status()
+                .into_iter()
+                .map(|l| {
+                    json!({"language": l.language, "server": l.server, "pid": l.pid, "state": l.state})
+                })
+                .collect(),
             jobs: state
                 .jobs
                 .iter()
@@ -582,6 +591,7 @@ fn stop_everything(sessions: &Mutex<HashMap<String, Arc<Session>>>, questions: &
     for s in sessions.lock().unwrap_or_else(|p| p.into_inner()).values() {
         s.cancel();
         s.stop_jobs();
+        s.stop_language_servers();
     }
     questions.refuse_all();
 }

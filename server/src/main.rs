@@ -20,7 +20,9 @@ const USAGE: &str = "usage: bravebot <command>
 
 commands:
   lsp                    speak the bravebot protocol on stdin/stdout (started by an editor)
-  exec [--json] PROMPT   run one headless turn in the current directory
+  exec [--json] [--vet] PROMPT
+                         run one headless turn in the current directory; with --vet a
+                         check that finds nothing releases output in place of a person
   doctor                 say what is configured and what answers
   --version              print the version
 ";
@@ -41,14 +43,13 @@ fn main() -> ExitCode {
         }
         ["lsp", ..] => run(Mode::Lsp),
         ["doctor"] => run(Mode::Doctor),
-        ["exec", "--json", prompt] => run(Mode::Exec {
-            json: true,
-            prompt: prompt.to_string(),
-        }),
-        ["exec", prompt] if !prompt.starts_with("--") => run(Mode::Exec {
-            json: false,
-            prompt: prompt.to_string(),
-        }),
+        ["exec", rest @ ..] => match exec_args(rest) {
+            Some((json, vet, prompt)) => run(Mode::Exec { json, vet, prompt }),
+            None => {
+                let _ = std::io::stderr().write_all(USAGE.as_bytes());
+                ExitCode::from(2)
+            }
+        },
         _ => {
             let _ = std::io::stderr().write_all(USAGE.as_bytes());
             ExitCode::from(2)
@@ -59,7 +60,27 @@ fn main() -> ExitCode {
 enum Mode {
     Lsp,
     Doctor,
-    Exec { json: bool, prompt: String },
+    Exec {
+        json: bool,
+        vet: bool,
+        prompt: String,
+    },
+}
+
+/// `exec [--json] [--vet] PROMPT`, flags in either order.
+fn exec_args(words: &[&str]) -> Option<(bool, bool, String)> {
+    let (mut json, mut vet) = (false, false);
+    let mut prompt = None;
+    for w in words {
+        match *w {
+            "--json" => json = true,
+            "--vet" => vet = true,
+            flag if flag.starts_with("--") => return None,
+            text if prompt.is_none() => prompt = Some(text.to_string()),
+            _ => return None,
+        }
+    }
+    prompt.map(|p| (json, vet, p))
 }
 
 fn run(mode: Mode) -> ExitCode {
@@ -96,7 +117,7 @@ fn run(mode: Mode) -> ExitCode {
                 }
             }
             Mode::Doctor => doctor::run(egress).await,
-            Mode::Exec { json, prompt } => exec::run(egress, prompt, json).await,
+            Mode::Exec { json, vet, prompt } => exec::run(egress, prompt, json, vet).await,
         }
     });
     // Whatever is still waiting once the protocol ended (a question nobody will answer) must not
@@ -122,5 +143,23 @@ fn init_logging() {
     match file {
         Some(f) => builder.with_writer(std::sync::Mutex::new(f)).init(),
         None => builder.with_writer(std::io::stderr).init(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::exec_args;
+
+    // Verifies: VET-5
+    #[test]
+    fn exec_takes_json_and_vet_in_either_order_and_refuses_unknown_flags() {
+        assert_eq!(
+            exec_args(&["--vet", "--json", "hi"]),
+            Some((true, true, "hi".to_string()))
+        );
+        assert_eq!(exec_args(&["hi"]), Some((false, false, "hi".to_string())));
+        assert_eq!(exec_args(&["--yolo", "hi"]), None);
+        assert_eq!(exec_args(&["a", "b"]), None);
+        assert_eq!(exec_args(&[]), None);
     }
 }

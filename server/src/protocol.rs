@@ -305,6 +305,8 @@ pub struct StatusResult {
     pub standing_edits: Vec<String>,
     /// Plans the person allowed to run unasked for the rest of the session, as first written.
     pub remembered_runs: Vec<String>,
+    /// Whether a check that finds nothing answers in the person's place, and which switch said so.
+    pub auto_vetting: Value,
     pub confinement: String,
     pub language_servers: Vec<Value>,
     pub jobs: Vec<Value>,

@@ -20,9 +20,11 @@ pub fn open_session(
     egress: std::sync::Arc<bravebot_core::egress::Egress>,
     files: std::sync::Arc<dyn bravebot_core::tools::Files>,
     screen: impl FnOnce(&str) -> std::sync::Arc<dyn bravebot_core::session::Screen>,
+    adjust: impl FnOnce(&mut Settings),
 ) -> bravebot_core::session::Session {
     let client = client_model.map(|m| serde_json::json!({ "model": m }));
-    let (settings, notes) = load_settings(&cwd, client.as_ref());
+    let (mut settings, notes) = load_settings(&cwd, client.as_ref());
+    adjust(&mut settings);
     for note in &notes {
         tracing::info!("{note}");
     }
@@ -59,7 +61,7 @@ pub fn load_settings(cwd: &Path, client: Option<&Value>) -> (Settings, Vec<Note>
         .and_then(|p| std::fs::read_to_string(p).ok());
     let ws_text = std::fs::read_to_string(&workspace_path).ok();
     let env = |name: &str| std::env::var(name).ok();
-    settings::resolve(
+    let (mut resolved, mut notes) = settings::resolve(
         &env,
         client,
         home_path
@@ -69,7 +71,14 @@ pub fn load_settings(cwd: &Path, client: Option<&Value>) -> (Settings, Vec<Note>
             path: workspace_path,
             text,
         }),
-    )
+    );
+    // The recorded choice outranks the settings key (seed 000).
+    let recorded =
+        home().and_then(|h| std::fs::read_to_string(h.join(".bravebot").join("vetting")).ok());
+    if let Some(text) = recorded {
+        settings::apply_vetting_file(&mut resolved, &text, &mut notes);
+    }
+    (resolved, notes)
 }
 
 /// Where the credential comes from, for doctor: a name, never the value.

@@ -16,7 +16,11 @@
 //! `HTTP_PROXY`, `NO_PROXY`) are read from the environment once and set on the client explicitly,
 //! so what is in force is decided here rather than by a library default. [`Egress::describe`]
 //! states both for `bravebot doctor`, never with a credential.
+//!
+//! [`Egress::fetch_page`] is the request `fetch_url` makes: a GET with no body and no credential,
+//! its redirect hops put to the tool's own gate.
 
+mod fetch;
 mod proxy;
 mod redirect;
 #[cfg(test)]
@@ -33,6 +37,7 @@ use url::{Host, Url};
 
 use crate::secret::Secret;
 
+pub use fetch::{FETCH_BODY_CAP, FETCH_MAX_REDIRECTS, without_credentials};
 pub use proxy::{ProxyFact, UnusableProxy};
 pub use redirect::{HopGate, RedirectRefusal, hop_allowed, same_authority};
 pub use trust::{CertificateOrigin, CertificateSource};

@@ -4,8 +4,9 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+use tokio_rustls::TlsAcceptor;
 
 /// What the server does with one connection, in the order connections arrive.
 pub(crate) enum Answer {
@@ -17,6 +18,8 @@ pub(crate) enum Answer {
     Stall(Vec<u8>),
     /// Writes these bytes as soon as the connection arrives, without reading, and closes.
     Greet(Vec<u8>),
+    /// Reads the request and resets the connection (a TCP RST) without a word. Plain TCP only.
+    Reset,
 }
 
 /// One request as the server read it.
@@ -43,6 +46,7 @@ impl SeenRequest {
 
 pub(crate) struct TestServer {
     port: u16,
+    tls: bool,
     connections: Arc<AtomicUsize>,
     requests: Arc<Mutex<Vec<SeenRequest>>>,
     task: tokio::task::JoinHandle<()>,
@@ -52,6 +56,17 @@ impl TestServer {
     /// Starts a server answering connections from `answers` in turn; once they run out it answers
     /// 500, so a test that expected fewer requests sees an unexpected status.
     pub async fn start(answers: Vec<Answer>) -> TestServer {
+        TestServer::launch(answers, None).await
+    }
+
+    /// The same over TLS: each connection is accepted with `acceptor` before it is answered.
+    /// A handshake the client gives up on still uses up that connection's answer.
+    pub async fn start_tls(answers: Vec<Answer>, acceptor: TlsAcceptor) -> TestServer {
+        TestServer::launch(answers, Some(acceptor)).await
+    }
+
+    async fn launch(answers: Vec<Answer>, acceptor: Option<TlsAcceptor>) -> TestServer {
+        let tls = acceptor.is_some();
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let connections = Arc::new(AtomicUsize::new(0));
@@ -68,12 +83,24 @@ impl TestServer {
                     connections.fetch_add(1, Ordering::SeqCst);
                     let answer = answers.lock().unwrap().pop_front();
                     let requests = Arc::clone(&requests);
-                    tokio::spawn(serve(stream, answer, requests));
+                    let acceptor = acceptor.clone();
+                    tokio::spawn(async move {
+                        match (acceptor, answer) {
+                            (_, Some(Answer::Reset)) => reset(stream, requests).await,
+                            (None, answer) => serve(stream, answer, requests).await,
+                            (Some(acceptor), answer) => {
+                                if let Ok(stream) = acceptor.accept(stream).await {
+                                    serve(stream, answer, requests).await;
+                                }
+                            }
+                        }
+                    });
                 }
             }
         });
         TestServer {
             port,
+            tls,
             connections,
             requests,
             task,
@@ -85,7 +112,8 @@ impl TestServer {
     }
 
     pub fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}{path}", self.port)
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://127.0.0.1:{}{path}", self.port)
     }
 
     pub fn connections(&self) -> usize {
@@ -103,8 +131,17 @@ impl Drop for TestServer {
     }
 }
 
-async fn serve(
-    mut stream: TcpStream,
+async fn reset(mut stream: TcpStream, requests: Arc<Mutex<Vec<SeenRequest>>>) {
+    if let Some(request) = read_request(&mut stream).await {
+        requests.lock().unwrap().push(request);
+    }
+    // A zero linger makes the close an abortive one: the client reads a reset, not an end.
+    let _ = stream.set_zero_linger();
+    drop(stream);
+}
+
+async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
+    mut stream: S,
     answer: Option<Answer>,
     requests: Arc<Mutex<Vec<SeenRequest>>>,
 ) {
@@ -122,7 +159,7 @@ async fn serve(
             let _ = stream.write_all(&bytes).await;
             let _ = stream.shutdown().await;
         }
-        Some(Answer::Close) | Some(Answer::Greet(_)) => {}
+        Some(Answer::Close) | Some(Answer::Greet(_)) | Some(Answer::Reset) => {}
         Some(Answer::Stall(bytes)) => {
             let _ = stream.write_all(&bytes).await;
             let _ = stream.flush().await;
@@ -138,7 +175,7 @@ async fn serve(
     }
 }
 
-async fn read_request(stream: &mut TcpStream) -> Option<SeenRequest> {
+async fn read_request<S: AsyncRead + Unpin>(stream: &mut S) -> Option<SeenRequest> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
     let head_end = loop {
@@ -194,4 +231,59 @@ pub(crate) fn response(status: u16, headers: &[(&str, &str)], body: &[u8]) -> Ve
     let mut bytes = out.into_bytes();
     bytes.extend_from_slice(body);
     bytes
+}
+
+/// A certificate authority made for one test, and server certificates it signs.
+pub(crate) struct TestAuthority {
+    pem: String,
+    params: rcgen::CertificateParams,
+    key: rcgen::KeyPair,
+}
+
+impl TestAuthority {
+    pub fn new(name: &str) -> TestAuthority {
+        use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair, KeyUsagePurpose};
+        let key = KeyPair::generate().unwrap();
+        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.distinguished_name.push(DnType::CommonName, name);
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+        let pem = params.self_signed(&key).unwrap().pem();
+        TestAuthority { pem, params, key }
+    }
+
+    /// The authority's certificate as PEM, what `SSL_CERT_FILE` names.
+    pub fn pem(&self) -> &str {
+        &self.pem
+    }
+
+    /// Writes the authority's certificate into `dir` and returns the file's path.
+    pub fn write_bundle(&self, dir: &std::path::Path) -> String {
+        let path = dir.join("test-authority.pem");
+        std::fs::write(&path, self.pem()).unwrap();
+        path.to_string_lossy().into_owned()
+    }
+
+    /// A TLS acceptor presenting a certificate for `127.0.0.1` and `localhost` this authority
+    /// signed.
+    pub fn acceptor(&self) -> TlsAcceptor {
+        use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
+        let key = rcgen::KeyPair::generate().unwrap();
+        let params =
+            rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
+                .unwrap();
+        let issuer = rcgen::Issuer::from_params(&self.params, &self.key);
+        let cert = params.signed_by(&key, &issuer).unwrap();
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(
+                vec![cert.der().clone()],
+                PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der())),
+            )
+            .unwrap();
+        TlsAcceptor::from(Arc::new(config))
+    }
 }

@@ -4,7 +4,7 @@ use std::io::ErrorKind;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::test_server::{Answer, TestServer, response};
+use super::test_server::{Answer, TestAuthority, TestServer, response};
 use super::*;
 
 fn egress() -> Egress {
@@ -31,7 +31,7 @@ fn redirect(status: u16, location: &str) -> Answer {
     Answer::Raw(response(status, &[("Location", location)], b""))
 }
 
-// Verifies: EGRESS-2
+// Verifies: EGRESS-2, FETCH-7
 #[tokio::test]
 async fn egress_refuses_non_http_schemes() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -59,7 +59,7 @@ async fn egress_refuses_non_http_schemes() {
     );
 }
 
-// Verifies: EGRESS-4
+// Verifies: EGRESS-4, FETCH-6
 #[tokio::test]
 async fn egress_cuts_a_body_at_the_cap_and_says_so() {
     let server = TestServer::start(vec![ok(&[b'x'; 100])]).await;
@@ -108,7 +108,7 @@ async fn egress_reports_a_body_that_stops_partway_as_incomplete() {
     assert_eq!(received, 40);
 }
 
-// Verifies: EGRESS-5
+// Verifies: EGRESS-5, FETCH-10
 #[tokio::test]
 async fn egress_idle_timeout_fires_when_the_body_stalls() {
     let mut head = response(200, &[], &[b'a'; 100]);
@@ -134,7 +134,7 @@ async fn egress_idle_timeout_fires_when_the_body_stalls() {
     );
 }
 
-// Verifies: EGRESS-5
+// Verifies: EGRESS-5, FETCH-10
 #[tokio::test]
 async fn egress_first_byte_timeout_fires_when_no_response_starts() {
     let server = TestServer::start(vec![Answer::Stall(Vec::new())]).await;
@@ -342,7 +342,7 @@ async fn egress_refuses_a_cross_host_redirect_without_naming_the_location() {
     assert_eq!(elsewhere.connections(), 0);
 }
 
-// Verifies: EGRESS-3
+// Verifies: EGRESS-3, FETCH-4
 #[tokio::test]
 async fn egress_refuses_a_redirect_to_another_port() {
     let elsewhere = TestServer::start(vec![ok(b"should not be reached")]).await;
@@ -609,4 +609,173 @@ async fn egress_sends_through_the_proxy_unless_no_proxy_names_the_host() {
         .unwrap();
     assert_eq!(reply.body, b"direct");
     assert_eq!(proxy.connections(), 1);
+}
+
+/// An egress that trusts exactly the authority in `bundle`, as `SSL_CERT_FILE` names it.
+fn egress_trusting(bundle: &str) -> Egress {
+    let bundle = bundle.to_owned();
+    Egress::from_env(&|name| (name == "SSL_CERT_FILE").then(|| bundle.clone())).unwrap()
+}
+
+// Verifies: FETCH-9
+#[tokio::test]
+async fn egress_reaches_https_through_the_authority_ssl_cert_file_names() {
+    let authority = TestAuthority::new("bravebot test authority");
+    let server = TestServer::start_tls(vec![ok(b"over tls")], authority.acceptor()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let egress = egress_trusting(&authority.write_bundle(dir.path()));
+    let reply = egress
+        .send(HttpRequest::get(server.url("/secure")), &quick())
+        .await
+        .unwrap();
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.body, b"over tls");
+    assert_eq!(server.requests()[0].path, "/secure");
+}
+
+// Verifies: FETCH-9
+#[tokio::test]
+async fn egress_refuses_https_from_an_authority_it_was_not_given() {
+    let authority = TestAuthority::new("bravebot test authority");
+    let server = TestServer::start_tls(
+        vec![ok(b"not for you"), ok(b"not for you either")],
+        authority.acceptor(),
+    )
+    .await;
+    // The built-in authorities do not know a test's own.
+    let err = egress()
+        .send(HttpRequest::get(server.url("/")), &quick())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, EgressError::Tls { .. }), "{err}");
+    // Nor does a bundle holding a different authority: what SSL_CERT_FILE names replaces the
+    // built-in set, it does not add to whatever else might have signed.
+    let other = TestAuthority::new("somebody else");
+    let dir = tempfile::tempdir().unwrap();
+    let err = egress_trusting(&other.write_bundle(dir.path()))
+        .send(HttpRequest::get(server.url("/")), &quick())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, EgressError::Tls { .. }), "{err}");
+    assert!(!err.retryable());
+    // One handshake each: a certificate nobody trusts is not asked for again.
+    assert_eq!(server.connections(), 2);
+    assert!(
+        server.requests().is_empty(),
+        "no request was sent in the clear"
+    );
+}
+
+// Verifies: FETCH-4
+#[tokio::test]
+async fn egress_refuses_a_redirect_from_https_to_http_even_when_the_gate_allows_it() {
+    let authority = TestAuthority::new("bravebot test authority");
+    let plain = TestServer::start(vec![ok(b"in the clear")]).await;
+    let server = TestServer::start_tls(
+        vec![redirect(302, &plain.url("/dropped-tls"))],
+        authority.acceptor(),
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let opts = SendOptions {
+        hop_gate: HopGate::Custom(Arc::new(|_| true)),
+        ..quick()
+    };
+    let request = HttpRequest::get(server.url("/start"))
+        .header("Authorization", Secret::new("Bearer sk-secret".to_owned()));
+    let err = egress_trusting(&authority.write_bundle(dir.path()))
+        .send(request, &opts)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            EgressError::Redirect {
+                refusal: RedirectRefusal::LeavesHttps,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(!format!("{err} {err:?}").contains("dropped-tls"));
+    assert_eq!(plain.connections(), 0);
+}
+
+// Verifies: FETCH-4
+#[tokio::test]
+async fn egress_follows_a_redirect_to_another_port_when_the_gate_allows_it() {
+    let elsewhere = TestServer::start(vec![ok(b"the other port")]).await;
+    let server = TestServer::start(vec![redirect(302, &elsewhere.url("/there"))]).await;
+    let allowed_port = elsewhere.port();
+    let opts = SendOptions {
+        hop_gate: HopGate::Custom(Arc::new(move |to: &Url| to.port() == Some(allowed_port))),
+        ..quick()
+    };
+    let reply = egress()
+        .send(HttpRequest::get(server.url("/")), &opts)
+        .await
+        .unwrap();
+    assert_eq!(reply.body, b"the other port");
+    assert_eq!(elsewhere.requests()[0].path, "/there");
+}
+
+// Verifies: FETCH-10
+#[tokio::test]
+async fn egress_retries_a_connection_reset_before_the_answer() {
+    let server = TestServer::start(vec![Answer::Reset, ok(b"after the reset")]).await;
+    let reply = egress()
+        .send(HttpRequest::get(server.url("/")), &quick())
+        .await
+        .unwrap();
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.body, b"after the reset");
+    assert_eq!(server.connections(), 2);
+}
+
+// Verifies: FETCH-10
+#[tokio::test]
+async fn egress_does_not_retry_a_403() {
+    let server = TestServer::start(vec![
+        Answer::Raw(response(403, &[], b"forbidden")),
+        ok(b"never asked"),
+    ])
+    .await;
+    let reply = egress()
+        .send(HttpRequest::get(server.url("/")), &quick())
+        .await
+        .unwrap();
+    assert_eq!(reply.status, 403);
+    assert_eq!(reply.body, b"forbidden");
+    assert_eq!(server.connections(), 1);
+}
+
+// Verifies: FETCH-10
+#[tokio::test]
+async fn egress_a_slow_start_within_its_limit_is_not_cut_by_the_idle_limit() {
+    // The first byte takes longer than the idle limit allows between chunks: the two are timed
+    // apart, so this is a slow answer rather than a dead one.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let (mut stream, _) = listener.accept().await.unwrap();
+        let mut buf = [0u8; 1024];
+        let _ = stream.read(&mut buf).await;
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        let _ = stream
+            .write_all(&response(200, &[], b"late but whole"))
+            .await;
+        let _ = stream.shutdown().await;
+    });
+    let opts = SendOptions {
+        first_byte: Some(Duration::from_secs(5)),
+        idle: Some(Duration::from_millis(200)),
+        max_attempts: 1,
+        ..quick()
+    };
+    let reply = egress()
+        .send(HttpRequest::get(format!("http://127.0.0.1:{port}/")), &opts)
+        .await
+        .unwrap();
+    assert_eq!(reply.body, b"late but whole");
 }

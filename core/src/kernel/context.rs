@@ -29,6 +29,9 @@ impl Capability {
 #[derive(Clone, Debug, Default)]
 pub struct PlannerContext {
     label: Option<Label>,
+    /// Bytes nobody vouched for were released into the context on a person's (or auto-vetting's)
+    /// endorsement of that one slot: the endorsement makes them readable, not harmless.
+    released: bool,
 }
 
 impl PlannerContext {
@@ -42,8 +45,14 @@ impl PlannerContext {
         self.label.unwrap_or(Label::TRUSTED_PUBLIC)
     }
 
+    /// Notes that one slot's bytes were released into the context on an endorsement.
+    pub fn observe_release(&mut self) {
+        self.released = true;
+    }
+
+    /// Whether the context holds anything untrusted, released on an endorsement or not.
     pub fn met_untrusted(&self) -> bool {
-        matches!(self.label().integrity, Integrity::Untrusted)
+        self.released || matches!(self.label().integrity, Integrity::Untrusted)
     }
 
     /// Whether the context may still use `capability`.
@@ -83,5 +92,15 @@ mod tests {
         ctx.observe(Label::TRUSTED_PUBLIC);
         assert!(ctx.met_untrusted(), "a context never becomes clean again");
         assert_eq!(ctx.label(), Label::UNTRUSTED_PRIVATE);
+        let mut endorsed = PlannerContext::default();
+        endorsed.observe_release();
+        assert_eq!(
+            endorsed.permits(Capability::AskQuestion),
+            Err(Capability::AskQuestion)
+        );
+        assert!(
+            endorsed.label().is_trusted(),
+            "a release endorsed by a person taints no routing"
+        );
     }
 }

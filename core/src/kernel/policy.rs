@@ -94,9 +94,11 @@ pub enum Endorsement {
     AutoVet,
 }
 
-/// Releases one slot's bytes to the planner on an endorsement, once. The bytes keep their label,
-/// so the context that reads them has met untrusted content from here on (CTX-1): releasing is
-/// not trusting.
+/// Releases one slot's bytes to the planner on an endorsement, once. The endorsement is a person's
+/// gesture about these bytes (or auto-vetting, which the person turned on), so the planner may read
+/// them; but the context has met content nobody vouched for, and from here on it may name no
+/// reference, ask no question and start no delegate (CTX-1). No label is changed and no rule is
+/// written.
 pub fn release(
     value: &Labelled<Vec<u8>>,
     endorsement: Endorsement,
@@ -104,7 +106,7 @@ pub fn release(
     context: &mut PlannerContext,
     audit: &mut AuditTrail,
 ) -> PlannerText {
-    context.observe(value.label());
+    context.observe_release();
     let by = match endorsement {
         Endorsement::Person => "the person, who was shown the bytes",
         Endorsement::AutoVet => "auto-vetting: a completed check found nothing",
@@ -265,6 +267,61 @@ pub fn check_reasons(reply: Labelled<CheckReply>) -> Labelled<String> {
     Labelled::new(reply.into_value().text, label)
 }
 
+/// The line a processor writes before its document (CONTRACT §4.6).
+pub const DOCUMENT_MARKER: &str = "<<<DOCUMENT>>>";
+
+/// Splits a processor's reply at the first line that is exactly [`DOCUMENT_MARKER`]: what comes
+/// before is a remark for the person's screen, what comes after is the document. No marker, no
+/// document: the whole reply is a remark.
+///
+/// This is the first deliberate exception of seed 003: the policy layer searches untrusted text
+/// for the marker to know where to cut. The processor wrote the whole reply and may put the marker
+/// anywhere; whoever owns the inputs can at most make the write impossible, move the cut within
+/// bytes that were theirs already, or put words in a remark that stops at the screen. Both parts
+/// keep the reply's label.
+pub fn split_processor_reply(
+    reply: Labelled<String>,
+) -> (Labelled<String>, Option<Labelled<String>>) {
+    let label = reply.label();
+    let text = reply.into_value();
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        if line.trim_end_matches(['\n', '\r']) == DOCUMENT_MARKER {
+            let remark = text[..at].to_string();
+            let document = text[at + line.len()..].to_string();
+            return (
+                Labelled::new(remark, label),
+                Some(Labelled::new(document, label)),
+            );
+        }
+        at += line.len();
+    }
+    (Labelled::new(text, label), None)
+}
+
+/// A slot's bytes carried into a processor's request body (one of the places untrusted bytes may
+/// go), lossily as text.
+pub fn to_processor_request(
+    value: &Labelled<Vec<u8>>,
+    what: &str,
+    audit: &mut AuditTrail,
+) -> String {
+    audit.record(
+        Gate::Check,
+        Decision::Allowed,
+        format!(
+            "{what} ({}) sent to an isolated processor with no tools",
+            value.label()
+        ),
+    );
+    String::from_utf8_lossy(value.value()).into_owned()
+}
+
+/// A picture slot's bytes for a model request, sent as a picture rather than as text.
+pub fn picture_bytes(value: &Labelled<Vec<u8>>) -> Vec<u8> {
+    value.value().clone()
+}
+
 /// What a check said.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
@@ -404,6 +461,32 @@ mod tests {
         assert_eq!(run(None, "b"), "b");
         assert_eq!(run(Some(""), "b"), "b");
         assert_eq!(run(Some("a\n"), ""), "", "an emptied file stays empty");
+    }
+
+    // Verifies: PROC-3
+    #[test]
+    fn processor_reply_is_cut_at_the_first_marker_line_only() {
+        let l = |s: &str| Labelled::new(s.to_string(), Label::UNTRUSTED_PRIVATE);
+        let parts = |s: &str| {
+            let (remark, doc) = split_processor_reply(l(s));
+            (remark.into_value(), doc.map(Labelled::into_value))
+        };
+        assert_eq!(
+            parts("fixed two typos\n<<<DOCUMENT>>>\nbody\n"),
+            ("fixed two typos\n".into(), Some("body\n".into()))
+        );
+        assert_eq!(
+            parts("<<<DOCUMENT>>>\na\n<<<DOCUMENT>>>\nb"),
+            (String::new(), Some("a\n<<<DOCUMENT>>>\nb".into()))
+        );
+        assert_eq!(
+            parts("no marker here <<<DOCUMENT>>> inline"),
+            ("no marker here <<<DOCUMENT>>> inline".into(), None)
+        );
+        assert_eq!(
+            parts("r\r\n<<<DOCUMENT>>>\r\nx"),
+            ("r\r\n".into(), Some("x".into()))
+        );
     }
 
     #[test]

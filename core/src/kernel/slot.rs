@@ -39,12 +39,24 @@ pub enum Origin {
         directory: String,
         is_directory: bool,
     },
+    /// A processor's document, by the file it is about (if the call named one that is a file).
+    Processor { about: Option<String> },
     /// What a program printed on one stream, by the line the planner ran and the stream.
     Output { line: String, stream: &'static str },
     /// The result of a search that read files nobody vouched for, by the directory searched.
     Search { directory: String },
     /// A picture or a PDF, by path and the media type its extension names.
     Picture { path: String, media_type: String },
+    /// A fetched body, by the URL the planner asked for (never where a redirect went).
+    Url { url: String },
+    /// Text a language server gave (hover text, or the text beside the locations it reported),
+    /// by what it is and the workspace-relative path and 1-based line asked about. Not the file
+    /// that wrote the text: a hover answer never says which one did.
+    LanguageServer {
+        what: &'static str,
+        path: String,
+        line: Option<u64>,
+    },
 }
 
 impl fmt::Display for Origin {
@@ -66,6 +78,23 @@ impl fmt::Display for Origin {
             Origin::Picture { path, media_type } => write!(f, "{path} ({media_type})"),
             Origin::Search { directory } => write!(f, "search results in {directory}"),
             Origin::Output { line, stream } => write!(f, "{stream} of `{line}`"),
+            Origin::Processor { about: Some(path) } => {
+                write!(f, "a processor's document for {path}")
+            }
+            Origin::Processor { about: None } => {
+                f.write_str("a processor's document about no file")
+            }
+            Origin::Url { url } => f.write_str(url),
+            Origin::LanguageServer {
+                what,
+                path,
+                line: Some(line),
+            } => write!(f, "{what} from a language server, asked at {path}:{line}"),
+            Origin::LanguageServer {
+                what,
+                path,
+                line: None,
+            } => write!(f, "{what} from a language server, asked about {path}"),
         }
     }
 }

@@ -41,6 +41,12 @@ impl ModelClient {
         &self.config
     }
 
+    /// The way out this client sends through, shared with `fetch_url` so a fetch is held to the
+    /// same certificates and proxy as the model.
+    pub fn egress(&self) -> &Arc<Egress> {
+        &self.egress
+    }
+
     /// Makes one call, calling `on_event` for each piece of text as it streams in.
     pub async fn complete(
         &self,

@@ -105,7 +105,9 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             asked.len()
         ));
     }
-    if let Err(cap) = session.state().context.permits(Capability::AskQuestion) {
+    // Bound first: the state lock must be released before the refusal is recorded.
+    let permitted = session.state().context.permits(Capability::AskQuestion);
+    if let Err(cap) = permitted {
         call.record(
             Gate::Context,
             Decision::Refused,

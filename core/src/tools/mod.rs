@@ -1,16 +1,16 @@
 //! The tools offered to the planner, each with its arguments split into routing (where an effect
 //! lands) and content (what it carries), and the path handling they share.
 //!
-//! A tool that is not built is not offered. This build offers `read_file`, `list_files`,
-//! `todo_write` and `ask_user` (seed 004; CONTRACT §4.1).
+//! A tool that is not built is not offered. This build offers every tool of seed 004 but
+//! `read_git`, `spawn_agent`, `load_skill`, `schedule_next` and `watch_file` (CONTRACT §4.1).
 
 mod ask_user;
 mod edit_file;
 mod fetch_url;
 mod job_output;
-mod lsp;
 mod land;
 mod list_files;
+mod lsp;
 mod read_file;
 mod read_output;
 mod run;
@@ -127,11 +127,15 @@ pub fn specs() -> Vec<ToolSpec> {
         read_file::spec(),
         list_files::spec(),
         search::spec(),
+        lsp::spec(),
         write_file::spec(),
         edit_file::spec(),
         run::spec(),
         read_output::spec(),
         job_output::spec(),
+        spawn_processor::spec(),
+        vet_content::spec(),
+        fetch_url::spec(),
         todo_write::spec(),
         ask_user::spec(),
     ]
@@ -144,6 +148,9 @@ pub struct ToolOutput {
     pub text: PlannerText,
     /// One line for the person.
     pub summary: String,
+    /// Pictures released to the planner, sent in a message of their own after the round's
+    /// results (CONTRACT §4.10), never as text.
+    pub attachments: Vec<(PlannerText, crate::model::Part)>,
 }
 
 impl ToolOutput {
@@ -152,6 +159,7 @@ impl ToolOutput {
             status: ToolStatus::Ok,
             text,
             summary: summary.into(),
+            attachments: Vec::new(),
         }
     }
 
@@ -161,6 +169,7 @@ impl ToolOutput {
             status: ToolStatus::Error,
             text: PlannerText::driver(format!("error: {message}")),
             summary: message,
+            attachments: Vec::new(),
         }
     }
 
@@ -170,6 +179,7 @@ impl ToolOutput {
             status: ToolStatus::Refused,
             text: PlannerText::driver(format!("refused: {message}")),
             summary: message,
+            attachments: Vec::new(),
         }
     }
 }
@@ -223,7 +233,7 @@ impl Call<'_> {
             "{}.{:?} [routing] from a planner context labelled {label}",
             self.tool, names
         );
-        if state.context.met_untrusted() {
+        if !label.is_trusted() {
             state.audit.record(Gate::Routing, Decision::Refused, detail);
             return Err(ToolOutput::refused(
                 "this conversation has met content nobody vouched for, so its routing arguments cannot be trusted",

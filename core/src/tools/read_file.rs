@@ -501,7 +501,9 @@ fn quarantine_picture(
 /// bytes are quarantined whatever they are: the path itself came from content nobody vouched for.
 async fn read_by_reference(call: &Call<'_>, raw: &str) -> ToolOutput {
     let session = call.session;
-    if let Err(cap) = session.state().context.permits(Capability::NameReference) {
+    // Bound first: the state lock must be released before the refusal is recorded.
+    let permitted = session.state().context.permits(Capability::NameReference);
+    if let Err(cap) = permitted {
         call.record(
             Gate::Context,
             Decision::Refused,

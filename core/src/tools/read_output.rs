@@ -50,7 +50,9 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         (Err(e), _) | (_, Err(e)) => return ToolOutput::error(e),
         _ => return ToolOutput::error("read_output needs `ref`"),
     };
-    if let Err(cap) = session.state().context.permits(Capability::NameReference) {
+    // Bound first: the state lock must be released before the refusal is recorded.
+    let permitted = session.state().context.permits(Capability::NameReference);
+    if let Err(cap) = permitted {
         call.record(
             Gate::Context,
             Decision::Refused,

@@ -54,12 +54,13 @@ result says exactly what landed.",
 
 /// Resolves a reference the planner named, refusing when its context may name none.
 fn named_reference(call: &Call<'_>, raw: &str, arg: &str) -> Result<SlotId, ToolOutput> {
-    if let Err(cap) = call
+    // Bound first: the state lock must be released before the refusal is recorded.
+    let permitted = call
         .session
         .state()
         .context
-        .permits(Capability::NameReference)
-    {
+        .permits(Capability::NameReference);
+    if let Err(cap) = permitted {
         call.record(
             Gate::Context,
             Decision::Refused,
@@ -164,10 +165,41 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
                 Ok(id) => id,
                 Err(e) => return e,
             };
-            match session.state().quarantine.get(id) {
-                Some(slot) => slot.content().clone(),
-                None => return ToolOutput::error(format!("{id} names nothing")),
+            let found = session
+                .state()
+                .quarantine
+                .get(id)
+                .map(|slot| (slot.content().clone(), slot.reference.origin.clone()));
+            let Some((content, origin)) = found else {
+                return ToolOutput::error(format!("{id} names nothing"));
+            };
+            // A processor's document goes only to the file its call was about.
+            match super::spawn_processor::destination(&session.cwd, &origin) {
+                Some(Some(allowed)) if super::real_path(&allowed) == path => {}
+                Some(Some(allowed)) => {
+                    call.record(
+                        Gate::Promote,
+                        Decision::Refused,
+                        format!("write_file: {id} is a processor's document for another file"),
+                    );
+                    return ToolOutput::refused(format!(
+                        "{id} is a processor's document for {}, and may be written only there",
+                        display_path(&session.cwd, &allowed)
+                    ));
+                }
+                Some(None) => {
+                    call.record(
+                        Gate::Promote,
+                        Decision::Refused,
+                        format!("write_file: {id} is about no file"),
+                    );
+                    return ToolOutput::refused(format!(
+                        "{id} is a processor's document about no file, so it can be written nowhere"
+                    ));
+                }
+                None => {}
             }
+            content
         }
     };
     let target = match Target::read(call, path.clone(), shown) {

@@ -1,0 +1,442 @@
+//! Turns that carry quarantined content somewhere without the planner reading it: processors that
+//! rewrite it, and `vet_content` that shows it to the person first.
+
+#![allow(clippy::unwrap_used)]
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use bravebot_core::egress::Egress;
+use bravebot_core::kernel::policy;
+use bravebot_core::model::{Api, ModelClient, ModelConfig};
+use bravebot_core::session::{
+    Answer, BoxFuture, Question, QuestionKind, Screen, Session, SessionConfig, StopReason,
+    SystemFacts, Update,
+};
+use bravebot_core::settings::Settings;
+use bravebot_core::tools::DiskOnly;
+use bravebot_tests::fake_model::{FakeModel, Reply};
+use serde_json::{Value, json};
+
+type Answerer = Box<dyn Fn(&Question) -> Answer + Send + Sync>;
+
+/// A screen that records what it was shown and answers questions with a closure.
+struct TestScreen {
+    interactive: bool,
+    updates: Mutex<Vec<Update>>,
+    asked: Mutex<Vec<Question>>,
+    answer: Answerer,
+}
+
+impl TestScreen {
+    fn new(
+        interactive: bool,
+        answer: impl Fn(&Question) -> Answer + Send + Sync + 'static,
+    ) -> Arc<TestScreen> {
+        Arc::new(TestScreen {
+            interactive,
+            updates: Mutex::default(),
+            asked: Mutex::default(),
+            answer: Box::new(answer),
+        })
+    }
+
+    fn asked(&self) -> Vec<Question> {
+        self.asked.lock().unwrap().clone()
+    }
+
+    fn updates(&self) -> Vec<Update> {
+        self.updates.lock().unwrap().clone()
+    }
+}
+
+impl Screen for TestScreen {
+    fn update(&self, update: Update) {
+        self.updates.lock().unwrap().push(update);
+    }
+
+    fn ask(&self, question: Question) -> BoxFuture<'_, Answer> {
+        let answer = (self.answer)(&question);
+        self.asked.lock().unwrap().push(question);
+        Box::pin(async move { answer })
+    }
+
+    fn interactive(&self) -> bool {
+        self.interactive
+    }
+}
+
+struct Fixture {
+    dir: tempfile::TempDir,
+    model: FakeModel,
+    session: Session,
+    screen: Arc<TestScreen>,
+}
+
+fn fixture(model: FakeModel, screen: Arc<TestScreen>, settings: Settings) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(dir.path()).unwrap();
+    let egress = Arc::new(Egress::from_env(&|_| None).unwrap());
+    let client = ModelClient::new(
+        ModelConfig {
+            api: Api::OpenAi,
+            base_url: model.url(),
+            name: "fake".into(),
+            api_key: None,
+        },
+        egress,
+    );
+    let config = SessionConfig {
+        id: "test".into(),
+        cwd: cwd.clone(),
+        settings,
+        facts: SystemFacts {
+            is_git: false,
+            platform: "linux".into(),
+            os_version: "Linux 6.1".into(),
+            shell: "/bin/bash".into(),
+            date: "2026-11-29".into(),
+        },
+        audit_log: Some(cwd.join(".audit").join("audit.jsonl")),
+    };
+    let session = Session::new(config, client, screen.clone(), Arc::new(DiskOnly));
+    Fixture {
+        dir,
+        model,
+        session,
+        screen,
+    }
+}
+
+impl Fixture {
+    fn path(&self, rel: &str) -> PathBuf {
+        std::fs::canonicalize(self.dir.path()).unwrap().join(rel)
+    }
+
+    fn write(&self, rel: &str, text: &str) {
+        let p = self.path(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    async fn prompt(&self, text: &str, files: &[&str]) -> StopReason {
+        self.session
+            .prompt(text.into(), files.iter().map(|f| self.path(f)).collect())
+            .await
+            .unwrap()
+    }
+}
+
+fn call(id: &str, name: &str, args: Value) -> Reply {
+    Reply::tool_call_with_id(id, name, args)
+}
+
+fn allow(q: &Question) -> Answer {
+    Answer::select(
+        q.options
+            .iter()
+            .find(|o| o.kind.approves())
+            .map(|o| o.id.clone())
+            .unwrap_or_default(),
+    )
+}
+
+fn reject(q: &Question) -> Answer {
+    Answer::select(
+        q.options
+            .iter()
+            .find(|o| !o.kind.approves())
+            .map(|o| o.id.clone())
+            .unwrap_or_default(),
+    )
+}
+
+const UNSAFE: &str = "VERDICT: unsafe\nit gives orders";
+
+impl Fixture {
+    fn result(&self, call_id: &str) -> String {
+        let requests = self.model.requests();
+        let last = requests
+            .iter()
+            .rfind(|r| r.role == "planner")
+            .expect("planner");
+        last.body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "tool" && m["tool_call_id"] == call_id)
+            .and_then(|m| m["content"].as_str().map(str::to_string))
+            .unwrap_or_else(|| panic!("no result for {call_id}"))
+    }
+
+    fn remarks(&self) -> Vec<String> {
+        self.screen
+            .updates()
+            .into_iter()
+            .filter_map(|u| match u {
+                Update::Remark { text } => Some(policy::to_screen(&text).clone()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+// Verifies: PROC-1, PROC-2, PROC-3
+#[tokio::test]
+async fn a_processor_fixes_a_file_the_planner_may_not_read_and_the_write_is_approved_from_its_diff()
+{
+    let model = FakeModel::start_with(|s| {
+        s.planner(vec![
+            call(
+                "c_read",
+                "read_file",
+                json!({"path": "vendor/notes.md", "why": "read"}),
+            ),
+            call(
+                "c_proc",
+                "spawn_processor",
+                json!({"reads": ["ref:0"], "instruction": "fix the typo", "why": "fix"}),
+            ),
+            call(
+                "c_write",
+                "write_file",
+                json!({"path": "vendor/notes.md", "contents_ref": "ref:1", "why": "save"}),
+            ),
+            call(
+                "c_wrong",
+                "write_file",
+                json!({"path": "other.md", "contents_ref": "ref:1", "why": "elsewhere"}),
+            ),
+            Reply::text("done"),
+        ])
+        .check(vec![Reply::text(UNSAFE)])
+        .processor(vec![Reply::text(
+            "REMARK-CANARY-41 fixed one typo\n<<<DOCUMENT>>>\nThe quick brown fox.\n",
+        )])
+    });
+    let f = fixture(
+        model,
+        TestScreen::new(true, allow_writes_only),
+        Settings::default(),
+    );
+    f.write("vendor/notes.md", "Teh quick brown fox. BODY-CANARY-42\n");
+    assert_eq!(f.prompt("fix it", &[]).await, StopReason::EndTurn);
+    assert!(
+        f.result("c_proc").contains("ref:1")
+            && f.result("c_proc")
+                .contains("may be written only to vendor/notes.md"),
+        "{}",
+        f.result("c_proc")
+    );
+    assert_eq!(
+        std::fs::read_to_string(f.path("vendor/notes.md")).unwrap(),
+        "The quick brown fox.\n"
+    );
+    let write_q = f
+        .screen
+        .asked()
+        .into_iter()
+        .find(|q| q.kind == QuestionKind::Write)
+        .expect("the write was asked");
+    assert!(
+        policy::to_screen(write_q.subject.diff.as_ref().unwrap()).contains("+The quick brown fox.")
+    );
+    assert!(
+        f.result("c_wrong").starts_with("refused:"),
+        "{}",
+        f.result("c_wrong")
+    );
+    assert_eq!(f.remarks(), ["REMARK-CANARY-41 fixed one typo\n"]);
+    f.model
+        .assert_no_planner_request_contains("REMARK-CANARY-41");
+    f.model.assert_no_planner_request_contains("BODY-CANARY-42");
+    let proc_request = f
+        .model
+        .requests()
+        .into_iter()
+        .find(|r| r.role == "processor")
+        .unwrap();
+    assert!(!proc_request.has_tools_key());
+    assert!(
+        proc_request.raw_body.contains("BODY-CANARY-42"),
+        "the processor reads the slot"
+    );
+}
+
+fn allow_writes_only(q: &Question) -> Answer {
+    if q.kind == QuestionKind::Write {
+        allow(q)
+    } else {
+        reject(q)
+    }
+}
+
+// Verifies: PROC-3
+#[tokio::test]
+async fn a_processor_reply_without_the_marker_names_no_document() {
+    let model = FakeModel::start_with(|s| {
+        s.planner(vec![
+            call(
+                "c_read",
+                "read_file",
+                json!({"path": "v.md", "why": "read"}),
+            ),
+            call(
+                "c_proc",
+                "spawn_processor",
+                json!({"reads": ["ref:0"], "instruction": "x", "why": "x"}),
+            ),
+            Reply::text("done"),
+        ])
+        .check(vec![Reply::text(UNSAFE)])
+        .processor(vec![Reply::text("I could not do it")])
+    });
+    let f = fixture(model, TestScreen::new(true, reject), Settings::default());
+    f.write("v.md", "x\n");
+    f.prompt("go", &[]).await;
+    assert!(
+        f.result("c_proc").contains("names no document"),
+        "{}",
+        f.result("c_proc")
+    );
+    assert_eq!(f.remarks(), ["I could not do it"]);
+}
+
+// Verifies: VET-1, VET-2, VET-3
+#[tokio::test]
+async fn vet_content_with_a_yes_releases_the_slot_once_and_a_second_read_is_quarantined_again() {
+    let model = FakeModel::start_with(|s| {
+        s.planner(vec![
+            call(
+                "c_read",
+                "read_file",
+                json!({"path": "page.md", "why": "read"}),
+            ),
+            call(
+                "c_vet",
+                "vet_content",
+                json!({"ref": "ref:0", "expects": "release notes", "why": "need it"}),
+            ),
+            call(
+                "c_again",
+                "read_file",
+                json!({"path": "page.md", "why": "again"}),
+            ),
+            call(
+                "c_ask",
+                "ask_user",
+                json!({"questions": [{"question": "ok?"}], "why": "x"}),
+            ),
+            Reply::text("done"),
+        ])
+        .check(vec![
+            Reply::text(UNSAFE),
+            Reply::text("VERDICT: safe\nlooks like notes"),
+            Reply::text(UNSAFE),
+        ])
+    });
+    let f = fixture(
+        model,
+        TestScreen::new(true, |q| {
+            if q.kind == QuestionKind::VetContent {
+                allow(q)
+            } else {
+                reject(q)
+            }
+        }),
+        Settings::default(),
+    );
+    f.write("page.md", "Release 1.2: VET-CANARY-77\n");
+    f.prompt("go", &[]).await;
+    assert!(
+        f.result("c_vet").contains("VET-CANARY-77"),
+        "{}",
+        f.result("c_vet")
+    );
+    let q = f
+        .screen
+        .asked()
+        .into_iter()
+        .find(|q| q.kind == QuestionKind::VetContent)
+        .unwrap();
+    assert_eq!(q.subject.question.as_deref(), Some("release notes"));
+    assert!(policy::to_screen(q.subject.content.as_ref().unwrap()).contains("VET-CANARY-77"));
+    assert_eq!(q.subject.verdict.map(|v| v.as_str()), Some("safe"));
+    let check = f
+        .model
+        .requests()
+        .into_iter()
+        .filter(|r| r.role == "check")
+        .nth(1)
+        .unwrap();
+    assert!(
+        check.raw_body.contains("release notes"),
+        "the check is told what was expected"
+    );
+    assert!(
+        f.result("c_again").contains("ref:"),
+        "no trust rule was written: {}",
+        f.result("c_again")
+    );
+    assert!(
+        f.result("c_ask").starts_with("refused:"),
+        "a context that read released content asks nothing"
+    );
+    assert!(
+        f.session
+            .state()
+            .trust
+            .rule_for(&f.path("page.md"))
+            .is_none()
+    );
+}
+
+// Verifies: VET-2, VET-4
+#[tokio::test]
+async fn vet_content_refuses_a_reference_to_nothing_and_headless_releases_only_on_auto_vetting() {
+    for auto in [false, true] {
+        let model = FakeModel::start_with(|s| {
+            s.planner(vec![
+                call(
+                    "c_none",
+                    "vet_content",
+                    json!({"ref": "ref:9", "expects": "x", "why": "x"}),
+                ),
+                call(
+                    "c_read",
+                    "read_file",
+                    json!({"path": "p.md", "why": "read"}),
+                ),
+                call(
+                    "c_vet",
+                    "vet_content",
+                    json!({"ref": "ref:0", "expects": "notes", "why": "x"}),
+                ),
+                Reply::text("done"),
+            ])
+            .check(vec![
+                Reply::text(UNSAFE),
+                Reply::text("VERDICT: safe\nfine"),
+            ])
+        });
+        let settings = Settings {
+            vetting_auto: auto,
+            ..Settings::default()
+        };
+        let f = fixture(model, TestScreen::new(false, reject), settings);
+        f.write("p.md", "AUTO-CANARY-5\n");
+        f.prompt("go", &[]).await;
+        assert!(
+            f.result("c_none").contains("names nothing"),
+            "{}",
+            f.result("c_none")
+        );
+        assert_eq!(
+            f.result("c_vet").contains("AUTO-CANARY-5"),
+            auto,
+            "{}",
+            f.result("c_vet")
+        );
+        assert!(f.screen.asked().is_empty());
+    }
+}
