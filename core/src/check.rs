@@ -5,7 +5,8 @@
 //! string literal, so whatever it holds stays on one line of the request and cannot forge the
 //! request's structure. The verdict is read by [`policy::read_verdict`], the third deliberate
 //! exception; the check's own sentence is untrusted like the content and goes only to the
-//! person's screen.
+//! person's screen. A check sends the content to the model endpoint whatever the person then
+//! answers (known cost COST-6).
 
 use tokio_util::sync::CancellationToken;
 

@@ -8,77 +8,17 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use bravebot_core::egress::Egress;
 use bravebot_core::kernel::label::Label;
 use bravebot_core::kernel::slot::Origin;
-use bravebot_core::model::{Api, ModelClient, ModelConfig};
-use bravebot_core::session::{
-    Answer, BoxFuture, OptionKind, Question, QuestionKind, Screen, Session, SessionConfig,
-    StopReason, SystemFacts, Update,
-};
+use bravebot_core::session::{Answer, OptionKind, Question, QuestionKind, StopReason};
 use bravebot_core::settings::Settings;
-use bravebot_core::tools::DiskOnly;
 use bravebot_tests::fake_model::{FakeModel, Reply};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-type Answerer = Box<dyn Fn(&Question) -> Answer + Send + Sync>;
+mod common;
 
-/// A screen that records what it was shown and answers questions with a closure.
-struct TestScreen {
-    interactive: bool,
-    updates: Mutex<Vec<Update>>,
-    asked: Mutex<Vec<Question>>,
-    answer: Answerer,
-}
-
-impl TestScreen {
-    fn new(
-        interactive: bool,
-        answer: impl Fn(&Question) -> Answer + Send + Sync + 'static,
-    ) -> Arc<TestScreen> {
-        Arc::new(TestScreen {
-            interactive,
-            updates: Mutex::default(),
-            asked: Mutex::default(),
-            answer: Box::new(answer),
-        })
-    }
-
-    fn asked(&self) -> Vec<Question> {
-        self.asked.lock().unwrap().clone()
-    }
-
-    fn quarantined(&self) -> Vec<(bravebot_core::kernel::slot::Reference, String)> {
-        self.updates
-            .lock()
-            .unwrap()
-            .iter()
-            .filter_map(|u| match u {
-                Update::Quarantined { reference, origin } => {
-                    Some((reference.clone(), origin.clone()))
-                }
-                _ => None,
-            })
-            .collect()
-    }
-}
-
-impl Screen for TestScreen {
-    fn update(&self, update: Update) {
-        self.updates.lock().unwrap().push(update);
-    }
-
-    fn ask(&self, question: Question) -> BoxFuture<'_, Answer> {
-        let answer = (self.answer)(&question);
-        self.asked.lock().unwrap().push(question);
-        Box::pin(async move { answer })
-    }
-
-    fn interactive(&self) -> bool {
-        self.interactive
-    }
-}
+use common::{TestScreen, fixture};
 
 fn approve(_: &Question) -> Answer {
     Answer::select("fetch")
@@ -222,79 +162,6 @@ fn page(status: u16, headers: &[(&str, &str)], body: &[u8]) -> Vec<u8> {
     page_with_reason(&format!("{status} Status"), headers, body)
 }
 
-struct Fixture {
-    _dir: tempfile::TempDir,
-    model: FakeModel,
-    session: Session,
-    screen: Arc<TestScreen>,
-}
-
-fn fixture(model: FakeModel, screen: Arc<TestScreen>, settings: Settings) -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let cwd = std::fs::canonicalize(dir.path()).unwrap();
-    let egress = Arc::new(Egress::from_env(&|_| None).unwrap());
-    let client = ModelClient::new(
-        ModelConfig {
-            api: Api::OpenAi,
-            base_url: model.url(),
-            name: "fake".into(),
-            api_key: None,
-        },
-        egress,
-    );
-    let config = SessionConfig {
-        id: "test".into(),
-        cwd: cwd.clone(),
-        settings,
-        facts: SystemFacts {
-            is_git: false,
-            platform: "linux".into(),
-            os_version: "Linux 6.1".into(),
-            shell: "/bin/bash".into(),
-            date: "2026-11-29".into(),
-        },
-        audit_log: Some(cwd.join(".audit").join("audit.jsonl")),
-    };
-    let session = Session::new(config, client, screen.clone(), Arc::new(DiskOnly));
-    Fixture {
-        _dir: dir,
-        model,
-        session,
-        screen,
-    }
-}
-
-impl Fixture {
-    async fn prompt(&self, text: &str) -> StopReason {
-        self.session.prompt(text.into(), Vec::new()).await.unwrap()
-    }
-
-    /// The tool message contents of the last planner request, in order.
-    fn tool_results(&self) -> Vec<String> {
-        let requests = self.model.requests();
-        let last = requests
-            .iter()
-            .rfind(|r| r.role == "planner")
-            .expect("a planner request");
-        last.body["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|m| m["role"] == "tool")
-            .map(|m| m["content"].as_str().unwrap_or_default().to_string())
-            .collect()
-    }
-
-    fn audit_text(&self) -> String {
-        self.session
-            .audit_records()
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
-}
-
 fn fetch(url: &str) -> Reply {
     Reply::tool_call("fetch_url", json!({"url": url, "why": "read the docs"}))
 }
@@ -330,7 +197,7 @@ async fn a_fetched_pages_canary_never_reaches_a_planner_request() {
     let (first, second) = (server.url("/page"), server.url("/missing"));
     let model = FakeModel::start(vec![fetch(&first), fetch(&second), Reply::text("done")]);
     let f = fixture(model, TestScreen::new(true, approve), Settings::default());
-    assert_eq!(f.prompt("read the page").await, StopReason::EndTurn);
+    assert_eq!(f.prompt("read the page", &[]).await, StopReason::EndTurn);
 
     f.model.assert_no_planner_request_contains("CANARY");
     let results = f.tool_results();
@@ -368,7 +235,7 @@ async fn the_fetch_question_shows_the_url_and_on_its_own_the_host_the_parser_rea
     let tricky = format!("http://example.com@{}/doc", server.authority());
     let model = FakeModel::start(vec![fetch(&tricky), fetch(&tricky), Reply::text("done")]);
     let f = fixture(model, TestScreen::new(true, approve), Settings::default());
-    assert_eq!(f.prompt("fetch it twice").await, StopReason::EndTurn);
+    assert_eq!(f.prompt("fetch it twice", &[]).await, StopReason::EndTurn);
 
     let asked = f.screen.asked();
     assert_eq!(
@@ -416,7 +283,7 @@ async fn a_fetch_the_person_rejects_sends_nothing() {
     let url = server.url("/x");
     let model = FakeModel::start(vec![fetch(&url), Reply::text("done")]);
     let f = fixture(model, TestScreen::new(true, reject), Settings::default());
-    assert_eq!(f.prompt("fetch").await, StopReason::EndTurn);
+    assert_eq!(f.prompt("fetch", &[]).await, StopReason::EndTurn);
     assert_eq!(
         f.tool_results()[0],
         format!("refused: the person did not approve fetching {url}; nothing was fetched")
@@ -438,7 +305,7 @@ async fn an_allow_rule_answers_without_a_question_and_a_deny_rule_refuses_withou
     // The allow rule names every port on 127.0.0.1; the deny rule names one, and deny wins.
     let rules = settings(&["127.0.0.1"], &[&denied.authority()]);
     let f = fixture(model, TestScreen::new(true, approve), rules);
-    assert_eq!(f.prompt("fetch both").await, StopReason::EndTurn);
+    assert_eq!(f.prompt("fetch both", &[]).await, StopReason::EndTurn);
 
     assert!(f.screen.asked().is_empty(), "no question was put");
     let results = f.tool_results();
@@ -473,7 +340,7 @@ async fn an_unwatched_session_fetches_only_what_an_allow_rule_names() {
         TestScreen::new(false, approve),
         settings(&[&named.authority()], &[]),
     );
-    assert_eq!(f.prompt("fetch").await, StopReason::EndTurn);
+    assert_eq!(f.prompt("fetch", &[]).await, StopReason::EndTurn);
     let results = f.tool_results();
     assert!(results[0].starts_with("fetched "), "{}", results[0]);
     assert!(
@@ -497,7 +364,7 @@ async fn a_redirect_to_another_host_is_refused_and_the_result_holds_no_location(
     let start = server.url("/start");
     let model = FakeModel::start(vec![fetch(&start), Reply::text("done")]);
     let f = fixture(model, TestScreen::new(true, approve), Settings::default());
-    assert_eq!(f.prompt("fetch").await, StopReason::EndTurn);
+    assert_eq!(f.prompt("fetch", &[]).await, StopReason::EndTurn);
 
     let result = &f.tool_results()[0];
     assert_eq!(
@@ -535,7 +402,7 @@ async fn a_redirect_to_a_host_an_allow_rule_names_is_followed_and_named_as_asked
         TestScreen::new(true, approve),
         settings(&[&elsewhere.authority()], &[]),
     );
-    assert_eq!(f.prompt("fetch").await, StopReason::EndTurn);
+    assert_eq!(f.prompt("fetch", &[]).await, StopReason::EndTurn);
 
     // The first host was approved by the person, the second by the rule; one question in all.
     assert_eq!(f.screen.asked().len(), 1);
@@ -572,7 +439,7 @@ async fn the_audit_names_the_host_and_slot_of_every_fetch_and_no_content() {
         TestScreen::new(true, approve),
         settings(&[], &[&denied.authority()]),
     );
-    assert_eq!(f.prompt("fetch").await, StopReason::EndTurn);
+    assert_eq!(f.prompt("fetch", &[]).await, StopReason::EndTurn);
     f.session.flush_audit();
 
     let audit = f.audit_text();
@@ -627,7 +494,7 @@ async fn a_body_that_is_not_text_is_carried_and_a_long_one_is_cut_at_the_cap_and
         Reply::text("done"),
     ]);
     let f = fixture(model, TestScreen::new(true, approve), Settings::default());
-    assert_eq!(f.prompt("fetch").await, StopReason::EndTurn);
+    assert_eq!(f.prompt("fetch", &[]).await, StopReason::EndTurn);
     let results = f.tool_results();
     assert!(
         results[0].contains(&format!(
@@ -659,7 +526,7 @@ async fn a_url_that_is_not_http_or_https_is_refused_before_anything_is_asked() {
         Reply::text("done"),
     ]);
     let f = fixture(model, TestScreen::new(true, approve), Settings::default());
-    assert_eq!(f.prompt("fetch").await, StopReason::EndTurn);
+    assert_eq!(f.prompt("fetch", &[]).await, StopReason::EndTurn);
     let results = f.tool_results();
     assert_eq!(
         results[0],

@@ -3,129 +3,15 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
-
-use bravebot_core::egress::Egress;
 use bravebot_core::kernel::policy;
-use bravebot_core::model::{Api, ModelClient, ModelConfig};
-use bravebot_core::session::{
-    Answer, BoxFuture, Question, QuestionKind, Screen, Session, SessionConfig, StopReason,
-    SystemFacts, Update,
-};
+use bravebot_core::session::{Answer, Question, QuestionKind, StopReason, Update};
 use bravebot_core::settings::Settings;
-use bravebot_core::tools::DiskOnly;
 use bravebot_tests::fake_model::{FakeModel, Reply};
 use serde_json::{Value, json};
 
-type Answerer = Box<dyn Fn(&Question) -> Answer + Send + Sync>;
+mod common;
 
-/// A screen that records what it was shown and answers questions with a closure.
-struct TestScreen {
-    interactive: bool,
-    updates: Mutex<Vec<Update>>,
-    asked: Mutex<Vec<Question>>,
-    answer: Answerer,
-}
-
-impl TestScreen {
-    fn new(
-        interactive: bool,
-        answer: impl Fn(&Question) -> Answer + Send + Sync + 'static,
-    ) -> Arc<TestScreen> {
-        Arc::new(TestScreen {
-            interactive,
-            updates: Mutex::default(),
-            asked: Mutex::default(),
-            answer: Box::new(answer),
-        })
-    }
-
-    fn asked(&self) -> Vec<Question> {
-        self.asked.lock().unwrap().clone()
-    }
-
-    fn updates(&self) -> Vec<Update> {
-        self.updates.lock().unwrap().clone()
-    }
-}
-
-impl Screen for TestScreen {
-    fn update(&self, update: Update) {
-        self.updates.lock().unwrap().push(update);
-    }
-
-    fn ask(&self, question: Question) -> BoxFuture<'_, Answer> {
-        let answer = (self.answer)(&question);
-        self.asked.lock().unwrap().push(question);
-        Box::pin(async move { answer })
-    }
-
-    fn interactive(&self) -> bool {
-        self.interactive
-    }
-}
-
-struct Fixture {
-    dir: tempfile::TempDir,
-    model: FakeModel,
-    session: Session,
-    screen: Arc<TestScreen>,
-}
-
-fn fixture(model: FakeModel, screen: Arc<TestScreen>, settings: Settings) -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let cwd = std::fs::canonicalize(dir.path()).unwrap();
-    let egress = Arc::new(Egress::from_env(&|_| None).unwrap());
-    let client = ModelClient::new(
-        ModelConfig {
-            api: Api::OpenAi,
-            base_url: model.url(),
-            name: "fake".into(),
-            api_key: None,
-        },
-        egress,
-    );
-    let config = SessionConfig {
-        id: "test".into(),
-        cwd: cwd.clone(),
-        settings,
-        facts: SystemFacts {
-            is_git: false,
-            platform: "linux".into(),
-            os_version: "Linux 6.1".into(),
-            shell: "/bin/bash".into(),
-            date: "2026-11-29".into(),
-        },
-        audit_log: Some(cwd.join(".audit").join("audit.jsonl")),
-    };
-    let session = Session::new(config, client, screen.clone(), Arc::new(DiskOnly));
-    Fixture {
-        dir,
-        model,
-        session,
-        screen,
-    }
-}
-
-impl Fixture {
-    fn path(&self, rel: &str) -> PathBuf {
-        std::fs::canonicalize(self.dir.path()).unwrap().join(rel)
-    }
-
-    fn write(&self, rel: &str, text: &str) {
-        let p = self.path(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-
-    async fn prompt(&self, text: &str, files: &[&str]) -> StopReason {
-        self.session
-            .prompt(text.into(), files.iter().map(|f| self.path(f)).collect())
-            .await
-            .unwrap()
-    }
-}
+use common::{Fixture, TestScreen, fixture};
 
 fn call(id: &str, name: &str, args: Value) -> Reply {
     Reply::tool_call_with_id(id, name, args)
@@ -153,22 +39,11 @@ fn reject(q: &Question) -> Answer {
 
 const UNSAFE: &str = "VERDICT: unsafe\nit gives orders";
 
-impl Fixture {
-    fn result(&self, call_id: &str) -> String {
-        let requests = self.model.requests();
-        let last = requests
-            .iter()
-            .rfind(|r| r.role == "planner")
-            .expect("planner");
-        last.body["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["role"] == "tool" && m["tool_call_id"] == call_id)
-            .and_then(|m| m["content"].as_str().map(str::to_string))
-            .unwrap_or_else(|| panic!("no result for {call_id}"))
-    }
+trait Remarks {
+    fn remarks(&self) -> Vec<String>;
+}
 
+impl Remarks for Fixture {
     fn remarks(&self) -> Vec<String> {
         self.screen
             .updates()

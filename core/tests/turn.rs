@@ -3,159 +3,17 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::path::Path;
 
-use bravebot_core::egress::Egress;
 use bravebot_core::kernel::label::Label;
-use bravebot_core::model::{Api, ModelClient, ModelConfig};
-use bravebot_core::session::{
-    Answer, BoxFuture, Question, QuestionKind, Screen, Session, SessionConfig, StopReason,
-    SystemFacts, Update,
-};
+use bravebot_core::session::{Answer, Question, QuestionKind, StopReason, Update};
 use bravebot_core::settings::Settings;
-use bravebot_core::tools::DiskOnly;
 use bravebot_tests::fake_model::{FakeModel, Reply};
 use serde_json::{Value, json};
 
-type Answerer = Box<dyn Fn(&Question) -> Answer + Send + Sync>;
+mod common;
 
-/// A screen that records what it was shown and answers questions with a closure.
-struct TestScreen {
-    interactive: bool,
-    updates: Mutex<Vec<Update>>,
-    asked: Mutex<Vec<Question>>,
-    answer: Answerer,
-}
-
-impl TestScreen {
-    fn new(
-        interactive: bool,
-        answer: impl Fn(&Question) -> Answer + Send + Sync + 'static,
-    ) -> Arc<TestScreen> {
-        Arc::new(TestScreen {
-            interactive,
-            updates: Mutex::default(),
-            asked: Mutex::default(),
-            answer: Box::new(answer),
-        })
-    }
-
-    fn asked(&self) -> Vec<Question> {
-        self.asked.lock().unwrap().clone()
-    }
-
-    fn updates(&self) -> Vec<Update> {
-        self.updates.lock().unwrap().clone()
-    }
-}
-
-impl Screen for TestScreen {
-    fn update(&self, update: Update) {
-        self.updates.lock().unwrap().push(update);
-    }
-
-    fn ask(&self, question: Question) -> BoxFuture<'_, Answer> {
-        let answer = (self.answer)(&question);
-        self.asked.lock().unwrap().push(question);
-        Box::pin(async move { answer })
-    }
-
-    fn interactive(&self) -> bool {
-        self.interactive
-    }
-}
-
-struct Fixture {
-    dir: tempfile::TempDir,
-    model: FakeModel,
-    session: Session,
-    screen: Arc<TestScreen>,
-}
-
-fn fixture(model: FakeModel, screen: Arc<TestScreen>, settings: Settings) -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let cwd = std::fs::canonicalize(dir.path()).unwrap();
-    let egress = Arc::new(Egress::from_env(&|_| None).unwrap());
-    let client = ModelClient::new(
-        ModelConfig {
-            api: Api::OpenAi,
-            base_url: model.url(),
-            name: "fake".into(),
-            api_key: None,
-        },
-        egress,
-    );
-    let config = SessionConfig {
-        id: "test".into(),
-        cwd: cwd.clone(),
-        settings,
-        facts: SystemFacts {
-            is_git: false,
-            platform: "linux".into(),
-            os_version: "Linux 6.1".into(),
-            shell: "/bin/bash".into(),
-            date: "2026-11-29".into(),
-        },
-        audit_log: Some(cwd.join(".audit").join("audit.jsonl")),
-    };
-    let session = Session::new(config, client, screen.clone(), Arc::new(DiskOnly));
-    Fixture {
-        dir,
-        model,
-        session,
-        screen,
-    }
-}
-
-impl Fixture {
-    fn path(&self, rel: &str) -> PathBuf {
-        std::fs::canonicalize(self.dir.path()).unwrap().join(rel)
-    }
-
-    fn write(&self, rel: &str, text: &str) {
-        let p = self.path(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-
-    async fn prompt(&self, text: &str, files: &[&str]) -> StopReason {
-        self.session
-            .prompt(text.into(), files.iter().map(|f| self.path(f)).collect())
-            .await
-            .unwrap()
-    }
-
-    /// The tool message contents of the last planner request, in order.
-    fn tool_results(&self) -> Vec<String> {
-        let requests = self.model.requests();
-        let last = requests
-            .iter()
-            .rfind(|r| r.role == "planner")
-            .expect("a planner request");
-        last.body["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|m| m["role"] == "tool")
-            .map(|m| {
-                m["content"]
-                    .as_str()
-                    .map(str::to_string)
-                    .unwrap_or_else(|| m["content"].to_string())
-            })
-            .collect()
-    }
-
-    fn audit_text(&self) -> String {
-        self.session
-            .audit_records()
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
-}
+use common::{TestScreen, fixture};
 
 fn call(name: &str, args: Value) -> Reply {
     Reply::tool_call(name, args)

@@ -278,7 +278,7 @@ pub const DOCUMENT_MARKER: &str = "<<<DOCUMENT>>>";
 /// for the marker to know where to cut. The processor wrote the whole reply and may put the marker
 /// anywhere; whoever owns the inputs can at most make the write impossible, move the cut within
 /// bytes that were theirs already, or put words in a remark that stops at the screen. Both parts
-/// keep the reply's label.
+/// keep the reply's label. (Known cost COST-7.)
 pub fn split_processor_reply(
     reply: Labelled<String>,
 ) -> (Labelled<String>, Option<Labelled<String>>) {

@@ -34,6 +34,7 @@ use crate::settings::Settings;
 /// Content types the planner may be told, matched on the media type alone (parameters such as a
 /// charset dropped, case ignored). The result carries the entry from this list, never the
 /// header's own bytes, so all a server can choose is which of these the planner reads.
+/// Which of these a server chose is a few bits it can send the planner (known cost FETCH-11).
 pub const KNOWN_CONTENT_TYPES: &[&str] = &[
     "text/html",
     "text/plain",
@@ -131,7 +132,8 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     }
 }
 
-/// Decides whether the fetch goes ahead: a deny rule, an allow rule, or the person.
+/// Decides whether the fetch goes ahead: a deny rule, an allow rule, or the person. An allow rule
+/// spares the question and vouches for nothing the host sends (known cost FETCH-12).
 async fn approve(call: &Call<'_>, url: &Url, shown: &str, host: &str) -> Result<(), ToolOutput> {
     let session = call.session;
     let settings = &session.settings;

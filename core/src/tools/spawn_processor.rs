@@ -104,7 +104,10 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
                 ));
             }
             None => {
-                return ToolOutput::error(format!("`{}` is not a reference", control_pictures(raw)));
+                return ToolOutput::error(format!(
+                    "`{}` is not a reference",
+                    control_pictures(raw)
+                ));
             }
         },
         Ok(None) if ids.len() == 1 => Some(ids[0]),
