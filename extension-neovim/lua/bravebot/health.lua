@@ -1,0 +1,40 @@
+-- :checkhealth bravebot
+local M = {}
+
+function M.check()
+  local health = vim.health
+  health.start('bravebot')
+  local v = vim.version()
+  local vs = string.format('%d.%d.%d', v.major, v.minor, v.patch)
+  if vim.fn.has('nvim-0.10') == 1 then
+    health.ok('Neovim ' .. vs .. ' (0.10 or newer is required)')
+  else
+    health.error('Neovim ' .. vs .. ' is too old: bravebot needs 0.10 or newer')
+  end
+  local cmd = require('bravebot.config').options.cmd
+  local exe = cmd[1]
+  if vim.fn.executable(exe) ~= 1 then
+    health.error(exe .. ' not found', { 'install bravebot, or set cmd in require("bravebot").setup()' })
+    return
+  end
+  health.ok('binary: ' .. vim.fn.exepath(exe))
+  local res = vim.system({ exe, '--version' }, { text = true }):wait(5000)
+  local out = vim.trim((res.stdout or '') .. (res.stdout == '' and res.stderr or ''))
+  if res.code == 0 and out ~= '' then
+    health.ok('version: ' .. out)
+  else
+    health.warn(exe .. ' --version failed (exit ' .. tostring(res.code) .. '): ' .. out)
+  end
+  local model = require('bravebot.config').options.model
+  if model and model.apiKeyEnv then
+    if vim.env[model.apiKeyEnv] and vim.env[model.apiKeyEnv] ~= '' then
+      health.ok('API key: $' .. model.apiKeyEnv .. ' is set')
+    else
+      health.warn('API key: $' .. model.apiKeyEnv .. ' is not set')
+    end
+  else
+    health.info('model: from bravebot settings (~/.bravebot/settings.json or environment)')
+  end
+end
+
+return M

@@ -1,0 +1,15 @@
+-- The :Bravebot command. Everything else loads lazily from lua/bravebot/ on first use.
+if vim.g.loaded_bravebot then
+  return
+end
+vim.g.loaded_bravebot = true
+
+vim.api.nvim_create_user_command('Bravebot', function(args)
+  require('bravebot.commands').run(args)
+end, {
+  nargs = '*',
+  desc = 'bravebot: chat, ask, cancel, mode, trust, add-dir, status, audit, log, new',
+  complete = function(arglead, cmdline, cursorpos)
+    return require('bravebot.commands').complete(arglead, cmdline, cursorpos)
+  end,
+})
