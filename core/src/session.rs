@@ -446,6 +446,13 @@ impl Session {
         Ok(stop)
     }
 
+    /// Ends the session: the running turn, its background jobs and its language servers.
+    pub fn end(&self) {
+        self.cancel();
+        self.stop_jobs();
+        self.stop_language_servers();
+    }
+
     /// Stops every background job of the session (the session is ending).
     pub fn stop_jobs(&self) {
         for job in &self.state().jobs {

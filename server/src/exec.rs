@@ -139,7 +139,7 @@ pub async fn run(egress: Arc<Egress>, prompt: String, json: bool, vet: bool) -> 
         Ok(stop) => stop,
         Err(e) => StopReason::Error(e.to_string()),
     };
-    session.stop_jobs();
+    session.end();
     if json {
         screen.line(&serde_json::json!({"kind": "stop", "stopReason": stop.as_str()}).to_string());
     } else {

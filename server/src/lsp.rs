@@ -589,9 +589,7 @@ pub async fn serve(egress: Arc<Egress>) -> bool {
 
 fn stop_everything(sessions: &Mutex<HashMap<String, Arc<Session>>>, questions: &Questions) {
     for s in sessions.lock().unwrap_or_else(|p| p.into_inner()).values() {
-        s.cancel();
-        s.stop_jobs();
-        s.stop_language_servers();
+        s.end();
     }
     questions.refuse_all();
 }
