@@ -130,6 +130,7 @@ end
 
 -- Cases ------------------------------------------------------------------------------------------
 
+-- Verifies: NVIM-8
 case('an API key from model.apiKeyCommand reaches the server only through its environment', function()
   local ws = workspace({}, { planner = { { text = 'ok' } } })
   require('bravebot').setup({
@@ -152,6 +153,7 @@ case('an API key from model.apiKeyCommand reaches the server only through its en
   ws.stop()
 end)
 
+-- Verifies: NVIM-2
 case('a prompt streams text into the chat buffer and ends', function()
   local ws = workspace({}, { planner = { { text = 'Hello from the fake model, streamed.' } } })
   local stop
@@ -215,6 +217,7 @@ local function proposal_snapshot(buf)
   return out
 end
 
+-- Verifies: NVIM-1, NVIM-4
 case('an edit question shows inline and accepting one of two hunks lands exactly that hunk', function()
   local ws, buf, before, stopped = edit_case()
   eq({
@@ -252,6 +255,7 @@ case('an edit question shows inline and accepting one of two hunks lands exactly
   ws.stop()
 end)
 
+-- Verifies: NVIM-1, NVIM-4
 case('code actions are offered and rejecting every hunk leaves the buffer byte-identical', function()
   local ws, buf, before, stopped = edit_case()
   -- The server's code actions are offered through Neovim's own client on the changed lines.
@@ -282,6 +286,7 @@ case('code actions are offered and rejecting every hunk leaves the buffer byte-i
   ws.stop()
 end)
 
+-- Verifies: NVIM-5
 case('Esc on a run question refuses and nothing runs', function()
   local ws = workspace({}, {
     planner = {
@@ -315,6 +320,7 @@ case('Esc on a run question refuses and nothing runs', function()
   ws.stop()
 end)
 
+-- Verifies: NVIM-7
 case(':checkhealth bravebot reports OK with the binary and its version', function()
   require('bravebot').setup({ cmd = { bravebot_bin, 'lsp' } })
   vim.cmd('silent checkhealth bravebot')
@@ -340,6 +346,7 @@ local OPTIONS = {
   { optionId = 'reject', name = 'Reject', kind = 'reject_once' },
 }
 
+-- Verifies: NVIM-5, NVIM-6
 case('every question kind has a handler', function()
   local kinds = require('bravebot.questions').kinds
   for _, k in ipairs({ 'write', 'edit', 'run', 'fetch', 'lspStart', 'readOutput', 'vetContent', 'trustRead', 'delegate', 'askUser' }) do
@@ -372,6 +379,7 @@ case('every question kind has a handler', function()
   eq({ outcome = { outcome = 'cancelled' } }, got(), 'closed window refuses')
 end)
 
+-- Verifies: NVIM-3
 case('untrusted updates are drawn inside the margin with their own highlight', function()
   local chat = require('bravebot.chat')
   local state = { root = tmp .. '/chat-snapshot' }
@@ -405,6 +413,7 @@ case('untrusted updates are drawn inside the margin with their own highlight', f
   eq({ 2, 3, 4, 5 }, untrusted, 'lines with the untrusted highlight')
 end)
 
+-- Verifies: NVIM-7
 case(':Bravebot subcommands complete and reach the session', function()
   local ws = workspace({ ['a.txt'] = 'a\n', sub = nil }, { planner = {} })
   vim.fn.mkdir(ws.dir .. '/extra', 'p')
@@ -444,6 +453,7 @@ case(':Bravebot ask opens a floating prompt whose @paths are sent as files', fun
   ws.stop()
 end)
 
+-- Verifies: NVIM-4
 case('a write to a file that is not open is shown inline and lands on disk when accepted', function()
   local ws = workspace({ ['b.txt'] = 'old\n' }, {
     planner = {
