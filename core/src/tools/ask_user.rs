@@ -205,10 +205,7 @@ async fn put(call: &Call<'_>, q: &Asked) -> String {
         },
         options,
     };
-    let answer = tokio::select! {
-        a = call.session.screen.ask(question.clone()) => a,
-        () = call.cancel.cancelled() => Answer::Refused,
-    };
+    let answer = call.ask(question.clone()).await;
     let chosen = answer.chosen(&question).cloned();
     let words = match (&answer, chosen) {
         (Answer::Selected { text: Some(t), .. }, Some(o))

@@ -28,7 +28,7 @@ use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::{Origin, human_size};
-use crate::session::{Answer, OptionKind, Question, QuestionKind, QuestionOption, Subject, Update};
+use crate::session::{OptionKind, Question, QuestionKind, QuestionOption, Subject, Update};
 use crate::settings::Settings;
 
 /// Content types the planner may be told, matched on the media type alone (parameters such as a
@@ -203,10 +203,7 @@ async fn approve(call: &Call<'_>, url: &Url, shown: &str, host: &str) -> Result<
             },
         ],
     };
-    let answer = tokio::select! {
-        answer = session.screen.ask(question.clone()) => answer,
-        () = call.cancel.cancelled() => Answer::Refused,
-    };
+    let answer = call.ask(question.clone()).await;
     let approved = answer.approves(&question);
     call.record(
         Gate::Question,

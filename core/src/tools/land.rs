@@ -246,10 +246,7 @@ async fn ask(
         },
         options,
     };
-    let answer = tokio::select! {
-        a = session.screen.ask(question.clone()) => a,
-        () = call.cancel.cancelled() => Answer::Refused,
-    };
+    let answer = call.ask(question.clone()).await;
     let chosen = answer.chosen(&question).cloned();
     let approved = answer.approves(&question);
     call.record(

@@ -30,7 +30,7 @@ use crate::kernel::policy;
 use crate::kernel::slot::Origin;
 use crate::language::position::{self, Encoding, ServerPosition, Stale};
 use crate::language::{Approval, Language, Launch, RpcError, Server, State, Unavailable};
-use crate::session::{Answer, OptionKind, Question, QuestionKind, QuestionOption, Subject, Update};
+use crate::session::{OptionKind, Question, QuestionKind, QuestionOption, Subject, Update};
 
 /// Most locations one answer lists; past it the answer says how many were left out.
 pub const MAX_LOCATIONS: usize = 200;
@@ -548,10 +548,7 @@ dependencies running as you. It keeps running for this session and answers every
             },
         ],
     };
-    let answer = tokio::select! {
-        a = session.screen.ask(question.clone()) => a,
-        () = call.cancel.cancelled() => Answer::Refused,
-    };
+    let answer = call.ask(question.clone()).await;
     let chosen = answer.chosen(&question).map(|o| o.kind);
     let approved = answer.approves(&question);
     let how = match chosen {

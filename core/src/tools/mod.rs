@@ -250,6 +250,14 @@ impl Call<'_> {
             .and_then(|s| s.role_of(name))
     }
 
+    /// Puts a question to the person and waits; a cancelled turn refuses it.
+    pub async fn ask(&self, question: crate::session::Question) -> crate::session::Answer {
+        tokio::select! {
+            a = self.session.screen.ask(question) => a,
+            () = self.cancel.cancelled() => crate::session::Answer::Refused,
+        }
+    }
+
     pub fn record(&self, gate: Gate, decision: Decision, detail: impl Into<String>) {
         self.session.state().audit.record(gate, decision, detail);
     }

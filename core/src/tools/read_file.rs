@@ -19,7 +19,7 @@ use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::{Origin, SlotId};
 use crate::kernel::trust::{RuleOrigin, Scope, TrustRule};
-use crate::session::{Answer, OptionKind, Question, QuestionKind, QuestionOption, Subject, Update};
+use crate::session::{OptionKind, Question, QuestionKind, QuestionOption, Subject, Update};
 
 /// Most lines one read returns, so a single read cannot fill the conversation.
 pub const MAX_LINES: usize = 2000;
@@ -212,10 +212,7 @@ async fn read_unvouched(
             },
         ],
     };
-    let answer = tokio::select! {
-        a = session.screen.ask(question.clone()) => a,
-        () = call.cancel.cancelled() => Answer::Refused,
-    };
+    let answer = call.ask(question.clone()).await;
     let approved = answer.approves(&question);
     {
         let mut state = session.state();

@@ -15,7 +15,7 @@ use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::context::Capability;
 use crate::kernel::policy::{self, Endorsement, PlannerText, Verdict};
 use crate::kernel::slot::{Origin, SlotId};
-use crate::session::{Answer, OptionKind, Question, QuestionKind, QuestionOption, Subject};
+use crate::session::{OptionKind, Question, QuestionKind, QuestionOption, Subject};
 
 /// Lines of the output drawn in the question.
 const PREVIEW_LINES: usize = 200;
@@ -167,10 +167,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
                 },
             ],
         };
-        let answer = tokio::select! {
-            a = session.screen.ask(question.clone()) => a,
-            () = call.cancel.cancelled() => Answer::Refused,
-        };
+        let answer = call.ask(question.clone()).await;
         answer.approves(&question).then_some(Endorsement::Person)
     };
     let Some(endorsement) = endorsement else {

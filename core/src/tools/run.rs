@@ -29,7 +29,7 @@ use crate::kernel::slot::{Origin, Reference, SlotId, human_size};
 use crate::process;
 use crate::run::{Plan, SystemEnvironment, compile};
 use crate::runner::{self, RunIo, RunReport};
-use crate::session::{Answer, OptionKind, Question, QuestionKind, QuestionOption, Subject, Update};
+use crate::session::{OptionKind, Question, QuestionKind, QuestionOption, Subject, Update};
 use crate::settings::Mode;
 
 /// Seconds a foreground run waits when the planner names no deadline, and the most it may name.
@@ -422,10 +422,7 @@ async fn endorse(
         },
         options,
     };
-    let answer = tokio::select! {
-        a = session.screen.ask(question.clone()) => a,
-        () = call.cancel.cancelled() => Answer::Refused,
-    };
+    let answer = call.ask(question.clone()).await;
     let chosen = answer.chosen(&question).map(|o| o.kind);
     let approved = answer.approves(&question);
     call.record(

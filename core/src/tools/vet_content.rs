@@ -20,7 +20,7 @@ use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, Endorsement, PlannerText, Verdict};
 use crate::kernel::slot::{Origin, SlotId};
 use crate::model::Part;
-use crate::session::{Answer, OptionKind, Question, QuestionKind, QuestionOption, Subject};
+use crate::session::{OptionKind, Question, QuestionKind, QuestionOption, Subject};
 
 /// Lines of the content drawn in the question.
 const PREVIEW_LINES: usize = 200;
@@ -207,10 +207,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
                 QuestionOption { id: "keep".into(), name: "Keep it quarantined".into(), kind: OptionKind::RejectOnce },
             ],
         };
-        let answer = tokio::select! {
-            a = session.screen.ask(question.clone()) => a,
-            () = call.cancel.cancelled() => Answer::Refused,
-        };
+        let answer = call.ask(question.clone()).await;
         drop(copy);
         answer.approves(&question).then_some(Endorsement::Person)
     };
