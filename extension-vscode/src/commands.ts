@@ -1,0 +1,65 @@
+// The extension's commands, each a function of the context; main.ts registers the table.
+
+import * as vscode from 'vscode';
+import type { Ctx } from './ctx';
+import { secretKey } from './config';
+import { methods, modes, type AuditResult, type Mode, type StatusResult } from './protocol';
+
+export type Command = (ctx: Ctx, ...args: any[]) => unknown;
+
+async function showJson(title: string, value: unknown): Promise<void> {
+  const doc = await vscode.workspace.openTextDocument({ language: 'json', content: `// ${title}\n${JSON.stringify(value, null, 2)}\n` });
+  await vscode.window.showTextDocument(doc, { preview: true });
+}
+
+function activeFile(uri?: vscode.Uri): string | undefined {
+  const u = uri ?? vscode.window.activeTextEditor?.document.uri;
+  return u?.scheme === 'file' ? u.fsPath : undefined;
+}
+
+export const commands: Record<string, Command> = {
+  'bravebot.openChat': (ctx) => ctx.chat.reveal(),
+
+  'bravebot.newSession': (ctx) => ctx.newSession(),
+
+  'bravebot.cancel': (ctx) => ctx.cancel(),
+
+  'bravebot.setMode': async (ctx, mode?: Mode) => {
+    const picked = mode ?? ((await vscode.window.showQuickPick([...modes], { title: 'bravebot: mode', placeHolder: ctx.mode })) as Mode | undefined);
+    if (picked) await ctx.setMode(picked);
+  },
+
+  'bravebot.trustFile': async (ctx, uri?: vscode.Uri) => {
+    const path = activeFile(uri);
+    if (!path) return vscode.window.showWarningMessage('bravebot: open a file on disk to trust it');
+    await ctx.request(methods.sessionTrust, { path, scope: 'file' });
+    void vscode.window.showInformationMessage(`bravebot: trusted ${vscode.workspace.asRelativePath(path)} for this session`);
+  },
+
+  'bravebot.addDirectory': async (ctx, uri?: vscode.Uri) => {
+    const dir = uri ?? (await vscode.window.showOpenDialog({ canSelectFiles: false, canSelectFolders: true, openLabel: 'Add directory' }))?.[0];
+    if (!dir) return;
+    await ctx.request(methods.sessionTrust, { path: dir.fsPath, scope: 'directory' });
+    void vscode.window.showInformationMessage(`bravebot: added ${dir.fsPath}`);
+  },
+
+  'bravebot.showStatus': async (ctx) => showJson('bravebot status', await ctx.request<StatusResult>(methods.sessionStatus, {})),
+
+  'bravebot.showAudit': async (ctx) => showJson('bravebot audit trail', (await ctx.request<AuditResult>(methods.sessionAudit, {})).records),
+
+  'bravebot.showLog': (ctx) => ctx.output.show(true),
+
+  'bravebot.setApiKey': async (ctx) => {
+    const key = await vscode.window.showInputBox({ title: 'bravebot: model API key', password: true, ignoreFocusOut: true, prompt: 'Kept in SecretStorage; an empty value removes it.' });
+    if (key === undefined) return;
+    if (key) await ctx.extension.secrets.store(secretKey, key);
+    else await ctx.extension.secrets.delete(secretKey);
+    await ctx.restart();
+  },
+
+  'bravebot.acceptProposal': (ctx, uri?: vscode.Uri) => ctx.questions.answerProposal(true, uri),
+
+  'bravebot.rejectProposal': (ctx, uri?: vscode.Uri) => ctx.questions.answerProposal(false, uri),
+
+  'bravebot.toggleHunk': (ctx, questionId: string, index: number) => ctx.questions.toggleHunk(questionId, index),
+};

@@ -1,0 +1,36 @@
+// The extension's settings, read in one place. The API key is not a setting: it lives in
+// SecretStorage and reaches the server only through its environment.
+
+import * as vscode from 'vscode';
+import type { ModelOptions } from './protocol';
+
+export const secretKey = 'bravebot.apiKey';
+/** The environment variable the server reads the key from (`model.apiKeyEnv`). */
+export const apiKeyEnv = 'BRAVEBOT_API_KEY';
+
+export class Config {
+  private get cfg(): vscode.WorkspaceConfiguration {
+    return vscode.workspace.getConfiguration('bravebot');
+  }
+
+  get serverPath(): string {
+    return this.cfg.get<string>('serverPath') || 'bravebot';
+  }
+
+  /** The model settings for `initializationOptions.model`; empty fields are left to the server. */
+  get model(): ModelOptions {
+    const m: ModelOptions = { apiKeyEnv };
+    const api = this.cfg.get<string>('model.api');
+    const baseUrl = this.cfg.get<string>('model.baseUrl');
+    const name = this.cfg.get<string>('model.name');
+    if (api) m.api = api;
+    if (baseUrl) m.baseUrl = baseUrl;
+    if (name) m.name = name;
+    return m;
+  }
+
+  /** Whether a settings change needs the server restarted. */
+  affectsServer(e: vscode.ConfigurationChangeEvent): boolean {
+    return e.affectsConfiguration('bravebot.serverPath') || e.affectsConfiguration('bravebot.model');
+  }
+}

@@ -1,0 +1,138 @@
+// Wire types of `bravebot lsp`, mirroring server/src/protocol.rs (CONTRACT §3). Only types and
+// method names live here: no logic, so a checker can diff this file against the Rust definitions.
+
+export const methods = {
+  sessionNew: 'bravebot/session/new',
+  sessionPrompt: 'bravebot/session/prompt',
+  sessionCancel: 'bravebot/session/cancel',
+  sessionUpdate: 'bravebot/session/update',
+  sessionRequestPermission: 'bravebot/session/requestPermission',
+  sessionStatus: 'bravebot/session/status',
+  sessionAudit: 'bravebot/session/audit',
+  sessionSetMode: 'bravebot/session/setMode',
+  sessionTrust: 'bravebot/session/trust',
+} as const;
+
+/** The command the server's code actions carry; `workspace/executeCommand` answers a question. */
+export const answerCommand = 'bravebot.answer';
+
+export interface ModelOptions {
+  api?: string;
+  baseUrl?: string;
+  name?: string;
+  apiKeyEnv?: string;
+}
+
+export interface InitializationOptions {
+  model?: ModelOptions;
+  interactive?: boolean;
+  clientName?: string;
+}
+
+export interface NewSessionParams { cwd?: string }
+export interface NewSessionResult { sessionId: string }
+
+export interface PromptParams { sessionId: string; text: string; files?: string[] }
+export type StopReason = 'endTurn' | 'cancelled' | 'maxRounds' | 'error';
+export interface PromptResult { stopReason: StopReason; error?: { message: string } }
+
+export interface SessionParams { sessionId: string }
+export type Mode = 'ask' | 'acceptEdits' | 'plan';
+export const modes: readonly Mode[] = ['ask', 'acceptEdits', 'plan'];
+export interface SetModeParams { sessionId: string; mode: Mode }
+export interface TrustParams { sessionId: string; path: string; scope: 'file' | 'directory' }
+
+export interface TodoItem { content: string; status: string }
+
+export type SessionUpdate =
+  | { kind: 'agentText'; delta: string }
+  | { kind: 'toolCall'; callId: string; tool: string; why: string; routing: unknown }
+  | { kind: 'toolResult'; callId: string; status: string; summary: string }
+  | { kind: 'quarantined'; ref: string; origin: string; lines: number; bytes: number; label: string }
+  | { kind: 'remark'; text: string }
+  | { kind: 'check'; state: string; lines?: number; completed?: boolean; verdict?: string }
+  | { kind: 'plan'; todos: TodoItem[] }
+  | { kind: 'turnEnded'; stopReason: StopReason };
+
+export interface UpdateNotification { sessionId: string; update: SessionUpdate }
+
+export type QuestionKind =
+  | 'write' | 'edit' | 'run' | 'fetch' | 'lspStart'
+  | 'readOutput' | 'vetContent' | 'trustRead' | 'delegate' | 'askUser';
+
+export interface HunkRange { oldStart: number; oldLines: number; newStart: number; newLines: number }
+
+export interface Subject {
+  path?: string;
+  uri?: string;
+  content?: string;
+  verdict?: string;
+  verdictText?: string;
+  origin?: string;
+  question?: string;
+  header?: string;
+  multiple?: boolean;
+  diff?: string;
+  original?: string;
+  proposed?: string;
+  hunks?: HunkRange[];
+  plan?: string[];
+  command?: string;
+  notice?: string;
+  url?: string;
+  host?: string;
+}
+
+export type OptionKind = 'allow_once' | 'allow_always' | 'reject_once' | 'reject_always';
+export interface PermissionOption { optionId: string; name: string; kind: OptionKind }
+
+export interface RequestPermissionParams {
+  sessionId: string;
+  questionId: string;
+  kind: QuestionKind;
+  title: string;
+  why?: string;
+  subject: Subject;
+  options: PermissionOption[];
+}
+
+export type Outcome =
+  | { outcome: 'selected'; optionId: string; text?: string; acceptedHunks?: number[]; editedText?: string }
+  | { outcome: 'cancelled' };
+
+export interface PermissionReply { outcome: Outcome }
+
+export interface AnswerArguments {
+  questionId: string;
+  optionId?: string;
+  text?: string;
+  acceptedHunks?: number[];
+  editedText?: string;
+  hunk?: number;
+  verdict?: string;
+}
+
+/** The reply to `bravebot.answer`; `reason` explains a refusal or a partial (per-hunk) answer. */
+export interface AnswerResult { accepted: boolean; reason?: string }
+
+export interface AuditRecord { gate: string; decision: string; detail: string }
+export interface AuditResult { records: AuditRecord[] }
+
+export interface ModelStatus { api: string; baseUrl: string; name: string; source: string }
+export interface TrustRuleStatus { path: string; scope: string; origin: string; trusted: boolean }
+
+export interface StatusResult {
+  model: ModelStatus;
+  mode: Mode;
+  interactive: boolean;
+  trustRules: TrustRuleStatus[];
+  addedDirectories: string[];
+  standingEdits: string[];
+  rememberedRuns: string[];
+  autoVetting: unknown;
+  confinement: string;
+  languageServers: unknown[];
+  jobs: unknown[];
+  watches: unknown[];
+  auditLog: string | null;
+}

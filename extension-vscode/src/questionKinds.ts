@@ -1,0 +1,86 @@
+// How each question kind of CONTRACT §3 is put to the person, and how answers are built. Pure: the
+// VS Code side (questions.ts) dispatches on this table, and tests check it covers every kind.
+
+import type { Outcome, PermissionOption, QuestionKind, RequestPermissionParams } from './protocol';
+
+/** The surfaces a question can be shown on. */
+export type Presentation = 'diff' | 'card' | 'content' | 'pick' | 'input';
+
+export const presentations: Readonly<Record<QuestionKind, Presentation>> = {
+  write: 'diff',
+  edit: 'diff',
+  run: 'card',
+  readOutput: 'content',
+  vetContent: 'content',
+  fetch: 'pick',
+  lspStart: 'pick',
+  trustRead: 'pick',
+  delegate: 'pick',
+  askUser: 'input',
+};
+
+export const questionKinds = Object.keys(presentations) as QuestionKind[];
+
+/** Unknown kinds (a newer server) get a pick of the offered options, never a silent approval. */
+export function presentationOf(kind: string): Presentation {
+  return (presentations as Record<string, Presentation>)[kind] ?? 'pick';
+}
+
+export const cancelled: Outcome = { outcome: 'cancelled' };
+
+export function isApproving(o: PermissionOption): boolean {
+  return o.kind === 'allow_once' || o.kind === 'allow_always';
+}
+
+export function approvingOption(p: RequestPermissionParams): PermissionOption | undefined {
+  return p.options.find((o) => o.kind === 'allow_once') ?? p.options.find((o) => o.kind === 'allow_always');
+}
+
+export function rejectingOption(p: RequestPermissionParams): PermissionOption | undefined {
+  return p.options.find((o) => o.kind === 'reject_once') ?? p.options.find((o) => o.kind === 'reject_always');
+}
+
+/** Selects an offered option; an option the question did not offer refuses instead. */
+export function select(p: RequestPermissionParams, optionId: string | undefined, extra: Omit<Extract<Outcome, { outcome: 'selected' }>, 'outcome' | 'optionId'> = {}): Outcome {
+  if (optionId === undefined || !p.options.some((o) => o.optionId === optionId)) return cancelled;
+  const out: Outcome = { outcome: 'selected', optionId };
+  if (extra.text !== undefined) out.text = extra.text;
+  if (extra.acceptedHunks !== undefined) out.acceptedHunks = extra.acceptedHunks;
+  if (extra.editedText !== undefined) out.editedText = extra.editedText;
+  return out;
+}
+
+/**
+ * The answer to an edit or write question: `editedText` only when the person changed the proposal,
+ * `acceptedHunks` only when some hunks were left out; nothing kept refuses.
+ */
+export function diffAnswer(p: RequestPermissionParams, approve: boolean, proposalText: string | undefined, acceptedHunks: number[] | undefined): Outcome {
+  if (!approve) {
+    const r = rejectingOption(p);
+    return r ? select(p, r.optionId) : cancelled;
+  }
+  const a = approvingOption(p);
+  if (!a) return cancelled;
+  if (acceptedHunks !== undefined && acceptedHunks.length === 0) return cancelled;
+  const edited = proposalText !== undefined && proposalText !== (p.subject.proposed ?? '') ? proposalText : undefined;
+  // An edited proposal lands whole, so hunk choices no longer apply to it.
+  return select(p, a.optionId, edited !== undefined ? { editedText: edited } : { acceptedHunks });
+}
+
+/** The lines a pick shows above its options; the fetch host is on its own line. */
+export function describe(p: RequestPermissionParams): string[] {
+  const s = p.subject;
+  const lines = [p.title || p.kind];
+  if (p.why) lines.push(`why: ${p.why}`);
+  if (p.kind === 'fetch') {
+    if (s.host) lines.push(`host: ${s.host}`);
+    if (s.url) lines.push(`url: ${s.url}`);
+  }
+  if (s.path) lines.push(`path: ${s.path}`);
+  if (s.command) lines.push(`command: ${s.command}`);
+  for (const step of s.plan ?? []) lines.push(`  ${step}`);
+  if (s.notice) lines.push(s.notice);
+  if (s.verdict) lines.push(`verdict: ${s.verdict}${s.verdictText ? ` — ${s.verdictText}` : ''}`);
+  if (s.origin) lines.push(`from: ${s.origin}`);
+  return lines;
+}

@@ -1,0 +1,280 @@
+// Puts the server's questions to the person, one surface per kind (see questionKinds.ts): edit and
+// write in VS Code's diff editor, run and untrusted content as cards in the sidebar, the rest as
+// quick picks and input boxes. Closing, dismissing or cancelling any of them refuses.
+
+import * as vscode from 'vscode';
+import type { Ctx } from './ctx';
+import { HunkSelection, applyHunks } from './hunks';
+import type { AnswerArguments, AnswerResult, Outcome, RequestPermissionParams } from './protocol';
+import { approvingOption, cancelled, describe, diffAnswer, presentationOf, select } from './questionKinds';
+
+export const proposalScheme = 'bravebot-proposal';
+export const originalScheme = 'bravebot-original';
+
+interface Pending {
+  params: RequestPermissionParams;
+  resolve: (o: Outcome) => void;
+  hunks?: HunkSelection;
+  proposalUri?: vscode.Uri;
+}
+
+/** Writable in-memory documents holding proposals, so the person can edit one before accepting. */
+class ProposalFs implements vscode.FileSystemProvider {
+  private readonly files = new Map<string, Uint8Array>();
+  private readonly emitter = new vscode.EventEmitter<vscode.FileChangeEvent[]>();
+  readonly onDidChangeFile = this.emitter.event;
+
+  set(uri: vscode.Uri, text: string): void {
+    this.files.set(uri.path, new TextEncoder().encode(text));
+  }
+  delete(uri: vscode.Uri): void {
+    this.files.delete(uri.path);
+  }
+  watch(): vscode.Disposable {
+    return new vscode.Disposable(() => undefined);
+  }
+  stat(uri: vscode.Uri): vscode.FileStat {
+    const f = this.files.get(uri.path);
+    if (!f) throw vscode.FileSystemError.FileNotFound(uri);
+    return { type: vscode.FileType.File, ctime: 0, mtime: Date.now(), size: f.byteLength };
+  }
+  readDirectory(): [string, vscode.FileType][] {
+    return [];
+  }
+  createDirectory(): void {}
+  readFile(uri: vscode.Uri): Uint8Array {
+    const f = this.files.get(uri.path);
+    if (!f) throw vscode.FileSystemError.FileNotFound(uri);
+    return f;
+  }
+  writeFile(uri: vscode.Uri, content: Uint8Array): void {
+    this.files.set(uri.path, content);
+  }
+  rename(): void {
+    throw vscode.FileSystemError.NoPermissions('proposals cannot be renamed');
+  }
+}
+
+export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
+  private readonly pendingById = new Map<string, Pending>();
+  private readonly fs = new ProposalFs();
+  private readonly originals = new Map<string, string>();
+  private readonly lensChanged = new vscode.EventEmitter<void>();
+  readonly onDidChangeCodeLenses = this.lensChanged.event;
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(private readonly ctx: Ctx) {
+    this.disposables.push(
+      vscode.workspace.registerFileSystemProvider(proposalScheme, this.fs, { isCaseSensitive: true }),
+      vscode.workspace.registerTextDocumentContentProvider(originalScheme, {
+        provideTextDocumentContent: (uri) => this.originals.get(uri.path) ?? '',
+      }),
+      vscode.languages.registerCodeLensProvider({ scheme: proposalScheme }, this),
+      // Closing the diff without answering refuses.
+      vscode.window.tabGroups.onDidChangeTabs((e) => {
+        for (const tab of e.closed) {
+          const input = tab.input;
+          if (input instanceof vscode.TabInputTextDiff && input.modified.scheme === proposalScheme) {
+            const id = questionIdOf(input.modified);
+            if (id) this.finish(id, cancelled);
+          }
+        }
+      }),
+    );
+  }
+
+  get pending(): number {
+    return this.pendingById.size;
+  }
+
+  /** Asks one question; resolves with the outcome to send. The token is the server cancelling. */
+  ask(params: RequestPermissionParams, token: vscode.CancellationToken): Promise<Outcome> {
+    return new Promise<Outcome>((resolve) => {
+      const p: Pending = { params, resolve };
+      this.pendingById.set(params.questionId, p);
+      token.onCancellationRequested(() => this.finish(params.questionId, cancelled));
+      const run = async (): Promise<void> => {
+        switch (presentationOf(params.kind)) {
+          case 'diff':
+            return this.showDiff(p);
+          case 'card':
+          case 'content':
+            return this.showCard(p);
+          case 'input':
+            return this.showInput(p);
+          case 'pick':
+            return this.showPick(p);
+        }
+      };
+      run().catch((err) => {
+        this.ctx.output.appendLine(`the ${params.kind} question failed: ${String(err)}`);
+        this.finish(params.questionId, cancelled);
+      });
+    });
+  }
+
+  /** Answers a pending question once; later answers are ignored. */
+  finish(questionId: string, outcome: Outcome): void {
+    const p = this.pendingById.get(questionId);
+    if (!p) return;
+    this.pendingById.delete(questionId);
+    p.resolve(outcome);
+    this.ctx.chat.post({ type: 'questionDone', questionId });
+    if (p.proposalUri) {
+      void closeDiffTabs(p.proposalUri).then(() => p.proposalUri && this.fs.delete(p.proposalUri));
+      this.originals.delete(p.proposalUri.path);
+      this.lensChanged.fire();
+    }
+  }
+
+  /**
+   * A code action answered the question, or gave one hunk its verdict. A per-hunk verdict is
+   * mirrored in the hunk lenses; once the server says the question is answered (an option, or the
+   * last hunk's verdict), the diff or card closes. The server ignores the reply that follows.
+   */
+  answeredElsewhere(a: AnswerArguments, result: AnswerResult | undefined): void {
+    const p = this.pendingById.get(a.questionId);
+    if (!p || result?.accepted === false) return;
+    if (a.optionId === undefined && a.hunk !== undefined) {
+      p.hunks?.set(a.hunk, a.verdict === 'accept');
+      this.lensChanged.fire();
+      if (result?.reason) return;
+      const approve = approvingOption(p.params);
+      this.finish(a.questionId, p.hunks?.none() || !approve ? cancelled : select(p.params, approve.optionId, { acceptedHunks: p.hunks?.acceptedHunks() }));
+      return;
+    }
+    this.finish(a.questionId, select(p.params, a.optionId, { text: a.text, acceptedHunks: a.acceptedHunks, editedText: a.editedText }));
+  }
+
+  refuseAll(): void {
+    for (const id of [...this.pendingById.keys()]) this.finish(id, cancelled);
+  }
+
+  // edit / write -------------------------------------------------------------------------------
+
+  private async showDiff(p: Pending): Promise<void> {
+    const s = p.params.subject;
+    const name = (s.path ?? 'proposal').split(/[\\/]/).pop() ?? 'proposal';
+    const id = encodeURIComponent(p.params.questionId);
+    p.proposalUri = vscode.Uri.from({ scheme: proposalScheme, path: `/${id}/${name}` });
+    p.hunks = new HunkSelection(s.hunks?.length ?? 0);
+    this.fs.set(p.proposalUri, s.proposed ?? '');
+    this.originals.set(`/${id}/${name}`, s.original ?? '');
+    const originalUri = vscode.Uri.from({ scheme: originalScheme, path: `/${id}/${name}` });
+    const title = `${p.params.title || p.params.kind} (bravebot: accept or reject in the title bar)`;
+    await vscode.commands.executeCommand('vscode.diff', originalUri, p.proposalUri, title, { preview: false });
+    this.lensChanged.fire();
+  }
+
+  /** Accept or Reject from the editor title of a proposal. */
+  async answerProposal(approve: boolean, uri?: vscode.Uri): Promise<void> {
+    const target = uri ?? vscode.window.activeTextEditor?.document.uri;
+    const id = target && target.scheme === proposalScheme ? questionIdOf(target) : undefined;
+    const p = id ? this.pendingById.get(id) : undefined;
+    if (!p || !p.proposalUri) {
+      void vscode.window.showInformationMessage('bravebot: no pending proposal in this editor');
+      return;
+    }
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === p.proposalUri?.toString());
+    const text = doc?.getText();
+    // Saving into the in-memory proposal keeps the closing diff from asking to save it.
+    if (doc?.isDirty) await doc.save();
+    this.finish(p.params.questionId, diffAnswer(p.params, approve, text, p.hunks?.acceptedHunks()));
+  }
+
+  toggleHunk(questionId: string, index: number): void {
+    const p = this.pendingById.get(questionId);
+    p?.hunks?.toggle(index);
+    this.lensChanged.fire();
+  }
+
+  provideCodeLenses(doc: vscode.TextDocument): vscode.CodeLens[] {
+    const id = questionIdOf(doc.uri);
+    const p = id ? this.pendingById.get(id) : undefined;
+    if (!p || !p.hunks) return [];
+    const hunks = p.params.subject.hunks ?? [];
+    const lenses = hunks.map((h, i) => {
+      const line = Math.min(Math.max(h.newStart - 1, 0), Math.max(doc.lineCount - 1, 0));
+      const kept = p.hunks?.isAccepted(i);
+      return new vscode.CodeLens(new vscode.Range(line, 0, line, 0), {
+        title: `hunk ${i + 1}: ${kept ? 'kept' : 'left out'} (toggle)`,
+        command: 'bravebot.toggleHunk',
+        arguments: [p.params.questionId, i],
+      });
+    });
+    const kept = p.hunks.indices();
+    const preview = applyHunks(p.params.subject.original ?? '', p.params.subject.proposed ?? '', hunks, kept);
+    const lines = preview.split('\n').length;
+    lenses.unshift(new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), {
+      title: `bravebot: ${kept.length} of ${hunks.length} hunks kept (${lines} lines after accepting)`,
+      command: 'bravebot.acceptProposal',
+      arguments: [doc.uri],
+    }));
+    return lenses;
+  }
+
+  // run, vetContent, readOutput: a card in the sidebar ---------------------------------------------
+
+  private async showCard(p: Pending): Promise<void> {
+    const s = p.params.subject;
+    this.ctx.chat.post({
+      type: 'question',
+      questionId: p.params.questionId,
+      kind: p.params.kind,
+      lines: describe(p.params),
+      content: s.content,
+      verdict: s.verdict,
+      options: p.params.options,
+    });
+    await this.ctx.chat.reveal();
+  }
+
+  /** An answer from a sidebar card; a dismissed card has no option and refuses. */
+  answerCard(questionId: string, optionId: string | undefined): void {
+    const p = this.pendingById.get(questionId);
+    if (!p) return;
+    this.finish(questionId, select(p.params, optionId));
+  }
+
+  // fetch, lspStart, trustRead, delegate: a quick pick ----------------------------------------------
+
+  private async showPick(p: Pending): Promise<void> {
+    const lines = describe(p.params);
+    const items = p.params.options.map((o) => ({ label: o.name || o.optionId, description: o.kind, optionId: o.optionId }));
+    const choice = await vscode.window.showQuickPick(items, {
+      title: lines[0],
+      placeHolder: lines.slice(1).join(' · ') || undefined,
+      ignoreFocusOut: true,
+    });
+    this.finish(p.params.questionId, select(p.params, choice?.optionId));
+  }
+
+  // askUser: an input box --------------------------------------------------------------------------
+
+  private async showInput(p: Pending): Promise<void> {
+    const s = p.params.subject;
+    const text = await vscode.window.showInputBox({
+      title: s.header || p.params.title || 'bravebot asks',
+      prompt: s.question || p.params.title,
+      ignoreFocusOut: true,
+    });
+    const option = approvingOption(p.params) ?? p.params.options[0];
+    this.finish(p.params.questionId, text === undefined ? cancelled : select(p.params, option?.optionId, { text }));
+  }
+
+  dispose(): void {
+    this.refuseAll();
+    for (const d of this.disposables) d.dispose();
+  }
+}
+
+function questionIdOf(uri: vscode.Uri): string | undefined {
+  const first = uri.path.split('/')[1];
+  return first ? decodeURIComponent(first) : undefined;
+}
+
+async function closeDiffTabs(proposal: vscode.Uri): Promise<void> {
+  const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) =>
+    t.input instanceof vscode.TabInputTextDiff && t.input.modified.toString() === proposal.toString());
+  if (tabs.length) await vscode.window.tabGroups.close(tabs, true);
+}
