@@ -250,6 +250,46 @@ impl Call<'_> {
             .and_then(|s| s.role_of(name))
     }
 
+    /// The context gate for naming a reference in argument `arg`: a context that met content nobody
+    /// vouched for names none (CTX-1), and the refusal is recorded.
+    pub fn may_name_reference(&self, arg: &str) -> Result<(), ToolOutput> {
+        // Bound first: the state lock must be released before the refusal is recorded.
+        let permitted = self
+            .session
+            .state()
+            .context
+            .permits(crate::kernel::context::Capability::NameReference);
+        permitted.map_err(|cap| {
+            self.record(
+                Gate::Context,
+                Decision::Refused,
+                format!(
+                    "{}.{arg}: a tainted context may not {}",
+                    self.tool,
+                    cap.as_str()
+                ),
+            );
+            ToolOutput::refused(
+                "this conversation has met content nobody vouched for, so it can name no reference",
+            )
+        })
+    }
+
+    /// A reference named in argument `arg`, through the context gate and parsed.
+    pub fn reference(
+        &self,
+        arg: &str,
+        raw: &str,
+    ) -> Result<crate::kernel::slot::SlotId, ToolOutput> {
+        self.may_name_reference(arg)?;
+        crate::kernel::slot::SlotId::parse(raw).ok_or_else(|| {
+            ToolOutput::error(format!(
+                "`{}` is not a reference; references look like ref:2",
+                control_pictures(raw)
+            ))
+        })
+    }
+
     /// Puts a question to the person and waits; a cancelled turn refuses it.
     pub async fn ask(&self, question: crate::session::Question) -> crate::session::Answer {
         tokio::select! {

@@ -13,11 +13,10 @@ use serde_json::json;
 use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine, display_path, file_uri};
 use crate::check;
 use crate::kernel::audit::{Decision, Gate};
-use crate::kernel::context::Capability;
 use crate::kernel::label::{Integrity, Label};
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
-use crate::kernel::slot::{Origin, SlotId};
+use crate::kernel::slot::Origin;
 use crate::kernel::trust::{RuleOrigin, Scope, TrustRule};
 use crate::session::{OptionKind, Question, QuestionKind, QuestionOption, Subject, Update};
 
@@ -498,26 +497,9 @@ fn quarantine_picture(
 /// bytes are quarantined whatever they are: the path itself came from content nobody vouched for.
 async fn read_by_reference(call: &Call<'_>, raw: &str) -> ToolOutput {
     let session = call.session;
-    // Bound first: the state lock must be released before the refusal is recorded.
-    let permitted = session.state().context.permits(Capability::NameReference);
-    if let Err(cap) = permitted {
-        call.record(
-            Gate::Context,
-            Decision::Refused,
-            format!(
-                "read_file.path_ref: a tainted context may not {}",
-                cap.as_str()
-            ),
-        );
-        return ToolOutput::refused(
-            "this conversation has met content nobody vouched for, so it can name no reference",
-        );
-    }
-    let Some(id) = SlotId::parse(raw) else {
-        return ToolOutput::error(format!(
-            "`{}` is not a reference; references look like ref:2",
-            super::control_pictures(raw)
-        ));
+    let id = match call.reference("path_ref", raw) {
+        Ok(id) => id,
+        Err(refusal) => return refusal,
     };
     let found = {
         let mut state = session.state();

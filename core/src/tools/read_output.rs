@@ -9,12 +9,11 @@
 
 use serde_json::json;
 
-use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, control_pictures};
+use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec};
 use crate::check;
 use crate::kernel::audit::{Decision, Gate};
-use crate::kernel::context::Capability;
 use crate::kernel::policy::{self, Endorsement, PlannerText, Verdict};
-use crate::kernel::slot::{Origin, SlotId};
+use crate::kernel::slot::Origin;
 use crate::session::{OptionKind, Question, QuestionKind, QuestionOption, Subject};
 
 /// Lines of the output drawn in the question.
@@ -50,26 +49,9 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         (Err(e), _) | (_, Err(e)) => return ToolOutput::error(e),
         _ => return ToolOutput::error("read_output needs `ref`"),
     };
-    // Bound first: the state lock must be released before the refusal is recorded.
-    let permitted = session.state().context.permits(Capability::NameReference);
-    if let Err(cap) = permitted {
-        call.record(
-            Gate::Context,
-            Decision::Refused,
-            format!(
-                "read_output.ref: a tainted context may not {}",
-                cap.as_str()
-            ),
-        );
-        return ToolOutput::refused(
-            "this conversation has met content nobody vouched for, so it can name no reference",
-        );
-    }
-    let Some(id) = SlotId::parse(raw) else {
-        return ToolOutput::error(format!(
-            "`{}` is not a reference; references look like ref:4",
-            control_pictures(raw)
-        ));
+    let id = match call.reference("ref", raw) {
+        Ok(id) => id,
+        Err(refusal) => return refusal,
     };
     let found = session
         .state()

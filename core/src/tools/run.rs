@@ -21,11 +21,10 @@ use super::{
 };
 use crate::jobs::Job;
 use crate::kernel::audit::{Decision, Gate};
-use crate::kernel::context::Capability;
 use crate::kernel::label::{Integrity, Label};
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
-use crate::kernel::slot::{Origin, Reference, SlotId, human_size};
+use crate::kernel::slot::{Origin, Reference, human_size};
 use crate::process;
 use crate::run::{Plan, SystemEnvironment, compile};
 use crate::runner::{self, RunIo, RunReport};
@@ -264,21 +263,8 @@ fn kept(c: &process::SharedCapture) -> Vec<u8> {
 
 /// The bytes of a slot named by `stdin_ref`, refused for a tainted context or a name for nothing.
 fn slot_content(call: &Call<'_>, raw: &str) -> Result<Labelled<Vec<u8>>, ToolOutput> {
+    let id = call.reference("stdin_ref", raw)?;
     let state = call.session.state();
-    if let Err(cap) = state.context.permits(Capability::NameReference) {
-        drop(state);
-        call.record(
-            Gate::Context,
-            Decision::Refused,
-            format!("run.stdin_ref: a tainted context may not {}", cap.as_str()),
-        );
-        return Err(ToolOutput::refused(
-            "this conversation has met content nobody vouched for, so it can name no reference",
-        ));
-    }
-    let id = SlotId::parse(raw).ok_or_else(|| {
-        ToolOutput::error(format!("`{}` is not a reference", control_pictures(raw)))
-    })?;
     state
         .quarantine
         .get(id)

@@ -10,7 +10,6 @@ use serde_json::{Value, json};
 
 use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, absolute, control_pictures};
 use crate::kernel::audit::{Decision, Gate};
-use crate::kernel::context::Capability;
 use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, DOCUMENT_MARKER, PlannerText};
@@ -59,20 +58,8 @@ pass it to write_file as contents_ref to write it to the file the call was about
 
 pub async fn run(call: &Call<'_>) -> ToolOutput {
     let session = call.session;
-    // Bound first: the state lock must be released before the refusal is recorded.
-    let permitted = session.state().context.permits(Capability::NameReference);
-    if let Err(cap) = permitted {
-        call.record(
-            Gate::Context,
-            Decision::Refused,
-            format!(
-                "spawn_processor.reads: a tainted context may not {}",
-                cap.as_str()
-            ),
-        );
-        return ToolOutput::refused(
-            "this conversation has met content nobody vouched for, so it can name no reference",
-        );
+    if let Err(refusal) = call.may_name_reference("reads") {
+        return refusal;
     }
     let Some(Value::Array(reads)) = call.args.get("reads") else {
         return ToolOutput::error("`reads` must be a list of references");

@@ -11,14 +11,13 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
-use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, control_pictures};
+use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec};
 use crate::check;
 use crate::kernel::audit::{Decision, Gate};
-use crate::kernel::context::Capability;
 use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, Endorsement, PlannerText, Verdict};
-use crate::kernel::slot::{Origin, SlotId};
+use crate::kernel::slot::Origin;
 use crate::model::Part;
 use crate::session::{OptionKind, Question, QuestionKind, QuestionOption, Subject};
 
@@ -95,26 +94,9 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     // The planner's own words may go to another model only while its context holds nothing it
     // was not meant to pass on: a context that met released, untrusted-private content makes its
     // sentence private (CTX-1 refuses the rest of such a context's references too).
-    // Bound first: the state lock must be released before the refusal is recorded.
-    let permitted = session.state().context.permits(Capability::NameReference);
-    if let Err(cap) = permitted {
-        call.record(
-            Gate::Context,
-            Decision::Refused,
-            format!(
-                "vet_content: a tainted context may not {}; its expects is private",
-                cap.as_str()
-            ),
-        );
-        return ToolOutput::refused(
-            "this conversation has met content nobody vouched for, so its `expects` is private and it can name no reference",
-        );
-    }
-    let Some(id) = SlotId::parse(raw) else {
-        return ToolOutput::error(format!(
-            "`{}` is not a reference; references look like ref:3",
-            control_pictures(raw)
-        ));
+    let id = match call.reference("ref", raw) {
+        Ok(id) => id,
+        Err(refusal) => return refusal,
     };
     let found = session.state().quarantine.get(id).map(|s| {
         (

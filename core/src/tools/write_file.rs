@@ -10,7 +10,6 @@ use serde_json::json;
 use super::land::{self, Target, label_of};
 use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine, display_path};
 use crate::kernel::audit::{Decision, Gate};
-use crate::kernel::context::Capability;
 use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy;
@@ -54,31 +53,7 @@ result says exactly what landed.",
 
 /// Resolves a reference the planner named, refusing when its context may name none.
 fn named_reference(call: &Call<'_>, raw: &str, arg: &str) -> Result<SlotId, ToolOutput> {
-    // Bound first: the state lock must be released before the refusal is recorded.
-    let permitted = call
-        .session
-        .state()
-        .context
-        .permits(Capability::NameReference);
-    if let Err(cap) = permitted {
-        call.record(
-            Gate::Context,
-            Decision::Refused,
-            format!(
-                "write_file.{arg}: a tainted context may not {}",
-                cap.as_str()
-            ),
-        );
-        return Err(ToolOutput::refused(
-            "this conversation has met content nobody vouched for, so it can name no reference",
-        ));
-    }
-    SlotId::parse(raw).ok_or_else(|| {
-        ToolOutput::error(format!(
-            "`{}` is not a reference; references look like ref:2",
-            super::control_pictures(raw)
-        ))
-    })
+    call.reference(arg, raw)
 }
 
 pub async fn run(call: &Call<'_>) -> ToolOutput {
