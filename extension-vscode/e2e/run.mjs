@@ -1,0 +1,428 @@
+// End-to-end tests of the extension in a real VS Code: code-server (VS Code 1.139 as a web app)
+// on loopback, driven through headless Chromium by playwright-core, with the extension installed
+// from its .vsix, the real `bravebot` binary and the scripted fake model server.
+//
+//   node e2e/run.mjs [name-filter]
+//
+// Every case gets its own fake model, workspace, profile and code-server, so one failure cannot
+// leak into the next. Screenshots land in target/e2e/vscode/ (ARTIFACTS overrides); a failing
+// case also leaves fail-<case>.png and the editor's logs there. A missing tool fails the run.
+// Ends with a plain `N passed, M failed` line.
+
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const ext = path.dirname(here);
+const repo = path.dirname(ext);
+const tools = process.env.BRAVEBOT_TOOLS ?? path.join(repo, '.tools');
+const artifacts = process.env.ARTIFACTS ?? path.join(repo, 'target', 'e2e', 'vscode');
+const need = {
+  bravebot: process.env.BRAVEBOT ?? path.join(repo, 'target', 'debug', 'bravebot'),
+  fakeModel: process.env.FAKE_MODEL ?? path.join(repo, 'target', 'debug', 'fake_model_server'),
+  node24: path.join(tools, 'node24', 'bin', 'node'),
+  codeServer: path.join(tools, 'code-server', 'node_modules', 'code-server', 'out', 'node', 'entry.js'),
+  chromium: process.env.CHROMIUM ?? '/usr/bin/chromium',
+  vsix: path.join(ext, 'bravebot.vsix'),
+};
+const missing = Object.entries(need).filter(([, p]) => !fs.existsSync(p));
+if (missing.length) {
+  for (const [name, p] of missing) console.error(`e2e: ${name} not found at ${p}`);
+  console.error('e2e: scripts/test.sh installs code-server and chromium and builds the rest');
+  console.log('0 passed, 1 failed');
+  process.exit(1);
+}
+
+fs.mkdirSync(artifacts, { recursive: true });
+const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'bravebot-vscode-e2e-'));
+const extensionsDir = path.join(scratch, 'extensions');
+const t0 = Date.now();
+const log = (...a) => console.log(`${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}s`, ...a);
+
+// The extension goes in once, from the package users get.
+{
+  const r = spawnSync(need.node24, [need.codeServer, '--extensions-dir', extensionsDir, '--user-data-dir', path.join(scratch, 'install-profile'),
+    '--install-extension', need.vsix, '--force'], { encoding: 'utf8' });
+  if (r.status !== 0 || !/was successfully installed/.test(r.stdout)) {
+    console.error(r.stdout, r.stderr);
+    console.error('e2e: installing bravebot.vsix into code-server failed');
+    console.log('0 passed, 1 failed');
+    process.exit(1);
+  }
+  log('bravebot.vsix installed into code-server');
+}
+
+const browser = await chromium.launch({
+  executablePath: need.chromium,
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync'],
+});
+
+// Helpers ----------------------------------------------------------------------------------------
+
+class Failure extends Error {}
+
+function check(ok, message) {
+  if (!ok) throw new Failure(message);
+}
+
+function eq(actual, expected, what) {
+  const a = JSON.stringify(actual);
+  const e = JSON.stringify(expected);
+  if (a !== e) throw new Failure(`${what}:\n  expected ${e}\n  actual   ${a}`);
+}
+
+async function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function until(what, fn, timeout = 30000) {
+  const end = Date.now() + timeout;
+  let last;
+  while (Date.now() < end) {
+    last = await fn();
+    if (last) return last;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Failure(`timed out waiting for ${what}`);
+}
+
+/** The fake model as a child process; `requests()` is everything it was sent so far. */
+async function startModel(dir, script) {
+  const scriptPath = path.join(dir, 'script.json');
+  const requestsPath = path.join(dir, 'requests.json');
+  fs.writeFileSync(scriptPath, JSON.stringify(script));
+  const child = spawn(need.fakeModel, [scriptPath, requestsPath], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const url = await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /(http\S+)/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`the fake model exited with ${code}`)));
+  });
+  const requests = () => (fs.existsSync(requestsPath) ? JSON.parse(fs.readFileSync(requestsPath, 'utf8')) : []);
+  /** The tool result the planner was sent for `callId`. */
+  const toolResult = (callId) => {
+    for (const r of requests().reverse()) {
+      for (const m of r.role === 'planner' ? r.body?.messages ?? [] : []) {
+        if (m.role === 'tool' && m.tool_call_id === callId) return typeof m.content === 'string' ? m.content : JSON.stringify(m.content);
+      }
+    }
+    return undefined;
+  };
+  return { url, requests, toolResult, stop: () => child.stdin.end() };
+}
+
+/** code-server on a free loopback port, in its own process group, with a fresh profile. */
+async function startCodeServer(dir, settings) {
+  const profile = path.join(dir, 'profile');
+  fs.mkdirSync(path.join(profile, 'User'), { recursive: true });
+  fs.writeFileSync(path.join(profile, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
+  const port = await freePort();
+  const out = fs.openSync(path.join(dir, 'code-server.log'), 'w');
+  const child = spawn(need.node24, [need.codeServer, '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none',
+    '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--user-data-dir', profile,
+    '--extensions-dir', extensionsDir, path.join(dir, 'ws')], { detached: true, stdio: ['ignore', out, out] });
+  await until('code-server to answer', async () => {
+    try {
+      return (await fetch(`http://127.0.0.1:${port}/healthz`)).ok;
+    } catch {
+      return false;
+    }
+  }, 60000);
+  return {
+    url: `http://127.0.0.1:${port}/?folder=${encodeURIComponent(path.join(dir, 'ws'))}`,
+    profile,
+    stop: () => {
+      try {
+        process.kill(-child.pid, 'SIGTERM');
+      } catch {}
+    },
+  };
+}
+
+/** What a case works with: the page, the chat webview, the workspace and the fake model. */
+function harness(page, ws, model, name) {
+  const chat = page.frameLocator('iframe.webview').frameLocator('#active-frame');
+  const h = {
+    page,
+    chat,
+    ws,
+    model,
+    file: (rel) => path.join(ws, rel),
+    async shot(label) {
+      await page.screenshot({ path: path.join(artifacts, `${name}-${label}.png`) });
+    },
+    /** Runs a command from the command palette, by keyboard. */
+    async command(title) {
+      await page.keyboard.press('Control+Shift+P');
+      const input = page.locator('.quick-input-widget input');
+      await input.waitFor({ state: 'visible' });
+      await input.fill(`>${title}`);
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor();
+      await page.keyboard.press('Enter');
+    },
+    /** Shows a workspace file: clicks its tab when it has one, else opens it with Quick Open. */
+    async open(rel) {
+      const tab = page.locator(`.tab[aria-label="${rel}"]`);
+      if (await tab.count()) {
+        await tab.first().click();
+        await h.editor().locator('.view-lines').waitFor();
+        return;
+      }
+      await page.keyboard.press('Control+P');
+      const input = page.locator('.quick-input-widget input');
+      await input.waitFor({ state: 'visible' });
+      await input.fill(rel);
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: rel }).first().waitFor();
+      await page.keyboard.press('Enter');
+      await page.locator(`.tab.active[aria-label="${rel}"]`).waitFor();
+      await h.editor().locator('.view-lines').waitFor();
+    },
+    /** The text editor of the active editor group (a plain editor, not a diff). */
+    editor() {
+      return page.locator('.editor-group-container.active .editor-instance .monaco-editor').first();
+    },
+    /** The lines an editor shows, in order, with Monaco's non-breaking spaces made plain. */
+    async lines(editor = h.editor()) {
+      return editor.locator('.view-lines').first().evaluate((el) =>
+        [...el.querySelectorAll(':scope > .view-line')]
+          .map((l) => [parseFloat(l.style.top), l.textContent.replace(/\u00a0/g, ' ')])
+          .sort((a, b) => a[0] - b[0])
+          .map((x) => x[1]));
+    },
+    /** Puts the cursor on a 1-based line of the active editor by clicking it. */
+    async clickLine(n) {
+      const tops = await h.editor().locator('.view-lines').first().evaluate((el) =>
+        [...el.querySelectorAll(':scope > .view-line')].map((l) => parseFloat(l.style.top)).sort((a, b) => a - b));
+      check(n <= tops.length, `line ${n} is not on screen`);
+      const box = await h.editor().locator('.view-lines').first().boundingBox();
+      await page.mouse.click(box.x + 40, box.y + tops[n - 1] + 5);
+    },
+    async tabDirty(rel) {
+      return (await page.locator(`.tab[aria-label="${rel}"]`).getAttribute('class')).split(/\s+/).includes('dirty');
+    },
+    /** Opens the sidebar chat from its activity-bar icon. */
+    async openChat() {
+      await page.locator('.activitybar .action-item a[aria-label^="bravebot"]').click();
+      await chat.locator('#input').waitFor();
+    },
+    /** Types a prompt into the chat and sends it with the Send button. */
+    async prompt(text) {
+      await chat.locator('#input').fill(text);
+      await chat.locator('#send').click();
+    },
+    async turnEnded(reason = 'endTurn') {
+      await chat.locator('.meta', { hasText: `turn ended: ${reason}` }).waitFor();
+    },
+    /** Waits for the diff editor of a proposal and returns it. */
+    async diff() {
+      const d = page.locator('.editor-group-container.active .monaco-diff-editor');
+      await d.waitFor();
+      await d.locator('.editor.modified .view-lines').waitFor();
+      return d;
+    },
+    /** Clicks an action in the active editor's title bar. */
+    async titleAction(label) {
+      await page.locator(`.editor-group-container.active .editor-actions a.action-label[aria-label^="${label}"]`).click();
+    },
+  };
+  return h;
+}
+
+const cases = [];
+function test(name, fn) {
+  cases.push({ name, fn });
+}
+
+/**
+ * Sets up a case: a workspace with `files`, a fake model with `script`, code-server with the
+ * extension pointed at both, and a browser page on the workbench.
+ */
+async function withEditor(slug, files, script, fn) {
+  const dir = fs.mkdtempSync(path.join(scratch, `${slug}-`));
+  const ws = path.join(dir, 'ws');
+  fs.mkdirSync(ws);
+  for (const [rel, text] of Object.entries(files)) fs.writeFileSync(path.join(ws, rel), text);
+  const model = await startModel(dir, script);
+  const cs = await startCodeServer(dir, {
+    'workbench.startupEditor': 'none',
+    'chat.disableAIFeatures': true,
+    'files.hotExit': 'off',
+    'files.autoSave': 'off',
+    'workbench.secondarySideBar.defaultVisibility': 'hidden',
+    'extensions.autoCheckUpdates': false,
+    'extensions.autoUpdate': false,
+    'telemetry.telemetryLevel': 'off',
+    'workbench.tips.enabled': false,
+    'editor.minimap.enabled': false,
+    'bravebot.serverPath': need.bravebot,
+    'bravebot.model.api': 'openai',
+    'bravebot.model.baseUrl': model.url,
+    'bravebot.model.name': 'fake-model',
+  });
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(30000);
+  const h = harness(page, ws, model, slug);
+  try {
+    await page.goto(cs.url);
+    await page.locator('.monaco-workbench').waitFor({ timeout: 60000 });
+    await page.locator('.activitybar .action-item a[aria-label^="bravebot"]').waitFor({ timeout: 60000 });
+    await fn(h);
+  } catch (err) {
+    await page.screenshot({ path: path.join(artifacts, `fail-${slug}.png`) }).catch(() => {});
+    fs.writeFileSync(path.join(artifacts, `fail-${slug}.html`), await page.content().catch(() => ''));
+    const logs = path.join(cs.profile, 'logs');
+    if (fs.existsSync(logs)) fs.cpSync(logs, path.join(artifacts, `fail-${slug}-logs`), { recursive: true });
+    fs.copyFileSync(path.join(dir, 'code-server.log'), path.join(artifacts, `fail-${slug}-code-server.log`));
+    throw err;
+  } finally {
+    await context.close().catch(() => {});
+    cs.stop();
+    model.stop();
+  }
+}
+
+// Cases ------------------------------------------------------------------------------------------
+
+// Verifies: VSC-1, VSC-2
+test('the sidebar opens and a prompt streams the fake model answer into it', async () => {
+  const answer = 'Hello from the fake model.\n\n```rust\nfn main() {}\n```\n\nThat is **all**.';
+  await withEditor('stream', {}, { planner: [{ text: answer }] }, async (h) => {
+    await h.openChat();
+    await h.shot('sidebar-empty');
+    await h.prompt('say hello');
+    await h.turnEnded();
+    const agent = h.chat.locator('.msg.agent');
+    eq(await agent.count(), 1, 'agent messages');
+    eq(await agent.locator('p').allInnerTexts(), ['Hello from the fake model.', 'That is all.'], 'paragraphs');
+    eq(await agent.locator('pre code').innerText(), 'fn main() {}', 'the code block');
+    eq(await agent.locator('strong').innerText(), 'all', 'bold text');
+    eq(await h.chat.locator('.msg.user').innerText(), 'say hello', 'the prompt in the transcript');
+    eq(await h.chat.locator('#state').innerText(), 'idle', 'state after the turn');
+    await h.shot('sidebar');
+  });
+});
+
+const ORIGINAL = Array.from({ length: 20 }, (_, i) => `line ${i + 1}`);
+const OLD = ORIGINAL.slice(1, 18).join('\n');
+const NEW = OLD.replace('line 2\n', 'LINE TWO\n').replace(/\nline 18$/, '\nLINE EIGHTEEN');
+const editScript = {
+  planner: [
+    { tool: 'edit_file', id: 'call_edit', args: { path: 'a.txt', old_text: OLD, new_text: NEW, why: 'tidy two lines' } },
+    { text: 'done' },
+  ],
+};
+
+/** Opens a.txt, adds an unsaved line of the person's own, and sends a prompt that edits it. */
+async function proposeEdit(h) {
+  await h.open('a.txt');
+  await h.page.keyboard.press('Control+End');
+  await h.page.keyboard.type('unsaved line 21');
+  await until('a.txt to be dirty', () => h.tabDirty('a.txt'));
+  const before = await h.lines();
+  eq(before, [...ORIGINAL, 'unsaved line 21'], 'a.txt before the edit');
+  await h.openChat();
+  await h.prompt('tidy @a.txt');
+  const diff = await h.diff();
+  return { before, diff };
+}
+
+// Verifies: VSC-3
+test('an edit opens the diff editor and Accept lands it in the open, unsaved editor', async () => {
+  await withEditor('accept', { 'a.txt': ORIGINAL.join('\n') + '\n' }, editScript, async (h) => {
+    const { diff } = await proposeEdit(h);
+    const modified = await h.lines(diff.locator('.editor.modified'));
+    check(modified.includes('LINE TWO') && modified.includes('LINE EIGHTEEN'), `the proposal side shows both changes: ${modified}`);
+    check(modified.includes('unsaved line 21'), 'the proposal is made against the unsaved buffer');
+    await h.shot('diff');
+    await h.titleAction('Accept');
+    await h.turnEnded();
+    await until('the diff to close', async () => (await h.page.locator('.monaco-diff-editor').count()) === 0);
+    await h.open('a.txt');
+    const after = [...ORIGINAL, 'unsaved line 21'];
+    after[1] = 'LINE TWO';
+    after[17] = 'LINE EIGHTEEN';
+    eq(await h.lines(), after, 'a.txt after accepting');
+    check(await h.tabDirty('a.txt'), 'a.txt is still unsaved: the edit landed in the buffer');
+    eq(fs.readFileSync(h.file('a.txt'), 'utf8'), ORIGINAL.join('\n') + '\n', 'a.txt on disk');
+    check(/applied|edited|landed/i.test(h.model.toolResult('call_edit') ?? ''), `the planner heard the edit landed: ${h.model.toolResult('call_edit')}`);
+    await h.shot('accepted');
+  });
+});
+
+// Verifies: VSC-3
+test('Reject leaves the open editor untouched and tells the planner', async () => {
+  await withEditor('reject', { 'a.txt': ORIGINAL.join('\n') + '\n' }, editScript, async (h) => {
+    const { before } = await proposeEdit(h);
+    await h.titleAction('Reject');
+    await h.turnEnded();
+    await h.open('a.txt');
+    eq(await h.lines(), before, 'a.txt after rejecting');
+    check(/reject|refus|declin/i.test(h.model.toolResult('call_edit') ?? ''), `the planner heard the refusal: ${h.model.toolResult('call_edit')}`);
+  });
+});
+
+// Verifies: VSC-4
+test('code actions on the changed lines accept one hunk and reject the other', async () => {
+  await withEditor('codeaction', { 'a.txt': ORIGINAL.join('\n') + '\n' }, editScript, async (h) => {
+    await proposeEdit(h);
+    await h.open('a.txt');
+    await h.clickLine(2);
+    await h.page.keyboard.press('Control+.');
+    const accept = h.page.locator('.action-widget .monaco-list-row.action', { hasText: 'Accept this hunk (1 of 2)' });
+    await accept.waitFor();
+    await h.shot('codeaction');
+    await accept.click();
+    await h.open('a.txt');
+    await h.clickLine(18);
+    await h.page.keyboard.press('Control+.');
+    const reject = h.page.locator('.action-widget .monaco-list-row.action', { hasText: 'Reject this hunk (2 of 2)' });
+    await reject.waitFor();
+    await reject.click();
+    await h.turnEnded();
+    await until('the diff to close', async () => (await h.page.locator('.monaco-diff-editor').count()) === 0);
+    await h.open('a.txt');
+    const after = [...ORIGINAL, 'unsaved line 21'];
+    after[1] = 'LINE TWO';
+    eq(await h.lines(), after, 'a.txt after accepting hunk 1 only');
+  });
+});
+
+// Runner -----------------------------------------------------------------------------------------
+
+const filter = process.argv[2];
+let passed = 0;
+let failed = 0;
+for (const c of cases) {
+  if (filter && !c.name.includes(filter)) continue;
+  log(`case: ${c.name}`);
+  try {
+    await c.fn();
+    passed++;
+    log('  ok');
+  } catch (err) {
+    failed++;
+    log(`  FAILED: ${err instanceof Failure ? err.message : err.stack ?? err}`);
+  }
+}
+await browser.close();
+fs.rmSync(scratch, { recursive: true, force: true });
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed === 0 && passed > 0 ? 0 : 1);
