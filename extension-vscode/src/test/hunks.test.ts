@@ -1,14 +1,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { HunkSelection, applyHunks, hunkAtProposalLine, splitKeepEnds } from '../hunks';
+import { HunkSelection, applyHunks, splitKeepEnds } from '../hunks';
 import type { HunkRange } from '../protocol';
 
-// original: a b c d e f ; proposed: a B c d e2 f g (hunk 0 changes line 2, hunk 1 changes line 5 and appends g)
+// Hunks as the server sends them: 0-based first changed line, counts on each side.
+// original: a b c d e f ; proposed: a B c d e2 f g (hunk 0 changes line 1, hunk 1 changes lines 4-5
+// and appends g)
 const original = 'a\nb\nc\nd\ne\nf\n';
 const proposed = 'a\nB\nc\nd\ne2\nf\ng\n';
 const hunks: HunkRange[] = [
-  { oldStart: 2, oldLines: 1, newStart: 2, newLines: 1 },
-  { oldStart: 5, oldLines: 2, newStart: 5, newLines: 3 },
+  { oldStart: 1, oldLines: 1, newStart: 1, newLines: 1 },
+  { oldStart: 4, oldLines: 2, newStart: 4, newLines: 3 },
 ];
 
 test('splitKeepEnds round-trips text with and without a final newline', () => {
@@ -23,18 +25,19 @@ test('no hunk accepted gives the original', () => {
   assert.equal(applyHunks(original, proposed, hunks, []), original);
 });
 
+// Verifies: VSC-4
 test('one hunk accepted applies only that hunk', () => {
   assert.equal(applyHunks(original, proposed, hunks, [0]), 'a\nB\nc\nd\ne\nf\n');
   assert.equal(applyHunks(original, proposed, hunks, [1]), 'a\nb\nc\nd\ne2\nf\ng\n');
 });
 
 test('pure insertion and pure deletion hunks', () => {
-  // insert "x" after line 1; delete line 3
+  // insert "x" before b (0-based line 1); delete c (0-based line 2)
   const o = 'a\nb\nc\n';
   const p = 'a\nx\nb\n';
   const hs: HunkRange[] = [
-    { oldStart: 1, oldLines: 0, newStart: 2, newLines: 1 },
-    { oldStart: 3, oldLines: 1, newStart: 3, newLines: 0 },
+    { oldStart: 1, oldLines: 0, newStart: 1, newLines: 1 },
+    { oldStart: 2, oldLines: 1, newStart: 3, newLines: 0 },
   ];
   assert.equal(applyHunks(o, p, hs, [0, 1]), p);
   assert.equal(applyHunks(o, p, hs, [0]), 'a\nx\nb\nc\n');
@@ -42,7 +45,7 @@ test('pure insertion and pure deletion hunks', () => {
 });
 
 test('a write to a new file is one insertion hunk', () => {
-  const hs: HunkRange[] = [{ oldStart: 0, oldLines: 0, newStart: 1, newLines: 2 }];
+  const hs: HunkRange[] = [{ oldStart: 0, oldLines: 0, newStart: 0, newLines: 2 }];
   assert.equal(applyHunks('', 'one\ntwo\n', hs, [0]), 'one\ntwo\n');
   assert.equal(applyHunks('', 'one\ntwo\n', hs, []), '');
 });
@@ -58,10 +61,4 @@ test('HunkSelection builds acceptedHunks', () => {
   assert.equal(s.none(), true);
   s.set(7, true);
   assert.deepEqual(s.indices(), [], 'out of range indices are ignored');
-});
-
-test('hunkAtProposalLine finds the hunk under a line', () => {
-  assert.equal(hunkAtProposalLine(hunks, 2), 0);
-  assert.equal(hunkAtProposalLine(hunks, 3), undefined);
-  assert.equal(hunkAtProposalLine(hunks, 7), 1);
 });

@@ -5,6 +5,7 @@ import { addUser, applyUpdate, emptyTranscript, mentions } from '../webview/tran
 import { renderMarkdown } from '../webview/markdown';
 import type { SessionUpdate } from '../protocol';
 
+// Verifies: VSC-2
 test('messages posted before the view is ready are queued and delivered in order', () => {
   const q = new MessageQueue<number>();
   q.post(1);
@@ -49,6 +50,7 @@ test('@ mentions become files', () => {
   assert.deepEqual(mentions('look at @src/a.rs and @b.txt, @src/a.rs again'), ['src/a.rs', 'b.txt']);
 });
 
+// Verifies: VSC-2
 test('markdown escapes model output and renders code blocks', () => {
   assert.equal(renderMarkdown('<b>x</b> `y`'), '<p>&lt;b&gt;x&lt;/b&gt; <code>y</code></p>');
   assert.equal(renderMarkdown('```rust\nfn a<T>() {}\n```'), '<pre><code data-lang="rust">fn a&lt;T&gt;() {}</code></pre>');

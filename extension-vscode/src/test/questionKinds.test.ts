@@ -17,6 +17,7 @@ function question(kind: QuestionKind, subject: RequestPermissionParams['subject'
   };
 }
 
+// Verifies: VSC-10
 test('every question kind of the contract has a handler, and nothing else', () => {
   assert.deepEqual([...questionKinds].sort(), [...contractKinds].sort());
 });
@@ -29,6 +30,7 @@ test('the surface of each kind', () => {
   assert.equal(presentationOf('somethingNew'), 'pick');
 });
 
+// Verifies: VSC-6
 test('selecting an option that was not offered refuses', () => {
   const q = question('run');
   assert.deepEqual(select(q, 'always'), { outcome: 'selected', optionId: 'always' });
@@ -36,10 +38,12 @@ test('selecting an option that was not offered refuses', () => {
   assert.deepEqual(select(q, undefined), { outcome: 'cancelled' });
 });
 
+// Verifies: VSC-10
 test('askUser answers carry the text', () => {
   assert.deepEqual(select(question('askUser'), 'once', { text: 'yes' }), { outcome: 'selected', optionId: 'once', text: 'yes' });
 });
 
+// Verifies: VSC-5
 test('diff answers: accept, partial, edited, reject, nothing kept', () => {
   const q = question('edit', { original: 'a\n', proposed: 'b\n' });
   assert.deepEqual(diffAnswer(q, true, 'b\n', undefined), { outcome: 'selected', optionId: 'once' });
@@ -54,6 +58,7 @@ test('a diff question without a rejecting option refuses by cancelling', () => {
   assert.deepEqual(diffAnswer(q, false, undefined, undefined), { outcome: 'cancelled' });
 });
 
+// Verifies: VSC-10
 test('fetch shows the host on its own line', () => {
   const lines = describeQuestion(question('fetch', { host: 'example.org', url: 'https://example.org/x' }));
   assert.ok(lines.includes('host: example.org'));

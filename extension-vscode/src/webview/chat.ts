@@ -14,6 +14,7 @@ const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) 
 const log = $<HTMLElement>('log');
 const input = $<HTMLTextAreaElement>('input');
 const mode = $<HTMLSelectElement>('mode');
+const questionsEl = $<HTMLElement>('questions');
 
 function itemHtml(it: Item): string {
   switch (it.kind) {
@@ -22,7 +23,7 @@ function itemHtml(it: Item): string {
     case 'agent':
       return `<div class="msg agent">${renderMarkdown(it.text)}</div>`;
     case 'tool':
-      return `<details class="card tool"><summary>${escapeHtml(it.tool)} <span class="status">${escapeHtml(it.status ?? 'running')}</span></summary>` +
+      return `<details class="card tool" data-call="${escapeHtml(it.callId)}"><summary>${escapeHtml(it.tool)} <span class="status">${escapeHtml(it.status ?? 'running')}</span></summary>` +
         `<div>${escapeHtml(it.why)}</div>${it.summary ? `<pre>${escapeHtml(it.summary)}</pre>` : ''}</details>`;
     case 'quarantined':
       return `<div class="untrusted" role="note"><div class="frame-label">quarantined · not shown to the agent</div>` +
@@ -40,17 +41,37 @@ function itemHtml(it: Item): string {
 
 function questionHtml(q: Extract<ToWebview, { type: 'question' }>): string {
   const untrusted = q.content !== undefined;
-  const buttons = q.options.map((o) => `<button data-q="${escapeHtml(q.questionId)}" data-o="${escapeHtml(o.optionId)}" class="${o.kind}">${escapeHtml(o.name)}</button>`).join('');
-  return `<div class="card question" data-kind="${escapeHtml(q.kind)}">` +
+  const id = escapeHtml(q.questionId);
+  const buttons = q.options.map((o) => `<button data-q="${id}" data-o="${escapeHtml(o.optionId)}" class="${o.kind}">${escapeHtml(o.name)}</button>`).join('');
+  // The card itself takes focus when it arrives (never a button, so a stray Enter approves
+  // nothing); Tab reaches its buttons and Escape dismisses it, which refuses.
+  return `<div class="card question" tabindex="-1" role="group" aria-label="${escapeHtml(q.lines[0] ?? q.kind)}" data-question="${id}" data-kind="${escapeHtml(q.kind)}">` +
     q.lines.map((l, i) => (i === 0 ? `<strong>${escapeHtml(l)}</strong>` : `<div>${escapeHtml(l)}</div>`)).join('') +
-    (untrusted ? `<div class="untrusted"><div class="frame-label">untrusted content${q.verdict ? ` · verdict: ${escapeHtml(q.verdict)}` : ''}</div><pre>${escapeHtml(q.content ?? '')}</pre></div>` : '') +
-    `<div class="buttons">${buttons}<button data-q="${escapeHtml(q.questionId)}" class="dismiss" title="Dismissing refuses">Dismiss</button></div></div>`;
+    (untrusted ? `<div class="untrusted"><div class="frame-label">untrusted content${q.verdict ? ` · verdict: ${escapeHtml(q.verdict)}` : ''}</div><pre>${escapeHtml(q.content ?? '')}</pre>` +
+      (q.verdictText ? `<div class="frame-label">the check's words</div><pre class="check-words">${escapeHtml(q.verdictText)}</pre>` : '') + '</div>' : '') +
+    `<div class="buttons">${buttons}<button data-q="${id}" class="dismiss" title="Dismissing refuses (Escape)">Dismiss</button></div></div>`;
 }
 
+/** Tool cards the person opened stay open when the transcript is drawn again. */
+const openCards = new Set<string>();
+
 function render(): void {
-  log.innerHTML = transcript.items.map(itemHtml).join('') + [...questions.values()].map(questionHtml).join('');
+  log.innerHTML = transcript.items.map(itemHtml).join('');
+  for (const d of log.querySelectorAll<HTMLDetailsElement>('details[data-call]')) d.open = openCards.has(d.dataset.call ?? '');
   log.scrollTop = log.scrollHeight;
   vscode.setState(transcript);
+}
+
+/** Questions live apart from the transcript, so streaming text never redraws them or moves focus. */
+function renderQuestions(arrived?: string): void {
+  const focused = (document.activeElement as HTMLElement | null)?.closest<HTMLElement>('[data-question]')?.dataset.question;
+  questionsEl.innerHTML = [...questions.values()].map(questionHtml).join('');
+  const card = (id: string | undefined): HTMLElement | undefined =>
+    id === undefined ? undefined : [...questionsEl.querySelectorAll<HTMLElement>('[data-question]')].find((c) => c.dataset.question === id);
+  // A new question takes focus only from someone already in the chat and not halfway through a prompt.
+  const typing = document.activeElement === input && input.value.trim() !== '';
+  const target = arrived !== undefined && document.hasFocus() && !typing ? card(arrived) : card(focused);
+  target?.focus();
 }
 
 window.addEventListener('message', (e: MessageEvent<ToWebview>) => {
@@ -58,19 +79,39 @@ window.addEventListener('message', (e: MessageEvent<ToWebview>) => {
   switch (m.type) {
     case 'update': transcript = applyUpdate(transcript, m.update); break;
     case 'user': transcript = addUser(transcript, m.text); break;
-    case 'reset': transcript = emptyTranscript(); questions.clear(); break;
-    case 'mode': mode.value = m.mode; break;
-    case 'state': $('state').textContent = m.state === 'waiting' ? 'waiting for you' : m.state; break;
-    case 'question': questions.set(m.questionId, m); break;
-    case 'questionDone': questions.delete(m.questionId); break;
+    case 'reset': transcript = emptyTranscript(); questions.clear(); openCards.clear(); renderQuestions(); break;
+    case 'mode': mode.value = m.mode; return;
+    case 'state': $('state').textContent = m.state === 'waiting' ? 'waiting for you' : m.state; return;
+    case 'question': questions.set(m.questionId, m); renderQuestions(m.questionId); return;
+    case 'questionDone': questions.delete(m.questionId); renderQuestions(); return;
   }
   render();
 });
 
-log.addEventListener('click', (e) => {
+log.addEventListener('toggle', (e) => {
+  const d = e.target as HTMLDetailsElement;
+  const id = d.dataset?.call;
+  if (id === undefined) return;
+  if (d.open) openCards.add(id);
+  else openCards.delete(id);
+}, true);
+
+questionsEl.addEventListener('click', (e) => {
   const b = (e.target as HTMLElement).closest('button');
   if (!b || !b.dataset.q) return;
   vscode.postMessage({ type: 'answer', questionId: b.dataset.q, optionId: b.dataset.o });
+});
+
+questionsEl.addEventListener('keydown', (e) => {
+  const card = (e.target as HTMLElement).closest<HTMLElement>('[data-question]');
+  if (e.key !== 'Escape' || !card?.dataset.question) return;
+  e.preventDefault();
+  vscode.postMessage({ type: 'answer', questionId: card.dataset.question });
+});
+
+// Focusing the view (its command, or clicking its title) puts the cursor in the prompt box.
+window.addEventListener('focus', () => {
+  if (document.activeElement === document.body) input.focus();
 });
 
 function send(): void {
@@ -87,4 +128,5 @@ $('new').addEventListener('click', () => vscode.postMessage({ type: 'newSession'
 mode.addEventListener('change', () => vscode.postMessage({ type: 'setMode', mode: mode.value }));
 
 render();
+renderQuestions();
 vscode.postMessage({ type: 'ready' });

@@ -55,6 +55,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   <span id="state" aria-live="polite">idle</span>
 </div>
 <main id="log" aria-live="polite"></main>
+<section id="questions" aria-label="Questions waiting for you"></section>
 <form id="form"><textarea id="input" rows="3" placeholder="Ask bravebot; @path mentions a file. Ctrl+Enter sends." aria-label="Prompt"></textarea>
 <button id="send" type="submit">Send</button></form>
 <script nonce="${nonce}" src="${script}"></script>

@@ -73,7 +73,7 @@ export type ToWebview =
   | { type: 'reset' }
   | { type: 'mode'; mode: string }
   | { type: 'state'; state: 'idle' | 'thinking' | 'waiting' }
-  | { type: 'question'; questionId: string; kind: string; lines: string[]; content?: string; verdict?: string; options: { optionId: string; name: string; kind: string }[] }
+  | { type: 'question'; questionId: string; kind: string; lines: string[]; content?: string; verdict?: string; verdictText?: string; options: { optionId: string; name: string; kind: string }[] }
   | { type: 'questionDone'; questionId: string };
 
 export type FromWebview =
