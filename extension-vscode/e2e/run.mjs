@@ -243,6 +243,26 @@ function harness(page, ws, model, name) {
       await d.locator('.editor.modified .view-lines').waitFor();
       return d;
     },
+    /**
+     * Opens the Quick Fix menu at the cursor and returns its item titled `title`. Asked again, as a
+     * person would, when the menu opened before the server's actions arrived.
+     */
+    async quickFix(title) {
+      const item = page.locator('.action-widget .monaco-list-row.action', { hasText: title });
+      for (let attempt = 1; ; attempt++) {
+        await page.keyboard.press('Control+.');
+        try {
+          await item.waitFor({ timeout: 5000 });
+          return item;
+        } catch (err) {
+          if (attempt === 5) throw err;
+          await page.keyboard.press('Escape');
+        }
+      }
+    },
+    async diffClosed() {
+      await until('the diff to close', async () => (await page.locator('.monaco-diff-editor').count()) === 0);
+    },
     /** Waits for the proposal's CodeLenses and returns their titles, top to bottom. */
     async diffLenses(diff) {
       const lenses = diff.locator('.editor.modified .codelens-decoration');
@@ -357,6 +377,11 @@ const editScript = {
   ],
 };
 
+/** a.txt as the editor shows it after proposeEdit, with some 1-based lines replaced. */
+function withLines(replaced) {
+  return [...ORIGINAL, 'unsaved line 21'].map((line, i) => replaced[i + 1] ?? line);
+}
+
 /** Opens a.txt, adds an unsaved line of the person's own, and sends a prompt that edits it. */
 async function proposeEdit(h) {
   await h.open('a.txt');
@@ -364,7 +389,7 @@ async function proposeEdit(h) {
   await h.page.keyboard.type('unsaved line 21');
   await until('a.txt to be dirty', () => h.tabDirty('a.txt'));
   const before = await h.lines();
-  eq(before, [...ORIGINAL, 'unsaved line 21'], 'a.txt before the edit');
+  eq(before, withLines({}), 'a.txt before the edit');
   await h.openChat();
   await h.prompt('tidy @a.txt');
   const diff = await h.diff();
@@ -383,12 +408,9 @@ test('an edit opens the diff editor and Accept lands it in the open, unsaved edi
     await h.shot('diff');
     await h.titleAction('Accept');
     await h.turnEnded();
-    await until('the diff to close', async () => (await h.page.locator('.monaco-diff-editor').count()) === 0);
+    await h.diffClosed();
     await h.open('a.txt');
-    const after = [...ORIGINAL, 'unsaved line 21'];
-    after[1] = 'LINE TWO';
-    after[17] = 'LINE EIGHTEEN';
-    eq(await h.lines(), after, 'a.txt after accepting');
+    eq(await h.lines(), withLines({ 2: 'LINE TWO', 18: 'LINE EIGHTEEN' }), 'a.txt after accepting');
     check(await h.tabDirty('a.txt'), 'a.txt is still unsaved: the edit landed in the buffer');
     eq(fs.readFileSync(h.file('a.txt'), 'utf8'), ORIGINAL.join('\n') + '\n', 'a.txt on disk');
     check(/applied|edited|landed/i.test(h.model.toolResult('call_edit') ?? ''), `the planner heard the edit landed: ${h.model.toolResult('call_edit')}`);
@@ -414,23 +436,16 @@ test('code actions on the changed lines accept one hunk and reject the other', a
     await proposeEdit(h);
     await h.open('a.txt');
     await h.clickLine(2);
-    await h.page.keyboard.press('Control+.');
-    const accept = h.page.locator('.action-widget .monaco-list-row.action', { hasText: 'Accept this hunk (1 of 2)' });
-    await accept.waitFor();
+    const accept = await h.quickFix('Accept this hunk (1 of 2)');
     await h.shot('codeaction');
     await accept.click();
     await h.open('a.txt');
     await h.clickLine(18);
-    await h.page.keyboard.press('Control+.');
-    const reject = h.page.locator('.action-widget .monaco-list-row.action', { hasText: 'Reject this hunk (2 of 2)' });
-    await reject.waitFor();
-    await reject.click();
+    await (await h.quickFix('Reject this hunk (2 of 2)')).click();
     await h.turnEnded();
-    await until('the diff to close', async () => (await h.page.locator('.monaco-diff-editor').count()) === 0);
+    await h.diffClosed();
     await h.open('a.txt');
-    const after = [...ORIGINAL, 'unsaved line 21'];
-    after[1] = 'LINE TWO';
-    eq(await h.lines(), after, 'a.txt after accepting hunk 1 only');
+    eq(await h.lines(), withLines({ 2: 'LINE TWO' }), 'a.txt after accepting hunk 1 only');
   });
 });
 
@@ -447,9 +462,7 @@ test('a hunk left out through its CodeLens does not land when the rest is accept
     await h.titleAction('Accept');
     await h.turnEnded();
     await h.open('a.txt');
-    const after = [...ORIGINAL, 'unsaved line 21'];
-    after[1] = 'LINE TWO';
-    eq(await h.lines(), after, 'a.txt with hunk 1 only');
+    eq(await h.lines(), withLines({ 2: 'LINE TWO' }), 'a.txt with hunk 1 only');
   });
 });
 
@@ -463,12 +476,9 @@ test('what the person types into the proposal side before accepting is what land
     await until('the typed words in the proposal', async () => (await h.lines(modified)).includes('LINE TWO (reworded by hand)'));
     await h.titleAction('Accept');
     await h.turnEnded();
-    await until('the diff to close', async () => (await h.page.locator('.monaco-diff-editor').count()) === 0);
+    await h.diffClosed();
     await h.open('a.txt');
-    const after = [...ORIGINAL, 'unsaved line 21'];
-    after[1] = 'LINE TWO (reworded by hand)';
-    after[17] = 'LINE EIGHTEEN';
-    eq(await h.lines(), after, 'a.txt after accepting the edited proposal');
+    eq(await h.lines(), withLines({ 2: 'LINE TWO (reworded by hand)', 18: 'LINE EIGHTEEN' }), 'a.txt after accepting the edited proposal');
     check(await h.tabDirty('a.txt'), 'a.txt is still unsaved');
   });
 });
@@ -525,6 +535,9 @@ test('keyboard only: a prompt, a run card answered with Tab and Enter, an untrus
     await h.page.keyboard.press('Escape');
     await h.turnEnded();
     eq(await h.chat.locator('.card.question').count(), 0, 'question cards left');
+    await until('focus to come back to the prompt box', () => focused(h.chat.locator('#input')));
+    await h.page.keyboard.press('ArrowUp');
+    eq(await h.chat.locator('#input').inputValue(), 'look at vendor/page.txt', 'Up recalls the prompt sent');
     check(/^refused/.test(h.model.toolResult('call_read') ?? ''), `the planner heard a refusal: ${h.model.toolResult('call_read')}`);
     check(!JSON.stringify(h.model.requests().filter((r) => r.role === 'planner')).includes(CANARY), 'the canary never reached the planner');
   });
@@ -550,12 +563,14 @@ test('a workspace cannot point the extension at another model or another server 
 });
 
 // Verifies: VSC-9
-test('Show Status opens the session status with the configured model', async () => {
+test('the mode picked in the chat reaches the session, as Show Status reports', async () => {
   await withEditor('status', {}, { planner: [] }, async (h) => {
+    await h.openChat();
+    await h.chat.locator('#mode').selectOption('plan');
     await h.command('bravebot: Show Status');
     await h.page.locator('.tab.active', { hasText: 'Untitled' }).waitFor();
     const text = (await h.lines()).join('\n');
-    check(text.includes('// bravebot status') && text.includes('"name": "fake-model"') && text.includes('"mode": "ask"'), `the status:\n${text}`);
+    check(text.includes('// bravebot status') && text.includes('"name": "fake-model"') && text.includes('"mode": "plan"'), `the status:\n${text}`);
     await h.page.locator('.statusbar-item', { hasText: 'bravebot' }).first().waitFor();
   });
 });

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { MessageQueue } from '../messageQueue';
 import { addUser, applyUpdate, emptyTranscript, mentions } from '../webview/transcript';
 import { renderMarkdown } from '../webview/markdown';
+import { PromptHistory } from '../webview/history';
 import type { SessionUpdate } from '../protocol';
 
 // Verifies: VSC-2
@@ -54,4 +55,21 @@ test('@ mentions become files', () => {
 test('markdown escapes model output and renders code blocks', () => {
   assert.equal(renderMarkdown('<b>x</b> `y`'), '<p>&lt;b&gt;x&lt;/b&gt; <code>y</code></p>');
   assert.equal(renderMarkdown('```rust\nfn a<T>() {}\n```'), '<pre><code data-lang="rust">fn a&lt;T&gt;() {}</code></pre>');
+});
+
+// Verifies: VSC-7
+test('Up and Down walk the sent prompts and come back to the draft', () => {
+  const h = new PromptHistory(['one'], 3);
+  h.add('two');
+  h.add('two');
+  assert.deepEqual(h.list, ['one', 'two'], 'a repeat is kept once');
+  assert.equal(h.previous('half typ'), 'two');
+  assert.equal(h.previous('two'), 'one');
+  assert.equal(h.previous('one'), undefined, 'nothing before the oldest');
+  assert.equal(h.next(), 'two');
+  assert.equal(h.next(), 'half typ', 'the draft comes back');
+  assert.equal(h.next(), undefined);
+  h.add('three');
+  h.add('four');
+  assert.deepEqual(h.list, ['two', 'three', 'four'], 'at most the limit, oldest dropped');
 });

@@ -1,13 +1,22 @@
 // The chat page inside the sidebar webview. Keeps the transcript as data (transcript.ts) and
 // re-renders it; quarantined notices, remarks and untrusted content sit in their own frame.
 
+import { PromptHistory } from './history';
 import { renderMarkdown, escapeHtml } from './markdown';
 import { addUser, applyUpdate, emptyTranscript, mentions, type FromWebview, type Item, type ToWebview, type Transcript } from './transcript';
 
 declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void; getState(): unknown; setState(s: unknown): void };
 
+/** What the view keeps while it is hidden: the transcript and the prompts sent. */
+interface ViewState {
+  transcript: Transcript;
+  history: string[];
+}
+
 const vscode = acquireVsCodeApi();
-let transcript: Transcript = (vscode.getState() as Transcript | undefined) ?? emptyTranscript();
+const saved = vscode.getState() as Partial<ViewState> | undefined;
+let transcript: Transcript = saved?.transcript ?? emptyTranscript();
+const history = new PromptHistory(saved?.history ?? []);
 const questions = new Map<string, Extract<ToWebview, { type: 'question' }>>();
 
 const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
@@ -59,7 +68,7 @@ function render(): void {
   log.innerHTML = transcript.items.map(itemHtml).join('');
   for (const d of log.querySelectorAll<HTMLDetailsElement>('details[data-call]')) d.open = openCards.has(d.dataset.call ?? '');
   log.scrollTop = log.scrollHeight;
-  vscode.setState(transcript);
+  saveState();
 }
 
 /** Questions live apart from the transcript, so streaming text never redraws them or moves focus. */
@@ -71,7 +80,9 @@ function renderQuestions(arrived?: string): void {
   // A new question takes focus only from someone already in the chat and not halfway through a prompt.
   const typing = document.activeElement === input && input.value.trim() !== '';
   const target = arrived !== undefined && document.hasFocus() && !typing ? card(arrived) : card(focused);
-  target?.focus();
+  if (target) target.focus();
+  // The answered card had focus: it goes to the next card, else back to the prompt box.
+  else if (focused !== undefined) (questionsEl.querySelector<HTMLElement>('[data-question]') ?? input).focus();
 }
 
 window.addEventListener('message', (e: MessageEvent<ToWebview>) => {
@@ -114,15 +125,42 @@ window.addEventListener('focus', () => {
   if (document.activeElement === document.body) input.focus();
 });
 
+function saveState(): void {
+  vscode.setState({ transcript, history: history.list } satisfies ViewState);
+}
+
 function send(): void {
   const text = input.value.trim();
   if (!text) return;
   input.value = '';
+  history.add(text);
+  saveState();
   vscode.postMessage({ type: 'prompt', text, files: mentions(text) });
 }
 
+/** Shows a recalled prompt with the cursor at its end. */
+function recall(text: string | undefined): boolean {
+  if (text === undefined) return false;
+  input.value = text;
+  input.setSelectionRange(text.length, text.length);
+  return true;
+}
+
 $('form').addEventListener('submit', (e) => { e.preventDefault(); send(); });
-input.addEventListener('keydown', (e) => { if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) { e.preventDefault(); send(); } });
+input.addEventListener('keydown', (e) => {
+  if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+    e.preventDefault();
+    send();
+    return;
+  }
+  // Up on the first line and Down on the last walk the prompts sent, as in a shell.
+  const before = input.value.slice(0, input.selectionStart);
+  const after = input.value.slice(input.selectionEnd);
+  const walked =
+    (e.key === 'ArrowUp' && !before.includes('\n') && recall(history.previous(input.value))) ||
+    (e.key === 'ArrowDown' && !after.includes('\n') && recall(history.next()));
+  if (walked) e.preventDefault();
+});
 $('cancel').addEventListener('click', () => vscode.postMessage({ type: 'cancel' }));
 $('new').addEventListener('click', () => vscode.postMessage({ type: 'newSession' }));
 mode.addEventListener('change', () => vscode.postMessage({ type: 'setMode', mode: mode.value }));
