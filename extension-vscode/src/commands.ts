@@ -18,7 +18,7 @@ function activeFile(uri?: vscode.Uri): string | undefined {
 }
 
 export const commands: Record<string, Command> = {
-  'bravebot.openChat': (ctx) => ctx.chat.reveal(),
+  'bravebot.openChat': (ctx) => ctx.chat.reveal(true),
 
   'bravebot.newSession': (ctx) => ctx.newSession(),
 

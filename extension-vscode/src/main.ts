@@ -14,6 +14,8 @@ export function activate(extension: vscode.ExtensionContext): void {
   const c = new Ctx(extension, chat);
   ctx = c;
   chat.onMessage = (m) => void onChatMessage(c, m).catch((err) => report(c, err));
+  // A card nobody can see any more is refused, not left waiting.
+  chat.onDispose = () => c.questions.refuseCards();
   extension.subscriptions.push(
     c,
     c.questions,

@@ -150,6 +150,14 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     for (const id of [...this.pendingById.keys()]) this.finish(id, cancelled);
   }
 
+  /** Refuses the questions shown as cards in the chat view (it went away). */
+  refuseCards(): void {
+    for (const [id, p] of [...this.pendingById]) {
+      const surface = presentationOf(p.params.kind);
+      if (surface === 'card' || surface === 'content') this.finish(id, cancelled);
+    }
+  }
+
   // edit / write -------------------------------------------------------------------------------
 
   private async showDiff(p: Pending): Promise<void> {

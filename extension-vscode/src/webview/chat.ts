@@ -167,4 +167,6 @@ mode.addEventListener('change', () => vscode.postMessage({ type: 'setMode', mode
 
 render();
 renderQuestions();
+// The view may have been focused before this script ran.
+if (document.hasFocus() && document.activeElement === document.body) input.focus();
 vscode.postMessage({ type: 'ready' });

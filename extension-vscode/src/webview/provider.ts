@@ -10,6 +10,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   private view: vscode.WebviewView | undefined;
   private readonly queue = new MessageQueue<ToWebview>();
   onMessage: (m: FromWebview) => void = () => undefined;
+  /** The view went away; cards shown in it can no longer be answered there. */
+  onDispose: () => void = () => undefined;
 
   constructor(private readonly extensionUri: vscode.Uri) {}
 
@@ -25,6 +27,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     view.onDidDispose(() => {
       this.view = undefined;
       this.queue.detach();
+      this.onDispose();
     });
   }
 
@@ -32,8 +35,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     this.queue.post(message);
   }
 
-  async reveal(): Promise<void> {
-    if (this.view) this.view.show(true);
+  /** Shows the view; `focus` moves the keyboard into it (Open Chat), otherwise focus stays put. */
+  async reveal(focus = false): Promise<void> {
+    if (this.view && !focus) this.view.show(true);
     else await vscode.commands.executeCommand(`${ChatViewProvider.viewId}.focus`);
   }
 
