@@ -543,6 +543,23 @@ test('keyboard only: a prompt, a run card answered with Tab and Enter, an untrus
   });
 });
 
+// Verifies: VSC-10
+test('a fetch question is a card with the host on its own line, and rejecting it fetches nothing', async () => {
+  const url = 'https://docs.example.com.pages.invalid/setup?ref=readme';
+  const script = { planner: [{ tool: 'fetch_url', id: 'call_fetch', args: { url, why: 'read the setup guide' } }, { text: 'done' }] };
+  await withEditor('fetch', {}, script, async (h) => {
+    await h.openChat();
+    await h.prompt('read the setup guide');
+    const card = h.chat.locator('.card.question[data-kind="fetch"]');
+    await card.waitFor();
+    eq(await card.locator(':scope > div').allInnerTexts().then((l) => l.filter((t) => t.startsWith('host: '))), ['host: docs.example.com.pages.invalid'], 'the host line');
+    await h.shot('fetch');
+    await card.locator('button', { hasText: "Don't fetch it" }).click();
+    await h.turnEnded();
+    check(/^refused/.test(h.model.toolResult('call_fetch') ?? ''), `the planner heard a refusal: ${h.model.toolResult('call_fetch')}`);
+  });
+});
+
 // Verifies: VSC-8
 test('a workspace cannot point the extension at another model or another server binary', async () => {
   const elsewhere = await startModel(fs.mkdtempSync(path.join(scratch, 'elsewhere-')), { planner: [{ text: 'from elsewhere' }] });

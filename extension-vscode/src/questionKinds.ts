@@ -12,7 +12,8 @@ export const presentations: Readonly<Record<QuestionKind, Presentation>> = {
   run: 'card',
   readOutput: 'content',
   vetContent: 'content',
-  fetch: 'pick',
+  // A card, not a quick pick: a pick's placeholder is one line, and the host must stand on its own.
+  fetch: 'card',
   lspStart: 'pick',
   trustRead: 'pick',
   delegate: 'pick',

@@ -1,5 +1,5 @@
 // Puts the server's questions to the person, one surface per kind (see questionKinds.ts): edit and
-// write in VS Code's diff editor, run and untrusted content as cards in the sidebar, the rest as
+// write in VS Code's diff editor, run, fetch and untrusted content as cards in the sidebar, the rest as
 // quick picks and input boxes. Closing, dismissing or cancelling any of them refuses.
 
 import * as vscode from 'vscode';
@@ -222,7 +222,7 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     return lenses;
   }
 
-  // run, vetContent, readOutput: a card in the sidebar ---------------------------------------------
+  // run, fetch, vetContent, readOutput: a card in the sidebar ---------------------------------------------
 
   private async showCard(p: Pending): Promise<void> {
     const s = p.params.subject;
@@ -246,7 +246,7 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     this.finish(questionId, select(p.params, optionId));
   }
 
-  // fetch, lspStart, trustRead, delegate: a quick pick ----------------------------------------------
+  // lspStart, trustRead, delegate: a quick pick ----------------------------------------------
 
   private async showPick(p: Pending): Promise<void> {
     const lines = describe(p.params);

@@ -25,7 +25,7 @@ test('every question kind of the contract has a handler, and nothing else', () =
 test('the surface of each kind', () => {
   assert.deepEqual(presentations, {
     write: 'diff', edit: 'diff', run: 'card', readOutput: 'content', vetContent: 'content',
-    fetch: 'pick', lspStart: 'pick', trustRead: 'pick', delegate: 'pick', askUser: 'input',
+    fetch: 'card', lspStart: 'pick', trustRead: 'pick', delegate: 'pick', askUser: 'input',
   });
   assert.equal(presentationOf('somethingNew'), 'pick');
 });

@@ -55,7 +55,7 @@ function questionHtml(q: Extract<ToWebview, { type: 'question' }>): string {
   // The card itself takes focus when it arrives (never a button, so a stray Enter approves
   // nothing); Tab reaches its buttons and Escape dismisses it, which refuses.
   return `<div class="card question" tabindex="-1" role="group" aria-label="${escapeHtml(q.lines[0] ?? q.kind)}" data-question="${id}" data-kind="${escapeHtml(q.kind)}">` +
-    q.lines.map((l, i) => (i === 0 ? `<strong>${escapeHtml(l)}</strong>` : `<div>${escapeHtml(l)}</div>`)).join('') +
+    q.lines.map((l, i) => (i === 0 ? `<strong>${escapeHtml(l)}</strong>` : `<div${l.startsWith('host: ') ? ' class="host"' : ''}>${escapeHtml(l)}</div>`)).join('') +
     (untrusted ? `<div class="untrusted"><div class="frame-label">untrusted content${q.verdict ? ` · verdict: ${escapeHtml(q.verdict)}` : ''}</div><pre>${escapeHtml(q.content ?? '')}</pre>` +
       (q.verdictText ? `<div class="frame-label">the check's words</div><pre class="check-words">${escapeHtml(q.verdictText)}</pre>` : '') + '</div>' : '') +
     `<div class="buttons">${buttons}<button data-q="${id}" class="dismiss" title="Dismissing refuses (Escape)">Dismiss</button></div></div>`;
