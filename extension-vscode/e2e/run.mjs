@@ -130,7 +130,7 @@ async function startModel(dir, script) {
 }
 
 /** code-server on a free loopback port, in its own process group, with a fresh profile. */
-async function startCodeServer(dir, settings, machineSettings) {
+async function startCodeServer(dir, settings, machineSettings, env) {
   const profile = path.join(dir, 'profile');
   fs.mkdirSync(path.join(profile, 'User'), { recursive: true });
   fs.writeFileSync(path.join(profile, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
@@ -141,7 +141,9 @@ async function startCodeServer(dir, settings, machineSettings) {
   const out = fs.openSync(path.join(dir, 'code-server.log'), 'w');
   const child = spawn(need.node24, [need.codeServer, '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none',
     '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--user-data-dir', profile,
-    '--extensions-dir', extensionsDir, path.join(dir, 'ws')], { detached: true, stdio: ['ignore', out, out] });
+    // The extension host gets this process's environment, not one re-read from a login shell.
+    '--vscode-option', 'force-disable-user-env',
+    '--extensions-dir', extensionsDir, path.join(dir, 'ws')], { detached: true, stdio: ['ignore', out, out], env });
   await until('code-server to answer', async () => {
     try {
       return (await fetch(`http://127.0.0.1:${port}/healthz`)).ok;
@@ -286,8 +288,12 @@ function test(name, fn) {
  * Sets up a case: a workspace with `files`, a fake model with `script`, code-server with the
  * extension pointed at both, and a browser page on the workbench.
  */
-async function withEditor(slug, files, script, fn) {
+async function withEditor(slug, files, script, fn, { programs = [] } = {}) {
   const dir = fs.mkdtempSync(path.join(scratch, `${slug}-`));
+  // Stand-ins for programs the server looks for on PATH (a case that refuses to start them).
+  const bin = path.join(dir, 'bin');
+  fs.mkdirSync(bin);
+  for (const name of programs) fs.writeFileSync(path.join(bin, name), '#!/bin/sh\nexit 1\n', { mode: 0o755 });
   const ws = path.join(dir, 'ws');
   fs.mkdirSync(ws);
   for (const [rel, text] of Object.entries(files)) {
@@ -311,7 +317,7 @@ async function withEditor(slug, files, script, fn) {
     'bravebot.serverPath': need.bravebot,
     'bravebot.model.api': 'openai',
     'bravebot.model.baseUrl': model.url,
-  });
+  }, { ...process.env, PATH: `${bin}:${process.env.PATH}` });
   const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
   const page = await context.newPage();
   page.setDefaultTimeout(30000);
@@ -558,6 +564,27 @@ test('a fetch question is a card with the host on its own line, and rejecting it
     await h.turnEnded();
     check(/^refused/.test(h.model.toolResult('call_fetch') ?? ''), `the planner heard a refusal: ${h.model.toolResult('call_fetch')}`);
   });
+});
+
+// Verifies: VSC-10
+test('starting a language server is a card with its warning, and Not in this session refuses', async () => {
+  const script = {
+    planner: [{ tool: 'lsp', id: 'call_lsp', args: { operation: 'documentSymbol', path: 'app.py', why: 'list the functions' } }, { text: 'done' }],
+  };
+  await withEditor('lspstart', { 'app.py': 'def main():\n    pass\n' }, script, async (h) => {
+    await h.openChat();
+    await h.prompt('what is in @app.py?');
+    const card = h.chat.locator('.card.question[data-kind="lspStart"]');
+    await Promise.race([card.waitFor(), h.turnEnded().then(() => {
+      throw new Failure(`no lspStart question; the tool said: ${h.model.toolResult('call_lsp')}`);
+    })]);
+    const text = await card.innerText();
+    check(text.includes('pyright-langserver') && text.includes('runs with your access'), `the card names the program and warns: ${text}`);
+    await h.shot('lspstart');
+    await card.locator('button', { hasText: 'Not in this session' }).click();
+    await h.turnEnded();
+    check(/^refused/.test(h.model.toolResult('call_lsp') ?? ''), `the planner heard a refusal: ${h.model.toolResult('call_lsp')}`);
+  }, { programs: ['pyright-langserver'] });
 });
 
 // Verifies: VSC-8

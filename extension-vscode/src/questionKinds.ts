@@ -3,8 +3,12 @@
 
 import type { Outcome, PermissionOption, QuestionKind, RequestPermissionParams } from './protocol';
 
-/** The surfaces a question can be shown on. */
-export type Presentation = 'diff' | 'card' | 'content' | 'pick' | 'input';
+/**
+ * The surfaces a question can be shown on: VS Code's diff editor, a card in the chat, a card with an
+ * untrusted-content frame, an input box. Cards draw every line apart (a quick pick's placeholder is
+ * one line, too narrow for a fetch's host or a language server's warning).
+ */
+export type Presentation = 'diff' | 'card' | 'content' | 'input';
 
 export const presentations: Readonly<Record<QuestionKind, Presentation>> = {
   write: 'diff',
@@ -12,19 +16,18 @@ export const presentations: Readonly<Record<QuestionKind, Presentation>> = {
   run: 'card',
   readOutput: 'content',
   vetContent: 'content',
-  // A card, not a quick pick: a pick's placeholder is one line, and the host must stand on its own.
   fetch: 'card',
-  lspStart: 'pick',
-  trustRead: 'pick',
-  delegate: 'pick',
+  lspStart: 'card',
+  trustRead: 'card',
+  delegate: 'card',
   askUser: 'input',
 };
 
 export const questionKinds = Object.keys(presentations) as QuestionKind[];
 
-/** Unknown kinds (a newer server) get a pick of the offered options, never a silent approval. */
+/** Unknown kinds (a newer server) get a card with the offered options, never a silent approval. */
 export function presentationOf(kind: string): Presentation {
-  return (presentations as Record<string, Presentation>)[kind] ?? 'pick';
+  return (presentations as Record<string, Presentation>)[kind] ?? 'card';
 }
 
 export const cancelled: Outcome = { outcome: 'cancelled' };
@@ -68,7 +71,7 @@ export function diffAnswer(p: RequestPermissionParams, approve: boolean, proposa
   return select(p, a.optionId, edited !== undefined ? { editedText: edited } : { acceptedHunks });
 }
 
-/** The lines a pick shows above its options; the fetch host is on its own line. */
+/** The lines a card shows above its options, each on its own line (the fetch host among them). */
 export function describe(p: RequestPermissionParams): string[] {
   const s = p.subject;
   const lines = [p.title || p.kind];

@@ -1,6 +1,6 @@
 // Puts the server's questions to the person, one surface per kind (see questionKinds.ts): edit and
-// write in VS Code's diff editor, run, fetch and untrusted content as cards in the sidebar, the rest as
-// quick picks and input boxes. Closing, dismissing or cancelling any of them refuses.
+// write in VS Code's diff editor, askUser in an input box, everything else as a card in the sidebar
+// (untrusted content inside its own frame). Closing, dismissing or cancelling any of them refuses.
 
 import * as vscode from 'vscode';
 import type { Ctx } from './ctx';
@@ -102,8 +102,6 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
             return this.showCard(p);
           case 'input':
             return this.showInput(p);
-          case 'pick':
-            return this.showPick(p);
         }
       };
       run().catch((err) => {
@@ -222,7 +220,7 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     return lenses;
   }
 
-  // run, fetch, vetContent, readOutput: a card in the sidebar ---------------------------------------------
+  // run, fetch, lspStart, trustRead, delegate, vetContent, readOutput: a card in the sidebar ---------------------------------------------
 
   private async showCard(p: Pending): Promise<void> {
     const s = p.params.subject;
@@ -244,19 +242,6 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     const p = this.pendingById.get(questionId);
     if (!p) return;
     this.finish(questionId, select(p.params, optionId));
-  }
-
-  // lspStart, trustRead, delegate: a quick pick ----------------------------------------------
-
-  private async showPick(p: Pending): Promise<void> {
-    const lines = describe(p.params);
-    const items = p.params.options.map((o) => ({ label: o.name || o.optionId, description: o.kind, optionId: o.optionId }));
-    const choice = await vscode.window.showQuickPick(items, {
-      title: lines[0],
-      placeHolder: lines.slice(1).join(' · ') || undefined,
-      ignoreFocusOut: true,
-    });
-    this.finish(p.params.questionId, select(p.params, choice?.optionId));
   }
 
   // askUser: an input box --------------------------------------------------------------------------

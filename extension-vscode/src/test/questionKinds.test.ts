@@ -25,9 +25,9 @@ test('every question kind of the contract has a handler, and nothing else', () =
 test('the surface of each kind', () => {
   assert.deepEqual(presentations, {
     write: 'diff', edit: 'diff', run: 'card', readOutput: 'content', vetContent: 'content',
-    fetch: 'card', lspStart: 'pick', trustRead: 'pick', delegate: 'pick', askUser: 'input',
+    fetch: 'card', lspStart: 'card', trustRead: 'card', delegate: 'card', askUser: 'input',
   });
-  assert.equal(presentationOf('somethingNew'), 'pick');
+  assert.equal(presentationOf('somethingNew'), 'card', 'an unknown kind still shows its options');
 });
 
 // Verifies: VSC-6
