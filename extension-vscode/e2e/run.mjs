@@ -587,6 +587,30 @@ test('starting a language server is a card with its warning, and Not in this ses
   }, { programs: ['pyright-langserver'] });
 });
 
+// Verifies: VSC-10
+test("the agent's question is a card with its choices and a box for the person's own words", async () => {
+  const script = {
+    planner: [
+      { tool: 'ask_user', id: 'call_ask', args: { questions: [{ header: 'Indentation', question: 'Tabs or spaces for the new module?', options: ['tabs', 'spaces'] }] } },
+      { text: 'noted' },
+    ],
+  };
+  await withEditor('askuser', {}, script, async (h) => {
+    await h.openChat();
+    await h.prompt('set up the new module');
+    const card = h.chat.locator('.card.question[data-kind="askUser"]');
+    await card.waitFor();
+    eq(await card.locator('strong').innerText(), 'Indentation', 'the card title');
+    check((await card.innerText()).includes('Tabs or spaces for the new module?'), 'the question is shown');
+    eq(await card.locator('.buttons button').allInnerTexts(), ['tabs', 'spaces', 'Answer in my own words', 'Skip', 'Dismiss'], 'the choices');
+    await card.locator('.own-words textarea').fill('two spaces, like the rest of the repository');
+    await h.shot('askuser');
+    await card.locator('.own-words textarea').press('Enter');
+    await h.turnEnded();
+    check((h.model.toolResult('call_ask') ?? '').includes('two spaces, like the rest of the repository'), `the planner got the words: ${h.model.toolResult('call_ask')}`);
+  });
+});
+
 // Verifies: VSC-8
 test('a workspace cannot point the extension at another model or another server binary', async () => {
   const elsewhere = await startModel(fs.mkdtempSync(path.join(scratch, 'elsewhere-')), { planner: [{ text: 'from elsewhere' }] });

@@ -52,7 +52,7 @@ async function onChatMessage(c: Ctx, m: FromWebview): Promise<void> {
     case 'setMode':
       return c.setMode(m.mode as Mode);
     case 'answer':
-      return c.questions.answerCard(m.questionId, m.optionId);
+      return c.questions.answerCard(m.questionId, m.optionId, m.text);
     case 'ready':
       return;
   }

@@ -5,10 +5,10 @@ import type { Outcome, PermissionOption, QuestionKind, RequestPermissionParams }
 
 /**
  * The surfaces a question can be shown on: VS Code's diff editor, a card in the chat, a card with an
- * untrusted-content frame, an input box. Cards draw every line apart (a quick pick's placeholder is
- * one line, too narrow for a fetch's host or a language server's warning).
+ * untrusted-content frame. Cards draw every line apart (a quick pick's placeholder is one line, too
+ * narrow for a fetch's host, a language server's warning or the agent's question).
  */
-export type Presentation = 'diff' | 'card' | 'content' | 'input';
+export type Presentation = 'diff' | 'card' | 'content';
 
 export const presentations: Readonly<Record<QuestionKind, Presentation>> = {
   write: 'diff',
@@ -20,7 +20,7 @@ export const presentations: Readonly<Record<QuestionKind, Presentation>> = {
   lspStart: 'card',
   trustRead: 'card',
   delegate: 'card',
-  askUser: 'input',
+  askUser: 'card',
 };
 
 export const questionKinds = Object.keys(presentations) as QuestionKind[];
@@ -75,6 +75,7 @@ export function diffAnswer(p: RequestPermissionParams, approve: boolean, proposa
 export function describe(p: RequestPermissionParams): string[] {
   const s = p.subject;
   const lines = [p.title || p.kind];
+  if (s.question) lines.push(s.question);
   if (p.why) lines.push(`why: ${p.why}`);
   if (p.kind === 'fetch') {
     if (s.host) lines.push(`host: ${s.host}`);

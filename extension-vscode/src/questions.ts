@@ -1,6 +1,6 @@
 // Puts the server's questions to the person, one surface per kind (see questionKinds.ts): edit and
-// write in VS Code's diff editor, askUser in an input box, everything else as a card in the sidebar
-// (untrusted content inside its own frame). Closing, dismissing or cancelling any of them refuses.
+// write in VS Code's diff editor, everything else as a card in the sidebar (untrusted content inside
+// its own frame, askUser with a box for the person's own words). Closing, dismissing or cancelling any of them refuses.
 
 import * as vscode from 'vscode';
 import type { Ctx } from './ctx';
@@ -100,8 +100,6 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
           case 'card':
           case 'content':
             return this.showCard(p);
-          case 'input':
-            return this.showInput(p);
         }
       };
       run().catch((err) => {
@@ -220,7 +218,7 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     return lenses;
   }
 
-  // run, fetch, lspStart, trustRead, delegate, vetContent, readOutput: a card in the sidebar ---------------------------------------------
+  // every other kind: a card in the sidebar ---------------------------------------------
 
   private async showCard(p: Pending): Promise<void> {
     const s = p.params.subject;
@@ -232,29 +230,22 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
       content: s.content,
       verdict: s.verdict,
       verdictText: s.verdictText,
+      ownWords: p.params.kind === 'askUser',
       options: p.params.options,
     });
     await this.ctx.chat.reveal();
   }
 
-  /** An answer from a sidebar card; a dismissed card has no option and refuses. */
-  answerCard(questionId: string, optionId: string | undefined): void {
+  /**
+   * An answer from a sidebar card: an option, or the person's own words (askUser), which go with
+   * the approving option (the server takes the words over the option's name). A dismissed card has
+   * neither and refuses.
+   */
+  answerCard(questionId: string, optionId: string | undefined, text?: string): void {
     const p = this.pendingById.get(questionId);
     if (!p) return;
-    this.finish(questionId, select(p.params, optionId));
-  }
-
-  // askUser: an input box --------------------------------------------------------------------------
-
-  private async showInput(p: Pending): Promise<void> {
-    const s = p.params.subject;
-    const text = await vscode.window.showInputBox({
-      title: s.header || p.params.title || 'bravebot asks',
-      prompt: s.question || p.params.title,
-      ignoreFocusOut: true,
-    });
-    const option = approvingOption(p.params) ?? p.params.options[0];
-    this.finish(p.params.questionId, text === undefined ? cancelled : select(p.params, option?.optionId, { text }));
+    const words = text?.trim();
+    this.finish(questionId, words ? select(p.params, approvingOption(p.params)?.optionId, { text: words }) : select(p.params, optionId));
   }
 
   dispose(): void {

@@ -394,12 +394,13 @@ fn named_cases(reason: &str) -> Vec<(String, String)> {
 /// in JavaScript and TypeScript) directly under a `Verifies:` comment that names `id`.
 fn case_verifies(source: &str, name: &str, id: &str) -> Result<(), &'static str> {
     let lines: Vec<&str> = source.lines().collect();
-    let opener = format!("('{name}'");
+    let openers = [format!("('{name}'"), format!("(\"{name}\"")];
     let at = lines
         .iter()
         .position(|line| {
             let line = line.trim_start();
-            (line.starts_with("case(") || line.starts_with("test(")) && line.contains(&opener)
+            (line.starts_with("case(") || line.starts_with("test("))
+                && openers.iter().any(|opener| line.contains(opener.as_str()))
         })
         .ok_or("no case of that name")?;
     let above = lines[..at]
@@ -472,8 +473,9 @@ fn named_cases_follow_the_last_path_and_case_lookup_reads_the_comment_above() {
     assert!(case_verifies(lua, "one", "NVIM-3").is_err());
     assert!(case_verifies(lua, "two", "NVIM-1").is_err());
     assert!(case_verifies(lua, "three", "NVIM-1").is_err());
-    let js = "// Verifies: VSC-1\ntest('one', async () => {});\n";
+    let js = "// Verifies: VSC-1\ntest('one', async () => {});\n// Verifies: VSC-2\ntest(\"it's\", () => {});\n";
     assert_eq!(case_verifies(js, "one", "VSC-1"), Ok(()));
+    assert_eq!(case_verifies(js, "it's", "VSC-2"), Ok(()));
 }
 
 // The checker itself, on inline fixtures, so a broken parser cannot make the checks above pass.

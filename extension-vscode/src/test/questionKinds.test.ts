@@ -25,7 +25,7 @@ test('every question kind of the contract has a handler, and nothing else', () =
 test('the surface of each kind', () => {
   assert.deepEqual(presentations, {
     write: 'diff', edit: 'diff', run: 'card', readOutput: 'content', vetContent: 'content',
-    fetch: 'card', lspStart: 'card', trustRead: 'card', delegate: 'card', askUser: 'input',
+    fetch: 'card', lspStart: 'card', trustRead: 'card', delegate: 'card', askUser: 'card',
   });
   assert.equal(presentationOf('somethingNew'), 'card', 'an unknown kind still shows its options');
 });
@@ -62,4 +62,10 @@ test('a diff question without a rejecting option refuses by cancelling', () => {
 test('fetch shows the host on its own line', () => {
   const lines = describeQuestion(question('fetch', { host: 'example.org', url: 'https://example.org/x' }));
   assert.ok(lines.includes('host: example.org'));
+});
+
+// Verifies: VSC-10
+test("the agent's question stands on a line of its own under the title", () => {
+  const lines = describeQuestion(question('askUser', { question: 'Tabs or spaces?' }));
+  assert.equal(lines[1], 'Tabs or spaces?');
 });

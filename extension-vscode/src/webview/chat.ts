@@ -58,6 +58,8 @@ function questionHtml(q: Extract<ToWebview, { type: 'question' }>): string {
     q.lines.map((l, i) => (i === 0 ? `<strong>${escapeHtml(l)}</strong>` : `<div${l.startsWith('host: ') ? ' class="host"' : ''}>${escapeHtml(l)}</div>`)).join('') +
     (untrusted ? `<div class="untrusted"><div class="frame-label">untrusted content${q.verdict ? ` · verdict: ${escapeHtml(q.verdict)}` : ''}</div><pre>${escapeHtml(q.content ?? '')}</pre>` +
       (q.verdictText ? `<div class="frame-label">the check's words</div><pre class="check-words">${escapeHtml(q.verdictText)}</pre>` : '') + '</div>' : '') +
+    (q.ownWords ? `<div class="own-words"><textarea rows="2" data-q="${id}" aria-label="Your answer" placeholder="Your own words; Enter sends"></textarea>` +
+      `<button data-q="${id}" data-own="1">Send answer</button></div>` : '') +
     `<div class="buttons">${buttons}<button data-q="${id}" class="dismiss" title="Dismissing refuses (Escape)">Dismiss</button></div></div>`;
 }
 
@@ -73,12 +75,23 @@ function render(): void {
 
 /** Questions live apart from the transcript, so streaming text never redraws them or moves focus. */
 function renderQuestions(arrived?: string): void {
-  const focused = (document.activeElement as HTMLElement | null)?.closest<HTMLElement>('[data-question]')?.dataset.question;
+  const active = document.activeElement as HTMLElement | null;
+  const focused = active?.closest<HTMLElement>('[data-question]')?.dataset.question;
+  // Words half typed into an answer box survive the redraw, and so does the cursor in it.
+  const typed = new Map([...questionsEl.querySelectorAll<HTMLTextAreaElement>('.own-words textarea')].map((t) => [t.dataset.q ?? '', t.value]));
+  const typingIn = active?.matches('.own-words textarea') ? focused : undefined;
   questionsEl.innerHTML = [...questions.values()].map(questionHtml).join('');
+  for (const t of questionsEl.querySelectorAll<HTMLTextAreaElement>('.own-words textarea')) {
+    t.value = typed.get(t.dataset.q ?? '') ?? '';
+    if (t.dataset.q === typingIn) {
+      t.focus();
+      return;
+    }
+  }
   const card = (id: string | undefined): HTMLElement | undefined =>
     id === undefined ? undefined : [...questionsEl.querySelectorAll<HTMLElement>('[data-question]')].find((c) => c.dataset.question === id);
   // A new question takes focus only from someone already in the chat and not halfway through a prompt.
-  const typing = document.activeElement === input && input.value.trim() !== '';
+  const typing = active === input && input.value.trim() !== '';
   const target = arrived !== undefined && document.hasFocus() && !typing ? card(arrived) : card(focused);
   if (target) target.focus();
   // The answered card had focus: it goes to the next card, else back to the prompt box.
@@ -107,14 +120,28 @@ log.addEventListener('toggle', (e) => {
   else openCards.delete(id);
 }, true);
 
+/** Sends the words typed into a card's answer box; an empty box sends nothing. */
+function sendOwnWords(card: HTMLElement | null): void {
+  const box = card?.querySelector<HTMLTextAreaElement>('.own-words textarea');
+  const text = box?.value.trim();
+  if (!card?.dataset.question || !text) return;
+  vscode.postMessage({ type: 'answer', questionId: card.dataset.question, text });
+}
+
 questionsEl.addEventListener('click', (e) => {
   const b = (e.target as HTMLElement).closest('button');
   if (!b || !b.dataset.q) return;
-  vscode.postMessage({ type: 'answer', questionId: b.dataset.q, optionId: b.dataset.o });
+  if (b.dataset.own) sendOwnWords(b.closest<HTMLElement>('[data-question]'));
+  else vscode.postMessage({ type: 'answer', questionId: b.dataset.q, optionId: b.dataset.o });
 });
 
 questionsEl.addEventListener('keydown', (e) => {
   const card = (e.target as HTMLElement).closest<HTMLElement>('[data-question]');
+  if (e.key === 'Enter' && !e.shiftKey && (e.target as HTMLElement).matches('.own-words textarea')) {
+    e.preventDefault();
+    sendOwnWords(card);
+    return;
+  }
   if (e.key !== 'Escape' || !card?.dataset.question) return;
   e.preventDefault();
   vscode.postMessage({ type: 'answer', questionId: card.dataset.question });

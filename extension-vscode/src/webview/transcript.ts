@@ -73,7 +73,7 @@ export type ToWebview =
   | { type: 'reset' }
   | { type: 'mode'; mode: string }
   | { type: 'state'; state: 'idle' | 'thinking' | 'waiting' }
-  | { type: 'question'; questionId: string; kind: string; lines: string[]; content?: string; verdict?: string; verdictText?: string; options: { optionId: string; name: string; kind: string }[] }
+  | { type: 'question'; questionId: string; kind: string; lines: string[]; content?: string; verdict?: string; verdictText?: string; ownWords?: boolean; options: { optionId: string; name: string; kind: string }[] }
   | { type: 'questionDone'; questionId: string };
 
 export type FromWebview =
@@ -82,7 +82,7 @@ export type FromWebview =
   | { type: 'cancel' }
   | { type: 'newSession' }
   | { type: 'setMode'; mode: string }
-  | { type: 'answer'; questionId: string; optionId?: string };
+  | { type: 'answer'; questionId: string; optionId?: string; text?: string };
 
 /** `@path` mentions in a prompt, sent as `files`. */
 export function mentions(text: string): string[] {
