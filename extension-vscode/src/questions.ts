@@ -1,6 +1,7 @@
 // Puts the server's questions to the person, one surface per kind (see questionKinds.ts): edit and
 // write in VS Code's diff editor, everything else as a card in the sidebar (untrusted content inside
-// its own frame, askUser with a box for the person's own words). Closing, dismissing or cancelling any of them refuses.
+// its own frame, askUser with a box for the person's own words). Closing, dismissing or cancelling
+// any of them refuses.
 
 import * as vscode from 'vscode';
 import type { Ctx } from './ctx';
@@ -218,7 +219,7 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     return lenses;
   }
 
-  // every other kind: a card in the sidebar ---------------------------------------------
+  // every other kind: a card in the sidebar ----------------------------------------------------
 
   private async showCard(p: Pending): Promise<void> {
     const s = p.params.subject;
