@@ -296,6 +296,28 @@ impl FakeModel {
             .collect()
     }
 
+    /// The text of the tool result answering `call_id`, as the planner was last sent it (a
+    /// planner request carries every earlier round, so the newest one holding it is searched).
+    /// Panics with the planner's last messages when no request holds it.
+    pub fn tool_result(&self, call_id: &str) -> String {
+        let requests = self.requests_for("planner");
+        let found = requests.iter().rev().find_map(|request| {
+            request.body["messages"]
+                .as_array()?
+                .iter()
+                .find(|m| m["role"] == "tool" && m["tool_call_id"] == call_id)
+                .map(message_text)
+        });
+        found.unwrap_or_else(|| {
+            let last = requests.last().map(|r| r.body["messages"].clone());
+            panic!(
+                "no planner request holds a tool message with tool_call_id {call_id:?}; the last \
+                 one's messages: {}",
+                serde_json::to_string_pretty(&last).unwrap_or_default()
+            )
+        })
+    }
+
     /// The role of each request that found its script empty.
     pub fn exhausted(&self) -> Vec<String> {
         lock(&self.state)
@@ -1053,5 +1075,18 @@ mod tests {
         let addr = model.addr;
         drop(model);
         assert!(TcpStream::connect(addr).is_err());
+    }
+}
+
+/// The text of a chat message: its string content, or its text parts joined.
+pub fn message_text(message: &Value) -> String {
+    match &message["content"] {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|part| part["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+        other => other.to_string(),
     }
 }

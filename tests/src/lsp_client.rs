@@ -739,6 +739,14 @@ impl LspClient {
             .unwrap_or_else(|p| p.into_inner()) = Some(Box::new(policy));
     }
 
+    /// The questions (`requestPermission` requests) the server has put so far, in order.
+    pub fn questions(&self) -> Vec<ServerRequest> {
+        self.server_requests(REQUEST_PERMISSION)
+            .into_iter()
+            .map(|(q, _)| q)
+            .collect()
+    }
+
     /// Every request of `method` the server sent so far, with the answer given (`None` when
     /// none was given yet).
     pub fn server_requests(&self, method: &str) -> Vec<(ServerRequest, Option<Answer>)> {

@@ -84,27 +84,6 @@ impl Setup {
         )
     }
 
-    /// The tool result answering `call_id` in the planner's last request.
-    fn tool_result(&self, call_id: &str) -> String {
-        let requests = self.model.requests_for("planner");
-        let last = requests.last().expect("the planner was called");
-        last.body["messages"]
-            .as_array()
-            .expect("messages")
-            .iter()
-            .find(|m| m["role"] == "tool" && m["tool_call_id"] == call_id)
-            .and_then(|m| m["content"].as_str().map(str::to_string))
-            .unwrap_or_else(|| panic!("no tool result for {call_id}"))
-    }
-
-    fn questions(&self) -> Vec<ServerRequest> {
-        self.client
-            .server_requests(REQUEST_PERMISSION)
-            .into_iter()
-            .map(|(q, _)| q)
-            .collect()
-    }
-
     fn apply_edits(&self) -> Vec<ServerRequest> {
         self.client
             .server_requests(APPLY_EDIT)
@@ -175,12 +154,13 @@ fn an_edit_to_an_open_unsaved_buffer_arrives_as_apply_edit_at_its_version_and_ne
     assert_eq!(applied(buffer, &edits[0]), "fn a() {}\n// edited line\n");
     assert_eq!(s.disk("src/lib.rs"), "fn a() {}\n", "the disk is untouched");
     assert!(
-        s.tool_result("call_edit")
+        s.model
+            .tool_result("call_edit")
             .contains("landed in the editor's buffer"),
         "{}",
-        s.tool_result("call_edit")
+        s.model.tool_result("call_edit")
     );
-    let q = &s.questions()[0];
+    let q = &s.client.questions()[0];
     assert_eq!(q.question_kind(), Some("edit"));
     assert!(
         q.params["subject"]["diff"]
@@ -225,7 +205,8 @@ fn a_write_to_a_closed_file_lands_atomically_keeping_permissions_and_trailing_ne
     assert_eq!(names, ["run.sh"], "no temporary file left");
     assert!(s.apply_edits().is_empty());
     assert!(
-        s.tool_result("call_w")
+        s.model
+            .tool_result("call_w")
             .contains("landed in the file on disk")
     );
     s.client.shutdown();
@@ -317,9 +298,9 @@ fn rejecting_the_only_hunk_through_a_code_action_refuses_the_edit() {
     s.client.response(prompt).expect("prompt ends");
     assert_eq!(s.disk("a.txt"), thirty(), "nothing landed");
     assert!(
-        s.tool_result("call_edit").starts_with("refused:"),
+        s.model.tool_result("call_edit").starts_with("refused:"),
         "{}",
-        s.tool_result("call_edit")
+        s.model.tool_result("call_edit")
     );
     s.client.shutdown();
 }
@@ -341,12 +322,12 @@ fn accepting_two_of_three_hunks_lands_exactly_those_and_the_planner_is_told() {
     });
     s.prompt(&["a.txt"]);
     assert_eq!(s.disk("a.txt"), changed(&[0, 28]));
-    let result = s.tool_result("call_w");
+    let result = s.model.tool_result("call_w");
     assert!(
         result.contains("2 of 3 hunks landed (hunks 0, 2); the person refused hunks 1"),
         "{result}"
     );
-    let q = &s.questions()[0];
+    let q = &s.client.questions()[0];
     assert_eq!(
         q.params["subject"]["hunks"].as_array().map(Vec::len),
         Some(3)
@@ -371,10 +352,11 @@ fn the_persons_edited_text_lands_instead_and_the_planner_is_told() {
     s.prompt(&["a.txt"]);
     assert_eq!(s.disk("a.txt"), "mine instead\n");
     assert!(
-        s.tool_result("call_w")
+        s.model
+            .tool_result("call_w")
             .contains("The person edited the proposal"),
         "{}",
-        s.tool_result("call_w")
+        s.model.tool_result("call_w")
     );
     s.client.shutdown();
 }
@@ -402,7 +384,7 @@ fn typing_elsewhere_while_an_edit_is_pending_is_kept_and_the_edit_rebased() {
     let result = s.client.response(prompt).expect("prompt ends");
     assert_eq!(result["stopReason"], "endTurn");
     let edits = s.apply_edits();
-    assert_eq!(edits.len(), 1, "{}", s.tool_result("call_w"));
+    assert_eq!(edits.len(), 1, "{}", s.model.tool_result("call_w"));
     assert_eq!(
         edits[0].params["edit"]["documentChanges"][0]["textDocument"]["version"],
         2
@@ -413,9 +395,9 @@ fn typing_elsewhere_while_an_edit_is_pending_is_kept_and_the_edit_rebased() {
         changed(&[0, 28]).replace("l14\n", "l14\nTYPED\n")
     );
     assert!(
-        s.tool_result("call_w").contains("re-based"),
+        s.model.tool_result("call_w").contains("re-based"),
         "{}",
-        s.tool_result("call_w")
+        s.model.tool_result("call_w")
     );
     s.client.shutdown();
 }
@@ -444,7 +426,7 @@ fn typing_into_the_changed_lines_while_an_edit_is_pending_refuses_it() {
         s.apply_edits().is_empty(),
         "nothing was sent over the person's typing"
     );
-    let result = s.tool_result("call_w");
+    let result = s.model.tool_result("call_w");
     assert!(
         result.starts_with("refused:") && result.contains("typed into lines"),
         "{result}"
@@ -471,11 +453,11 @@ fn an_edit_of_a_file_nobody_vouched_for_is_refused_when_the_check_does_not_clear
         .answer_permissions_with(|q| Answer::choose(q, "allow_once"));
     s.prompt(&[]);
     assert!(
-        s.tool_result("call_edit").starts_with("refused:"),
+        s.model.tool_result("call_edit").starts_with("refused:"),
         "{}",
-        s.tool_result("call_edit")
+        s.model.tool_result("call_edit")
     );
-    assert!(s.questions().is_empty(), "no question was put");
+    assert!(s.client.questions().is_empty(), "no question was put");
     assert_eq!(s.disk("vendor/x.txt"), "a\n");
     s.client.shutdown();
 }
@@ -491,11 +473,11 @@ fn old_text_that_occurs_twice_is_refused_rather_than_guessed() {
     let s = Setup::start(&[("a.txt", "x\nx\n")], model, json!({}));
     s.prompt(&["a.txt"]);
     assert!(
-        s.tool_result("call_edit").contains("occurs 2 times"),
+        s.model.tool_result("call_edit").contains("occurs 2 times"),
         "{}",
-        s.tool_result("call_edit")
+        s.model.tool_result("call_edit")
     );
-    assert!(s.questions().is_empty());
+    assert!(s.client.questions().is_empty());
     s.client.shutdown();
 }
 
@@ -528,7 +510,7 @@ fn accept_edits_lands_trusted_writes_unasked_but_editor_configuration_still_asks
         "fn x() {}\n",
         "landed without a question"
     );
-    let questions = s.questions();
+    let questions = s.client.questions();
     assert_eq!(questions.len(), 1, "only the protected path asked");
     assert_eq!(
         questions[0].params["subject"]["path"],
@@ -562,9 +544,9 @@ fn plan_mode_writes_nothing_and_an_unwatched_session_refuses_every_write() {
         .expect("setMode");
     s.prompt(&["a.txt"]);
     assert!(
-        s.tool_result("call_w").contains("plan mode"),
+        s.model.tool_result("call_w").contains("plan mode"),
         "{}",
-        s.tool_result("call_w")
+        s.model.tool_result("call_w")
     );
     assert_eq!(s.disk("a.txt"), "old\n");
     s.client.shutdown();
@@ -583,9 +565,9 @@ fn plan_mode_writes_nothing_and_an_unwatched_session_refuses_every_write() {
         .expect("setMode");
     s.prompt(&["a.txt"]);
     assert!(
-        s.tool_result("call_w").contains("nobody is watching"),
+        s.model.tool_result("call_w").contains("nobody is watching"),
         "{}",
-        s.tool_result("call_w")
+        s.model.tool_result("call_w")
     );
     assert_eq!(s.disk("a.txt"), "old\n");
     s.client.shutdown();
@@ -612,7 +594,7 @@ fn allow_always_names_its_scope_is_listed_in_status_and_answers_the_next_edit() 
         .answer_permissions_with(|q| Answer::choose(q, "allow_always"));
     s.prompt(&["a.txt"]);
     assert_eq!(s.disk("a.txt"), "two\n");
-    let questions = s.questions();
+    let questions = s.client.questions();
     assert_eq!(
         questions.len(),
         1,
@@ -675,6 +657,7 @@ fn writing_quarantined_content_marks_the_file_untrusted_and_never_shows_it() {
         "the slot's bytes were written unread"
     );
     let write_q = s
+        .client
         .questions()
         .into_iter()
         .find(|q| q.question_kind() == Some("write"))
@@ -684,9 +667,9 @@ fn writing_quarantined_content_marks_the_file_untrusted_and_never_shows_it() {
         "no standing approval for untrusted data"
     );
     assert!(
-        s.tool_result("call_r2").contains("ref:"),
+        s.model.tool_result("call_r2").contains("ref:"),
         "the copy reads as quarantined: {}",
-        s.tool_result("call_r2")
+        s.model.tool_result("call_r2")
     );
     assert_eq!(
         s.model.requests_for("check").len(),

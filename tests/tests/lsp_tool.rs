@@ -11,9 +11,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use bravebot_tests::fake_model::{FakeModel, Reply};
-use bravebot_tests::lsp_client::{
-    Answer, LspClient, LspOptions, REQUEST_PERMISSION, ServerRequest,
-};
+use bravebot_tests::lsp_client::{Answer, LspClient, LspOptions};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
@@ -56,25 +54,6 @@ impl Setup {
                 json!({"sessionId": self.session, "text": "go"}),
             )
             .unwrap_or_else(|e| self.client.fail(&format!("prompt refused: {e}")));
-    }
-
-    fn tool_result(&self, call_id: &str) -> String {
-        let requests = self.model.requests_for("planner");
-        requests
-            .iter()
-            .rev()
-            .flat_map(|r| r.body["messages"].as_array().cloned().unwrap_or_default())
-            .find(|m| m["role"] == "tool" && m["tool_call_id"] == call_id)
-            .and_then(|m| m["content"].as_str().map(str::to_string))
-            .unwrap_or_else(|| panic!("no tool result for {call_id}"))
-    }
-
-    fn questions(&self) -> Vec<ServerRequest> {
-        self.client
-            .server_requests(REQUEST_PERMISSION)
-            .into_iter()
-            .map(|(q, _)| q)
-            .collect()
     }
 
     fn servers(&self) -> Vec<Value> {
@@ -238,18 +217,21 @@ fn a_missing_binary_and_a_language_without_a_server_are_their_own_answers() {
     );
     allow_lsp(&s);
     s.prompt();
-    let missing = s.tool_result("call_py");
+    let missing = s.model.tool_result("call_py");
     assert!(
         missing.contains("pyright-langserver` was not found on PATH")
             && missing.contains("not an empty answer"),
         "{missing}"
     );
-    let none = s.tool_result("call_md");
+    let none = s.model.tool_result("call_md");
     assert!(
         none.contains("no language server for .md files") && none.contains("not an empty answer"),
         "{none}"
     );
-    assert!(s.questions().is_empty(), "nothing to start, nothing asked");
+    assert!(
+        s.client.questions().is_empty(),
+        "nothing to start, nothing asked"
+    );
     assert!(s.servers().is_empty());
     s.client.shutdown();
 }
@@ -290,29 +272,30 @@ fn a_server_that_fails_to_start_and_one_that_crashes_are_their_own_answers() {
     s._bin = Some(bin);
     allow_lsp(&s);
     s.prompt();
-    let failed = s.tool_result("call_fail_1");
+    let failed = s.model.tool_result("call_fail_1");
     assert!(
         failed.contains("failed to start: it exited before it finished starting (exit code 3)"),
         "{failed}"
     );
     assert!(
-        s.tool_result("call_fail_2")
+        s.model
+            .tool_result("call_fail_2")
             .contains("failed to start earlier in this session"),
         "a failed server stays stopped: {}",
-        s.tool_result("call_fail_2")
+        s.model.tool_result("call_fail_2")
     );
-    let crashed = s.tool_result("call_crash_1");
+    let crashed = s.model.tool_result("call_crash_1");
     assert!(
         crashed.contains("crashed while answering goToDefinition (exit code 1)")
             && crashed.contains("the next question restarts it"),
         "{crashed}"
     );
-    let again = s.tool_result("call_crash_2");
+    let again = s.model.tool_result("call_crash_2");
     assert!(
         again.contains("crashed while answering") && again.contains("restarted once already"),
         "{again}"
     );
-    let last = s.tool_result("call_crash_3");
+    let last = s.model.tool_result("call_crash_3");
     assert!(
         last.contains("crashed (exit code 1) after its one restart"),
         "{last}"
@@ -321,7 +304,7 @@ fn a_server_that_fails_to_start_and_one_that_crashes_are_their_own_answers() {
         assert!(!text.contains("nothing found"), "{text}");
     }
     assert_eq!(
-        s.questions().len(),
+        s.client.questions().len(),
         2,
         "one question per language, restarts included"
     );
@@ -362,14 +345,14 @@ fn locations_are_structure_and_the_text_beside_them_and_hover_are_references() {
     s._bin = Some(bin);
     allow_lsp(&s);
     s.prompt();
-    let definition = s.tool_result("call_def");
+    let definition = s.model.tool_result("call_def");
     assert!(
         definition.contains("app.py:1:5\n")
             && definition.contains("[outside the workspace] …/hidden/secret.py:42:3"),
         "{definition}"
     );
     assert!(!definition.contains("/usr/lib"), "{definition}");
-    let references = s.tool_result("call_refs");
+    let references = s.model.tool_result("call_refs");
     assert_eq!(
         references
             .lines()
@@ -382,12 +365,12 @@ fn locations_are_structure_and_the_text_beside_them_and_hover_are_references() {
             .contains("[partial: stopped at the cap of 200 locations; 50 more were not listed"),
         "{references}"
     );
-    let hover = s.tool_result("call_hover");
+    let hover = s.model.tool_result("call_hover");
     assert!(
         hover.contains("quarantined as ref:") && hover.contains("always a reference"),
         "{hover}"
     );
-    let symbols = s.tool_result("call_symbols");
+    let symbols = s.model.tool_result("call_symbols");
     assert!(
         symbols.contains("app.py:1:5 function evil\u{240a}name\n"),
         "one location one line, the newline pictured: {symbols}"
@@ -396,12 +379,12 @@ fn locations_are_structure_and_the_text_beside_them_and_hover_are_references() {
         symbols.contains("comes from files nobody vouched for: quarantined as ref:"),
         "{symbols}"
     );
-    let implementation = s.tool_result("call_impl");
+    let implementation = s.model.tool_result("call_impl");
     assert!(
         implementation.contains("does not implement goToImplementation"),
         "{implementation}"
     );
-    let stale = s.tool_result("call_stale");
+    let stale = s.model.tool_result("call_stale");
     assert!(
         stale.starts_with("nothing found: app.py:40:1 holds no symbol"),
         "{stale}"
@@ -420,7 +403,7 @@ fn locations_are_structure_and_the_text_beside_them_and_hover_are_references() {
     assert!(audit.contains("lsp: started the python server"), "{audit}");
     assert!(audit.contains("lsp.goToDefinition at app.py:2:5 sent to the python server"));
     assert!(!audit.contains(FAKE_HOVER_CANARY) && !audit.contains(FAKE_DETAIL_CANARY));
-    let question = &s.questions()[0];
+    let question = &s.client.questions()[0];
     assert_eq!(question.question_kind(), Some("lspStart"));
     let notice = question.params["subject"]["notice"]
         .as_str()
@@ -430,7 +413,11 @@ fn locations_are_structure_and_the_text_beside_them_and_hover_are_references() {
             && notice.contains("code from the project and its dependencies"),
         "{notice}"
     );
-    assert_eq!(s.questions().len(), 1, "asked once for six questions");
+    assert_eq!(
+        s.client.questions().len(),
+        1,
+        "asked once for six questions"
+    );
     s.client.shutdown();
 }
 
@@ -468,7 +455,7 @@ fn requests_wait_for_initialize_and_a_server_that_ignores_shutdown_is_killed() {
         json!({"textDocument": {"uri": uri, "languageId": "python", "version": 3, "text": "unsaved = 2\n"}}),
     );
     s.prompt();
-    let answer = s.tool_result("call_def");
+    let answer = s.model.tool_result("call_def");
     assert!(answer.contains("\na.py:1:5"), "{answer}");
     let received = std::fs::read_to_string(&log).expect("the fake server's log");
     assert!(
@@ -521,7 +508,7 @@ fn nobody_watching_refuses_and_a_refusal_for_the_session_is_kept() {
         json!({"interactive": false}),
     );
     unwatched.prompt();
-    let refused = unwatched.tool_result("call_1");
+    let refused = unwatched.model.tool_result("call_1");
     assert!(
         refused.starts_with("refused: nobody is watching")
             && refused.contains("not an empty answer"),
@@ -555,13 +542,14 @@ fn nobody_watching_refuses_and_a_refusal_for_the_session_is_kept() {
     });
     s.prompt();
     assert_eq!(
-        s.questions().len(),
+        s.client.questions().len(),
         2,
         "not now asks again; not in this session does not"
     );
-    assert!(s.tool_result("call_once").contains("did not allow"));
+    assert!(s.model.tool_result("call_once").contains("did not allow"));
     assert!(
-        s.tool_result("call_after")
+        s.model
+            .tool_result("call_after")
             .contains("chose not to start the Python language server in this session")
     );
     assert!(s.servers().is_empty());
@@ -599,13 +587,13 @@ fn pyright_answers_definition_references_symbols_and_hover_and_is_kept_warm() {
     let s = Setup::start(fixture("python"), model, None, json!({}));
     allow_lsp(&s);
     s.prompt();
-    let definition = s.tool_result("call_def");
+    let definition = s.model.tool_result("call_def");
     assert!(definition.contains("\nutil.py:4:5"), "{definition}");
-    let references = s.tool_result("call_refs");
+    let references = s.model.tool_result("call_refs");
     for place in ["util.py:4:5", "util.py:14:16", "app.py:1:27", "app.py:5:11"] {
         assert!(references.contains(place), "{place} in {references}");
     }
-    let symbols = s.tool_result("call_symbols");
+    let symbols = s.model.tool_result("call_symbols");
     for symbol in [
         "util.py:4:5 function greet",
         "util.py:9:7 class Greeter",
@@ -613,11 +601,11 @@ fn pyright_answers_definition_references_symbols_and_hover_and_is_kept_warm() {
     ] {
         assert!(symbols.contains(symbol), "{symbol} in {symbols}");
     }
-    let hover = s.tool_result("call_hover");
+    let hover = s.model.tool_result("call_hover");
     assert!(hover.contains("quarantined as ref:"), "{hover}");
     s.model
         .assert_no_planner_request_contains(PYTHON_HOVER_CANARY);
-    let implementation = s.tool_result("call_impl");
+    let implementation = s.model.tool_result("call_impl");
     assert!(
         implementation.contains("does not implement goToImplementation"),
         "{implementation}"
@@ -626,10 +614,10 @@ fn pyright_answers_definition_references_symbols_and_hover_and_is_kept_warm() {
     assert_eq!(first.len(), 1);
 
     s.prompt();
-    let warm = s.tool_result("call_warm");
+    let warm = s.model.tool_result("call_warm");
     assert!(warm.contains("\nutil.py:9:7"), "{warm}");
     assert_eq!(pids(&s.servers()), first, "the same server answered");
-    assert_eq!(s.questions().len(), 1, "asked once for the session");
+    assert_eq!(s.client.questions().len(), 1, "asked once for the session");
 
     // A server killed from outside is a crash: the next question restarts it, once.
     let killed = std::process::Command::new("kill")
@@ -645,7 +633,7 @@ fn pyright_answers_definition_references_symbols_and_hover_and_is_kept_warm() {
         std::thread::sleep(Duration::from_millis(20));
     }
     s.prompt();
-    let restarted = s.tool_result("call_restarted");
+    let restarted = s.model.tool_result("call_restarted");
     assert!(
         restarted.contains("had crashed (signal 9) and was restarted")
             && restarted.contains("\nutil.py:4:5"),
@@ -653,7 +641,11 @@ fn pyright_answers_definition_references_symbols_and_hover_and_is_kept_warm() {
     );
     let second = pids(&s.servers());
     assert_ne!(second, first);
-    assert_eq!(s.questions().len(), 1, "a restart is not asked about again");
+    assert_eq!(
+        s.client.questions().len(),
+        1,
+        "a restart is not asked about again"
+    );
     s.client.shutdown();
     assert_gone(second[0]);
 }
@@ -678,13 +670,13 @@ fn typescript_language_server_answers_with_the_declaration_not_the_import() {
     let s = Setup::start(fixture("typescript"), model, None, json!({}));
     allow_lsp(&s);
     s.prompt();
-    let definition = s.tool_result("call_def");
+    let definition = s.model.tool_result("call_def");
     assert!(definition.contains("\nsrc/util.ts:1:17"), "{definition}");
     assert!(
         !definition.contains("src/main.ts:1:"),
         "not the import binding: {definition}"
     );
-    let references = s.tool_result("call_refs");
+    let references = s.model.tool_result("call_refs");
     for place in ["src/util.ts:1:17", "src/util.ts:9:12", "src/main.ts:3:13"] {
         assert!(references.contains(place), "{place} in {references}");
     }
@@ -715,9 +707,9 @@ fn clangd_answers_definition_and_document_symbols() {
     let s = Setup::start(fixture("c"), model, None, json!({}));
     allow_lsp(&s);
     s.prompt();
-    let definition = s.tool_result("call_def");
+    let definition = s.model.tool_result("call_def");
     assert!(definition.contains("\nmain.c:3:12"), "{definition}");
-    let symbols = s.tool_result("call_symbols");
+    let symbols = s.model.tool_result("call_symbols");
     for symbol in ["main.c:3:12 function twice", "main.c:5:5 function main"] {
         assert!(symbols.contains(symbol), "{symbol} in {symbols}");
     }

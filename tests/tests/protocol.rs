@@ -115,41 +115,8 @@ impl Setup {
         requests.into_iter().map(|request| request.body).collect()
     }
 
-    /// The text of the tool result that answers `call_id` in the planner's last request.
-    fn tool_result(&self, call_id: &str) -> String {
-        let requests = self.planner_requests();
-        let last = requests.last().expect("the planner was called");
-        let messages = last["messages"]
-            .as_array()
-            .expect("a planner request has messages");
-        let found = messages
-            .iter()
-            .find(|m| m["role"] == "tool" && m["tool_call_id"] == call_id);
-        match found {
-            Some(message) => message_text(message),
-            None => panic!(
-                "the planner's last request has no tool message with tool_call_id {call_id:?}; \
-                 its messages: {}",
-                serde_json::to_string_pretty(messages).unwrap_or_default()
-            ),
-        }
-    }
-
     fn stop_reason(result: &Value) -> &str {
         result["stopReason"].as_str().unwrap_or_default()
-    }
-}
-
-/// The text of a chat message whose content is a string or a list of parts.
-fn message_text(message: &Value) -> String {
-    match &message["content"] {
-        Value::String(text) => text.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|part| part["text"].as_str())
-            .collect::<Vec<_>>()
-            .join(""),
-        other => other.to_string(),
     }
 }
 
@@ -209,7 +176,7 @@ const SAFE: &str = "VERDICT: safe\nA plain readme.";
 
 /// Asserts that the read of the planted file reached the planner as a reference only.
 fn assert_quarantined(setup: &Setup, call_id: &str) {
-    let result = setup.tool_result(call_id);
+    let result = setup.model.tool_result(call_id);
     assert!(
         reference_in(&result).is_some(),
         "the tool result holds no reference of the shape `ref:N <x>, K lines, <size>, (U,priv)`: \
@@ -224,7 +191,7 @@ fn assert_quarantined(setup: &Setup, call_id: &str) {
 
 /// Asserts that the text of the planted file reached the planner in the result of `call_id`.
 fn assert_released(setup: &Setup, call_id: &str) {
-    let result = setup.tool_result(call_id);
+    let result = setup.model.tool_result(call_id);
     assert!(
         result.contains(CANARY),
         "the tool result lacks the file's text: {result:?}"
@@ -399,7 +366,7 @@ fn trusted_read_sends_the_file_text_in_the_tool_result_with_the_echoed_call_id()
         2,
         "one round, then the final text"
     );
-    let tool_result = setup.tool_result("call_trusted_7");
+    let tool_result = setup.model.tool_result("call_trusted_7");
     assert!(
         tool_result.contains("TRUSTED-TEXT-4711"),
         "the trusted file's text is not in its tool result: {tool_result:?}"
@@ -1084,7 +1051,7 @@ fn did_open_buffer_text_is_what_read_file_returns_not_the_disk() {
         }),
     );
     setup.prompt("Summarize the notes.", &[TRUSTED_PATH]);
-    let result = setup.tool_result("call_buffer");
+    let result = setup.model.tool_result("call_buffer");
     assert!(
         result.contains("UNSAVED-BUFFER-TEXT-9"),
         "read_file did not return the open buffer: {result:?}"
@@ -1117,7 +1084,7 @@ fn unknown_tool_is_answered_to_the_planner_as_an_error_naming_it() {
         "endTurn",
         "prompt result: {result}"
     );
-    let tool_result = setup.tool_result("call_unknown");
+    let tool_result = setup.model.tool_result("call_unknown");
     assert!(
         tool_result.contains("launch_rockets"),
         "the error does not name the unknown tool: {tool_result:?}"

@@ -2,9 +2,7 @@
 //! person, what runs unasked, what is refused, where output goes, and background jobs.
 
 use bravebot_tests::fake_model::{FakeModel, Reply};
-use bravebot_tests::lsp_client::{
-    Answer, LspClient, LspOptions, REQUEST_PERMISSION, ServerRequest,
-};
+use bravebot_tests::lsp_client::{Answer, LspClient, LspOptions};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
@@ -48,26 +46,6 @@ impl Setup {
             )
             .unwrap_or_else(|e| self.client.fail(&format!("prompt refused: {e}")))
     }
-
-    fn tool_result(&self, call_id: &str) -> String {
-        let requests = self.model.requests_for("planner");
-        let last = requests.last().expect("the planner was called");
-        last.body["messages"]
-            .as_array()
-            .expect("messages")
-            .iter()
-            .find(|m| m["role"] == "tool" && m["tool_call_id"] == call_id)
-            .and_then(|m| m["content"].as_str().map(str::to_string))
-            .unwrap_or_else(|| panic!("no tool result for {call_id}"))
-    }
-
-    fn questions(&self) -> Vec<ServerRequest> {
-        self.client
-            .server_requests(REQUEST_PERMISSION)
-            .into_iter()
-            .map(|(q, _)| q)
-            .collect()
-    }
 }
 
 fn call(id: &str, tool: &str, args: Value) -> Reply {
@@ -105,7 +83,7 @@ fn a_run_question_shows_the_plan_and_runs_it_on_allow() {
     s.client
         .answer_permissions_with(|q| Answer::choose(q, "allow_once"));
     s.prompt(&[]);
-    let q = &s.questions()[0];
+    let q = &s.client.questions()[0];
     assert_eq!(q.question_kind(), Some("run"));
     let plan: Vec<String> = q.params["subject"]["plan"]
         .as_array()
@@ -134,15 +112,15 @@ fn a_run_question_shows_the_plan_and_runs_it_on_allow() {
         "a b"
     );
     assert!(
-        s.tool_result("call_run").contains("printf: exit 0"),
+        s.model.tool_result("call_run").contains("printf: exit 0"),
         "{}",
-        s.tool_result("call_run")
+        s.model.tool_result("call_run")
     );
     // What a run wrote holds a program's output nobody vouched for: quarantined, with no check.
     assert!(
-        s.tool_result("call_read").contains("ref:"),
+        s.model.tool_result("call_read").contains("ref:"),
         "{}",
-        s.tool_result("call_read")
+        s.model.tool_result("call_read")
     );
     assert!(s.model.requests_for("check").is_empty());
     s.client.shutdown();
@@ -163,12 +141,15 @@ fn a_refused_construct_runs_nothing_and_the_planner_is_told_why() {
     s.client
         .answer_permissions_with(|q| Answer::choose(q, "allow_once"));
     s.prompt(&[]);
-    let result = s.tool_result("call_run");
+    let result = s.model.tool_result("call_run");
     assert!(
         result.starts_with("refused: nothing ran") && result.contains("$("),
         "{result}"
     );
-    assert!(s.questions().is_empty(), "nothing was put to the person");
+    assert!(
+        s.client.questions().is_empty(),
+        "nothing was put to the person"
+    );
     assert!(
         !s.workspace.path().join("made.txt").exists(),
         "no part of the line ran"
@@ -212,10 +193,11 @@ fn a_canary_a_program_prints_never_reaches_the_planner_unless_released_through_r
                 _ => Answer::choose(q, "reject_once"),
             });
         s.prompt(&[]);
-        let run = s.tool_result("call_run");
+        let run = s.model.tool_result("call_run");
         assert_eq!(first_ref(&run), "ref:0", "{run}");
         assert!(!run.contains(CANARY));
         let q = s
+            .client
             .questions()
             .into_iter()
             .find(|q| q.question_kind() == Some("readOutput"))
@@ -230,12 +212,12 @@ fn a_canary_a_program_prints_never_reaches_the_planner_unless_released_through_r
         assert_eq!(q.params["subject"]["verdict"], "unsafe");
         if release {
             assert!(
-                s.tool_result("call_read").contains(CANARY),
+                s.model.tool_result("call_read").contains(CANARY),
                 "released once: {}",
-                s.tool_result("call_read")
+                s.model.tool_result("call_read")
             );
         } else {
-            assert!(s.tool_result("call_read").starts_with("refused:"));
+            assert!(s.model.tool_result("call_read").starts_with("refused:"));
             s.model.assert_no_planner_request_contains(CANARY);
         }
         s.client.shutdown();
@@ -256,10 +238,10 @@ fn a_read_only_line_over_a_vouched_file_runs_unasked_and_its_output_is_readable(
     let s = Setup::start(&[("notes.md", "one\ntwo\n")], model, None);
     s.prompt(&["notes.md"]);
     assert!(
-        s.questions().is_empty(),
+        s.client.questions().is_empty(),
         "no question for a read-only line over a vouched-for file"
     );
-    let result = s.tool_result("call_run");
+    let result = s.model.tool_result("call_run");
     assert!(result.contains("2 notes.md"), "{result}");
     s.client.shutdown();
 }
@@ -284,17 +266,20 @@ fn a_deny_rule_refuses_without_asking_and_an_allow_rule_runs_unasked() {
     let s = Setup::start(&[("x.txt", "keep me\n")], model, Some(settings));
     s.prompt(&[]);
     assert!(
-        s.tool_result("call_rm").contains("run.deny"),
+        s.model.tool_result("call_rm").contains("run.deny"),
         "{}",
-        s.tool_result("call_rm")
+        s.model.tool_result("call_rm")
     );
     assert!(s.workspace.path().join("x.txt").exists());
     assert!(
-        s.tool_result("call_date").contains("Linux"),
+        s.model.tool_result("call_date").contains("Linux"),
         "{}",
-        s.tool_result("call_date")
+        s.model.tool_result("call_date")
     );
-    assert!(s.questions().is_empty(), "neither line was asked about");
+    assert!(
+        s.client.questions().is_empty(),
+        "neither line was asked about"
+    );
     s.client.shutdown();
 }
 
@@ -319,14 +304,14 @@ fn allowing_a_plan_for_the_session_binds_to_the_plan_not_its_spelling() {
         .answer_permissions_with(|q| Answer::choose(q, "allow_always"));
     s.prompt(&[]);
     assert_eq!(
-        s.questions().len(),
+        s.client.questions().len(),
         1,
         "the second spelling was the same plan"
     );
     assert!(
-        s.tool_result("call_2").contains("year 20"),
+        s.model.tool_result("call_2").contains("year 20"),
         "remembered plans print where the planner can read: {}",
-        s.tool_result("call_2")
+        s.model.tool_result("call_2")
     );
     let status = s
         .client
@@ -361,7 +346,7 @@ fn a_background_job_that_ends_is_reported_to_the_turn_once() {
     s.client
         .answer_permissions_with(|q| Answer::choose(q, "allow_once"));
     s.prompt(&[]);
-    assert!(s.tool_result("call_bg").contains("job-1"));
+    assert!(s.model.tool_result("call_bg").contains("job-1"));
     let requests = s.model.requests_for("planner");
     let count = |r: &bravebot_tests::fake_model::RecordedRequest| {
         r.raw_body.matches("a background job ended").count()
@@ -411,20 +396,20 @@ fn job_output_waits_for_a_job_and_refuses_a_wait_out_of_range() {
         .answer_permissions_with(|q| Answer::choose(q, "allow_once"));
     s.prompt(&[]);
     assert!(
-        s.tool_result("call_bad").contains("outside 1 to 600"),
+        s.model.tool_result("call_bad").contains("outside 1 to 600"),
         "{}",
-        s.tool_result("call_bad")
+        s.model.tool_result("call_bad")
     );
-    let waited = s.tool_result("call_wait");
+    let waited = s.model.tool_result("call_wait");
     assert!(
         waited.contains("has ended: sleep: exit 0")
             && waited.contains("nothing is watching it now"),
         "{waited}"
     );
     assert!(
-        s.tool_result("call_none").contains("there is no job"),
+        s.model.tool_result("call_none").contains("there is no job"),
         "{}",
-        s.tool_result("call_none")
+        s.model.tool_result("call_none")
     );
     s.client.shutdown();
 }
