@@ -167,9 +167,10 @@ fn function_names(source: &str, names: &mut BTreeSet<String>) {
     }
 }
 
-/// Every function name defined under `core/`, `server/` and `tests/`, skipping `target/`.
-fn defined_functions() -> BTreeSet<String> {
-    let mut names = BTreeSet::new();
+/// The text of every `.rs` file under `core/`, `server/` and `tests/`, skipping `target/`,
+/// `node_modules/` and hidden directories.
+fn rust_sources() -> Vec<String> {
+    let mut sources = Vec::new();
     let mut stack: Vec<PathBuf> = ["core", "server", "tests"]
         .iter()
         .map(|dir| workspace_root().join(dir))
@@ -191,9 +192,18 @@ fn defined_functions() -> BTreeSet<String> {
             } else if path.extension().is_some_and(|ext| ext == "rs")
                 && let Ok(source) = std::fs::read_to_string(&path)
             {
-                function_names(&source, &mut names);
+                sources.push(source);
             }
         }
+    }
+    sources
+}
+
+/// Every function name defined in the workspace's Rust sources.
+fn defined_functions() -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    for source in rust_sources() {
+        function_names(&source, &mut names);
     }
     names
 }
@@ -272,28 +282,8 @@ fn verifies_tags(source: &str, tags: &mut BTreeMap<String, BTreeSet<String>>) {
 
 fn all_verifies_tags() -> BTreeMap<String, BTreeSet<String>> {
     let mut tags = BTreeMap::new();
-    let mut stack: Vec<PathBuf> = ["core", "server", "tests"]
-        .iter()
-        .map(|dir| workspace_root().join(dir))
-        .collect();
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.filter_map(Result::ok) {
-            let path = entry.path();
-            if path.is_dir() {
-                if entry.file_name() != "target"
-                    && !entry.file_name().to_string_lossy().starts_with('.')
-                {
-                    stack.push(path);
-                }
-            } else if path.extension().is_some_and(|ext| ext == "rs")
-                && let Ok(source) = std::fs::read_to_string(&path)
-            {
-                verifies_tags(&source, &mut tags);
-            }
-        }
+    for source in rust_sources() {
+        verifies_tags(&source, &mut tags);
     }
     tags
 }
