@@ -174,14 +174,18 @@ function harness(page, ws, model, name) {
     async shot(label) {
       await page.screenshot({ path: path.join(artifacts, `${name}-${label}.png`) });
     },
-    /** Runs a command from the command palette, by keyboard. */
-    async command(title) {
-      await page.keyboard.press('Control+Shift+P');
+    /** Opens a quick input with `keys`, types `text` and takes the first row that shows `row`. */
+    async quickInput(keys, text, row) {
+      await page.keyboard.press(keys);
       const input = page.locator('.quick-input-widget input');
       await input.waitFor({ state: 'visible' });
-      await input.fill(`>${title}`);
-      await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor();
+      await input.fill(text);
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: row }).first().waitFor();
       await page.keyboard.press('Enter');
+    },
+    /** Runs a command from the command palette, by keyboard. */
+    async command(title) {
+      await h.quickInput('Control+Shift+P', `>${title}`, title);
     },
     /** Shows a workspace file: clicks its tab when it has one, else opens it with Quick Open. */
     async open(rel) {
@@ -191,12 +195,7 @@ function harness(page, ws, model, name) {
         await h.editor().locator('.view-lines').waitFor();
         return;
       }
-      await page.keyboard.press('Control+P');
-      const input = page.locator('.quick-input-widget input');
-      await input.waitFor({ state: 'visible' });
-      await input.fill(rel);
-      await page.locator('.quick-input-list .monaco-list-row', { hasText: rel }).first().waitFor();
-      await page.keyboard.press('Enter');
+      await h.quickInput('Control+P', rel, rel);
       await page.locator(`.tab.active[aria-label="${rel}"]`).waitFor();
       await h.editor().locator('.view-lines').waitFor();
     },
