@@ -36,8 +36,10 @@ pub async fn run(session: &Session, text: String, cancel: CancellationToken) -> 
     let prompt = {
         let mut state = session.state();
         let state = &mut *state;
-        // The person's own prompt: trusted by provenance, private.
-        match policy::open(Labelled::new(text, Label::TRUSTED_PRIVATE)) {
+        // The person's own prompt: trusted by provenance, and public: the person's own words are
+        // theirs to send, so they may decide where something goes. Private is what came off the
+        // machine: files, listings, program output, language-server answers (GATE-4).
+        match policy::open(Labelled::new(text, Label::TRUSTED_PUBLIC)) {
             Ok(opened) => policy::present(
                 opened,
                 "the person's prompt",

@@ -5,7 +5,6 @@
 
 use std::path::Path;
 
-use bravebot_core::kernel::label::Label;
 use bravebot_core::session::{Answer, Question, QuestionKind, StopReason, Update};
 use bravebot_core::settings::Settings;
 use bravebot_tests::fake_model::{FakeModel, Reply};
@@ -73,41 +72,6 @@ async fn list_files_under_an_untrusted_path_withholds_every_name_behind_referenc
         .assert_no_planner_request_contains("canary-name-7731");
     f.model
         .assert_no_planner_request_contains("canary-body-9912");
-}
-
-// Verifies: ASK-2, CTX-1, GATE-1
-#[tokio::test]
-async fn a_context_that_met_untrusted_content_routes_nothing_and_asks_nothing() {
-    let model = FakeModel::start(vec![
-        call("read_file", json!({"path": "a.txt", "why": "read"})),
-        call(
-            "ask_user",
-            json!({"questions": [{"question": "which?"}], "why": "ask"}),
-        ),
-        Reply::text("ok"),
-    ]);
-    let f = fixture(
-        model,
-        TestScreen::new(true, |_| Answer::Selected {
-            option_id: "own".into(),
-            text: Some("x".into()),
-            accepted_hunks: None,
-            edited_text: None,
-        }),
-        Settings::default(),
-    );
-    f.write("a.txt", "hello\n");
-    f.session.state().context.observe(Label::UNTRUSTED_PUBLIC);
-    f.prompt("go", &["a.txt"]).await;
-    let results = f.tool_results();
-    assert!(results[0].starts_with("refused:"), "{}", results[0]);
-    assert!(results[1].starts_with("refused:"), "{}", results[1]);
-    assert!(f.screen.asked().is_empty(), "no question was put");
-    assert!(
-        f.audit_text().contains("refused routing"),
-        "{}",
-        f.audit_text()
-    );
 }
 
 // Verifies: ASK-1

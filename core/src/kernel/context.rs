@@ -5,6 +5,12 @@
 //! content somewhere of its choosing), ask the person a question (which could have been shaped by
 //! the content) or start a delegate (whose task would be). References it was handed do not count:
 //! a reference carries no instruction.
+//!
+//! A release (a person's yes, or auto-vetting, at `vet_content` or `read_output`) makes one slot's
+//! bytes readable; it does not make them harmless. The context's label takes the released value's
+//! label, so everything the planner composes afterwards is labelled by that content, and
+//! [`PlannerContext::routing`] says its routing is no longer its own: each effect must be put to
+//! the person (CTX-2).
 
 use super::label::{Integrity, Label};
 
@@ -26,12 +32,23 @@ impl Capability {
     }
 }
 
+/// Who may stand behind a routing argument the planner wrote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Routing {
+    /// The context holds nothing untrusted: its routing is its own, and the session's standing
+    /// answers (modes, remembered plans, allow rules) may answer for the person.
+    Own,
+    /// The context met released content: its routing is a function of bytes nobody vouched for,
+    /// so no effect lands without the person's yes to that one effect.
+    PersonOnly,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct PlannerContext {
     label: Option<Label>,
-    /// Bytes nobody vouched for were released into the context on a person's (or auto-vetting's)
-    /// endorsement of that one slot: the endorsement makes them readable, not harmless.
-    released: bool,
+    /// The join of the labels of every slot released into the context on a person's (or
+    /// auto-vetting's) endorsement: the endorsement makes those bytes readable, not harmless.
+    released: Option<Label>,
 }
 
 impl PlannerContext {
@@ -40,19 +57,36 @@ impl PlannerContext {
         self.label = Some(self.label().join(label));
     }
 
-    /// The join of everything the context holds; `(T,pub)` when it holds nothing.
+    /// The join of everything the context holds, released content included; `(T,pub)` when it
+    /// holds nothing. What the planner composes is labelled with this.
     pub fn label(&self) -> Label {
-        self.label.unwrap_or(Label::TRUSTED_PUBLIC)
+        let presented = self.label.unwrap_or(Label::TRUSTED_PUBLIC);
+        self.released.map_or(presented, |r| presented.join(r))
     }
 
-    /// Notes that one slot's bytes were released into the context on an endorsement.
-    pub fn observe_release(&mut self) {
-        self.released = true;
+    /// Notes that one slot's bytes, labelled `label`, were released into the context on an
+    /// endorsement. The context takes that label: it only ever degrades.
+    pub fn observe_release(&mut self, label: Label) {
+        self.released = Some(self.released.map_or(label, |r| r.join(label)));
     }
 
     /// Whether the context holds anything untrusted, released on an endorsement or not.
     pub fn met_untrusted(&self) -> bool {
-        self.released || matches!(self.label().integrity, Integrity::Untrusted)
+        self.released.is_some() || matches!(self.label().integrity, Integrity::Untrusted)
+    }
+
+    /// Whether the context met content released on an endorsement.
+    pub fn met_released(&self) -> bool {
+        self.released.is_some()
+    }
+
+    /// Who may stand behind the routing this context writes.
+    pub fn routing(&self) -> Routing {
+        if self.met_untrusted() {
+            Routing::PersonOnly
+        } else {
+            Routing::Own
+        }
     }
 
     /// Whether the context may still use `capability`.
@@ -93,14 +127,33 @@ mod tests {
         assert!(ctx.met_untrusted(), "a context never becomes clean again");
         assert_eq!(ctx.label(), Label::UNTRUSTED_PRIVATE);
         let mut endorsed = PlannerContext::default();
-        endorsed.observe_release();
+        endorsed.observe_release(Label::UNTRUSTED_PRIVATE);
         assert_eq!(
             endorsed.permits(Capability::AskQuestion),
             Err(Capability::AskQuestion)
         );
-        assert!(
-            endorsed.label().is_trusted(),
-            "a release endorsed by a person taints no routing"
+    }
+
+    // Verifies: CTX-2
+    #[test]
+    fn a_release_taints_the_context_and_takes_its_routing_away() {
+        let mut ctx = PlannerContext::default();
+        assert_eq!(ctx.routing(), Routing::Own);
+        ctx.observe(Label::TRUSTED_PUBLIC);
+        ctx.observe_release(Label::UNTRUSTED_PUBLIC);
+        assert_eq!(
+            ctx.label(),
+            Label::UNTRUSTED_PUBLIC,
+            "the release's label is joined"
         );
+        assert_eq!(ctx.routing(), Routing::PersonOnly);
+        assert!(ctx.met_released());
+        ctx.observe(Label::TRUSTED_PRIVATE);
+        assert_eq!(
+            ctx.label(),
+            Label::UNTRUSTED_PRIVATE,
+            "and it never improves"
+        );
+        assert_eq!(ctx.routing(), Routing::PersonOnly);
     }
 }

@@ -96,9 +96,10 @@ pub enum Endorsement {
 
 /// Releases one slot's bytes to the planner on an endorsement, once. The endorsement is a person's
 /// gesture about these bytes (or auto-vetting, which the person turned on), so the planner may read
-/// them; but the context has met content nobody vouched for, and from here on it may name no
-/// reference, ask no question and start no delegate (CTX-1). No label is changed and no rule is
-/// written.
+/// them; but the context has met content nobody vouched for: it takes the value's label, so what
+/// the planner composes from here on is labelled by that content, it may name no reference, ask
+/// no question and start no delegate (CTX-1), and its routing needs the person for every effect
+/// (CTX-2). The value's own label is not changed and no rule is written.
 pub fn release(
     value: &Labelled<Vec<u8>>,
     endorsement: Endorsement,
@@ -106,7 +107,7 @@ pub fn release(
     context: &mut PlannerContext,
     audit: &mut AuditTrail,
 ) -> PlannerText {
-    context.observe_release();
+    context.observe_release(value.label());
     let by = match endorsement {
         Endorsement::Person => "the person, who was shown the bytes",
         Endorsement::AutoVet => "auto-vetting: a completed check found nothing",

@@ -148,16 +148,32 @@ async fn approve(call: &Call<'_>, url: &Url, shown: &str, host: &str) -> Result<
             "the person's fetch.deny rule `{rule}` refuses {host}; nothing was fetched"
         )));
     }
-    if let Some(rule) = settings.fetch_allow.iter().find(|r| rule_names(r, url)) {
+    // An allow rule answers only for a URL the planner wrote from a context that holds nothing
+    // private and nothing released: a URL carries whatever its path and query say, so one
+    // composed by a context that read the person's files goes to the person (GATE-4), and one
+    // composed after a release is not the planner's own routing (CTX-2).
+    let routing_label = session.state().context.label();
+    let rule = settings.fetch_allow.iter().find(|r| rule_names(r, url));
+    let private = rule.is_some() && !(routing_label.is_public() && routing_label.is_trusted());
+    if let Some(rule) = rule.filter(|_| !private && !call.person_only()) {
         call.record(
             Gate::Promote,
             Decision::Allowed,
             format!(
-                "fetch_url.url [routing] to {host}: allowed by the fetch.allow rule {}",
+                "fetch_url.url [routing] {routing_label} to {host}: allowed by the fetch.allow rule {}",
                 control_pictures(rule.trim())
             ),
         );
         return Ok(());
+    }
+    if private {
+        call.record(
+            Gate::Promote,
+            Decision::Observed,
+            format!(
+                "fetch_url.url [routing] {routing_label} to {host}: a fetch.allow rule names the host, but the URL was written by a context holding private data, so the person is asked"
+            ),
+        );
     }
     if !session.screen.interactive() {
         call.record(
@@ -168,7 +184,7 @@ async fn approve(call: &Call<'_>, url: &Url, shown: &str, host: &str) -> Result<
             ),
         );
         return Err(ToolOutput::refused(format!(
-            "nobody is watching to approve a fetch from {host} and no fetch.allow rule names it; nothing was fetched"
+            "nobody is watching to approve a fetch from {host} and no fetch.allow rule answers for it; nothing was fetched"
         )));
     }
     if call.cancel.is_cancelled() {
@@ -183,11 +199,16 @@ async fn approve(call: &Call<'_>, url: &Url, shown: &str, host: &str) -> Result<
         subject: Subject {
             url: Some(shown.to_string()),
             host: Some(host.to_string()),
-            notice: Some(
+            notice: Some(if private {
+                "The agent wrote this URL after reading your files: check that it carries nothing \
+                 of them before you allow it, since a URL's path and query reach the host. What \
+                 comes back stays quarantined however you answer."
+                    .into()
+            } else {
                 "What comes back stays quarantined however you answer: the agent can pass it on or \
                  write it to a file, and cannot read it or be told what it says."
-                    .into(),
-            ),
+                    .into()
+            }),
             ..Subject::default()
         },
         options: vec![

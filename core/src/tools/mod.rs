@@ -27,6 +27,7 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::kernel::audit::{Decision, Gate};
+use crate::kernel::context::Routing;
 use crate::kernel::policy::PlannerText;
 use crate::model::ToolSchema;
 use crate::session::{Session, ToolStatus};
@@ -219,10 +220,15 @@ impl Call<'_> {
     }
 
     /// The routing gate: routing comes from the planner's output, which is as trusted as the
-    /// context that produced it. A context that met untrusted content routes nothing.
+    /// context that produced it (GATE-1). A context whose routing is its own routes as the session's
+    /// rules allow. A context that met released content (CTX-2) may still choose what to read,
+    /// since a read is confined and changes nothing, and may propose an effect only to a tool that
+    /// puts that one effect to the person; everything else, and every effect where nobody is
+    /// watching, is refused here.
     pub fn routing_gate(&self) -> Result<(), ToolOutput> {
         let mut state = self.session.state();
         let label = state.context.label();
+        let routing = state.context.routing();
         let names: Vec<&str> = self
             .args
             .keys()
@@ -233,14 +239,50 @@ impl Call<'_> {
             "{}.{:?} [routing] from a planner context labelled {label}",
             self.tool, names
         );
-        if !label.is_trusted() {
-            state.audit.record(Gate::Routing, Decision::Refused, detail);
-            return Err(ToolOutput::refused(
-                "this conversation has met content nobody vouched for, so its routing arguments cannot be trusted",
-            ));
+        let effects = effects_of(self.tool, &self.args);
+        let refusal = match (routing, effects) {
+            (Routing::Own, _) | (Routing::PersonOnly, Effects::None) => None,
+            (Routing::PersonOnly, Effects::EachAsked) if self.session.screen.interactive() => None,
+            (Routing::PersonOnly, Effects::EachAsked) => Some(
+                "this conversation has met content nobody vouched for, so each of its effects needs the person's yes, and nobody is watching to give it; nothing was done",
+            ),
+            (Routing::PersonOnly, Effects::Unasked) => Some(
+                "this conversation has met content nobody vouched for, so it may only propose effects the person approves one at a time, and this one is never put to them; nothing was done",
+            ),
+        };
+        match refusal {
+            Some(message) => {
+                state.audit.record(Gate::Routing, Decision::Refused, detail);
+                Err(ToolOutput::refused(message))
+            }
+            None => {
+                let decision = match routing {
+                    Routing::Own => Decision::Allowed,
+                    Routing::PersonOnly => Decision::Observed,
+                };
+                let detail = match (routing, effects) {
+                    (Routing::Own, _) => detail,
+                    (Routing::PersonOnly, Effects::None) => {
+                        format!(
+                            "{detail}: a confined read, chosen by a context that met released content"
+                        )
+                    }
+                    (Routing::PersonOnly, _) => {
+                        format!(
+                            "{detail}: routing not its own, so the person answers for this one effect"
+                        )
+                    }
+                };
+                state.audit.record(Gate::Routing, decision, detail);
+                Ok(())
+            }
         }
-        state.audit.record(Gate::Routing, Decision::Allowed, detail);
-        Ok(())
+    }
+
+    /// Whether the planner's routing needs the person for every effect, so no mode, remembered
+    /// approval or allow rule may answer for them (CTX-2).
+    pub fn person_only(&self) -> bool {
+        self.session.state().context.routing() == Routing::PersonOnly
     }
 
     fn spec_role(&self, name: &str) -> Option<ArgRole> {
@@ -300,6 +342,34 @@ impl Call<'_> {
 
     pub fn record(&self, gate: Gate, decision: Decision, detail: impl Into<String>) {
         self.session.state().audit.record(gate, decision, detail);
+    }
+}
+
+/// What a tool's routing can do to the world, which decides what a context that met released
+/// content may still call (CTX-2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Effects {
+    /// Reads inside the places the person opened, or draws on the person's screen: changes
+    /// nothing. (A language server's start is an effect, and `lsp` puts it to the person.)
+    None,
+    /// Every effect is put to the person as a question of its own before it happens.
+    EachAsked,
+    /// An effect that happens without a question of its own.
+    Unasked,
+}
+
+fn effects_of(tool: &str, args: &Map<String, Value>) -> Effects {
+    match tool {
+        "read_file" | "list_files" | "search" | "lsp" | "todo_write" => Effects::None,
+        "job_output" => match args.get("kill").and_then(Value::as_bool) {
+            Some(true) => Effects::Unasked,
+            _ => Effects::None,
+        },
+        "write_file" | "edit_file" | "run" | "fetch_url" | "vet_content" | "read_output"
+        | "ask_user" => Effects::EachAsked,
+        // spawn_processor sends quarantined bytes to a model on the planner's word alone, and
+        // anything not listed here is treated the same way.
+        _ => Effects::Unasked,
     }
 }
 

@@ -184,6 +184,15 @@ async fn read_unvouched(
             "nobody vouched for it and the check did not clear it",
         );
     }
+    // A context that met released content asks nothing that would grant it trust (CTX-2).
+    if call.person_only() {
+        return quarantine_labelled(
+            call,
+            shown,
+            content,
+            "nobody vouched for it, the check did not clear it, and this conversation has met released content, so the person is not asked to trust it",
+        );
+    }
     session.state().offered_this_turn.push(path.to_path_buf());
     let question = Question {
         kind: QuestionKind::TrustRead,
@@ -313,7 +322,10 @@ fn read_trusted(call: &Call<'_>, path: &Path, shown: &str, page: Page) -> ToolOu
     call.record(
         Gate::FileRead,
         Decision::Allowed,
-        format!("file_read.path {shown} [routing] (T,pub)"),
+        format!(
+            "file_read.path {shown} [routing] {}",
+            session.state().context.label()
+        ),
     );
     let Ok(opened) = policy::open(Labelled::new(bytes, Label::TRUSTED_PRIVATE)) else {
         return ToolOutput::error("internal: a trusted read did not open");

@@ -313,7 +313,10 @@ async fn endorse(
     }
     let touches_files = !plan.writes().is_empty() || !plan.reads().is_empty();
     let mode = session.state().mode;
-    if !touches_files && !fed {
+    // A context that met released content has no routing of its own: only the person answers
+    // for its lines, one at a time (CTX-2).
+    let person_only = call.person_only();
+    if !touches_files && !fed && !person_only {
         if session
             .state()
             .remembered_plans
@@ -365,7 +368,7 @@ async fn endorse(
             "nobody is watching this run to approve the line, so nothing ran",
         ));
     }
-    let remember = !touches_files && !fed;
+    let remember = !touches_files && !fed && !person_only;
     let mut options = vec![QuestionOption {
         id: "once".into(),
         name: "Run it once".into(),
