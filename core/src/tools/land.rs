@@ -21,40 +21,86 @@ use crate::session::{Answer, OptionKind, Question, QuestionKind, QuestionOption,
 use crate::settings::Mode;
 
 /// Directories whose files configure tools that run code or steer the agent: a write under one
-/// always asks, in every mode.
+/// always asks, in every mode. Each is there because some program reads it on its own, without
+/// anybody naming it: an editor on opening the folder, git on the next command, cargo or npm on
+/// the next build, direnv on `cd`.
 const PROTECTED_DIRS: &[&str] = &[
     ".git",
     ".bravebot",
     ".vscode",
     ".idea",
     ".github",
+    ".gitlab",
     ".circleci",
     ".husky",
     ".devcontainer",
     ".zed",
     ".helix",
+    ".nvim",
+    ".cargo",
+    ".config",
+    ".direnv",
+    ".yarn",
+    ".mvn",
+    ".gradle",
+    ".bundle",
 ];
-/// File names that configure an editor, CI, git or the agent: a write to one always asks.
+/// File names that configure an editor, a shell, a build tool, CI, git or the agent to run
+/// something: a write to one always asks.
 const PROTECTED_FILES: &[&str] = &[
     "AGENTS.md",
     ".gitlab-ci.yml",
     ".gitattributes",
     ".gitmodules",
+    ".gitconfig",
     ".editorconfig",
     ".envrc",
     ".nvim.lua",
     ".nvimrc",
     ".exrc",
+    ".vimrc",
+    ".lazy.lua",
+    ".dir-locals.el",
+    ".dir-locals-2.el",
     ".pre-commit-config.yaml",
+    ".pre-commit-hooks.yaml",
+    "rust-toolchain",
+    "rust-toolchain.toml",
+    "compile_commands.json",
+    ".clangd",
+    ".clang-tidy",
+    ".npmrc",
+    ".yarnrc",
+    ".yarnrc.yml",
+    ".pnpmfile.cjs",
+    ".pypirc",
+    "pip.conf",
+    ".tool-versions",
+    ".mise.toml",
+    "mise.toml",
+    ".node-version",
+    ".nvmrc",
+    ".python-version",
+    ".ruby-version",
+    "pyrightconfig.json",
+    "Makefile.local",
 ];
 
-/// Whether a write to `path` must always be put to the person.
+/// Whether a write to `path` must always be put to the person. Names are compared without regard
+/// to case, since on a case-insensitive filesystem `.VSCode/Settings.json` is the same file as
+/// `.vscode/settings.json` (asking more on a case-sensitive one costs a question, not safety).
 pub fn is_protected(path: &Path) -> bool {
-    path.components()
-        .any(|c| PROTECTED_DIRS.iter().any(|d| c.as_os_str() == *d))
+    let named = |name: &std::ffi::OsStr, list: &[&str]| {
+        let name = name.to_string_lossy();
+        list.iter().any(|p| name.eq_ignore_ascii_case(p))
+    };
+    let parent_dirs = path.parent().into_iter().flat_map(Path::components);
+    parent_dirs
+        .into_iter()
+        .any(|c| named(c.as_os_str(), PROTECTED_DIRS))
         || path
             .file_name()
-            .is_some_and(|n| PROTECTED_FILES.iter().any(|f| n == *f))
+            .is_some_and(|n| named(n, PROTECTED_FILES) || named(n, PROTECTED_DIRS))
 }
 
 /// Where a change goes and what is there now.
@@ -70,6 +116,9 @@ pub struct Target {
     /// The change token of the file on disk when the question was put: whether it was written
     /// meanwhile is told from this, never by comparing contents.
     pub disk_token: String,
+    /// The path came from a withheld listing entry: the planner never saw the name, so the person
+    /// must, and no standing answer may land it (WRITE-8).
+    pub by_reference: bool,
 }
 
 /// The label a file's current contents are read with: trusted only where the trust map says so.
@@ -100,6 +149,7 @@ impl Target {
             buffer,
             disk,
             disk_token,
+            by_reference: false,
         })
     }
 
@@ -144,7 +194,10 @@ pub async fn propose(
     }
     let data_label = proposed.label();
     let proposal = Proposal::new(original, proposed);
-    if proposal.is_empty() {
+    // Whether the file already holds exactly the proposal is a fact about its bytes: told to the
+    // planner only where both sides are trusted. Otherwise the question comes first, whatever the
+    // diff holds, so a write cannot be used to test a guess about a file (WRITE-9).
+    if proposal.label().is_trusted() && proposal.is_empty() {
         return ToolOutput::ok(
             PlannerText::driver(format!(
                 "{shown} already holds exactly that; nothing to write"
@@ -153,7 +206,13 @@ pub async fn propose(
         );
     }
     let protected = is_protected(&target.path);
-    let standing = if protected || !session.screen.interactive() {
+    // The routing label the decision is taken on: the planner's context, as it stands now.
+    let routing_label = session.state().context.label();
+    let standing = if protected
+        || target.by_reference
+        || call.person_only()
+        || !session.screen.interactive()
+    {
         None
     } else if data_label.is_trusted() && session.state().standing_edits.contains(&target.path) {
         Some(Standing::Remembered)
@@ -172,7 +231,7 @@ pub async fn propose(
             call.record(
                 Gate::Promote,
                 Decision::Allowed,
-                format!("{tool}.path {shown} [routing] (T,pub): {why}"),
+                format!("{tool}.path {shown} [routing] {routing_label}, data {data_label}: {why}"),
             );
             (all.clone(), None)
         }
@@ -187,7 +246,11 @@ pub async fn propose(
                     "nobody is watching this run to approve a change to {shown}, so it was not written"
                 ));
             }
-            match ask(call, kind, &target, &proposal, protected, data_label).await {
+            let offer_standing = data_label.is_trusted()
+                && !protected
+                && !target.by_reference
+                && !call.person_only();
+            match ask(call, kind, &target, &proposal, offer_standing).await {
                 Ok(answer) => answer,
                 Err(refusal) => return refusal,
             }
@@ -202,8 +265,7 @@ async fn ask(
     kind: QuestionKind,
     target: &Target,
     proposal: &Proposal,
-    protected: bool,
-    data_label: Label,
+    offer_standing: bool,
 ) -> Result<(Vec<usize>, Option<String>), ToolOutput> {
     let session = call.session;
     let shown = &target.shown;
@@ -217,9 +279,10 @@ async fn ask(
         name: format!("Accept {}", verb.to_lowercase()),
         kind: OptionKind::AllowOnce,
     }];
-    // A standing approval is offered only for data somebody vouched for, and never for a file
-    // that configures tools: those are asked about every time.
-    if data_label.is_trusted() && !protected {
+    // A standing approval is offered only for data somebody vouched for, never for a file that
+    // configures tools or whose name the planner was not shown, and never to a context whose
+    // routing is not its own: those are asked about every time.
+    if offer_standing {
         options.push(QuestionOption {
             id: "acceptAlways".into(),
             name: format!("Accept, and allow edits to {shown} for the rest of this session"),
@@ -287,14 +350,17 @@ async fn ask(
         } => (accepted_hunks, edited_text),
         Answer::Refused => (None, None),
     };
+    let chose_hunks = accepted.is_some();
     let mut accepted = accepted.unwrap_or_else(|| (0..proposal.hunks.len()).collect());
     accepted.retain(|h| *h < proposal.hunks.len());
     accepted.sort_unstable();
     accepted.dedup();
-    if accepted.is_empty() && edited.is_none() {
+    // Refused only when the person's own answer picked no hunk: an accepted proposal that the
+    // diff found empty still lands, so the reply cannot tell a planner whether it guessed the
+    // file (WRITE-9).
+    if chose_hunks && accepted.is_empty() && edited.is_none() {
         return Err(ToolOutput::refused(format!(
-            "the person accepted none of the {} hunks for {shown}; nothing was written",
-            proposal.hunks.len()
+            "the person accepted none of the hunks for {shown}; nothing was written"
         )));
     }
     Ok((accepted, edited))
@@ -392,6 +458,10 @@ async fn land(
     let mut text = format!("{shown}: the change landed in {place}.");
     if person_edited {
         text.push_str(" The person edited the proposal before accepting it: what landed is their version, not yours; read the file again before relying on its contents.");
+    } else if !proposal.label().is_trusted() {
+        // The hunks were cut from text nobody vouched for: how many there were, and which the
+        // person took, are facts about that text (WRITE-9).
+        text.push_str(" The person saw the diff and accepted what landed; it holds content nobody vouched for, so the hunks are not counted for you.");
     } else if accepted.len() < total {
         let refused: Vec<String> = (0..total)
             .filter(|h| !accepted.contains(h))
@@ -492,17 +562,37 @@ mod tests {
 
     // Verifies: WRITE-5
     #[test]
-    fn protected_paths_are_known_by_name() {
+    fn protected_paths_are_known_by_name_in_any_case() {
         for p in [
             "/w/.git/config",
             "/w/.vscode/settings.json",
+            "/w/.VSCode/Settings.json",
             "/w/AGENTS.md",
+            "/w/docs/agents.md",
             "/w/sub/.github/workflows/ci.yml",
             "/w/.gitattributes",
+            "/w/.cargo/config.toml",
+            "/w/.cargo",
+            "/w/rust-toolchain.toml",
+            "/w/build/compile_commands.json",
+            "/w/.yarnrc.yml",
+            "/w/.npmrc",
+            "/w/.envrc",
+            "/w/.dir-locals.el",
+            "/w/.lazy.lua",
+            "/w/.nvim.lua",
+            "/w/.EXRC",
+            "/w/.config/nvim/init.lua",
         ] {
             assert!(is_protected(Path::new(p)), "{p}");
         }
-        for p in ["/w/src/main.rs", "/w/docs/agents.md", "/w/.gitignore"] {
+        for p in [
+            "/w/src/main.rs",
+            "/w/docs/guide.md",
+            "/w/.gitignore",
+            "/w/cargo/config.toml",
+            "/w/.env.example",
+        ] {
             assert!(!is_protected(Path::new(p)), "{p}");
         }
     }

@@ -177,10 +177,12 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             content
         }
     };
-    let target = match Target::read(call, path.clone(), shown) {
+    let by_reference = path_ref.is_some();
+    let mut target = match Target::read(call, path.clone(), shown) {
         Ok(t) => t,
         Err(e) => return e,
     };
+    target.by_reference = by_reference;
     let content = policy::keep_trailing_newline(target.disk.as_ref(), content);
     let original = target.original(label_of(call, &path));
     let proposed = policy::text_for_display(&content);
