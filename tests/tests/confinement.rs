@@ -250,7 +250,7 @@ fn a_regular_agents_md_and_one_linking_within_the_workspace_reach_the_system_pro
     assert!(s.system_prompt().contains("linked-agents-5520"));
 }
 
-// Verifies: TRUST-6
+// Verifies: TRUST-6, COST-10
 #[test]
 fn skills_are_trusted_only_where_they_stay_inside_the_workspace() {
     // A skills directory that is a link out is not trusted, and nothing under it is read.
