@@ -208,6 +208,15 @@ async fn system_prompt(session: &Session) -> PlannerText {
     // Trusted by path, read only as a regular file inside the workspace and within its bound; a
     // file that fails that is named in one sentence of the driver's and not read at all.
     let body = match workspace_file::read_instructions(session, &agents).await {
+        Ok(file)
+            if workspace_file::integrity_through_links(
+                &session.state().trust,
+                &agents,
+                &file.real,
+            ) != Some(Integrity::Trusted) =>
+        {
+            Err("it leads to a file marked untrusted".to_string())
+        }
         Ok(file) => String::from_utf8(file.bytes).map_err(|_| "it is not UTF-8 text".to_string()),
         Err(Refusal::Missing) => return PlannerText::driver(text),
         Err(refusal) => Err(refusal.reason()),

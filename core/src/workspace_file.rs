@@ -18,7 +18,8 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
-use crate::kernel::trust::RuleOrigin;
+use crate::kernel::label::Integrity;
+use crate::kernel::trust::{RuleOrigin, TrustMap};
 use crate::session::Session;
 
 /// Most bytes an ordinary read takes: a file the planner reads, a check is shown, an edit is
@@ -172,6 +173,20 @@ pub fn default_refusal(cwd: &Path, path: &Path, directory: bool) -> Option<Refus
     }
 }
 
+/// What the trust map says about a read of `lexical` whose links lead to `real`. A link cannot
+/// hand back the trust a path lost: an untrusted rule at either end wins, so a trusted default
+/// that links to a file marked untrusted reads as untrusted. Otherwise a rule at either end
+/// answers, and a link within the workspace lends its trust to its target (COST-11).
+pub fn integrity_through_links(trust: &TrustMap, lexical: &Path, real: &Path) -> Option<Integrity> {
+    match (trust.integrity_of(lexical), trust.integrity_of(real)) {
+        (Some(Integrity::Untrusted), _) | (_, Some(Integrity::Untrusted)) => {
+            Some(Integrity::Untrusted)
+        }
+        (Some(Integrity::Trusted), _) | (_, Some(Integrity::Trusted)) => Some(Integrity::Trusted),
+        (None, None) => None,
+    }
+}
+
 /// What a read got.
 pub struct Contents {
     /// Exactly the bytes that were read, unshaped and unlabelled: the caller labels them.
@@ -180,6 +195,8 @@ pub struct Contents {
     pub token: String,
     /// The open buffer's version when the bytes came from the editor.
     pub version: Option<i32>,
+    /// Where the file really is, every link followed.
+    pub real: PathBuf,
 }
 
 /// Where a path really is, checked without opening it: within reach after resolving links, and a
@@ -235,6 +252,7 @@ async fn read_within(
                 token: buffer_token(&path, version),
                 bytes: text.into_bytes(),
                 version: Some(version),
+                real: real_path(&path),
             })
         }
         None => read_blocking(&path, &reach, limit),
@@ -265,7 +283,7 @@ pub fn read_blocking(path: &Path, reach: &Reach, limit: u64) -> Result<Contents,
     let real = std::fs::canonicalize(path).map_err(|e| from_io(&e))?;
     reach.admits(&real).ok_or(Refusal::Outside)?;
     let file = open_without_links(&real).map_err(|e| from_io(&e))?;
-    read_handle(file, limit)
+    read_handle(file, limit, real)
 }
 
 /// Reads a file whose path the caller has already confined (a search walk that passes over links,
@@ -279,11 +297,11 @@ pub fn read_regular(path: &Path, limit: u64) -> Result<Contents, Refusal> {
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)
         .map_err(|e| from_io(&e))?;
-    read_handle(file, limit)
+    read_handle(file, limit, path.to_path_buf())
 }
 
 /// What both readers do once a handle is open: ask it what it is, then read within the bound.
-fn read_handle(file: File, limit: u64) -> Result<Contents, Refusal> {
+fn read_handle(file: File, limit: u64, real: PathBuf) -> Result<Contents, Refusal> {
     let meta = file.metadata().map_err(|e| from_io(&e))?;
     kind_of(&meta)?;
     if meta.len() > limit {
@@ -301,6 +319,7 @@ fn read_handle(file: File, limit: u64) -> Result<Contents, Refusal> {
         bytes,
         token: metadata_token(Some(&meta)),
         version: None,
+        real,
     })
 }
 
@@ -575,6 +594,29 @@ mod tests {
             read_blocking(&other, &r, READ_LIMIT).err(),
             Some(Refusal::Outside)
         );
+    }
+
+    // Verifies: READ-10
+    #[test]
+    fn a_link_cannot_hand_back_the_trust_its_target_lost() {
+        use crate::kernel::trust::Scope;
+        let mut trust = TrustMap::default();
+        let (agents, claude, other) = (
+            Path::new("/w/AGENTS.md"),
+            Path::new("/w/CLAUDE.md"),
+            Path::new("/w/other.md"),
+        );
+        assert!(trust.add_default(agents.to_path_buf(), Scope::File));
+        assert_eq!(
+            integrity_through_links(&trust, agents, claude),
+            Some(Integrity::Trusted)
+        );
+        trust.mark_written_untrusted(claude.to_path_buf());
+        assert_eq!(
+            integrity_through_links(&trust, agents, claude),
+            Some(Integrity::Untrusted)
+        );
+        assert_eq!(integrity_through_links(&trust, other, other), None);
     }
 
     // Verifies: TRUST-6

@@ -126,7 +126,8 @@ async fn read_by_path(call: &Call<'_>, raw: &str, page: Page) -> ToolOutput {
     if let Some(media_type) = picture_media_type(&path) {
         return quarantine_picture(call, &shown, media_type, file.bytes);
     }
-    let integrity = session.state().trust.integrity_of(&path);
+    let integrity =
+        workspace_file::integrity_through_links(&session.state().trust, &path, &file.real);
     match integrity {
         Some(Integrity::Trusted) => read_trusted(call, &shown, page, file),
         Some(Integrity::Untrusted) => quarantine(
