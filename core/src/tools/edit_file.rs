@@ -127,10 +127,9 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         }
     };
     if current.len() as u64 > crate::workspace_file::READ_LIMIT {
-        return ToolOutput::refused(format!(
-            "{shown} is larger than {} bytes, too large to edit here",
-            crate::workspace_file::READ_LIMIT
-        ));
+        let limit = crate::workspace_file::READ_LIMIT;
+        let refusal = crate::workspace_file::Refusal::TooLarge { limit };
+        return super::read_file::unread(call, &shown, &refusal);
     }
     let target = Target::with(call, path.clone(), shown.clone(), buffer, disk);
     let integrity = call.session.state().trust.integrity_of(&path);

@@ -148,15 +148,18 @@ pub(super) fn unread(call: &Call<'_>, shown: &str, refusal: &Refusal) -> ToolOut
         Decision::Refused,
         format!("{} {shown}: {}", call.tool, refusal.reason()),
     );
+    // A change opens the file it replaces to draw the diff: what it says is that it cannot land.
+    let said = match call.tool {
+        "write_file" | "edit_file" => format!("{shown} cannot be changed: {}", refusal.reason()),
+        _ => format!("{shown} was not read: {}", refusal.reason()),
+    };
     match refusal {
         Refusal::Missing => ToolOutput::error(format!("no such file: {shown}")),
         Refusal::Directory if call.tool == "read_file" => {
             ToolOutput::error(format!("{shown} is a directory; use list_files"))
         }
-        Refusal::Unreadable(_) => {
-            ToolOutput::error(format!("{shown} was not read: {}", refusal.reason()))
-        }
-        _ => ToolOutput::refused(format!("{shown} was not read: {}", refusal.reason())),
+        Refusal::Unreadable(_) => ToolOutput::error(said),
+        _ => ToolOutput::refused(said),
     }
 }
 
