@@ -27,3 +27,4 @@ pub mod session;
 pub mod settings;
 pub mod tools;
 pub mod turn;
+pub mod workspace_file;

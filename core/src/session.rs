@@ -359,7 +359,8 @@ impl Session {
         let mut trust = TrustMap::default();
         let mut audit = AuditTrail::default();
         // The files a person writes in order to be obeyed are trusted from the start (CONTRACT
-        // §4.3). They are defaults: a path already covered stays as it was.
+        // §4.3). They are defaults: a path already covered stays as it was. One that leads out of
+        // the workspace, or is not what the default is for, is not trusted at all (TRUST-6).
         for (path, scope) in [
             (config.cwd.join("AGENTS.md"), Scope::File),
             (
@@ -367,14 +368,23 @@ impl Session {
                 Scope::Directory,
             ),
         ] {
+            let shown = crate::tools::display_path(&config.cwd, &path);
+            let directory = scope == Scope::Directory;
+            if let Some(refusal) =
+                crate::workspace_file::default_refusal(&config.cwd, &path, directory)
+            {
+                audit.record(
+                    Gate::Trust,
+                    Decision::Refused,
+                    format!("{shown} not trusted by default: {}", refusal.reason()),
+                );
+                continue;
+            }
             if trust.add_default(path.clone(), scope) {
                 audit.record(
                     Gate::Trust,
                     Decision::Allowed,
-                    format!(
-                        "{} trusted by default (origin instructions)",
-                        crate::tools::display_path(&config.cwd, &path)
-                    ),
+                    format!("{shown} trusted by default (origin instructions)"),
                 );
             }
         }

@@ -8,12 +8,14 @@
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::{Integrity, Label};
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::model::{Message, ModelRequest, Part, Role, StreamEvent};
 use crate::session::{Session, StopReason, Update};
 use crate::tools::{self, ToolOutput};
+use crate::workspace_file::{self, Refusal};
 
 const PREAMBLE: &str = "You are bravebot, a coding agent working inside the person's editor. You act only through \
 the tools you are given. Some content reaches you only as a reference such as `ref:2 notes.md, 84 lines, 2.1 KiB, \
@@ -26,13 +28,12 @@ const MAX_REPLY_TOKENS: u32 = 8192;
 
 /// Runs one turn. The caller has already applied the prompt's `files` gestures.
 pub async fn run(session: &Session, text: String, cancel: CancellationToken) -> StopReason {
-    let (mut messages, system) = {
+    let mut messages = {
         let mut state = session.state();
         state.offered_this_turn.clear();
-        let history = state.history.clone();
-        drop(state);
-        (history, system_prompt(session))
+        state.history.clone()
     };
+    let system = system_prompt(session).await;
     let prompt = {
         let mut state = session.state();
         let state = &mut *state;
@@ -167,8 +168,9 @@ fn describe(arguments: &str) -> (String, Value) {
 }
 
 /// The system prompt: what bravebot is, the six facts about the machine (seed 003), and the
-/// workspace's `AGENTS.md` when it is trusted.
-fn system_prompt(session: &Session) -> PlannerText {
+/// workspace's `AGENTS.md` when it is trusted and is a regular file inside the workspace of at most
+/// [`workspace_file::INSTRUCTIONS_LIMIT`] bytes.
+async fn system_prompt(session: &Session) -> PlannerText {
     let f = &session.facts;
     let mut text = format!(
         "{PREAMBLE}\n\nWorking directory: {}\nIs a git repository: {}\nPlatform: {}\nOS version: {}\nShell: {}\nToday's date: {}\n",
@@ -181,13 +183,48 @@ fn system_prompt(session: &Session) -> PlannerText {
     );
     let agents = session.cwd.join("AGENTS.md");
     let integrity = session.state().trust.integrity_of(&agents);
-    let body = session
-        .files
-        .buffer(&agents)
-        .map(|(t, _)| t)
-        .or_else(|| std::fs::read_to_string(&agents).ok());
-    match (body, integrity) {
-        (Some(body), Some(Integrity::Trusted)) => {
+    if integrity != Some(Integrity::Trusted) {
+        // What is there is told from metadata alone, off the runtime's workers; nothing is read.
+        let (cwd, path) = (session.cwd.clone(), agents.clone());
+        let looked = tokio::task::spawn_blocking(move || {
+            let present = std::fs::symlink_metadata(&path).is_ok();
+            (present, workspace_file::default_refusal(&cwd, &path, false))
+        })
+        .await
+        .unwrap_or((false, None));
+        match looked {
+            (true, Some(refusal)) => text.push_str(&format!(
+                "\nAGENTS.md was not read, so it is not shown to you: {}.\n",
+                refusal.reason()
+            )),
+            (true, None) => {
+                text.push_str("\nAGENTS.md exists but is not trusted, so it is not shown to you.\n")
+            }
+            (false, _) if session.files.buffer(&agents).is_some() => {
+                text.push_str("\nAGENTS.md exists but is not trusted, so it is not shown to you.\n")
+            }
+            (false, _) => {}
+        }
+        return PlannerText::driver(text);
+    }
+    // Trusted by path, read only as a regular file inside the workspace and within its bound; a
+    // file that fails that is named in one sentence of the driver's and not read at all.
+    let body = match workspace_file::read_instructions(session, &agents).await {
+        Ok(file)
+            if workspace_file::integrity_through_links(
+                &session.state().trust,
+                &agents,
+                &file.real,
+            ) != Some(Integrity::Trusted) =>
+        {
+            Err("it leads to a file marked untrusted".to_string())
+        }
+        Ok(file) => String::from_utf8(file.bytes).map_err(|_| "it is not UTF-8 text".to_string()),
+        Err(Refusal::Missing) => return PlannerText::driver(text),
+        Err(refusal) => Err(refusal.reason()),
+    };
+    match body {
+        Ok(body) => {
             let mut state = session.state();
             let state = &mut *state;
             if let Ok(opened) = policy::open(Labelled::new(body, Label::TRUSTED_PRIVATE)) {
@@ -198,10 +235,16 @@ fn system_prompt(session: &Session) -> PlannerText {
                 text.push('\n');
             }
         }
-        (Some(_), _) => {
-            text.push_str("\nAGENTS.md exists but is not trusted, so it is not shown to you.\n")
+        Err(reason) => {
+            session.state().audit.record(
+                Gate::FileRead,
+                Decision::Refused,
+                format!("AGENTS.md left out of the system prompt: {reason}"),
+            );
+            text.push_str(&format!(
+                "\nAGENTS.md was not read, so it is not shown to you: {reason}.\n"
+            ));
         }
-        (None, _) => {}
     }
     PlannerText::driver(text)
 }

@@ -56,7 +56,7 @@ pub async fn run(egress: Arc<Egress>) -> ExitCode {
         if settings.vetting_auto { "on" } else { "off" }
     ));
     lines.push(format!(
-        "trust rules at the start of a session in {}: AGENTS.md (file) and .bravebot/skills/ (directory), origin instructions",
+        "trust rules at the start of a session in {}: AGENTS.md (file) and .bravebot/skills/ (directory), origin instructions, each only where it stays inside the workspace once links are followed",
         cwd.display()
     ));
     lines.extend(egress.describe().lines());

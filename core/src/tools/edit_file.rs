@@ -8,7 +8,7 @@
 use serde_json::json;
 
 use super::land::{self, Target};
-use super::read_file::{Vouched, vouch_by_check, whole};
+use super::read_file::{Vouched, vouch_by_check};
 use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, change_token, confine, display_path};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::{Integrity, Label};
@@ -109,15 +109,29 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     };
     let path = super::real_path(&path);
     let shown = display_path(&call.session.cwd, &path);
-    let target = match Target::read(call, path.clone(), shown.clone()) {
-        Ok(t) => t,
-        Err(e) => return e,
+    // One read: the bytes a check is shown are the bytes `old_text` is found in and the original
+    // the diff is drawn from. The open buffer's text where the editor has the file open, else the
+    // disk's, which must pass the confined reader either way.
+    let disk = match land::read_disk(call, &path, &shown).await {
+        Ok(disk) => disk,
+        Err(refusal) => return refusal,
     };
-    if target.buffer.is_none() && target.disk.is_none() {
-        return ToolOutput::error(format!(
-            "no such file: {shown}; use write_file to create it"
-        ));
+    let buffer = call.session.files.buffer(&path);
+    let current = match (&buffer, &disk) {
+        (Some((text, _)), _) => text.clone().into_bytes(),
+        (None, Some(file)) => file.bytes.clone(),
+        (None, None) => {
+            return ToolOutput::error(format!(
+                "no such file: {shown}; use write_file to create it"
+            ));
+        }
+    };
+    if current.len() as u64 > crate::workspace_file::READ_LIMIT {
+        let limit = crate::workspace_file::READ_LIMIT;
+        let refusal = crate::workspace_file::Refusal::TooLarge { limit };
+        return super::read_file::unread(call, &shown, &refusal);
     }
+    let target = Target::with(call, path.clone(), shown.clone(), buffer, disk);
     let integrity = call.session.state().trust.integrity_of(&path);
     match integrity {
         Some(Integrity::Trusted) => {}
@@ -128,11 +142,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             ));
         }
         None => {
-            let bytes = match whole(&path, target.buffer.clone()) {
-                Ok(b) => b,
-                Err(e) => return ToolOutput::error(format!("{shown} could not be read: {e}")),
-            };
-            let content = Labelled::new(bytes, Label::UNTRUSTED_PRIVATE);
+            let content = Labelled::new(current.clone(), Label::UNTRUSTED_PRIVATE);
             if let Vouched::No(_) = vouch_by_check(call, &path, &shown, &content).await {
                 return ToolOutput::refused(format!(
                     "nobody vouched for {shown} and the check did not clear it, so it cannot be edited; \
@@ -141,11 +151,9 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             }
         }
     }
-    let bytes = match whole(&path, target.buffer.clone()) {
-        Ok(b) => b,
-        Err(e) => return ToolOutput::error(format!("{shown} could not be read: {e}")),
-    };
-    let Ok(opened) = policy::open(Labelled::new(bytes, Label::TRUSTED_PRIVATE)) else {
+    // The first label of these bytes as an edit's original: trusted, because the trust map now
+    // answers for their path; they are the bytes the check (if one ran) was shown.
+    let Ok(opened) = policy::open(Labelled::new(current, Label::TRUSTED_PRIVATE)) else {
         return ToolOutput::error("internal: a trusted file did not open");
     };
     let Ok(text) = String::from_utf8(opened.value) else {

@@ -19,6 +19,7 @@ use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::proposal::{Proposal, RebaseRefusal};
 use crate::session::{Answer, OptionKind, Question, QuestionKind, QuestionOption, Subject};
 use crate::settings::Mode;
+use crate::workspace_file::{self, Contents, Refusal, metadata_token};
 
 /// Directories whose files configure tools that run code or steer the agent: a write under one
 /// always asks, in every mode. Each is there because some program reads it on its own, without
@@ -130,27 +131,33 @@ pub fn label_of(call: &Call<'_>, path: &Path) -> Label {
 }
 
 impl Target {
-    /// Reads what is at `path` now: the open buffer, and the disk.
-    pub fn read(call: &Call<'_>, path: PathBuf, shown: String) -> Result<Target, ToolOutput> {
-        let label = label_of(call, &path);
+    /// Reads what is at `path` now: the open buffer, and the disk through the confined reader.
+    pub async fn read(call: &Call<'_>, path: PathBuf, shown: String) -> Result<Target, ToolOutput> {
+        let disk = read_disk(call, &path, &shown).await?;
         let buffer = call.session.files.buffer(&path);
-        let disk = match std::fs::read(&path) {
-            Ok(bytes) => Some(Labelled::new(bytes, label)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(ToolOutput::error(format!("{shown} could not be read: {e}"))),
-        };
-        if std::fs::metadata(&path).is_ok_and(|m| m.is_dir()) {
-            return Err(ToolOutput::error(format!("{shown} is a directory")));
-        }
-        let disk_token = change_token(&path, None);
-        Ok(Target {
+        Ok(Target::with(call, path, shown, buffer, disk))
+    }
+
+    /// A target from what was already read: the buffer, and the disk (`None`: no file yet).
+    pub fn with(
+        call: &Call<'_>,
+        path: PathBuf,
+        shown: String,
+        buffer: Option<(String, i32)>,
+        disk: Option<Contents>,
+    ) -> Target {
+        let label = label_of(call, &path);
+        let disk_token = disk
+            .as_ref()
+            .map_or_else(|| metadata_token(None), |c| c.token.clone());
+        Target {
             path,
             shown,
             buffer,
-            disk,
+            disk: disk.map(|c| Labelled::new(c.bytes, label)),
             disk_token,
             by_reference: false,
-        })
+        }
     }
 
     /// The current text: the buffer's, else the disk's (lossily, for display and diffing), else
@@ -161,6 +168,20 @@ impl Target {
             (None, Some(bytes)) => policy::text_for_display(bytes),
             (None, None) => Labelled::new(String::new(), label),
         }
+    }
+}
+
+/// The file on disk at `path` now, through the confined reader: a link out of reach, anything but
+/// a regular file, or a file over the bound is refused; nothing there is `None`.
+pub async fn read_disk(
+    call: &Call<'_>,
+    path: &Path,
+    shown: &str,
+) -> Result<Option<Contents>, ToolOutput> {
+    match workspace_file::read_disk(call.session, path, workspace_file::READ_LIMIT).await {
+        Ok(contents) => Ok(Some(contents)),
+        Err(Refusal::Missing) => Ok(None),
+        Err(refusal) => Err(super::read_file::unread(call, shown, &refusal)),
     }
 }
 
@@ -503,9 +524,12 @@ fn write_to_disk(
     } else {
         // Trusted on both sides (the proposal's label includes the original's), so the new
         // text may be read to re-base onto.
-        let now = std::fs::read_to_string(&target.path).map_err(|_| {
-            "the file on disk changed and can no longer be read as text".to_string()
-        })?;
+        let now = workspace_file::read_regular(&target.path, workspace_file::READ_LIMIT)
+            .ok()
+            .and_then(|file| String::from_utf8(file.bytes).ok())
+            .ok_or_else(|| {
+                "the file on disk changed and can no longer be read as text".to_string()
+            })?;
         match proposal.rebase(&now, accepted) {
             Ok(rebased) => landing_bytes(&rebased),
             Err(_) => return Err("the file changed on disk while the change was pending, in lines this change touches".into()),

@@ -351,17 +351,27 @@ fn target(call: &Call<'_>, raw: &str) -> Result<Target, ToolOutput> {
     );
     let text = match session.files.buffer(&path) {
         Some((text, _)) => text,
-        None => match std::fs::read(&path) {
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        // Confined above by its real path, which is the one opened: without following a link or
+        // waiting on a FIFO, and within the ordinary bound.
+        None => match crate::workspace_file::read_regular(
+            &super::real_path(&path),
+            crate::workspace_file::READ_LIMIT,
+        ) {
+            Ok(file) => String::from_utf8_lossy(&file.bytes).into_owned(),
+            Err(crate::workspace_file::Refusal::Missing) => {
                 return Err(ToolOutput::error(format!("no such file: {shown}")));
             }
-            Err(_) if path.is_dir() => {
+            Err(crate::workspace_file::Refusal::Directory) => {
                 return Err(ToolOutput::error(format!(
                     "{shown} is a directory; lsp asks about a file"
                 )));
             }
-            Err(e) => return Err(ToolOutput::error(format!("{shown} could not be read: {e}"))),
+            Err(refusal) => {
+                return Err(ToolOutput::error(format!(
+                    "{shown} was not read: {}",
+                    refusal.reason()
+                )));
+            }
         },
     };
     let Some(language) = Language::of(&path) else {
@@ -991,9 +1001,10 @@ fn render(
 /// A file's text for converting a server's columns: the open buffer, else the disk.
 fn read_text(call: &Call<'_>, path: &Path) -> Option<String> {
     call.session.files.buffer(path).map(|(t, _)| t).or_else(|| {
-        std::fs::read(path)
+        let real = super::real_path(path);
+        crate::workspace_file::read_regular(&real, crate::workspace_file::READ_LIMIT)
             .ok()
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .map(|file| String::from_utf8_lossy(&file.bytes).into_owned())
     })
 }
 

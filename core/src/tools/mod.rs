@@ -20,7 +20,6 @@ mod todo_write;
 mod vet_content;
 mod write_file;
 
-use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Component, Path, PathBuf};
 
 use serde_json::{Map, Value, json};
@@ -531,44 +530,21 @@ pub enum Confinement {
 
 /// Resolves a planner-named path and checks it is reachable: inside the workspace, inside a
 /// directory the person added, or a file the person named. Symbolic links are resolved first, so
-/// a link inside the workspace pointing out of it is outside.
+/// a link inside the workspace pointing out of it is outside. The rule itself is
+/// [`Reach::admits`](crate::workspace_file::Reach::admits), which every read applies again when it
+/// opens the file.
 pub fn confine(session: &Session, raw: &str) -> Result<PathBuf, Confinement> {
     let lexical = absolute(&session.cwd, Path::new(raw));
-    let real = real_path(&lexical);
-    let state = session.state();
-    let roots = std::iter::once(session.cwd.clone()).chain(state.added_dirs.iter().cloned());
-    let inside = roots.into_iter().any(|root| {
-        let real_root = std::fs::canonicalize(&root).unwrap_or(root);
-        real.starts_with(&real_root)
-    });
-    let named = state.trust.rules().iter().any(|r| {
-        r.origin == crate::kernel::trust::RuleOrigin::Person
-            && (r.path == lexical || r.path == real)
-    });
-    if inside || named {
-        Ok(lexical)
-    } else {
-        Err(Confinement::Outside)
+    match crate::workspace_file::Reach::of(session).admits(&lexical) {
+        Some(_) => Ok(lexical),
+        None => Err(Confinement::Outside),
     }
 }
 
 /// The path with every link resolved: the nearest ancestor that exists is canonicalised and the
 /// rest appended, so a file about to be created under a linked directory resolves too.
 pub fn real_path(lexical: &Path) -> PathBuf {
-    let mut missing = Vec::new();
-    let mut at = lexical;
-    loop {
-        if let Ok(real) = std::fs::canonicalize(at) {
-            return missing.iter().rev().fold(real, |p, c| p.join(c));
-        }
-        match (at.parent(), at.file_name()) {
-            (Some(parent), Some(name)) => {
-                missing.push(name.to_os_string());
-                at = parent;
-            }
-            _ => return lexical.to_path_buf(),
-        }
-    }
+    crate::workspace_file::real_path(lexical)
 }
 
 /// Shows control characters as their Unicode pictures, so a name cannot move the cursor, clear a
@@ -586,19 +562,10 @@ pub fn control_pictures(text: &str) -> String {
 /// A short opaque token that changes when a file is written: from its size, modification time
 /// and inode, or from an open buffer's version.
 pub fn change_token(path: &Path, buffer_version: Option<i32>) -> String {
-    let mut h = DefaultHasher::new();
     match buffer_version {
-        Some(v) => ("buffer", path, v).hash(&mut h),
-        None => {
-            if let Ok(meta) = std::fs::metadata(path) {
-                meta.len().hash(&mut h);
-                meta.modified().ok().hash(&mut h);
-                #[cfg(unix)]
-                std::os::unix::fs::MetadataExt::ino(&meta).hash(&mut h);
-            }
-        }
+        Some(v) => crate::workspace_file::buffer_token(path, v),
+        None => crate::workspace_file::metadata_token(std::fs::metadata(path).ok().as_ref()),
     }
-    format!("{:08x}", h.finish() & 0xffff_ffff)
 }
 
 #[cfg(test)]

@@ -5,6 +5,10 @@
 //! trusts that one path for the session and the read proceeds; anything else quarantines the bytes
 //! and, where somebody is watching, puts a `trustRead` question. Pictures and PDFs are always
 //! quarantined, whatever the trust map says: they have no text for a rule to be about.
+//!
+//! Every read goes through [`workspace_file::read`], once: the bytes a check saw, a question
+//! drew or a reference holds are the bytes a page is made from, and a file that is a link out of
+//! the places the person opened, or not a regular file, is refused before it is opened.
 
 use std::path::Path;
 
@@ -19,6 +23,7 @@ use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::Origin;
 use crate::kernel::trust::{RuleOrigin, Scope, TrustRule};
 use crate::session::{OptionKind, Question, QuestionKind, QuestionOption, Subject, Update};
+use crate::workspace_file::{self, Contents, READ_LIMIT, Refusal};
 
 /// Most lines one read returns, so a single read cannot fill the conversation.
 pub const MAX_LINES: usize = 2000;
@@ -113,38 +118,48 @@ async fn read_by_path(call: &Call<'_>, raw: &str, page: Page) -> ToolOutput {
         Decision::Allowed,
         format!("read_file.path {shown} proposed by the model, confined and non-destructive"),
     );
-    let buffer = session.files.buffer(&path);
-    if buffer.is_none() {
-        match std::fs::metadata(&path) {
-            Ok(meta) if meta.is_dir() => {
-                return ToolOutput::error(format!("{shown} is a directory; use list_files"));
-            }
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return ToolOutput::error(format!("no such file: {shown}"));
-            }
-            Err(e) => return ToolOutput::error(format!("{shown} could not be read: {e}")),
-        }
-    }
+    // Read once: whatever follows (a check, a question, a page) is about exactly these bytes.
+    let file = match workspace_file::read(session, &path, READ_LIMIT).await {
+        Ok(file) => file,
+        Err(refusal) => return unread(call, &shown, &refusal),
+    };
     if let Some(media_type) = picture_media_type(&path) {
-        return quarantine_picture(call, &path, &shown, media_type, buffer);
+        return quarantine_picture(call, &shown, media_type, file.bytes);
     }
-    let integrity = session.state().trust.integrity_of(&path);
+    let integrity =
+        workspace_file::integrity_through_links(&session.state().trust, &path, &file.real);
     match integrity {
-        Some(Integrity::Trusted) => read_trusted(call, &path, &shown, page),
-        Some(Integrity::Untrusted) => {
-            let bytes = match whole(&path, buffer) {
-                Ok(b) => b,
-                Err(e) => return ToolOutput::error(format!("{shown} could not be read: {e}")),
-            };
-            quarantine(
-                call,
-                &shown,
-                bytes,
-                "a write of content nobody vouched for marked it untrusted",
-            )
+        Some(Integrity::Trusted) => read_trusted(call, &shown, page, file),
+        Some(Integrity::Untrusted) => quarantine(
+            call,
+            &shown,
+            file.bytes,
+            "a write of content nobody vouched for marked it untrusted",
+        ),
+        None => read_unvouched(call, &path, &shown, page, file).await,
+    }
+}
+
+/// What the planner is told when a file was not read, worded from its metadata alone. Recorded,
+/// since a refusal is a decision.
+pub(super) fn unread(call: &Call<'_>, shown: &str, refusal: &Refusal) -> ToolOutput {
+    call.record(
+        Gate::FileRead,
+        Decision::Refused,
+        format!("{} {shown}: {}", call.tool, refusal.reason()),
+    );
+    // A change opens the file it replaces to draw the diff: what it says is that it cannot land.
+    let said = match call.tool {
+        "write_file" | "edit_file" => format!("{shown} cannot be changed: {}", refusal.reason()),
+        _ => format!("{shown} was not read: {}", refusal.reason()),
+    };
+    match refusal {
+        Refusal::Missing => ToolOutput::error(format!("no such file: {shown}")),
+        Refusal::Directory if call.tool == "read_file" => {
+            ToolOutput::error(format!("{shown} is a directory; use list_files"))
         }
-        None => read_unvouched(call, &path, &shown, page, buffer).await,
+        Refusal::Unreadable(_) => ToolOutput::error(said),
+        _ => ToolOutput::refused(said),
     }
 }
 
@@ -154,17 +169,16 @@ async fn read_unvouched(
     path: &Path,
     shown: &str,
     page: Page,
-    buffer: Option<(String, i32)>,
+    file: Contents,
 ) -> ToolOutput {
     let session = call.session;
-    let bytes = match whole(path, buffer) {
-        Ok(b) => b,
-        Err(e) => return ToolOutput::error(format!("{shown} could not be read: {e}")),
-    };
+    // The check and the question see a labelled copy; a page, if one is presented, is made from
+    // the bytes they saw and from nothing read afterwards.
+    let bytes = file.bytes.clone();
     let content = Labelled::new(bytes, Label::UNTRUSTED_PRIVATE);
     let origin = format!("the file {shown} in the person's workspace");
     let outcome = match vouch_by_check(call, path, shown, &content).await {
-        Vouched::Yes => return read_trusted(call, path, shown, page),
+        Vouched::Yes => return read_trusted(call, shown, page, file),
         Vouched::No(outcome) => outcome,
     };
     let already_offered = session.state().offered_this_turn.iter().any(|p| p == path);
@@ -254,7 +268,7 @@ async fn read_unvouched(
         }
     }
     if approved {
-        read_trusted(call, path, shown, page)
+        read_trusted(call, shown, page, file)
     } else {
         quarantine_labelled(call, shown, content, "nobody vouched for it")
     }
@@ -310,15 +324,13 @@ pub(super) async fn vouch_by_check(
     }
 }
 
-/// Reads a page of a file whose path the trust map says is trusted.
-fn read_trusted(call: &Call<'_>, path: &Path, shown: &str, page: Page) -> ToolOutput {
+/// Presents a page of a file whose path the trust map says is trusted, from the bytes already
+/// read.
+fn read_trusted(call: &Call<'_>, shown: &str, page: Page, file: Contents) -> ToolOutput {
     let session = call.session;
-    let buffer = session.files.buffer(path);
-    let version = buffer.as_ref().map(|(_, v)| *v);
-    let bytes = match whole(path, buffer) {
-        Ok(b) => b,
-        Err(e) => return ToolOutput::error(format!("{shown} could not be read: {e}")),
-    };
+    let Contents { bytes, token, .. } = file;
+    // The first label of these bytes as a page: trusted, because the trust map now answers for
+    // the path they were read from. Bytes read before that answer are the only ones presented.
     call.record(
         Gate::FileRead,
         Decision::Allowed,
@@ -335,7 +347,6 @@ fn read_trusted(call: &Call<'_>, path: &Path, shown: &str, page: Page) -> ToolOu
         Decision::Observed,
         format!("file_read produced {}", opened.label()),
     );
-    let token = super::change_token(path, version);
     let size = opened.value.len();
     let text = match decode_text(opened) {
         Ok(text) => text,
@@ -466,15 +477,10 @@ fn quarantine_labelled(
 
 fn quarantine_picture(
     call: &Call<'_>,
-    path: &Path,
     shown: &str,
     media_type: &str,
-    buffer: Option<(String, i32)>,
+    bytes: Vec<u8>,
 ) -> ToolOutput {
-    let bytes = match whole(path, buffer) {
-        Ok(b) => b,
-        Err(e) => return ToolOutput::error(format!("{shown} could not be read: {e}")),
-    };
     let session = call.session;
     let reference = {
         let mut state = session.state();
@@ -543,9 +549,11 @@ async fn read_by_reference(call: &Call<'_>, raw: &str) -> ToolOutput {
         Ok(f) => f,
         Err(e) => return ToolOutput::error(e),
     };
-    let bytes = match whole(&path, session.files.buffer(&path)) {
-        Ok(b) => b,
-        Err(_) => return ToolOutput::error(format!("the file behind {id} could not be read")),
+    // Confined where the reference is resolved: a withheld entry that is a link out of the
+    // workspace, or anything but a regular file, is refused before a byte of it is read.
+    let bytes = match workspace_file::read(session, &path, READ_LIMIT).await {
+        Ok(file) => file.bytes,
+        Err(refusal) => return unread(call, &format!("the file behind {id}"), &refusal),
     };
     let content = Labelled::new(bytes, Label::UNTRUSTED_PRIVATE.join(label));
     let label = content.label();
@@ -568,14 +576,6 @@ async fn read_by_reference(call: &Call<'_>, raw: &str) -> ToolOutput {
         PlannerText::driver(format!("the file behind {id} is quarantined: {reference}")),
         format!("{id}: quarantined as {}", reference.id),
     )
-}
-
-/// The whole file, unshaped: the open buffer's text where the editor has one, else the disk.
-pub(super) fn whole(path: &Path, buffer: Option<(String, i32)>) -> std::io::Result<Vec<u8>> {
-    match buffer {
-        Some((text, _)) => Ok(text.into_bytes()),
-        None => std::fs::read(path),
-    }
 }
 
 /// The media type a picture or PDF extension names. Decided by the extension alone, never by

@@ -128,13 +128,20 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
                 let mut state = session.state();
                 policy::path_for_read(&target, &id.to_string(), &mut state.audit).to_path_buf()
             };
-            match super::read_file::whole(&path, session.files.buffer(&path)) {
-                Ok(bytes) => (
-                    Labelled::new(bytes, Label::UNTRUSTED_PRIVATE),
+            // Confined where the reference is resolved, like every read of a withheld entry.
+            match crate::workspace_file::read(session, &path, crate::workspace_file::READ_LIMIT)
+                .await
+            {
+                Ok(file) => (
+                    Labelled::new(file.bytes, Label::UNTRUSTED_PRIVATE),
                     format!("a file in {directory} whose name the agent was not shown"),
                 ),
-                Err(_) => {
-                    return ToolOutput::error(format!("the file behind {id} could not be read"));
+                Err(refusal) => {
+                    return super::read_file::unread(
+                        call,
+                        &format!("the file behind {id}"),
+                        &refusal,
+                    );
                 }
             }
         }

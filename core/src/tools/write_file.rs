@@ -95,33 +95,42 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
                 Ok(id) => id,
                 Err(e) => return e,
             };
-            let mut state = session.state();
-            let state = &mut *state;
-            let found = state
-                .quarantine
-                .get(id)
-                .map(|slot| (slot.target().cloned(), slot.reference.origin.clone()));
-            match found {
-                Some((
-                    Some(target),
-                    Origin::ListingEntry {
-                        is_directory: false,
-                        ..
-                    },
-                )) => {
-                    let path = policy::path_for_read(&target, &id.to_string(), &mut state.audit)
-                        .to_path_buf();
-                    (path, format!("the file behind {id}"))
+            let entry = {
+                let mut state = session.state();
+                let state = &mut *state;
+                let found = state
+                    .quarantine
+                    .get(id)
+                    .map(|slot| (slot.target().cloned(), slot.reference.origin.clone()));
+                match found {
+                    Some((
+                        Some(target),
+                        Origin::ListingEntry {
+                            is_directory: false,
+                            ..
+                        },
+                    )) => policy::path_for_read(&target, &id.to_string(), &mut state.audit)
+                        .to_path_buf(),
+                    Some((Some(_), _)) => {
+                        return ToolOutput::error(format!(
+                            "{id} stands for a directory, not a file"
+                        ));
+                    }
+                    Some((None, _)) => {
+                        return ToolOutput::error(format!(
+                            "{id} is content, not a file; pass it as contents_ref"
+                        ));
+                    }
+                    None => return ToolOutput::error(format!("{id} names nothing")),
                 }
-                Some((Some(_), _)) => {
-                    return ToolOutput::error(format!("{id} stands for a directory, not a file"));
-                }
-                Some((None, _)) => {
-                    return ToolOutput::error(format!(
-                        "{id} is content, not a file; pass it as contents_ref"
-                    ));
-                }
-                None => return ToolOutput::error(format!("{id} names nothing")),
+            };
+            // Confined where the reference is resolved: the entry must be a regular file within
+            // reach once its links are followed, and the write goes to where it really is, so a
+            // link in an untrusted directory is neither followed out nor replaced.
+            let shown = format!("the file behind {id}");
+            match crate::workspace_file::locate(session, &entry).await {
+                Ok(real) => (real, shown),
+                Err(refusal) => return super::read_file::unread(call, &shown, &refusal),
             }
         }
     };
@@ -178,7 +187,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         }
     };
     let by_reference = path_ref.is_some();
-    let mut target = match Target::read(call, path.clone(), shown) {
+    let mut target = match Target::read(call, path.clone(), shown).await {
         Ok(t) => t,
         Err(e) => return e,
     };

@@ -260,23 +260,27 @@ impl Search<'_> {
                 return ControlFlow::Continue(());
             }
             Some((text, _)) => text.into_bytes(),
-            None => match std::fs::metadata(&path) {
-                Ok(meta) if meta.len() > self.request.limits.max_file_bytes => {
-                    self.out.too_large += 1;
-                    return ControlFlow::Continue(());
-                }
-                Ok(_) => match std::fs::read(&path) {
-                    Ok(bytes) => bytes,
+            // Opened without following a link or waiting on a FIFO: an entry swapped after the
+            // directory was listed is unreadable rather than a way out or a hang. A root named
+            // directly was confined by its real path, which is the one opened.
+            None => {
+                let at = if named {
+                    crate::workspace_file::real_path(&path)
+                } else {
+                    path.clone()
+                };
+                match crate::workspace_file::read_regular(&at, self.request.limits.max_file_bytes) {
+                    Ok(file) => file.bytes,
+                    Err(crate::workspace_file::Refusal::TooLarge { .. }) => {
+                        self.out.too_large += 1;
+                        return ControlFlow::Continue(());
+                    }
                     Err(_) => {
                         self.out.unreadable += 1;
                         return ControlFlow::Continue(());
                     }
-                },
-                Err(_) => {
-                    self.out.unreadable += 1;
-                    return ControlFlow::Continue(());
                 }
-            },
+            }
         };
         self.out.files_read.push(path.clone());
         if bytes.contains(&0) {

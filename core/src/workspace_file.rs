@@ -1,0 +1,656 @@
+//! Reading a file from disk without being led somewhere else: the one way the system prompt, the
+//! tools and a withheld listing entry get a file's bytes.
+//!
+//! A path is resolved to its real path first (every link followed), and that real path must lie
+//! in a place the person opened: the workspace, a directory they added, or a file they named.
+//! The real path is then opened one component at a time with links refused, so a link put in place
+//! after the path was resolved makes the open fail instead of leading outside. The handle, not the
+//! path, is asked what it is: anything but a regular file (a directory, a FIFO, a device, a socket)
+//! is refused before a byte is read, and a file larger than the bound the caller names is refused
+//! rather than cut. The file is opened non-blocking, so a FIFO cannot hold the open, and the work
+//! runs on the blocking pool, so a slow filesystem holds one of its threads and never a worker of
+//! the async runtime.
+//!
+//! Every answer here is decided from metadata and paths. The bytes are handed back unread.
+
+use std::fs::{File, Metadata};
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+
+use crate::kernel::label::Integrity;
+use crate::kernel::trust::{RuleOrigin, TrustMap};
+use crate::session::Session;
+
+/// Most bytes an ordinary read takes: a file the planner reads, a check is shown, an edit is
+/// matched in or a write replaces.
+pub const READ_LIMIT: u64 = 4 * 1024 * 1024;
+
+/// Most bytes of `AGENTS.md` that go into the system prompt, which every planner request resends.
+pub const INSTRUCTIONS_LIMIT: u64 = 256 * 1024;
+
+/// Why a file was not read. Every variant is worded from metadata, never from content.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// Nothing is at the path, or a link there points at nothing.
+    Missing,
+    /// Its real path is outside the places the person opened.
+    Outside,
+    Directory,
+    /// Something other than a regular file or a directory: a FIFO, a device, a socket.
+    NotRegular(&'static str),
+    /// Larger than the bound the caller named.
+    TooLarge {
+        limit: u64,
+    },
+    /// The operating system refused, or the path changed while it was being opened.
+    Unreadable(String),
+}
+
+impl Refusal {
+    /// Why, as a clause that completes "it was not read:".
+    pub fn reason(&self) -> String {
+        match self {
+            Refusal::Missing => "it does not exist".into(),
+            Refusal::Outside => {
+                "it resolves outside the workspace and the directories the person added".into()
+            }
+            Refusal::Directory => "it is a directory".into(),
+            Refusal::NotRegular(kind) => format!("it is not a regular file but {kind}"),
+            Refusal::TooLarge { limit } => format!("it is larger than {}", size_words(*limit)),
+            Refusal::Unreadable(why) => format!("it could not be opened ({why})"),
+        }
+    }
+}
+
+fn size_words(bytes: u64) -> String {
+    if bytes >= 1024 * 1024 && bytes.is_multiple_of(1024 * 1024) {
+        format!("{} MiB", bytes / (1024 * 1024))
+    } else if bytes >= 1024 && bytes.is_multiple_of(1024) {
+        format!("{} KiB", bytes / 1024)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+/// The places a read may land, as the session knows them. Paths are kept as given and resolved
+/// where the read happens, on the blocking pool.
+#[derive(Clone, Debug)]
+pub struct Reach {
+    /// Directories: the workspace and the ones the person added.
+    roots: Vec<PathBuf>,
+    /// Single files the person named (origin `person`), wherever they are.
+    files: Vec<PathBuf>,
+}
+
+impl Reach {
+    pub fn new(roots: Vec<PathBuf>, files: Vec<PathBuf>) -> Reach {
+        Reach { roots, files }
+    }
+
+    /// The session's reach: its workspace, the directories added to it and the files the person
+    /// named.
+    pub fn of(session: &Session) -> Reach {
+        let state = session.state();
+        let roots = std::iter::once(session.cwd.clone())
+            .chain(state.added_dirs.iter().cloned())
+            .collect();
+        let files = state
+            .trust
+            .rules()
+            .iter()
+            .filter(|r| r.origin == RuleOrigin::Person)
+            .map(|r| r.path.clone())
+            .collect();
+        Reach { roots, files }
+    }
+
+    /// The workspace alone, for what is trusted before the person has done anything.
+    pub fn workspace(cwd: &Path) -> Reach {
+        Reach::new(vec![cwd.to_path_buf()], Vec::new())
+    }
+
+    /// Whether a path lies within reach once its links are resolved. `lexical` is the path as
+    /// named; the real path is that of its nearest existing ancestor with the rest appended, so a
+    /// file about to be created resolves too. Returns the real path.
+    pub fn admits(&self, lexical: &Path) -> Option<PathBuf> {
+        let real = real_path(lexical);
+        let inside = self
+            .roots
+            .iter()
+            .any(|root| real.starts_with(std::fs::canonicalize(root).unwrap_or(root.clone())));
+        let named = self.files.iter().any(|f| {
+            f == lexical || f == &real || std::fs::canonicalize(f).is_ok_and(|c| c == real)
+        });
+        (inside || named).then_some(real)
+    }
+}
+
+/// The path with every link resolved: the nearest ancestor that exists is canonicalised and the
+/// rest appended.
+pub fn real_path(lexical: &Path) -> PathBuf {
+    let mut missing = Vec::new();
+    let mut at = lexical;
+    loop {
+        if let Ok(real) = std::fs::canonicalize(at) {
+            return missing.iter().rev().fold(real, |p, c| p.join(c));
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                missing.push(name.to_os_string());
+                at = parent;
+            }
+            _ => return lexical.to_path_buf(),
+        }
+    }
+}
+
+/// Why a path the session would trust by default must not be: once its links are resolved it
+/// lies outside the workspace, it is a link to nothing, or it is not the kind of thing the default
+/// is for (a regular file for `AGENTS.md`, a directory for `.bravebot/skills/`). Nothing there at
+/// all is no reason: a file created later is read under the same checks as any other. Looks at
+/// metadata only, and opens nothing.
+pub fn default_refusal(cwd: &Path, path: &Path, directory: bool) -> Option<Refusal> {
+    let real = real_path(path);
+    let root = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    if !real.starts_with(&root) {
+        return Some(Refusal::Outside);
+    }
+    let Ok(own) = std::fs::symlink_metadata(path) else {
+        return None;
+    };
+    let meta = match std::fs::metadata(&real) {
+        Ok(meta) => meta,
+        Err(_) if own.file_type().is_symlink() => {
+            return Some(Refusal::Unreadable("it is a link to nothing".into()));
+        }
+        Err(e) => return Some(from_io(&e)),
+    };
+    match (directory, meta.is_dir()) {
+        (true, true) => None,
+        (true, false) => Some(Refusal::NotRegular("not a directory")),
+        (false, _) => kind_of(&meta).err(),
+    }
+}
+
+/// What the trust map says about a read of `lexical` whose links lead to `real`. A link cannot
+/// hand back the trust a path lost: an untrusted rule at either end wins, so a trusted default
+/// that links to a file marked untrusted reads as untrusted. Otherwise a rule at either end
+/// answers, and a link within the workspace lends its trust to its target (COST-11).
+pub fn integrity_through_links(trust: &TrustMap, lexical: &Path, real: &Path) -> Option<Integrity> {
+    match (trust.integrity_of(lexical), trust.integrity_of(real)) {
+        (Some(Integrity::Untrusted), _) | (_, Some(Integrity::Untrusted)) => {
+            Some(Integrity::Untrusted)
+        }
+        (Some(Integrity::Trusted), _) | (_, Some(Integrity::Trusted)) => Some(Integrity::Trusted),
+        (None, None) => None,
+    }
+}
+
+/// What a read got.
+pub struct Contents {
+    /// Exactly the bytes that were read, unshaped and unlabelled: the caller labels them.
+    pub bytes: Vec<u8>,
+    /// The change token of what was read: from the opened handle, or from the buffer's version.
+    pub token: String,
+    /// The open buffer's version when the bytes came from the editor.
+    pub version: Option<i32>,
+    /// Where the file really is, every link followed.
+    pub real: PathBuf,
+}
+
+/// Where a path really is, checked without opening it: within reach after resolving links, and a
+/// regular file. Used where the file is about to be replaced rather than read.
+pub async fn locate(session: &Session, path: &Path) -> Result<PathBuf, Refusal> {
+    let reach = Reach::of(session);
+    let path = path.to_path_buf();
+    off_the_workers(move || {
+        let real = std::fs::canonicalize(&path).map_err(|e| from_io(&e))?;
+        reach.admits(&real).ok_or(Refusal::Outside)?;
+        let meta = std::fs::symlink_metadata(&real).map_err(|e| from_io(&e))?;
+        kind_of(&meta)?;
+        Ok(real)
+    })
+    .await
+}
+
+/// Reads a file the session may reach: the editor's buffer when one is open and the file on disk
+/// (if there is one) passes the same confinement, else the disk through [`read_disk`]. At most
+/// `limit` bytes either way.
+pub async fn read(session: &Session, path: &Path, limit: u64) -> Result<Contents, Refusal> {
+    read_within(session, Reach::of(session), path, limit).await
+}
+
+/// Reads a file the session trusts before anybody did anything (`AGENTS.md`): within the
+/// workspace alone, however far the person's reach has grown, and at most
+/// [`INSTRUCTIONS_LIMIT`] bytes.
+pub async fn read_instructions(session: &Session, path: &Path) -> Result<Contents, Refusal> {
+    let reach = Reach::workspace(&session.cwd);
+    read_within(session, reach, path, INSTRUCTIONS_LIMIT).await
+}
+
+async fn read_within(
+    session: &Session,
+    reach: Reach,
+    path: &Path,
+    limit: u64,
+) -> Result<Contents, Refusal> {
+    let buffer = session.files.buffer(path);
+    let path = path.to_path_buf();
+    off_the_workers(move || match buffer {
+        Some((text, version)) => {
+            reach.admits(&path).ok_or(Refusal::Outside)?;
+            match std::fs::metadata(real_path(&path)) {
+                Ok(meta) => kind_of(&meta)?,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(from_io(&e)),
+            }
+            if text.len() as u64 > limit {
+                return Err(Refusal::TooLarge { limit });
+            }
+            Ok(Contents {
+                token: buffer_token(&path, version),
+                bytes: text.into_bytes(),
+                version: Some(version),
+                real: real_path(&path),
+            })
+        }
+        None => read_blocking(&path, &reach, limit),
+    })
+    .await
+}
+
+/// Reads a file from disk only, whatever the editor holds: for a change, whose landing compares
+/// against the disk.
+pub async fn read_disk(session: &Session, path: &Path, limit: u64) -> Result<Contents, Refusal> {
+    let reach = Reach::of(session);
+    let path = path.to_path_buf();
+    off_the_workers(move || read_blocking(&path, &reach, limit)).await
+}
+
+/// Runs a filesystem call on the blocking pool.
+async fn off_the_workers<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, Refusal> + Send + 'static,
+) -> Result<T, Refusal> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .unwrap_or_else(|_| Err(Refusal::Unreadable("the read did not finish".into())))
+}
+
+/// The read itself, on the calling thread: resolve, confine, open without links, ask the handle
+/// what it is, read at most `limit` bytes.
+pub fn read_blocking(path: &Path, reach: &Reach, limit: u64) -> Result<Contents, Refusal> {
+    let real = std::fs::canonicalize(path).map_err(|e| from_io(&e))?;
+    reach.admits(&real).ok_or(Refusal::Outside)?;
+    let file = open_without_links(&real).map_err(|e| from_io(&e))?;
+    read_handle(file, limit, real)
+}
+
+/// Reads a file whose path the caller has already confined (a search walk that passes over links,
+/// a language-server question about a confined path): opened without following a link in its last
+/// component and without blocking, refused unless the handle is a regular file within `limit`.
+/// The path should be a real one, as a walk's entries are.
+pub fn read_regular(path: &Path, limit: u64) -> Result<Contents, Refusal> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| from_io(&e))?;
+    read_handle(file, limit, path.to_path_buf())
+}
+
+/// What both readers do once a handle is open: ask it what it is, then read within the bound.
+fn read_handle(file: File, limit: u64, real: PathBuf) -> Result<Contents, Refusal> {
+    let meta = file.metadata().map_err(|e| from_io(&e))?;
+    kind_of(&meta)?;
+    if meta.len() > limit {
+        return Err(Refusal::TooLarge { limit });
+    }
+    let mut bytes = Vec::new();
+    // One byte past the bound tells a file that grew since it was measured from one that did not.
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| from_io(&e))?;
+    if bytes.len() as u64 > limit {
+        return Err(Refusal::TooLarge { limit });
+    }
+    Ok(Contents {
+        bytes,
+        token: metadata_token(Some(&meta)),
+        version: None,
+        real,
+    })
+}
+
+/// A regular file passes; everything else is named.
+fn kind_of(meta: &Metadata) -> Result<(), Refusal> {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = meta.file_type();
+    if kind.is_file() {
+        Ok(())
+    } else if kind.is_dir() {
+        Err(Refusal::Directory)
+    } else if kind.is_fifo() {
+        Err(Refusal::NotRegular("a FIFO"))
+    } else if kind.is_socket() {
+        Err(Refusal::NotRegular("a socket"))
+    } else if kind.is_char_device() || kind.is_block_device() {
+        Err(Refusal::NotRegular("a device"))
+    } else if kind.is_symlink() {
+        Err(Refusal::NotRegular("a link"))
+    } else {
+        Err(Refusal::NotRegular("something else"))
+    }
+}
+
+fn from_io(e: &std::io::Error) -> Refusal {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => Refusal::Missing,
+        _ if e.raw_os_error() == Some(libc::ELOOP) || e.raw_os_error() == Some(libc::ENOTDIR) => {
+            Refusal::Unreadable("a link was put in place while it was being opened".into())
+        }
+        _ => Refusal::Unreadable(e.to_string()),
+    }
+}
+
+/// Opens an absolute path that should hold no links, one component at a time, refusing a link at
+/// every step. The directories are opened only to be walked through; the last component is
+/// opened for reading without blocking, so a FIFO answers at once.
+fn open_without_links(real: &Path) -> std::io::Result<File> {
+    use std::ffi::CString;
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::unix::ffi::OsStrExt;
+
+    #[cfg(target_os = "linux")]
+    const THROUGH: libc::c_int = libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW;
+    #[cfg(not(target_os = "linux"))]
+    const THROUGH: libc::c_int = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW;
+    const LAST: libc::c_int = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY;
+
+    let mut names = Vec::new();
+    for component in real.components() {
+        match component {
+            Component::RootDir => {}
+            Component::Normal(name) => names.push(name),
+            _ => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "not a resolved absolute path",
+                ));
+            }
+        }
+    }
+    if !real.is_absolute() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a resolved absolute path",
+        ));
+    }
+    let Some((last, through)) = names.split_last() else {
+        return Err(std::io::Error::from_raw_os_error(libc::EISDIR));
+    };
+    let open_at = |dir: Option<&OwnedFd>, name: &[u8], flags: libc::c_int| {
+        let name = CString::new(name).map_err(|_| {
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "a NUL in a path")
+        })?;
+        let at = dir.map_or(libc::AT_FDCWD, AsRawFd::as_raw_fd);
+        // SAFETY: `name` is a NUL-terminated string that outlives the call, and `at` is either
+        // AT_FDCWD or a descriptor this function owns.
+        let fd = unsafe { libc::openat(at, name.as_ptr(), flags | libc::O_CLOEXEC) };
+        if fd < 0 {
+            Err(std::io::Error::last_os_error())
+        } else {
+            // SAFETY: `fd` was just returned by openat and nothing else owns it.
+            Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+        }
+    };
+    let mut dir = open_at(None, b"/", THROUGH)?;
+    for name in through {
+        dir = open_at(Some(&dir), name.as_bytes(), THROUGH)?;
+    }
+    open_at(Some(&dir), last.as_bytes(), LAST).map(File::from)
+}
+
+/// The change token of a file on disk: from its size, modification time and inode. A file that
+/// is not there has a token too, the same one every time.
+pub fn metadata_token(meta: Option<&Metadata>) -> String {
+    let mut h = DefaultHasher::new();
+    if let Some(meta) = meta {
+        meta.len().hash(&mut h);
+        meta.modified().ok().hash(&mut h);
+        std::os::unix::fs::MetadataExt::ino(meta).hash(&mut h);
+    }
+    format!("{:08x}", h.finish() & 0xffff_ffff)
+}
+
+/// The change token of an open buffer: from its path and version.
+pub fn buffer_token(path: &Path, version: i32) -> String {
+    let mut h = DefaultHasher::new();
+    ("buffer", path, version).hash(&mut h);
+    format!("{:08x}", h.finish() & 0xffff_ffff)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn reach(dir: &Path) -> Reach {
+        Reach::workspace(dir)
+    }
+
+    fn workspace() -> (tempfile::TempDir, tempfile::TempDir) {
+        (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap())
+    }
+
+    // Verifies: READ-8
+    #[test]
+    fn a_regular_file_in_the_workspace_is_read_whole_with_its_token() {
+        let (ws, _) = workspace();
+        let p = ws.path().join("a.txt");
+        std::fs::write(&p, "hello\n").unwrap();
+        let got = read_blocking(&p, &reach(ws.path()), READ_LIMIT).unwrap();
+        assert_eq!(got.bytes, b"hello\n");
+        let meta = std::fs::metadata(&p).unwrap();
+        assert_eq!(got.token, metadata_token(Some(&meta)));
+        assert_eq!(got.version, None);
+    }
+
+    // Verifies: READ-8
+    #[test]
+    fn a_link_out_of_the_workspace_is_outside_and_a_link_within_it_is_read() {
+        let (ws, elsewhere) = workspace();
+        let secret = elsewhere.path().join("credentials");
+        std::fs::write(&secret, "secret-3141\n").unwrap();
+        std::fs::write(ws.path().join("CLAUDE.md"), "inside\n").unwrap();
+        std::os::unix::fs::symlink(&secret, ws.path().join("out.md")).unwrap();
+        std::os::unix::fs::symlink("CLAUDE.md", ws.path().join("AGENTS.md")).unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), ws.path().join("linked-dir")).unwrap();
+        let r = reach(ws.path());
+        assert_eq!(
+            read_blocking(&ws.path().join("out.md"), &r, READ_LIMIT).err(),
+            Some(Refusal::Outside)
+        );
+        assert_eq!(
+            read_blocking(&ws.path().join("linked-dir/credentials"), &r, READ_LIMIT).err(),
+            Some(Refusal::Outside)
+        );
+        let inside = read_blocking(&ws.path().join("AGENTS.md"), &r, READ_LIMIT).unwrap();
+        assert_eq!(inside.bytes, b"inside\n");
+    }
+
+    // Verifies: READ-8
+    #[test]
+    fn a_fifo_a_device_and_a_directory_are_refused_without_blocking() {
+        let (ws, _) = workspace();
+        let fifo = ws.path().join("pipe");
+        let c = CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: `c` is a NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        std::os::unix::fs::symlink("/dev/zero", ws.path().join("zero")).unwrap();
+        std::fs::create_dir(ws.path().join("AGENTS.md")).unwrap();
+        let r = reach(ws.path());
+        assert_eq!(
+            read_blocking(&fifo, &r, READ_LIMIT).err(),
+            Some(Refusal::NotRegular("a FIFO"))
+        );
+        assert_eq!(
+            read_blocking(&ws.path().join("zero"), &r, READ_LIMIT).err(),
+            Some(Refusal::Outside)
+        );
+        let everywhere = Reach::new(vec![PathBuf::from("/")], Vec::new());
+        assert_eq!(
+            read_blocking(Path::new("/dev/zero"), &everywhere, READ_LIMIT).err(),
+            Some(Refusal::NotRegular("a device"))
+        );
+        assert_eq!(
+            read_blocking(&ws.path().join("AGENTS.md"), &r, READ_LIMIT).err(),
+            Some(Refusal::Directory)
+        );
+    }
+    use std::ffi::CString;
+
+    // Verifies: READ-8
+    #[test]
+    fn a_file_over_the_bound_is_refused_not_cut() {
+        let (ws, _) = workspace();
+        let p = ws.path().join("big.md");
+        std::fs::write(&p, vec![b'a'; 2049]).unwrap();
+        assert_eq!(
+            read_blocking(&p, &reach(ws.path()), 2048).err(),
+            Some(Refusal::TooLarge { limit: 2048 })
+        );
+        assert_eq!(
+            read_blocking(&p, &reach(ws.path()), 2049)
+                .unwrap()
+                .bytes
+                .len(),
+            2049
+        );
+        assert_eq!(
+            Refusal::TooLarge {
+                limit: INSTRUCTIONS_LIMIT
+            }
+            .reason(),
+            "it is larger than 256 KiB"
+        );
+    }
+
+    // Verifies: READ-8
+    #[test]
+    fn a_link_met_while_walking_a_resolved_path_fails_the_open() {
+        let (ws, elsewhere) = workspace();
+        std::fs::write(elsewhere.path().join("x"), "secret\n").unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), ws.path().join("d")).unwrap();
+        // As though `d` had been a real directory when the path was resolved and was swapped for a
+        // link before the open.
+        let swapped = std::fs::canonicalize(ws.path()).unwrap().join("d/x");
+        assert!(open_without_links(&swapped).is_err());
+        std::os::unix::fs::symlink(elsewhere.path().join("x"), ws.path().join("f")).unwrap();
+        let last = std::fs::canonicalize(ws.path()).unwrap().join("f");
+        assert!(open_without_links(&last).is_err());
+    }
+
+    // Verifies: READ-8
+    #[test]
+    fn read_regular_refuses_a_fifo_and_a_last_link_without_blocking() {
+        let (ws, elsewhere) = workspace();
+        let fifo = ws.path().join("pipe");
+        let c = CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: `c` is a NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert_eq!(
+            read_regular(&fifo, READ_LIMIT).err(),
+            Some(Refusal::NotRegular("a FIFO"))
+        );
+        std::fs::write(elsewhere.path().join("x"), "secret\n").unwrap();
+        std::os::unix::fs::symlink(elsewhere.path().join("x"), ws.path().join("l")).unwrap();
+        assert!(read_regular(&ws.path().join("l"), READ_LIMIT).is_err());
+        std::fs::write(ws.path().join("f"), "plain\n").unwrap();
+        assert_eq!(
+            read_regular(&ws.path().join("f"), READ_LIMIT)
+                .unwrap()
+                .bytes,
+            b"plain\n"
+        );
+    }
+
+    // Verifies: READ-8
+    #[test]
+    fn a_file_the_person_named_is_within_reach_wherever_it_is() {
+        let (ws, elsewhere) = workspace();
+        let named = elsewhere.path().join("notes.md");
+        std::fs::write(&named, "mine\n").unwrap();
+        let r = Reach::new(vec![ws.path().to_path_buf()], vec![named.clone()]);
+        assert_eq!(
+            read_blocking(&named, &r, READ_LIMIT).unwrap().bytes,
+            b"mine\n"
+        );
+        let other = elsewhere.path().join("other.md");
+        std::fs::write(&other, "x\n").unwrap();
+        assert_eq!(
+            read_blocking(&other, &r, READ_LIMIT).err(),
+            Some(Refusal::Outside)
+        );
+    }
+
+    // Verifies: READ-10
+    #[test]
+    fn a_link_cannot_hand_back_the_trust_its_target_lost() {
+        use crate::kernel::trust::Scope;
+        let mut trust = TrustMap::default();
+        let (agents, claude, other) = (
+            Path::new("/w/AGENTS.md"),
+            Path::new("/w/CLAUDE.md"),
+            Path::new("/w/other.md"),
+        );
+        assert!(trust.add_default(agents.to_path_buf(), Scope::File));
+        assert_eq!(
+            integrity_through_links(&trust, agents, claude),
+            Some(Integrity::Trusted)
+        );
+        trust.mark_written_untrusted(claude.to_path_buf());
+        assert_eq!(
+            integrity_through_links(&trust, agents, claude),
+            Some(Integrity::Untrusted)
+        );
+        assert_eq!(integrity_through_links(&trust, other, other), None);
+    }
+
+    // Verifies: TRUST-6
+    #[test]
+    fn a_default_leading_out_of_the_workspace_or_of_the_wrong_kind_is_refused() {
+        let (ws, elsewhere) = workspace();
+        let cwd = ws.path();
+        assert_eq!(default_refusal(cwd, &cwd.join("AGENTS.md"), false), None);
+        std::fs::write(elsewhere.path().join("credentials"), "x\n").unwrap();
+        std::os::unix::fs::symlink(elsewhere.path().join("credentials"), cwd.join("AGENTS.md"))
+            .unwrap();
+        assert_eq!(
+            default_refusal(cwd, &cwd.join("AGENTS.md"), false),
+            Some(Refusal::Outside)
+        );
+        std::fs::create_dir(cwd.join(".bravebot")).unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), cwd.join(".bravebot/skills")).unwrap();
+        assert_eq!(
+            default_refusal(cwd, &cwd.join(".bravebot/skills"), true),
+            Some(Refusal::Outside)
+        );
+        let (ws2, _) = workspace();
+        let cwd2 = ws2.path();
+        std::fs::create_dir(cwd2.join("AGENTS.md")).unwrap();
+        assert_eq!(
+            default_refusal(cwd2, &cwd2.join("AGENTS.md"), false),
+            Some(Refusal::Directory)
+        );
+        std::os::unix::fs::symlink("missing.md", cwd2.join("CLAUDE.md")).unwrap();
+        assert!(default_refusal(cwd2, &cwd2.join("CLAUDE.md"), false).is_some());
+        std::fs::create_dir_all(cwd2.join(".bravebot/skills")).unwrap();
+        assert_eq!(
+            default_refusal(cwd2, &cwd2.join(".bravebot/skills"), true),
+            None
+        );
+    }
+}
