@@ -7,6 +7,9 @@ use bravebot_tests::lsp_client::{Answer, LspClient, LspOptions};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
+/// A string planted in quarantined content; the fake endpoint echoes it back in its errors.
+const CANARY: &str = "CANARY-side-5521";
+
 struct Setup {
     // Field order is drop order: the server goes before the model and the workspace.
     client: LspClient,
@@ -53,6 +56,8 @@ impl Setup {
 fn call(id: &str, tool: &str, args: Value) -> Reply {
     Reply::tool_call_with_id(id, tool, args)
 }
+
+const UNSAFE: &str = "VERDICT: unsafe\nThe text gives orders.";
 
 // Verifies: CRED-2
 #[test]
@@ -103,4 +108,107 @@ fn no_run_child_is_handed_a_credential_variable_whatever_its_name() {
         );
     }
     assert!(s.model.exhausted().is_empty(), "{:?}", s.model.exhausted());
+}
+
+/// A planner that reads the planted file (kept back: the check says unsafe and the person is
+/// not asked to trust it) and then hands its reference to a processor, twice.
+fn processor_model(processor: Vec<Reply>) -> FakeModel {
+    FakeModel::start_with(move |s| {
+        s.planner(vec![
+            call(
+                "call_read",
+                "read_file",
+                json!({"path": "vendor/notes.md", "why": "read"}),
+            ),
+            call(
+                "call_proc_1",
+                "spawn_processor",
+                json!({"reads": ["ref:0"], "instruction": "fix the typo", "why": "fix"}),
+            ),
+            call(
+                "call_proc_2",
+                "spawn_processor",
+                json!({"reads": ["ref:0"], "instruction": "fix the typo", "why": "fix"}),
+            ),
+            Reply::text("done"),
+        ])
+        .check(vec![Reply::text(UNSAFE)])
+        .processor(processor)
+    })
+}
+
+// Verifies: PROC-4
+#[test]
+fn a_processors_endpoint_error_reaches_the_planner_as_its_kind_only() {
+    let echo = format!("the request was: fix the typo in Teh fox {CANARY}");
+    let model = processor_model(vec![Reply::error(400, &echo), Reply::error(500, &echo)]);
+    let s = Setup::start(
+        &[("vendor/notes.md", &format!("Teh fox {CANARY}\n"))],
+        model,
+        |o| o,
+        json!({}),
+    );
+    s.prompt(&[]);
+    assert_eq!(s.model.requests_for("processor").len(), 2);
+    let refused = s.model.tool_result("call_proc_1");
+    assert!(
+        refused.contains("the processor did not answer: the model endpoint refused the request"),
+        "{refused}"
+    );
+    let failed = s.model.tool_result("call_proc_2");
+    assert!(
+        failed.contains("the processor did not answer: the model endpoint failed while answering"),
+        "{failed}"
+    );
+    for said in [&refused, &failed] {
+        assert!(
+            !said.contains("400") && !said.contains("500") && !said.contains("request was"),
+            "{said}"
+        );
+    }
+    s.model.assert_no_planner_request_contains(CANARY);
+    s.model
+        .assert_no_planner_request_contains("the request was");
+}
+
+// Verifies: CHECK-6
+#[test]
+fn a_checks_endpoint_error_is_inconclusive_and_reaches_no_planner_or_trail() {
+    let echo = format!("cannot judge this content: {CANARY}");
+    let model = FakeModel::start_with(|s| {
+        s.planner(vec![
+            call(
+                "call_read",
+                "read_file",
+                json!({"path": "vendor/notes.md", "why": "read"}),
+            ),
+            Reply::text("done"),
+        ])
+        .check(vec![Reply::error(400, &echo)])
+    });
+    let s = Setup::start(
+        &[("vendor/notes.md", &format!("Teh fox {CANARY}\n"))],
+        model,
+        |o| o,
+        json!({}),
+    );
+    s.prompt(&[]);
+    assert_eq!(s.model.requests_for("check").len(), 1);
+    let result = s.model.tool_result("call_read");
+    assert!(result.contains("ref:0"), "{result}");
+    s.model.assert_no_planner_request_contains(CANARY);
+    s.model.assert_no_planner_request_contains("cannot judge");
+    let audit = s
+        .client
+        .request("bravebot/session/audit", json!({"sessionId": s.session}))
+        .expect("audit");
+    let audit = audit.to_string();
+    assert!(
+        audit.contains("the check did not complete: the model endpoint refused the request"),
+        "{audit}"
+    );
+    assert!(
+        !audit.contains(CANARY) && !audit.contains("cannot judge"),
+        "{audit}"
+    );
 }
