@@ -212,3 +212,61 @@ fn a_checks_endpoint_error_is_inconclusive_and_reaches_no_planner_or_trail() {
         "{audit}"
     );
 }
+
+// Verifies: LSP-12
+#[test]
+fn a_stale_position_in_an_unvouched_file_says_nothing_of_its_text() {
+    let line = "def handler(): pass";
+    let model = FakeModel::start(vec![
+        call(
+            "call_long_line",
+            "lsp",
+            json!({"operation": "hover", "path": "vendor/lib.py", "line": 1, "character": 400, "why": "look"}),
+        ),
+        call(
+            "call_no_line",
+            "lsp",
+            json!({"operation": "hover", "path": "vendor/lib.py", "line": 90, "character": 1, "why": "look"}),
+        ),
+        call(
+            "call_trusted",
+            "lsp",
+            json!({"operation": "hover", "path": "mine.py", "line": 1, "character": 400, "why": "look"}),
+        ),
+        Reply::text("done"),
+    ]);
+    let s = Setup::start(
+        &[
+            ("vendor/lib.py", &format!("{line}\n{line}\n")),
+            ("mine.py", &format!("{line}\n")),
+        ],
+        model,
+        |o| o,
+        json!({}),
+    );
+    s.prompt(&["mine.py"]);
+    for id in ["call_long_line", "call_no_line"] {
+        let said = s.model.tool_result(id);
+        assert!(
+            said.contains("holds no symbol; the file may have changed")
+                && said.contains("No server was asked"),
+            "{said}"
+        );
+        assert!(
+            !said.contains("characters")
+                && !said.contains("lines now")
+                && !said.contains(&line.chars().count().to_string()),
+            "{said}"
+        );
+    }
+    // A file the person vouched for may say what it holds now.
+    let trusted = s.model.tool_result("call_trusted");
+    assert!(
+        trusted.contains(&format!(
+            "line 1 has {} characters now",
+            line.chars().count()
+        )),
+        "{trusted}"
+    );
+    assert!(s.client.questions().is_empty(), "no server was asked about");
+}
