@@ -22,6 +22,8 @@ use crate::transport::Outbox;
 
 /// A question waiting for its first answer.
 pub struct Pending {
+    /// When it was put, among the server's questions: code actions list them in this order.
+    order: u64,
     pub uri: Option<String>,
     pub title: String,
     pub options: Vec<PermissionOption>,
@@ -57,11 +59,27 @@ pub struct Questions {
     next: AtomicU64,
 }
 
+/// A question id nobody can guess: 128 bits from the operating system's random source, in hex.
+/// Anything that can send `workspace/executeCommand` with arguments of its choosing (a task, a
+/// keybinding, a setting a checkout ships) could otherwise answer `q1` without the person seeing
+/// it. `None` when the source fails: the question is then refused rather than given an id that
+/// could be guessed.
+pub fn new_question_id() -> Option<String> {
+    let mut bytes = [0u8; 16];
+    getrandom::getrandom(&mut bytes).ok()?;
+    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
 impl Questions {
-    fn register(&self, pending: Pending) -> String {
-        let id = format!("q{}", self.next.fetch_add(1, Ordering::Relaxed) + 1);
+    /// Registers a question under a fresh unguessable id, or gives it back when no id could be
+    /// made.
+    fn register(&self, mut pending: Pending) -> Result<String, Pending> {
+        let Some(id) = new_question_id() else {
+            return Err(pending);
+        };
+        pending.order = self.next.fetch_add(1, Ordering::Relaxed);
         self.lock().insert(id.clone(), pending);
-        id
+        Ok(id)
     }
 
     /// Delivers an answer. Returns false when the question is not pending any more (answered
@@ -79,19 +97,24 @@ impl Questions {
 
     /// Pending questions about a document, for code actions.
     pub fn for_uri(&self, uri: &str) -> Vec<DocumentQuestion> {
-        let mut found: Vec<DocumentQuestion> = self
+        let mut found: Vec<(u64, DocumentQuestion)> = self
             .lock()
             .iter()
             .filter(|(_, p)| p.uri.as_deref() == Some(uri))
-            .map(|(id, p)| DocumentQuestion {
-                question_id: id.clone(),
-                title: p.title.clone(),
-                options: p.options.clone(),
-                hunks: p.hunks.clone(),
+            .map(|(id, p)| {
+                (
+                    p.order,
+                    DocumentQuestion {
+                        question_id: id.clone(),
+                        title: p.title.clone(),
+                        options: p.options.clone(),
+                        hunks: p.hunks.clone(),
+                    },
+                )
             })
             .collect();
-        found.sort_by(|a, b| a.question_id.cmp(&b.question_id));
-        found
+        found.sort_by_key(|(order, _)| *order);
+        found.into_iter().map(|(_, q)| q).collect()
     }
 
     /// Records the person's verdict on one hunk; once every hunk has one, answers the question
@@ -210,7 +233,8 @@ impl Screen for LspScreen {
                 })
                 .collect();
             let (tx, rx) = oneshot::channel();
-            let question_id = self.questions.register(Pending {
+            let registered = self.questions.register(Pending {
+                order: 0,
                 uri: question.subject.uri.clone(),
                 title: question.title.clone(),
                 options: options.clone(),
@@ -218,6 +242,12 @@ impl Screen for LspScreen {
                 verdicts: vec![None; question.subject.hunks.len()],
                 answer: tx,
             });
+            let Ok(question_id) = registered else {
+                tracing::error!(
+                    "no random question id could be made, so the question was refused unasked"
+                );
+                return Answer::Refused;
+            };
             let _withdraw = Withdraw(&self.questions, question_id.clone());
             let client = self.client.clone();
             let questions = self.questions.clone();
@@ -422,5 +452,25 @@ pub fn wire_update(update: Update) -> SessionUpdate {
         Update::TurnEnded { stop_reason } => SessionUpdate::TurnEnded {
             stop_reason: stop_reason.as_str(),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Verifies: PROTO-20
+    #[test]
+    fn question_ids_are_128_random_bits_in_hex_and_never_repeat() {
+        let ids: Vec<String> = (0..64).filter_map(|_| new_question_id()).collect();
+        assert_eq!(ids.len(), 64);
+        for id in &ids {
+            assert!(
+                id.len() == 32 && id.chars().all(|c| c.is_ascii_hexdigit()),
+                "{id}"
+            );
+        }
+        let distinct: std::collections::HashSet<&String> = ids.iter().collect();
+        assert_eq!(distinct.len(), ids.len());
     }
 }

@@ -3,7 +3,7 @@
 //! facts about an unvouched file's text, and questions answered where nobody looked.
 
 use bravebot_tests::fake_model::{FakeModel, Reply};
-use bravebot_tests::lsp_client::{Answer, LspClient, LspOptions};
+use bravebot_tests::lsp_client::{Answer, LspClient, LspOptions, REQUEST_PERMISSION};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
@@ -269,4 +269,101 @@ fn a_stale_position_in_an_unvouched_file_says_nothing_of_its_text() {
         "{trusted}"
     );
     assert!(s.client.questions().is_empty(), "no server was asked about");
+}
+
+/// The code actions offered on the first line of `uri`, for a request whose context is `context`.
+fn code_actions(client: &LspClient, uri: &Value, context: Value) -> Vec<Value> {
+    client
+        .request(
+            "textDocument/codeAction",
+            json!({
+                "textDocument": { "uri": uri },
+                "range": { "start": { "line": 0, "character": 0 }, "end": { "line": 0, "character": 0 } },
+                "context": context,
+            }),
+        )
+        .expect("codeAction answers")
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+// Verifies: PROTO-19, PROTO-20
+#[test]
+fn code_actions_answer_only_when_invoked_and_question_ids_cannot_be_guessed() {
+    let model = FakeModel::start_with(|s| {
+        s.planner(vec![
+            call(
+                "call_read",
+                "read_file",
+                json!({"path": "vendor/notes.md", "why": "read"}),
+            ),
+            Reply::text("done"),
+        ])
+        .check(vec![Reply::text(UNSAFE)])
+    });
+    let s = Setup::start(
+        &[("vendor/notes.md", &format!("Teh fox {CANARY}\n"))],
+        model,
+        |o| o,
+        json!({}),
+    );
+    s.client.answer_permissions_with(|_| Answer::Hold);
+    let prompt = s.client.send_request(
+        "bravebot/session/prompt",
+        json!({"sessionId": s.session, "text": "go", "files": []}),
+    );
+    let question = s.client.next_server_request(REQUEST_PERMISSION);
+    let id = question.question_id().unwrap_or_default().to_owned();
+    assert!(
+        id.len() == 32 && id.chars().all(|c| c.is_ascii_hexdigit()),
+        "128 random bits in hex: {id}"
+    );
+    let uri = question.params["subject"]["uri"].clone();
+    // A light bulb, a save, or a request that does not say who asked: nothing that answers.
+    for context in [
+        json!({ "diagnostics": [], "triggerKind": 2 }),
+        json!({ "diagnostics": [] }),
+        json!({ "diagnostics": [], "only": ["quickfix"], "triggerKind": 2 }),
+    ] {
+        assert_eq!(
+            code_actions(&s.client, &uri, context.clone()),
+            Vec::<Value>::new(),
+            "{context}"
+        );
+    }
+    // Guessing an id answers nothing.
+    for guess in ["q1", "q2", "q3", "1", "0"] {
+        let reply = s
+            .client
+            .request(
+                "workspace/executeCommand",
+                json!({"command": "bravebot.answer", "arguments": [{"questionId": guess, "optionId": "trust"}]}),
+            )
+            .expect("the command answers");
+        assert_eq!(reply["accepted"], false, "{guess}: {reply}");
+    }
+    // The person asking sees the question's actions, and one of them answers it.
+    let invoked = code_actions(
+        &s.client,
+        &uri,
+        json!({ "diagnostics": [], "triggerKind": 1 }),
+    );
+    let reject = question
+        .option_of_kind("reject_once")
+        .expect("a reject_once option");
+    let action = invoked
+        .iter()
+        .find(|a| a["command"]["arguments"][0]["optionId"] == reject.as_str())
+        .unwrap_or_else(|| panic!("an action for {reject}: {invoked:#?}"));
+    assert_eq!(action["command"]["arguments"][0]["questionId"], id.as_str());
+    s.client
+        .request("workspace/executeCommand", action["command"].clone())
+        .expect("the action's command is accepted");
+    s.client.response(prompt).expect("the prompt answers");
+    assert!(
+        s.model.tool_result("call_read").contains("ref:0"),
+        "{}",
+        s.model.tool_result("call_read")
+    );
 }
