@@ -3,7 +3,9 @@
 //! facts about an unvouched file's text, and questions answered where nobody looked.
 
 use bravebot_tests::fake_model::{FakeModel, Reply};
-use bravebot_tests::lsp_client::{Answer, LspClient, LspOptions, REQUEST_PERMISSION};
+use bravebot_tests::lsp_client::{
+    Answer, LspClient, LspOptions, REQUEST_PERMISSION, SHOW_MESSAGE_REQUEST,
+};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
@@ -365,5 +367,144 @@ fn code_actions_answer_only_when_invoked_and_question_ids_cannot_be_guessed() {
         s.model.tool_result("call_read").contains("ref:0"),
         "{}",
         s.model.tool_result("call_read")
+    );
+}
+
+/// The message of a `window/showMessageRequest`.
+fn message_of(request: &bravebot_tests::lsp_client::ServerRequest) -> String {
+    request.params["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+// Verifies: PROTO-21
+#[test]
+fn a_message_box_client_sees_a_bounded_preview_and_is_never_asked_about_a_diff_it_cannot_review() {
+    let mut planted = format!("Teh fox {CANARY}\u{1b}[8m hidden\n");
+    for i in 2..=60 {
+        planted.push_str(&format!("planted line {i}\n"));
+    }
+    let long: String = (1..=80).map(|i| format!("line {i}\n")).collect();
+    let model = FakeModel::start_with(|s| {
+        s.planner(vec![
+            call(
+                "call_read",
+                "read_file",
+                json!({"path": "vendor/notes.md", "why": "read"}),
+            ),
+            call(
+                "call_proc",
+                "spawn_processor",
+                json!({"reads": ["ref:0"], "instruction": "fix the typo", "why": "fix"}),
+            ),
+            call(
+                "call_write_untrusted",
+                "write_file",
+                json!({"path": "vendor/notes.md", "contents_ref": "ref:1", "why": "save"}),
+            ),
+            call(
+                "call_write_short",
+                "write_file",
+                json!({"path": "short.txt", "contents": "hello\n", "why": "greet"}),
+            ),
+            call(
+                "call_write_long",
+                "write_file",
+                json!({"path": "long.txt", "contents": long, "why": "count"}),
+            ),
+            Reply::text("done"),
+        ])
+        .check(vec![Reply::text(UNSAFE)])
+        .processor(vec![Reply::text("fixed it\n<<<DOCUMENT>>>\nThe fox.\n")])
+    });
+    let s = Setup::start(
+        &[
+            ("vendor/notes.md", &planted),
+            ("short.txt", "old\n"),
+            ("long.txt", "old\n"),
+        ],
+        model,
+        LspOptions::without_permissions_capability,
+        json!({}),
+    );
+    // Approve what names short.txt; dismiss everything else.
+    s.client.answer_permissions_with(|q| {
+        if message_of(q).contains("short.txt") {
+            Answer::choose(q, "allow_once")
+        } else {
+            Answer::Result(Value::Null)
+        }
+    });
+    // The person vouches for the two files the planner writes itself.
+    s.prompt(&["short.txt", "long.txt"]);
+    let asked: Vec<String> = s
+        .client
+        .server_requests(SHOW_MESSAGE_REQUEST)
+        .iter()
+        .map(|(q, _)| message_of(q))
+        .collect();
+    assert_eq!(
+        asked.len(),
+        2,
+        "the read and the short write only: {asked:#?}"
+    );
+    // The read: a bounded preview, its control characters pictured, and where it was cut.
+    let read = &asked[0];
+    assert!(
+        read.contains("vendor/notes.md") && read.contains("␛[8m hidden"),
+        "{read}"
+    );
+    assert!(
+        read.contains("planted line 20\n") && !read.contains("planted line 21"),
+        "{read}"
+    );
+    assert!(
+        read.contains("[cut: this message shows 20 of the"),
+        "{read}"
+    );
+    // The short write of trusted text: asked with its whole diff, and it landed.
+    let short = &asked[1];
+    assert!(
+        short.contains("short.txt") && short.contains("+hello"),
+        "{short}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.workspace.path().join("short.txt")).unwrap_or_default(),
+        "hello\n"
+    );
+    // The processor's document and the long write: refused without a box, and the person told.
+    for (id, file) in [
+        ("call_write_untrusted", "vendor/notes.md"),
+        ("call_write_long", "long.txt"),
+    ] {
+        let said = s.model.tool_result(id);
+        assert!(said.starts_with("refused:"), "{id}: {said}");
+        assert!(
+            !asked.iter().skip(1).any(|m| m.contains(file)),
+            "{file} was asked about"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(s.workspace.path().join("vendor/notes.md")).unwrap_or_default(),
+        planted
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.workspace.path().join("long.txt")).unwrap_or_default(),
+        "old\n"
+    );
+    let told: Vec<String> = s
+        .client
+        .notifications("window/showMessage")
+        .iter()
+        .map(|n| n["message"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert!(
+        told.iter()
+            .any(|m| m.contains("vendor/notes.md") && m.contains("nobody vouched for the file"))
+            && told
+                .iter()
+                .any(|m| m.contains("long.txt") && m.contains("too long")),
+        "{told:#?}"
     );
 }
