@@ -87,11 +87,16 @@ pub async fn run(
             }
         }
         Err(e) => {
+            // The endpoint's words are about a request carrying the content: the log keeps them,
+            // and what a planner or the trail could meet is the kind of failure alone.
             tracing::warn!("check failed: {e}");
             session.state().audit.record(
                 crate::kernel::audit::Gate::Check,
                 crate::kernel::audit::Decision::Observed,
-                format!("{origin}: verdict inconclusive (the check did not complete)"),
+                format!(
+                    "{origin}: verdict inconclusive (the check did not complete: {})",
+                    e.kind()
+                ),
             );
             CheckOutcome {
                 verdict: Verdict::Inconclusive,

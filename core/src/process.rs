@@ -2,7 +2,7 @@
 //!
 //! The helper sets the working directory and the environment, puts the child in a process group
 //! of its own (so a deadline or a cancel stops everything it started), asks tokio to kill it if
-//! its handle is dropped, and never hands it bravebot's own credential variables. Output is read
+//! its handle is dropped, and never hands it a credential variable (see [`Withheld`]). Output is read
 //! through pipes into [`Captured`] buffers that keep the head and the tail of long output, standard
 //! output and standard error apart. Programs are not confined (seed 003): they run with the access
 //! the person's own shell would give them.
@@ -15,8 +15,43 @@ use std::sync::{Arc, Mutex};
 
 use tokio::process::{Child, Command};
 
-/// Variables bravebot reads its own credentials from: a program it runs is not handed them.
-pub const WITHHELD_VARIABLES: &[&str] = &["BRAVEBOT_API_KEY"];
+/// Variables no program bravebot starts is handed from bravebot's own environment, whatever the
+/// settings say: bravebot's own credential and the two the providers' tools read theirs from.
+pub const WITHHELD_VARIABLES: &[&str] =
+    &["BRAVEBOT_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
+
+/// The variables a session's programs are not handed: [`WITHHELD_VARIABLES`] and every variable
+/// the session's settings name as holding the model credential (`model.apiKeyEnv`, from any layer),
+/// so a key read from `MY_KEY` is not passed on just because nobody thought to list `MY_KEY` here.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Withheld {
+    names: Vec<String>,
+}
+
+impl Withheld {
+    /// The fixed list and the credential variables named.
+    pub fn with_credentials<'a>(named: impl IntoIterator<Item = &'a str>) -> Withheld {
+        let mut names: Vec<String> = WITHHELD_VARIABLES.iter().map(|n| (*n).to_owned()).collect();
+        for name in named {
+            // A name the environment could not hold is nothing to remove.
+            if !name.is_empty() && !name.contains('=') && !names.iter().any(|n| n == name) {
+                names.push(name.to_owned());
+            }
+        }
+        Withheld { names }
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.names.iter().map(String::as_str)
+    }
+}
+
+impl Default for Withheld {
+    /// The fixed list alone, for a program started outside any session.
+    fn default() -> Withheld {
+        Withheld::with_credentials([])
+    }
+}
 
 /// One stream's output, keeping the first and last `cap / 2` bytes of it and counting the rest.
 #[derive(Debug)]
@@ -140,6 +175,8 @@ pub struct Spec<'a> {
     pub cwd: &'a Path,
     /// Variables set for this program on top of the inherited environment.
     pub env: Vec<(String, String)>,
+    /// Inherited variables it is not handed.
+    pub withheld: &'a Withheld,
     pub stdin: Stdio,
     pub stdout: Stdio,
     pub stderr: Stdio,
@@ -170,7 +207,7 @@ fn command(spec: Spec<'_>) -> Command {
         .current_dir(spec.cwd)
         .kill_on_drop(true)
         .process_group(0);
-    for name in WITHHELD_VARIABLES {
+    for name in spec.withheld.names() {
         command.env_remove(name);
     }
     command.envs(spec.env);
@@ -227,6 +264,7 @@ mod tests {
             args: &args,
             cwd: Path::new("/"),
             env: vec![("BRAVEBOT_API_KEY".into(), "sneaked".into())],
+            withheld: &Withheld::default(),
             stdin: Stdio::null(),
             stdout: Stdio::null(),
             stderr: Stdio::null(),
@@ -254,6 +292,7 @@ mod tests {
                 args: &args,
                 cwd: Path::new("/"),
                 env: Vec::new(),
+                withheld: &Withheld::default(),
                 stdin: Stdio::null(),
                 stdout: Stdio::null(),
                 stderr: Stdio::null(),
@@ -263,6 +302,41 @@ mod tests {
                 .any(|(k, v)| k == "BRAVEBOT_API_KEY" && v.is_none())
         };
         assert!(inherited_removed);
+    }
+
+    // Verifies: CRED-2
+    #[test]
+    fn a_program_is_not_handed_the_providers_variables_or_the_one_the_credential_came_from() {
+        let args = Vec::new();
+        let withheld = Withheld::with_credentials(["MY_MODEL_KEY", "", "A=B", "MY_MODEL_KEY"]);
+        let built = command(Spec {
+            program: Path::new("/bin/true"),
+            arg0: "true",
+            args: &args,
+            cwd: Path::new("/"),
+            env: Vec::new(),
+            withheld: &withheld,
+            stdin: Stdio::null(),
+            stdout: Stdio::null(),
+            stderr: Stdio::null(),
+        });
+        let removed: Vec<String> = built
+            .as_std()
+            .get_envs()
+            .filter(|(_, v)| v.is_none())
+            .map(|(k, _)| k.to_string_lossy().into_owned())
+            .collect();
+        let mut removed = removed;
+        removed.sort();
+        assert_eq!(
+            removed,
+            [
+                "ANTHROPIC_API_KEY",
+                "BRAVEBOT_API_KEY",
+                "MY_MODEL_KEY",
+                "OPENAI_API_KEY"
+            ]
+        );
     }
 
     #[tokio::test]
@@ -281,6 +355,7 @@ mod tests {
             args: &args,
             cwd: &std::env::temp_dir(),
             env: vec![("EXTRA".into(), "1".into())],
+            withheld: &Withheld::default(),
             stdin: Stdio::null(),
             stdout: Stdio::from(out_w),
             stderr: Stdio::from(err_w),

@@ -24,6 +24,8 @@ pub struct RunIo {
     pub stderr: SharedCapture,
     /// Fed to the first program's standard input (`stdin_ref`); otherwise it reads nothing.
     pub stdin: Option<Vec<u8>>,
+    /// Inherited variables no program of the run is handed.
+    pub withheld: process::Withheld,
 }
 
 /// How one program ended.
@@ -82,6 +84,7 @@ struct Run {
     exits: Mutex<Vec<StepExit>>,
     stopped: CancellationToken,
     directory: std::path::PathBuf,
+    withheld: process::Withheld,
 }
 
 /// Runs `plan` to its end, its deadline, or `stop`.
@@ -102,6 +105,7 @@ pub async fn execute(
         exits: Mutex::new(Vec::new()),
         stopped: halted.clone(),
         directory: plan.directory().to_path_buf(),
+        withheld: io.withheld,
     };
     let finished = CancellationToken::new();
     let watcher = {
@@ -274,6 +278,7 @@ async fn run_pipeline(run: &Run, pipeline: &Pipeline) -> bool {
             args: command.arguments(),
             cwd: &run.directory,
             env,
+            withheld: &run.withheld,
             stdin: Stdio::from(i),
             stdout: Stdio::from(o),
             stderr: Stdio::from(e),
@@ -342,6 +347,7 @@ mod tests {
             stdout: out.clone(),
             stderr: err.clone(),
             stdin,
+            withheld: process::Withheld::default(),
         };
         let report = execute(&plan, io, CancellationToken::new(), deadline).await;
         let text = |c: &SharedCapture| {

@@ -326,6 +326,9 @@ pub struct Session {
     pub files: Arc<dyn Files>,
     /// The session's language servers: one per language, started on approval, stopped with it.
     pub language_servers: crate::language::LanguageServers,
+    /// The inherited variables no program of this session is handed (runs and language servers
+    /// alike): the fixed list and the session's credential variables.
+    pub withheld: crate::process::Withheld,
     audit_log: Option<PathBuf>,
     state: Mutex<SessionState>,
     turn: Mutex<Option<CancellationToken>>,
@@ -389,7 +392,16 @@ impl Session {
             }
         }
         let mode = config.settings.mode;
-        let language_servers = crate::language::LanguageServers::for_session(&config.cwd);
+        let withheld = crate::process::Withheld::with_credentials(
+            config
+                .settings
+                .model
+                .credential_variables
+                .iter()
+                .map(String::as_str),
+        );
+        let language_servers =
+            crate::language::LanguageServers::for_session(&config.cwd, withheld.clone());
         Session {
             id: config.id,
             cwd: config.cwd,
@@ -399,6 +411,7 @@ impl Session {
             screen,
             files,
             language_servers,
+            withheld,
             audit_log: config.audit_log,
             state: Mutex::new(SessionState {
                 trust,

@@ -71,6 +71,9 @@ pub struct ModelSettings {
     pub name: String,
     /// The environment variable holding the credential; `BRAVEBOT_API_KEY` always wins.
     pub api_key_env: Option<String>,
+    /// Every variable any layer named as `model.apiKeyEnv`, the one in force and any a narrower
+    /// layer overrode: each may hold a credential, so none is handed to a program.
+    pub credential_variables: Vec<String>,
     pub source: Source,
 }
 
@@ -101,6 +104,7 @@ impl Default for Settings {
                 base_url: DEFAULT_BASE_URL.to_string(),
                 name: DEFAULT_MODEL_NAME.to_string(),
                 api_key_env: None,
+                credential_variables: Vec::new(),
                 source: Source::Default,
             },
             mode: Mode::Ask,
@@ -385,7 +389,10 @@ fn apply(
         "model.baseUrl" => string().map(|u| s.model.base_url = u).ok_or(bad("a URL")),
         "model.name" => string().map(|n| s.model.name = n).ok_or(bad("a string")),
         "model.apiKeyEnv" => string()
-            .map(|n| s.model.api_key_env = Some(n))
+            .map(|n| {
+                s.model.credential_variables.push(n.clone());
+                s.model.api_key_env = Some(n);
+            })
             .ok_or(bad("a variable name")),
         "mode" => value
             .as_str()

@@ -261,7 +261,8 @@ case('code actions are offered and rejecting every hunk leaves the buffer byte-i
   -- The server's code actions are offered through Neovim's own client on the changed lines.
   vim.api.nvim_win_set_cursor(0, { 2, 0 })
   local params = vim.lsp.util.make_range_params(0, 'utf-8')
-  params.context = { diagnostics = {} }
+  -- As vim.lsp.buf.code_action() asks: the person invoked it.
+  params.context = { diagnostics = {}, triggerKind = vim.lsp.protocol.CodeActionTriggerKind.Invoked }
   local titles = {}
   for _, r in pairs(vim.lsp.buf_request_sync(buf, 'textDocument/codeAction', params, 5000) or {}) do
     for _, a in ipairs(r.result or {}) do

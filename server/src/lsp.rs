@@ -14,10 +14,10 @@ use serde_json::{Value, json};
 use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::ls_types::{
     CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams,
-    CodeActionProviderCapability, CodeActionResponse, Command, DidChangeTextDocumentParams,
-    DidCloseTextDocumentParams, DidOpenTextDocumentParams, DidSaveTextDocumentParams,
-    ExecuteCommandOptions, ExecuteCommandParams, InitializeParams, InitializeResult,
-    InitializedParams, PositionEncodingKind, ServerCapabilities, ServerInfo,
+    CodeActionProviderCapability, CodeActionResponse, CodeActionTriggerKind, Command,
+    DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
+    DidSaveTextDocumentParams, ExecuteCommandOptions, ExecuteCommandParams, InitializeParams,
+    InitializeResult, InitializedParams, PositionEncodingKind, ServerCapabilities, ServerInfo,
     TextDocumentSyncCapability, TextDocumentSyncKind, Uri,
 };
 use tower_lsp_server::{Client, LanguageServer, LspService};
@@ -434,6 +434,15 @@ impl LanguageServer for Backend {
     }
 
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        // An answer is a person's act. An editor asks for code actions unprompted too (a light
+        // bulb on every cursor move, `editor.codeActionsOnSave`, which a checkout's
+        // `.vscode/settings.json` can set and which applies what it is given), so answering
+        // actions are offered only when the request says a person invoked it. A request that
+        // says nothing about its trigger is taken as automatic: VS Code and Neovim both say
+        // `Invoked` when the person asks.
+        if params.context.trigger_kind != Some(CodeActionTriggerKind::INVOKED) {
+            return Ok(Some(Vec::new()));
+        }
         let uri = params.text_document.uri.to_string();
         let (first, last) = (
             params.range.start.line as usize,

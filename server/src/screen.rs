@@ -1,7 +1,9 @@
 //! The person's screen in an editor: session updates as notifications, questions as
 //! `bravebot/session/requestPermission` (or `window/showMessageRequest` for a client that did not
-//! declare the bravebot permissions capability), answerable also through code actions and the
-//! `bravebot.answer` command. The first answer wins; anything but a clear selection refuses.
+//! declare the bravebot permissions capability, with a bounded preview, and never for a change
+//! it cannot show as a diff), answerable also through code actions and the `bravebot.answer`
+//! command under an id nobody can guess. The first answer wins; anything but a clear selection
+//! refuses.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -22,6 +24,8 @@ use crate::transport::Outbox;
 
 /// A question waiting for its first answer.
 pub struct Pending {
+    /// When it was put, among the server's questions: code actions list them in this order.
+    order: u64,
     pub uri: Option<String>,
     pub title: String,
     pub options: Vec<PermissionOption>,
@@ -57,11 +61,25 @@ pub struct Questions {
     next: AtomicU64,
 }
 
+/// A question id nobody can guess: 128 bits from the operating system's random source, in hex.
+/// Anything that can send `workspace/executeCommand` with arguments of its choosing (a task, a
+/// keybinding, a setting a checkout ships) could otherwise answer `q1` without the person seeing
+/// it. `None` when the source fails: the question is then refused rather than given an id that
+/// could be guessed.
+pub fn new_question_id() -> Option<String> {
+    let mut bytes = [0u8; 16];
+    getrandom::getrandom(&mut bytes).ok()?;
+    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
 impl Questions {
-    fn register(&self, pending: Pending) -> String {
-        let id = format!("q{}", self.next.fetch_add(1, Ordering::Relaxed) + 1);
+    /// Registers a question under a fresh unguessable id; `None` (and the question dropped)
+    /// when no id could be made.
+    fn register(&self, mut pending: Pending) -> Option<String> {
+        let id = new_question_id()?;
+        pending.order = self.next.fetch_add(1, Ordering::Relaxed);
         self.lock().insert(id.clone(), pending);
-        id
+        Some(id)
     }
 
     /// Delivers an answer. Returns false when the question is not pending any more (answered
@@ -79,19 +97,24 @@ impl Questions {
 
     /// Pending questions about a document, for code actions.
     pub fn for_uri(&self, uri: &str) -> Vec<DocumentQuestion> {
-        let mut found: Vec<DocumentQuestion> = self
+        let mut found: Vec<(u64, DocumentQuestion)> = self
             .lock()
             .iter()
             .filter(|(_, p)| p.uri.as_deref() == Some(uri))
-            .map(|(id, p)| DocumentQuestion {
-                question_id: id.clone(),
-                title: p.title.clone(),
-                options: p.options.clone(),
-                hunks: p.hunks.clone(),
+            .map(|(id, p)| {
+                (
+                    p.order,
+                    DocumentQuestion {
+                        question_id: id.clone(),
+                        title: p.title.clone(),
+                        options: p.options.clone(),
+                        hunks: p.hunks.clone(),
+                    },
+                )
             })
             .collect();
-        found.sort_by(|a, b| a.question_id.cmp(&b.question_id));
-        found
+        found.sort_by_key(|(order, _)| *order);
+        found.into_iter().map(|(_, q)| q).collect()
     }
 
     /// Records the person's verdict on one hunk; once every hunk has one, answers the question
@@ -210,7 +233,8 @@ impl Screen for LspScreen {
                 })
                 .collect();
             let (tx, rx) = oneshot::channel();
-            let question_id = self.questions.register(Pending {
+            let registered = self.questions.register(Pending {
+                order: 0,
                 uri: question.subject.uri.clone(),
                 title: question.title.clone(),
                 options: options.clone(),
@@ -218,6 +242,12 @@ impl Screen for LspScreen {
                 verdicts: vec![None; question.subject.hunks.len()],
                 answer: tx,
             });
+            let Some(question_id) = registered else {
+                tracing::error!(
+                    "no random question id could be made, so the question was refused unasked"
+                );
+                return Answer::Refused;
+            };
             let _withdraw = Withdraw(&self.questions, question_id.clone());
             let client = self.client.clone();
             let questions = self.questions.clone();
@@ -232,7 +262,14 @@ impl Screen for LspScreen {
                     questions.answer(&qid, read_reply(reply.ok()));
                 });
             } else {
-                let message = fallback_message(&question);
+                let message = match fallback(&question) {
+                    Fallback::Ask(message) => message,
+                    Fallback::Refuse(why) => {
+                        tracing::warn!("{why}");
+                        self.client.show_message(MessageType::WARNING, why).await;
+                        return Answer::Refused;
+                    }
+                };
                 let actions: Vec<MessageActionItem> = options
                     .iter()
                     .map(|o| MessageActionItem {
@@ -298,27 +335,139 @@ fn wire_hunks(q: &Question) -> Vec<HunkRange> {
         .collect()
 }
 
-fn fallback_message(q: &Question) -> String {
+/// The most lines and bytes of a question's content a message box is given.
+const FALLBACK_LINES: usize = 20;
+const FALLBACK_BYTES: usize = 2_000;
+/// The longest diff a message box is asked to approve: beyond it the change is refused.
+const FALLBACK_DIFF_LINES: usize = 40;
+const FALLBACK_DIFF_BYTES: usize = 4_000;
+
+/// What a client without the permissions capability is sent for a question.
+#[derive(Debug, PartialEq, Eq)]
+enum Fallback {
+    /// A `window/showMessageRequest` with this message.
+    Ask(String),
+    /// Nothing to answer: the question is refused, and the person told why in a
+    /// `window/showMessage`.
+    Refuse(String),
+}
+
+/// The question as one message box, or a refusal where a message box cannot show what an answer
+/// would approve. A change to a file is approved from its diff: a short diff of trusted text is
+/// drawn whole, and any other (content nobody vouched for, or too long to read in a box) is
+/// refused, since a yes to a diff the person could not review is no review. Content a yes would
+/// let through (`vetContent`, `readOutput`, `trustRead`) is drawn as a bounded preview, control
+/// characters pictured, that says where it was cut and how much was not shown.
+fn fallback(q: &Question) -> Fallback {
     let mut m = q.title.clone();
-    if let Some(path) = &q.subject.path {
+    let s = &q.subject;
+    if let Some(path) = &s.path {
         m.push_str(&format!("\n{path}"));
     }
-    for step in &q.subject.plan {
-        m.push_str(&format!("\n{step}"));
+    if let Some(origin) = &s.origin {
+        m.push_str(&format!("\nFrom: {origin}"));
     }
-    if let Some(host) = &q.subject.host {
+    if let Some(url) = &s.url {
+        m.push_str(&format!("\nURL: {url}"));
+    }
+    if let Some(host) = &s.host {
         m.push_str(&format!("\nhost: {host}"));
     }
-    if let Some(notice) = &q.subject.notice {
+    if let Some(command) = &s.command {
+        m.push_str(&format!("\nCommand: {command}"));
+    }
+    for step in &s.plan {
+        m.push_str(&format!("\n{step}"));
+    }
+    if let Some(notice) = &s.notice {
         m.push_str(&format!("\n{notice}"));
     }
-    if let Some(question) = &q.subject.question {
-        m.push_str(&format!("\n{question}"));
+    if let Some(question) = &s.question {
+        match &s.header {
+            Some(header) => m.push_str(&format!("\n{header}: {question}")),
+            None => m.push_str(&format!("\n{question}")),
+        }
     }
-    if let Some(v) = q.subject.verdict {
+    if let Some(v) = s.verdict {
         m.push_str(&format!("\nThe check said: {}", v.as_str()));
     }
-    m
+    if let Some(diff) = &s.diff {
+        let what = s.path.as_deref().unwrap_or("the file");
+        // The label decides, never the bytes: a diff that holds anything nobody vouched for is
+        // not put in a box at all.
+        if !diff.label().is_trusted() {
+            return Fallback::Refuse(format!(
+                "bravebot refused the change to {what} without asking: nobody vouched for the file or for what it would hold, and this editor can show a question only as a message box, where such a change cannot be reviewed. Trust the file for the session, or use an editor that supports bravebot's questions (experimental.bravebot.permissions), which shows it as a diff."
+            ));
+        }
+        let text = policy::to_screen(diff);
+        let lines = text.lines().count();
+        if lines > FALLBACK_DIFF_LINES || text.len() > FALLBACK_DIFF_BYTES {
+            return Fallback::Refuse(format!(
+                "bravebot refused the change to {what} without asking: its diff ({lines} lines, {} bytes) is too long to review in a message box, the only way this editor can show it. An editor that supports bravebot's questions (experimental.bravebot.permissions) shows it as a diff.",
+                text.len()
+            ));
+        }
+        m.push_str(&format!("\nThe change:\n{}", pictured(text)));
+    }
+    if let Some(content) = &s.content {
+        // The screen is one of the places untrusted bytes may go; only what is drawn is cut.
+        let text = policy::to_screen(content);
+        let (shown, cut) = preview(text);
+        m.push_str(&format!("\nThe content:\n{}", pictured(shown)));
+        if let Some(cut) = cut {
+            m.push_str(&format!("\n{cut}"));
+        }
+    }
+    Fallback::Ask(m)
+}
+
+/// The first [`FALLBACK_LINES`] lines of `text`, at most [`FALLBACK_BYTES`] bytes of them, and
+/// when that is not all of it, a sentence saying how much was shown and what was left out.
+fn preview(text: &str) -> (&str, Option<String>) {
+    let mut end = text
+        .match_indices('\n')
+        .nth(FALLBACK_LINES - 1)
+        .map_or(text.len(), |(at, _)| at + 1);
+    if end > FALLBACK_BYTES {
+        end = FALLBACK_BYTES;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+    }
+    if end == text.len() {
+        return (text, None);
+    }
+    let shown = &text[..end];
+    let total_lines = text.lines().count();
+    let shown_lines = shown.lines().count();
+    let cut = format!(
+        "[cut: this message shows {shown_lines} of the {total_lines} lines ({} of {} bytes) the question holds; the rest is not shown here, and a yes lets it through as well]",
+        shown.len(),
+        text.len()
+    );
+    (shown, Some(cut))
+}
+
+/// Text for a message box, one line per line: every other control character, and the Unicode
+/// ones that reorder or hide text, drawn as a picture or a code point, so nothing in it can
+/// move, hide or restyle what is around it.
+fn pictured(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '\n' => "\n".to_owned(),
+            '\u{0}'..='\u{1f}' => char::from_u32(0x2400 + c as u32)
+                .unwrap_or('\u{fffd}')
+                .to_string(),
+            '\u{7f}' => "\u{2421}".to_owned(),
+            '\u{80}'..='\u{9f}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{2028}'..='\u{202e}'
+            | '\u{2060}'..='\u{2069}'
+            | '\u{feff}' => format!("<U+{:04X}>", c as u32),
+            other => other.to_string(),
+        })
+        .collect()
 }
 
 fn wire_question(
@@ -422,5 +571,138 @@ pub fn wire_update(update: Update) -> SessionUpdate {
         Update::TurnEnded { stop_reason } => SessionUpdate::TurnEnded {
             stop_reason: stop_reason.as_str(),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bravebot_core::kernel::label::Label;
+    use bravebot_core::kernel::labelled::Labelled;
+    use bravebot_core::session::{QuestionKind, Subject};
+
+    fn question(kind: QuestionKind, subject: Subject) -> Question {
+        Question {
+            kind,
+            title: "Show the agent the output of cat notes?".into(),
+            why: None,
+            subject,
+            options: Vec::new(),
+        }
+    }
+
+    // Verifies: PROTO-21
+    #[test]
+    fn a_message_box_shows_a_bounded_pictured_preview_and_says_where_it_was_cut() {
+        let mut text = String::from("one\u{1b}[2J\tline\r\n\u{202e}txt.exe\n");
+        for i in 3..=30 {
+            text.push_str(&format!("line {i}\n"));
+        }
+        let q = question(
+            QuestionKind::ReadOutput,
+            Subject {
+                content: Some(Labelled::new(text, Label::UNTRUSTED_PRIVATE)),
+                origin: Some("the output of cat notes".into()),
+                ..Subject::default()
+            },
+        );
+        let Fallback::Ask(message) = fallback(&q) else {
+            panic!("a release is asked about");
+        };
+        expect_test::expect![[r#"
+            Show the agent the output of cat notes?
+            From: the output of cat notes
+            The content:
+            one␛[2J␉line␍
+            <U+202E>txt.exe
+            line 3
+            line 4
+            line 5
+            line 6
+            line 7
+            line 8
+            line 9
+            line 10
+            line 11
+            line 12
+            line 13
+            line 14
+            line 15
+            line 16
+            line 17
+            line 18
+            line 19
+            line 20
+
+            [cut: this message shows 20 of the 30 lines (162 of 242 bytes) the question holds; the rest is not shown here, and a yes lets it through as well]"#]]
+        .assert_eq(&message);
+        // A long single line is cut by bytes, on a character boundary.
+        let q = question(
+            QuestionKind::VetContent,
+            Subject {
+                content: Some(Labelled::new("é".repeat(3_000), Label::UNTRUSTED_PUBLIC)),
+                ..Subject::default()
+            },
+        );
+        let Fallback::Ask(message) = fallback(&q) else {
+            panic!("a release is asked about");
+        };
+        assert!(
+            message.contains("(2000 of 6000 bytes)") && message.contains(&"é".repeat(1_000)),
+            "{message}"
+        );
+    }
+
+    // Verifies: PROTO-21
+    #[test]
+    fn a_message_box_is_asked_about_a_short_trusted_diff_and_never_an_untrusted_or_long_one() {
+        let diff = |text: String, label: Label| {
+            question(
+                QuestionKind::Write,
+                Subject {
+                    path: Some("a.txt".into()),
+                    diff: Some(Labelled::new(text, label)),
+                    ..Subject::default()
+                },
+            )
+        };
+        let short = "--- a.txt\n+++ a.txt\n@@ -0,0 +1 @@\n+hello\u{7}\n".to_string();
+        match fallback(&diff(short.clone(), Label::TRUSTED_PRIVATE)) {
+            Fallback::Ask(m) => assert!(
+                m.ends_with("The change:\n--- a.txt\n+++ a.txt\n@@ -0,0 +1 @@\n+hello␇\n"),
+                "{m}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        match fallback(&diff(short, Label::UNTRUSTED_PRIVATE)) {
+            Fallback::Refuse(why) => assert!(
+                why.contains("a.txt") && why.contains("nobody vouched for the file"),
+                "{why}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        let long: String = (0..60).map(|i| format!("+line {i}\n")).collect();
+        match fallback(&diff(long, Label::TRUSTED_PUBLIC)) {
+            Fallback::Refuse(why) => assert!(
+                why.contains("too long") && why.contains("60 lines"),
+                "{why}"
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    // Verifies: PROTO-20
+    #[test]
+    fn question_ids_are_128_random_bits_in_hex_and_never_repeat() {
+        let ids: Vec<String> = (0..64).filter_map(|_| new_question_id()).collect();
+        assert_eq!(ids.len(), 64);
+        for id in &ids {
+            assert!(
+                id.len() == 32 && id.chars().all(|c| c.is_ascii_hexdigit()),
+                "{id}"
+            );
+        }
+        let distinct: std::collections::HashSet<&String> = ids.iter().collect();
+        assert_eq!(distinct.len(), ids.len());
     }
 }

@@ -229,7 +229,7 @@ fn code_actions_on_the_changed_lines_answer_a_pending_edit() {
         s.client
             .request(
                 "textDocument/codeAction",
-                json!({"textDocument": {"uri": uri}, "range": {"start": {"line": line, "character": 0}, "end": {"line": line, "character": 0}}, "context": {"diagnostics": []}}),
+                json!({"textDocument": {"uri": uri}, "range": {"start": {"line": line, "character": 0}, "end": {"line": line, "character": 0}}, "context": {"diagnostics": [], "triggerKind": 1}}),
             )
             .expect("codeAction")
             .as_array()

@@ -1133,7 +1133,7 @@ fn code_actions_on_the_questioned_document_answer_the_pending_question() {
             json!({
                 "textDocument": { "uri": uri },
                 "range": { "start": { "line": 0, "character": 0 }, "end": { "line": 0, "character": 0 } },
-                "context": { "diagnostics": [] },
+                "context": { "diagnostics": [], "triggerKind": 1 },
             }),
         )
         .expect("codeAction answers");
@@ -1163,7 +1163,7 @@ fn code_actions_on_the_questioned_document_answer_the_pending_question() {
             json!({
                 "textDocument": { "uri": "file:///nowhere/else.rs" },
                 "range": { "start": { "line": 0, "character": 0 }, "end": { "line": 0, "character": 0 } },
-                "context": { "diagnostics": [] },
+                "context": { "diagnostics": [], "triggerKind": 1 },
             }),
         )
         .expect("codeAction answers");

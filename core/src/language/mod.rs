@@ -39,6 +39,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::process::Withheld;
+
 pub use rpc::RpcError;
 pub use server::Server;
 
@@ -211,6 +213,8 @@ pub struct Launch {
     /// The command line shown to the person.
     pub shown: String,
     pub env: Vec<(String, String)>,
+    /// Inherited variables the server is not handed: the session's credential variables.
+    pub withheld: Withheld,
     pub initialization_options: Value,
     /// A directory made before the server starts, for its index.
     pub cache: Option<PathBuf>,
@@ -344,6 +348,7 @@ pub struct LanguageServers {
     cache_root: Option<PathBuf>,
     search_path: Option<OsString>,
     limits: Limits,
+    withheld: Withheld,
     slots: Mutex<HashMap<Language, Slot>>,
     /// One approval-and-start at a time, so two questions never start two servers or ask twice.
     starting: tokio::sync::Mutex<()>,
@@ -369,20 +374,29 @@ impl LanguageServers {
             cache_root,
             search_path,
             limits,
+            withheld: Withheld::default(),
             slots: Mutex::new(HashMap::new()),
             starting: tokio::sync::Mutex::new(()),
             stopped: AtomicBool::new(false),
         }
     }
 
-    /// The servers of a session, from the process's own `HOME` and `PATH`.
-    pub fn for_session(workspace: &Path) -> LanguageServers {
+    /// The servers of a session, from the process's own `HOME` and `PATH`, each started without
+    /// the variables the session withholds from its programs.
+    pub fn for_session(workspace: &Path, withheld: Withheld) -> LanguageServers {
         LanguageServers::new(
             workspace.to_path_buf(),
             std::env::var_os("HOME").map(PathBuf::from),
             std::env::var_os("PATH"),
             Limits::default(),
         )
+        .withholding(withheld)
+    }
+
+    /// The same servers, started without `withheld` (the fixed list alone by default).
+    pub fn withholding(mut self, withheld: Withheld) -> LanguageServers {
+        self.withheld = withheld;
+        self
     }
 
     pub fn limits(&self) -> &Limits {
@@ -412,6 +426,7 @@ impl LanguageServers {
             args: Vec::new(),
             shown: String::new(),
             env: Vec::new(),
+            withheld: self.withheld.clone(),
             initialization_options: Value::Null,
             cache: None,
         };

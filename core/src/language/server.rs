@@ -105,6 +105,7 @@ impl Server {
             args: &launch.args,
             cwd: workspace,
             env: launch.env.clone(),
+            withheld: &launch.withheld,
             stdin: Stdio::piped(),
             stdout: Stdio::piped(),
             stderr: Stdio::piped(),

@@ -138,6 +138,38 @@ pub enum ModelError {
 }
 
 impl ModelError {
+    /// What went wrong, as one fixed sentence per kind that carries nothing the endpoint said. A
+    /// processor's or a check's request is made of content nobody vouched for, and an endpoint's
+    /// own words about such a request (a refusal quoting it, an error event in the stream) are a
+    /// function of that content: this is what a planner may be told instead. The detail goes to
+    /// the log.
+    pub fn kind(&self) -> &'static str {
+        use crate::egress::EgressError;
+        match self {
+            ModelError::Unreachable { source, .. } => match source {
+                EgressError::Connect { .. } => "the model endpoint could not be reached",
+                EgressError::Timeout { .. } => "the model endpoint did not answer in time",
+                EgressError::Incomplete { .. } => "the model endpoint's reply was cut off",
+                EgressError::Tls { .. } => "the TLS connection to the model endpoint failed",
+                EgressError::Redirect { .. } => {
+                    "the model endpoint redirected the request and the redirect was not followed"
+                }
+                EgressError::Scheme { .. }
+                | EgressError::InvalidUrl { .. }
+                | EgressError::InvalidHeader { .. }
+                | EgressError::Setup(_) => {
+                    "the request could not be sent to the model endpoint as the settings name it"
+                }
+            },
+            ModelError::Status { status, .. } if (400..500).contains(status) => {
+                "the model endpoint refused the request"
+            }
+            ModelError::Status { .. } => "the model endpoint failed while answering",
+            ModelError::Malformed(_) => "the model endpoint's reply could not be read",
+            ModelError::Cancelled => "the model call was cancelled",
+        }
+    }
+
     pub fn retryable(&self) -> bool {
         match self {
             ModelError::Unreachable { source, .. } => source.retryable(),
@@ -173,3 +205,78 @@ mod client;
 mod openai;
 
 pub use client::ModelClient;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::egress::{EgressError, Phase};
+
+    // Verifies: PROC-4, CHECK-6
+    #[test]
+    fn a_model_errors_kind_carries_nothing_the_endpoint_said() {
+        let said = "ECHOED-REQUEST-TEXT";
+        let origin = format!("http://{said}.test");
+        let errors = [
+            ModelError::Unreachable {
+                url: origin.clone(),
+                source: EgressError::Connect {
+                    origin: origin.clone(),
+                    detail: said.into(),
+                },
+            },
+            ModelError::Unreachable {
+                url: origin.clone(),
+                source: EgressError::Timeout {
+                    origin: origin.clone(),
+                    phase: Phase::FirstByte,
+                },
+            },
+            ModelError::Unreachable {
+                url: origin.clone(),
+                source: EgressError::Incomplete {
+                    origin: origin.clone(),
+                    received: 7,
+                    detail: said.into(),
+                },
+            },
+            ModelError::Unreachable {
+                url: origin.clone(),
+                source: EgressError::Tls {
+                    origin: origin.clone(),
+                    detail: said.into(),
+                },
+            },
+            ModelError::Status {
+                status: 400,
+                message: said.into(),
+            },
+            ModelError::Status {
+                status: 502,
+                message: said.into(),
+            },
+            ModelError::Malformed(said.into()),
+            ModelError::Cancelled,
+        ];
+        let kinds: Vec<&str> = errors.iter().map(ModelError::kind).collect();
+        for (error, kind) in errors.iter().zip(&kinds) {
+            assert!(!kind.contains(said) && !kind.contains("400"), "{kind}");
+            // The detail is still there for the log.
+            if !matches!(error, ModelError::Cancelled) {
+                assert!(error.to_string().contains(said), "{error}");
+            }
+        }
+        expect_test::expect![[r#"
+            [
+                "the model endpoint could not be reached",
+                "the model endpoint did not answer in time",
+                "the model endpoint's reply was cut off",
+                "the TLS connection to the model endpoint failed",
+                "the model endpoint refused the request",
+                "the model endpoint failed while answering",
+                "the model endpoint's reply could not be read",
+                "the model call was cancelled",
+            ]
+        "#]]
+        .assert_debug_eq(&kinds);
+    }
+}

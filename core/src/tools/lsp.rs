@@ -254,13 +254,24 @@ async fn answer(call: &Call<'_>, args: Args) -> ToolOutput {
     if let Some((line, character)) = args.position
         && let Err(stale) = position::to_server(&target.text, line, character, Encoding::Utf32)
     {
-        let why = match stale {
-            Stale::NoSuchLine { lines } => format!("it has {lines} lines now"),
-            Stale::PastLineEnd { length } => format!("line {line} has {length} characters now"),
+        // How long the file or the line is now is a fact about its text: the planner is told it
+        // only for a file it may read, and otherwise only that nothing is there.
+        let vouched = call
+            .session
+            .state()
+            .trust
+            .integrity_of(&super::real_path(&target.path))
+            == Some(Integrity::Trusted);
+        let why = match (vouched, stale) {
+            (true, Stale::NoSuchLine { lines }) => format!(" (it has {lines} lines now)"),
+            (true, Stale::PastLineEnd { length }) => {
+                format!(" (line {line} has {length} characters now)")
+            }
+            (false, _) => String::new(),
         };
         return ToolOutput::ok(
             policy::PlannerText::driver(format!(
-                "nothing found: {}:{line}:{character} holds no symbol ({why}); the file may have changed since it was read. No server was asked.",
+                "nothing found: {}:{line}:{character} holds no symbol{why}; the file may have changed since it was read. No server was asked.",
                 target.shown
             )),
             format!("{}: nothing at {line}:{character}", target.shown),

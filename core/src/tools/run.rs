@@ -244,6 +244,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         stdout: stdout.clone(),
         stderr: stderr.clone(),
         stdin: stdin.map(|s| policy::to_file_write(&s).to_vec()),
+        withheld: call.session.withheld.clone(),
     };
     let deadline = Duration::from_secs(deadline.unwrap_or(DEFAULT_DEADLINE).clamp(1, MAX_DEADLINE));
     if background {

@@ -155,7 +155,24 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     };
     let reply = match reply {
         Ok(r) => r,
-        Err(e) => return ToolOutput::error(format!("the processor did not answer: {e}")),
+        Err(e) => {
+            // The endpoint's words are about a request made of quarantined bytes: the person's
+            // log keeps them, the planner is told only the kind of failure.
+            tracing::warn!(error = %e, "the processor did not answer");
+            call.record(
+                Gate::Check,
+                Decision::Observed,
+                format!(
+                    "spawn_processor over {}: no answer ({})",
+                    names(&ids),
+                    e.kind()
+                ),
+            );
+            return ToolOutput::error(format!(
+                "the processor did not answer: {}; nothing was quarantined",
+                e.kind()
+            ));
+        }
     };
     let truncated = reply.truncated;
     let (remark, document) = policy::split_processor_reply(Labelled::new(reply.text, label));
