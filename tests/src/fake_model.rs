@@ -788,6 +788,19 @@ async fn read_chunked(stream: &mut TcpStream, mut buf: Vec<u8>) -> Option<Vec<u8
     }
 }
 
+/// The text of a chat message: its string content, or its text parts joined.
+pub fn message_text(message: &Value) -> String {
+    match &message["content"] {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|part| part["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+        other => other.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::io::{Read, Write};
@@ -1075,18 +1088,5 @@ mod tests {
         let addr = model.addr;
         drop(model);
         assert!(TcpStream::connect(addr).is_err());
-    }
-}
-
-/// The text of a chat message: its string content, or its text parts joined.
-pub fn message_text(message: &Value) -> String {
-    match &message["content"] {
-        Value::String(text) => text.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|part| part["text"].as_str())
-            .collect::<Vec<_>>()
-            .join(""),
-        other => other.to_string(),
     }
 }
