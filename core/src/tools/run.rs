@@ -2,13 +2,13 @@
 //!
 //! The line is compiled by [`crate::run::compile`]; a refused construct runs nothing and the
 //! planner is told which span and why. What runs without a question: a plan the person allowed for
-//! the session, a line every program of which a home-settings `run.allow` rule names, and a line
-//! built only from the read-only table below over files the person vouched for. A `run.deny` rule
-//! refuses without asking, whatever else matches (the strictest wins). A line that writes a file or
-//! reads one through `<` is asked about every time. What a run prints is quarantined unless every
-//! step was vouched for or remembered by the person.
+//! the session, a line the person's home-settings `run.allow` rules cover (bound to resolved
+//! programs outside the places the person opened; `run/rules.rs`), and a line built only from the
+//! read-only table (`run/readonly.rs`: an allow-list of options per program) over regular files the
+//! person vouched for. A `run.deny` rule refuses without asking, whatever else matches (the
+//! strictest wins). A line that writes a file or reads one through `<` is asked about every time.
+//! What a run prints is quarantined unless every step was vouched for or remembered by the person.
 
-use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -21,7 +21,7 @@ use super::{
 };
 use crate::jobs::Job;
 use crate::kernel::audit::{Decision, Gate};
-use crate::kernel::label::{Integrity, Label};
+use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::{Origin, Reference, human_size};
@@ -37,53 +37,8 @@ pub const MAX_DEADLINE: u64 = 3600;
 /// Most bytes of each stream kept for a slot (head and tail); the result shows `run.maxOutput`.
 const KEEP: usize = 16 * 1024 * 1024;
 
-/// Programs that only read, and the options that would make them do more (recurse into places
-/// nobody vouched for, read a list of files from a file, write a file, follow forever).
-const READ_ONLY: &[(&str, &[&str])] = &[
-    ("ls", &[]),
-    ("cat", &[]),
-    ("head", &[]),
-    ("tail", &["-f", "-F", "--follow", "--retry"]),
-    ("wc", &["--files0-from"]),
-    (
-        "grep",
-        &[
-            "-r",
-            "-R",
-            "--recursive",
-            "--dereference-recursive",
-            "-d",
-            "--directories",
-            "-f",
-            "--file",
-        ],
-    ),
-    ("nl", &[]),
-    (
-        "sort",
-        &[
-            "-o",
-            "--output",
-            "--files0-from",
-            "-T",
-            "--temporary-directory",
-        ],
-    ),
-    ("uniq", &[]),
-    ("cut", &[]),
-    ("diff", &["-r", "--recursive", "-N", "--new-file"]),
-    ("cmp", &[]),
-    ("pwd", &[]),
-    ("echo", &[]),
-    ("printf", &[]),
-    ("true", &[]),
-    ("false", &[]),
-    ("basename", &[]),
-    ("dirname", &[]),
-    ("stat", &[]),
-    ("md5sum", &[]),
-    ("sha256sum", &[]),
-];
+mod readonly;
+mod rules;
 
 pub fn spec() -> ToolSpec {
     ToolSpec {
@@ -272,8 +227,7 @@ fn slot_content(call: &Call<'_>, raw: &str) -> Result<Labelled<Vec<u8>>, ToolOut
         .ok_or_else(|| ToolOutput::error(format!("{id} names nothing")))
 }
 
-/// Decides whether the plan runs: a deny rule, the session's remembered plans, allow rules, the
-/// read-only table, or the person.
+/// Decides whether the plan runs: a deny rule, then the ways a plan runs unasked, then the person.
 async fn endorse(
     call: &Call<'_>,
     line: &str,
@@ -283,21 +237,12 @@ async fn endorse(
     let session = call.session;
     let settings = &session.settings;
     let identity = plan.identity();
-    let names: Vec<&str> = plan.commands().iter().map(|c| c.name()).collect();
-    let rule_matches = |rule: &str| -> bool {
-        let rule = rule.trim();
-        rule == line.trim()
-            || compile(
-                rule,
-                &SystemEnvironment::new(plan.directory().to_path_buf()),
-            )
-            .is_ok_and(|p| p.identity() == identity)
-    };
-    if let Some(rule) = settings
-        .run_deny
-        .iter()
-        .find(|r| rule_matches(r) || names.contains(&r.trim()))
-    {
+    if let Some(rule) = rules::denied(
+        &settings.run_deny,
+        line,
+        plan,
+        &super::real_path(&session.cwd),
+    ) {
         call.record(
             Gate::Promote,
             Decision::Refused,
@@ -313,37 +258,11 @@ async fn endorse(
     }
     let touches_files = !plan.writes().is_empty() || !plan.reads().is_empty();
     let mode = session.state().mode;
-    if !touches_files && !fed {
-        if session
-            .state()
-            .remembered_plans
-            .iter()
-            .any(|(i, _)| *i == identity)
-        {
-            call.record(
-                Gate::Promote,
-                Decision::Allowed,
-                "run: a plan the person allowed for the session",
-            );
-            return Ok(Endorsed::Vouched("remembered"));
-        }
-        let allowed = |name: &str| settings.run_allow.iter().any(|r| r.trim() == name);
-        if settings.run_allow.iter().any(|r| rule_matches(r)) || names.iter().all(|n| allowed(n)) {
-            call.record(
-                Gate::Promote,
-                Decision::Allowed,
-                "run: the person's run.allow rules name it",
-            );
-            return Ok(Endorsed::Vouched("run.allow"));
-        }
-        if read_only_over_vouched(call, plan) {
-            call.record(
-                Gate::Promote,
-                Decision::Allowed,
-                "run: read-only programs over files the person vouched for",
-            );
-            return Ok(Endorsed::Vouched("read-only"));
-        }
+    if !touches_files
+        && !fed
+        && let Some(how) = unasked(call, plan, &identity)
+    {
+        return Ok(Endorsed::Vouched(how));
     }
     if mode == Mode::Plan {
         call.record(
@@ -442,49 +361,78 @@ async fn endorse(
     }
 }
 
-/// Whether every program is in the read-only table with none of its forbidden options, started
-/// from outside the places the agent can write, reads no file through a redirect, and names only
-/// files the person vouched for (or directories in places they opened).
-fn read_only_over_vouched(call: &Call<'_>, plan: &Plan) -> bool {
+/// The ways a line that reads and writes no file through redirects, and is fed nothing, runs
+/// without a question: a plan the person remembered, the person's `run.allow` rules, or the
+/// read-only table over vouched-for files. `None` asks.
+fn unasked(call: &Call<'_>, plan: &Plan, identity: &str) -> Option<&'static str> {
+    let session = call.session;
+    if session
+        .state()
+        .remembered_plans
+        .iter()
+        .any(|(i, _)| i == identity)
+    {
+        call.record(
+            Gate::Promote,
+            Decision::Allowed,
+            "run: a plan the person allowed for the session",
+        );
+        return Some("remembered");
+    }
+    let places = opened_places(call);
+    // Line rules are compiled where plans are: in the workspace root with its links resolved.
+    let root = super::real_path(&session.cwd);
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let allow: Vec<rules::AllowRule> = session
+        .settings
+        .run_allow
+        .iter()
+        .filter_map(|r| rules::AllowRule::read(r, &root, home.as_deref()))
+        .collect();
+    if rules::allowed(&allow, plan, &places) {
+        call.record(
+            Gate::Promote,
+            Decision::Allowed,
+            "run: the person's run.allow rules name it",
+        );
+        return Some("run.allow");
+    }
+    if read_only_over_vouched(call, plan, &places) {
+        call.record(
+            Gate::Promote,
+            Decision::Allowed,
+            "run: read-only programs over files the person vouched for",
+        );
+        return Some("read-only");
+    }
+    None
+}
+
+/// The workspace and the directories the person added.
+fn opened_places(call: &Call<'_>) -> readonly::Places {
     let session = call.session;
     let state = session.state();
-    let in_opened = |p: &Path| {
-        std::iter::once(&session.cwd)
-            .chain(state.added_dirs.iter())
-            .any(|root| p.starts_with(root))
-    };
+    readonly::Places::new(std::iter::once(&session.cwd).chain(state.added_dirs.iter()))
+}
+
+/// Whether every command is the system's own copy of a read-only table program, with only the
+/// options the table lists, no assignments and no redirects, opening only files (and, for `ls` and
+/// `stat`, directories) the person vouched for in the places they opened.
+fn read_only_over_vouched(call: &Call<'_>, plan: &Plan, places: &readonly::Places) -> bool {
+    let state = call.session.state();
     plan.commands().iter().all(|command| {
-        let Some((_, forbidden)) = READ_ONLY.iter().find(|(name, _)| *name == command.name())
-        else {
-            return false;
-        };
-        if in_opened(command.program())
+        if !rules::system_program(command, places)
             || !command.redirects().is_empty()
             || !command.environment().is_empty()
         {
             return false;
         }
-        command.arguments().iter().all(|arg| {
-            if arg.starts_with('-') {
-                let flag = arg.split('=').next().unwrap_or(arg);
-                let short_cluster = !arg.starts_with("--") && arg.len() > 2;
-                return !forbidden.iter().any(|f| {
-                    *f == flag
-                        || (short_cluster
-                            && f.len() == 2
-                            && !f.starts_with("--")
-                            && arg[1..].contains(&f[1..]))
-                });
-            }
-            let path = plan.directory().join(arg);
-            match std::fs::metadata(&path) {
-                Err(_) => true, // not a path: a pattern or a word
-                Ok(m) if m.is_dir() => in_opened(&super::real_path(&path)),
-                Ok(_) => {
-                    state.trust.integrity_of(&super::real_path(&path)) == Some(Integrity::Trusted)
-                }
-            }
-        })
+        match readonly::parse(command.name(), command.arguments()) {
+            Ok(operands) => operands
+                .iter()
+                .all(|o| o.vouched(plan.directory(), places, &state.trust)),
+            Err(_) => false,
+        }
     })
 }
 
