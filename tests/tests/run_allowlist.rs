@@ -1,11 +1,12 @@
 //! End-to-end tests of what `run` lets through unasked, over real stdio: the read-only table as
 //! an allow-list of options over vouched-for regular files, allow rules bound to resolved
-//! programs outside the places the person opened.
+//! programs outside the places the person opened, and files a run approved once wrote through its
+//! arguments marked untrusted.
 
 use std::path::Path;
 
 use bravebot_tests::fake_model::{FakeModel, Reply};
-use bravebot_tests::lsp_client::{LspClient, LspOptions};
+use bravebot_tests::lsp_client::{Answer, LspClient, LspOptions};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
@@ -270,5 +271,55 @@ fn an_allow_rule_never_covers_a_program_the_workspace_supplies() {
     ] {
         assert!(!s.root().join(ran).exists(), "{ran} ran unasked");
     }
+    s.client.shutdown();
+}
+
+// Verifies: RUNTOOL-10
+#[test]
+fn a_file_a_run_approved_once_writes_through_its_arguments_is_marked_untrusted() {
+    let model = FakeModel::start(vec![
+        Reply::tool_call_with_id(
+            "call_cp",
+            "run",
+            json!({"command": "cp vendor/page.txt copy.txt", "why": "x"}),
+        ),
+        Reply::tool_call_with_id(
+            "call_read",
+            "read_file",
+            json!({"path": "copy.txt", "why": "look"}),
+        ),
+        Reply::tool_call_with_id(
+            "call_cat",
+            "run",
+            json!({"command": "cat copy.txt", "why": "look"}),
+        ),
+        Reply::text("done"),
+    ]);
+    let s = Setup::start(
+        &[("vendor/page.txt", &format!("{CANARY}\n"))],
+        model,
+        no_settings,
+    );
+    s.client
+        .answer_permissions_with(|q| match q.question_kind() {
+            Some("run") if q.params["subject"]["command"] == "cp vendor/page.txt copy.txt" => {
+                Answer::choose(q, "allow_once")
+            }
+            _ => Answer::choose(q, "reject_once"),
+        });
+    // The person vouched for copy.txt before it held anything.
+    s.prompt(&["copy.txt"]);
+    assert!(
+        std::fs::read_to_string(s.root().join("copy.txt"))
+            .unwrap_or_default()
+            .contains(CANARY)
+    );
+    let read = s.model.tool_result("call_read");
+    assert!(read.contains("ref:"), "{read}");
+    assert!(
+        s.model.tool_result("call_cat").contains("did not approve"),
+        "a read of the copy is asked about"
+    );
+    s.model.assert_no_planner_request_contains(CANARY);
     s.client.shutdown();
 }

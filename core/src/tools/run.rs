@@ -7,7 +7,8 @@
 //! read-only table (`run/readonly.rs`: an allow-list of options per program) over regular files the
 //! person vouched for. A `run.deny` rule refuses without asking, whatever else matches (the
 //! strictest wins). A line that writes a file or reads one through `<` is asked about every time.
-//! What a run prints is quarantined unless every step was vouched for or remembered by the person.
+//! What a run prints is quarantined unless every step was vouched for or remembered by the person,
+//! and what a run approved once wrote through its arguments is marked untrusted (`run/outputs.rs`).
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -25,6 +26,7 @@ use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::{Origin, Reference, human_size};
+use crate::kernel::trust::{RuleOrigin, Scope, TrustRule};
 use crate::process;
 use crate::run::{Plan, SystemEnvironment, compile};
 use crate::runner::{self, RunIo, RunReport};
@@ -37,6 +39,7 @@ pub const MAX_DEADLINE: u64 = 3600;
 /// Most bytes of each stream kept for a slot (head and tail); the result shows `run.maxOutput`.
 const KEEP: usize = 16 * 1024 * 1024;
 
+mod outputs;
 mod readonly;
 mod rules;
 
@@ -204,8 +207,11 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     if background {
         return start_job(call, &shown_line, plan, io, label, stdout, stderr);
     }
+    // What the run's arguments name is looked at before it starts, so a change it makes is seen.
+    let before = (!label.is_trusted())
+        .then(|| outputs::Before::take(outputs::candidates(&plan, &opened_places(call))));
     let report = runner::execute(&plan, io, call.cancel.clone(), deadline).await;
-    mark_writes(call, &plan, label);
+    mark_writes(call, &plan, label, before.as_ref());
     let out = kept(&stdout);
     let err = kept(&stderr);
     let text = account(call, &shown_line, how, &report, label, out, err);
@@ -436,14 +442,27 @@ fn read_only_over_vouched(call: &Call<'_>, plan: &Plan, places: &readonly::Place
     })
 }
 
-/// Files a run wrote hold whatever its programs printed: untrusted unless the run was vouched for.
-fn mark_writes(call: &Call<'_>, plan: &Plan, label: Label) {
+/// Files a run approved once wrote hold whatever its programs printed, so they are marked
+/// untrusted: every redirect target, and every file its arguments name that the run created or
+/// changed (a directory it created is marked as a whole).
+fn mark_writes(call: &Call<'_>, plan: &Plan, label: Label, before: Option<&outputs::Before>) {
     if label.is_trusted() {
         return;
     }
+    let written = before.map(outputs::Before::written).unwrap_or_default();
     let mut state = call.session.state();
     for w in plan.writes() {
         state.trust.mark_written_untrusted(super::real_path(w));
+    }
+    for w in written {
+        match w {
+            outputs::Written::File(path) => state.trust.mark_written_untrusted(path),
+            outputs::Written::Directory(path) => state.trust.add(TrustRule {
+                path,
+                scope: Scope::Directory,
+                origin: RuleOrigin::AgentWroteUntrusted,
+            }),
+        }
     }
 }
 
@@ -574,10 +593,17 @@ fn start_job(
         });
         name
     };
+    // A job ends after this call has returned, so nothing can compare its files afterwards:
+    // every file its arguments could name is marked before it starts (a directory that exists
+    // keeps its rule; COST-8).
     if !label.is_trusted() {
+        let candidates = outputs::candidates(&plan, &opened_places(call));
         let mut state = session.state();
         for w in plan.writes() {
             state.trust.mark_written_untrusted(super::real_path(w));
+        }
+        for path in candidates.into_iter().filter(|p| !p.is_dir()) {
+            state.trust.mark_written_untrusted(path);
         }
     }
     tokio::spawn(async move {
