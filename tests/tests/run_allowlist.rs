@@ -191,6 +191,7 @@ fn ordinary_reads_over_vouched_files_still_run_unasked() {
             "head -n 1 notes.md",
             "grep -n beta notes.md",
             "cat AGENTS.md | grep -c rule | wc -l",
+            "ls -l docs",
         ],
         None,
     );
@@ -198,11 +199,12 @@ fn ordinary_reads_over_vouched_files_still_run_unasked() {
         &[
             ("AGENTS.md", "rule one\nrule two\n"),
             ("notes.md", "alpha\nbeta\n"),
+            ("docs/guide.md", "read me\n"),
         ],
         model,
         no_settings,
     );
-    s.prompt(&["notes.md"]);
+    s.prompt(&["notes.md", "docs"]);
     assert_eq!(s.run_questions(), 0, "no read was asked about");
     let counted = s.model.tool_result("call_0");
     assert!(
@@ -211,6 +213,7 @@ fn ordinary_reads_over_vouched_files_still_run_unasked() {
     );
     assert!(s.model.tool_result("call_1").contains("alpha"));
     assert!(s.model.tool_result("call_2").contains("2:beta"));
+    assert!(s.model.tool_result("call_4").contains("guide.md"));
     s.client.shutdown();
 }
 
