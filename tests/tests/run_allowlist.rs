@@ -326,3 +326,27 @@ fn a_file_a_run_approved_once_writes_through_its_arguments_is_marked_untrusted()
     s.model.assert_no_planner_request_contains(CANARY);
     s.client.shutdown();
 }
+
+// Verifies: RUNTOOL-9
+#[test]
+fn a_table_program_outside_the_system_directories_is_asked_about() {
+    let elsewhere = tempfile::tempdir().expect("elsewhere");
+    let cat = elsewhere.path().join("cat");
+    std::fs::write(&cat, "#!/bin/sh\ntouch \"$0.ran\"\n").expect("write");
+    let mut perms = std::fs::metadata(&cat).expect("meta").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&cat, perms).expect("chmod");
+    let model = planner_running(&["cat AGENTS.md"], None);
+    let s = Setup::start(&[("AGENTS.md", "rules\n")], model, |options, _| {
+        let path = std::env::var("PATH").unwrap_or_default();
+        options.env("PATH", format!("{}:{path}", elsewhere.path().display()))
+    });
+    s.prompt(&[]);
+    assert_eq!(
+        s.run_questions(),
+        1,
+        "a cat found outside /usr/bin is asked about"
+    );
+    assert!(!elsewhere.path().join("cat.ran").exists());
+    s.client.shutdown();
+}
