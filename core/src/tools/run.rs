@@ -2,13 +2,14 @@
 //!
 //! The line is compiled by [`crate::run::compile`]; a refused construct runs nothing and the
 //! planner is told which span and why. What runs without a question: a plan the person allowed for
-//! the session, a line every program of which a home-settings `run.allow` rule names, and a line
-//! built only from the read-only table below over files the person vouched for. A `run.deny` rule
-//! refuses without asking, whatever else matches (the strictest wins). A line that writes a file or
-//! reads one through `<` is asked about every time. What a run prints is quarantined unless every
-//! step was vouched for or remembered by the person.
+//! the session, a line the person's home-settings `run.allow` rules cover (bound to resolved
+//! programs outside the places the person opened; `run/rules.rs`), and a line built only from the
+//! read-only table (`run/readonly.rs`: an allow-list of options per program) over regular files the
+//! person vouched for. A `run.deny` rule refuses without asking, whatever else matches (the
+//! strictest wins). A line that writes a file or reads one through `<` is asked about every time.
+//! What a run prints is quarantined unless every step was vouched for or remembered by the person,
+//! and what a run approved once wrote through its arguments is marked untrusted (`run/outputs.rs`).
 
-use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -21,10 +22,11 @@ use super::{
 };
 use crate::jobs::Job;
 use crate::kernel::audit::{Decision, Gate};
-use crate::kernel::label::{Integrity, Label};
+use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::{Origin, Reference, human_size};
+use crate::kernel::trust::{RuleOrigin, Scope, TrustRule};
 use crate::process;
 use crate::run::{Plan, SystemEnvironment, compile};
 use crate::runner::{self, RunIo, RunReport};
@@ -37,53 +39,9 @@ pub const MAX_DEADLINE: u64 = 3600;
 /// Most bytes of each stream kept for a slot (head and tail); the result shows `run.maxOutput`.
 const KEEP: usize = 16 * 1024 * 1024;
 
-/// Programs that only read, and the options that would make them do more (recurse into places
-/// nobody vouched for, read a list of files from a file, write a file, follow forever).
-const READ_ONLY: &[(&str, &[&str])] = &[
-    ("ls", &[]),
-    ("cat", &[]),
-    ("head", &[]),
-    ("tail", &["-f", "-F", "--follow", "--retry"]),
-    ("wc", &["--files0-from"]),
-    (
-        "grep",
-        &[
-            "-r",
-            "-R",
-            "--recursive",
-            "--dereference-recursive",
-            "-d",
-            "--directories",
-            "-f",
-            "--file",
-        ],
-    ),
-    ("nl", &[]),
-    (
-        "sort",
-        &[
-            "-o",
-            "--output",
-            "--files0-from",
-            "-T",
-            "--temporary-directory",
-        ],
-    ),
-    ("uniq", &[]),
-    ("cut", &[]),
-    ("diff", &["-r", "--recursive", "-N", "--new-file"]),
-    ("cmp", &[]),
-    ("pwd", &[]),
-    ("echo", &[]),
-    ("printf", &[]),
-    ("true", &[]),
-    ("false", &[]),
-    ("basename", &[]),
-    ("dirname", &[]),
-    ("stat", &[]),
-    ("md5sum", &[]),
-    ("sha256sum", &[]),
-];
+mod outputs;
+mod readonly;
+mod rules;
 
 pub fn spec() -> ToolSpec {
     ToolSpec {
@@ -250,8 +208,11 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     if background {
         return start_job(call, &shown_line, plan, io, label, stdout, stderr);
     }
+    // What the run's arguments name is looked at before it starts, so a change it makes is seen.
+    let before = (!label.is_trusted())
+        .then(|| outputs::Before::take(outputs::candidates(&plan, &opened_places(call))));
     let report = runner::execute(&plan, io, call.cancel.clone(), deadline).await;
-    mark_writes(call, &plan, label);
+    mark_writes(call, &plan, label, before.as_ref());
     let out = kept(&stdout);
     let err = kept(&stderr);
     let text = account(call, &shown_line, how, &report, label, out, err);
@@ -273,8 +234,7 @@ fn slot_content(call: &Call<'_>, raw: &str) -> Result<Labelled<Vec<u8>>, ToolOut
         .ok_or_else(|| ToolOutput::error(format!("{id} names nothing")))
 }
 
-/// Decides whether the plan runs: a deny rule, the session's remembered plans, allow rules, the
-/// read-only table, or the person.
+/// Decides whether the plan runs: a deny rule, then the ways a plan runs unasked, then the person.
 async fn endorse(
     call: &Call<'_>,
     line: &str,
@@ -284,21 +244,12 @@ async fn endorse(
     let session = call.session;
     let settings = &session.settings;
     let identity = plan.identity();
-    let names: Vec<&str> = plan.commands().iter().map(|c| c.name()).collect();
-    let rule_matches = |rule: &str| -> bool {
-        let rule = rule.trim();
-        rule == line.trim()
-            || compile(
-                rule,
-                &SystemEnvironment::new(plan.directory().to_path_buf()),
-            )
-            .is_ok_and(|p| p.identity() == identity)
-    };
-    if let Some(rule) = settings
-        .run_deny
-        .iter()
-        .find(|r| rule_matches(r) || names.contains(&r.trim()))
-    {
+    if let Some(rule) = rules::denied(
+        &settings.run_deny,
+        line,
+        plan,
+        &super::real_path(&session.cwd),
+    ) {
         call.record(
             Gate::Promote,
             Decision::Refused,
@@ -317,37 +268,12 @@ async fn endorse(
     // A context that met released content has no routing of its own: only the person answers
     // for its lines, one at a time (CTX-2).
     let person_only = call.person_only();
-    if !touches_files && !fed && !person_only {
-        if session
-            .state()
-            .remembered_plans
-            .iter()
-            .any(|(i, _)| *i == identity)
-        {
-            call.record(
-                Gate::Promote,
-                Decision::Allowed,
-                "run: a plan the person allowed for the session",
-            );
-            return Ok(Endorsed::Vouched("remembered"));
-        }
-        let allowed = |name: &str| settings.run_allow.iter().any(|r| r.trim() == name);
-        if settings.run_allow.iter().any(|r| rule_matches(r)) || names.iter().all(|n| allowed(n)) {
-            call.record(
-                Gate::Promote,
-                Decision::Allowed,
-                "run: the person's run.allow rules name it",
-            );
-            return Ok(Endorsed::Vouched("run.allow"));
-        }
-        if read_only_over_vouched(call, plan) {
-            call.record(
-                Gate::Promote,
-                Decision::Allowed,
-                "run: read-only programs over files the person vouched for",
-            );
-            return Ok(Endorsed::Vouched("read-only"));
-        }
+    if !touches_files
+        && !fed
+        && !person_only
+        && let Some(how) = unasked(call, plan, &identity)
+    {
+        return Ok(Endorsed::Vouched(how));
     }
     if mode == Mode::Plan {
         call.record(
@@ -446,60 +372,102 @@ async fn endorse(
     }
 }
 
-/// Whether every program is in the read-only table with none of its forbidden options, started
-/// from outside the places the agent can write, reads no file through a redirect, and names only
-/// files the person vouched for (or directories in places they opened).
-fn read_only_over_vouched(call: &Call<'_>, plan: &Plan) -> bool {
+/// The ways a line that reads and writes no file through redirects, and is fed nothing, runs
+/// without a question: a plan the person remembered, the person's `run.allow` rules, or the
+/// read-only table over vouched-for files. `None` asks.
+fn unasked(call: &Call<'_>, plan: &Plan, identity: &str) -> Option<&'static str> {
+    let session = call.session;
+    if session
+        .state()
+        .remembered_plans
+        .iter()
+        .any(|(i, _)| i == identity)
+    {
+        call.record(
+            Gate::Promote,
+            Decision::Allowed,
+            "run: a plan the person allowed for the session",
+        );
+        return Some("remembered");
+    }
+    let places = opened_places(call);
+    // Line rules are compiled where plans are: in the workspace root with its links resolved.
+    let root = super::real_path(&session.cwd);
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let allow: Vec<rules::AllowRule> = session
+        .settings
+        .run_allow
+        .iter()
+        .filter_map(|r| rules::AllowRule::read(r, &root, home.as_deref()))
+        .collect();
+    if rules::allowed(&allow, plan, &places) {
+        call.record(
+            Gate::Promote,
+            Decision::Allowed,
+            "run: the person's run.allow rules name it",
+        );
+        return Some("run.allow");
+    }
+    if read_only_over_vouched(call, plan, &places) {
+        call.record(
+            Gate::Promote,
+            Decision::Allowed,
+            "run: read-only programs over files the person vouched for",
+        );
+        return Some("read-only");
+    }
+    None
+}
+
+/// The workspace and the directories the person added.
+fn opened_places(call: &Call<'_>) -> readonly::Places {
     let session = call.session;
     let state = session.state();
-    let in_opened = |p: &Path| {
-        std::iter::once(&session.cwd)
-            .chain(state.added_dirs.iter())
-            .any(|root| p.starts_with(root))
-    };
+    readonly::Places::new(std::iter::once(&session.cwd).chain(state.added_dirs.iter()))
+}
+
+/// Whether every command is the system's own copy of a read-only table program, with only the
+/// options the table lists, no assignments and no redirects, opening only files (and, for `ls` and
+/// `stat`, directories) the person vouched for in the places they opened.
+fn read_only_over_vouched(call: &Call<'_>, plan: &Plan, places: &readonly::Places) -> bool {
+    let state = call.session.state();
     plan.commands().iter().all(|command| {
-        let Some((_, forbidden)) = READ_ONLY.iter().find(|(name, _)| *name == command.name())
-        else {
-            return false;
-        };
-        if in_opened(command.program())
+        if !rules::system_program(command, places)
             || !command.redirects().is_empty()
             || !command.environment().is_empty()
         {
             return false;
         }
-        command.arguments().iter().all(|arg| {
-            if arg.starts_with('-') {
-                let flag = arg.split('=').next().unwrap_or(arg);
-                let short_cluster = !arg.starts_with("--") && arg.len() > 2;
-                return !forbidden.iter().any(|f| {
-                    *f == flag
-                        || (short_cluster
-                            && f.len() == 2
-                            && !f.starts_with("--")
-                            && arg[1..].contains(&f[1..]))
-                });
-            }
-            let path = plan.directory().join(arg);
-            match std::fs::metadata(&path) {
-                Err(_) => true, // not a path: a pattern or a word
-                Ok(m) if m.is_dir() => in_opened(&super::real_path(&path)),
-                Ok(_) => {
-                    state.trust.integrity_of(&super::real_path(&path)) == Some(Integrity::Trusted)
-                }
-            }
-        })
+        match readonly::parse(command.name(), command.arguments()) {
+            Ok(operands) => operands
+                .iter()
+                .all(|o| o.vouched(plan.directory(), places, &state.trust)),
+            Err(_) => false,
+        }
     })
 }
 
-/// Files a run wrote hold whatever its programs printed: untrusted unless the run was vouched for.
-fn mark_writes(call: &Call<'_>, plan: &Plan, label: Label) {
+/// Files a run approved once wrote hold whatever its programs printed, so they are marked
+/// untrusted: every redirect target, and every file its arguments name that the run created or
+/// changed (a directory it created is marked as a whole).
+fn mark_writes(call: &Call<'_>, plan: &Plan, label: Label, before: Option<&outputs::Before>) {
     if label.is_trusted() {
         return;
     }
+    let written = before.map(outputs::Before::written).unwrap_or_default();
     let mut state = call.session.state();
     for w in plan.writes() {
         state.trust.mark_written_untrusted(super::real_path(w));
+    }
+    for w in written {
+        match w {
+            outputs::Written::File(path) => state.trust.mark_written_untrusted(path),
+            outputs::Written::Directory(path) => state.trust.add(TrustRule {
+                path,
+                scope: Scope::Directory,
+                origin: RuleOrigin::AgentWroteUntrusted,
+            }),
+        }
     }
 }
 
@@ -630,10 +598,17 @@ fn start_job(
         });
         name
     };
+    // A job ends after this call has returned, so nothing can compare its files afterwards:
+    // every file its arguments could name is marked before it starts (a directory that exists
+    // keeps its rule; COST-8).
     if !label.is_trusted() {
+        let candidates = outputs::candidates(&plan, &opened_places(call));
         let mut state = session.state();
         for w in plan.writes() {
             state.trust.mark_written_untrusted(super::real_path(w));
+        }
+        for path in candidates.into_iter().filter(|p| !p.is_dir()) {
+            state.trust.mark_written_untrusted(path);
         }
     }
     tokio::spawn(async move {
