@@ -166,6 +166,7 @@ impl Reply {
 #[derive(Clone, Debug, Default)]
 pub struct Script {
     queues: HashMap<&'static str, VecDeque<Reply>>,
+    competent_check: Option<String>,
 }
 
 impl Script {
@@ -183,6 +184,14 @@ impl Script {
 
     pub fn check(self, replies: Vec<Reply>) -> Script {
         self.role("check", replies)
+    }
+
+    /// Once the check's script has run out, answers every check as a competent screen would on a
+    /// tree with one planted injection: `VERDICT: unsafe` when the request holds `needle`,
+    /// `VERDICT: safe` otherwise. For tests and benchmarks that read many files.
+    pub fn competent_check(mut self, needle: impl Into<String>) -> Script {
+        self.competent_check = Some(needle.into());
+        self
     }
 
     fn role(mut self, role: &'static str, replies: Vec<Reply>) -> Script {
@@ -227,6 +236,7 @@ impl RecordedRequest {
 #[derive(Default)]
 struct State {
     queues: HashMap<&'static str, VecDeque<Reply>>,
+    competent_check: Option<String>,
     requests: Vec<RecordedRequest>,
     calls_made: u64,
 }
@@ -252,6 +262,7 @@ impl FakeModel {
         let script = build(Script::default());
         let state = Arc::new(Mutex::new(State {
             queues: script.queues,
+            competent_check: script.competent_check,
             ..State::default()
         }));
         let listener = std::net::TcpListener::bind("127.0.0.1:0")
@@ -438,7 +449,7 @@ async fn answer(mut stream: TcpStream, state: Arc<Mutex<State>>) {
     let (reply, call_base, recorded) = {
         let mut state = lock(&state);
         let chosen = match (incoming.method.as_str(), route) {
-            ("POST", "/v1/chat/completions") => Some(next_reply(&mut state, &role)),
+            ("POST", "/v1/chat/completions") => Some(next_reply(&mut state, &role, &raw_body)),
             _ => None,
         };
         let (reply, exhausted) = match chosen {
@@ -498,7 +509,7 @@ async fn answer(mut stream: TcpStream, state: Arc<Mutex<State>>) {
 }
 
 /// The next reply for `role`, and whether the script had run out.
-fn next_reply(state: &mut State, role: &str) -> (Reply, bool) {
+fn next_reply(state: &mut State, role: &str, body: &str) -> (Reply, bool) {
     let Some(role) = ROLES.iter().find(|known| **known == role) else {
         let shown = if role.is_empty() { "none" } else { role };
         return (
@@ -508,6 +519,14 @@ fn next_reply(state: &mut State, role: &str) -> (Reply, bool) {
     };
     if let Some(reply) = state.queues.get_mut(role).and_then(VecDeque::pop_front) {
         return (reply, false);
+    }
+    if let (true, Some(needle)) = (*role == "check", &state.competent_check) {
+        let verdict = if body.contains(needle.as_str()) {
+            "VERDICT: unsafe\nit tells the reader what to do"
+        } else {
+            "VERDICT: safe\nordinary project source"
+        };
+        return (Reply::text(verdict), false);
     }
     let fallback = if *role == "planner" {
         Reply::text(EXHAUSTED_TEXT)
