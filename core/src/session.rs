@@ -313,6 +313,8 @@ pub struct SessionState {
     /// Paths already offered to the person with a `trustRead` question this turn: once per path
     /// per turn (seed 000).
     pub offered_this_turn: Vec<PathBuf>,
+    /// The checks' verdicts, by the bytes they judged, and what checking has cost.
+    pub verdicts: crate::tools::content_trust::Verdicts,
     audit_written: usize,
 }
 
@@ -427,6 +429,7 @@ impl Session {
                 standing_edits: Vec::new(),
                 remembered_plans: Vec::new(),
                 jobs: Vec::new(),
+                verdicts: Default::default(),
                 audit_written: 0,
             }),
             turn: Mutex::new(None),

@@ -16,6 +16,9 @@ use crate::model::Api;
 pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:11434/v1";
 pub const DEFAULT_MODEL_NAME: &str = "llama3.2";
 pub const DEFAULT_MAX_ROUNDS: u32 = 50;
+/// Bytes of one file a read check may be sent by default: 256 KiB, about 64k tokens, which fits
+/// the context of every model this talks to with room for the instructions and the reply.
+pub const DEFAULT_CHECK_BYTES: u64 = 256 * 1024;
 
 /// The permission mode (CONTRACT §3 `setMode`). None of them skips a question.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,6 +89,9 @@ pub struct Settings {
     /// recorded choice in `~/.bravebot/vetting`, or `exec --vet`.
     pub vetting_auto_source: &'static str,
     pub vetting_reads: bool,
+    /// The most bytes of one file a read check is sent (`vetting.checkBytes`): a larger file is
+    /// not checked at all, since a check reads the whole file or nothing.
+    pub check_max_bytes: u64,
     pub fetch_allow: Vec<String>,
     pub fetch_deny: Vec<String>,
     pub run_allow: Vec<String>,
@@ -111,6 +117,7 @@ impl Default for Settings {
             vetting_auto: false,
             vetting_auto_source: "default",
             vetting_reads: true,
+            check_max_bytes: DEFAULT_CHECK_BYTES,
             fetch_allow: Vec::new(),
             fetch_deny: Vec::new(),
             run_allow: Vec::new(),
@@ -201,6 +208,7 @@ const KNOWN_KEYS: &[&str] = &[
     "mode",
     "vetting.auto",
     "vetting.reads",
+    "vetting.checkBytes",
     "fetch.allow",
     "fetch.deny",
     "run.allow",
@@ -410,6 +418,11 @@ fn apply(
             .as_bool()
             .map(|b| s.vetting_reads = b)
             .ok_or(bad("true or false")),
+        "vetting.checkBytes" => value
+            .as_u64()
+            .filter(|n| *n > 0)
+            .map(|n| s.check_max_bytes = n)
+            .ok_or(bad("a number of bytes above 0")),
         "fetch.allow" => list()
             .map(|l| s.fetch_allow = l)
             .ok_or(bad("a list of hosts")),

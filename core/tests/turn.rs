@@ -435,8 +435,13 @@ async fn a_check_request_carries_no_tools_and_the_content_as_one_json_string() {
     let updates = f.screen.updates();
     assert!(updates.iter().any(|u| matches!(u, Update::Check { .. })));
     assert!(
-        f.session.state().trust.rule_for(&f.path("n.md")).is_some(),
-        "a clean verdict wrote a checker rule"
+        f.session.state().trust.rule_for(&f.path("n.md")).is_none(),
+        "a clean verdict writes no rule about the path"
+    );
+    assert_eq!(
+        f.session.state().verdicts.passed(),
+        vec![f.path("n.md").as_path()],
+        "it is remembered for the bytes it judged"
     );
 }
 

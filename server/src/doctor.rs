@@ -49,9 +49,12 @@ pub async fn run(egress: Arc<Egress>) -> ExitCode {
     lines.push(format!(
         "vetting: reads {}, auto {}",
         if settings.vetting_reads {
-            "checked"
+            format!(
+                "checked (files up to {} KiB; a verdict is remembered for the bytes it judged)",
+                settings.check_max_bytes / 1024
+            )
         } else {
-            "asked without a check"
+            "not checked: what nobody vouched for is held back or asked about".to_string()
         },
         if settings.vetting_auto { "on" } else { "off" }
     ));

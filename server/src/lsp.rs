@@ -236,7 +236,21 @@ impl Backend {
                     trusted: r.origin.integrity()
                         == bravebot_core::kernel::label::Integrity::Trusted,
                 })
+                // A clean verdict covers the bytes it judged, not the path, so it is listed
+                // beside the rules rather than as one: changed bytes are judged again.
+                .chain(state.verdicts.passed().into_iter().map(|p| TrustRuleStatus {
+                    path: shown(p),
+                    scope: "file",
+                    origin: "checker",
+                    trusted: true,
+                }))
                 .collect(),
+            checks: protocol::CheckStatus {
+                enabled: s.settings.vetting_reads,
+                made: state.verdicts.made,
+                saved: state.verdicts.saved,
+                budget_bytes: s.settings.check_max_bytes,
+            },
             added_directories: state
                 .added_dirs
                 .iter()

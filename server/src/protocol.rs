@@ -300,6 +300,8 @@ pub struct StatusResult {
     pub mode: &'static str,
     pub interactive: bool,
     pub trust_rules: Vec<TrustRuleStatus>,
+    /// What read checks have cost this session.
+    pub checks: CheckStatus,
     pub added_directories: Vec<String>,
     /// Files the person allowed the agent to change for the rest of the session.
     pub standing_edits: Vec<String>,
@@ -312,6 +314,17 @@ pub struct StatusResult {
     pub jobs: Vec<Value>,
     pub watches: Vec<Value>,
     pub audit_log: Option<String>,
+}
+
+/// Read checks in `bravebot/session/status`: whether they are on, how many were sent, how many a
+/// verdict remembered for the same bytes made unnecessary, and the most bytes one may be sent.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckStatus {
+    pub enabled: bool,
+    pub made: u64,
+    pub saved: u64,
+    pub budget_bytes: u64,
 }
 
 #[derive(Debug, Serialize)]

@@ -291,3 +291,25 @@ fn version_flag_prints_the_version_and_exits_zero() {
         describe(&output)
     );
 }
+
+// Verifies: JUDGE-4
+#[test]
+fn doctor_says_whether_read_checks_are_on() {
+    let dirs = dirs();
+    let on = run_against(&dirs, &dead_url(), &["doctor"], &[]);
+    let said = text(&on.stdout);
+    assert!(
+        said.contains("vetting: reads checked (files up to 256 KiB"),
+        "{said}"
+    );
+    let settings_dir = dirs.home.path().join(".bravebot");
+    std::fs::create_dir_all(&settings_dir).expect("mkdir ~/.bravebot");
+    std::fs::write(
+        settings_dir.join("settings.json"),
+        r#"{"vetting": {"reads": false}}"#,
+    )
+    .expect("write");
+    let off = run_against(&dirs, &dead_url(), &["doctor"], &[]);
+    let said = text(&off.stdout);
+    assert!(said.contains("vetting: reads not checked"), "{said}");
+}

@@ -159,6 +159,30 @@ fn bytecount_newlines(bytes: &[u8]) -> usize {
     bytes.iter().map(|b| usize::from(*b == b'\n')).sum()
 }
 
+/// A fingerprint of a value's bytes: SHA-256, so that two different files cannot be made to share
+/// one (an attacker who owns a file cannot arrange a collision with bytes a check passed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Fingerprint([u8; 32]);
+
+/// The fingerprint a verdict is remembered with. Hashing reads untrusted bytes, and comparing two
+/// fingerprints decides one thing: whether these exact bytes were judged before this session, so
+/// that a check is not sent twice for them. Equal bytes get the verdict they already got; any
+/// other bytes are judged again. (Known cost COST-15.)
+pub fn fingerprint(value: &Labelled<Vec<u8>>) -> Fingerprint {
+    let digest = ring::digest::digest(&ring::digest::SHA256, value.value());
+    let mut out = [0u8; 32];
+    out.copy_from_slice(digest.as_ref());
+    Fingerprint(out)
+}
+
+/// Whether bytes are text: UTF-8 with no NUL, the same test a read of a trusted file makes. Asked
+/// of untrusted bytes only to decide whether a check is worth sending (a check reads text), and
+/// the answer reaches the planner as "not text" (known cost COST-15).
+pub fn is_text(value: &Labelled<Vec<u8>>) -> bool {
+    let bytes = value.value();
+    !bytes.contains(&0) && std::str::from_utf8(bytes).is_ok()
+}
+
 /// The path behind a withheld listing entry, for opening the file it names. The path goes to the
 /// filesystem and nowhere else: nothing here compares it or branches on it.
 pub fn path_for_read<'a>(
@@ -348,7 +372,7 @@ impl Verdict {
 ///
 /// This is the third deliberate exception of seed 003: a decision taken from a reply that is a
 /// function of untrusted content. It decides only whether a path nobody vouched for is trusted
-/// for the session (origin `checker`) or which banner a question carries; it never changes a
+/// for the session's reads of those exact bytes or which banner a question carries; it never changes a
 /// label. The reply keeps its label and goes only to the person's screen.
 pub fn read_verdict(reply: &Labelled<CheckReply>, audit: &mut AuditTrail, what: &str) -> Verdict {
     let mut found = reply.value().text.lines().filter_map(|line| {

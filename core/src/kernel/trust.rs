@@ -1,9 +1,10 @@
 //! The trust map: which paths' contents the planner may read, and why.
 //!
 //! Each rule is about a path (a file, or a directory and everything beneath it) and carries its
-//! origin: the person's gesture, a check's clean verdict, the defaults for the files a person
-//! writes to be obeyed, or a write the agent made. What a rule grants is derived from its origin
-//! and never stored beside it, so a rule cannot disagree with itself.
+//! origin: the person's gesture, the defaults for the files a person writes to be obeyed, or a write
+//! the agent made. (A check's clean verdict covers bytes, not a path: `tools::content_trust`.) What a
+//! rule grants is derived from its origin and never stored beside it, so a rule cannot disagree
+//! with itself.
 //!
 //! Lookups take the narrowest rule that covers a path: a file rule beats any directory rule, a
 //! deeper directory beats a shallower one. Where two rules are equally narrow the stricter wins.
@@ -26,8 +27,6 @@ pub enum RuleOrigin {
     /// A person vouched for it: a file named in a prompt, `bravebot/session/trust`, a yes to a
     /// `trustRead` question.
     Person,
-    /// An isolated check read the whole file and said it looked clean.
-    Checker,
     /// The session's defaults: the files a person writes in order to be obeyed (`AGENTS.md`,
     /// `.bravebot/skills/`).
     Instructions,
@@ -38,9 +37,7 @@ pub enum RuleOrigin {
 impl RuleOrigin {
     pub fn integrity(self) -> Integrity {
         match self {
-            RuleOrigin::Person | RuleOrigin::Checker | RuleOrigin::Instructions => {
-                Integrity::Trusted
-            }
+            RuleOrigin::Person | RuleOrigin::Instructions => Integrity::Trusted,
             RuleOrigin::AgentWroteUntrusted => Integrity::Untrusted,
         }
     }
@@ -48,7 +45,6 @@ impl RuleOrigin {
     pub fn as_str(self) -> &'static str {
         match self {
             RuleOrigin::Person => "person",
-            RuleOrigin::Checker => "checker",
             RuleOrigin::Instructions => "instructions",
             RuleOrigin::AgentWroteUntrusted => "agentWrite",
         }
@@ -89,8 +85,9 @@ pub struct TrustMap {
 impl TrustMap {
     /// Adds a rule. A rule for exactly the same path and scope replaces the old one: the later
     /// statement about a path is the one that holds (a poisoned file stays poisoned until a person
-    /// says otherwise; see [`TrustMap::add_checker_verdict`] and [`TrustMap::add_default`] for the
-    /// two writers that may not override).
+    /// says otherwise; see [`TrustMap::add_default`] for the writer that may not override). A
+    /// check's clean verdict is not a rule: it covers the bytes it judged and lives in
+    /// `tools::content_trust`.
     pub fn add(&mut self, rule: TrustRule) {
         self.rules
             .retain(|r| !(r.path == rule.path && r.scope == rule.scope));
@@ -107,20 +104,6 @@ impl TrustMap {
             path,
             scope,
             origin: RuleOrigin::Instructions,
-        });
-        true
-    }
-
-    /// Records a check's clean verdict for one file, only where nothing covers it: a check may
-    /// fill a gap, never overrule a rule someone or something else wrote.
-    pub fn add_checker_verdict(&mut self, path: PathBuf) -> bool {
-        if self.rule_for(&path).is_some() {
-            return false;
-        }
-        self.add(TrustRule {
-            path,
-            scope: Scope::File,
-            origin: RuleOrigin::Checker,
         });
         true
     }
@@ -237,7 +220,6 @@ mod tests {
         );
         // Neither a default nor a check can hand the trust back.
         assert!(!map.add_default(p("/w/out.txt"), Scope::File));
-        assert!(!map.add_checker_verdict(p("/w/out.txt")));
         assert_eq!(
             map.integrity_of(&p("/w/out.txt")),
             Some(Integrity::Untrusted)
@@ -271,15 +253,10 @@ mod tests {
         assert_eq!(map.integrity_of(&p("/w/a/b")), Some(Integrity::Trusted));
     }
 
-    // Verifies: TRUST-4, TRUST-5
+    // Verifies: TRUST-4
     #[test]
-    fn trust_map_checker_fills_gaps_only() {
+    fn trust_map_defaults_fill_gaps_only() {
         let mut map = TrustMap::default();
-        assert!(map.add_checker_verdict(p("/w/readme.md")));
-        assert_eq!(
-            map.rule_for(&p("/w/readme.md")).map(|r| r.origin),
-            Some(RuleOrigin::Checker)
-        );
         assert!(map.add_default(p("/w/AGENTS.md"), Scope::File));
         assert!(
             !map.add_default(p("/w/AGENTS.md"), Scope::File),

@@ -7,11 +7,11 @@
 
 use serde_json::json;
 
+use super::content_trust::{self, Candidate, Hold};
 use super::land::{self, Target};
-use super::read_file::{Vouched, vouch_by_check};
 use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, change_token, confine, display_path};
 use crate::kernel::audit::{Decision, Gate};
-use crate::kernel::label::{Integrity, Label};
+use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy;
 use crate::session::QuestionKind;
@@ -131,26 +131,35 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         let refusal = crate::workspace_file::Refusal::TooLarge { limit };
         return super::read_file::unread(call, &shown, &refusal);
     }
-    let target = Target::with(call, path.clone(), shown.clone(), buffer, disk);
-    let integrity = call.session.state().trust.integrity_of(&path);
-    match integrity {
-        Some(Integrity::Trusted) => {}
-        Some(Integrity::Untrusted) => {
+    let real = disk
+        .as_ref()
+        .map_or_else(|| path.clone(), |d| d.real.clone());
+    // Locating a passage is a decision on the file's text, so the file must be one the planner
+    // may read: through the same helper a read uses, over exactly these bytes.
+    let content = Labelled::new(current.clone(), Label::UNTRUSTED_PRIVATE);
+    let candidate = Candidate {
+        path: &path,
+        real: &real,
+        shown: &shown,
+        bytes: &content,
+    };
+    let judged = content_trust::judge(call, &[candidate], 1).await.pop();
+    match judged.and_then(|j| j.hold) {
+        None => {}
+        Some(Hold::Marked) => {
             return ToolOutput::refused(format!(
                 "{shown} holds content nobody vouched for, so no passage can be located in it; \
                  replace it whole with write_file instead, or ask the person to trust it"
             ));
         }
-        None => {
-            let content = Labelled::new(current.clone(), Label::UNTRUSTED_PRIVATE);
-            if let Vouched::No(_) = vouch_by_check(call, &path, &shown, &content).await {
-                return ToolOutput::refused(format!(
-                    "nobody vouched for {shown} and the check did not clear it, so it cannot be edited; \
-                     ask the person to trust it, or replace it whole with write_file"
-                ));
-            }
+        Some(hold) => {
+            return ToolOutput::refused(format!(
+                "{shown} cannot be edited: {}; ask the person to trust it, or replace it whole with write_file",
+                hold.reason()
+            ));
         }
     }
+    let target = Target::with(call, path.clone(), shown.clone(), buffer, disk);
     // The first label of these bytes as an edit's original: trusted, because the trust map now
     // answers for their path; they are the bytes the check (if one ran) was shown.
     let Ok(opened) = policy::open(Labelled::new(current, Label::TRUSTED_PRIVATE)) else {

@@ -11,6 +11,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::content_trust::{self, Candidate};
 use super::{Call, ToolOutput, change_token, file_uri};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::Label;
@@ -117,16 +118,30 @@ pub struct Target {
     /// The change token of the file on disk when the question was put: whether it was written
     /// meanwhile is told from this, never by comparing contents.
     pub disk_token: String,
+    /// The label of what a change replaces (the buffer's text, else the disk's).
+    pub label: Label,
     /// The path came from a withheld listing entry: the planner never saw the name, so the person
     /// must, and no standing answer may land it (WRITE-8).
     pub by_reference: bool,
 }
 
-/// The label a file's current contents are read with: trusted only where the trust map says so.
-pub fn label_of(call: &Call<'_>, path: &Path) -> Label {
-    match call.session.state().trust.integrity_of(path) {
-        Some(crate::kernel::label::Integrity::Trusted) => Label::TRUSTED_PRIVATE,
-        _ => Label::UNTRUSTED_PRIVATE,
+/// The label a file's current bytes are read with: trusted only where the planner may read exactly
+/// those bytes, by a rule or a verdict the content-trust helper already gave (nothing is sent).
+fn label_of(call: &Call<'_>, path: &Path, real: &Path, bytes: &[u8]) -> Label {
+    let candidate = Labelled::new(bytes.to_vec(), Label::UNTRUSTED_PRIVATE);
+    let readable = content_trust::readable_now(
+        call,
+        &Candidate {
+            path,
+            real,
+            shown: "",
+            bytes: &candidate,
+        },
+    );
+    if readable {
+        Label::TRUSTED_PRIVATE
+    } else {
+        Label::UNTRUSTED_PRIVATE
     }
 }
 
@@ -146,27 +161,49 @@ impl Target {
         buffer: Option<(String, i32)>,
         disk: Option<Contents>,
     ) -> Target {
-        let label = label_of(call, &path);
+        let real = disk
+            .as_ref()
+            .map_or_else(|| path.clone(), |c| c.real.clone());
         let disk_token = disk
             .as_ref()
             .map_or_else(|| metadata_token(None), |c| c.token.clone());
+        let disk = disk.map(|c| {
+            let label = label_of(call, &path, &real, &c.bytes);
+            Labelled::new(c.bytes, label)
+        });
+        // What a change replaces: the open buffer's text where there is one, else the disk's.
+        let label = match (&buffer, &disk) {
+            (Some((text, _)), _) => label_of(call, &path, &real, text.as_bytes()),
+            (None, Some(bytes)) => bytes.label(),
+            // Nothing is there: no bytes for anybody to have vouched for, unless the agent's own
+            // write of untrusted data marked the path (then it stays marked).
+            (None, None) => match workspace_file::integrity_through_links(
+                &call.session.state().trust,
+                &path,
+                &real,
+            ) {
+                Some(crate::kernel::label::Integrity::Untrusted) => Label::UNTRUSTED_PRIVATE,
+                _ => Label::TRUSTED_PRIVATE,
+            },
+        };
         Target {
             path,
             shown,
             buffer,
-            disk: disk.map(|c| Labelled::new(c.bytes, label)),
+            disk,
             disk_token,
+            label,
             by_reference: false,
         }
     }
 
     /// The current text: the buffer's, else the disk's (lossily, for display and diffing), else
     /// empty for a file that does not exist yet.
-    pub fn original(&self, label: Label) -> Labelled<String> {
+    pub fn original(&self) -> Labelled<String> {
         match (&self.buffer, &self.disk) {
-            (Some((text, _)), _) => Labelled::new(text.clone(), label),
+            (Some((text, _)), _) => Labelled::new(text.clone(), self.label),
             (None, Some(bytes)) => policy::text_for_display(bytes),
-            (None, None) => Labelled::new(String::new(), label),
+            (None, None) => Labelled::new(String::new(), self.label),
         }
     }
 }

@@ -5,6 +5,7 @@
 //! `read_git`, `spawn_agent`, `load_skill`, `schedule_next` and `watch_file` (CONTRACT §4.1).
 
 mod ask_user;
+pub mod content_trust;
 mod edit_file;
 mod fetch_url;
 mod job_output;

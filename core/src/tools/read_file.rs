@@ -14,10 +14,10 @@ use std::path::Path;
 
 use serde_json::json;
 
+use super::content_trust::{self, Candidate, Hold};
 use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine, display_path, file_uri};
-use crate::check;
 use crate::kernel::audit::{Decision, Gate};
-use crate::kernel::label::{Integrity, Label};
+use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::Origin;
@@ -126,18 +126,7 @@ async fn read_by_path(call: &Call<'_>, raw: &str, page: Page) -> ToolOutput {
     if let Some(media_type) = picture_media_type(&path) {
         return quarantine_picture(call, &shown, media_type, file.bytes);
     }
-    let integrity =
-        workspace_file::integrity_through_links(&session.state().trust, &path, &file.real);
-    match integrity {
-        Some(Integrity::Trusted) => read_trusted(call, &shown, page, file),
-        Some(Integrity::Untrusted) => quarantine(
-            call,
-            &shown,
-            file.bytes,
-            "a write of content nobody vouched for marked it untrusted",
-        ),
-        None => read_unvouched(call, &path, &shown, page, file).await,
-    }
+    read_judged(call, &path, &shown, page, file).await
 }
 
 /// What the planner is told when a file was not read, worded from its metadata alone. Recorded,
@@ -163,8 +152,10 @@ pub(super) fn unread(call: &Call<'_>, shown: &str, refusal: &Refusal) -> ToolOut
     }
 }
 
-/// A read of a path no rule covers: check it, then maybe ask.
-async fn read_unvouched(
+/// A read of bytes already in hand: the content-trust helper decides whether the planner may
+/// read them (a rule, a verdict remembered for these bytes, or a check now); what it does not
+/// clear is quarantined, after a `trustRead` question where one may be put.
+async fn read_judged(
     call: &Call<'_>,
     path: &Path,
     shown: &str,
@@ -174,29 +165,37 @@ async fn read_unvouched(
     let session = call.session;
     // The check and the question see a labelled copy; a page, if one is presented, is made from
     // the bytes they saw and from nothing read afterwards.
-    let bytes = file.bytes.clone();
-    let content = Labelled::new(bytes, Label::UNTRUSTED_PRIVATE);
-    let origin = format!("the file {shown} in the person's workspace");
-    let outcome = match vouch_by_check(call, path, shown, &content).await {
-        Vouched::Yes => return read_trusted(call, shown, page, file),
-        Vouched::No(outcome) => outcome,
+    let content = Labelled::new(file.bytes.clone(), Label::UNTRUSTED_PRIVATE);
+    let candidate = Candidate {
+        path,
+        real: &file.real,
+        shown,
+        bytes: &content,
     };
+    let Some(judged) = content_trust::judge(call, &[candidate], 1).await.pop() else {
+        return ToolOutput::error("internal: the content-trust helper judged nothing");
+    };
+    let hold = match judged.hold {
+        None => return read_trusted(call, shown, page, file),
+        Some(hold) => hold,
+    };
+    // What no person can change by a yes: a mark the agent's own write left, or bytes that are
+    // not text (a yes would show nothing).
+    if matches!(hold, Hold::Marked | Hold::Binary) {
+        return quarantine_labelled(call, shown, content, hold.reason());
+    }
+    let origin = format!("the file {shown} in the person's workspace");
     let already_offered = session.state().offered_this_turn.iter().any(|p| p == path);
     if !session.screen.interactive() {
         return quarantine_labelled(
             call,
             shown,
             content,
-            "nobody vouched for it, the check did not clear it, and nobody is watching to be asked",
+            &format!("{}, and nobody is watching to be asked", hold.reason()),
         );
     }
     if already_offered || call.cancel.is_cancelled() {
-        return quarantine_labelled(
-            call,
-            shown,
-            content,
-            "nobody vouched for it and the check did not clear it",
-        );
+        return quarantine_labelled(call, shown, content, hold.reason());
     }
     // A context that met released content asks nothing that would grant it trust (CTX-2).
     if call.person_only() {
@@ -204,7 +203,10 @@ async fn read_unvouched(
             call,
             shown,
             content,
-            "nobody vouched for it, the check did not clear it, and this conversation has met released content, so the person is not asked to trust it",
+            &format!(
+                "{}, and this conversation has met released content, so the person is not asked to trust it",
+                hold.reason()
+            ),
         );
     }
     session.state().offered_this_turn.push(path.to_path_buf());
@@ -216,9 +218,12 @@ async fn read_unvouched(
             path: Some(shown.to_string()),
             uri: Some(file_uri(path)),
             content: Some(policy::preview_for_screen(&content, PREVIEW_LINES)),
-            verdict: outcome.as_ref().map(|o| o.verdict),
-            verdict_text: outcome.and_then(|o| o.reasons),
+            verdict: judged.verdict,
+            verdict_text: judged.outcome.and_then(|o| o.reasons),
             origin: Some(origin),
+            notice: (hold == Hold::TooLarge).then(|| {
+                "It is larger than the check reads, so no check looked at it: only the head is shown here, and a yes trusts the whole file.".to_string()
+            }),
             ..Subject::default()
         },
         options: vec![
@@ -270,57 +275,7 @@ async fn read_unvouched(
     if approved {
         read_trusted(call, shown, page, file)
     } else {
-        quarantine_labelled(call, shown, content, "nobody vouched for it")
-    }
-}
-
-/// What a check over a file nobody vouched for came to.
-pub(super) enum Vouched {
-    /// A clean verdict: the path is now trusted for the session (origin `checker`).
-    Yes,
-    /// Anything else, with what the check said when one ran (`vetting.reads: false` runs none).
-    No(Option<check::CheckOutcome>),
-}
-
-/// Shows a whole file nobody vouched for to the check; a clean verdict trusts that one path for
-/// the session. Reads and edits both come through here (seed 002).
-pub(super) async fn vouch_by_check(
-    call: &Call<'_>,
-    path: &Path,
-    shown: &str,
-    content: &Labelled<Vec<u8>>,
-) -> Vouched {
-    let session = call.session;
-    if !session.settings.vetting_reads {
-        return Vouched::No(None);
-    }
-    let origin = format!("the file {shown} in the person's workspace");
-    let outcome = check::run(
-        session,
-        content,
-        &origin,
-        "a file of the person's project",
-        call.cancel,
-    )
-    .await;
-    if outcome.verdict != policy::Verdict::Safe {
-        return Vouched::No(Some(outcome));
-    }
-    let mut state = session.state();
-    let added = state.trust.add_checker_verdict(path.to_path_buf());
-    state.audit.record(
-        Gate::Trust,
-        if added {
-            Decision::Allowed
-        } else {
-            Decision::Refused
-        },
-        format!("{shown} trusted for the session after a clean check (origin checker)"),
-    );
-    if added {
-        Vouched::Yes
-    } else {
-        Vouched::No(Some(outcome))
+        quarantine_labelled(call, shown, content, hold.reason())
     }
 }
 
@@ -427,15 +382,6 @@ fn decode_text(bytes: policy::Opened<Vec<u8>>) -> Result<policy::Opened<String>,
         Ok(_) => Ok(bytes.map(|b| String::from_utf8(b).unwrap_or_default())),
         Err(_) => Err(()),
     }
-}
-
-fn quarantine(call: &Call<'_>, shown: &str, bytes: Vec<u8>, why: &str) -> ToolOutput {
-    quarantine_labelled(
-        call,
-        shown,
-        Labelled::new(bytes, Label::UNTRUSTED_PRIVATE),
-        why,
-    )
 }
 
 fn quarantine_labelled(

@@ -7,7 +7,7 @@
 
 use serde_json::json;
 
-use super::land::{self, Target, label_of};
+use super::land::{self, Target};
 use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine, display_path};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::Label;
@@ -193,7 +193,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     };
     target.by_reference = by_reference;
     let content = policy::keep_trailing_newline(target.disk.as_ref(), content);
-    let original = target.original(label_of(call, &path));
+    let original = target.original();
     let proposed = policy::text_for_display(&content);
     land::propose(call, QuestionKind::Write, target, original, proposed).await
 }

@@ -1,0 +1,351 @@
+//! Content trust for files: the one helper that decides, for a set of files whose bytes were read
+//! once, which of them the planner may read.
+//!
+//! A file is readable when a rule vouches for its path (a person's gesture, the session's
+//! defaults) or when the isolated check passed exactly the bytes in hand. Everything else is held
+//! back, with the reason the planner is told. `read_file`, `edit_file`, `search` and `run` all come
+//! here (seed 002: one check, at the same point, through the same helper), so a file costs one
+//! check per session for the same bytes whichever tool meets it first.
+//!
+//! A verdict is remembered with a fingerprint of the bytes it judged ([`policy::fingerprint`]):
+//! the same bytes again are answered from memory, changed bytes are judged again. A check is sent
+//! only for text within the check budget: a larger file is not checked at all (the whole file or
+//! nothing), and a binary one has no text for a check to read. New checks run a few at a time.
+
+use std::path::{Path, PathBuf};
+
+use futures::StreamExt;
+
+use super::Call;
+use crate::check::{self, CheckOutcome};
+use crate::kernel::audit::{Decision, Gate};
+use crate::kernel::label::Integrity;
+use crate::kernel::labelled::Labelled;
+use crate::kernel::policy::{self, Fingerprint, Verdict};
+use crate::workspace_file;
+
+/// Checks in flight at once for one call. Two cores and a model endpoint that answers a handful
+/// of requests in parallel: more would queue at the endpoint rather than finish sooner.
+pub const PARALLEL_CHECKS: usize = 4;
+
+/// A verdict the session remembers, for the exact bytes it judged.
+#[derive(Clone, Debug)]
+pub struct Remembered {
+    pub path: PathBuf,
+    pub fingerprint: Fingerprint,
+    pub verdict: Verdict,
+}
+
+/// The session's memory of checks: verdicts by fingerprint, and what they cost.
+#[derive(Clone, Debug, Default)]
+pub struct Verdicts {
+    remembered: Vec<Remembered>,
+    /// Checks sent to the model.
+    pub made: u64,
+    /// Checks answered from memory because the same bytes were judged before.
+    pub saved: u64,
+}
+
+impl Verdicts {
+    /// The verdict remembered for exactly these bytes of `path`, if any.
+    pub fn recall(&self, path: &Path, fingerprint: &Fingerprint) -> Option<Verdict> {
+        self.remembered
+            .iter()
+            .rev()
+            .find(|r| r.path == path && r.fingerprint == *fingerprint)
+            .map(|r| r.verdict)
+    }
+
+    /// Keeps a completed verdict. An inconclusive one says nothing about the bytes (a timeout, a
+    /// refusal by the endpoint), so it is not kept and the next read checks again.
+    pub fn keep(&mut self, path: PathBuf, fingerprint: Fingerprint, verdict: Verdict) {
+        if verdict == Verdict::Inconclusive {
+            return;
+        }
+        self.remembered
+            .retain(|r| !(r.path == path && r.fingerprint == fingerprint));
+        self.remembered.push(Remembered {
+            path,
+            fingerprint,
+            verdict,
+        });
+    }
+
+    /// The paths whose current bytes were last judged safe, for status.
+    pub fn passed(&self) -> Vec<&Path> {
+        let mut out: Vec<&Path> = self
+            .remembered
+            .iter()
+            .filter(|r| r.verdict == Verdict::Safe)
+            .map(|r| r.path.as_path())
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+}
+
+/// One file to judge: where it was named, where its links lead, how it is shown, and the bytes
+/// read once.
+pub struct Candidate<'a> {
+    pub path: &'a Path,
+    pub real: &'a Path,
+    pub shown: &'a str,
+    pub bytes: &'a Labelled<Vec<u8>>,
+}
+
+/// Why a file is held back from the planner.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hold {
+    /// The agent wrote data nobody vouched for there.
+    Marked,
+    /// A check judged these bytes and did not find them safe.
+    Unsafe,
+    /// The check did not complete, so it says nothing.
+    Inconclusive,
+    /// Larger than the check budget: not checked at all.
+    TooLarge,
+    /// Not text: nothing a check could read.
+    Binary,
+    /// Read checks are off (`vetting.reads: false`).
+    ChecksOff,
+    /// More new checks than the call may make: not checked this time.
+    OverCap,
+}
+
+impl Hold {
+    /// The reason, in the driver's words, for the planner.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Hold::Marked => "a write of content nobody vouched for marked it untrusted",
+            Hold::Unsafe => "nobody vouched for it and the check did not clear it",
+            Hold::Inconclusive => "nobody vouched for it and the check did not complete",
+            Hold::TooLarge => {
+                "nobody vouched for it and it is larger than the check reads, so it was not checked; the person may vouch for it"
+            }
+            Hold::Binary => {
+                "nobody vouched for it and it is not text, so there is nothing to check"
+            }
+            Hold::ChecksOff => "nobody vouched for it and read checks are off",
+            Hold::OverCap => {
+                "nobody vouched for it and it was not checked this time: narrow the request"
+            }
+        }
+    }
+}
+
+/// What the helper decided for one file.
+pub struct Judged {
+    /// `None` when the planner may read the file; otherwise why not.
+    pub hold: Option<Hold>,
+    /// Whether a rule (rather than a check) vouches for the path.
+    pub by_rule: bool,
+    /// The verdict these bytes got, now or earlier this session, if a check judged them.
+    pub verdict: Option<Verdict>,
+    /// What a check sent now said, for the question a read may put next.
+    pub outcome: Option<CheckOutcome>,
+}
+
+impl Judged {
+    pub fn readable(&self) -> bool {
+        self.hold.is_none()
+    }
+}
+
+/// What the session already knows about one file, without sending anything: a rule, a
+/// remembered verdict for these bytes (counted as a check saved), or the reason no check will be
+/// sent. `Err` carries the fingerprint a new check would be remembered under.
+fn known(call: &Call<'_>, c: &Candidate<'_>) -> Result<Judged, Fingerprint> {
+    known_counting(call, c, true)
+}
+
+/// Whether the planner may read exactly these bytes now, by a rule or a verdict already given,
+/// without sending a check or counting one saved: the label a change's original is read with.
+pub fn readable_now(call: &Call<'_>, c: &Candidate<'_>) -> bool {
+    known_counting(call, c, false).is_ok_and(|j| j.readable())
+}
+
+fn known_counting(call: &Call<'_>, c: &Candidate<'_>, count: bool) -> Result<Judged, Fingerprint> {
+    let session = call.session;
+    let mut state = session.state();
+    let decided = |hold: Option<Hold>, by_rule: bool| Judged {
+        hold,
+        by_rule,
+        verdict: None,
+        outcome: None,
+    };
+    match workspace_file::integrity_through_links(&state.trust, c.path, c.real) {
+        Some(Integrity::Trusted) => return Ok(decided(None, true)),
+        Some(Integrity::Untrusted) => return Ok(decided(Some(Hold::Marked), false)),
+        None => {}
+    }
+    let fingerprint = policy::fingerprint(c.bytes);
+    if let Some(verdict) = state.verdicts.recall(c.real, &fingerprint) {
+        state.verdicts.saved += u64::from(count);
+        let hold = match verdict {
+            Verdict::Safe => None,
+            _ => Some(Hold::Unsafe),
+        };
+        return Ok(Judged {
+            verdict: Some(verdict),
+            ..decided(hold, false)
+        });
+    }
+    if !session.settings.vetting_reads {
+        return Ok(decided(Some(Hold::ChecksOff), false));
+    }
+    let budget = usize::try_from(session.settings.check_max_bytes).unwrap_or(usize::MAX);
+    if policy::measure(c.bytes).1 > budget {
+        return Ok(decided(Some(Hold::TooLarge), false));
+    }
+    if !policy::is_text(c.bytes) {
+        return Ok(decided(Some(Hold::Binary), false));
+    }
+    Err(fingerprint)
+}
+
+/// Decides which files the planner may read without sending any check: what a rule or a
+/// remembered verdict says. A file that would need a new check is held as [`Hold::OverCap`].
+pub fn judge_known(call: &Call<'_>, candidates: &[Candidate<'_>]) -> Vec<Judged> {
+    candidates
+        .iter()
+        .map(|c| {
+            known(call, c).unwrap_or(Judged {
+                hold: Some(Hold::OverCap),
+                by_rule: false,
+                verdict: None,
+                outcome: None,
+            })
+        })
+        .collect()
+}
+
+/// Decides, for each file in order, whether the planner may read it: rules first, then verdicts
+/// remembered for the same bytes, then new checks for the rest, at most `cap` of them (the first
+/// ones in the order given), [`PARALLEL_CHECKS`] at a time. Every answer from memory and every
+/// check made is counted in the session's [`Verdicts`].
+pub async fn judge(call: &Call<'_>, candidates: &[Candidate<'_>], cap: usize) -> Vec<Judged> {
+    let session = call.session;
+    let mut judged: Vec<Option<Judged>> = Vec::with_capacity(candidates.len());
+    let mut to_check: Vec<(usize, Fingerprint)> = Vec::new();
+    for (i, c) in candidates.iter().enumerate() {
+        match known(call, c) {
+            Ok(j) => judged.push(Some(j)),
+            Err(_) if to_check.len() >= cap => judged.push(Some(Judged {
+                hold: Some(Hold::OverCap),
+                by_rule: false,
+                verdict: None,
+                outcome: None,
+            })),
+            Err(fingerprint) => {
+                to_check.push((i, fingerprint));
+                judged.push(None);
+            }
+        }
+    }
+    let checks = futures::stream::iter(to_check.into_iter().map(|(i, fingerprint)| {
+        let c = &candidates[i];
+        async move {
+            let origin = format!("the file {} in the person's workspace", c.shown);
+            let outcome = check::run(
+                session,
+                c.bytes,
+                &origin,
+                "a file of the person's project",
+                call.cancel,
+            )
+            .await;
+            (i, fingerprint, outcome)
+        }
+    }))
+    .buffered(PARALLEL_CHECKS)
+    .collect::<Vec<_>>()
+    .await;
+    for (i, fingerprint, outcome) in checks {
+        let c = &candidates[i];
+        let verdict = outcome.verdict;
+        {
+            let mut state = session.state();
+            state.verdicts.made += 1;
+            state
+                .verdicts
+                .keep(c.real.to_path_buf(), fingerprint, verdict);
+            state.audit.record(
+                Gate::Trust,
+                if verdict == Verdict::Safe {
+                    Decision::Allowed
+                } else {
+                    Decision::Refused
+                },
+                format!(
+                    "{}: these bytes {} (origin checker)",
+                    c.shown,
+                    if verdict == Verdict::Safe {
+                        "are readable after a clean check"
+                    } else {
+                        "stay quarantined"
+                    }
+                ),
+            );
+        }
+        let hold = match verdict {
+            Verdict::Safe => None,
+            Verdict::Unsafe => Some(Hold::Unsafe),
+            Verdict::Inconclusive => Some(Hold::Inconclusive),
+        };
+        judged[i] = Some(Judged {
+            hold,
+            by_rule: false,
+            verdict: Some(verdict),
+            outcome: Some(outcome),
+        });
+    }
+    judged
+        .into_iter()
+        .map(|j| {
+            j.unwrap_or(Judged {
+                hold: Some(Hold::Inconclusive),
+                by_rule: false,
+                verdict: None,
+                outcome: None,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::label::Label;
+
+    fn bytes(s: &str) -> Labelled<Vec<u8>> {
+        Labelled::new(s.as_bytes().to_vec(), Label::UNTRUSTED_PRIVATE)
+    }
+
+    // Verifies: JUDGE-2
+    #[test]
+    fn verdicts_are_kept_by_fingerprint_and_an_inconclusive_one_is_not() {
+        let mut v = Verdicts::default();
+        let a = Path::new("/w/a.md");
+        let first = policy::fingerprint(&bytes("one\n"));
+        let changed = policy::fingerprint(&bytes("two\n"));
+        assert_ne!(first, changed);
+        v.keep(a.to_path_buf(), first, Verdict::Safe);
+        assert_eq!(v.recall(a, &first), Some(Verdict::Safe));
+        assert_eq!(v.recall(a, &changed), None, "other bytes are judged anew");
+        assert_eq!(
+            v.recall(Path::new("/w/b.md"), &first),
+            None,
+            "the same bytes in another file are another file's"
+        );
+        v.keep(a.to_path_buf(), changed, Verdict::Inconclusive);
+        assert_eq!(
+            v.recall(a, &changed),
+            None,
+            "an inconclusive verdict says nothing"
+        );
+        v.keep(a.to_path_buf(), changed, Verdict::Unsafe);
+        assert_eq!(v.recall(a, &changed), Some(Verdict::Unsafe));
+        assert_eq!(v.passed(), vec![a]);
+    }
+}
