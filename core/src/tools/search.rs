@@ -2,11 +2,11 @@
 //!
 //! The pattern is compiled before anything is read ([`Pattern`]), the files are chosen by a walk
 //! that is sorted, breadth first, capped and blind to `.gitignore` ([`search_tree`]), and the
-//! result is labelled with the meet of every file it read: where each one is trusted the matching
-//! lines reach the planner, and where any one is not, the whole result goes into one quarantine
-//! slot and the planner gets its reference with the facts the driver kept while searching (how
-//! many matches and files, and whether and why the search stopped early). The counts are computed
-//! from the bytes searched; that disclosure is written down as a known cost in `specs/search.md`.
+//! lines are shown file by file: a file a rule vouches for, or whose searched bytes the
+//! content-trust helper passes, has its lines shown; the lines of every other file go into one
+//! quarantine slot, and the planner gets its reference with how many lines and files it holds and
+//! why each file was held back. The counts are computed from the bytes searched; that disclosure is
+//! written down as a known cost in `specs/search.md`.
 //!
 //! The engine is public so that a benchmark can run it without a session:
 //!
@@ -42,9 +42,11 @@ use serde_json::{Value, json};
 pub use include::Include;
 pub use pattern::{MAX_NESTING, MAX_PATTERN_CHARS, MAX_PATTERNS, Pattern, PatternError};
 pub use walk::{
-    Limits, MAX_LINE_CHARS, Match, Outcome, Request, SKIPPED_DIRECTORIES, Stop, search_tree,
+    Keep, Limits, MAX_LINE_CHARS, Match, Outcome, Request, SKIPPED_DIRECTORIES, Stop, search_tree,
+    search_tree_keeping,
 };
 
+use super::content_trust::{self, Candidate, Hold};
 use super::{
     ArgRole, ArgSpec, Call, Files, ToolOutput, ToolSpec, confine, control_pictures, display_path,
 };
@@ -71,8 +73,9 @@ The engine never backtracks. Supported: literals, ., *, +, ?, |, (...), (?:...),
 lookaround, named groups, other flags, and counted repetition: { and } are ordinary characters. `pattern` may be a \
 list; a line matching any of them matches. `include` is a glob (*, ?, ** and braces like **/*.{rs,toml}); one \
 without a slash matches file names at any depth. At most 200 matches come back per call; a capped result names the \
-offset to continue from. Version control, build output, caches and vendored dependencies are not searched. A \
-result that read any file nobody vouched for comes back as a reference (ref:N) with its counts.",
+offset to continue from. Version control, build output, caches and vendored dependencies are not searched. Lines \
+from files nobody vouched for are shown once a check passes the file; the lines of files it does not pass are held \
+back in one reference (ref:N), and the result says which files and why.",
         args: vec![
             ArgSpec {
                 name: "pattern",
@@ -201,6 +204,12 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         deadline: started.checked_add(Duration::from_secs(settings.search_max_seconds)),
         max_file_bytes: MAX_FILE_BYTES,
     };
+    // Names under a path marked untrusted are withheld, so nothing there is checked either: what
+    // no rule vouches for stays in the reference.
+    let (trust, withheld) = {
+        let state = session.state();
+        (state.trust.clone(), state.trust.untrusted_within(&root))
+    };
     let outcome = {
         let files: Arc<dyn Files> = session.files.clone();
         let cancel = call.cancel.clone();
@@ -208,6 +217,8 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         let root = root.clone();
         let offset = args.offset;
         let include = include.clone();
+        let check_bytes = settings.check_max_bytes;
+        let keep_checks = settings.vetting_reads && !withheld;
         // The walk is blocking filesystem work and may take seconds: off the async threads.
         let job = tokio::task::spawn_blocking(move || {
             let request = Request {
@@ -218,7 +229,13 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
                 offset,
                 limits,
             };
-            search_tree(&request, files.as_ref(), &|| cancel.is_cancelled())
+            let wanted = |p: &Path| keep_checks && trust.integrity_of(p).is_none();
+            let keep = Keep {
+                files: CHECK_CAP,
+                max_bytes: check_bytes,
+                wanted: &wanted,
+            };
+            search_tree_keeping(&request, files.as_ref(), &|| cancel.is_cancelled(), &keep)
         });
         match job.await {
             Ok(outcome) => outcome,
@@ -236,33 +253,121 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         max_seconds: settings.search_max_seconds,
         cwd: &session.cwd,
     };
-    // The result's label is the meet of every file read: trusted only if each one is. Decided on
-    // the trust map as it stands once the reading is done.
-    let (unvouched, withheld) = {
-        let state = session.state();
-        let unvouched: Vec<&PathBuf> = outcome
-            .files_read
-            .iter()
-            .filter(|p| state.trust.integrity_of(p) != Some(Integrity::Trusted))
-            .collect();
-        let unvouched: Vec<PathBuf> = unvouched.into_iter().cloned().collect();
-        (unvouched, state.trust.untrusted_within(&root))
-    };
+    let sorted = sort_matches(call, &outcome, withheld).await;
     call.record(
         Gate::FileRead,
         Decision::Observed,
         format!(
-            "search under {shown} read {} files, {} of them not vouched for",
+            "search under {shown} read {} files; lines shown from {} files, held back from {}",
             outcome.files_read.len(),
-            unvouched.len()
+            sorted.shown_files,
+            sorted.held_files.len()
         ),
     );
-    let body = render(&query, &outcome, withheld);
-    if unvouched.is_empty() {
-        present(call, &query, &outcome, body)
-    } else {
-        quarantine(call, &query, &outcome, body, &unvouched, withheld)
+    respond(call, &query, &outcome, sorted, withheld)
+}
+
+/// Most files one search has checked; past it the rest of the matching files are held back and
+/// the result says so, so the planner can narrow the search.
+pub const CHECK_CAP: usize = 16;
+
+/// The matches split by whether the planner may read the file they come from.
+struct Sorted {
+    shown: Vec<Match>,
+    held: Vec<Match>,
+    shown_files: usize,
+    /// Each file held back, in walk order, with why.
+    held_files: Vec<(PathBuf, Hold)>,
+}
+
+/// Decides, file by file, which matching lines the planner may read: a file a rule vouches for,
+/// or one whose searched bytes the content-trust helper passes (at most [`CHECK_CAP`] new checks,
+/// the shallowest files first, since the walk is breadth first). A file that passed is shown
+/// through the lines cut from the bytes the check judged. Files read that matched nothing need no
+/// check: only their absence reaches the planner (known cost SEARCH-16).
+async fn sort_matches(call: &Call<'_>, outcome: &Outcome, withheld: bool) -> Sorted {
+    let session = call.session;
+    let mut files: Vec<&Path> = Vec::new();
+    for m in &outcome.matches {
+        if files.last() != Some(&m.path.as_path()) {
+            files.push(&m.path);
+        }
     }
+    let kept: Vec<(&PathBuf, Labelled<Vec<u8>>)> = outcome
+        .kept
+        .iter()
+        .map(|(p, b)| (p, Labelled::new(b.clone(), Label::UNTRUSTED_PRIVATE)))
+        .collect();
+    let shown_names: Vec<String> = kept
+        .iter()
+        .map(|(p, _)| control_pictures(&display_path(&session.cwd, p)))
+        .collect();
+    let candidates: Vec<Candidate<'_>> = kept
+        .iter()
+        .zip(&shown_names)
+        .map(|((p, bytes), shown)| Candidate {
+            path: p,
+            real: p,
+            shown,
+            bytes,
+        })
+        .collect();
+    let judged = content_trust::judge(call, &candidates, CHECK_CAP).await;
+    let passed: Vec<&Path> = kept
+        .iter()
+        .zip(&judged)
+        .filter(|(_, j)| j.readable())
+        .map(|((p, _), _)| p.as_path())
+        .collect();
+    let verdict_of = |p: &Path| -> Result<(), Hold> {
+        let rule = session.state().trust.integrity_of(p);
+        match rule {
+            Some(Integrity::Trusted) => return Ok(()),
+            Some(Integrity::Untrusted) => return Err(Hold::Marked),
+            None => {}
+        }
+        if withheld {
+            return Err(Hold::Marked);
+        }
+        if passed.contains(&p) {
+            return Ok(());
+        }
+        match kept
+            .iter()
+            .zip(&judged)
+            .find(|((k, _), _)| k.as_path() == p)
+        {
+            Some((_, j)) => Err(j.hold.unwrap_or(Hold::Inconclusive)),
+            None if !session.settings.vetting_reads => Err(Hold::ChecksOff),
+            None => Err(Hold::OverCap),
+        }
+    };
+    let decided: Vec<(&Path, Result<(), Hold>)> =
+        files.iter().map(|p| (*p, verdict_of(p))).collect();
+    let mut sorted = Sorted {
+        shown: Vec::new(),
+        held: Vec::new(),
+        shown_files: 0,
+        held_files: Vec::new(),
+    };
+    for (path, decision) in &decided {
+        match decision {
+            Ok(()) => sorted.shown_files += 1,
+            Err(hold) => sorted.held_files.push((path.to_path_buf(), *hold)),
+        }
+    }
+    for m in &outcome.matches {
+        let shown = decided
+            .iter()
+            .find(|(p, _)| *p == m.path.as_path())
+            .is_some_and(|(_, d)| d.is_ok());
+        if shown {
+            sorted.shown.push(m.clone());
+        } else {
+            sorted.held.push(m.clone());
+        }
+    }
+    sorted
 }
 
 /// What was asked, as the driver will describe it.
@@ -301,15 +406,15 @@ impl Query<'_> {
 
 /// The whole result, as the planner reads it when every file was trusted, and as the slot holds
 /// it when not.
-fn render(query: &Query<'_>, outcome: &Outcome, withheld: bool) -> String {
+fn render(query: &Query<'_>, outcome: &Outcome, matches: &[Match], withheld: bool) -> String {
     let mut out = format!(
         "{}: {} matching lines in {} files; {} files read\n",
         query.describe(),
-        outcome.matches.len(),
-        distinct_files(&outcome.matches),
+        matches.len(),
+        distinct_files(matches),
         outcome.files_read.len()
     );
-    for m in &outcome.matches {
+    for m in matches {
         out.push_str(&format!(
             "{}:{}:{}\n",
             control_pictures(&display_path(query.cwd, &m.path)),
@@ -429,10 +534,98 @@ fn notes(query: &Query<'_>, outcome: &Outcome, withheld: bool) -> Vec<String> {
     out
 }
 
-fn present(call: &Call<'_>, query: &Query<'_>, outcome: &Outcome, body: String) -> ToolOutput {
-    let mut state = call.session.state();
+/// What the planner is told: the lines it may read, as text, and the rest in one reference with
+/// how many lines and files it holds and why each file was held back.
+fn respond(
+    call: &Call<'_>,
+    query: &Query<'_>,
+    outcome: &Outcome,
+    sorted: Sorted,
+    withheld: bool,
+) -> ToolOutput {
+    let session = call.session;
+    let body = render(query, outcome, &sorted.shown, withheld);
+    let held_note = (!sorted.held.is_empty()).then(|| {
+        let mut lines = String::new();
+        for m in &sorted.held {
+            lines.push_str(&format!(
+                "{}:{}:{}\n",
+                control_pictures(&display_path(query.cwd, &m.path)),
+                m.line,
+                m.text
+            ));
+        }
+        let content = Labelled::new(lines.into_bytes(), Label::UNTRUSTED_PRIVATE);
+        let label = content.label();
+        let reference = {
+            let mut state = session.state();
+            let reference = state.quarantine.put(
+                content,
+                Origin::Search {
+                    directory: query.shown.to_string(),
+                },
+            );
+            policy::withhold(
+                &format!("search in {} (lines held back)", query.shown),
+                label,
+                &reference.id.to_string(),
+                &mut state.audit,
+            );
+            reference
+        };
+        session.screen.update(Update::Quarantined {
+            reference: reference.clone(),
+            origin: format!("a search in {}", query.shown),
+        });
+        let why = if withheld {
+            format!(
+                "their names are withheld too: {} holds a path marked untrusted, so only files a rule vouches for are shown there",
+                query.shown
+            )
+        } else {
+            let mut named: Vec<String> = sorted
+                .held_files
+                .iter()
+                .take(NAMED_UNVOUCHED)
+                .map(|(p, hold)| {
+                    format!(
+                        "{} ({})",
+                        control_pictures(&display_path(query.cwd, p)),
+                        hold.reason()
+                    )
+                })
+                .collect();
+            if sorted.held_files.len() > NAMED_UNVOUCHED {
+                named.push(format!(
+                    "and {} more",
+                    sorted.held_files.len() - NAMED_UNVOUCHED
+                ));
+            }
+            named.join("; ")
+        };
+        let over_cap = sorted
+            .held_files
+            .iter()
+            .any(|(_, h)| *h == Hold::OverCap);
+        let narrow = if over_cap {
+            format!(
+                " Past {CHECK_CAP} new checks a search checks no more files: narrow the directory or the include to see the rest."
+            )
+        } else {
+            String::new()
+        };
+        (
+            reference.id.to_string(),
+            format!(
+                "[held back: {} matching lines from {} files, counted from text nobody vouched for, are in {reference}, which you cannot read: {why}.{narrow}]\n",
+                sorted.held.len(),
+                sorted.held_files.len(),
+            ),
+        )
+    });
+    let mut state = session.state();
     let state = &mut *state;
-    // Every file read was vouched for (or none was read): the result is as trusted as they are.
+    // What is shown comes from files a rule vouches for or whose searched bytes a check passed.
     let Ok(opened) = policy::open(Labelled::new(body, Label::TRUSTED_PRIVATE)) else {
         return ToolOutput::error("internal: a trusted search result did not open");
     };
@@ -442,95 +635,33 @@ fn present(call: &Call<'_>, query: &Query<'_>, outcome: &Outcome, body: String) 
         &mut state.context,
         &mut state.audit,
     );
-    ToolOutput::ok(text, summary(query, outcome, None))
+    let (id, text) = match held_note {
+        Some((id, note)) => (
+            Some(id),
+            PlannerText::driver(format!("{}{note}", text.as_str())),
+        ),
+        None => (None, text),
+    };
+    ToolOutput::ok(text, summary(query, outcome, &sorted.shown, id.as_deref()))
 }
 
-/// The counts reported beside the reference come from matching bytes nobody vouched for (known
-/// cost SEARCH-15).
-fn quarantine(
-    call: &Call<'_>,
+fn summary(
     query: &Query<'_>,
     outcome: &Outcome,
-    body: String,
-    unvouched: &[PathBuf],
-    withheld: bool,
-) -> ToolOutput {
-    let session = call.session;
-    let content = Labelled::new(body.into_bytes(), Label::UNTRUSTED_PRIVATE);
-    let label = content.label();
-    let reference = {
-        let mut state = session.state();
-        let reference = state.quarantine.put(
-            content,
-            Origin::Search {
-                directory: query.shown.to_string(),
-            },
-        );
-        policy::withhold(
-            &format!("search in {}", query.shown),
-            label,
-            &reference.id.to_string(),
-            &mut state.audit,
-        );
-        reference
-    };
-    session.screen.update(Update::Quarantined {
-        reference: reference.clone(),
-        origin: format!("a search in {}", query.shown),
-    });
-    let whom = if withheld {
-        format!(
-            "{} of the {} files it read are not vouched for (their names are withheld: {} holds a path marked untrusted)",
-            unvouched.len(),
-            outcome.files_read.len(),
-            query.shown
-        )
-    } else {
-        let mut names: Vec<String> = unvouched
-            .iter()
-            .take(NAMED_UNVOUCHED)
-            .map(|p| control_pictures(&display_path(query.cwd, p)))
-            .collect();
-        if unvouched.len() > NAMED_UNVOUCHED {
-            names.push(format!("and {} more", unvouched.len() - NAMED_UNVOUCHED));
-        }
-        format!(
-            "{} of the {} files it read are not vouched for: {}",
-            unvouched.len(),
-            outcome.files_read.len(),
-            names.join(", ")
-        )
-    };
-    let mut text = format!(
-        "{}: the result is quarantined because {whom}. You get a reference instead of the lines: {reference}. \
-         You cannot read it; you may pass the reference on.\n\
-         It holds {} matching lines from {} files, counted from text nobody vouched for.\n",
-        query.describe(),
-        outcome.matches.len(),
-        distinct_files(&outcome.matches),
-    );
-    for note in notes(query, outcome, withheld) {
-        text.push_str(&note);
-        text.push('\n');
-    }
-    ToolOutput::ok(
-        PlannerText::driver(text),
-        summary(query, outcome, Some(&reference.id.to_string())),
-    )
-}
-
-fn summary(query: &Query<'_>, outcome: &Outcome, quarantined_as: Option<&str>) -> String {
+    shown: &[Match],
+    quarantined_as: Option<&str>,
+) -> String {
     let mut out = format!(
         "{}: {} matches in {} files",
         query.describe(),
-        outcome.matches.len(),
-        distinct_files(&outcome.matches)
+        shown.len(),
+        distinct_files(shown)
     );
     if outcome.stop.is_some() {
         out.push_str(" (partial)");
     }
     if let Some(id) = quarantined_as {
-        out.push_str(&format!(", quarantined as {id}"));
+        out.push_str(&format!(", more held back as {id}"));
     }
     out
 }

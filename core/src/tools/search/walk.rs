@@ -136,6 +136,28 @@ pub struct Outcome {
     /// Symbolic links not followed.
     pub links: usize,
     pub stop: Option<Stop>,
+    /// The bytes of files with a returned match, as they were searched, where [`Keep`] asked for
+    /// them: what a check is shown, so the lines shown after it are cut from the bytes it judged.
+    pub kept: Vec<(PathBuf, Vec<u8>)>,
+}
+
+/// Which searched files' bytes a search keeps for a check: those `wanted` says, with a returned
+/// match, no larger than `max_bytes`, the first `files` of them in walk order.
+pub struct Keep<'a> {
+    pub files: usize,
+    pub max_bytes: u64,
+    pub wanted: &'a (dyn Fn(&Path) -> bool + Sync),
+}
+
+impl Keep<'_> {
+    /// Keeps nothing.
+    pub fn nothing() -> Keep<'static> {
+        Keep {
+            files: 0,
+            max_bytes: 0,
+            wanted: &|_| false,
+        }
+    }
 }
 
 /// Searches `request.root` (a directory, or one file) and returns the matches and facts.
@@ -147,10 +169,21 @@ pub fn search_tree(
     files: &dyn Files,
     cancelled: &dyn Fn() -> bool,
 ) -> Outcome {
+    search_tree_keeping(request, files, cancelled, &Keep::nothing())
+}
+
+/// As [`search_tree`], keeping the bytes of the files `keep` asks for in [`Outcome::kept`].
+pub fn search_tree_keeping(
+    request: &Request<'_>,
+    files: &dyn Files,
+    cancelled: &dyn Fn() -> bool,
+    keep: &Keep<'_>,
+) -> Outcome {
     let mut search = Search {
         request,
         files,
         cancelled,
+        keep,
         out: Outcome::default(),
     };
     let flow = match std::fs::symlink_metadata(request.root) {
@@ -172,6 +205,7 @@ struct Search<'a> {
     request: &'a Request<'a>,
     files: &'a dyn Files,
     cancelled: &'a dyn Fn() -> bool,
+    keep: &'a Keep<'a>,
     out: Outcome,
 }
 
@@ -288,6 +322,7 @@ impl Search<'_> {
             return ControlFlow::Continue(());
         }
         let (offset, cap) = (self.request.offset, self.request.limits.max_matches);
+        let shown_before = self.out.matches.len();
         let out = &mut self.out;
         let mut matched_here = false;
         let flow = self
@@ -312,6 +347,14 @@ impl Search<'_> {
             });
         if matched_here {
             self.out.files_matched += 1;
+        }
+        let keep = self.keep;
+        if self.out.matches.len() > shown_before
+            && self.out.kept.len() < keep.files
+            && bytes.len() as u64 <= keep.max_bytes
+            && (keep.wanted)(&path)
+        {
+            self.out.kept.push((path, bytes));
         }
         flow
     }
