@@ -176,7 +176,12 @@ fn a_canary_a_program_prints_never_reaches_the_planner_unless_released_through_r
                 ),
                 Reply::text("done"),
             ])
-            .check(vec![Reply::text("VERDICT: unsafe\nit gives orders")])
+            // The first judges the file `cat` would read (so the line is asked), the second
+            // what it printed.
+            .check(vec![
+                Reply::text("VERDICT: unsafe\nit gives orders"),
+                Reply::text("VERDICT: unsafe\nit gives orders"),
+            ])
         });
         let s = Setup::start(
             &[(

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use super::content_trust;
 use super::land::is_protected;
 use super::{
     ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine, control_pictures, display_path,
@@ -271,7 +272,7 @@ async fn endorse(
     if !touches_files
         && !fed
         && !person_only
-        && let Some(how) = unasked(call, plan, &identity)
+        && let Some(how) = unasked(call, plan, &identity).await
     {
         return Ok(Endorsed::Vouched(how));
     }
@@ -375,7 +376,7 @@ async fn endorse(
 /// The ways a line that reads and writes no file through redirects, and is fed nothing, runs
 /// without a question: a plan the person remembered, the person's `run.allow` rules, or the
 /// read-only table over vouched-for files. `None` asks.
-fn unasked(call: &Call<'_>, plan: &Plan, identity: &str) -> Option<&'static str> {
+async fn unasked(call: &Call<'_>, plan: &Plan, identity: &str) -> Option<&'static str> {
     let session = call.session;
     if session
         .state()
@@ -408,7 +409,7 @@ fn unasked(call: &Call<'_>, plan: &Plan, identity: &str) -> Option<&'static str>
         );
         return Some("run.allow");
     }
-    if read_only_over_vouched(call, plan, &places) {
+    if read_only_over_vouched(call, plan, &places, &|_| false) {
         call.record(
             Gate::Promote,
             Decision::Allowed,
@@ -416,7 +417,87 @@ fn unasked(call: &Call<'_>, plan: &Plan, identity: &str) -> Option<&'static str>
         );
         return Some("read-only");
     }
+    // Read-only programs over files nobody has vouched for yet: the files go through the same
+    // helper a read uses, and if it passes every one the line runs as if they were vouched for.
+    let passed = check_operands(call, plan, &places).await;
+    if !passed.is_empty()
+        && read_only_over_vouched(call, plan, &places, &|p| passed.contains(&p.to_path_buf()))
+    {
+        call.record(
+            Gate::Promote,
+            Decision::Allowed,
+            "run: read-only programs over files the person vouched for or a check passed",
+        );
+        return Some("read-only, its files checked");
+    }
     None
+}
+
+/// Most files one read-only line may have checked before it runs; past it the line is asked.
+const RUN_CHECK_CAP: usize = 16;
+
+/// For a line every step of which is a read-only table program as written, reads each file
+/// operand no rule covers and judges it through the content-trust helper; returns the real
+/// paths it passed.
+async fn check_operands(
+    call: &Call<'_>,
+    plan: &Plan,
+    places: &readonly::Places,
+) -> Vec<std::path::PathBuf> {
+    let files: Vec<std::path::PathBuf> = {
+        let state = call.session.state();
+        let mut files = Vec::new();
+        for command in plan.commands() {
+            if !rules::system_program(command, places)
+                || !command.redirects().is_empty()
+                || !command.environment().is_empty()
+            {
+                return Vec::new();
+            }
+            let Ok(operands) = readonly::parse(command.name(), command.arguments()) else {
+                return Vec::new();
+            };
+            for o in &operands {
+                if let Some(real) = o.checkable(plan.directory(), places, &state.trust) {
+                    files.push(real);
+                }
+            }
+        }
+        files.sort();
+        files.dedup();
+        files
+    };
+    if files.is_empty() || files.len() > RUN_CHECK_CAP {
+        return Vec::new();
+    }
+    let mut read = Vec::new();
+    for real in &files {
+        match crate::workspace_file::read(call.session, real, crate::workspace_file::READ_LIMIT)
+            .await
+        {
+            Ok(contents) => read.push((
+                real.clone(),
+                display_path(&call.session.cwd, real),
+                Labelled::new(contents.bytes, Label::UNTRUSTED_PRIVATE),
+            )),
+            Err(_) => return Vec::new(),
+        }
+    }
+    let candidates: Vec<content_trust::Candidate<'_>> = read
+        .iter()
+        .map(|(real, shown, bytes)| content_trust::Candidate {
+            path: real,
+            real,
+            shown,
+            bytes,
+        })
+        .collect();
+    let judged = content_trust::judge(call, &candidates, RUN_CHECK_CAP).await;
+    read.iter()
+        .zip(judged)
+        .filter(|(_, j)| j.readable())
+        .map(|((real, ..), _)| real.clone())
+        .collect()
 }
 
 /// The workspace and the directories the person added.
@@ -429,7 +510,12 @@ fn opened_places(call: &Call<'_>) -> readonly::Places {
 /// Whether every command is the system's own copy of a read-only table program, with only the
 /// options the table lists, no assignments and no redirects, opening only files (and, for `ls` and
 /// `stat`, directories) the person vouched for in the places they opened.
-fn read_only_over_vouched(call: &Call<'_>, plan: &Plan, places: &readonly::Places) -> bool {
+fn read_only_over_vouched(
+    call: &Call<'_>,
+    plan: &Plan,
+    places: &readonly::Places,
+    checked: &dyn Fn(&std::path::Path) -> bool,
+) -> bool {
     let state = call.session.state();
     plan.commands().iter().all(|command| {
         if !rules::system_program(command, places)
@@ -441,7 +527,7 @@ fn read_only_over_vouched(call: &Call<'_>, plan: &Plan, places: &readonly::Place
         match readonly::parse(command.name(), command.arguments()) {
             Ok(operands) => operands
                 .iter()
-                .all(|o| o.vouched(plan.directory(), places, &state.trust)),
+                .all(|o| o.vouched_or_checked(plan.directory(), places, &state.trust, checked)),
             Err(_) => false,
         }
     })

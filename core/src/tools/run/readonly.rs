@@ -658,8 +658,15 @@ impl Operand<'_> {
     /// (or, for an entry, a directory) inside an opened place that the trust map trusts, and
     /// a directory has no untrusted rule within it. A link is vouched for only where the place the
     /// link itself sits is trusted too, since `ls -l` and `stat` print where it points. Only
-    /// metadata is looked at.
-    pub fn vouched(&self, directory: &Path, places: &Places, trust: &TrustMap) -> bool {
+    /// metadata is looked at. `checked(real)` also vouches for a file operand that is no link and
+    /// that no rule covers: the content-trust helper passed the bytes it read there.
+    pub fn vouched_or_checked(
+        &self,
+        directory: &Path,
+        places: &Places,
+        trust: &TrustMap,
+        checked: &dyn Fn(&Path) -> bool,
+    ) -> bool {
         let (Operand::File(word) | Operand::Entry(word)) = self;
         let lexical = directory.join(word);
         let Ok(real) = std::fs::canonicalize(&lexical) else {
@@ -674,13 +681,22 @@ impl Operand<'_> {
             Operand::File(_) => meta.is_file(),
             Operand::Entry(_) => meta.is_file() || meta.is_dir(),
         };
-        if !kind_allowed || !trusted(&real) {
+        let is_link = std::fs::symlink_metadata(&lexical).is_ok_and(|m| m.file_type().is_symlink());
+        if !kind_allowed {
             return false;
+        }
+        if !trusted(&real) {
+            // Only a file's bytes can be checked; a directory's names and a link's target cannot.
+            let by_check = matches!(self, Operand::File(_))
+                && !is_link
+                && places.contain(&real)
+                && trust.integrity_of(&real).is_none()
+                && checked(&real);
+            return by_check;
         }
         if meta.is_dir() && trust.untrusted_within(&real) {
             return false;
         }
-        let is_link = std::fs::symlink_metadata(&lexical).is_ok_and(|m| m.file_type().is_symlink());
         if is_link {
             let (Some(parent), Some(name)) = (lexical.parent(), lexical.file_name()) else {
                 return false;
@@ -691,6 +707,26 @@ impl Operand<'_> {
             return trusted(&parent.join(name));
         }
         true
+    }
+
+    /// The file behind a file operand whose bytes a check could vouch for: a regular file, no
+    /// link, inside an opened place, that no rule covers. Only metadata is looked at.
+    pub fn checkable(
+        &self,
+        directory: &Path,
+        places: &Places,
+        trust: &TrustMap,
+    ) -> Option<PathBuf> {
+        let Operand::File(word) = self else {
+            return None;
+        };
+        let lexical = directory.join(word);
+        let link = std::fs::symlink_metadata(&lexical).ok()?;
+        if link.file_type().is_symlink() || !link.is_file() {
+            return None;
+        }
+        let real = std::fs::canonicalize(&lexical).ok()?;
+        (places.contain(&real) && trust.integrity_of(&real).is_none()).then_some(real)
     }
 }
 
@@ -925,13 +961,18 @@ mod tests {
         ];
         let got: Vec<String> = cases
             .iter()
-            .map(|(o, _)| format!("{o:?} {}", o.vouched(&root, &places, &trust)))
+            .map(|(o, _)| {
+                format!(
+                    "{o:?} {}",
+                    o.vouched_or_checked(&root, &places, &trust, &|_| false)
+                )
+            })
             .collect();
         let want: Vec<String> = cases.iter().map(|(o, v)| format!("{o:?} {v}")).collect();
         assert_eq!(got, want);
         // An untrusted mark inside a trusted directory keeps its names back.
         trust.mark_written_untrusted(root.join("docs/inner/a.md"));
-        assert!(!Operand::Entry("docs").vouched(&root, &places, &trust));
-        assert!(Operand::File("notes.md").vouched(&root, &places, &trust));
+        assert!(!Operand::Entry("docs").vouched_or_checked(&root, &places, &trust, &|_| false));
+        assert!(Operand::File("notes.md").vouched_or_checked(&root, &places, &trust, &|_| false));
     }
 }
