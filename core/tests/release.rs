@@ -337,3 +337,68 @@ async fn a_write_through_path_ref_is_always_put_to_the_person() {
         "replaced\n"
     );
 }
+
+// Verifies: PROC-2
+#[tokio::test]
+async fn a_processors_document_about_a_withheld_file_goes_back_only_through_its_entry() {
+    let planner = vec![
+        call("l", "list_files", json!({"directory": "dl", "why": "look"})),
+        call(
+            "r",
+            "read_file",
+            json!({"path_ref": "ref:0", "why": "read it"}),
+        ),
+        call(
+            "p",
+            "spawn_processor",
+            json!({"reads": ["ref:1"], "instruction": "fix the typos", "why": "tidy"}),
+        ),
+        call(
+            "elsewhere",
+            "write_file",
+            json!({"path": "other.txt", "contents_ref": "ref:2", "why": "put it here"}),
+        ),
+        call(
+            "back",
+            "write_file",
+            json!({"path_ref": "ref:0", "contents_ref": "ref:2", "why": "write it back"}),
+        ),
+        Reply::text("done"),
+    ];
+    let model = FakeModel::start_with(|s| {
+        s.planner(planner).processor(vec![Reply::text(
+            "fixed one typo\n<<<DOCUMENT>>>\nthe fixed text\n",
+        )])
+    });
+    let f = fixture(
+        model,
+        TestScreen::new(true, allow_all_but_fetch),
+        Settings::default(),
+    );
+    f.write("dl/hidden-name.txt", "teh text\n");
+    f.session
+        .state()
+        .trust
+        .mark_written_untrusted(f.path("dl/hidden-name.txt"));
+    assert_eq!(f.prompt("go", &[]).await, StopReason::EndTurn);
+    let p = f.result("p");
+    assert!(p.contains("path_ref ref:0"), "{p}");
+    assert!(
+        f.result("elsewhere").starts_with("refused:"),
+        "{}",
+        f.result("elsewhere")
+    );
+    assert!(!f.path("other.txt").exists());
+    assert!(f.result("back").contains("landed"), "{}", f.result("back"));
+    assert_eq!(
+        std::fs::read_to_string(f.path("dl/hidden-name.txt")).unwrap(),
+        "the fixed text\n"
+    );
+    assert!(
+        !f.model
+            .requests_for("planner")
+            .iter()
+            .any(|r| r.raw_body.contains("hidden-name")),
+        "the name never reached the planner"
+    );
+}

@@ -39,8 +39,15 @@ pub enum Origin {
         directory: String,
         is_directory: bool,
     },
-    /// A processor's document, by the file it is about (if the call named one that is a file).
-    Processor { about: Option<String> },
+    /// The bytes of a file reached through a withheld listing entry: the entry's reference and
+    /// its directory, never the name.
+    WithheldFile { entry: SlotId, directory: String },
+    /// A processor's document, by what it is about: a file by path, or the file behind a withheld
+    /// listing entry by that entry's reference (the first that applies; neither: about no file).
+    Processor {
+        about: Option<String>,
+        entry: Option<SlotId>,
+    },
     /// What a program printed on one stream, by the line the planner ran and the stream.
     Output { line: String, stream: &'static str },
     /// The result of a search that read files nobody vouched for, by the directory searched.
@@ -78,12 +85,27 @@ impl fmt::Display for Origin {
             Origin::Picture { path, media_type } => write!(f, "{path} ({media_type})"),
             Origin::Search { directory } => write!(f, "search results in {directory}"),
             Origin::Output { line, stream } => write!(f, "{stream} of `{line}`"),
-            Origin::Processor { about: Some(path) } => {
+            Origin::WithheldFile { entry, directory } => {
+                write!(
+                    f,
+                    "the file behind {entry}, under {directory} (name withheld)"
+                )
+            }
+            Origin::Processor {
+                about: Some(path), ..
+            } => {
                 write!(f, "a processor's document for {path}")
             }
-            Origin::Processor { about: None } => {
-                f.write_str("a processor's document about no file")
+            Origin::Processor {
+                about: None,
+                entry: Some(entry),
+            } => {
+                write!(f, "a processor's document for the file behind {entry}")
             }
+            Origin::Processor {
+                about: None,
+                entry: None,
+            } => f.write_str("a processor's document about no file"),
             Origin::Url { url } => f.write_str(url),
             Origin::LanguageServer {
                 what,

@@ -480,7 +480,15 @@ async fn read_by_reference(call: &Call<'_>, raw: &str) -> ToolOutput {
                 ) => {
                     let path = policy::path_for_read(target, &id.to_string(), &mut state.audit)
                         .to_path_buf();
-                    Ok((path, slot.reference.origin.clone(), slot.reference.label))
+                    let directory = match &slot.reference.origin {
+                        Origin::ListingEntry { directory, .. } => directory.clone(),
+                        _ => String::new(),
+                    };
+                    let origin = Origin::WithheldFile {
+                        entry: id,
+                        directory,
+                    };
+                    Ok((path, origin, slot.reference.label))
                 }
                 (Some(_), _) => Err(format!(
                     "{id} stands for a directory; there is nothing in it to read"

@@ -105,6 +105,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     let mut parts = vec![Part::Text(format!("Instruction: {instruction}"))];
     let mut label = session.state().context.label().join(Label::TRUSTED_PUBLIC);
     let mut about_file = None;
+    let mut about_entry = None;
     {
         let mut state = session.state();
         let state = &mut *state;
@@ -134,10 +135,11 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
                 }
             }
             if Some(*id) == about {
-                about_file = match origin {
-                    Origin::File { path } => Some(path),
-                    _ => None,
-                };
+                match origin {
+                    Origin::File { path } => about_file = Some(path),
+                    Origin::WithheldFile { entry, .. } => about_entry = Some(entry),
+                    _ => {}
+                }
             }
         }
     }
@@ -202,6 +204,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             bytes,
             Origin::Processor {
                 about: about_file.clone(),
+                entry: about_entry,
             },
         );
         policy::withhold(
@@ -216,12 +219,16 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         reference: reference.clone(),
         origin: "a processor's document".into(),
     });
-    let target = match &about_file {
-        Some(path) => format!(
+    let target = match (&about_file, about_entry) {
+        (Some(path), _) => format!(
             "It may be written only to {path} (write_file with contents_ref {}).",
             reference.id
         ),
-        None => "It is about no file, so it can be written nowhere.".to_string(),
+        (None, Some(entry)) => format!(
+            "It may be written only to the file behind {entry} (write_file with path_ref {entry} and contents_ref {}).",
+            reference.id
+        ),
+        (None, None) => "It is about no file, so it can be written nowhere.".to_string(),
     };
     let cut = if truncated {
         " The reply was cut by the token limit, so the document may be incomplete."
@@ -243,14 +250,32 @@ fn names(ids: &[SlotId]) -> String {
         .join(", ")
 }
 
-/// The file a processor's document may be written to, as an absolute path, if any.
-pub fn destination(cwd: &std::path::Path, origin: &Origin) -> Option<Option<std::path::PathBuf>> {
+/// Where a processor's document may be written.
+pub enum Destination {
+    /// The slot is not a processor's document.
+    Any,
+    /// Only this file, as an absolute path.
+    File(std::path::PathBuf),
+    /// Only the file behind this withheld listing entry, named again through `path_ref`.
+    Entry(SlotId),
+    /// Nowhere: the call was about no file.
+    Nowhere,
+}
+
+/// Where a slot with this origin may be written.
+pub fn destination(cwd: &std::path::Path, origin: &Origin) -> Destination {
     match origin {
-        Origin::Processor { about } => Some(
-            about
-                .as_ref()
-                .map(|p| absolute(cwd, std::path::Path::new(p))),
-        ),
-        _ => None,
+        Origin::Processor { about: Some(p), .. } => {
+            Destination::File(absolute(cwd, std::path::Path::new(p)))
+        }
+        Origin::Processor {
+            about: None,
+            entry: Some(entry),
+        } => Destination::Entry(*entry),
+        Origin::Processor {
+            about: None,
+            entry: None,
+        } => Destination::Nowhere,
+        _ => Destination::Any,
     }
 }

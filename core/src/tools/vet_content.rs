@@ -252,8 +252,18 @@ fn plain_origin(origin: &Origin) -> String {
         Origin::Picture { path, media_type } => format!("the picture {path} ({media_type})"),
         Origin::Output { line, stream } => format!("the {stream} of `{line}`"),
         Origin::Search { directory } => format!("search results in {directory}"),
-        Origin::Processor { about: Some(p) } => format!("a processor's rewrite of {p}"),
-        Origin::Processor { about: None } => "a processor's answer".into(),
+        Origin::Processor { about: Some(p), .. } => format!("a processor's rewrite of {p}"),
+        Origin::Processor {
+            about: None,
+            entry: Some(_),
+        } => "a processor's rewrite of a file whose name the agent was not shown".into(),
+        Origin::Processor {
+            about: None,
+            entry: None,
+        } => "a processor's answer".into(),
+        Origin::WithheldFile { directory, .. } => {
+            format!("a file in {directory} whose name the agent was not shown")
+        }
         other => other.to_string(),
     }
 }

@@ -8,6 +8,7 @@
 use serde_json::json;
 
 use super::land::{self, Target};
+use super::spawn_processor::Destination;
 use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine, display_path};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::Label;
@@ -70,6 +71,9 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         }
     };
     let session = call.session;
+    // The withheld listing entry a `path_ref` names, if one does: a processor's document about
+    // that file may be written back through it.
+    let mut entry_id = None;
     let (path, shown) = match (path, path_ref) {
         (Some(_), Some(_)) => {
             return ToolOutput::error("give either `path` or `path_ref`, not both");
@@ -95,6 +99,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
                 Ok(id) => id,
                 Err(e) => return e,
             };
+            entry_id = Some(id);
             let entry = {
                 let mut state = session.state();
                 let state = &mut *state;
@@ -159,8 +164,22 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             };
             // A processor's document goes only to the file its call was about.
             match super::spawn_processor::destination(&session.cwd, &origin) {
-                Some(Some(allowed)) if super::real_path(&allowed) == path => {}
-                Some(Some(allowed)) => {
+                Destination::Any => {}
+                Destination::File(allowed) if super::real_path(&allowed) == path => {}
+                Destination::Entry(entry) if entry_id == Some(entry) => {}
+                Destination::Entry(entry) => {
+                    call.record(
+                        Gate::Promote,
+                        Decision::Refused,
+                        format!(
+                            "write_file: {id} is a processor's document for the file behind {entry}"
+                        ),
+                    );
+                    return ToolOutput::refused(format!(
+                        "{id} is a processor's document for the file behind {entry}, and may be written only there (path_ref {entry})"
+                    ));
+                }
+                Destination::File(allowed) => {
                     call.record(
                         Gate::Promote,
                         Decision::Refused,
@@ -171,7 +190,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
                         display_path(&session.cwd, &allowed)
                     ));
                 }
-                Some(None) => {
+                Destination::Nowhere => {
                     call.record(
                         Gate::Promote,
                         Decision::Refused,
@@ -181,7 +200,6 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
                         "{id} is a processor's document about no file, so it can be written nowhere"
                     ));
                 }
-                None => {}
             }
             content
         }
