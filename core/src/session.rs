@@ -308,6 +308,9 @@ pub struct SessionState {
     /// Plans (by identity) the person allowed to run unasked for the rest of the session, with
     /// the line that first compiled to each, for status.
     pub remembered_plans: Vec<(String, String)>,
+    /// Output slots of lines approved once that the person may still allow for the session from
+    /// the `readOutput` question: the slot, the plan's identity and the line as first written.
+    pub rememberable_outputs: Vec<(crate::kernel::slot::SlotId, String, String)>,
     /// Background runs of this session.
     pub jobs: Vec<crate::jobs::Job>,
     /// Paths already offered to the person with a `trustRead` question this turn: once per path
@@ -428,6 +431,7 @@ impl Session {
                 offered_this_turn: Vec::new(),
                 standing_edits: Vec::new(),
                 remembered_plans: Vec::new(),
+                rememberable_outputs: Vec::new(),
                 jobs: Vec::new(),
                 verdicts: Default::default(),
                 audit_written: 0,

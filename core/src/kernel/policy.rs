@@ -120,6 +120,30 @@ pub fn release(
     PlannerText(String::from_utf8_lossy(value.value()).into_owned())
 }
 
+/// Presents what a program printed after the person, shown those bytes, vouched for the command
+/// that printed them for the rest of the session (the `a` answer at a run prompt, given at the
+/// question that shows its output). The person's gesture is the new provenance, as a yes to a
+/// `trustRead` question is for a file: what the command prints is trusted from here on, these
+/// bytes included, and the context meets them as trusted, private content. Seed 003 lists a
+/// vouched-for command's output among what the design does not defend against.
+pub fn vouched_by_command(
+    value: &Labelled<Vec<u8>>,
+    what: &str,
+    context: &mut PlannerContext,
+    audit: &mut AuditTrail,
+) -> PlannerText {
+    context.observe(Label::TRUSTED_PRIVATE);
+    audit.record(
+        Gate::Present,
+        Decision::Allowed,
+        format!(
+            "{what} was {}; the person vouched for the command that printed it, for the session, having been shown it",
+            value.label()
+        ),
+    );
+    PlannerText(String::from_utf8_lossy(value.value()).into_owned())
+}
+
 /// A page of bytes the planner may already read: `[offset, offset + len)` of a trusted value.
 pub fn page(value: &Labelled<Vec<u8>>, offset: usize, len: usize) -> Option<Opened<Vec<u8>>> {
     match value.label().integrity {

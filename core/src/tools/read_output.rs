@@ -119,6 +119,17 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         None
     };
     let safe = outcome.as_ref().is_some_and(|o| o.verdict == Verdict::Safe);
+    // A line approved once whose plan could have been allowed for the session may be allowed from
+    // here, with what it prints trusted; never for a context whose routing is not its own.
+    let person_only = call.person_only();
+    let rememberable = session
+        .state()
+        .rememberable_outputs
+        .iter()
+        .find(|(slot, _, _)| *slot == id)
+        .map(|(_, identity, line)| (identity.clone(), line.clone()))
+        .filter(|_| !person_only);
+    let mut remembered = None;
     let endorsement = if safe && session.settings.vetting_auto {
         Some(Endorsement::AutoVet)
     } else if !session.screen.interactive() {
@@ -136,21 +147,31 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
                 command: Some(line.clone()),
                 ..Subject::default()
             },
-            options: vec![
-                QuestionOption {
-                    id: "show".into(),
-                    name: "Show it to the agent this once".into(),
-                    kind: OptionKind::AllowOnce,
-                },
-                QuestionOption {
-                    id: "keep".into(),
-                    name: "Keep it quarantined".into(),
-                    kind: OptionKind::RejectOnce,
-                },
-            ],
+            options: std::iter::once(QuestionOption {
+                id: "show".into(),
+                name: "Show it to the agent this once".into(),
+                kind: OptionKind::AllowOnce,
+            })
+            .chain(rememberable.as_ref().map(|(_, line)| QuestionOption {
+                id: "session".into(),
+                name: format!(
+                    "Allow `{line}` for the rest of this session, and trust what it prints"
+                ),
+                kind: OptionKind::AllowAlways,
+            }))
+            .chain(std::iter::once(QuestionOption {
+                id: "keep".into(),
+                name: "Keep it quarantined".into(),
+                kind: OptionKind::RejectOnce,
+            }))
+            .collect(),
         };
         let answer = call.ask(question.clone()).await;
-        answer.approves(&question).then_some(Endorsement::Person)
+        let approved = answer.approves(&question);
+        if approved && answer.chosen(&question).map(|o| o.kind) == Some(OptionKind::AllowAlways) {
+            remembered = rememberable;
+        }
+        approved.then_some(Endorsement::Person)
     };
     let Some(endorsement) = endorsement else {
         call.record(
@@ -164,6 +185,28 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     };
     let mut state = session.state();
     let state = &mut *state;
+    if let Some((identity, line)) = remembered {
+        state.remembered_plans.push((identity, line.clone()));
+        state.audit.record(
+            Gate::Promote,
+            Decision::Allowed,
+            format!("readOutput {id}: the person allowed the plan for the session, output trusted"),
+        );
+        let text = policy::vouched_by_command(
+            &content,
+            &format!("read_output {id}"),
+            &mut state.context,
+            &mut state.audit,
+        );
+        return ToolOutput::ok(
+            PlannerText::driver(format!(
+                "{stream} of `{line}` ({} bytes). The person allowed this exact plan for the rest of the session and trusts what it prints: running it again needs no question, and its output comes back as text.\n{}",
+                reference.bytes,
+                text.as_str()
+            )),
+            format!("{id}: shown; the plan is allowed for the session"),
+        );
+    }
     let text = policy::release(
         &content,
         endorsement,

@@ -184,7 +184,8 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             Err(e) => return e,
         },
     };
-    let endorsed = match endorse(call, line, &plan, stdin.is_some()).await {
+    let fed = stdin.is_some();
+    let endorsed = match endorse(call, line, &plan, fed).await {
         Ok(e) => e,
         Err(refusal) => return refusal,
     };
@@ -216,7 +217,19 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     mark_writes(call, &plan, label, before.as_ref());
     let out = kept(&stdout);
     let err = kept(&stderr);
-    let text = account(call, &shown_line, how, &report, label, out, err);
+    // A line approved once that could have been allowed for the session may still be, from the
+    // question that shows what it printed (RUNTOOL-12).
+    let rememberable =
+        (plan.writes().is_empty() && plan.reads().is_empty() && !fed).then(|| plan.identity());
+    let text = account(
+        call,
+        &shown_line,
+        how,
+        &report,
+        label,
+        (out, err),
+        rememberable.as_deref(),
+    );
     ToolOutput::ok(text, format!("ran `{shown_line}`: {}", report.summary()))
 }
 
@@ -592,8 +605,8 @@ fn account(
     how: &str,
     report: &RunReport,
     label: Label,
-    out: Vec<u8>,
-    err: Vec<u8>,
+    (out, err): (Vec<u8>, Vec<u8>),
+    rememberable: Option<&str>,
 ) -> PlannerText {
     let mut text = format!("ran `{line}` ({how}): {}\n", report.summary());
     let shown_cap = usize::try_from(call.session.settings.run_max_output)
@@ -606,6 +619,13 @@ fn account(
             continue;
         }
         let reference = quarantine_stream(call, line, stream, bytes.clone(), label);
+        if let (false, Some(identity)) = (label.is_trusted(), rememberable) {
+            call.session.state().rememberable_outputs.push((
+                reference.id,
+                identity.to_string(),
+                line.to_string(),
+            ));
+        }
         if !label.is_trusted() {
             call.session.screen.update(Update::Quarantined {
                 reference: reference.clone(),
