@@ -6,3 +6,4 @@
 
 pub mod fake_model;
 pub mod lsp_client;
+pub mod project_session;

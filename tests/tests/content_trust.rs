@@ -84,3 +84,139 @@ fn a_read_only_line_over_unvouched_files_runs_unasked_once_the_check_passes_them
     assert_eq!(checker, ["src/lib.rs", "src/main.rs"], "{status}");
     client.shutdown();
 }
+
+// Verifies: RUNTOOL-12
+#[test]
+fn allowing_a_plan_from_its_output_question_trusts_what_it_prints_and_the_rerun_asks_nothing() {
+    let model = FakeModel::start_with(|m| {
+        m.planner(vec![
+            Reply::tool_call_with_id(
+                "test",
+                "run",
+                json!({"command": "sh -c 'echo 3 tests passed'", "why": "test"}),
+            ),
+            Reply::tool_call_with_id(
+                "read",
+                "read_output",
+                json!({"ref": "ref:0", "why": "see the result"}),
+            ),
+            Reply::tool_call_with_id(
+                "rerun",
+                "run",
+                json!({"command": "sh  -c  'echo 3 tests passed'", "why": "test again"}),
+            ),
+            Reply::text("done"),
+        ])
+        .check(vec![Reply::text("VERDICT: safe\ntest output")])
+    });
+    let workspace = tempfile::tempdir().expect("workspace");
+    let client = LspClient::start(LspOptions::new(workspace.path()).model_url(&model.url()));
+    client.initialize(json!({}));
+    let session = client.new_session();
+    client.answer_permissions_with(|q| match q.question_kind() {
+        Some("readOutput") => Answer::choose(q, "allow_always"),
+        _ => Answer::choose(q, "allow_once"),
+    });
+    client
+        .request(
+            "bravebot/session/prompt",
+            json!({"sessionId": session, "text": "run the tests", "files": []}),
+        )
+        .unwrap_or_else(|e| client.fail(&format!("prompt refused: {e}")));
+    let kinds: Vec<String> = client
+        .questions()
+        .iter()
+        .filter_map(|q| q.question_kind().map(str::to_string))
+        .collect();
+    assert_eq!(kinds, ["run", "readOutput"], "the rerun asked nothing");
+    let read = model.tool_result("read");
+    assert!(read.contains("3 tests passed"), "{read}");
+    assert!(
+        !read.contains("can name no reference"),
+        "a vouched command's output does not taint the conversation: {read}"
+    );
+    let rerun = model.tool_result("rerun");
+    assert!(
+        rerun.contains("(remembered)") && rerun.contains("3 tests passed"),
+        "{rerun}"
+    );
+    let status = client
+        .request("bravebot/session/status", json!({"sessionId": session}))
+        .expect("status");
+    assert_eq!(
+        status["rememberedRuns"].as_array().map(Vec::len),
+        Some(1),
+        "{status}"
+    );
+    client.shutdown();
+}
+
+// Verifies: JUDGE-1, SEARCH-13, SEARCH-14
+#[test]
+fn a_clean_project_is_readable_and_only_the_edit_and_the_test_run_ask() {
+    use bravebot_tests::project_session::{self, Project};
+    let workspace = tempfile::tempdir().expect("workspace");
+    let write = |rel: &str, text: &str| {
+        let p = workspace.path().join(rel);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    };
+    write(
+        "Cargo.toml",
+        "[package]\nname = \"tiny\"\nedition = \"2024\"\n",
+    );
+    write(
+        "src/lib.rs",
+        "pub mod parse;\npub mod util;\npub fn new() -> u8 { 0 }\n",
+    );
+    write(
+        "src/parse.rs",
+        "pub fn new_parser() {}\npub fn normalize(s: &str) -> &str { s }\n",
+    );
+    write(
+        "src/util.rs",
+        "pub fn normalize_path(p: &str) -> &str { p }\n",
+    );
+    write("README.md", "# tiny\nA tiny crate.\n");
+    let project = Project {
+        root: workspace.path().to_path_buf(),
+        reads: ["src/lib.rs", "src/parse.rs", "Cargo.toml"],
+        searches: [
+            ("pub fn new", "src"),
+            ("tiny", "."),
+            ("fn normalize", "src"),
+        ],
+        edit: (
+            "Cargo.toml",
+            "edition = \"2024\"",
+            "edition = \"2024\" # checked",
+        ),
+        grep: "grep -n \"pub fn\" src/parse.rs",
+        planted_in: "src/util.rs",
+    };
+    let outcome = project_session::run(&project, None);
+    let unreadable: Vec<&str> = outcome
+        .readable
+        .iter()
+        .filter(|(_, r)| !r)
+        .map(|(id, _)| *id)
+        .collect();
+    assert!(
+        unreadable.is_empty(),
+        "{unreadable:?}: {:#?}",
+        outcome.results
+    );
+    assert_eq!(outcome.questions, ["edit", "run"]);
+    assert!(!outcome.planted_reached_planner);
+    let search3 = &outcome
+        .results
+        .iter()
+        .find(|(id, _)| *id == "search3")
+        .expect("search3")
+        .1;
+    assert!(
+        search3.contains("src/parse.rs:2:pub fn normalize")
+            && search3.contains("[held back: 1 matching lines from 1 files"),
+        "the search that matched the planted file shows the others' lines: {search3}"
+    );
+}
