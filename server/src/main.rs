@@ -8,6 +8,7 @@ mod lsp;
 mod protocol;
 mod screen;
 mod setup;
+mod transcript;
 mod transport;
 
 use std::io::Write;
