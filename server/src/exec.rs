@@ -3,100 +3,27 @@
 
 use std::io::Write;
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use bravebot_core::egress::Egress;
-use bravebot_core::session::{Answer, BoxFuture, CheckState, Question, Screen, StopReason, Update};
+use bravebot_core::session::{Answer, BoxFuture, Question, Screen, StopReason, Update};
 use bravebot_core::tools::DiskOnly;
 
-use crate::{screen, setup};
+use crate::setup;
+use crate::transcript::Transcript;
 
-/// Writes the transcript to stdout: plain text, or one JSON update per line.
+/// The screen of a headless turn: everything is printed, and every question is refused.
 struct ExecScreen {
-    json: bool,
-    /// Whether the last thing written was agent text without a newline yet.
-    mid_line: Mutex<bool>,
-}
-
-impl ExecScreen {
-    fn line(&self, text: &str) {
-        let mut out = std::io::stdout().lock();
-        let mut mid = self.mid_line.lock().unwrap_or_else(|p| p.into_inner());
-        if *mid {
-            let _ = out.write_all(b"\n");
-            *mid = false;
-        }
-        let _ = writeln!(out, "{text}");
-    }
+    transcript: Transcript,
 }
 
 impl Screen for ExecScreen {
     fn update(&self, update: Update) {
-        if self.json {
-            let wire = screen::wire_update(update);
-            if let Ok(text) = serde_json::to_string(&wire) {
-                self.line(&text);
-            }
-            return;
-        }
-        match update {
-            Update::AgentText { delta } => {
-                let mut out = std::io::stdout().lock();
-                let _ = out.write_all(delta.as_bytes());
-                let _ = out.flush();
-                *self.mid_line.lock().unwrap_or_else(|p| p.into_inner()) = !delta.ends_with('\n');
-            }
-            Update::ToolCall {
-                tool, why, routing, ..
-            } => {
-                self.line(&format!(
-                    "→ {tool} {routing}{}",
-                    if why.is_empty() {
-                        String::new()
-                    } else {
-                        format!("  ({why})")
-                    }
-                ));
-            }
-            Update::ToolResult {
-                status, summary, ..
-            } => self.line(&format!("  {}: {summary}", status.as_str())),
-            Update::Quarantined { reference, origin } => {
-                self.line(&format!("  quarantined {origin} as {reference}"));
-            }
-            Update::Check {
-                state: CheckState::Started { lines },
-            } => {
-                self.line(&format!(
-                    "  a check is reading {lines} lines nobody vouched for"
-                ));
-            }
-            Update::Check {
-                state: CheckState::Ended { completed },
-            } => {
-                self.line(if completed {
-                    "  the check ended"
-                } else {
-                    "  the check failed"
-                });
-            }
-            Update::Plan { todos } => {
-                for t in todos {
-                    self.line(&format!("  [{}] {}", t.status, t.content));
-                }
-            }
-            Update::Remark { text } => {
-                // The screen is one of the places untrusted bytes may go; the margin marks them.
-                for line in bravebot_core::kernel::policy::to_screen(&text).lines() {
-                    self.line(&format!("  │ {line}"));
-                }
-            }
-            Update::TurnEnded { .. } => {}
-        }
+        self.transcript.show(update);
     }
 
     fn ask(&self, question: Question) -> BoxFuture<'_, Answer> {
-        self.line(&format!(
+        self.transcript.line(&format!(
             "  refused without asking (nobody is watching): {}",
             question.title
         ));
@@ -117,8 +44,7 @@ pub async fn run(egress: Arc<Egress>, prompt: String, json: bool, vet: bool) -> 
         }
     };
     let screen = Arc::new(ExecScreen {
-        json,
-        mid_line: Mutex::new(false),
+        transcript: Transcript::new(json),
     });
     let session = setup::open_session(
         cwd,
@@ -141,9 +67,11 @@ pub async fn run(egress: Arc<Egress>, prompt: String, json: bool, vet: bool) -> 
     };
     session.end();
     if json {
-        screen.line(&serde_json::json!({"kind": "stop", "stopReason": stop.as_str()}).to_string());
+        screen
+            .transcript
+            .line(&serde_json::json!({"kind": "stop", "stopReason": stop.as_str()}).to_string());
     } else {
-        screen.line("");
+        screen.transcript.line("");
     }
     match stop {
         StopReason::EndTurn => ExitCode::SUCCESS,

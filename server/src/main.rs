@@ -1,13 +1,16 @@
 //! The `bravebot` binary: `lsp` speaks the protocol on stdio, `exec` runs one headless turn,
-//! `doctor` says what is configured and what answers (CONTRACT §1).
+//! `doctor` says what is configured and what answers (CONTRACT §1), `demo` shows one turn against
+//! a scripted model built into the binary.
 
 mod buffers;
+mod demo;
 mod doctor;
 mod exec;
 mod lsp;
 mod protocol;
 mod screen;
 mod setup;
+mod transcript;
 mod transport;
 
 use std::io::Write;
@@ -24,6 +27,8 @@ commands:
                          run one headless turn in the current directory; with --vet a
                          check that finds nothing releases output in place of a person
   doctor                 say what is configured and what answers
+  demo                   one turn against a scripted model built into bravebot, over a
+                         sample project in a temporary directory; no network, no settings
   --version              print the version
 ";
 
@@ -43,6 +48,7 @@ fn main() -> ExitCode {
         }
         ["lsp", ..] => run(Mode::Lsp),
         ["doctor"] => run(Mode::Doctor),
+        ["demo"] => run(Mode::Demo),
         ["exec", rest @ ..] => match exec_args(rest) {
             Some((json, vet, prompt)) => run(Mode::Exec { json, vet, prompt }),
             None => {
@@ -60,6 +66,7 @@ fn main() -> ExitCode {
 enum Mode {
     Lsp,
     Doctor,
+    Demo,
     Exec {
         json: bool,
         vet: bool,
@@ -96,34 +103,47 @@ fn run(mode: Mode) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let egress = Egress::from_env(&|name| std::env::var(name).ok());
     let code = runtime.block_on(async move {
-        let egress = match egress {
-            Ok(e) => Arc::new(e),
-            Err(e) => {
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "bravebot: network settings unusable: {e}"
-                );
-                return ExitCode::FAILURE;
-            }
-        };
         match mode {
-            Mode::Lsp => {
-                if lsp::serve(egress).await {
-                    ExitCode::SUCCESS
-                } else {
-                    ExitCode::FAILURE
+            // The demonstration builds its own way out, which reads nothing from the environment.
+            Mode::Demo => demo::run().await,
+            Mode::Lsp => match network() {
+                Ok(egress) => {
+                    if lsp::serve(egress).await {
+                        ExitCode::SUCCESS
+                    } else {
+                        ExitCode::FAILURE
+                    }
                 }
-            }
-            Mode::Doctor => doctor::run(egress).await,
-            Mode::Exec { json, vet, prompt } => exec::run(egress, prompt, json, vet).await,
+                Err(code) => code,
+            },
+            Mode::Doctor => match network() {
+                Ok(egress) => doctor::run(egress).await,
+                Err(code) => code,
+            },
+            Mode::Exec { json, vet, prompt } => match network() {
+                Ok(egress) => exec::run(egress, prompt, json, vet).await,
+                Err(code) => code,
+            },
         }
     });
     // Whatever is still waiting once the protocol ended (a question nobody will answer) must not
     // keep the process alive.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     code
+}
+
+/// The way out, with the certificates and proxy the environment names.
+fn network() -> Result<Arc<Egress>, ExitCode> {
+    Egress::from_env(&|name| std::env::var(name).ok())
+        .map(Arc::new)
+        .map_err(|e| {
+            let _ = writeln!(
+                std::io::stderr(),
+                "bravebot: network settings unusable: {e}"
+            );
+            ExitCode::FAILURE
+        })
 }
 
 /// Logs go to stderr, or to `BRAVEBOT_LOG_FILE`, at `BRAVEBOT_LOG` (default `warn`). Never stdout.
