@@ -119,6 +119,8 @@ export interface AuditRecord { gate: string; decision: string; detail: string }
 export interface AuditResult { records: AuditRecord[] }
 
 export interface ModelStatus { api: string; baseUrl: string; name: string; source: string }
+/** Read checks this session: on or off, how many were sent, how many a remembered verdict saved, and the most bytes one may carry. */
+export interface CheckStatus { enabled: boolean; made: number; saved: number; budgetBytes: number }
 export interface TrustRuleStatus { path: string; scope: string; origin: string; trusted: boolean }
 
 export interface StatusResult {
@@ -126,6 +128,7 @@ export interface StatusResult {
   mode: Mode;
   interactive: boolean;
   trustRules: TrustRuleStatus[];
+  checks: CheckStatus;
   addedDirectories: string[];
   standingEdits: string[];
   rememberedRuns: string[];
