@@ -205,6 +205,11 @@ ensure_language_servers || block "a language server the lsp tests start is missi
 # `--all-targets` builds the binaries and every test target in the dev profile in one go, so
 # `cargo test` below only runs what is already built, and target/debug/bravebot (which the tests
 # crate's end-to-end tests, the Neovim suite and the e2e suite all start) is there first.
+# Building this way rather than `cargo build --workspace` and then `cargo test` also compiles each
+# crate once: a plain build leaves out the dev-dependencies' features, so tokio, hyper, reqwest,
+# tower-lsp-server, bravebot-core and a dozen more were compiled a second time for the tests. On
+# the 2-core machine this was measured on, from a clean target/, that was 175 s of CPU against
+# 136 s now (152 libraries built against 140), and `cargo test` afterwards starts in 0.3 s.
 mkdir -p "$LOGS"
 if [ -z "${BLOCKED[cargo]:-}" ] || [ -z "${BLOCKED[neovim]:-}" ] || [ -z "${BLOCKED[vscode-e2e]:-}" ]; then
   if command -v cargo >/dev/null 2>&1; then
