@@ -248,7 +248,7 @@ function harness(page, ws, model, name) {
      * keyboard, and waits for the status bar to show it there. A click at a computed position
      * would land elsewhere when CodeLenses or a scroll move the lines after they were measured.
      */
-    async clickLine(n, editor = h.editor()) {
+    async endOfLine(n, editor = h.editor()) {
       await h.focus(editor);
       await page.keyboard.press('Control+Home');
       for (let i = 1; i < n; i++) await page.keyboard.press('ArrowDown');
@@ -484,12 +484,12 @@ test('code actions on the changed lines accept one hunk and reject the other', a
   await withEditor('codeaction', { 'a.txt': ORIGINAL.join('\n') + '\n' }, editScript, async (h) => {
     await proposeEdit(h);
     await h.open('a.txt');
-    await h.clickLine(2);
+    await h.endOfLine(2);
     const accept = await h.quickFix('Accept this hunk (1 of 2)');
     await h.shot('codeaction');
     await accept.click();
     await h.open('a.txt');
-    await h.clickLine(18);
+    await h.endOfLine(18);
     await (await h.quickFix('Reject this hunk (2 of 2)')).click();
     await h.turnEnded();
     await h.diffClosed();
@@ -520,7 +520,7 @@ test('what the person types into the proposal side before accepting is what land
   await withEditor('edited', { 'a.txt': ORIGINAL.join('\n') + '\n' }, editScript, async (h) => {
     const { diff } = await proposeEdit(h);
     const modified = diff.locator('.editor.modified');
-    await h.clickLine(2, modified);
+    await h.endOfLine(2, modified);
     await h.page.keyboard.type(' (reworded by hand)');
     const edited = withLines({ 2: 'LINE TWO (reworded by hand)', 18: 'LINE EIGHTEEN' });
     await untilEq('the proposal side with the typed words', () => h.lines(modified), edited);
