@@ -1,21 +1,32 @@
 #!/usr/bin/env bash
-# The README's "build, install and run" command: builds the release binary, installs it, and runs
-# one headless turn against the configured model.
+# The README's install command: builds and installs `bravebot`, wires it into the editors found on
+# this machine, and checks that a model answers.
 #
-# Installing is `cargo install --path server --locked --force`: it builds the release profile in this
-# workspace's target/ (so a later `cargo build --release` reuses the work) and puts `bravebot` in
-# cargo's bin directory (~/.cargo/bin, already on PATH wherever rustup installed Rust). The Neovim
-# plugin is linked into Neovim's package path where Neovim is installed, and the VS Code extension
-# is packaged as a .vsix and installed where `code` (or `code-server`) and npm are found.
+#   1. `cargo install --path server --locked --force` builds the release profile in this
+#      workspace's target/ and puts `bravebot` in cargo's bin directory (~/.cargo/bin).
+#   2. The Neovim plugin is linked into Neovim's package path when `nvim` is on PATH; otherwise one
+#      line says how to link it later.
+#   3. The VS Code extension is packaged as a .vsix and installed when `code`, `code-server` or
+#      `codium` is on PATH (and npm, to build it); otherwise one line says how.
+#   4. `bravebot doctor` says whether the configured model answers. When it does, one headless turn
+#      runs against it and its exit code is this script's. When it does not, bravebot is installed
+#      and only the model is missing: the scripted demonstration (`bravebot demo`, in builds that
+#      have it) shows a turn without a model, the script says how to configure one, and exits 0.
 #
-# The model is whatever the settings say: BRAVEBOT_MODEL_URL, else `model.baseUrl` in
-# ~/.bravebot/settings.json, else a local OpenAI-compatible server at http://127.0.0.1:11434/v1.
-# When nothing answers, `bravebot exec` says which setting to change; this script passes its exit
-# code through.
+# Ends with what it did and what it skipped. Exits non-zero only when bravebot itself could not be
+# built or installed, or when a configured model answered but the turn against it failed.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 say() { printf '\n== %s\n' "$*" >&2; }
+did=()
+skipped=()
+summary() {
+  printf '\nWhat scripts/install.sh did:\n' >&2
+  local line
+  for line in "${did[@]}"; do printf '  done:    %s\n' "$line" >&2; done
+  for line in "${skipped[@]}"; do printf '  skipped: %s\n' "$line" >&2; done
+}
 
 if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
   export PATH="$HOME/.cargo/bin:$PATH"
@@ -25,22 +36,29 @@ command -v cargo >/dev/null 2>&1 || {
   exit 1
 }
 
-say "building and installing bravebot (release)"
+say "building and installing bravebot (release build, a few minutes the first time)"
 cargo install --path server --locked --force
 bin="${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}/bin/bravebot"
 say "installed $("$bin" --version) at $bin"
+did+=("installed $("$bin" --version) at $bin")
 case ":$PATH:" in
   *":$(dirname "$bin"):"*) ;;
-  *) printf 'note: %s is not on PATH; add it to run `bravebot` by name\n' "$(dirname "$bin")" >&2 ;;
+  *)
+    printf 'note: %s is not on PATH; add it to run `bravebot` by name\n' "$(dirname "$bin")" >&2
+    skipped+=("adding $(dirname "$bin") to PATH (do it in your shell's profile)")
+    ;;
 esac
 
 # The Neovim plugin: a start package, so a plain Neovim loads it (lazy.nvim users point a spec at
 # extension-neovim instead; see its doc/bravebot.txt).
+pack="${XDG_DATA_HOME:-$HOME/.local/share}/nvim/site/pack/bravebot/start"
 if command -v nvim >/dev/null 2>&1; then
-  pack="${XDG_DATA_HOME:-$HOME/.local/share}/nvim/site/pack/bravebot/start"
   mkdir -p "$pack"
   ln -sfn "$PWD/extension-neovim" "$pack/bravebot"
   say "linked the Neovim plugin into $pack (:checkhealth bravebot checks it)"
+  did+=("linked the Neovim plugin into $pack")
+else
+  skipped+=("the Neovim plugin (no nvim on PATH); later: mkdir -p $pack && ln -sfn $PWD/extension-neovim $pack/bravebot")
 fi
 
 # The VS Code extension: bundled, packaged and installed into whichever editor is on PATH.
@@ -48,17 +66,69 @@ editor=""
 for candidate in code code-server codium; do
   if command -v "$candidate" >/dev/null 2>&1; then editor="$candidate"; break; fi
 done
-if [ -n "$editor" ] && command -v npm >/dev/null 2>&1; then
+by_hand="cd extension-vscode && npm ci && npm run package && code --install-extension bravebot.vsix"
+if [ -z "$editor" ]; then
+  skipped+=("the VS Code extension (no code, code-server or codium on PATH); later: $by_hand")
+elif ! command -v npm >/dev/null 2>&1; then
+  skipped+=("the VS Code extension for $editor (npm is needed to build it); with npm: $by_hand")
+else
   say "packaging the VS Code extension and installing it into $editor"
-  (cd extension-vscode && npm ci --no-audit --no-fund && npm run --silent build && npm run --silent package)
+  (cd extension-vscode && npm ci --no-audit --no-fund && npm run --silent package)
   "$editor" --install-extension extension-vscode/bravebot.vsix --force
+  did+=("installed the VS Code extension into $editor")
 fi
 
-say "running one headless turn: bravebot exec \"Say hello in one sentence.\""
-status=0
-"$bin" exec "Say hello in one sentence." || status=$?
-if [ "$status" -ne 0 ]; then
-  printf '\nbravebot is installed, but the headless turn failed (exit %s); see its message above.\n' "$status" >&2
-  printf 'If no model answered, point BRAVEBOT_MODEL_URL or `model.baseUrl` in ~/.bravebot/settings.json at an OpenAI-compatible endpoint.\n' >&2
+# Does a model answer? doctor probes the configured endpoint and says so on its "model answers:"
+# line; nothing else decides it here.
+say "asking bravebot doctor whether the configured model answers"
+report=$("$bin" doctor 2>&1) || true
+printf '%s\n' "$report" | grep -E '^(model backend|credential|model answers):' >&2 || printf '%s\n' "$report" >&2
+
+if printf '%s\n' "$report" | grep -q '^model answers: yes'; then
+  say "running one headless turn: bravebot exec \"Say hello in one sentence.\""
+  status=0
+  "$bin" exec "Say hello in one sentence." || status=$?
+  if [ "$status" -eq 0 ]; then
+    did+=("ran one headless turn against the configured model")
+  else
+    printf '\nbravebot is installed and the model answered the probe, but the turn failed (exit %s); see its message above.\n' "$status" >&2
+    skipped+=("a successful headless turn (it failed with exit $status; \`bravebot doctor\` shows what is configured)")
+  fi
+  summary
+  exit "$status"
 fi
-exit "$status"
+
+# No model answers: bravebot is installed, and only the model is missing. Show the scripted
+# demonstration where this build has it; a build without the subcommand answers `demo` with its
+# usage text and exit code 2, which is not an error of this install.
+say "no model answers; running the scripted demonstration: bravebot demo"
+demo_err=$(mktemp)
+trap 'rm -f "$demo_err"' EXIT
+demo_status=0
+"$bin" demo 2>"$demo_err" || demo_status=$?
+if [ "$demo_status" -eq 2 ] && head -n 1 "$demo_err" | grep -q '^usage: bravebot'; then
+  printf 'This build of bravebot has no demo yet.\n' >&2
+  skipped+=("the demonstration turn (this build has no \`bravebot demo\`)")
+else
+  cat "$demo_err" >&2
+  if [ "$demo_status" -eq 0 ]; then
+    did+=("ran the scripted demonstration (bravebot demo)")
+  else
+    skipped+=("the demonstration turn (bravebot demo failed with exit $demo_status; see above)")
+  fi
+fi
+skipped+=("a turn against a model (none answers yet)")
+
+cat >&2 <<'EOF'
+
+bravebot is installed; only the model is missing. To configure one, point bravebot at an
+OpenAI-compatible or Anthropic endpoint through the environment or ~/.bravebot/settings.json:
+
+  export BRAVEBOT_MODEL_URL=https://api.openai.com/v1 BRAVEBOT_MODEL=gpt-4.1 BRAVEBOT_API_KEY=sk-...
+  # or a local Ollama: ollama serve & ollama pull llama3.2 (the defaults need nothing else)
+
+then run `bravebot doctor`: its "model answers:" line says whether the model answers and which
+setting to change when it does not.
+EOF
+summary
+exit 0

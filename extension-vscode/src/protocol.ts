@@ -119,9 +119,9 @@ export interface AuditRecord { gate: string; decision: string; detail: string }
 export interface AuditResult { records: AuditRecord[] }
 
 export interface ModelStatus { api: string; baseUrl: string; name: string; source: string }
-export interface TrustRuleStatus { path: string; scope: string; origin: string; trusted: boolean }
-/** Read checks: on or off, sent, answered from a verdict kept for the same bytes, and the budget. */
+/** Read checks this session: on or off, how many were sent, how many a remembered verdict saved, and the most bytes one may carry. */
 export interface CheckStatus { enabled: boolean; made: number; saved: number; budgetBytes: number }
+export interface TrustRuleStatus { path: string; scope: string; origin: string; trusted: boolean }
 
 export interface StatusResult {
   model: ModelStatus;

@@ -61,7 +61,7 @@ test('struct fields match the server', () => {
     ['Subject', 'Subject'], ['RequestPermissionParams', 'RequestPermissionParams'], ['HunkRange', 'HunkRange'],
     ['PermissionOption', 'PermissionOption'], ['AnswerArguments', 'AnswerArguments'], ['PromptParams', 'PromptParams'],
     ['StatusResult', 'StatusResult'], ['TrustParams', 'TrustParams'], ['AuditRecord', 'AuditRecord'],
-    ['AnswerResult', 'AnswerResult'], ['ModelStatus', 'ModelStatus'], ['TrustRuleStatus', 'TrustRuleStatus'],
+    ['AnswerResult', 'AnswerResult'], ['ModelStatus', 'ModelStatus'], ['TrustRuleStatus', 'TrustRuleStatus'], ['CheckStatus', 'CheckStatus'],
   ];
   for (const [r, t] of pairs) {
     const body = tsInterface(t);
