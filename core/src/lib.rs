@@ -15,6 +15,7 @@
 
 pub mod check;
 pub mod egress;
+pub mod git;
 pub mod jobs;
 pub mod kernel;
 pub mod language;
