@@ -119,7 +119,7 @@ fn log_lists_what_git_log_lists() {
     }
 }
 
-// Verifies: GIT-1
+// Verifies: GIT-1, GIT-11
 #[test]
 fn show_prints_what_git_show_prints() {
     let dir = repo();
@@ -228,4 +228,26 @@ fn search_prints_what_git_grep_prints() {
         }
         assert_eq!(ours, text(git(dir, &args)), "grep {pattern} {rev} {path}");
     }
+}
+
+// Verifies: GIT-11
+#[test]
+fn a_file_moved_and_edited_is_a_deletion_and_an_addition_as_git_prints_without_renames() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    git(d, &["init", "-q", "-b", "main"]);
+    let body: String = (0..30).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(d.join("old.txt"), &body).unwrap();
+    let commit = |m: &str| {
+        git(d, &["add", "-A"]);
+        git(d, &["-c", "user.name=A", "-c", "user.email=a@example.com", "commit", "-q", "-m", m]);
+    };
+    commit("one");
+    std::fs::remove_file(d.join("old.txt")).unwrap();
+    std::fs::write(d.join("new.txt"), format!("{body}one more\n")).unwrap();
+    commit("two");
+    let r = git::open(d).unwrap();
+    let ours = sections(&diff::show(&r, "HEAD", b"").unwrap().sections);
+    assert_eq!(ours, text(git(d, &["show", "--no-renames", "HEAD"])));
+    assert_ne!(ours, text(git(d, &["show", "HEAD"])), "git pairs them as a rename");
 }
