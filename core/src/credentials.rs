@@ -11,14 +11,23 @@ use regex::Regex;
 
 /// Each shape, with the words the person and the planner are told.
 const SHAPES: &[(&str, &str)] = &[
-    ("a private key", r"-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----"),
+    (
+        "a private key",
+        r"-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----",
+    ),
     ("an AWS access key", r"\b(AKIA|ASIA)[0-9A-Z]{16}\b"),
-    ("a GitHub token", r"\b(gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})"),
+    (
+        "a GitHub token",
+        r"\b(gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})",
+    ),
     ("a GitLab token", r"\bglpat-[A-Za-z0-9_-]{20,}"),
     ("a Slack token", r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),
     ("a Google API key", r"\bAIza[0-9A-Za-z_-]{35}"),
     ("a Stripe secret key", r"\b[sr]k_live_[0-9A-Za-z]{16,}"),
-    ("an OpenAI or Anthropic key", r"\bsk-(ant-)?[A-Za-z0-9_-]{32,}"),
+    (
+        "an OpenAI or Anthropic key",
+        r"\bsk-(ant-)?[A-Za-z0-9_-]{32,}",
+    ),
 ];
 
 static COMPILED: LazyLock<Vec<(&'static str, Regex)>> = LazyLock::new(|| {
@@ -47,7 +56,10 @@ mod tests {
             scan("-----BEGIN OPENSSH PRIVATE KEY-----\nb3Bl\n"),
             Some("a private key")
         );
-        assert_eq!(scan("key = AKIAIOSFODNN7EXAMPLE"), Some("an AWS access key"));
+        assert_eq!(
+            scan("key = AKIAIOSFODNN7EXAMPLE"),
+            Some("an AWS access key")
+        );
         assert_eq!(
             scan("token: ghp_0123456789abcdefghijABCDEFGHIJ012345"),
             Some("a GitHub token")

@@ -43,7 +43,16 @@ fn commit_all(dir: &Path, message: &str) {
     git(dir, &["add", "-A"]);
     git(
         dir,
-        &["-c", "user.name=Ada", "-c", "user.email=ada@example.com", "commit", "-q", "-m", message],
+        &[
+            "-c",
+            "user.name=Ada",
+            "-c",
+            "user.email=ada@example.com",
+            "commit",
+            "-q",
+            "-m",
+            message,
+        ],
     );
 }
 
@@ -87,11 +96,21 @@ async fn a_trusted_repository_answers_the_planner_with_nobody_asked() {
     )
     .await;
     let log = f.result("c0");
-    assert!(log.contains(" Ada second commit") && log.contains(" Ada first commit"), "{log}");
+    assert!(
+        log.contains(" Ada second commit") && log.contains(" Ada first commit"),
+        "{log}"
+    );
     let show = f.result("c1");
-    assert!(show.contains("+fn two() {}") && !show.contains("vendor/dep.rs"), "{show}");
+    assert!(
+        show.contains("+fn two() {}") && !show.contains("vendor/dep.rs"),
+        "{show}"
+    );
     assert!(f.result("c2").contains("+++ b/vendor/dep.rs"));
-    assert!(f.result("c3").contains("HEAD:src/lib.rs:2:fn two() {}"), "{}", f.result("c3"));
+    assert!(
+        f.result("c3").contains("HEAD:src/lib.rs:2:fn two() {}"),
+        "{}",
+        f.result("c3")
+    );
     assert!(f.screen.asked().is_empty(), "nobody was asked");
 }
 
@@ -115,10 +134,16 @@ async fn an_answer_showing_a_distrusted_file_is_quarantined() {
     )
     .await;
     let show = f.result("c0");
-    assert!(show.contains("ref:") && !show.contains("pub fn dep"), "{show}");
+    assert!(
+        show.contains("ref:") && !show.contains("pub fn dep"),
+        "{show}"
+    );
     let search = f.result("c1");
     assert!(search.contains("ref:"), "a search that read it: {search}");
-    assert!(f.result("c2").contains("second commit"), "a log shows no file");
+    assert!(
+        f.result("c2").contains("second commit"),
+        "a log shows no file"
+    );
 }
 
 // Verifies: GIT-2
@@ -156,8 +181,14 @@ async fn a_file_holding_a_credential_is_held_back_when_nobody_agrees() {
     .await;
     let show = f.result("c0");
     assert!(!show.contains(key), "{show}");
-    assert!(show.contains("held back: the lines of deploy.env"), "{show}");
-    assert!(show.contains("+hello again"), "another file's lines are shown: {show}");
+    assert!(
+        show.contains("held back: the lines of deploy.env"),
+        "{show}"
+    );
+    assert!(
+        show.contains("+hello again"),
+        "another file's lines are shown: {show}"
+    );
 }
 
 // Verifies: GIT-4
@@ -195,7 +226,10 @@ async fn a_configuration_naming_programs_runs_none_of_them() {
     .await;
     for i in 0..n {
         let r = f.result(&format!("c{i}"));
-        assert!(!r.starts_with("error: the repository could not be read"), "{r}");
+        assert!(
+            !r.starts_with("error: the repository could not be read"),
+            "{r}"
+        );
     }
     assert!(f.result("c0").contains("second commit"));
     assert!(!marker.exists(), "a program the configuration names ran");
@@ -210,18 +244,27 @@ async fn layouts_that_send_a_read_elsewhere_are_declined() {
             std::fs::write(d.join(".git/objects/info/alternates"), "/elsewhere\n").unwrap();
         }),
         ("include", |d| append(d, "[include]\n\tpath = /elsewhere\n")),
-        ("includeIf", |d| append(d, "[includeIf \"gitdir:/\"]\n\tpath = /elsewhere\n")),
-        ("core.worktree", |d| append(d, "[core]\n\tworktree = /elsewhere\n")),
+        ("includeIf", |d| {
+            append(d, "[includeIf \"gitdir:/\"]\n\tpath = /elsewhere\n")
+        }),
+        ("core.worktree", |d| {
+            append(d, "[core]\n\tworktree = /elsewhere\n")
+        }),
         ("replace", |d| {
             let head = String::from_utf8(git(d, &["rev-parse", "HEAD"])).unwrap();
             let parent = String::from_utf8(git(d, &["rev-parse", "HEAD~1"])).unwrap();
             git(d, &["replace", head.trim(), parent.trim()]);
         }),
-        ("grafts", |d| std::fs::write(d.join(".git/info/grafts"), "\n").unwrap()),
+        ("grafts", |d| {
+            std::fs::write(d.join(".git/info/grafts"), "\n").unwrap()
+        }),
         ("a .git file", |d| {
             std::fs::rename(d.join(".git"), d.join("real-git")).unwrap();
-            std::fs::write(d.join(".git"), format!("gitdir: {}\n", d.join("real-git").display()))
-                .unwrap();
+            std::fs::write(
+                d.join(".git"),
+                format!("gitdir: {}\n", d.join("real-git").display()),
+            )
+            .unwrap();
         }),
     ];
     for (name, setup) in layouts {
@@ -232,7 +275,10 @@ async fn layouts_that_send_a_read_elsewhere_are_declined() {
         })
         .await;
         let r = f.result("c0");
-        assert!(r.contains("declined") && r.contains("use run"), "{name}: {r}");
+        assert!(
+            r.contains("declined") && r.contains("use run"),
+            "{name}: {r}"
+        );
     }
     let bare = tempfile::tempdir().unwrap();
     git(bare.path(), &["init", "-q", "--bare"]);
@@ -295,9 +341,15 @@ async fn an_answer_cut_by_its_count_says_so_and_names_the_next_page() {
     )
     .await;
     let first = f.result("c0");
-    assert!(first.contains("second commit") && first.contains("skip 1"), "{first}");
+    assert!(
+        first.contains("second commit") && first.contains("skip 1"),
+        "{first}"
+    );
     let second = f.result("c1");
-    assert!(second.contains("first commit") && !second.contains("cut"), "{second}");
+    assert!(
+        second.contains("first commit") && !second.contains("cut"),
+        "{second}"
+    );
     assert!(f.result("c2").contains("no commits match"));
 }
 
@@ -320,16 +372,30 @@ fn allow_once(question: &bravebot_core::session::Question) -> Answer {
 async fn a_sealed_git_run_names_read_git_and_another_programs_does_not() {
     let model = FakeModel::start_with(|s| {
         s.planner(vec![
-            Reply::tool_call_with_id("g", "run", json!({"command": "git log -n 1", "why": "history"})),
+            Reply::tool_call_with_id(
+                "g",
+                "run",
+                json!({"command": "git log -n 1", "why": "history"}),
+            ),
             Reply::tool_call_with_id("o", "run", json!({"command": "ls -a", "why": "list"})),
             Reply::text("done"),
         ])
     });
-    let f = fixture(model, TestScreen::new(true, allow_once), Settings::default());
+    let f = fixture(
+        model,
+        TestScreen::new(true, allow_once),
+        Settings::default(),
+    );
     small_repo(&f);
     assert_eq!(f.prompt("go", &[]).await, StopReason::EndTurn);
     let git_run = f.result("g");
-    assert!(git_run.contains("quarantined") && git_run.contains("read_git"), "{git_run}");
+    assert!(
+        git_run.contains("quarantined") && git_run.contains("read_git"),
+        "{git_run}"
+    );
     let other = f.result("o");
-    assert!(other.contains("quarantined") && !other.contains("read_git"), "{other}");
+    assert!(
+        other.contains("quarantined") && !other.contains("read_git"),
+        "{other}"
+    );
 }

@@ -61,7 +61,7 @@ fn text(file: usize, version: usize) -> Vec<u8> {
         }
     }
     out.push_str("}\n");
-    if version % 5 == 0 {
+    if version.is_multiple_of(5) {
         out.push_str(&format!("tail without newline {version}"));
     }
     out.into_bytes()
@@ -112,15 +112,13 @@ pub fn generate(dir: &Path, commits: usize) {
                 if let Some(side) = side_mark {
                     s.extend_from_slice(format!("merge :{side}\n").as_bytes());
                 }
-            } else if on_side {
-                s.extend_from_slice(format!("from :{}\n", mark - 1).as_bytes());
             } else {
                 s.extend_from_slice(format!("from :{}\n", mark - 1).as_bytes());
             }
         }
         if n == 0 {
-            for f in 0..files {
-                s.extend_from_slice(format!("M 100644 inline {}\n", names[f]).as_bytes());
+            for (f, name) in names.iter().enumerate() {
+                s.extend_from_slice(format!("M 100644 inline {name}\n").as_bytes());
                 data(&mut s, &text(f, 0));
             }
             s.extend_from_slice(b"M 100644 inline \"caf\\303\\251 \\377.txt\"\n");

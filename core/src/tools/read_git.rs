@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine, control_pictures, display_path};
+use super::{
+    ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine, control_pictures, display_path,
+};
 use crate::git::{self, Deadline, diff::Section, log::Cut};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::{Integrity, Label};
@@ -54,15 +56,42 @@ revision). Only a repository whose .git the person trusts is opened; anywhere el
 diff against the working tree, use run.",
         args: vec![
             query,
-            routing("repository", json!({"type": "string", "description": "workspace-relative directory holding .git; defaults to ."})),
-            routing("revision", json!({"type": "string", "description": "git revision syntax: a branch, tag, HEAD, an id or prefix, ~N, ^N, ^{commit}; A..B for log and diff; <revision>:<path> for show"})),
-            routing("path", json!({"type": "string", "description": "relative to the repository root: limits log, show and diff to changes under it and search to files under it"})),
-            routing("pattern", json!({"type": "string", "description": "search only: the regular expression to look for in each line"})),
-            routing("count", json!({"type": "integer", "minimum": 1, "maximum": MAX_COUNT, "description": "commits, tags or lines to list: 20 unless given, at most 200"})),
-            routing("skip", json!({"type": "integer", "minimum": 0, "description": "log, tags and search: how many to pass over, as a cut answer names"})),
-            routing("messages", json!({"type": "boolean", "description": "log only: print each commit's whole message beneath its line"})),
-            routing("since", json!({"type": "string", "description": "log only: first day (UTC, YYYY-MM-DD) a listed commit was authored on"})),
-            routing("until", json!({"type": "string", "description": "log only: last day (UTC, YYYY-MM-DD) a listed commit was authored on"})),
+            routing(
+                "repository",
+                json!({"type": "string", "description": "workspace-relative directory holding .git; defaults to ."}),
+            ),
+            routing(
+                "revision",
+                json!({"type": "string", "description": "git revision syntax: a branch, tag, HEAD, an id or prefix, ~N, ^N, ^{commit}; A..B for log and diff; <revision>:<path> for show"}),
+            ),
+            routing(
+                "path",
+                json!({"type": "string", "description": "relative to the repository root: limits log, show and diff to changes under it and search to files under it"}),
+            ),
+            routing(
+                "pattern",
+                json!({"type": "string", "description": "search only: the regular expression to look for in each line"}),
+            ),
+            routing(
+                "count",
+                json!({"type": "integer", "minimum": 1, "maximum": MAX_COUNT, "description": "commits, tags or lines to list: 20 unless given, at most 200"}),
+            ),
+            routing(
+                "skip",
+                json!({"type": "integer", "minimum": 0, "description": "log, tags and search: how many to pass over, as a cut answer names"}),
+            ),
+            routing(
+                "messages",
+                json!({"type": "boolean", "description": "log only: print each commit's whole message beneath its line"}),
+            ),
+            routing(
+                "since",
+                json!({"type": "string", "description": "log only: first day (UTC, YYYY-MM-DD) a listed commit was authored on"}),
+            ),
+            routing(
+                "until",
+                json!({"type": "string", "description": "log only: last day (UTC, YYYY-MM-DD) a listed commit was authored on"}),
+            ),
         ],
     }
 }
@@ -104,7 +133,9 @@ fn args(call: &Call<'_>) -> Result<Args, String> {
             .map(|d| {
                 day_start(d)
                     .map(|s| if end { s + 86_399 } else { s })
-                    .ok_or_else(|| format!("`{name}` is a day written YYYY-MM-DD, such as 2024-03-15"))
+                    .ok_or_else(|| {
+                        format!("`{name}` is a day written YYYY-MM-DD, such as 2024-03-15")
+                    })
             })
             .transpose()
     };
@@ -173,7 +204,20 @@ fn day_start(text: &str) -> Option<i64> {
     let num = |s: &str| s.parse::<i64>().ok();
     let (y, m, d) = (num(&text[..4])?, num(&text[5..7])?, num(&text[8..])?);
     let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let days_in = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    let days_in = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
     if !(1..=12).contains(&m) || d < 1 || d > days_in[usize::try_from(m - 1).ok()?] {
         return None;
     }
@@ -343,9 +387,8 @@ fn answer(
             shown.sections
         }
         "diff" => {
-            let sections =
-                git::diff::diff(&repo, a.revision.as_deref().unwrap_or_default(), path)
-                    .map_err(e)?;
+            let sections = git::diff::diff(&repo, a.revision.as_deref().unwrap_or_default(), path)
+                .map_err(e)?;
             if sections.is_empty() {
                 notes.push("[the two commits do not differ there]".into());
             }
@@ -584,7 +627,13 @@ mod tests {
         assert_eq!(day_start("1970-01-01"), Some(0));
         assert_eq!(day_start("2020-09-13"), Some(1_599_955_200));
         assert_eq!(day_start("2024-02-29"), Some(1_709_164_800));
-        for bad in ["2023-02-29", "2023-13-01", "2023-1-01", "yesterday", "2023-04-31"] {
+        for bad in [
+            "2023-02-29",
+            "2023-13-01",
+            "2023-1-01",
+            "yesterday",
+            "2023-04-31",
+        ] {
             assert_eq!(day_start(bad), None, "{bad}");
         }
     }
@@ -613,6 +662,9 @@ mod tests {
         });
         assert!(git_dir_trusted(&map, git));
         map.mark_written_untrusted(PathBuf::from("/w/.git/config"));
-        assert!(!git_dir_trusted(&map, git), "one file under it is distrusted");
+        assert!(
+            !git_dir_trusted(&map, git),
+            "one file under it is distrusted"
+        );
     }
 }
