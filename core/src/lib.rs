@@ -14,7 +14,9 @@
 //! Untrusted bytes are read only by the gates in [`kernel::policy`]: everything else carries them.
 
 pub mod check;
+pub mod credentials;
 pub mod egress;
+pub mod git;
 pub mod jobs;
 pub mod kernel;
 pub mod language;

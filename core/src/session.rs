@@ -522,6 +522,15 @@ impl Session {
                 );
             }
             Scope::Directory => {
+                // A repository's .git holds its history, not files to edit: trusting it is the
+                // person vouching for that history, so `read_git` may read it (GIT-2).
+                if path.file_name().is_some_and(|n| n == ".git") {
+                    state.trust.add(TrustRule {
+                        path: path.clone(),
+                        scope,
+                        origin: RuleOrigin::Person,
+                    });
+                }
                 if !state.added_dirs.contains(&path) {
                     state.added_dirs.push(path);
                 }

@@ -5,5 +5,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod fake_model;
+pub mod git_fixture;
 pub mod lsp_client;
 pub mod project_session;

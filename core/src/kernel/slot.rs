@@ -52,6 +52,9 @@ pub enum Origin {
     Output { line: String, stream: &'static str },
     /// The result of a search that read files nobody vouched for, by the directory searched.
     Search { directory: String },
+    /// A `read_git` answer that showed a file the person's rules mark untrusted, by the
+    /// repository asked about.
+    Git { repository: String },
     /// A picture or a PDF, by path and the media type its extension names.
     Picture { path: String, media_type: String },
     /// A fetched body, by the URL the planner asked for (never where a redirect went).
@@ -84,6 +87,7 @@ impl fmt::Display for Origin {
             }
             Origin::Picture { path, media_type } => write!(f, "{path} ({media_type})"),
             Origin::Search { directory } => write!(f, "search results in {directory}"),
+            Origin::Git { repository } => write!(f, "a history answer from {repository}"),
             Origin::Output { line, stream } => write!(f, "{stream} of `{line}`"),
             Origin::WithheldFile { entry, directory } => {
                 write!(

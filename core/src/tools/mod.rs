@@ -2,7 +2,7 @@
 //! lands) and content (what it carries), and the path handling they share.
 //!
 //! A tool that is not built is not offered. This build offers every tool of seed 004 but
-//! `read_git`, `spawn_agent`, `load_skill`, `schedule_next` and `watch_file` (CONTRACT §4.1).
+//! `spawn_agent`, `load_skill`, `schedule_next` and `watch_file` (CONTRACT §4.1).
 
 mod ask_user;
 pub mod content_trust;
@@ -13,6 +13,7 @@ mod land;
 mod list_files;
 mod lsp;
 mod read_file;
+mod read_git;
 mod read_output;
 mod run;
 pub mod search;
@@ -128,6 +129,7 @@ pub fn specs() -> Vec<ToolSpec> {
         read_file::spec(),
         list_files::spec(),
         search::spec(),
+        read_git::spec(),
         lsp::spec(),
         write_file::spec(),
         edit_file::spec(),
@@ -360,7 +362,7 @@ enum Effects {
 
 fn effects_of(tool: &str, args: &Map<String, Value>) -> Effects {
     match tool {
-        "read_file" | "list_files" | "search" | "lsp" | "todo_write" => Effects::None,
+        "read_file" | "list_files" | "search" | "read_git" | "lsp" | "todo_write" => Effects::None,
         "job_output" => match args.get("kill").and_then(Value::as_bool) {
             Some(true) => Effects::Unasked,
             _ => Effects::None,
@@ -460,6 +462,7 @@ pub async fn dispatch(
         "read_file" => read_file::run(&call).await,
         "list_files" => list_files::run(&call).await,
         "search" => search::run(&call).await,
+        "read_git" => read_git::run(&call).await,
         "write_file" => write_file::run(&call).await,
         "edit_file" => edit_file::run(&call).await,
         "run" => run::run(&call).await,

@@ -221,7 +221,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     // question that shows what it printed (RUNTOOL-12).
     let rememberable =
         (plan.writes().is_empty() && plan.reads().is_empty() && !fed).then(|| plan.identity());
-    let text = account(
+    let mut text = account(
         call,
         &shown_line,
         how,
@@ -230,6 +230,15 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         (out, err),
         rememberable.as_deref(),
     );
+    // A planner that ran git and got sealed output learns once that the same question may have
+    // an answer it can read (GIT-9). The program is the resolved one, not the planner's word.
+    let ran_git = plan.commands().iter().any(|c| c.name() == "git");
+    if ran_git && !label.is_trusted() {
+        text = PlannerText::driver(format!(
+            "{}read_git answers log, show, diff, tags and search from a trusted repository's .git without starting git, and its answer is not sealed.\n",
+            text.as_str()
+        ));
+    }
     ToolOutput::ok(text, format!("ran `{shown_line}`: {}", report.summary()))
 }
 

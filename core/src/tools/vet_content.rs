@@ -252,6 +252,7 @@ fn plain_origin(origin: &Origin) -> String {
         Origin::Picture { path, media_type } => format!("the picture {path} ({media_type})"),
         Origin::Output { line, stream } => format!("the {stream} of `{line}`"),
         Origin::Search { directory } => format!("search results in {directory}"),
+        Origin::Git { repository } => format!("a history answer from the repository {repository}"),
         Origin::Processor { about: Some(p), .. } => format!("a processor's rewrite of {p}"),
         Origin::Processor {
             about: None,

@@ -1,0 +1,617 @@
+//! `show` and `diff`: a commit with its message and diff, a tag, a file or directory at a
+//! revision, and the difference between two commits, printed as git prints them.
+//!
+//! The tree diff walks both trees in git's order, so changes come out in the order git lists
+//! them. A file moved without a change in its bytes is shown as a rename, as git's exact rename
+//! detection pairs it; a file moved and edited is a deletion and an addition. The line diff is
+//! Myers' algorithm with three lines of context, hunks closer than seven lines joined, and the hunk
+//! header naming the nearest line above that starts with a letter, `_` or `$`, as git's default
+//! function-name rule does.
+
+use similar::{Algorithm, DiffOp};
+
+use super::log::range;
+use super::text::{default_date, ident, indented_message, quote_path};
+use super::{Entry, Error, ObjectId, Repository};
+
+/// Bytes git looks at to decide a file is binary: a NUL in them makes it so.
+const BINARY_PROBE: usize = 8000;
+/// Lines of context around a change.
+const CONTEXT: usize = 3;
+/// Blobs larger than this are described by their size rather than printed or diffed.
+pub const MAX_BLOB_BYTES: u64 = 1 << 20;
+
+/// Part of an answer, with the paths whose bytes it shows (empty for what comes from `.git`
+/// alone: ids, names, dates, messages).
+#[derive(Clone, Debug, Default)]
+pub struct Section {
+    pub paths: Vec<Vec<u8>>,
+    pub lines: Vec<String>,
+}
+
+/// One changed path between two trees.
+#[derive(Clone, Debug)]
+pub struct Change {
+    pub old_path: Vec<u8>,
+    pub new_path: Vec<u8>,
+    pub old: Option<(u32, ObjectId)>,
+    pub new: Option<(u32, ObjectId)>,
+}
+
+fn join(prefix: &[u8], name: &[u8]) -> Vec<u8> {
+    if prefix.is_empty() {
+        name.to_vec()
+    } else {
+        let mut p = prefix.to_vec();
+        p.push(b'/');
+        p.extend_from_slice(name);
+        p
+    }
+}
+
+/// Git's tree order: a tree sorts as though its name ended with `/`.
+fn sort_key(e: &Entry) -> Vec<u8> {
+    let mut k = e.name.clone();
+    if e.is_tree() {
+        k.push(b'/');
+    }
+    k
+}
+
+/// Whether `path` lies under `filter` (component-wise), or `filter` under `path` (a tree that
+/// must be entered to reach it).
+fn within(path: &[u8], filter: &[u8]) -> bool {
+    let under = |a: &[u8], b: &[u8]| a == b || (a.starts_with(b) && a.get(b.len()) == Some(&b'/'));
+    filter.is_empty() || under(path, filter)
+}
+
+fn leads_to(path: &[u8], filter: &[u8]) -> bool {
+    filter.is_empty()
+        || within(path, filter)
+        || (filter.starts_with(path) && filter.get(path.len()) == Some(&b'/'))
+}
+
+/// The changes between two trees (`None` is the empty tree), limited to `filter`.
+pub fn tree_changes(
+    repo: &Repository,
+    old: Option<ObjectId>,
+    new: Option<ObjectId>,
+    filter: &[u8],
+) -> Result<Vec<Change>, Error> {
+    let mut out = Vec::new();
+    walk(repo, old, new, b"", filter, &mut out)?;
+    Ok(detect_renames(out))
+}
+
+fn walk(
+    repo: &Repository,
+    old: Option<ObjectId>,
+    new: Option<ObjectId>,
+    prefix: &[u8],
+    filter: &[u8],
+    out: &mut Vec<Change>,
+) -> Result<(), Error> {
+    if old == new {
+        return Ok(());
+    }
+    let old = match old {
+        Some(t) => repo.tree(t)?,
+        None => Vec::new(),
+    };
+    let new = match new {
+        Some(t) => repo.tree(t)?,
+        None => Vec::new(),
+    };
+    let (mut i, mut j) = (0, 0);
+    while i < old.len() || j < new.len() {
+        let order = match (old.get(i), new.get(j)) {
+            (Some(a), Some(b)) => sort_key(a).cmp(&sort_key(b)),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            _ => std::cmp::Ordering::Greater,
+        };
+        let (a, b) = match order {
+            std::cmp::Ordering::Less => {
+                i += 1;
+                (old.get(i - 1), None)
+            }
+            std::cmp::Ordering::Greater => {
+                j += 1;
+                (None, new.get(j - 1))
+            }
+            std::cmp::Ordering::Equal => {
+                i += 1;
+                j += 1;
+                (old.get(i - 1), new.get(j - 1))
+            }
+        };
+        let name = a.or(b).map(|e| e.name.as_slice()).unwrap_or_default();
+        let path = join(prefix, name);
+        if !leads_to(&path, filter) {
+            continue;
+        }
+        let is_tree = a.or(b).is_some_and(Entry::is_tree);
+        if is_tree {
+            walk(repo, a.map(|e| e.id), b.map(|e| e.id), &path, filter, out)?;
+            continue;
+        }
+        if !within(&path, filter) {
+            continue;
+        }
+        if let (Some(a), Some(b)) = (a, b)
+            && a.id == b.id
+            && a.mode == b.mode
+        {
+            continue;
+        }
+        out.push(Change {
+            old_path: path.clone(),
+            new_path: path,
+            old: a.map(|e| (e.mode, e.id)),
+            new: b.map(|e| (e.mode, e.id)),
+        });
+    }
+    Ok(())
+}
+
+/// Pairs each added file with a deleted one holding the same bytes and mode, as git's exact
+/// rename detection does; the pair takes the added file's place and the deletion goes.
+fn detect_renames(changes: Vec<Change>) -> Vec<Change> {
+    let mut taken = vec![false; changes.len()];
+    let mut paired: Vec<Option<usize>> = vec![None; changes.len()];
+    for (j, added) in changes.iter().enumerate() {
+        let (None, Some(new)) = (added.old, added.new) else {
+            continue;
+        };
+        let found = changes.iter().enumerate().position(|(i, c)| {
+            !taken[i] && c.new.is_none() && c.old == Some(new) && new.0 != 0o160000
+        });
+        if let Some(i) = found {
+            taken[i] = true;
+            paired[j] = Some(i);
+        }
+    }
+    changes
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !taken[*i])
+        .map(|(j, c)| match paired[j] {
+            Some(i) => Change {
+                old_path: changes[i].old_path.clone(),
+                new_path: c.new_path.clone(),
+                old: changes[i].old,
+                new: c.new,
+            },
+            None => c.clone(),
+        })
+        .collect()
+}
+
+/// The bytes one side of a change stands for: a blob, or for a submodule the line git prints.
+fn side_bytes(repo: &Repository, side: Option<(u32, ObjectId)>) -> Result<Vec<u8>, Error> {
+    match side {
+        None => Ok(Vec::new()),
+        Some((0o160000, id)) => Ok(format!("Subproject commit {}\n", id.to_hex()).into_bytes()),
+        Some((_, id)) => repo.blob(id),
+    }
+}
+
+fn is_binary(bytes: &[u8]) -> bool {
+    bytes[..bytes.len().min(BINARY_PROBE)].contains(&0)
+}
+
+/// One file's diff, as `git diff` prints it.
+pub fn file_diff(repo: &Repository, change: &Change) -> Result<Section, Error> {
+    let a = quote_path(&[b"a/".as_slice(), &change.old_path].concat());
+    let b = quote_path(&[b"b/".as_slice(), &change.new_path].concat());
+    let mut lines = vec![format!("diff --git {a} {b}")];
+    let zeros = "0".repeat(repo.abbrev_len());
+    let short = |side: Option<(u32, ObjectId)>| match side {
+        Some((_, id)) => repo.short(id),
+        None => zeros.clone(),
+    };
+    let renamed = change.old_path != change.new_path;
+    match (change.old, change.new) {
+        (None, Some((mode, _))) => {
+            lines.push(format!("new file mode {mode:06o}"));
+            lines.push(format!("index {}..{}", short(None), short(change.new)));
+        }
+        (Some((mode, _)), None) => {
+            lines.push(format!("deleted file mode {mode:06o}"));
+            lines.push(format!("index {}..{}", short(change.old), short(None)));
+        }
+        (Some((om, oid)), Some((nm, nid))) => {
+            if om != nm {
+                lines.push(format!("old mode {om:06o}"));
+                lines.push(format!("new mode {nm:06o}"));
+            }
+            if renamed {
+                lines.push("similarity index 100%".into());
+                lines.push(format!("rename from {}", quote_path(&change.old_path)));
+                lines.push(format!("rename to {}", quote_path(&change.new_path)));
+            }
+            if oid != nid {
+                if om == nm {
+                    lines.push(format!(
+                        "index {}..{} {om:06o}",
+                        short(change.old),
+                        short(change.new)
+                    ));
+                } else {
+                    lines.push(format!(
+                        "index {}..{}",
+                        short(change.old),
+                        short(change.new)
+                    ));
+                }
+            }
+        }
+        (None, None) => {}
+    }
+    let mut paths = vec![change.old_path.clone()];
+    if renamed {
+        paths.push(change.new_path.clone());
+    }
+    if change.old.map(|s| s.1) == change.new.map(|s| s.1) {
+        return Ok(Section { paths, lines });
+    }
+    let too_large = |side: Option<(u32, ObjectId)>| -> Result<bool, Error> {
+        match side {
+            Some((mode, id)) if mode != 0o160000 => Ok(repo.size(id)? > MAX_BLOB_BYTES),
+            _ => Ok(false),
+        }
+    };
+    let from = if change.old.is_some() {
+        a.clone()
+    } else {
+        "/dev/null".into()
+    };
+    let to = if change.new.is_some() {
+        b.clone()
+    } else {
+        "/dev/null".into()
+    };
+    if too_large(change.old)? || too_large(change.new)? {
+        lines.push(format!("Binary files {from} and {to} differ"));
+        return Ok(Section { paths, lines });
+    }
+    let old = side_bytes(repo, change.old)?;
+    let new = side_bytes(repo, change.new)?;
+    if is_binary(&old) || is_binary(&new) {
+        lines.push(format!("Binary files {from} and {to} differ"));
+        return Ok(Section { paths, lines });
+    }
+    let hunks = hunks(&old, &new);
+    if hunks.is_empty() {
+        return Ok(Section { paths, lines });
+    }
+    lines.push(format!("--- {from}"));
+    lines.push(format!("+++ {to}"));
+    lines.extend(hunks);
+    Ok(Section { paths, lines })
+}
+
+fn split_lines(bytes: &[u8]) -> Vec<&[u8]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, b) in bytes.iter().enumerate() {
+        if *b == b'\n' {
+            out.push(&bytes[start..=i]);
+            start = i + 1;
+        }
+    }
+    if start < bytes.len() {
+        out.push(&bytes[start..]);
+    }
+    out
+}
+
+/// A run of changed lines: `old_len` lines at `old` replaced by `new_len` lines at `new`.
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    old: usize,
+    old_len: usize,
+    new: usize,
+    new_len: usize,
+}
+
+/// The hunks of a unified diff with three lines of context, as `git diff` prints them.
+pub fn hunks(old: &[u8], new: &[u8]) -> Vec<String> {
+    let a = split_lines(old);
+    let b = split_lines(new);
+    let ops = similar::capture_diff_slices(Algorithm::Myers, &a, &b);
+    let mut runs: Vec<Run> = Vec::new();
+    for op in ops {
+        let (o, ol, n, nl) = match op {
+            DiffOp::Equal { .. } => continue,
+            DiffOp::Delete {
+                old_index,
+                old_len,
+                new_index,
+            } => (old_index, old_len, new_index, 0),
+            DiffOp::Insert {
+                old_index,
+                new_index,
+                new_len,
+            } => (old_index, 0, new_index, new_len),
+            DiffOp::Replace {
+                old_index,
+                old_len,
+                new_index,
+                new_len,
+            } => (old_index, old_len, new_index, new_len),
+        };
+        match runs.last_mut() {
+            Some(r) if r.old + r.old_len == o && r.new + r.new_len == n => {
+                r.old_len += ol;
+                r.new_len += nl;
+            }
+            _ => runs.push(Run {
+                old: o,
+                old_len: ol,
+                new: n,
+                new_len: nl,
+            }),
+        }
+    }
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < runs.len() {
+        let mut last = i;
+        while last + 1 < runs.len()
+            && runs[last + 1].old - (runs[last].old + runs[last].old_len) <= 2 * CONTEXT
+        {
+            last += 1;
+        }
+        let first = runs[i];
+        let end = runs[last];
+        let old_start = first.old.saturating_sub(CONTEXT);
+        let new_start = first.new.saturating_sub(CONTEXT);
+        let old_end = (end.old + end.old_len + CONTEXT).min(a.len());
+        let new_end = (end.new + end.new_len + CONTEXT).min(b.len());
+        let func = function_line(&a, old_start);
+        out.push(format!(
+            "@@ -{} +{} @@{}",
+            range_text(old_start, old_end - old_start),
+            range_text(new_start, new_end - new_start),
+            func.map(|f| format!(" {f}")).unwrap_or_default()
+        ));
+        let mut at = old_start;
+        for run in &runs[i..=last] {
+            for line in &a[at..run.old] {
+                push_line(&mut out, ' ', line);
+            }
+            for line in &a[run.old..run.old + run.old_len] {
+                push_line(&mut out, '-', line);
+            }
+            for line in &b[run.new..run.new + run.new_len] {
+                push_line(&mut out, '+', line);
+            }
+            at = run.old + run.old_len;
+        }
+        for line in &a[at..old_end] {
+            push_line(&mut out, ' ', line);
+        }
+        i = last + 1;
+    }
+    out
+}
+
+fn range_text(start: usize, len: usize) -> String {
+    match len {
+        0 => format!("{start},0"),
+        1 => format!("{}", start + 1),
+        n => format!("{},{n}", start + 1),
+    }
+}
+
+fn push_line(out: &mut Vec<String>, sign: char, line: &[u8]) {
+    let (text, newline) = match line.strip_suffix(b"\n") {
+        Some(t) => (t, true),
+        None => (line, false),
+    };
+    out.push(format!("{sign}{}", String::from_utf8_lossy(text)));
+    if !newline {
+        out.push("\\ No newline at end of file".into());
+    }
+}
+
+/// The nearest line above `before` that starts with a letter, `_` or `$`, cut to 80 bytes and
+/// trailing white space: git's default function-name rule.
+fn function_line(lines: &[&[u8]], before: usize) -> Option<String> {
+    lines[..before.min(lines.len())].iter().rev().find_map(|l| {
+        let first = *l.first()?;
+        if !(first.is_ascii_alphabetic() || first == b'_' || first == b'$') {
+            return None;
+        }
+        let mut cut = &l[..l.len().min(80)];
+        while let Some((last, rest)) = cut.split_last() {
+            if last.is_ascii_whitespace() {
+                cut = rest;
+            } else {
+                break;
+            }
+        }
+        Some(String::from_utf8_lossy(cut).into_owned())
+    })
+}
+
+/// Every file's diff between two trees under `filter`.
+pub fn diff_trees(
+    repo: &Repository,
+    old: Option<ObjectId>,
+    new: Option<ObjectId>,
+    filter: &[u8],
+) -> Result<Vec<Section>, Error> {
+    tree_changes(repo, old, new, filter)?
+        .iter()
+        .map(|c| file_diff(repo, c))
+        .collect()
+}
+
+/// `diff A..B` or `diff A B`: the two commits' trees compared.
+pub fn diff(repo: &Repository, revision: &str, filter: &[u8]) -> Result<Vec<Section>, Error> {
+    let (a, b) = match revision.split_once("..") {
+        Some(_) => {
+            let r = range(repo, Some(revision))?;
+            (r.exclude.unwrap_or(r.include), r.include)
+        }
+        None => {
+            let mut parts = revision.split_whitespace();
+            match (parts.next(), parts.next(), parts.next()) {
+                (Some(a), Some(b), None) => (repo.resolve_commit(a)?, repo.resolve_commit(b)?),
+                _ => {
+                    return Err(Error::Revision(
+                        "diff compares two commits: give A..B or A B".into(),
+                    ));
+                }
+            }
+        }
+    };
+    let (ta, tb) = (repo.commit(a)?.tree, repo.commit(b)?.tree);
+    diff_trees(repo, Some(ta), Some(tb), filter)
+}
+
+/// What `show` printed, and whether it was a merge (shown without a diff).
+pub struct Shown {
+    pub sections: Vec<Section>,
+    pub merge: Option<(ObjectId, ObjectId)>,
+}
+
+/// `show <revision>`: a commit with its message and diff, a tag then its commit, or with
+/// `<revision>:<path>` a file or directory as it stood.
+pub fn show(repo: &Repository, revision: &str, filter: &[u8]) -> Result<Shown, Error> {
+    if let Some((rev, path)) = revision.split_once(':') {
+        return show_path(repo, revision, rev, path.as_bytes());
+    }
+    let id = repo.resolve(revision)?;
+    let mut sections = Vec::new();
+    let mut target = id;
+    // An annotated tag (or a chain of them) is shown before what it names.
+    while let Some(tag) = repo.annotated_tag(target)? {
+        let mut lines = vec![format!("tag {}", String::from_utf8_lossy(&tag.name))];
+        if let Some(tagger) = &tag.tagger {
+            lines.push(format!("Tagger: {}", ident(tagger)));
+            lines.push(format!("Date:   {}", default_date(tagger)));
+        }
+        lines.push(String::new());
+        let mut message = tag.message.clone();
+        if let Some(pgp) = &tag.pgp {
+            message.extend_from_slice(pgp);
+        }
+        let text = String::from_utf8_lossy(&message).into_owned();
+        lines.extend(text.trim_end_matches('\n').lines().map(str::to_string));
+        lines.push(String::new());
+        sections.push(Section {
+            paths: Vec::new(),
+            lines,
+        });
+        target = tag.target;
+    }
+    let Some(commit_id) = repo.peel_to_commit(target).filter(|c| *c == target) else {
+        return Err(Error::Revision(format!(
+            "`{revision}` names neither a commit nor a tag of one; use <revision>:<path> for a file or directory"
+        )));
+    };
+    let commit = repo.commit(commit_id)?;
+    let mut header = vec![format!("commit {}", commit.id.to_hex())];
+    if commit.parents.len() > 1 {
+        let parents: Vec<String> = commit.parents.iter().map(|p| repo.short(*p)).collect();
+        header.push(format!("Merge: {}", parents.join(" ")));
+    }
+    header.push(format!("Author: {}", ident(&commit.author)));
+    header.push(format!("Date:   {}", default_date(&commit.author)));
+    header.push(String::new());
+    header.extend(indented_message(&commit.message));
+    sections.push(Section {
+        paths: Vec::new(),
+        lines: header,
+    });
+    if commit.parents.len() > 1 {
+        return Ok(Shown {
+            sections,
+            merge: Some((commit.parents[0], commit.id)),
+        });
+    }
+    let parent_tree = match commit.parents.first() {
+        Some(p) => Some(repo.commit(*p)?.tree),
+        None => None,
+    };
+    let diffs = diff_trees(repo, parent_tree, Some(commit.tree), filter)?;
+    if !diffs.is_empty() {
+        sections.push(Section {
+            paths: Vec::new(),
+            lines: vec![String::new()],
+        });
+    }
+    sections.extend(diffs);
+    Ok(Shown {
+        sections,
+        merge: None,
+    })
+}
+
+fn show_path(repo: &Repository, revision: &str, rev: &str, path: &[u8]) -> Result<Shown, Error> {
+    let commit = repo.resolve_commit(if rev.is_empty() { "HEAD" } else { rev })?;
+    let tree = repo.commit(commit)?.tree;
+    let trimmed: &[u8] = path.strip_suffix(b"/").unwrap_or(path);
+    let Some(entry) = repo.entry_at(tree, trimmed)? else {
+        return Err(Error::Revision(format!(
+            "`{}` does not exist at `{rev}`",
+            quote_path(path)
+        )));
+    };
+    let paths = vec![trimmed.to_vec()];
+    if entry.is_tree() {
+        let mut lines = vec![format!("tree {revision}"), String::new()];
+        for e in repo.tree(entry.id)? {
+            let suffix = if e.is_tree() { "/" } else { "" };
+            // git lists a tree's names as they are stored, unquoted.
+            lines.push(format!("{}{suffix}", String::from_utf8_lossy(&e.name)));
+        }
+        return Ok(Shown {
+            sections: vec![Section { paths, lines }],
+            merge: None,
+        });
+    }
+    if entry.is_submodule() {
+        return Err(Error::Revision(format!(
+            "`{}` is a submodule at `{rev}`, recording commit {}",
+            quote_path(trimmed),
+            entry.id.to_hex()
+        )));
+    }
+    let size = repo.size(entry.id)?;
+    if size > MAX_BLOB_BYTES {
+        return Ok(Shown {
+            sections: vec![Section {
+                paths,
+                lines: vec![format!(
+                    "[{} is {size} bytes at {rev}, past the 1 MiB this reader prints]",
+                    quote_path(trimmed)
+                )],
+            }],
+            merge: None,
+        });
+    }
+    let bytes = repo.blob(entry.id)?;
+    if is_binary(&bytes) {
+        return Ok(Shown {
+            sections: vec![Section {
+                paths,
+                lines: vec![format!(
+                    "[{} is binary at {rev}: {size} bytes]",
+                    quote_path(trimmed)
+                )],
+            }],
+            merge: None,
+        });
+    }
+    let lines = String::from_utf8_lossy(&bytes)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    Ok(Shown {
+        sections: vec![Section { paths, lines }],
+        merge: None,
+    })
+}

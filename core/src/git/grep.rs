@@ -1,0 +1,156 @@
+//! `search`: the lines a regular expression matches in the files at a revision, printed as
+//! `git grep -n` prints them (`<revision>:<path>:<line>:<text>`), files in tree order.
+
+pub use regex::bytes::Regex;
+
+use super::diff::MAX_BLOB_BYTES;
+use super::log::Cut;
+use super::text::quote_path;
+use super::{Deadline, Error, ObjectId, Repository};
+
+/// What a search is asked for.
+pub struct GrepQuery<'a> {
+    /// The revision as written, which prefixes every line.
+    pub revision: &'a str,
+    pub pattern: &'a Regex,
+    /// Only files under this path.
+    pub path: &'a [u8],
+    pub count: usize,
+    pub skip: usize,
+    pub deadline: Deadline,
+}
+
+/// One file's matching lines.
+#[derive(Debug)]
+pub struct FileMatches {
+    pub path: Vec<u8>,
+    pub lines: Vec<String>,
+}
+
+/// What a search found.
+#[derive(Debug, Default)]
+pub struct Found {
+    pub files: Vec<FileMatches>,
+    /// Every file whose bytes were read, matched or not.
+    pub read: Vec<Vec<u8>>,
+    /// Files past the size bound, not searched.
+    pub too_large: usize,
+    pub next_skip: Option<usize>,
+    pub cut: Option<Cut>,
+}
+
+/// Searches the files at a revision.
+pub fn grep(repo: &Repository, query: &GrepQuery<'_>) -> Result<Found, Error> {
+    let commit = repo.resolve_commit(query.revision)?;
+    let tree = repo.commit(commit)?.tree;
+    let mut found = Found::default();
+    let mut state = State {
+        passed: 0,
+        listed: 0,
+    };
+    let prefix = query.path.strip_suffix(b"/").unwrap_or(query.path);
+    match repo.entry_at(tree, prefix)? {
+        None => {
+            return Err(Error::Revision(format!(
+                "`{}` does not exist at `{}`",
+                quote_path(prefix),
+                query.revision
+            )));
+        }
+        Some(e) if e.is_tree() => search_tree(repo, query, e.id, prefix, &mut found, &mut state)?,
+        Some(e) if e.is_submodule() => {}
+        Some(e) => search_file(repo, query, e.id, prefix, &mut found, &mut state)?,
+    }
+    Ok(found)
+}
+
+struct State {
+    passed: usize,
+    listed: usize,
+}
+
+fn search_tree(
+    repo: &Repository,
+    query: &GrepQuery<'_>,
+    tree: ObjectId,
+    prefix: &[u8],
+    found: &mut Found,
+    state: &mut State,
+) -> Result<(), Error> {
+    for entry in repo.tree(tree)? {
+        if found.cut.is_some() {
+            return Ok(());
+        }
+        let path = if prefix.is_empty() {
+            entry.name.clone()
+        } else {
+            [prefix, b"/", &entry.name].concat()
+        };
+        if entry.is_tree() {
+            search_tree(repo, query, entry.id, &path, found, state)?;
+        } else if !entry.is_submodule() {
+            search_file(repo, query, entry.id, &path, found, state)?;
+        }
+    }
+    Ok(())
+}
+
+fn search_file(
+    repo: &Repository,
+    query: &GrepQuery<'_>,
+    id: ObjectId,
+    path: &[u8],
+    found: &mut Found,
+    state: &mut State,
+) -> Result<(), Error> {
+    if query.deadline.passed() {
+        found.cut = Some(Cut::Deadline);
+        return Ok(());
+    }
+    if repo.size(id)? > MAX_BLOB_BYTES {
+        found.too_large += 1;
+        return Ok(());
+    }
+    let bytes = repo.blob(id)?;
+    found.read.push(path.to_vec());
+    let name = format!("{}:{}", query.revision, quote_path(path));
+    let binary = bytes[..bytes.len().min(8000)].contains(&0);
+    let mut lines = Vec::new();
+    if binary {
+        if query.pattern.is_match(&bytes) {
+            lines.push(format!("Binary file {name} matches"));
+        }
+    } else {
+        let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
+        for (n, line) in body.split(|b| *b == b'\n').enumerate() {
+            if query.pattern.is_match(line) {
+                lines.push(format!(
+                    "{name}:{}:{}",
+                    n + 1,
+                    String::from_utf8_lossy(line)
+                ));
+            }
+        }
+    }
+    let mut kept = Vec::new();
+    for line in lines {
+        if state.passed < query.skip {
+            state.passed += 1;
+            continue;
+        }
+        if state.listed == query.count {
+            found.cut = Some(Cut::Count);
+            found.next_skip = Some(query.skip + state.listed);
+            break;
+        }
+        state.listed += 1;
+        kept.push(line);
+    }
+    if !kept.is_empty() {
+        found.files.push(FileMatches {
+            path: path.to_vec(),
+            lines: kept,
+        });
+    }
+    Ok(())
+}

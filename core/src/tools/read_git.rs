@@ -1,0 +1,670 @@
+//! `read_git`: a repository's history answered from the files under its `.git` by
+//! [`crate::git`], with no git process, nobody asked, and the same lines git would print.
+//!
+//! It opens only a repository whose `.git` a trust rule covers with nothing beneath it marked
+//! untrusted; anywhere else it declines and points at `run`. Everything it prints comes from that
+//! `.git`, so the answer is trusted, unless it shows a file the person's rules mark untrusted (or
+//! a search read one): then the whole answer is quarantined, as a read of that file would be.
+//! Each file whose lines hold what looks like a credential is held back until the person agrees.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::{
+    ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine, control_pictures, display_path,
+};
+use crate::git::{self, Deadline, diff::Section, log::Cut};
+use crate::kernel::audit::{Decision, Gate};
+use crate::kernel::label::{Integrity, Label};
+use crate::kernel::labelled::Labelled;
+use crate::kernel::policy::{self, PlannerText};
+use crate::kernel::slot::Origin;
+use crate::session::{OptionKind, Question, QuestionKind, QuestionOption, Subject, Update};
+
+/// Commits, tags or lines listed when `count` is not given, and the most that may be asked for.
+const DEFAULT_COUNT: u64 = 20;
+const MAX_COUNT: u64 = 200;
+/// How long one answer may take before it stops and says so.
+const DEADLINE: Duration = Duration::from_secs(10);
+
+const QUERIES: &[&str] = &["log", "show", "diff", "tags", "search"];
+
+/// The sentence every decline ends with.
+const USE_RUN: &str = "use run with git instead, which asks the person unless a rule covers it";
+
+pub fn spec() -> ToolSpec {
+    let routing = |name: &'static str, schema| ArgSpec {
+        name,
+        role: ArgRole::Routing,
+        required: false,
+        schema,
+    };
+    let mut query = routing(
+        "query",
+        json!({"type": "string", "enum": QUERIES, "description": "which question: log, show, diff, tags or search"}),
+    );
+    query.required = true;
+    ToolSpec {
+        name: "read_git",
+        description: "Answer a question about a git repository's history without starting git and without asking the person, \
+printing what git prints: log (ten characters of id, authored day, author, subject per commit), show (a commit with its \
+message and diff, a tag, or <revision>:<path> for a file or directory as it was), diff (two commits, A..B or A B), tags \
+(newest version first; given a revision, only the tags it reaches) and search (git grep -n of a regular expression at a \
+revision). Only a repository whose .git the person trusts is opened; anywhere else, and for status, blame, --follow or a \
+diff against the working tree, use run.",
+        args: vec![
+            query,
+            routing(
+                "repository",
+                json!({"type": "string", "description": "workspace-relative directory holding .git; defaults to ."}),
+            ),
+            routing(
+                "revision",
+                json!({"type": "string", "description": "git revision syntax: a branch, tag, HEAD, an id or prefix, ~N, ^N, ^{commit}; A..B for log and diff; <revision>:<path> for show"}),
+            ),
+            routing(
+                "path",
+                json!({"type": "string", "description": "relative to the repository root: limits log, show and diff to changes under it and search to files under it"}),
+            ),
+            routing(
+                "pattern",
+                json!({"type": "string", "description": "search only: the regular expression to look for in each line"}),
+            ),
+            routing(
+                "count",
+                json!({"type": "integer", "minimum": 1, "maximum": MAX_COUNT, "description": "commits, tags or lines to list: 20 unless given, at most 200"}),
+            ),
+            routing(
+                "skip",
+                json!({"type": "integer", "minimum": 0, "description": "log, tags and search: how many to pass over, as a cut answer names"}),
+            ),
+            routing(
+                "messages",
+                json!({"type": "boolean", "description": "log only: print each commit's whole message beneath its line"}),
+            ),
+            routing(
+                "since",
+                json!({"type": "string", "description": "log only: first day (UTC, YYYY-MM-DD) a listed commit was authored on"}),
+            ),
+            routing(
+                "until",
+                json!({"type": "string", "description": "log only: last day (UTC, YYYY-MM-DD) a listed commit was authored on"}),
+            ),
+        ],
+    }
+}
+
+/// The arguments of one call, checked.
+struct Args {
+    query: String,
+    repository: String,
+    revision: Option<String>,
+    path: Option<String>,
+    pattern: Option<String>,
+    count: usize,
+    skip: usize,
+    messages: bool,
+    since: Option<i64>,
+    until: Option<i64>,
+}
+
+fn args(call: &Call<'_>) -> Result<Args, String> {
+    let query = call.str_arg("query")?.unwrap_or_default().to_string();
+    if !QUERIES.contains(&query.as_str()) {
+        return Err(format!(
+            "read_git answers {}; `{}` is not one of them: {USE_RUN}",
+            QUERIES.join(", "),
+            control_pictures(&query)
+        ));
+    }
+    let count = call.uint_arg("count")?.unwrap_or(DEFAULT_COUNT);
+    if count == 0 || count > MAX_COUNT {
+        return Err(format!("count is from 1 to {MAX_COUNT}"));
+    }
+    let messages = match call.args.get("messages") {
+        None | Some(serde_json::Value::Null) => false,
+        Some(serde_json::Value::Bool(b)) => *b,
+        Some(_) => return Err("argument `messages` of read_git must be true or false".into()),
+    };
+    let day = |name: &str, end: bool| -> Result<Option<i64>, String> {
+        call.str_arg(name)?
+            .map(|d| {
+                day_start(d)
+                    .map(|s| if end { s + 86_399 } else { s })
+                    .ok_or_else(|| {
+                        format!("`{name}` is a day written YYYY-MM-DD, such as 2024-03-15")
+                    })
+            })
+            .transpose()
+    };
+    let a = Args {
+        query,
+        repository: call.str_arg("repository")?.unwrap_or(".").to_string(),
+        revision: call.str_arg("revision")?.map(str::to_string),
+        path: call.str_arg("path")?.map(str::to_string),
+        pattern: call.str_arg("pattern")?.map(str::to_string),
+        count: usize::try_from(count).unwrap_or(20),
+        skip: usize::try_from(call.uint_arg("skip")?.unwrap_or(0)).unwrap_or(usize::MAX),
+        messages,
+        since: day("since", false)?,
+        until: day("until", true)?,
+    };
+    let q = a.query.as_str();
+    if a.pattern.is_some() != (q == "search") {
+        return Err(if q == "search" {
+            "search needs a `pattern`".into()
+        } else {
+            "`pattern` is for search alone".into()
+        });
+    }
+    if q != "log" && (a.messages || a.since.is_some() || a.until.is_some()) {
+        return Err("`messages`, `since` and `until` are for log alone".into());
+    }
+    if q == "tags" && a.path.is_some() {
+        return Err("tags takes no `path`".into());
+    }
+    if let Some(r) = &a.revision {
+        if r.contains("...") || r.contains("^@") || r.contains("^!") || r.contains("^-") {
+            return Err(format!(
+                "read_git does not read the revision form in `{}`: {USE_RUN}",
+                control_pictures(r)
+            ));
+        }
+        let range = r.contains("..");
+        let pair = r.split_whitespace().count() == 2;
+        match q {
+            "diff" if !range && !pair => {
+                return Err("diff compares two commits: give A..B or A B; show prints one commit with its diff".into());
+            }
+            "log" | "show" | "tags" | "search" if pair => {
+                return Err("only diff takes two revisions".into());
+            }
+            "show" | "tags" | "search" if range => {
+                return Err("a range A..B is for log and diff".into());
+            }
+            _ => {}
+        }
+        if r.contains(':') && q != "show" {
+            return Err("<revision>:<path> is for show; other queries take `path`".into());
+        }
+    } else if q == "diff" {
+        return Err("diff needs a `revision`: A..B or A B; a diff against the working tree goes through run".into());
+    }
+    Ok(a)
+}
+
+/// The first second of a calendar day in UTC, for a day written `YYYY-MM-DD` that exists.
+fn day_start(text: &str) -> Option<i64> {
+    let b = text.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let num = |s: &str| s.parse::<i64>().ok();
+    let (y, m, d) = (num(&text[..4])?, num(&text[5..7])?, num(&text[8..])?);
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let days_in = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
+    if !(1..=12).contains(&m) || d < 1 || d > days_in[usize::try_from(m - 1).ok()?] {
+        return None;
+    }
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    Some((era * 146_097 + doe - 719_468) * 86_400)
+}
+
+/// A path relative to the repository root that names one place one way.
+fn plain_path(path: &str) -> Result<Vec<u8>, String> {
+    let trimmed = path.trim_end_matches('/');
+    let plain = !trimmed.is_empty()
+        && !trimmed.starts_with('/')
+        && trimmed
+            .split('/')
+            .all(|part| !part.is_empty() && part != "." && part != "..");
+    if trimmed == "." {
+        return Ok(Vec::new());
+    }
+    if !plain {
+        return Err(format!(
+            "`{}` is not a plain path inside the repository: write it relative to the repository root, without . or ..",
+            control_pictures(path)
+        ));
+    }
+    Ok(trimmed.as_bytes().to_vec())
+}
+
+/// Whether the trust map vouches for the whole of this `.git`: a trusted rule covers it and no
+/// rule at or beneath it marks anything untrusted.
+pub fn git_dir_trusted(trust: &crate::kernel::trust::TrustMap, git_dir: &Path) -> bool {
+    trust.integrity_of(git_dir) == Some(Integrity::Trusted) && !trust.untrusted_within(git_dir)
+}
+
+/// What a query printed, before labels and credentials are applied.
+struct Answer {
+    sections: Vec<Section>,
+    /// Files a search read, matched or not.
+    read: Vec<Vec<u8>>,
+    /// Said after the answer: where it was cut, what continues it.
+    notes: Vec<String>,
+}
+
+pub async fn run(call: &Call<'_>) -> ToolOutput {
+    let a = match args(call) {
+        Ok(a) => a,
+        Err(e) => return ToolOutput::error(e),
+    };
+    let session = call.session;
+    let Ok(root) = confine(session, &a.repository) else {
+        return ToolOutput::refused(format!(
+            "{} is outside the workspace and the directories the person added",
+            control_pictures(&a.repository)
+        ));
+    };
+    let shown = control_pictures(&display_path(&session.cwd, &root));
+    let git_dir = root.join(".git");
+    // The rules alone decide, before any file under .git is read.
+    if !git_dir_trusted(&session.state().trust, &git_dir) {
+        call.record(
+            Gate::Trust,
+            Decision::Refused,
+            format!("read_git {shown}: its .git is not trusted in full"),
+        );
+        return ToolOutput::refused(format!(
+            "read_git opens only a repository whose .git the person trusts in full, and nobody vouched for {shown}/.git (or a rule marks something in it untrusted); {USE_RUN}"
+        ));
+    }
+    let path = match a.path.as_deref().map(plain_path).transpose() {
+        Ok(p) => p.unwrap_or_default(),
+        Err(e) => return ToolOutput::error(e),
+    };
+    let pattern = match a.pattern.as_deref().map(git::grep::Regex::new).transpose() {
+        Ok(p) => p,
+        Err(e) => return ToolOutput::error(format!("`pattern` is not a regular expression: {e}")),
+    };
+    call.record(
+        Gate::Promote,
+        Decision::Allowed,
+        format!("read_git.{} in {shown}: a read of a trusted .git", a.query),
+    );
+    let worker_root = root.clone();
+    let answered = tokio::task::spawn_blocking(move || answer(&worker_root, &a, &path, pattern))
+        .await
+        .unwrap_or_else(|_| Err("the reader stopped unexpectedly".into()));
+    let answer = match answered {
+        Ok(answer) => answer,
+        Err(e) => return ToolOutput::error(e),
+    };
+    present(call, &root, &shown, answer).await
+}
+
+/// Runs the query on the blocking pool.
+fn answer(
+    root: &Path,
+    a: &Args,
+    path: &[u8],
+    pattern: Option<git::grep::Regex>,
+) -> Result<Answer, String> {
+    let repo = git::open(root).map_err(|d| {
+        format!(
+            "read_git declined this repository: {}; {USE_RUN}",
+            d.reason()
+        )
+    })?;
+    let deadline = Deadline(Some(Instant::now() + DEADLINE));
+    let mut notes = Vec::new();
+    let cut_note = |cut: Option<Cut>, next: Option<usize>, what: &str| match cut {
+        Some(Cut::Count) => Some(format!(
+            "[cut at {} {what}: ask again with skip {} for the next page]",
+            a.count,
+            next.unwrap_or(0)
+        )),
+        Some(Cut::Lines) => Some(format!(
+            "[cut at {} lines with whole {what} kept: ask again with skip {}]",
+            git::MAX_LINES,
+            next.unwrap_or(0)
+        )),
+        Some(Cut::Deadline) => Some(format!(
+            "[cut: the answer ran out of its {} seconds; narrow it with path or revision]",
+            DEADLINE.as_secs()
+        )),
+        None => None,
+    };
+    let e = |e: git::Error| e.to_string();
+    let mut read = Vec::new();
+    let sections = match a.query.as_str() {
+        "log" => {
+            let page = git::log::log(
+                &repo,
+                &git::log::LogQuery {
+                    revision: a.revision.clone(),
+                    path: (!path.is_empty()).then(|| path.to_vec()),
+                    count: a.count,
+                    skip: a.skip,
+                    messages: a.messages,
+                    since: a.since,
+                    until: a.until,
+                    deadline,
+                },
+            )
+            .map_err(e)?;
+            notes.extend(cut_note(page.cut, page.next_skip, "commits"));
+            if page.lines.is_empty() {
+                notes.push("[no commits match]".into());
+            }
+            vec![Section {
+                paths: Vec::new(),
+                lines: page.lines,
+            }]
+        }
+        "show" => {
+            let revision = a.revision.as_deref().unwrap_or("HEAD");
+            let shown = git::diff::show(&repo, revision, path).map_err(e)?;
+            if let Some((parent, merge)) = shown.merge {
+                notes.push(format!(
+                    "[a merge is shown without a diff: diff {}..{} shows what it brought in]",
+                    repo.short(parent),
+                    repo.short(merge)
+                ));
+            }
+            shown.sections
+        }
+        "diff" => {
+            let sections = git::diff::diff(&repo, a.revision.as_deref().unwrap_or_default(), path)
+                .map_err(e)?;
+            if sections.is_empty() {
+                notes.push("[the two commits do not differ there]".into());
+            }
+            sections
+        }
+        "tags" => {
+            let page = git::tags::tags(&repo, a.revision.as_deref(), a.count, a.skip).map_err(e)?;
+            notes.extend(cut_note(page.cut, page.next_skip, "tags"));
+            if page.names.is_empty() {
+                notes.push("[no tags]".into());
+            }
+            vec![Section {
+                paths: Vec::new(),
+                lines: page.names,
+            }]
+        }
+        _ => {
+            let Some(pattern) = pattern else {
+                return Err("search needs a `pattern`".into());
+            };
+            let found = git::grep::grep(
+                &repo,
+                &git::grep::GrepQuery {
+                    revision: a.revision.as_deref().unwrap_or("HEAD"),
+                    pattern: &pattern,
+                    path,
+                    count: a.count,
+                    skip: a.skip,
+                    deadline,
+                },
+            )
+            .map_err(e)?;
+            notes.extend(cut_note(found.cut, found.next_skip, "lines"));
+            if found.too_large > 0 {
+                notes.push(format!(
+                    "[{} files past 1 MiB were not searched]",
+                    found.too_large
+                ));
+            }
+            if found.files.is_empty() && found.cut.is_none() {
+                notes.push("[no lines match]".into());
+            }
+            read = found.read;
+            found
+                .files
+                .into_iter()
+                .map(|f| Section {
+                    paths: vec![f.path],
+                    lines: f.lines,
+                })
+                .collect()
+        }
+    };
+    Ok(Answer {
+        sections,
+        read,
+        notes,
+    })
+}
+
+fn workspace_path(root: &Path, path: &[u8]) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    root.join(std::ffi::OsStr::from_bytes(path))
+}
+
+/// Applies the labels, holds back credentials, bounds the answer and gives it to the planner.
+async fn present(call: &Call<'_>, root: &Path, shown: &str, answer: Answer) -> ToolOutput {
+    let session = call.session;
+    let cwd = &session.cwd;
+    // A file the person's rules mark untrusted, shown or read, makes the answer as untrusted.
+    let distrusted = {
+        let state = session.state();
+        answer
+            .sections
+            .iter()
+            .flat_map(|s| s.paths.iter())
+            .chain(answer.read.iter())
+            .map(|p| workspace_path(root, p))
+            .find(|p| state.trust.integrity_of(p) == Some(Integrity::Untrusted))
+    };
+    let mut lines: Vec<String> = Vec::new();
+    let mut held: Vec<String> = Vec::new();
+    let mut cut = false;
+    for section in &answer.sections {
+        let text: String = section.lines.iter().map(|l| format!("{l}\n")).collect();
+        let found = if distrusted.is_none() {
+            crate::credentials::scan(&text)
+        } else {
+            None
+        };
+        if let Some(kind) = found {
+            let file = section
+                .paths
+                .first()
+                .map(|p| display_path(cwd, &workspace_path(root, p)))
+                .unwrap_or_else(|| format!("{shown}/.git"));
+            if !agrees(call, &file, kind, &text).await {
+                held.push(format!(
+                    "[held back: the lines of {} hold what looks like {kind}, and the person did not agree to show them]",
+                    control_pictures(&file)
+                ));
+                continue;
+            }
+        }
+        for line in &section.lines {
+            if lines.len() == git::MAX_LINES {
+                cut = true;
+                break;
+            }
+            lines.push(shorten(line));
+        }
+    }
+    let mut body: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    for note in held.iter().chain(answer.notes.iter()) {
+        body.push_str(note);
+        body.push('\n');
+    }
+    if cut {
+        body.push_str(&format!(
+            "[cut at {} lines: narrow it with path or a shorter range]\n",
+            git::MAX_LINES
+        ));
+    }
+    if let Some(file) = distrusted {
+        let file = display_path(cwd, &file);
+        let content = Labelled::new(body.into_bytes(), Label::UNTRUSTED_PRIVATE);
+        let (n_lines, _) = policy::measure(&content);
+        let reference = {
+            let mut state = session.state();
+            let reference = state.quarantine.put(
+                content,
+                Origin::Git {
+                    repository: shown.to_string(),
+                },
+            );
+            policy::withhold(
+                &format!("read_git in {shown}"),
+                Label::UNTRUSTED_PRIVATE,
+                &reference.id.to_string(),
+                &mut state.audit,
+            );
+            reference
+        };
+        session.screen.update(Update::Quarantined {
+            reference: reference.clone(),
+            origin: format!("a history answer from {shown}"),
+        });
+        return ToolOutput::ok(
+            PlannerText::driver(format!(
+                "The answer ({n_lines} lines) shows {}, which the person's rules mark untrusted, so it is in {reference}, which you cannot read.\n",
+                control_pictures(&file)
+            )),
+            format!("read_git in {shown}: quarantined as {}", reference.id),
+        );
+    }
+    // Everything here came out of a .git the trust map vouches for in full, and no file it shows
+    // is marked untrusted: its first label is trusted.
+    let mut state = session.state();
+    let state = &mut *state;
+    let Ok(opened) = policy::open(Labelled::new(body, Label::TRUSTED_PRIVATE)) else {
+        return ToolOutput::error("internal: a trusted history answer did not open");
+    };
+    let text = policy::present(
+        opened,
+        &format!("read_git in {shown}"),
+        &mut state.context,
+        &mut state.audit,
+    );
+    ToolOutput::ok(text, format!("read_git in {shown}: {} lines", lines.len()))
+}
+
+fn shorten(line: &str) -> String {
+    match line.char_indices().nth(git::MAX_LINE_CHARS) {
+        Some((at, _)) => format!("{}… [line shortened]", &line[..at]),
+        None => line.to_string(),
+    }
+}
+
+/// Puts the lines of one file that hold a credential to the person; only a yes shows them.
+async fn agrees(call: &Call<'_>, file: &str, kind: &str, text: &str) -> bool {
+    let session = call.session;
+    if !session.screen.interactive() || call.cancel.is_cancelled() || call.person_only() {
+        return false;
+    }
+    let preview = Labelled::new(text.as_bytes().to_vec(), Label::TRUSTED_PRIVATE);
+    let question = Question {
+        kind: QuestionKind::TrustRead,
+        title: format!("Show the agent {kind} from the history of {file}?"),
+        why: Some(call.why.clone()).filter(|w| !w.is_empty()),
+        subject: Subject {
+            path: Some(file.to_string()),
+            content: Some(policy::preview_for_screen(&preview, 40)),
+            origin: Some(format!("read_git's answer about {file}")),
+            notice: Some(format!(
+                "These lines look like they hold {kind}. A yes shows them to the agent for this answer only."
+            )),
+            ..Subject::default()
+        },
+        options: vec![
+            QuestionOption {
+                id: "show".into(),
+                name: "Show them this once".into(),
+                kind: OptionKind::AllowOnce,
+            },
+            QuestionOption {
+                id: "hold".into(),
+                name: "Hold them back".into(),
+                kind: OptionKind::RejectOnce,
+            },
+        ],
+    };
+    let answer = call.ask(question.clone()).await;
+    let yes = answer.approves(&question);
+    call.record(
+        Gate::Question,
+        if yes {
+            Decision::Allowed
+        } else {
+            Decision::Refused
+        },
+        format!(
+            "read_git: {kind} in {file} {}",
+            if yes { "shown on a yes" } else { "held back" }
+        ),
+    );
+    yes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Verifies: GIT-6
+    #[test]
+    fn only_a_real_calendar_day_is_read_as_one() {
+        assert_eq!(day_start("1970-01-01"), Some(0));
+        assert_eq!(day_start("2020-09-13"), Some(1_599_955_200));
+        assert_eq!(day_start("2024-02-29"), Some(1_709_164_800));
+        for bad in [
+            "2023-02-29",
+            "2023-13-01",
+            "2023-1-01",
+            "yesterday",
+            "2023-04-31",
+        ] {
+            assert_eq!(day_start(bad), None, "{bad}");
+        }
+    }
+
+    // Verifies: GIT-3
+    #[test]
+    fn a_path_must_name_one_place_inside_the_repository() {
+        assert_eq!(plain_path("src/").unwrap(), b"src".to_vec());
+        assert_eq!(plain_path(".").unwrap(), Vec::<u8>::new());
+        for bad in ["../x", "/etc", "a//b", "a/./b", "a/../b"] {
+            assert!(plain_path(bad).is_err(), "{bad}");
+        }
+    }
+
+    // Verifies: GIT-2
+    #[test]
+    fn a_git_directory_is_trusted_only_in_full() {
+        use crate::kernel::trust::{RuleOrigin, Scope, TrustMap, TrustRule};
+        let git = Path::new("/w/.git");
+        let mut map = TrustMap::default();
+        assert!(!git_dir_trusted(&map, git), "nobody said anything");
+        map.add(TrustRule {
+            path: PathBuf::from("/w"),
+            scope: Scope::Directory,
+            origin: RuleOrigin::Person,
+        });
+        assert!(git_dir_trusted(&map, git));
+        map.mark_written_untrusted(PathBuf::from("/w/.git/config"));
+        assert!(
+            !git_dir_trusted(&map, git),
+            "one file under it is distrusted"
+        );
+    }
+}

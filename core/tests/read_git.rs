@@ -1,0 +1,401 @@
+//! `read_git` through turns against the scripted fake model: what it declines, what reaches the
+//! planner, what is quarantined or held back, and that a hostile configuration runs nothing.
+
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+
+use bravebot_core::kernel::trust::Scope;
+use bravebot_core::session::{Answer, StopReason};
+use bravebot_core::settings::Settings;
+use bravebot_tests::fake_model::{FakeModel, Reply};
+use bravebot_tests::git_fixture::git;
+use serde_json::{Value, json};
+
+mod common;
+
+use common::{Fixture, TestScreen, fixture};
+
+fn call(id: &str, args: Value) -> Reply {
+    Reply::tool_call_with_id(id, "read_git", args)
+}
+
+/// A session whose planner makes `calls` (ids c0, c1, ...) and then stops.
+async fn session_with(calls: Vec<Value>, setup: impl FnOnce(&Fixture)) -> Fixture {
+    let mut replies: Vec<Reply> = calls
+        .into_iter()
+        .enumerate()
+        .map(|(i, a)| call(&format!("c{i}"), a))
+        .collect();
+    replies.push(Reply::text("done"));
+    let model = FakeModel::start_with(|s| s.planner(replies));
+    let f = fixture(
+        model,
+        TestScreen::new(false, |_| Answer::Refused),
+        Settings::default(),
+    );
+    setup(&f);
+    assert_eq!(f.prompt("go", &[]).await, StopReason::EndTurn);
+    f
+}
+
+fn commit_all(dir: &Path, message: &str) {
+    git(dir, &["add", "-A"]);
+    git(
+        dir,
+        &[
+            "-c",
+            "user.name=Ada",
+            "-c",
+            "user.email=ada@example.com",
+            "commit",
+            "-q",
+            "-m",
+            message,
+        ],
+    );
+}
+
+fn small_repo(f: &Fixture) {
+    let dir = f.path("");
+    git(&dir, &["init", "-q", "-b", "main"]);
+    f.write("src/lib.rs", "fn one() {}\n");
+    commit_all(&dir, "first commit");
+    f.write("src/lib.rs", "fn one() {}\nfn two() {}\n");
+    f.write("vendor/dep.rs", "pub fn dep() {}\n");
+    commit_all(&dir, "second commit");
+}
+
+fn trust_workspace(f: &Fixture) {
+    f.session.trust_path(&f.path(".git"), Scope::Directory);
+}
+
+// Verifies: GIT-2
+#[tokio::test]
+async fn a_repository_nobody_vouched_for_is_declined_with_a_pointer_to_run() {
+    let f = session_with(vec![json!({"query": "log", "why": "history"})], small_repo).await;
+    let result = f.result("c0");
+    assert!(result.contains("use run"), "{result}");
+    assert!(!result.contains("second commit"), "{result}");
+}
+
+// Verifies: GIT-1, GIT-2
+#[tokio::test]
+async fn a_trusted_repository_answers_the_planner_with_nobody_asked() {
+    let f = session_with(
+        vec![
+            json!({"query": "log", "why": "history"}),
+            json!({"query": "show", "revision": "HEAD", "path": "src", "why": "last change"}),
+            json!({"query": "diff", "revision": "HEAD~1..HEAD", "why": "diff"}),
+            json!({"query": "search", "pattern": "fn t", "why": "find"}),
+        ],
+        |f| {
+            small_repo(f);
+            trust_workspace(f);
+        },
+    )
+    .await;
+    let log = f.result("c0");
+    assert!(
+        log.contains(" Ada second commit") && log.contains(" Ada first commit"),
+        "{log}"
+    );
+    let show = f.result("c1");
+    assert!(
+        show.contains("+fn two() {}") && !show.contains("vendor/dep.rs"),
+        "{show}"
+    );
+    assert!(f.result("c2").contains("+++ b/vendor/dep.rs"));
+    assert!(
+        f.result("c3").contains("HEAD:src/lib.rs:2:fn two() {}"),
+        "{}",
+        f.result("c3")
+    );
+    assert!(f.screen.asked().is_empty(), "nobody was asked");
+}
+
+// Verifies: GIT-3
+#[tokio::test]
+async fn an_answer_showing_a_distrusted_file_is_quarantined() {
+    let f = session_with(
+        vec![
+            json!({"query": "show", "revision": "HEAD", "why": "last change"}),
+            json!({"query": "search", "pattern": "zzz-nothing", "why": "find"}),
+            json!({"query": "log", "why": "history"}),
+        ],
+        |f| {
+            small_repo(f);
+            trust_workspace(f);
+            f.session
+                .state()
+                .trust
+                .mark_written_untrusted(f.path("vendor/dep.rs"));
+        },
+    )
+    .await;
+    let show = f.result("c0");
+    assert!(
+        show.contains("ref:") && !show.contains("pub fn dep"),
+        "{show}"
+    );
+    let search = f.result("c1");
+    assert!(search.contains("ref:"), "a search that read it: {search}");
+    assert!(
+        f.result("c2").contains("second commit"),
+        "a log shows no file"
+    );
+}
+
+// Verifies: GIT-2
+#[tokio::test]
+async fn a_rule_distrusting_anything_under_git_keeps_it_closed() {
+    let f = session_with(vec![json!({"query": "tags", "why": "tags"})], |f| {
+        small_repo(f);
+        trust_workspace(f);
+        f.session
+            .state()
+            .trust
+            .mark_written_untrusted(f.path(".git/refs/heads/main"));
+    })
+    .await;
+    assert!(f.result("c0").contains("use run"), "{}", f.result("c0"));
+}
+
+// Verifies: GIT-5
+#[tokio::test]
+async fn a_file_holding_a_credential_is_held_back_when_nobody_agrees() {
+    let key = "AKIAIOSFODNN7EXAMPLE";
+    let f = session_with(
+        vec![json!({"query": "show", "revision": "HEAD", "why": "last change"})],
+        |f| {
+            let dir = f.path("");
+            git(&dir, &["init", "-q", "-b", "main"]);
+            f.write("README.md", "hello\n");
+            commit_all(&dir, "start");
+            f.write("README.md", "hello again\n");
+            f.write("deploy.env", &format!("AWS_KEY={key}\n"));
+            commit_all(&dir, "add deploy settings");
+            trust_workspace(f);
+        },
+    )
+    .await;
+    let show = f.result("c0");
+    assert!(!show.contains(key), "{show}");
+    assert!(
+        show.contains("held back: the lines of deploy.env"),
+        "{show}"
+    );
+    assert!(
+        show.contains("+hello again"),
+        "another file's lines are shown: {show}"
+    );
+}
+
+// Verifies: GIT-4
+#[tokio::test]
+async fn a_configuration_naming_programs_runs_none_of_them() {
+    let marker_dir = tempfile::tempdir().unwrap();
+    let marker = marker_dir.path().join("ran");
+    let queries = vec![
+        json!({"query": "log", "why": "x"}),
+        json!({"query": "show", "why": "x"}),
+        json!({"query": "diff", "revision": "HEAD~1 HEAD", "why": "x"}),
+        json!({"query": "tags", "why": "x"}),
+        json!({"query": "search", "pattern": "fn", "why": "x"}),
+        json!({"query": "show", "revision": "HEAD:src/lib.rs", "why": "x"}),
+    ];
+    let n = queries.len();
+    let m = marker.clone();
+    let f = session_with(queries, move |f| {
+        small_repo(f);
+        let program = f.path("hook.sh");
+        std::fs::write(&program, format!("#!/bin/sh\ntouch {}\n", m.display())).unwrap();
+        let mut perms = std::fs::metadata(&program).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+        std::fs::set_permissions(&program, perms).unwrap();
+        let config = f.path(".git/config");
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        let p = program.display();
+        text.push_str(&format!(
+            "[core]\n\tfsmonitor = {p}\n\tpager = {p}\n[diff]\n\texternal = {p}\n[alias]\n\tlog = !{p}\n\tshow = !{p}\n[diff \"x\"]\n\ttextconv = {p}\n"
+        ));
+        std::fs::write(&config, text).unwrap();
+        f.write(".gitattributes", "* diff=x\n");
+        trust_workspace(f);
+    })
+    .await;
+    for i in 0..n {
+        let r = f.result(&format!("c{i}"));
+        assert!(
+            !r.starts_with("error: the repository could not be read"),
+            "{r}"
+        );
+    }
+    assert!(f.result("c0").contains("second commit"));
+    assert!(!marker.exists(), "a program the configuration names ran");
+}
+
+// Verifies: GIT-4
+#[tokio::test]
+async fn layouts_that_send_a_read_elsewhere_are_declined() {
+    type Setup = fn(&Path);
+    let layouts: Vec<(&str, Setup)> = vec![
+        ("alternates", |d| {
+            std::fs::write(d.join(".git/objects/info/alternates"), "/elsewhere\n").unwrap();
+        }),
+        ("include", |d| append(d, "[include]\n\tpath = /elsewhere\n")),
+        ("includeIf", |d| {
+            append(d, "[includeIf \"gitdir:/\"]\n\tpath = /elsewhere\n")
+        }),
+        ("core.worktree", |d| {
+            append(d, "[core]\n\tworktree = /elsewhere\n")
+        }),
+        ("replace", |d| {
+            let head = String::from_utf8(git(d, &["rev-parse", "HEAD"])).unwrap();
+            let parent = String::from_utf8(git(d, &["rev-parse", "HEAD~1"])).unwrap();
+            git(d, &["replace", head.trim(), parent.trim()]);
+        }),
+        ("grafts", |d| {
+            std::fs::write(d.join(".git/info/grafts"), "\n").unwrap()
+        }),
+        ("a .git file", |d| {
+            std::fs::rename(d.join(".git"), d.join("real-git")).unwrap();
+            std::fs::write(
+                d.join(".git"),
+                format!("gitdir: {}\n", d.join("real-git").display()),
+            )
+            .unwrap();
+        }),
+    ];
+    for (name, setup) in layouts {
+        let f = session_with(vec![json!({"query": "log", "why": "x"})], |f| {
+            small_repo(f);
+            setup(&f.path(""));
+            trust_workspace(f);
+        })
+        .await;
+        let r = f.result("c0");
+        assert!(
+            r.contains("declined") && r.contains("use run"),
+            "{name}: {r}"
+        );
+    }
+    let bare = tempfile::tempdir().unwrap();
+    git(bare.path(), &["init", "-q", "--bare"]);
+    assert_eq!(
+        bravebot_core::git::open(bare.path()).err(),
+        Some(bravebot_core::git::Declined::Bare)
+    );
+}
+
+fn append(dir: &Path, text: &str) {
+    let config = dir.join(".git/config");
+    let mut old = std::fs::read_to_string(&config).unwrap();
+    old.push_str(text);
+    std::fs::write(config, old).unwrap();
+}
+
+// Verifies: GIT-6
+#[tokio::test]
+async fn questions_off_the_list_and_misshapen_arguments_are_refused_by_name() {
+    let f = session_with(
+        vec![
+            json!({"query": "status", "why": "x"}),
+            json!({"query": "blame", "why": "x"}),
+            json!({"query": "log", "revision": "A...B", "why": "x"}),
+            json!({"query": "show", "revision": "HEAD~1..HEAD", "why": "x"}),
+            json!({"query": "log", "pattern": "x", "why": "x"}),
+            json!({"query": "log", "since": "2023-02-30", "why": "x"}),
+            json!({"query": "diff", "why": "x"}),
+            json!({"query": "log", "path": "../elsewhere", "why": "x"}),
+        ],
+        |f| {
+            small_repo(f);
+            trust_workspace(f);
+        },
+    )
+    .await;
+    assert!(f.result("c0").contains("use run"));
+    assert!(f.result("c1").contains("use run"));
+    assert!(f.result("c2").contains("does not read the revision form"));
+    assert!(f.result("c3").contains("for log and diff"));
+    assert!(f.result("c4").contains("for search alone"));
+    assert!(f.result("c5").contains("YYYY-MM-DD"));
+    assert!(f.result("c6").contains("diff needs a `revision`"));
+    assert!(f.result("c7").contains("not a plain path"));
+}
+
+// Verifies: GIT-10
+#[tokio::test]
+async fn an_answer_cut_by_its_count_says_so_and_names_the_next_page() {
+    let f = session_with(
+        vec![
+            json!({"query": "log", "count": 1, "why": "x"}),
+            json!({"query": "log", "count": 1, "skip": 1, "why": "x"}),
+            json!({"query": "log", "since": "2999-01-01", "why": "x"}),
+        ],
+        |f| {
+            small_repo(f);
+            trust_workspace(f);
+        },
+    )
+    .await;
+    let first = f.result("c0");
+    assert!(
+        first.contains("second commit") && first.contains("skip 1"),
+        "{first}"
+    );
+    let second = f.result("c1");
+    assert!(
+        second.contains("first commit") && !second.contains("cut"),
+        "{second}"
+    );
+    assert!(f.result("c2").contains("no commits match"));
+}
+
+fn allow_once(question: &bravebot_core::session::Question) -> Answer {
+    let option = question
+        .options
+        .iter()
+        .find(|o| o.kind == bravebot_core::session::OptionKind::AllowOnce)
+        .expect("an allow-once option");
+    Answer::Selected {
+        option_id: option.id.clone(),
+        text: None,
+        accepted_hunks: None,
+        edited_text: None,
+    }
+}
+
+// Verifies: GIT-9
+#[tokio::test]
+async fn a_sealed_git_run_names_read_git_and_another_programs_does_not() {
+    let model = FakeModel::start_with(|s| {
+        s.planner(vec![
+            Reply::tool_call_with_id(
+                "g",
+                "run",
+                json!({"command": "git log -n 1", "why": "history"}),
+            ),
+            Reply::tool_call_with_id("o", "run", json!({"command": "ls -a", "why": "list"})),
+            Reply::text("done"),
+        ])
+    });
+    let f = fixture(
+        model,
+        TestScreen::new(true, allow_once),
+        Settings::default(),
+    );
+    small_repo(&f);
+    assert_eq!(f.prompt("go", &[]).await, StopReason::EndTurn);
+    let git_run = f.result("g");
+    assert!(
+        git_run.contains("quarantined") && git_run.contains("read_git"),
+        "{git_run}"
+    );
+    let other = f.result("o");
+    assert!(
+        other.contains("quarantined") && !other.contains("read_git"),
+        "{other}"
+    );
+}
