@@ -120,12 +120,15 @@ export interface AuditResult { records: AuditRecord[] }
 
 export interface ModelStatus { api: string; baseUrl: string; name: string; source: string }
 export interface TrustRuleStatus { path: string; scope: string; origin: string; trusted: boolean }
+/** Read checks: on or off, sent, answered from a verdict kept for the same bytes, and the budget. */
+export interface CheckStatus { enabled: boolean; made: number; saved: number; budgetBytes: number }
 
 export interface StatusResult {
   model: ModelStatus;
   mode: Mode;
   interactive: boolean;
   trustRules: TrustRuleStatus[];
+  checks: CheckStatus;
   addedDirectories: string[];
   standingEdits: string[];
   rememberedRuns: string[];

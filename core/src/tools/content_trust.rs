@@ -150,6 +150,16 @@ impl Judged {
     pub fn readable(&self) -> bool {
         self.hold.is_none()
     }
+
+    /// Held back for `hold`, by nothing a check said now.
+    fn held(hold: Hold) -> Judged {
+        Judged {
+            hold: Some(hold),
+            by_rule: false,
+            verdict: None,
+            outcome: None,
+        }
+    }
 }
 
 /// What the session already knows about one file, without sending anything: a rule, a
@@ -204,22 +214,6 @@ fn known_counting(call: &Call<'_>, c: &Candidate<'_>, count: bool) -> Result<Jud
     Err(fingerprint)
 }
 
-/// Decides which files the planner may read without sending any check: what a rule or a
-/// remembered verdict says. A file that would need a new check is held as [`Hold::OverCap`].
-pub fn judge_known(call: &Call<'_>, candidates: &[Candidate<'_>]) -> Vec<Judged> {
-    candidates
-        .iter()
-        .map(|c| {
-            known(call, c).unwrap_or(Judged {
-                hold: Some(Hold::OverCap),
-                by_rule: false,
-                verdict: None,
-                outcome: None,
-            })
-        })
-        .collect()
-}
-
 /// Decides, for each file in order, whether the planner may read it: rules first, then verdicts
 /// remembered for the same bytes, then new checks for the rest, at most `cap` of them (the first
 /// ones in the order given), [`PARALLEL_CHECKS`] at a time. Every answer from memory and every
@@ -231,12 +225,7 @@ pub async fn judge(call: &Call<'_>, candidates: &[Candidate<'_>], cap: usize) ->
     for (i, c) in candidates.iter().enumerate() {
         match known(call, c) {
             Ok(j) => judged.push(Some(j)),
-            Err(_) if to_check.len() >= cap => judged.push(Some(Judged {
-                hold: Some(Hold::OverCap),
-                by_rule: false,
-                verdict: None,
-                outcome: None,
-            })),
+            Err(_) if to_check.len() >= cap => judged.push(Some(Judged::held(Hold::OverCap))),
             Err(fingerprint) => {
                 to_check.push((i, fingerprint));
                 judged.push(None);
@@ -302,14 +291,7 @@ pub async fn judge(call: &Call<'_>, candidates: &[Candidate<'_>], cap: usize) ->
     }
     judged
         .into_iter()
-        .map(|j| {
-            j.unwrap_or(Judged {
-                hold: Some(Hold::Inconclusive),
-                by_rule: false,
-                verdict: None,
-                outcome: None,
-            })
-        })
+        .map(|j| j.unwrap_or_else(|| Judged::held(Hold::Inconclusive)))
         .collect()
 }
 
