@@ -127,7 +127,9 @@ fn struct_fields(protocol_rs: &str, name: &str) -> Vec<Field> {
     let struct_default = above
         .iter()
         .any(|l| l.contains("serde(") && l.contains("default"));
-    let camel_case = above.iter().any(|l| l.contains("rename_all = \"camelCase\""));
+    let camel_case = above
+        .iter()
+        .any(|l| l.contains("rename_all = \"camelCase\""));
     let body = block(protocol_rs, &opener).expect("the struct's braces close");
     let mut fields = Vec::new();
     let mut field_default = false;
@@ -147,9 +149,13 @@ fn struct_fields(protocol_rs: &str, name: &str) -> Vec<Field> {
         let Some((field, ty)) = rest.split_once(':') else {
             continue;
         };
-        let wire = rename
-            .take()
-            .unwrap_or_else(|| if camel_case { camel(field) } else { field.to_owned() });
+        let wire = rename.take().unwrap_or_else(|| {
+            if camel_case {
+                camel(field)
+            } else {
+                field.to_owned()
+            }
+        });
         let optional = ty.trim().starts_with("Option<");
         fields.push(Field {
             name: wire,
@@ -175,7 +181,9 @@ fn server_methods() -> Vec<ServerMethod> {
                 .collect();
             let signature_at = lsp_rs
                 .find(&format!("async fn {handler}(&self, params: "))
-                .unwrap_or_else(|| panic!("lsp.rs has no `async fn {handler}(&self, params: ...)`"));
+                .unwrap_or_else(|| {
+                    panic!("lsp.rs has no `async fn {handler}(&self, params: ...)`")
+                });
             let signature = &lsp_rs[signature_at..];
             let signature = &signature[..signature.find('{').expect("the handler has a body")];
             let params_type: String = signature
@@ -202,12 +210,12 @@ fn server_methods() -> Vec<ServerMethod> {
             });
         } else {
             // Sent by the server: a request when a `Request` impl names it.
-            let kind = if protocol_rs.contains(&format!("METHOD: &'static str = method::{constant};"))
-            {
-                Kind::Request
-            } else {
-                Kind::Notification
-            };
+            let kind =
+                if protocol_rs.contains(&format!("METHOD: &'static str = method::{constant};")) {
+                    Kind::Request
+                } else {
+                    Kind::Notification
+                };
             out.push(ServerMethod {
                 name: name.clone(),
                 kind,
@@ -290,7 +298,9 @@ fn the_neovim_plugin_sends_each_method_with_the_kind_and_fields_the_server_decla
     let methods = server_methods();
     assert!(
         methods.iter().filter(|m| m.incoming_to_server).count() >= 7
-            && methods.iter().any(|m| m.kind == Kind::Notification && m.incoming_to_server),
+            && methods
+                .iter()
+                .any(|m| m.kind == Kind::Notification && m.incoming_to_server),
         "reading the server's sources found too little: {methods:?}"
     );
     let lua = read(LUA_PROTOCOL);
@@ -352,10 +362,16 @@ fn the_neovim_plugin_sends_each_method_with_the_kind_and_fields_the_server_decla
     }
     for name in outgoing.keys().chain(incoming.keys()) {
         if !methods.iter().any(|m| &m.name == name) {
-            problems.push(format!("protocol.lua lists {name}, which the server does not have"));
+            problems.push(format!(
+                "protocol.lua lists {name}, which the server does not have"
+            ));
         }
     }
-    assert!(problems.is_empty(), "the plugin and the server disagree:\n{}", problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "the plugin and the server disagree:\n{}",
+        problems.join("\n")
+    );
 }
 
 // Verifies: NVIM-9
@@ -364,13 +380,26 @@ fn the_neovim_plugin_sends_each_method_with_the_kind_and_fields_the_server_decla
 fn no_neovim_plugin_file_but_protocol_lua_sends_to_the_server() {
     let mut problems = Vec::new();
     let files = plugin_lua();
-    assert!(files.iter().any(|(name, _)| name == LUA_PROTOCOL), "{LUA_PROTOCOL} is missing");
+    assert!(
+        files.iter().any(|(name, _)| name == LUA_PROTOCOL),
+        "{LUA_PROTOCOL} is missing"
+    );
     for (name, text) in files.iter().filter(|(name, _)| name != LUA_PROTOCOL) {
-        for needle in ["'bravebot/", "\"bravebot/", ":request(", ":request_sync(", ":notify(",
-            "client.request(", "client.request_sync(", "client.notify(", "vim.lsp.buf_request"]
-        {
+        for needle in [
+            "'bravebot/",
+            "\"bravebot/",
+            ":request(",
+            ":request_sync(",
+            ":notify(",
+            "client.request(",
+            "client.request_sync(",
+            "client.notify(",
+            "vim.lsp.buf_request",
+        ] {
             if text.contains(needle) {
-                problems.push(format!("{name} contains `{needle}`: send through protocol.lua"));
+                problems.push(format!(
+                    "{name} contains `{needle}`: send through protocol.lua"
+                ));
             }
         }
     }
@@ -383,10 +412,22 @@ fn struct_fields_reads_optional_defaulted_and_renamed_fields() {
     assert_eq!(
         struct_fields(rs, "P"),
         vec![
-            Field { name: "sessionId".into(), required: true },
-            Field { name: "files".into(), required: false },
-            Field { name: "cwd".into(), required: false },
-            Field { name: "ref".into(), required: true },
+            Field {
+                name: "sessionId".into(),
+                required: true
+            },
+            Field {
+                name: "files".into(),
+                required: false
+            },
+            Field {
+                name: "cwd".into(),
+                required: false
+            },
+            Field {
+                name: "ref".into(),
+                required: true
+            },
         ]
     );
     let lua = "M.outgoing = {\n  ['bravebot/a'] = { kind = 'notification', params = { 'sessionId' } },\n}\n";

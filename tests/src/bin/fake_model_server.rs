@@ -25,7 +25,10 @@ fn replies(script: &Value, role: &str) -> Vec<Reply> {
         .map(|item| {
             let text = item.get("text").and_then(Value::as_str).unwrap_or_default();
             let reply = if let Some(status) = item.get("error").and_then(Value::as_u64) {
-                let message = item.get("message").and_then(Value::as_str).unwrap_or_default();
+                let message = item
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
                 Reply::error(u16::try_from(status).unwrap(), message)
             } else if item.get("broken").is_some() {
                 Reply::broken()
