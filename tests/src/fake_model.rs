@@ -68,6 +68,7 @@ enum ReplyKind {
     Answer { calls: Vec<Call> },
     Error { status: u16, message: String },
     Broken,
+    Stall,
 }
 
 impl Reply {
@@ -138,6 +139,17 @@ impl Reply {
         Reply {
             kind: ReplyKind::Broken,
             text: "this reply breaks off".to_owned(),
+            streaming: true,
+            truncated: false,
+        }
+    }
+
+    /// A stream that starts (the opening and the first piece of `text`) and then sends nothing
+    /// more, holding the connection open until the client hangs up: a model that hangs.
+    pub fn stall(text: impl Into<String>) -> Reply {
+        Reply {
+            kind: ReplyKind::Stall,
+            text: text.into(),
             streaming: true,
             truncated: false,
         }
@@ -569,7 +581,7 @@ async fn write_reply(
                 })
                 .collect()
         }
-        ReplyKind::Broken => Vec::new(),
+        ReplyKind::Broken | ReplyKind::Stall => Vec::new(),
     };
     let broken = matches!(reply.kind, ReplyKind::Broken);
     let finish = if reply.truncated {
@@ -620,6 +632,17 @@ async fn write_reply(
     let mut events = vec![chunk(json!({"role": "assistant", "content": ""}), None)];
     for piece in pieces(&reply.text) {
         events.push(chunk(json!({"content": piece}), None));
+    }
+    if matches!(reply.kind, ReplyKind::Stall) {
+        // The opening and the first piece of text, then silence until the client goes away.
+        events.truncate(2);
+        for event in &events {
+            send_event(stream, &event.to_string()).await?;
+        }
+        stream.flush().await?;
+        let mut sink = [0u8; 256];
+        while stream.read(&mut sink).await? > 0 {}
+        return Ok(());
     }
     if broken {
         // The opening and the first piece of text, then nothing: no finish, no [DONE].

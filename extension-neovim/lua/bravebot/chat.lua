@@ -1,42 +1,63 @@
--- The chat buffer: streamed agent text, tool calls and results, plans, and quarantined notices
--- and remarks drawn inside a "│ " margin with their own highlight, so text nobody vouched for
--- never looks like the agent's words.
+-- The chat buffers, one per session: streamed agent text, tool calls and results, plans, errors,
+-- and quarantined notices and remarks drawn inside a "│ " margin with their own highlight, so text
+-- nobody vouched for never looks like the agent's words.
 local M = {}
 
 M.ns = vim.api.nvim_create_namespace('bravebot_chat')
+M.thinking_ns = vim.api.nvim_create_namespace('bravebot_thinking')
 M.MARGIN = '│ '
 
 vim.api.nvim_set_hl(0, 'BravebotUntrusted', { default = true, link = 'DiagnosticWarn' })
 vim.api.nvim_set_hl(0, 'BravebotTool', { default = true, link = 'Comment' })
 vim.api.nvim_set_hl(0, 'BravebotPrompt', { default = true, link = 'Title' })
+vim.api.nvim_set_hl(0, 'BravebotError', { default = true, link = 'DiagnosticError' })
+vim.api.nvim_set_hl(0, 'BravebotThinking', { default = true, link = 'DiagnosticInfo' })
 
----@type table<string, {buf: integer, last: string?}> by root
+---@class bravebot.Chat
+---@field buf integer
+---@field last? string the kind of the last thing drawn
+---@field timer? uv.uv_timer_t the thinking line's clock
+---@field started? integer when the running turn began (ms)
+
+---@type table<string, bravebot.Chat> by session id (or root, for a state without a session)
 M.chats = {}
+---@type table<string, integer> how many chat buffers each root has had
+local count = {}
 
-local function chat_of(state)
-  local c = M.chats[state.root]
+local function key(state, session_id)
+  return session_id or state.session_id or state.root
+end
+
+local function chat_for(state, session_id)
+  local k = key(state, session_id)
+  local c = M.chats[k]
   if c and vim.api.nvim_buf_is_valid(c.buf) then
     return c
   end
   local buf = vim.api.nvim_create_buf(false, true)
-  pcall(vim.api.nvim_buf_set_name, buf, 'bravebot://chat/' .. state.root)
+  count[state.root] = (count[state.root] or 0) + 1
+  local name = 'bravebot://chat/' .. state.root
+  if count[state.root] > 1 then
+    name = name .. ' (' .. count[state.root] .. ')'
+  end
+  pcall(vim.api.nvim_buf_set_name, buf, name)
   vim.bo[buf].filetype = 'markdown'
   vim.bo[buf].bufhidden = 'hide'
   vim.bo[buf].modifiable = false
   c = { buf = buf, last = nil }
-  M.chats[state.root] = c
+  M.chats[k] = c
   return c
 end
 
---- The chat buffer of a workspace (created when missing).
-function M.buf(state)
-  return chat_of(state).buf
+--- The chat buffer of the state's current session (created when missing).
+function M.buf(state, session_id)
+  return chat_for(state, session_id).buf
 end
 
 --- Show the chat buffer in a split unless it is visible already.
 function M.open(state, opts)
   opts = opts or {}
-  local c = chat_of(state)
+  local c = chat_for(state)
   local win = vim.fn.bufwinid(c.buf)
   if win == -1 then
     local cur = vim.api.nvim_get_current_win()
@@ -56,6 +77,19 @@ function M.open(state, opts)
   return c.buf
 end
 
+--- After a new session: windows showing the old session's chat show the new one, which says where
+--- the old one went. The old buffer stays, and the old session's late updates still land in it.
+function M.replace(state, old_session_id)
+  local old = M.chats[old_session_id]
+  local new = chat_for(state)
+  if old and vim.api.nvim_buf_is_valid(old.buf) then
+    for _, win in ipairs(vim.fn.win_findbuf(old.buf)) do
+      vim.api.nvim_win_set_buf(win, new.buf)
+    end
+    M.note(state, 'new session; the previous one stays in ' .. vim.api.nvim_buf_get_name(old.buf))
+  end
+end
+
 local function set_lines(buf, first, last, lines)
   vim.bo[buf].modifiable = true
   vim.api.nvim_buf_set_lines(buf, first, last, false, lines)
@@ -64,6 +98,13 @@ end
 
 local function is_empty(buf)
   return vim.api.nvim_buf_line_count(buf) == 1 and vim.api.nvim_buf_get_lines(buf, 0, 1, false)[1] == ''
+end
+
+function M.follow(buf)
+  local win = vim.fn.bufwinid(buf)
+  if win ~= -1 and vim.api.nvim_get_current_win() ~= win then
+    vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(buf), 0 })
+  end
 end
 
 --- Append whole lines, each with an optional highlight group over the whole line.
@@ -83,21 +124,11 @@ end
 local function append_untrusted(c, header, text)
   local lines = { M.MARGIN .. header }
   for _, l in ipairs(vim.split(text or '', '\n', { plain = true })) do
-    if l ~= '' or #lines == 1 then
+    if l ~= '' then
       table.insert(lines, M.MARGIN .. l)
     end
   end
-  if text == nil or text == '' then
-    lines = { M.MARGIN .. header }
-  end
   append(c, lines, 'BravebotUntrusted')
-end
-
-function M.follow(buf)
-  local win = vim.fn.bufwinid(buf)
-  if win ~= -1 and vim.api.nvim_get_current_win() ~= win then
-    vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(buf), 0 })
-  end
 end
 
 local function append_text(c, delta)
@@ -114,7 +145,7 @@ local function append_text(c, delta)
 end
 
 function M.prompt(state, text, files)
-  local c = chat_of(state)
+  local c = chat_for(state)
   local lines = {}
   for i, l in ipairs(vim.split(text, '\n', { plain = true })) do
     lines[i] = (i == 1 and '> ' or '  ') .. l
@@ -126,27 +157,129 @@ function M.prompt(state, text, files)
   c.last = 'prompt'
 end
 
-function M.note(state, text)
-  local c = chat_of(state)
+--- A line of the plugin's own, in a session's chat.
+function M.note_to(state, session_id, text)
+  local c = chat_for(state, session_id)
   append(c, { '-- ' .. text }, 'BravebotTool')
   c.last = 'note'
 end
 
-local function one_line(s)
-  return (tostring(s or ''):gsub('[\r\n]+', ' '))
+function M.note(state, text)
+  M.note_to(state, nil, text)
 end
 
---- Draw one session/update.
-function M.on_update(state, update)
-  local c = chat_of(state)
+--- A turn that ended in an error: the reason as the endpoint gave it (inside the margin: those are
+--- the endpoint's bytes, nobody vouched for them) and what to change, in the plugin's own words.
+function M.error(state, session_id, message, hint)
+  local c = chat_for(state, session_id)
+  append(c, { '!! the model request failed; the endpoint said:' }, 'BravebotError')
+  append_untrusted(c, 'reason:', message)
+  local lines = {}
+  for _, l in ipairs(hint or {}) do
+    table.insert(lines, '   ' .. l)
+  end
+  append(c, lines, 'BravebotError')
+  c.last = 'error'
+end
+
+local function elapsed(c)
+  return math.floor((vim.uv.now() - (c.started or vim.uv.now())) / 1000)
+end
+
+local function draw_thinking(c)
+  if not vim.api.nvim_buf_is_valid(c.buf) then
+    return
+  end
+  vim.api.nvim_buf_clear_namespace(c.buf, M.thinking_ns, 0, -1)
+  if not c.started then
+    return
+  end
+  local last = vim.api.nvim_buf_line_count(c.buf) - 1
+  vim.api.nvim_buf_set_extmark(c.buf, M.thinking_ns, last, 0, {
+    virt_lines = { { { string.format('⋯ thinking, %ds (:Bravebot cancel stops it)', elapsed(c)), 'BravebotThinking' } } },
+  })
+end
+
+--- The "thinking" line under the chat while a turn runs, with the seconds it has taken.
+function M.thinking(state, session_id, on)
+  local c = chat_for(state, session_id)
+  if c.timer then
+    c.timer:stop()
+    c.timer:close()
+    c.timer = nil
+  end
+  c.started = on and vim.uv.now() or nil
+  draw_thinking(c)
+  if on then
+    c.timer = vim.uv.new_timer()
+    c.timer:start(1000, 1000, vim.schedule_wrap(function()
+      draw_thinking(c)
+    end))
+  end
+end
+
+--- The thinking line's text, or nil when no turn runs (for tests and the statusline).
+function M.thinking_text(state, session_id)
+  local c = chat_for(state, session_id)
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(c.buf, M.thinking_ns, 0, -1, { details = true })) do
+    local vl = m[4].virt_lines
+    if vl and vl[1] then
+      return vl[1][1][1]
+    end
+  end
+end
+
+local function one_line(s)
+  if type(s) == 'table' then
+    return vim.json.encode(s)
+  end
+  if s == nil or s == vim.NIL then
+    return ''
+  end
+  return (tostring(s):gsub('[\r\n]+', ' '))
+end
+
+--- A tool call's arguments (what the server calls routing: the call's arguments but `why`), as
+--- `name=value` pairs in name order.
+local function routing_text(routing)
+  if type(routing) ~= 'table' then
+    return one_line(routing)
+  end
+  local names = vim.tbl_keys(routing)
+  table.sort(names)
+  local parts = {}
+  for _, n in ipairs(names) do
+    local v = routing[n]
+    local shown = type(v) == 'string' and v or vim.json.encode(v)
+    table.insert(parts, tostring(n) .. '=' .. one_line(shown))
+  end
+  return table.concat(parts, ', ')
+end
+
+--- The fields each kind's drawing shows; callId only ties a result to its call. Any other field
+--- is drawn too, inside the margin, so nothing the server sends is silently dropped.
+M.FIELDS = {
+  agentText = { 'delta' },
+  toolCall = { 'callId', 'tool', 'why', 'routing' },
+  toolResult = { 'callId', 'status', 'summary' },
+  quarantined = { 'ref', 'origin', 'lines', 'bytes', 'label' },
+  remark = { 'text' },
+  check = { 'state', 'lines', 'completed' },
+  plan = { 'todos' },
+  turnEnded = { 'stopReason' },
+}
+
+--- Draw one session/update in the chat of the session it belongs to.
+function M.on_update(state, update, session_id)
+  local c = chat_for(state, session_id)
   local kind = update.kind
   if kind == 'agentText' then
     append_text(c, update.delta or '')
   elseif kind == 'toolCall' then
-    local routing = type(update.routing) == 'table' and update.routing.kind or update.routing
     local line = '▸ ' .. one_line(update.tool) .. ': ' .. one_line(update.why)
-    if routing and routing ~= vim.NIL and routing ~= '' then
-      line = line .. ' [' .. one_line(routing) .. ']'
+    local routing = routing_text(update.routing)
+    if routing ~= '' then
+      line = line .. ' (' .. routing .. ')'
     end
     append(c, { line }, 'BravebotTool')
   elseif kind == 'toolResult' then
@@ -157,16 +290,16 @@ function M.on_update(state, update)
     append(c, lines, 'BravebotTool')
   elseif kind == 'quarantined' then
     append_untrusted(c, string.format('quarantined %s from %s: %s lines, %s bytes, %s', one_line(update.ref),
-      one_line(update.origin), tostring(update.lines), tostring(update.bytes), one_line(update.label)), nil)
+      one_line(update.origin), one_line(update.lines), one_line(update.bytes), one_line(update.label)), nil)
   elseif kind == 'remark' then
     append_untrusted(c, 'remark (from a processor, unverified):', update.text)
   elseif kind == 'check' then
     local s = 'check ' .. one_line(update.state)
-    if update.lines then
-      s = s .. ' (' .. update.lines .. ' lines)'
+    if update.lines ~= nil then
+      s = s .. ' (' .. one_line(update.lines) .. ' lines)'
     end
     if update.completed ~= nil then
-      s = s .. (update.completed and ', completed' or ', not completed')
+      s = s .. (update.completed == true and ', completed' or ', not completed')
     end
     append(c, { '  · ' .. s }, 'BravebotTool')
   elseif kind == 'plan' then
@@ -177,11 +310,28 @@ function M.on_update(state, update)
     end
     append(c, lines, nil)
   elseif kind == 'turnEnded' then
-    append(c, { '-- turn ended: ' .. one_line(update.stopReason) }, 'BravebotTool')
+    -- The stop reason in words; one this plugin does not know is shown as sent.
+    local words = ({ endTurn = 'done', cancelled = 'cancelled', maxRounds = 'stopped after too many rounds',
+      error = 'failed, the reason follows' })[update.stopReason]
+    append(c, { '-- turn ended: ' .. (words or one_line(update.stopReason)) }, 'BravebotTool')
   else
-    append_untrusted(c, 'update ' .. one_line(kind) .. ':', vim.inspect(update))
+    append_untrusted(c, 'update ' .. one_line(kind) .. ' (unknown to this plugin):', vim.inspect(update))
+  end
+  local known = M.FIELDS[kind]
+  if known then
+    local extra = {}
+    for field, value in pairs(update) do
+      if field ~= 'kind' and not vim.tbl_contains(known, field) then
+        table.insert(extra, tostring(field) .. ': ' .. one_line(value))
+      end
+    end
+    if #extra > 0 then
+      table.sort(extra)
+      append_untrusted(c, kind .. ' also sent:', table.concat(extra, '\n'))
+    end
   end
   c.last = kind
+  draw_thinking(c)
 end
 
 return M

@@ -16,27 +16,7 @@ M.states = {}
 M.by_client = {}
 
 local has_011 = vim.fn.has('nvim-0.11') == 1
-
-local function request(client, method, params, handler)
-  if has_011 then
-    return client:request(method, params, handler)
-  end
-  return client.request(method, params, handler)
-end
-
-local function request_sync(client, method, params, timeout)
-  if has_011 then
-    return client:request_sync(method, params, timeout)
-  end
-  return client.request_sync(method, params, timeout)
-end
-
-local function notify(client, method, params)
-  if has_011 then
-    return client:notify(method, params)
-  end
-  return client.notify(method, params)
-end
+local rpc = require('bravebot.protocol')
 
 --- The workspace root of a buffer: the nearest root marker, else the current directory.
 ---@param bufnr? integer
@@ -151,24 +131,51 @@ function M.ensure(root)
   M.states[root] = state
   M.by_client[id] = state
   attach_buffers(state)
+  M.map_answer()
   if not M.new_session(state) then
     return nil
   end
   return state
 end
 
+--- The global mapping to the oldest waiting question, unless the key already does something.
+function M.map_answer()
+  local lhs = (config.options.keymaps or {}).answer
+  if lhs and vim.fn.maparg(lhs, 'n') == '' then
+    vim.keymap.set('n', lhs, function()
+      require('bravebot.questions').answer()
+    end, { desc = 'bravebot: go to the waiting question' })
+  end
+end
+
 function M.client_of(state)
   return vim.lsp.get_client_by_id(state.client_id)
 end
 
---- Open a new session for the state; the old one is left to the server.
+---@type table<string, bravebot.State> the state each session id belongs to, old sessions included
+M.by_session = {}
+
+--- Open a new session for the state. A turn still running in the old session is cancelled, its
+--- questions refused, and whatever it still sends goes to its own chat buffer, never the new one.
 function M.new_session(state)
-  local resp = request_sync(M.client_of(state), 'bravebot/session/new', { cwd = state.root }, 10000)
+  local old = state.session_id
+  if old and state.busy then
+    M.cancel(state)
+  end
+  if old then
+    require('bravebot.questions').close_session(old)
+  end
+  local resp = rpc.request_sync(M.client_of(state), rpc.NEW, { cwd = state.root }, 10000)
   if not resp or resp.err or not resp.result then
     vim.notify('bravebot: session/new failed: ' .. vim.inspect(resp and resp.err), vim.log.levels.ERROR)
     return false
   end
   state.session_id = resp.result.sessionId
+  state.busy = false
+  M.by_session[state.session_id] = state
+  if old then
+    require('bravebot.chat').replace(state, old)
+  end
   return true
 end
 
@@ -179,7 +186,7 @@ function M.call(method, params, state)
     return nil, 'no server'
   end
   params = vim.tbl_extend('force', { sessionId = state.session_id }, params or {})
-  local resp = request_sync(M.client_of(state), method, params, 10000)
+  local resp = rpc.request_sync(M.client_of(state), method, params, 10000)
   if not resp then
     return nil, 'no answer'
   end
@@ -187,6 +194,31 @@ function M.call(method, params, state)
     return nil, resp.err.message or vim.inspect(resp.err)
   end
   return resp.result
+end
+
+--- What to tell the person when a turn ended in an error: the reason, and the settings that
+--- choose the model endpoint (as `bravebot exec` says on its stderr).
+local function report_error(state, session_id, message)
+  local chat = require('bravebot.chat')
+  local model = config.options.model or {}
+  local status = M.call(rpc.STATUS, { sessionId = session_id }, state)
+  local endpoint = status and status.model or {}
+  local where = endpoint.source == 'initializationOptions' and 'model.baseUrl in require("bravebot").setup()'
+    or endpoint.source == 'environment' and 'BRAVEBOT_MODEL_URL in the environment'
+    or endpoint.source == '~/.bravebot/settings.json' and 'model.baseUrl in ~/.bravebot/settings.json'
+    or 'nothing (the default endpoint)'
+  local hint = {
+    string.format('The model endpoint is %s (model %s, api %s), set by %s.',
+      tostring(endpoint.baseUrl or model.baseUrl or '?'), tostring(endpoint.name or model.name or '?'),
+      tostring(endpoint.api or model.api or '?'), where),
+    'To use another, set model.baseUrl (and model.name, model.api, model.apiKeyEnv) in',
+    'require("bravebot").setup(), or BRAVEBOT_MODEL_URL, or model.baseUrl in ~/.bravebot/settings.json;',
+    ':checkhealth bravebot checks the binary and the key.',
+  }
+  chat.error(state, session_id, message, hint)
+  -- One line, so the notification never stops the screen at a hit-enter prompt.
+  vim.notify('bravebot: the model failed: ' .. (vim.split(message, '\n', { plain = true })[1] or message)
+    .. ' (the chat says which setting to change)', vim.log.levels.ERROR)
 end
 
 --- Run one turn. Text streams into the chat buffer; `on_done(stopReason)` when it ends.
@@ -198,23 +230,33 @@ function M.prompt(text, files, on_done)
   if not state then
     return false
   end
+  if state.busy then
+    vim.notify('bravebot: a turn is still running (:Bravebot cancel stops it)', vim.log.levels.WARN)
+    return false
+  end
   attach_buffers(state)
   local chat = require('bravebot.chat')
+  local session_id = state.session_id
   chat.open(state, { focus = false })
   chat.prompt(state, text, files)
   state.busy = true
-  local params = { sessionId = state.session_id, text = text }
+  chat.thinking(state, session_id, true)
+  local params = { sessionId = session_id, text = text }
   if files and #files > 0 then
     params.files = files
   end
-  request(M.client_of(state), 'bravebot/session/prompt', params, function(err, result)
-    state.busy = false
-    local reason = err and ('error: ' .. (err.message or '?')) or (result and result.stopReason) or '?'
-    if result and result.error and result.error.message then
-      reason = reason .. ': ' .. result.error.message
+  rpc.request(M.client_of(state), rpc.PROMPT, params, function(err, result)
+    if state.session_id == session_id then
+      state.busy = false
     end
+    chat.thinking(state, session_id, false)
+    local reason = err and ('error: ' .. (err.message or '?')) or (result and result.stopReason) or '?'
     if err then
-      chat.note(state, 'prompt failed: ' .. (err.message or vim.inspect(err)))
+      chat.note_to(state, session_id, 'prompt failed: ' .. (err.message or vim.inspect(err)))
+    elseif result and result.stopReason == 'error' then
+      local message = result.error and result.error.message or 'no reason given'
+      reason = reason .. ': ' .. message
+      vim.schedule(function() report_error(state, session_id, message) end)
     end
     if on_done then
       on_done(reason)
@@ -223,15 +265,26 @@ function M.prompt(text, files, on_done)
   return true
 end
 
+--- Stop the running turn: `bravebot/session/cancel` is a notification, so nothing answers it;
+--- the turn's prompt request then ends with stopReason `cancelled`.
 function M.cancel(state)
   state = state or M.states[M.root()]
-  if not state then
-    return
+  if not state or not state.session_id then
+    vim.notify('bravebot: no session to cancel', vim.log.levels.WARN)
+    return false
   end
   local client = M.client_of(state)
-  if client then
-    request(client, 'bravebot/session/cancel', { sessionId = state.session_id }, function() end)
+  if not client then
+    return false
   end
+  if not state.busy then
+    vim.notify('bravebot: no turn is running')
+  end
+  rpc.notify(client, rpc.CANCEL, { sessionId = state.session_id })
+  if state.busy then
+    require('bravebot.chat').note(state, 'cancelling…')
+  end
+  return true
 end
 
 function M.stop_all()
@@ -247,7 +300,7 @@ function M.stop_all()
     M.states[root] = nil
     M.by_client[state.client_id] = nil
   end
+  M.by_session = {}
 end
 
-M._notify = notify
 return M

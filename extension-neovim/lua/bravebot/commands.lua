@@ -1,6 +1,8 @@
 -- The :Bravebot subcommands and their completion.
 local M = {}
 
+local rpc = require('bravebot.protocol')
+
 local function client()
   return require('bravebot.client')
 end
@@ -103,30 +105,36 @@ M.subcommands = {
   cancel = function()
     client().cancel()
   end,
+  answer = function()
+    require('bravebot.questions').answer()
+  end,
   mode = function(args)
     local mode = args[1]
     if not mode then
       return vim.notify('bravebot: :Bravebot mode ask|acceptEdits|plan', vim.log.levels.WARN)
     end
-    local _, err = client().call('bravebot/session/setMode', { mode = mode })
+    local _, err = client().call(rpc.SET_MODE, { mode = mode })
     vim.notify('bravebot: ' .. (err and ('mode refused: ' .. err) or ('mode ' .. mode)), err and vim.log.levels.ERROR or nil)
   end,
   trust = function(args)
     local path = args[1] or vim.api.nvim_buf_get_name(0)
-    local _, err = client().call('bravebot/session/trust', { path = vim.fn.fnamemodify(path, ':p'), scope = 'file' })
+    if vim.fn.filereadable(path) ~= 1 then
+      return vim.notify('bravebot: no file ' .. path .. ' to trust', vim.log.levels.ERROR)
+    end
+    local _, err = client().call(rpc.TRUST, { path = vim.fn.fnamemodify(path, ':p'), scope = 'file' })
     vim.notify('bravebot: ' .. (err and ('trust refused: ' .. err) or ('trusted ' .. path)), err and vim.log.levels.ERROR or nil)
   end,
   ['add-dir'] = function(args)
     local dir = args[1] or vim.fn.getcwd()
-    local _, err = client().call('bravebot/session/trust', { path = vim.fn.fnamemodify(dir, ':p'), scope = 'directory' })
+    local _, err = client().call(rpc.TRUST, { path = vim.fn.fnamemodify(dir, ':p'), scope = 'directory' })
     vim.notify('bravebot: ' .. (err and ('add-dir refused: ' .. err) or ('added ' .. dir)), err and vim.log.levels.ERROR or nil)
   end,
   status = function()
-    local result, err = client().call('bravebot/session/status', {})
+    local result, err = client().call(rpc.STATUS, {})
     return show('bravebot status', result or err)
   end,
   audit = function()
-    local result, err = client().call('bravebot/session/audit', {})
+    local result, err = client().call(rpc.AUDIT, {})
     return show('bravebot audit', result or err)
   end,
   log = function()

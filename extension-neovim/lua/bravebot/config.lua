@@ -16,6 +16,7 @@ local M = {}
 ---@field next_hunk? string|false Jump to the next hunk.
 ---@field prev_hunk? string|false Jump to the previous hunk.
 ---@field diff? string|false Show the proposal in a :diffsplit.
+---@field answer? string|false Move to the oldest waiting question (a global normal-mode mapping, made only where the key is free).
 
 ---@class bravebot.Options
 ---@field cmd? string[] The server command (default {"bravebot", "lsp"}).
@@ -38,6 +39,7 @@ M.defaults = {
     next_hunk = ']h',
     prev_hunk = '[h',
     diff = '<LocalLeader>d',
+    answer = '<Leader>ba',
   },
 }
 

@@ -12,10 +12,16 @@ end
 function M.update(_, params, ctx)
   local state = state_of(ctx)
   if state and params and params.update then
-    require('bravebot.chat').on_update(state, params.update)
+    -- Each update goes to the chat of the session that sent it, which after :Bravebot new is
+    -- not the state's current one.
+    require('bravebot.chat').on_update(state, params.update, params.sessionId)
     local kind = params.update.kind
     if kind == 'toolResult' or kind == 'turnEnded' then
       require('bravebot.questions').settle_detached()
+    end
+    if kind == 'turnEnded' and params.sessionId then
+      -- The server refused whatever the turn still asked; take those questions off the screen.
+      require('bravebot.questions').close_session(params.sessionId)
     end
   end
 end
@@ -73,9 +79,10 @@ function M.request_permission(_, params, ctx)
 end
 
 function M.table()
+  local rpc = require('bravebot.protocol')
   return {
-    ['bravebot/session/update'] = M.update,
-    ['bravebot/session/requestPermission'] = M.request_permission,
+    [rpc.UPDATE] = M.update,
+    [rpc.REQUEST_PERMISSION] = M.request_permission,
   }
 end
 

@@ -36,21 +36,119 @@ local function split(text)
   return lines
 end
 
+-- Questions waiting for the person ------------------------------------------------------------
+-- A question never takes focus by itself: it is announced (a notification and a line in the chat)
+-- and drawn where the person can see it, and focus moves to it only on :Bravebot answer or the
+-- answer mapping. Inside a question, approving takes a number and then <CR>; no single letter
+-- approves anything.
+
+---@class bravebot.Pending
+---@field session_id? string
+---@field kind string
+---@field title string
+---@field focus fun() move the cursor to the question
+---@field refuse fun() answer it with a refusal and take it off the screen
+
+---@type bravebot.Pending[] oldest first
+M.pending = {}
+
+local function forget(entry)
+  for i, e in ipairs(M.pending) do
+    if e == entry then
+      table.remove(M.pending, i)
+      return
+    end
+  end
+end
+
+--- A key as it is typed: <Leader> and <LocalLeader> replaced by the keys they stand for.
+function M.key_text(lhs)
+  if type(lhs) ~= 'string' then
+    return tostring(lhs)
+  end
+  local leader = vim.g.mapleader or '\\'
+  local localleader = vim.g.maplocalleader or '\\'
+  local function shown(k)
+    return k == ' ' and '<Space>' or k
+  end
+  return (lhs:gsub('<[Ll]ocal[Ll]eader>', function() return shown(localleader) end)
+    :gsub('<[Ll]eader>', function() return shown(leader) end))
+end
+
+--- Put `entry` on the waiting list and tell the person, without moving the cursor.
+function M.announce(entry, ctx_session)
+  entry.session_id = entry.session_id or ctx_session
+  table.insert(M.pending, entry)
+  local km = require('bravebot.config').options.keymaps or {}
+  local how = ':Bravebot answer'
+  if km.answer then
+    how = how .. ' or ' .. M.key_text(km.answer)
+  end
+  local text = string.format('bravebot asks (%s): %s. %s to answer.', entry.kind, entry.title:gsub('[\r\n]+', ' '), how)
+  local client = require('bravebot.client')
+  local state = entry.session_id and client.by_session[entry.session_id]
+  if state then
+    chat.note_to(state, entry.session_id, string.format('question (%s): %s; %s to answer', entry.kind,
+      entry.title:gsub('[\r\n]+', ' '), how))
+  end
+  vim.notify(text, vim.log.levels.WARN)
+end
+
+--- :Bravebot answer: move the cursor to the oldest waiting question.
+function M.answer()
+  local entry = M.pending[1]
+  if not entry then
+    vim.notify('bravebot: no question is waiting')
+    return false
+  end
+  entry.focus()
+  return true
+end
+
+--- Refuse and take down every waiting question of a session (its turn ended or was replaced).
+function M.close_session(session_id)
+  for _, entry in ipairs(vim.list_slice(M.pending, 1, #M.pending)) do
+    if entry.session_id == session_id then
+      entry.refuse()
+    end
+  end
+end
+
 -- Floating windows ------------------------------------------------------------------------------
 
---- A float showing `lines` (with `hls`: {line, group} pairs) and `keys`: {lhs, label, fn}.
---- Closing it any other way calls `on_close`.
-function M.float(title, lines, hls, keys, on_close)
-  local footer = {}
-  for _, k in ipairs(keys) do
-    table.insert(footer, k[1] .. ' ' .. k[2])
+local function approves(o)
+  return o and (o.kind == 'allow_once' or o.kind == 'allow_always')
+end
+
+--- A question's float: `lines` (with `hls`: {line, group} pairs), then the numbered `choices`
+--- ({label, fn, approving}), one of them marked. A number marks its choice and <CR> confirms the
+--- marked one; the mark starts on `opts.default` or on the first choice that does not approve, so
+--- <CR> alone never approves. <Esc>, q and closing the window any other way call `on_close`.
+--- The float opens without focus unless `opts.focus`; :Bravebot answer focuses it.
+function M.float(title, lines, hls, choices, on_close, opts)
+  opts = opts or {}
+  local selected = opts.default
+  if not selected then
+    for i, ch in ipairs(choices) do
+      if not ch.approving then
+        selected = i
+        break
+      end
+    end
+  end
+  local body = #lines
+  table.insert(lines, '')
+  for i, ch in ipairs(choices) do
+    table.insert(lines, string.format('%s %d  %s', i == selected and '▶' or ' ', i, ch.label))
   end
   table.insert(lines, '')
-  table.insert(lines, table.concat(footer, '   ') .. '   <Esc> refuse')
+  local first_choice = body + 1
+  table.insert(lines, string.format('1-%d mark a choice, <CR> confirms the marked one, <Esc>/q refuses', #choices))
   local buf = vim.api.nvim_create_buf(false, true)
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
   vim.bo[buf].bufhidden = 'wipe'
+  vim.bo[buf].filetype = 'bravebot_question'
   for _, h in ipairs(hls or {}) do
     vim.api.nvim_buf_set_extmark(buf, M.ns, h[1], 0, { line_hl_group = h[2] })
   end
@@ -60,32 +158,55 @@ function M.float(title, lines, hls, keys, on_close)
   end
   width = math.min(width + 2, math.max(20, vim.o.columns - 4))
   local height = math.min(#lines, math.max(3, vim.o.lines - 4))
-  local win = vim.api.nvim_open_win(buf, true, {
+  local win = vim.api.nvim_open_win(buf, opts.focus == true, {
     relative = 'editor',
+    anchor = 'NE',
     width = width,
     height = height,
-    row = math.floor((vim.o.lines - height) / 2),
-    col = math.floor((vim.o.columns - width) / 2),
+    row = 1,
+    col = vim.o.columns,
     style = 'minimal',
     border = 'rounded',
     title = ' ' .. title:gsub('[\r\n]', ' ') .. ' ',
+    footer = ' :Bravebot answer ',
+    footer_pos = 'right',
   })
+  local function mark(i)
+    if not choices[i] then
+      return
+    end
+    selected = i
+    vim.bo[buf].modifiable = true
+    for j, ch in ipairs(choices) do
+      vim.api.nvim_buf_set_lines(buf, first_choice + j - 1, first_choice + j, false,
+        { string.format('%s %d  %s', j == i and '▶' or ' ', j, ch.label) })
+    end
+    vim.bo[buf].modifiable = false
+    pcall(vim.api.nvim_win_set_cursor, win, { first_choice + i, 0 })
+  end
   local decided = false
+  local entry
   local function finish(fn)
     if decided then
       return
     end
     decided = true
+    forget(entry)
     if vim.api.nvim_win_is_valid(win) then
       vim.api.nvim_win_close(win, true)
     end
     fn()
   end
-  for _, k in ipairs(keys) do
-    vim.keymap.set('n', k[1], function()
-      finish(k[3])
-    end, { buffer = buf, nowait = true, desc = 'bravebot: ' .. k[2] })
+  for i = 1, math.min(#choices, 9) do
+    vim.keymap.set('n', tostring(i), function() mark(i) end,
+      { buffer = buf, nowait = true, desc = 'bravebot: mark ' .. choices[i].label })
   end
+  vim.keymap.set('n', '<CR>', function()
+    local ch = choices[selected]
+    if ch then
+      finish(ch.fn)
+    end
+  end, { buffer = buf, nowait = true, desc = 'bravebot: confirm the marked choice' })
   for _, lhs in ipairs({ '<Esc>', 'q' }) do
     vim.keymap.set('n', lhs, function()
       finish(on_close)
@@ -100,6 +221,22 @@ function M.float(title, lines, hls, keys, on_close)
       end)
     end,
   })
+  entry = {
+    kind = opts.kind or 'question',
+    title = opts.title or title,
+    session_id = opts.session_id,
+    focus = function()
+      if vim.api.nvim_win_is_valid(win) then
+        vim.cmd('stopinsert')
+        vim.api.nvim_set_current_win(win)
+        pcall(vim.api.nvim_win_set_cursor, win, { first_choice + (selected or 1), 0 })
+      end
+    end,
+    refuse = function()
+      finish(on_close)
+    end,
+  }
+  M.announce(entry)
   return win, buf
 end
 
@@ -113,7 +250,35 @@ local function header(params)
   return lines
 end
 
+--- The offered options as float choices, each answering with itself.
+local function choices_of(params, reply)
+  local out = {}
+  for _, o in ipairs(params.options or {}) do
+    table.insert(out, { label = o.name or o.optionId, approving = approves(o), fn = function() reply(o) end })
+  end
+  return out
+end
+
+local function float_opts(params, extra)
+  return vim.tbl_extend('force', { kind = params.kind, session_id = params.sessionId, title = params.title }, extra or {})
+end
+
 -- run -------------------------------------------------------------------------------------------
+
+--- Buffers under `root` with changes not written to disk: what a command would not see.
+function M.unsaved(root)
+  local out = {}
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(b) and vim.bo[b].buftype == '' and vim.bo[b].modified then
+      local name = vim.fs.normalize(vim.api.nvim_buf_get_name(b))
+      if name ~= '' and (root == nil or vim.startswith(name, root .. '/')) then
+        table.insert(out, root and name:sub(#root + 2) or name)
+      end
+    end
+  end
+  table.sort(out)
+  return out
+end
 
 function M.run(params, reply)
   local s = params.subject or {}
@@ -135,19 +300,19 @@ function M.run(params, reply)
       table.insert(lines, l)
     end
   end
-  local keys = {}
-  local once, always, reject = option(params, 'allow_once'), option(params, 'allow_always'), rejecting(params)
-  if once then
-    table.insert(keys, { 'o', 'allow once', function() reply(once) end })
+  local state = params.sessionId and require('bravebot.client').by_session[params.sessionId]
+  local unsaved = M.unsaved(state and state.root or vim.fs.normalize(vim.fn.getcwd()))
+  if #unsaved > 0 then
+    table.insert(lines, '')
+    table.insert(lines, 'unsaved in the editor, so the command reads what is on disk instead:')
+    for _, f in ipairs(unsaved) do
+      table.insert(lines, '  ' .. f)
+    end
   end
-  if always then
-    table.insert(keys, { 's', 'allow for session', function() reply(always) end })
-  end
-  table.insert(keys, { 'r', 'reject', function() reply(reject) end })
-  return M.float('bravebot: run', lines, {}, keys, function() reply(nil) end)
+  return M.float('bravebot: run', lines, {}, choices_of(params, reply), function() reply(nil) end, float_opts(params))
 end
 
--- vetContent / readOutput: untrusted bytes inside a margin ----------------------------------------
+-- vetContent / readOutput / trustRead: untrusted bytes inside a margin ----------------------------
 
 function M.content(params, reply)
   local s = params.subject or {}
@@ -168,63 +333,79 @@ function M.content(params, reply)
   if s.path then
     table.insert(lines, 'path: ' .. s.path)
   end
+  if s.notice and s.notice ~= '' then
+    for _, l in ipairs(split('notice: ' .. s.notice)) do
+      table.insert(lines, l)
+    end
+  end
   table.insert(lines, '')
   for _, l in ipairs(split(s.content)) do
     table.insert(lines, chat.MARGIN .. l)
     table.insert(hls, { #lines - 1, 'BravebotUntrusted' })
   end
-  local keys = {}
-  for _, o in ipairs(params.options or {}) do
-    local lhs = ({ allow_once = 'o', allow_always = 's', reject_once = 'r', reject_always = 'R' })[o.kind]
-    if lhs then
-      table.insert(keys, { lhs, o.name or o.kind, function() reply(o) end })
-    end
-  end
-  return M.float('bravebot: ' .. params.kind, lines, hls, keys, function() reply(nil) end)
+  return M.float('bravebot: ' .. params.kind, lines, hls, choices_of(params, reply), function() reply(nil) end,
+    float_opts(params))
 end
 
--- fetch, lspStart, trustRead, delegate: vim.ui.select ---------------------------------------------
+-- fetch, lspStart, delegate, and kinds this plugin does not know ------------------------------------
 
 function M.select(params, reply)
   local s = params.subject or {}
-  local prompt = { params.title or params.kind }
-  if s.host then
-    table.insert(prompt, 'host: ' .. s.host)
+  local lines = header(params)
+  for _, f in ipairs({ 'host', 'url', 'path', 'command' }) do
+    if s[f] then
+      table.insert(lines, f .. ': ' .. tostring(s[f]):gsub('[\r\n]+', ' '))
+    end
   end
-  if s.url then
-    table.insert(prompt, 'url: ' .. s.url)
+  if s.notice and s.notice ~= '' then
+    for _, l in ipairs(split('notice: ' .. s.notice)) do
+      table.insert(lines, l)
+    end
   end
-  if s.path then
-    table.insert(prompt, 'path: ' .. s.path)
-  end
-  if s.command then
-    table.insert(prompt, 'command: ' .. s.command)
-  end
-  if params.why and params.why ~= '' then
-    table.insert(prompt, 'why: ' .. params.why)
-  end
-  vim.ui.select(params.options or {}, {
-    prompt = table.concat(prompt, '\n') .. '\n',
-    kind = 'bravebot.' .. tostring(params.kind),
-    format_item = function(o)
-      return o.name or o.optionId
-    end,
-  }, function(choice)
-    reply(choice)
-  end)
+  return M.float('bravebot: ' .. tostring(params.kind), lines, {}, choices_of(params, reply),
+    function() reply(nil) end, float_opts(params))
 end
 
--- askUser: vim.ui.input ---------------------------------------------------------------------------
+-- askUser: the header, the question, its options, "in my own words" and Skip ----------------------
 
 function M.ask_user(params, reply)
   local s = params.subject or {}
-  vim.ui.input({ prompt = (s.question or params.title or 'bravebot asks') .. ' ' }, function(text)
-    if text == nil then
-      reply(nil)
+  local lines = {}
+  if s.header and s.header ~= '' then
+    table.insert(lines, s.header)
+  elseif params.title then
+    table.insert(lines, params.title)
+  end
+  for _, l in ipairs(split(s.question or '')) do
+    table.insert(lines, l)
+  end
+  if params.why and params.why ~= '' then
+    table.insert(lines, 'why: ' .. params.why:gsub('[\r\n]+', ' '))
+  end
+  local choices = {}
+  local skip
+  for i, o in ipairs(params.options or {}) do
+    local ch = { label = o.name or o.optionId, approving = false }
+    if o.optionId == 'own' then
+      ch.fn = function()
+        vim.ui.input({ prompt = (s.question or 'Your answer') .. ' ' }, function(text)
+          if text == nil or vim.trim(text) == '' then
+            reply(nil)
+          else
+            reply(o, { text = text })
+          end
+        end)
+      end
     else
-      reply(approving(params) or (params.options or {})[1], { text = text })
+      ch.fn = function() reply(o) end
     end
-  end)
+    if o.kind == 'reject_once' or o.kind == 'reject_always' then
+      skip = i
+    end
+    table.insert(choices, ch)
+  end
+  return M.float('bravebot: the agent asks', lines, {}, choices, function() reply(nil) end,
+    float_opts(params, { default = skip }))
 end
 
 -- edit / write: the proposal inline -----------------------------------------------------------------
@@ -412,6 +593,16 @@ M.detached = {}
 --- After a tool result: reload the buffers opened for a proposal (the server wrote the file on
 --- disk) and attach them to the client like any other buffer.
 function M.settle_detached()
+  for buf in pairs(M.to_save) do
+    if not M.proposals[buf] then
+      M.to_save[buf] = nil
+      if vim.api.nvim_buf_is_valid(buf) and vim.bo[buf].modified then
+        vim.api.nvim_buf_call(buf, function()
+          vim.cmd('silent write')
+        end)
+      end
+    end
+  end
   for buf in pairs(M.detached) do
     if not M.proposals[buf] then
       M.detached[buf] = nil
@@ -428,6 +619,8 @@ function M.settle_detached()
   require('bravebot.client').attach_all()
 end
 
+--- The buffer of the file a proposal changes, loaded but not shown: the cursor stays where the
+--- person is until they ask for the question.
 local function target_buffer(subject)
   local path = subject.uri and vim.uri_to_fname(subject.uri) or subject.path
   local buf = vim.fn.bufadd(path)
@@ -437,14 +630,36 @@ local function target_buffer(subject)
   end
   vim.fn.bufload(buf)
   vim.bo[buf].buflisted = true
+  return buf
+end
+
+--- Show a proposal's buffer (its window if it has one, else the current window) at the first
+--- hunk still undecided.
+function M.focus_proposal(buf)
+  local p = M.proposals[buf]
+  if not p then
+    return
+  end
+  vim.cmd('stopinsert')
   local win = vim.fn.bufwinid(buf)
   if win ~= -1 then
     vim.api.nvim_set_current_win(win)
   else
-    vim.cmd('buffer ' .. buf)
+    if vim.api.nvim_win_get_config(0).relative ~= '' then
+      vim.cmd('wincmd p')
+    end
+    vim.api.nvim_win_set_buf(0, buf)
   end
-  return buf
+  for i, h in ipairs(p.hunks) do
+    if p.verdicts[i] == nil then
+      pcall(vim.api.nvim_win_set_cursor, 0, { math.min(h.oldStart + 1, vim.api.nvim_buf_line_count(buf)), 0 })
+      break
+    end
+  end
 end
+
+---@type table<integer, true> buffers to write once an accepted edit has landed in them
+M.to_save = {}
 
 function M.edit(params, reply)
   local s = params.subject or {}
@@ -455,7 +670,18 @@ function M.edit(params, reply)
     -- Nothing to show inline (an identical write): a plain question.
     return M.select(params, reply)
   end
-  local p = { buf = buf, params = params, subject = s, hunks = hunks, verdicts = {}, reply = reply, mapped = {} }
+  local p = { buf = buf, params = params, subject = s, hunks = hunks, verdicts = {}, mapped = {},
+    -- Whether the person had changes of their own not yet written: if not, an accepted edit is
+    -- written for them, so the disk (what `run` reads) matches the buffer.
+    had_unsaved = vim.bo[buf].modified }
+  local entry
+  p.reply = function(option, extra)
+    forget(entry)
+    if option and approves(option) and not p.had_unsaved and not M.detached[buf] then
+      M.to_save[buf] = true
+    end
+    reply(option, extra)
+  end
   M.proposals[buf] = p
   local km = require('bravebot.config').options.keymaps or {}
   local function map(name, fn, desc)
@@ -483,10 +709,16 @@ function M.edit(params, reply)
     end,
   })
   draw(p)
-  pcall(vim.api.nvim_win_set_cursor, 0, { math.min(hunks[1].oldStart + 1, vim.api.nvim_buf_line_count(buf)), 0 })
-  vim.notify(string.format('bravebot: %s proposes %d hunk(s) to %s; %s accept, %s reject, %s/%s all',
-    params.kind, #hunks, s.path or '?', tostring(km.accept_hunk), tostring(km.reject_hunk),
-    tostring(km.accept_all), tostring(km.reject_all)))
+  entry = {
+    kind = params.kind,
+    title = string.format('%s, %d hunk(s); %s accepts a hunk, %s rejects it, %s / %s all',
+      params.title or (params.kind .. ' ' .. (s.path or '?')), #hunks, M.key_text(km.accept_hunk),
+      M.key_text(km.reject_hunk), M.key_text(km.accept_all), M.key_text(km.reject_all)),
+    session_id = params.sessionId,
+    focus = function() M.focus_proposal(buf) end,
+    refuse = function() M.cancel_proposal(buf) end,
+  }
+  M.announce(entry)
 end
 
 -- Unknown kinds still get an answer a person chose.
@@ -501,7 +733,7 @@ M.kinds = {
   lspStart = M.select,
   readOutput = M.content,
   vetContent = M.content,
-  trustRead = M.select,
+  trustRead = M.content,
   delegate = M.select,
   askUser = M.ask_user,
   _unknown = M.unknown,

@@ -2,7 +2,10 @@
 //! suite): `fake_model_server SCRIPT.json REQUESTS.json`.
 //!
 //! `SCRIPT.json` maps roles to replies: `{"planner": [{"text": "hi"}, {"tool": "run", "id":
-//! "call_run", "args": {...}}], "check": [{"text": "VERDICT: safe"}]}`. The server's base URL is
+//! "call_run", "args": {...}}], "check": [{"text": "VERDICT: safe"}]}`; a reply may also be
+//! `{"error": 500, "message": "..."}` (an HTTP error), `{"broken": true}` (a stream that breaks
+//! off), `{"stall": "first words"}` (a stream that starts and then hangs until the client hangs
+//! up) or carry `"nonStreaming": true` (one JSON body). The server's base URL is
 //! printed as the first line of stdout; every request received so far (role and body) is written
 //! to `REQUESTS.json` as it arrives. The server stops when stdin ends.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fixture: failing loudly is the point.
@@ -19,15 +22,32 @@ fn replies(script: &Value, role: &str) -> Vec<Reply> {
     };
     items
         .iter()
-        .map(|item| match item.get("tool").and_then(Value::as_str) {
-            Some(tool) => {
+        .map(|item| {
+            let text = item.get("text").and_then(Value::as_str).unwrap_or_default();
+            let reply = if let Some(status) = item.get("error").and_then(Value::as_u64) {
+                let message = item
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                Reply::error(u16::try_from(status).unwrap(), message)
+            } else if item.get("broken").is_some() {
+                Reply::broken()
+            } else if let Some(first) = item.get("stall").and_then(Value::as_str) {
+                Reply::stall(first)
+            } else if let Some(tool) = item.get("tool").and_then(Value::as_str) {
                 let args = item.get("args").cloned().unwrap_or_else(|| json!({}));
                 match item.get("id").and_then(Value::as_str) {
                     Some(id) => Reply::tool_call_with_id(id, tool, args),
                     None => Reply::tool_call(tool, args),
                 }
+            } else {
+                Reply::text(text)
+            };
+            if item.get("nonStreaming").and_then(Value::as_bool) == Some(true) {
+                reply.non_streaming()
+            } else {
+                reply
             }
-            None => Reply::text(item.get("text").and_then(Value::as_str).unwrap_or_default()),
         })
         .collect()
 }
