@@ -91,7 +91,9 @@ impl Screen for ExecScreen {
                     self.line(&format!("  │ {line}"));
                 }
             }
-            Update::TurnEnded { .. } => {}
+            // A headless run's transcript is often read by another program, so what a run printed
+            // stays in its slot here; the tool line says how it ended.
+            Update::RunOutput { .. } | Update::TurnEnded { .. } => {}
         }
     }
 

@@ -2,7 +2,8 @@
 //! suite): `fake_model_server SCRIPT.json REQUESTS.json`.
 //!
 //! `SCRIPT.json` maps roles to replies: `{"planner": [{"text": "hi"}, {"tool": "run", "id":
-//! "call_run", "args": {...}}], "check": [{"text": "VERDICT: safe"}]}`. The server's base URL is
+//! "call_run", "args": {...}}], "check": [{"text": "VERDICT: safe"}]}`; `{"error": 500, "message":
+//! "boom"}` answers that one request with an HTTP error. The server's base URL is
 //! printed as the first line of stdout; every request received so far (role and body) is written
 //! to `REQUESTS.json` as it arrives. The server stops when stdin ends.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fixture: failing loudly is the point.
@@ -20,6 +21,13 @@ fn replies(script: &Value, role: &str) -> Vec<Reply> {
     items
         .iter()
         .map(|item| match item.get("tool").and_then(Value::as_str) {
+            _ if item.get("error").is_some() => Reply::error(
+                item.get("error")
+                    .and_then(Value::as_u64)
+                    .and_then(|s| u16::try_from(s).ok())
+                    .unwrap_or(500),
+                item.get("message").and_then(Value::as_str).unwrap_or("error"),
+            ),
             Some(tool) => {
                 let args = item.get("args").cloned().unwrap_or_else(|| json!({}));
                 match item.get("id").and_then(Value::as_str) {
