@@ -52,6 +52,9 @@ pub enum ToolStatus {
     Ok,
     Error,
     Refused,
+    /// The tool did its work and what it ran reported a failure (a run whose program exited
+    /// non-zero, was killed, or never started).
+    Failed,
 }
 
 impl ToolStatus {
@@ -60,6 +63,7 @@ impl ToolStatus {
             ToolStatus::Ok => "ok",
             ToolStatus::Error => "error",
             ToolStatus::Refused => "refused",
+            ToolStatus::Failed => "failed",
         }
     }
 }
@@ -105,6 +109,15 @@ pub enum Update {
     },
     Check {
         state: CheckState,
+    },
+    /// What a finished run printed on one stream, for the person's screen only: it is sent during
+    /// the tool call announced last, reaches no model and no file, and is untrusted unless every
+    /// step of the run was vouched for. `text` is bounded (its middle left out past a cap, with a
+    /// marker); `bytes` is the size of what the run kept of the stream.
+    RunOutput {
+        stream: &'static str,
+        text: Labelled<String>,
+        bytes: usize,
     },
     Plan {
         todos: Vec<Todo>,

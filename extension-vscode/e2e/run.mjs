@@ -199,11 +199,22 @@ function harness(page, ws, model, name) {
     },
     /** Opens a quick input with `keys`, types `text` and takes the first row that shows `row`. */
     async quickInput(keys, text, row) {
-      await page.keyboard.press(keys);
       const input = page.locator('.quick-input-widget input');
-      await input.waitFor({ state: 'visible' });
-      await input.fill(text);
-      await page.locator('.quick-input-list .monaco-list-row', { hasText: row }).first().waitFor();
+      const target = page.locator('.quick-input-list .monaco-list-row', { hasText: row }).first();
+      // Something taking the focus (an editor opening, a walkthrough) may close the input before
+      // it is typed into: open it again and type again until the row is offered.
+      await until(`the quick input to offer "${row}"`, async () => {
+        if (!(await input.isVisible())) {
+          await page.keyboard.press(keys);
+          await input.waitFor({ state: 'visible', timeout: 5000 }).catch(() => undefined);
+          return false;
+        }
+        if ((await input.inputValue()) !== text) {
+          await input.fill(text, { timeout: 5000 }).catch(() => undefined);
+          return false;
+        }
+        return target.isVisible();
+      });
       await page.keyboard.press('Enter');
     },
     /** Runs a command from the command palette, by keyboard. */
@@ -270,7 +281,7 @@ function harness(page, ws, model, name) {
       await chat.locator('#send').click();
     },
     async turnEnded(reason = 'endTurn') {
-      await chat.locator('.meta', { hasText: `turn ended: ${reason}` }).waitFor();
+      await chat.locator(`.turn-ended[data-stop="${reason}"]`).last().waitFor();
     },
     /** Waits for the diff editor of a proposal and returns it. */
     async diff() {
@@ -329,7 +340,7 @@ function test(name, fn) {
  * Sets up a case: a workspace with `files`, a fake model with `script`, code-server with the
  * extension pointed at both, and a browser page on the workbench.
  */
-async function withEditor(slug, files, script, fn, { programs = [] } = {}) {
+async function withEditor(slug, files, script, fn, { programs = [], machine = {}, viewport = { width: 1400, height: 900 } } = {}) {
   const dir = fs.mkdtempSync(path.join(scratch, `${slug}-`));
   // Stand-ins for programs the server looks for on PATH (a case that refuses to start them).
   const bin = path.join(dir, 'bin');
@@ -358,11 +369,13 @@ async function withEditor(slug, files, script, fn, { programs = [] } = {}) {
     'bravebot.serverPath': need.bravebot,
     'bravebot.model.api': 'openai',
     'bravebot.model.baseUrl': model.url,
+    ...machine,
   }, { ...process.env, PATH: `${bin}:${process.env.PATH}` });
-  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  const context = await browser.newContext({ viewport });
   const page = await context.newPage();
   page.setDefaultTimeout(DEADLINE);
   const h = harness(page, ws, model, slug);
+  h.profile = cs.profile;
   try {
     await page.goto(cs.url);
     await page.locator('.monaco-workbench').waitFor();
@@ -548,7 +561,7 @@ test('closing the diff without answering refuses and leaves the editor untouched
 
 const CANARY = 'CANARY-5d1e9b';
 
-// Verifies: VSC-6, VSC-7, VSC-9
+// Verifies: VSC-6, VSC-7, VSC-9, VSC-17
 test('keyboard only: a prompt, a run card answered with Tab and Enter, an untrusted output card refused with Escape', async () => {
   const script = {
     planner: [
@@ -572,8 +585,12 @@ test('keyboard only: a prompt, a run card answered with Tab and Enter, an untrus
     await run.waitFor();
     await until('the run card to take focus', () => focused(run));
     check((await run.innerText()).includes('cat vendor/page.txt'), `the run card shows the command: ${await run.innerText()}`);
+    // The safe answer is first: Tab reaches the refusal before the approval.
     await h.page.keyboard.press('Tab');
-    await untilEq('the first button Tab reaches', async () => (await h.chat.locator('button:focus').allInnerTexts()), ['Run it once']);
+    await untilEq('the first button Tab reaches', async () => (await h.chat.locator('button:focus').allInnerTexts()), ["Don't run it"]);
+    check(await run.locator('button.primary', { hasText: "Don't run it" }).count() === 1, 'the refusal is the primary button');
+    await h.page.keyboard.press('Tab');
+    await untilEq('the second button Tab reaches', async () => (await h.chat.locator('button:focus').allInnerTexts()), ['Run it once']);
     await h.page.keyboard.press('Enter');
     const output = h.chat.locator('.card.question[data-kind="readOutput"]');
     await output.waitFor();
@@ -581,6 +598,9 @@ test('keyboard only: a prompt, a run card answered with Tab and Enter, an untrus
     check((await output.locator('.untrusted pre').first().innerText()).includes(CANARY), 'the untrusted bytes are shown inside the frame');
     check((await output.locator('.untrusted .frame-label').first().innerText()).toLowerCase().includes('verdict: unsafe'), 'the check verdict is on the frame');
     check((await output.locator('.untrusted').innerText()).includes('it gives orders'), 'the check words are inside the frame');
+    // An unsafe verdict is said in words at the top, and keeping it quarantined comes first.
+    check(/judged this content unsafe/.test(await output.locator(':scope > .verdict-warning').innerText()), 'the verdict warning at the top');
+    eq(await output.locator('.buttons button').first().innerText(), 'Keep it quarantined', 'the first button of the output card');
     const outside = await output.evaluate((card) => [...card.children].filter((c) => !c.classList.contains('untrusted')).map((c) => c.textContent).join('\n'));
     check(!outside.includes(CANARY) && !outside.includes('it gives orders'), `nothing untrusted outside the frame: ${outside}`);
     await h.chat.locator('.untrusted', { hasText: 'quarantined' }).first().waitFor();
@@ -687,17 +707,328 @@ test('the mode picked in the chat reaches the session, as Show Status reports', 
     await h.openChat();
     await h.chat.locator('#mode').selectOption('plan');
     await h.command('bravebot: Show Status');
-    await h.page.locator('.tab.active', { hasText: 'Untitled' }).waitFor();
+    // A read-only view, not a dirty Untitled file.
+    await h.page.locator('.tab.active', { hasText: 'bravebot status' }).waitFor();
     let text = '';
     try {
       await until('the status document', async () => {
         text = (await h.lines()).join('\n');
-        return text.includes('// bravebot status') && text.includes('"name": "fake-model"') && text.includes('"mode": "plan"');
+        return text.includes('# bravebot status') && text.includes('"name": "fake-model"') && text.includes('"mode": "plan"');
       });
     } catch (err) {
       throw new Failure(`${err.message}; it shows:\n${text}`);
     }
+    check(!(await h.page.locator('.tab.active').getAttribute('class')).split(/\s+/).includes('dirty'), 'the status view is not a dirty document');
     await h.page.locator('.statusbar-item', { hasText: 'bravebot' }).first().waitFor();
+  });
+});
+
+/** Types `text` into the open quick input and presses Enter, once the input shows it. */
+async function typeIntoQuickInput(h, text) {
+  const input = h.page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible' });
+  // A file dialog fills in its own starting folder a moment after it opens: type again until
+  // the text stays.
+  await until('the quick input to hold the text', async () => {
+    if ((await input.inputValue()) === text) return true;
+    await input.fill(text);
+    return false;
+  });
+  await h.page.keyboard.press('Enter');
+}
+
+/** Picks the row of the open quick pick that shows `row`. */
+async function pickRow(h, row) {
+  const r = h.page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: row }).first();
+  await r.waitFor();
+  await r.click();
+}
+
+// Verifies: VSC-12, VSC-13
+test('with no bravebot program the view welcomes the person, and the walkthrough finds it, chooses the model, sets the key and checks it before Retry sends the first prompt', async () => {
+  const script = { planner: [{ text: 'Hello, set up and answering.' }] };
+  // No endpoint chosen yet (an undefined value leaves the key out of the settings file).
+  const machine = { 'bravebot.serverPath': '/nonexistent/bravebot', 'bravebot.model.baseUrl': undefined, 'bravebot.model.api': undefined };
+  await withEditor('setup', {}, script, async (h) => {
+    await h.openChat();
+    const welcome = h.page.locator('.welcome-view-content', { hasText: 'could not find its program' });
+    await welcome.waitFor();
+    check(await welcome.locator('a, .monaco-button', { hasText: 'Locate the bravebot program' }).count() > 0, 'the welcome offers to locate the program');
+    await h.shot('welcome');
+    // A prompt without the program says so in the chat, naming the setting, instead of "spawn ENOENT".
+    await h.prompt('hello');
+    const error = h.chat.locator('.card.error');
+    await error.waitFor();
+    const said = await error.innerText();
+    check(said.includes('"/nonexistent/bravebot" was not found') && said.includes('bravebot.serverPath'), `the error names the program and the setting: ${said}`);
+    check(!said.includes('ENOENT'), `no ENOENT on screen: ${said}`);
+    eq(await error.locator('button').allInnerTexts(), ['Retry', 'Locate bravebot'], 'the error buttons');
+    await h.shot('error-no-program');
+    await h.command('bravebot: Get Started');
+    const walkthrough = h.page.locator('.gettingStartedContainer', { hasText: 'Get started with bravebot' });
+    await walkthrough.waitFor();
+    await walkthrough.locator('.getting-started-step', { hasText: 'Find the bravebot program' }).first().waitFor();
+    await h.shot('walkthrough');
+    // 1. The program, chosen in VS Code's file dialog (code-server's is a quick input with a path).
+    await h.command('bravebot: Locate the bravebot Program');
+    await typeIntoQuickInput(h, need.bravebot);
+    // The welcome goes once the extension reads the new bravebot.serverPath.
+    await until('the welcome to go once the program is found', async () => {
+      if (!(await welcome.isVisible())) return true;
+      // The dialog's own OK button accepts the path typed in (Enter may first complete it).
+      const ok = h.page.locator('.quick-input-widget .monaco-button', { hasText: 'Use this program' });
+      if (await ok.isVisible()) await ok.click({ timeout: 5000 }).catch(() => undefined);
+      return false;
+    });
+    const quickInput = h.page.locator('.quick-input-widget');
+    await quickInput.waitFor({ state: 'hidden' });
+    // 2. The key, from VS Code's password box into SecretStorage.
+    await h.command('bravebot: Set API Key');
+    await typeIntoQuickInput(h, 'sk-e2e-secret');
+    await quickInput.waitFor({ state: 'hidden' });
+    // 3. The endpoint, then a model from the list the endpoint gives.
+    await h.command('bravebot: Choose Model Endpoint and Model');
+    await pickRow(h, 'Another OpenAI-compatible endpoint');
+    await typeIntoQuickInput(h, h.model.url);
+    const listed = h.page.locator('.quick-input-widget .quick-input-list .monaco-list-row');
+    await listed.filter({ hasText: 'fake-model-small' }).waitFor();
+    eq(await listed.allInnerTexts().then((t) => t.map((x) => x.trim())), ['fake-model', 'fake-model-small'], 'the models the endpoint lists');
+    await h.shot('model-picker');
+    await pickRow(h, 'fake-model-small');
+    await h.page.locator('.notifications-toasts', { hasText: `fake-model-small at ${h.model.url}` }).waitFor();
+    // 4. The check that the model answers, as a read-only view.
+    await h.command('bravebot: Check That the Model Answers');
+    await h.page.locator('.tab.active', { hasText: 'bravebot setup check' }).waitFor();
+    let text = '';
+    try {
+      await until('the check to say the model answers', async () => {
+        text = (await h.lines()).join('\n');
+        return text.includes('model answers: yes') && text.includes('credential: set');
+      });
+    } catch (err) {
+      throw new Failure(`${err.message}; it shows:\n${text}`);
+    }
+    check(!text.includes('sk-e2e-secret'), 'the check shows no key');
+    await h.shot('setup-check');
+    // 5. Retry sends the first prompt again, and now it is answered.
+    await h.openChat();
+    await error.locator('button', { hasText: 'Retry' }).click();
+    await h.turnEnded();
+    eq(await h.chat.locator('.msg.agent').innerText(), 'Hello, set up and answering.', 'the answer');
+    const planner = h.model.requests().filter((r) => r.role === 'planner');
+    eq(planner.map((r) => r.body.model), ['fake-model-small'], 'the model the planner request named');
+    eq(planner[0].headers.find(([k]) => k === 'authorization')?.[1], 'Bearer sk-e2e-secret', 'the key from SecretStorage, in the request');
+    await h.shot('first-prompt');
+  }, { machine });
+});
+
+// Verifies: VSC-13
+test('an endpoint error ends the turn in the chat with the reason and a Retry, and is logged', async () => {
+  const script = { planner: [{ error: 500, message: 'the model fell over' }, { text: 'second time lucky' }] };
+  await withEditor('error', {}, script, async (h) => {
+    await h.openChat();
+    await h.prompt('try once');
+    await h.turnEnded('error');
+    const error = h.chat.locator('.card.error');
+    await error.waitFor();
+    const said = await error.innerText();
+    check(said.includes('answered 500') && said.includes('the model fell over') && said.includes('Retry'), `the reason and Retry are in the chat: ${said}`);
+    check(/^idle$/.test(await h.chat.locator('#state').innerText()), 'idle after the error');
+    check(await h.chat.locator('#cancel').isDisabled(), 'Cancel is disabled when idle');
+    await h.shot('error');
+    await error.locator('button', { hasText: 'Retry' }).click();
+    await h.chat.locator('.msg.agent', { hasText: 'second time lucky' }).waitFor();
+    eq(await h.chat.locator('.msg.user').allInnerTexts(), ['try once', 'try once'], 'the prompt, sent again');
+    await h.command('bravebot: Show Log');
+    await h.page.locator('.output-view .view-line', { hasText: 'error (prompt)' }).first().waitFor();
+    check((await h.page.locator('.output-view .view-lines').innerText()).includes('answered 500'), 'the error is in the output channel');
+  });
+});
+
+// Verifies: VSC-14
+test('a run card shows what the command printed inside the untrusted frame, bounded and expandable, and a failing exit as failed', async () => {
+  const canary = 'CANARY-run-card-41';
+  // The shell makes the marker, so the command line the planner wrote does not hold it.
+  const command = "sh -c 'for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do echo CANARY-run-card-$((40+1)) line $i; done; exit 3'";
+  const script = { planner: [{ tool: 'run', id: 'call_run', args: { command, why: 'print some lines' } }, { text: 'it failed' }] };
+  await withEditor('runcard', {}, script, async (h) => {
+    await h.openChat();
+    await h.prompt('print the lines');
+    const card = h.chat.locator('.card.question[data-kind="run"]');
+    await card.waitFor();
+    await untilEq('the state while the question waits', async () => /^waiting for you · \d+ s$/.test(await h.chat.locator('#state').innerText()), true);
+    check(!(await h.chat.locator('#cancel').isDisabled()), 'Cancel is enabled while a turn runs');
+    await card.locator('button', { hasText: 'Run it once' }).click();
+    await h.turnEnded();
+    const tool = h.chat.locator('.tool-wrap').filter({ has: h.chat.locator('.output') });
+    await tool.waitFor();
+    eq(await tool.locator('.status').innerText(), 'failed', 'the tool line of a failing exit');
+    const frame = tool.locator('.untrusted.output[data-stream="stdout"]');
+    check((await frame.locator('.frame-label').innerText()).toLowerCase().includes('not shown to the agent'), 'the frame says the agent was not shown it');
+    const shown = (await frame.locator('pre').innerText()).split('\n');
+    eq(shown.length, 12, 'lines shown before expanding');
+    eq(shown[0], `${canary} line 1`, 'the first line');
+    await h.shot('run-output');
+    await frame.locator('button', { hasText: 'Show all 20 lines' }).click();
+    await untilEq('lines shown after expanding', async () => (await frame.locator('pre').innerText()).replace(/\n$/, '').split('\n').length, 20);
+    await h.shot('run-output-expanded');
+    const result = await h.model.recorded('call_run');
+    check(result.includes('exit 3') && !result.includes(canary), `the planner heard the exit, not the output: ${result}`);
+    check(!JSON.stringify(h.model.requests().filter((r) => r.role === 'planner')).includes(canary), 'the output never reached the planner');
+  });
+});
+
+// Verifies: VSC-15
+test('after a window reload the old transcript is cleared and the chat says a new session began', async () => {
+  await withEditor('reload', {}, { planner: [{ text: 'before the reload' }, { text: 'after the reload' }] }, async (h) => {
+    await h.openChat();
+    await h.prompt('first');
+    await h.turnEnded();
+    await h.page.reload();
+    await h.page.locator('.monaco-workbench').waitFor();
+    await h.chat.locator('#input').waitFor();
+    await h.chat.locator('.notice', { hasText: 'A new session began' }).waitFor();
+    eq(await h.chat.locator('.msg').count(), 0, 'messages left from before the reload');
+    await h.shot('reloaded');
+    await h.prompt('second');
+    await h.turnEnded();
+    eq(await h.chat.locator('.msg.agent').innerText(), 'after the reload', 'the new session answers');
+  });
+});
+
+// Verifies: VSC-16
+test('the chat works in a 200 px sidebar of a short window: no horizontal scrolling, Send and Cancel in sight, cards wrap', async () => {
+  const long = 'averyveryverylongwordwithoutanyspacesthatmustwrapratherthanscrollthewholepage'.repeat(2);
+  const answer = `Here is a line: ${long}\n\n\`\`\`\n${'x'.repeat(300)}\n\`\`\`\n\nDone.`;
+  const script = { planner: [{ text: answer }, { tool: 'fetch_url', id: 'call_fetch', args: { url: `https://${'sub.'.repeat(12)}example.invalid/${long}`, why: 'read it' } }, { text: 'ok' }] };
+  await withEditor('narrow', {}, script, async (h) => {
+    await h.openChat();
+    // Drag the sash between the sidebar and the editor until the chat is 200 px wide.
+    const sidebar = h.page.locator('.part.sidebar');
+    const sash = h.page.locator('.monaco-sash.vertical').filter({ visible: true });
+    await until('the chat to be 200 px wide', async () => {
+      const box = await sidebar.boundingBox();
+      if (Math.abs(box.width - 200) <= 2) return true;
+      const sashes = await sash.all();
+      for (const s of sashes) {
+        const b = await s.boundingBox();
+        if (b && Math.abs(b.x + b.width / 2 - (box.x + box.width)) < 6) {
+          await h.page.mouse.move(b.x + b.width / 2, b.y + 200);
+          await h.page.mouse.down();
+          await h.page.mouse.move(box.x + 200, b.y + 200, { steps: 5 });
+          await h.page.mouse.up();
+          break;
+        }
+      }
+      return false;
+    });
+    await h.prompt(`please ${long}`);
+    await h.turnEnded();
+    await h.prompt('and fetch it');
+    const card = h.chat.locator('.card.question[data-kind="fetch"]');
+    await card.waitFor();
+    const layout = await h.chat.locator('body').evaluate((body) => {
+      const inView = (el) => {
+        const r = el.getBoundingClientRect();
+        return r.width > 0 && r.left >= 0 && r.right <= window.innerWidth + 0.5 && r.top >= 0 && r.bottom <= window.innerHeight + 0.5;
+      };
+      const state = document.getElementById('state');
+      return {
+        width: window.innerWidth,
+        scrolls: document.documentElement.scrollWidth > window.innerWidth || body.scrollWidth > body.clientWidth,
+        send: inView(document.getElementById('send')),
+        cancel: inView(document.getElementById('cancel')),
+        stateWhole: state.scrollWidth <= state.clientWidth,
+        cardsFit: [...document.querySelectorAll('.card')].every((c) => c.getBoundingClientRect().right <= window.innerWidth + 0.5),
+      };
+    });
+    check(layout.width <= 200, `the chat is at most 200 px wide: ${layout.width}`);
+    eq({ scrolls: layout.scrolls, send: layout.send, cancel: layout.cancel, stateWhole: layout.stateWhole, cardsFit: layout.cardsFit },
+      { scrolls: false, send: true, cancel: true, stateWhole: true, cardsFit: true }, 'the narrow layout');
+    await h.shot('sidebar-200');
+    await card.locator('button', { hasText: "Don't fetch it" }).click();
+    await h.turnEnded();
+  }, { viewport: { width: 1000, height: 560 } });
+});
+
+// Verifies: VSC-18, VSC-20
+test('markdown renders lists, a table, a link and highlighted code with Copy and Insert, and raw HTML only as text', async () => {
+  const answer = [
+    'Two steps:', '', '1. *read* the file', '2. **change** it', '', '| name | use |', '|---|---|', '| a.txt | notes |', '',
+    'See [the guide](https://example.com/guide).', '', '<img src=x onerror="document.title=1"><b>not bold</b>', '',
+    '```ts', 'const greeting: string = "hi";', '```',
+  ].join('\n');
+  await withEditor('markdown', { 'a.txt': 'first\n' }, { planner: [{ text: answer }] }, async (h) => {
+    await h.open('a.txt');
+    await h.focus();
+    await h.page.keyboard.press('Control+End');
+    await h.openChat();
+    await h.prompt('how?');
+    await h.turnEnded();
+    const agent = h.chat.locator('.msg.agent');
+    eq(await agent.locator('ol li').allInnerTexts(), ['read the file', 'change it'], 'the list');
+    eq(await agent.locator('ol em').innerText(), 'read', 'emphasis');
+    eq(await agent.locator('table td').allInnerTexts(), ['a.txt', 'notes'], 'the table');
+    eq(await agent.locator('a').getAttribute('href'), 'https://example.com/guide', 'the link');
+    eq(await agent.locator('img').count(), 0, 'images from the model');
+    check((await agent.innerText()).includes('<b>not bold</b>'), 'raw HTML shows as text');
+    check(await agent.locator('pre code .hljs-keyword').count() > 0, 'the code is highlighted');
+    await h.shot('markdown');
+    // The prompt went with the open file's name, as words of the person's, not as a vouch.
+    const sent = JSON.stringify(h.model.requests().find((r) => r.role === 'planner').body.messages);
+    check(sent.includes('(The file open in my editor: a.txt.)'), `the prompt names the open file: ${sent}`);
+    eq(await h.chat.locator('.msg.user .context').innerText(), 'with a.txt', 'the context under the message');
+    await agent.locator('.code-block button', { hasText: 'Insert' }).click();
+    await h.open('a.txt');
+    await untilEq('a.txt after Insert', () => h.lines(), ['first', 'const greeting: string = "hi";']);
+    // Add Selection to Chat puts the selected lines into the prompt box.
+    await h.page.keyboard.press('Control+Home');
+    await h.page.keyboard.press('Shift+End');
+    await h.command('bravebot: Add Selection to Chat');
+    await untilEq('the prompt box after Add Selection', () => h.chat.locator('#input').inputValue(), 'a.txt (line 1):\n```\nfirst\n```\n');
+    check((await h.chat.locator('#context-label').innerText()).includes('a.txt, line 1 selected'), 'the chip names the selection');
+  });
+});
+
+// Verifies: VSC-19
+test('an accepted edit to a buffer without unsaved changes is saved, and a run card names the files still unsaved', async () => {
+  const script = {
+    planner: [
+      { tool: 'edit_file', id: 'call_edit', args: { path: 'a.txt', old_text: 'line 2', new_text: 'LINE TWO', why: 'shout' } },
+      { text: 'edited' },
+      { tool: 'run', id: 'call_run', args: { command: "sh -c 'wc -l b.txt'", why: 'count' } },
+      { text: 'counted' },
+    ],
+  };
+  await withEditor('saved', { 'a.txt': ORIGINAL.join('\n') + '\n', 'b.txt': 'one\n' }, script, async (h) => {
+    await h.open('a.txt');
+    await h.openChat();
+    await h.prompt('shout line 2 of @a.txt');
+    await h.diff();
+    await h.titleAction('Accept');
+    await h.turnEnded();
+    await untilEq('a.txt on disk after accepting', () => fs.readFileSync(h.file('a.txt'), 'utf8'), ORIGINAL.join('\n').replace('line 2\n', 'LINE TWO\n') + '\n');
+    await h.open('a.txt');
+    await until('a.txt to be saved', async () => !(await h.tabDirty('a.txt')));
+    // b.txt gets an unsaved change of the person's: the run card names it, and it is not saved unasked.
+    await h.open('b.txt');
+    await h.focus();
+    await h.page.keyboard.press('Control+End');
+    await h.page.keyboard.type('two');
+    await until('b.txt to be dirty', () => h.tabDirty('b.txt'));
+    await h.openChat();
+    await h.prompt('count the lines of b.txt');
+    const card = h.chat.locator('.card.question[data-kind="run"]');
+    await card.waitFor();
+    const note = card.locator('.unsaved');
+    check((await note.innerText()).includes('b.txt'), `the card names b.txt: ${await note.innerText()}`);
+    eq(fs.readFileSync(h.file('b.txt'), 'utf8'), 'one\n', 'b.txt on disk before Save them first');
+    await h.shot('run-unsaved');
+    await note.locator('button', { hasText: 'Save them first' }).click();
+    await untilEq('the unsaved note after saving', () => note.count(), 0);
+    eq(fs.readFileSync(h.file('b.txt'), 'utf8'), 'one\ntwo', 'b.txt on disk after Save them first');
+    await card.locator('button', { hasText: "Don't run it" }).click();
+    await h.turnEnded();
   });
 });
 
@@ -719,6 +1050,6 @@ for (const c of cases) {
   }
 }
 await browser.close();
-fs.rmSync(scratch, { recursive: true, force: true });
+if (!process.env.KEEP_SCRATCH) fs.rmSync(scratch, { recursive: true, force: true });
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed === 0 && passed > 0 ? 0 : 1);

@@ -4,12 +4,13 @@ import * as vscode from 'vscode';
 import type { Ctx } from './ctx';
 import { secretKey } from './config';
 import { methods, modes, type AuditResult, type Mode, type StatusResult } from './protocol';
+import { checkSetup, chooseModel, getStarted, locateServer } from './setup';
 
 export type Command = (ctx: Ctx, ...args: any[]) => unknown;
 
-async function showJson(title: string, value: unknown): Promise<void> {
-  const doc = await vscode.workspace.openTextDocument({ language: 'json', content: `// ${title}\n${JSON.stringify(value, null, 2)}\n` });
-  await vscode.window.showTextDocument(doc, { preview: true });
+/** A read-only view of the server's answer (never a dirty Untitled file). */
+async function showJson(ctx: Ctx, title: string, value: unknown): Promise<void> {
+  await ctx.showInfo(title, `# ${title}\n\n\`\`\`json\n${JSON.stringify(value, null, 2)}\n\`\`\`\n`);
 }
 
 function activeFile(uri?: vscode.Uri): string | undefined {
@@ -43,9 +44,31 @@ export const commands: Record<string, Command> = {
     void vscode.window.showInformationMessage(`bravebot: added ${dir.fsPath}`);
   },
 
-  'bravebot.showStatus': async (ctx) => showJson('bravebot status', await ctx.request<StatusResult>(methods.sessionStatus, {})),
+  'bravebot.showStatus': async (ctx) => showJson(ctx, 'bravebot status', await ctx.request<StatusResult>(methods.sessionStatus, {})),
 
-  'bravebot.showAudit': async (ctx) => showJson('bravebot audit trail', (await ctx.request<AuditResult>(methods.sessionAudit, {})).records),
+  'bravebot.showAudit': async (ctx) => showJson(ctx, 'bravebot audit trail', (await ctx.request<AuditResult>(methods.sessionAudit, {})).records),
+
+  'bravebot.addSelection': async (ctx) => {
+    const e = vscode.window.activeTextEditor;
+    if (!e || e.selection.isEmpty) return vscode.window.showInformationMessage('bravebot: select some text to add it to the chat');
+    const rel = vscode.workspace.asRelativePath(e.document.uri);
+    const a = e.selection.start.line + 1;
+    const b = e.selection.end.line + 1;
+    const text = e.document.getText(e.selection);
+    const fence = text.includes('```') ? '~~~~' : '```';
+    await ctx.chat.reveal(true);
+    ctx.chat.post({ type: 'insertPrompt', text: `${rel} (${a === b ? `line ${a}` : `lines ${a}-${b}`}):\n${fence}\n${text}\n${fence}\n` });
+  },
+
+  'bravebot.locateServer': (ctx) => locateServer(ctx),
+
+  'bravebot.chooseModel': (ctx) => chooseModel(ctx),
+
+  'bravebot.checkSetup': (ctx) => checkSetup(ctx),
+
+  'bravebot.getStarted': () => getStarted(),
+
+  'bravebot.openSettings': () => vscode.commands.executeCommand('workbench.action.openSettings', '@ext:brave.bravebot'),
 
   'bravebot.showLog': (ctx) => ctx.output.show(true),
 
@@ -54,7 +77,7 @@ export const commands: Record<string, Command> = {
     if (key === undefined) return;
     if (key) await ctx.extension.secrets.store(secretKey, key);
     else await ctx.extension.secrets.delete(secretKey);
-    await ctx.restart();
+    await ctx.restart('The API key changed, so bravebot started again: a new session began.');
   },
 
   'bravebot.acceptProposal': (ctx, uri?: vscode.Uri) => ctx.questions.answerProposal(true, uri),

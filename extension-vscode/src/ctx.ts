@@ -15,6 +15,9 @@ import {
 } from './protocol';
 import type { ChatViewProvider } from './webview/provider';
 import { Questions } from './questions';
+import { refreshSetup, resolveServer } from './setup';
+
+export const infoScheme = 'bravebot-info';
 
 
 export type SessionState = 'idle' | 'thinking' | 'waiting';
@@ -30,6 +33,11 @@ export class Ctx implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   readonly questions: Questions;
   mode: Mode = 'ask';
+  /** While set, settings changes do not restart the server (chooseModel writes three at once). */
+  private batching = false;
+  /** Read-only documents (status, audit, the setup check) by path. */
+  private readonly infos = new Map<string, string>();
+  private readonly infoChanged = new vscode.EventEmitter<vscode.Uri>();
 
   constructor(readonly extension: vscode.ExtensionContext, readonly chat: ChatViewProvider) {
     this.questions = new Questions(this);
@@ -40,7 +48,13 @@ export class Ctx implements vscode.Disposable {
       this.output,
       this.statusItem,
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (this.config.affectsServer(e)) void this.restart();
+        if (e.affectsConfiguration('bravebot.serverPath')) void refreshSetup(this);
+        if (this.config.affectsServer(e) && !this.batching) void this.restart('The settings changed, so bravebot started again: a new session began.');
+      }),
+      this.infoChanged,
+      vscode.workspace.registerTextDocumentContentProvider(infoScheme, {
+        onDidChange: this.infoChanged.event,
+        provideTextDocumentContent: (uri) => this.infos.get(uri.path) ?? '',
       }),
     );
   }
@@ -65,6 +79,12 @@ export class Ctx implements vscode.Disposable {
   }
 
   private async start(): Promise<LanguageClient> {
+    // Looked for first, so a missing program is named with the setting that chooses it rather
+    // than reported as the client library's "spawn ENOENT".
+    if (!resolveServer(this.config.serverPath)) {
+      await refreshSetup(this);
+      throw new Error(`bravebot could not find its program: "${this.config.serverPath}" is not an executable file or a program on PATH (bravebot.serverPath)`);
+    }
     const apiKey = await this.extension.secrets.get(secretKey);
     const client = createClient(this.config, apiKey, this.output, (a, r) => this.questions.answeredElsewhere(a, r));
     client.onNotification(methods.sessionUpdate, (n: UpdateNotification) => this.onUpdate(n));
@@ -76,13 +96,41 @@ export class Ctx implements vscode.Disposable {
     return client;
   }
 
-  async restart(): Promise<void> {
+  async restart(notice?: string): Promise<void> {
     const old = this.client;
     this.client = undefined;
+    const hadSession = this.sessionId !== undefined;
     this.sessionId = undefined;
     this.questions.refuseAll();
     if (old) await old.stop().catch(() => undefined);
-    this.chat.post({ type: 'reset' });
+    // Without a session nothing on screen belongs to the old server: an error from a prompt
+    // that could not start stays, with its Retry.
+    if (hadSession) this.chat.post({ type: 'reset', notice });
+  }
+
+  /** Runs `fn` (which changes several settings) and restarts the server once afterwards. */
+  async batchSettings(fn: () => Promise<void>): Promise<void> {
+    this.batching = true;
+    try {
+      await fn();
+    } finally {
+      this.batching = false;
+    }
+    await this.restart('The model settings changed, so bravebot started again: a new session began.');
+  }
+
+  /** Shows `text` (markdown) in a read-only editor titled `title`. */
+  async showInfo(title: string, text: string): Promise<void> {
+    const uri = vscode.Uri.from({ scheme: infoScheme, path: `/${title}.md` });
+    this.infos.set(uri.path, text);
+    this.infoChanged.fire(uri);
+    const doc = await vscode.workspace.openTextDocument(uri);
+    await vscode.window.showTextDocument(doc, { preview: true });
+  }
+
+  /** Every error goes to the output channel, with the time and where it happened. */
+  logError(where: string, message: string): void {
+    this.output.appendLine(`${new Date().toISOString()} error (${where}): ${message}`);
   }
 
   async session(): Promise<string> {
@@ -95,10 +143,22 @@ export class Ctx implements vscode.Disposable {
     return r.sessionId;
   }
 
+  /**
+   * Starts a new session. A running turn is not dropped silently: the person is asked first,
+   * and the turn is cancelled (its questions refused) only if they say so.
+   */
   async newSession(): Promise<void> {
+    if (this.state !== 'idle') {
+      const choice = await vscode.window.showWarningMessage(
+        'bravebot is still working on a turn. Start a new session and cancel it?',
+        { modal: true },
+        'Cancel the turn and start anew',
+      );
+      if (!choice) return;
+    }
     if (this.sessionId) await this.cancel();
     this.sessionId = undefined;
-    this.chat.post({ type: 'reset' });
+    this.chat.post({ type: 'reset', notice: 'A new session began.' });
     await this.session();
   }
 

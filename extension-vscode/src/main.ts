@@ -4,8 +4,10 @@ import * as vscode from 'vscode';
 import { commands } from './commands';
 import { Ctx } from './ctx';
 import { ChatViewProvider } from './webview/provider';
-import type { FromWebview } from './webview/transcript';
+import { allowedCommands, contextLabel, withContext, type EditorContext, type FromWebview } from './webview/transcript';
 import type { Mode } from './protocol';
+import { explainError } from './explain';
+import { refreshSetup } from './setup';
 
 let ctx: Ctx | undefined;
 
@@ -16,7 +18,16 @@ export function activate(extension: vscode.ExtensionContext): void {
   chat.onMessage = (m) => void onChatMessage(c, m).catch((err) => report(c, err));
   // A card nobody can see any more is refused, not left waiting.
   chat.onDispose = () => c.questions.refuseCards();
+  void refreshSetup(c);
+  // The editor the person is in is offered to the chat as context for the next prompt.
+  const postContext = (): void => c.chat.post({ type: 'context', context: editorContext() });
+  postContext();
+  // An empty tree: the view exists to show its welcome content while the program is missing.
+  const setupView = vscode.window.createTreeView('bravebot.setup', { treeDataProvider: { getChildren: () => [], getTreeItem: (x: vscode.TreeItem) => x } });
   extension.subscriptions.push(
+    setupView,
+    vscode.window.onDidChangeActiveTextEditor(postContext),
+    vscode.window.onDidChangeTextEditorSelection((e) => e.textEditor === vscode.window.activeTextEditor && postContext()),
     c,
     c.questions,
     vscode.window.registerWebviewViewProvider(ChatViewProvider.viewId, chat, { webviewOptions: { retainContextWhenHidden: true } }),
@@ -39,12 +50,34 @@ export async function deactivate(): Promise<void> {
 
 async function onChatMessage(c: Ctx, m: FromWebview): Promise<void> {
   switch (m.type) {
-    case 'prompt': {
-      c.chat.post({ type: 'user', text: m.text });
-      const r = await c.prompt(m.text, m.files);
-      if (r.stopReason === 'error') void vscode.window.showErrorMessage(`bravebot: ${r.error?.message ?? 'the turn failed'}`);
+    case 'prompt':
+    case 'retry':
+      c.chat.post({ type: 'user', text: m.text, context: m.context ? contextLabel(m.context) : undefined });
+      return runPrompt(c, m.text, m.files, m.context);
+    case 'saveAll': {
+      await vscode.workspace.saveAll(false);
+      const files = vscode.workspace.textDocuments.filter((d) => d.isDirty && d.uri.scheme === 'file').map((d) => vscode.workspace.asRelativePath(d.uri));
+      c.chat.post({ type: 'unsaved', questionId: m.questionId, files });
       return;
     }
+    case 'copy':
+      await vscode.env.clipboard.writeText(m.text);
+      void vscode.window.setStatusBarMessage('bravebot: code copied', 3000);
+      return;
+    case 'insert': {
+      // The editor the person last worked in; never a proposal's side of a diff.
+      const editor = [vscode.window.activeTextEditor, ...vscode.window.visibleTextEditors].find((e) => e && e.document.uri.scheme !== 'bravebot-proposal');
+      if (!editor) {
+        void vscode.window.showInformationMessage('bravebot: open an editor to insert the code into');
+        return;
+      }
+      await editor.edit((b) => b.replace(editor.selection, m.text));
+      return;
+    }
+    case 'command':
+      // The page may run only the setup commands its error buttons name.
+      if (allowedCommands.includes(m.command)) await vscode.commands.executeCommand(m.command);
+      return;
     case 'cancel':
       return c.cancel();
     case 'newSession':
@@ -58,8 +91,34 @@ async function onChatMessage(c: Ctx, m: FromWebview): Promise<void> {
   }
 }
 
+/** Sends a prompt; a turn that fails says why in the chat where it ended, with a Retry. */
+async function runPrompt(c: Ctx, text: string, files: string[], context?: EditorContext): Promise<void> {
+  let message: string | undefined;
+  try {
+    const r = await c.prompt(withContext(text, context), files);
+    if (r.stopReason === 'error') message = r.error?.message ?? 'the turn failed without a reason';
+  } catch (err) {
+    message = err instanceof Error ? err.message : String(err);
+  }
+  if (message === undefined) return;
+  c.logError('prompt', message);
+  const e = explainError(message, { serverPath: c.config.serverPath, baseUrl: c.config.model.baseUrl ?? '' });
+  c.chat.post({ type: 'item', item: { kind: 'error', text: e.text, hint: e.hint, action: e.action, retry: { text, files, context } } });
+}
+
+/** The active file editor and its selection; none for anything but a file (a diff's proposal, output). */
+export function editorContext(): EditorContext | undefined {
+  const e = vscode.window.activeTextEditor;
+  if (!e || e.document.uri.scheme !== 'file') return undefined;
+  const path = vscode.workspace.asRelativePath(e.document.uri);
+  const sel = e.selection;
+  if (sel.isEmpty) return { path };
+  const text = e.document.getText(sel);
+  return { path, selection: { startLine: sel.start.line + 1, endLine: sel.end.line + (sel.end.character === 0 && sel.end.line > sel.start.line ? 0 : 1), text } };
+}
+
 function report(c: Ctx, err: unknown): void {
   const message = err instanceof Error ? err.message : String(err);
-  c.output.appendLine(`error: ${message}`);
+  c.logError('command', message);
   void vscode.window.showErrorMessage(`bravebot: ${message}`);
 }

@@ -51,6 +51,8 @@ export type SessionUpdate =
   | { kind: 'quarantined'; ref: string; origin: string; lines: number; bytes: number; label: string }
   | { kind: 'remark'; text: string }
   | { kind: 'check'; state: string; lines?: number; completed?: boolean; verdict?: string }
+  /** What a finished run printed on one stream, for the person only (drawn in the untrusted frame). */
+  | { kind: 'runOutput'; stream: string; text: string; bytes: number; trusted: boolean; label: string }
   | { kind: 'plan'; todos: TodoItem[] }
   | { kind: 'turnEnded'; stopReason: StopReason };
 

@@ -7,7 +7,7 @@ import * as vscode from 'vscode';
 import type { Ctx } from './ctx';
 import { HunkSelection, applyHunks } from './hunks';
 import type { AnswerArguments, AnswerResult, Outcome, RequestPermissionParams } from './protocol';
-import { approvingOption, cancelled, describe, diffAnswer, presentationOf, select } from './questionKinds';
+import { approvingOption, cancelled, describe, diffAnswer, isApproving, presentationOf, select } from './questionKinds';
 
 export const proposalScheme = 'bravebot-proposal';
 export const originalScheme = 'bravebot-original';
@@ -17,6 +17,8 @@ interface Pending {
   resolve: (o: Outcome) => void;
   hunks?: HunkSelection;
   proposalUri?: vscode.Uri;
+  /** The open document the proposal would change, when it had no unsaved changes when asked. */
+  cleanTarget?: vscode.TextDocument;
 }
 
 /** Writable in-memory documents holding proposals, so the person can edit one before accepting. */
@@ -117,6 +119,10 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     this.pendingById.delete(questionId);
     p.resolve(outcome);
     this.ctx.chat.post({ type: 'questionDone', questionId });
+    const option = outcome.outcome === 'selected' ? p.params.options.find((o) => o.optionId === outcome.optionId) : undefined;
+    // An accepted edit to a buffer with no unsaved changes of the person's is saved once it lands,
+    // so a program run next reads what the editor shows. Unsaved work of theirs is never saved.
+    if (p.cleanTarget && !p.cleanTarget.isDirty && option && isApproving(option)) this.saveWhenLanded(p.cleanTarget);
     if (p.proposalUri) {
       void closeDiffTabs(p.proposalUri).then(() => p.proposalUri && this.fs.delete(p.proposalUri));
       this.originals.delete(p.proposalUri.path);
@@ -157,8 +163,23 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
 
   // edit / write -------------------------------------------------------------------------------
 
+  private saveWhenLanded(doc: vscode.TextDocument): void {
+    const listener = vscode.workspace.onDidChangeTextDocument((e) => {
+      if (e.document !== doc || e.contentChanges.length === 0) return;
+      listener.dispose();
+      clearTimeout(giveUp);
+      void doc.save().then((saved) => {
+        if (saved) this.ctx.output.appendLine(`${new Date().toISOString()} saved ${vscode.workspace.asRelativePath(doc.uri)} after the accepted edit landed`);
+      });
+    });
+    // Only cleans up the listener if the server lands nothing (an answer it refused).
+    const giveUp = setTimeout(() => listener.dispose(), 5 * 60 * 1000);
+  }
+
   private async showDiff(p: Pending): Promise<void> {
     const s = p.params.subject;
+    const target = s.uri ? vscode.workspace.textDocuments.find((d) => d.uri.toString() === vscode.Uri.parse(s.uri as string).toString()) : undefined;
+    if (target && !target.isDirty) p.cleanTarget = target;
     const name = (s.path ?? 'proposal').split(/[\\/]/).pop() ?? 'proposal';
     const id = encodeURIComponent(p.params.questionId);
     p.proposalUri = vscode.Uri.from({ scheme: proposalScheme, path: `/${id}/${name}` });
@@ -223,7 +244,12 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
 
   private async showCard(p: Pending): Promise<void> {
     const s = p.params.subject;
+    // A program reads files from disk: files with unsaved changes are named on a run's card.
+    const unsaved = p.params.kind === 'run'
+      ? vscode.workspace.textDocuments.filter((d) => d.isDirty && d.uri.scheme === 'file').map((d) => vscode.workspace.asRelativePath(d.uri))
+      : [];
     this.ctx.chat.post({
+      unsaved,
       type: 'question',
       questionId: p.params.questionId,
       kind: p.params.kind,

@@ -134,6 +134,16 @@ pub enum SessionUpdate {
         #[serde(skip_serializing_if = "Option::is_none")]
         completed: Option<bool>,
     },
+    /// What a finished run printed on one stream (`stdout` or `stderr`), for the person only: sent
+    /// while its tool call is the one announced last, bounded, untrusted unless `trusted`, and
+    /// drawn inside the margin like every untrusted byte. `bytes` is the stream's size as kept.
+    RunOutput {
+        stream: &'static str,
+        text: String,
+        bytes: usize,
+        trusted: bool,
+        label: String,
+    },
     Plan {
         todos: Vec<TodoItem>,
     },

@@ -559,6 +559,18 @@ pub fn wire_update(update: Update) -> SessionUpdate {
             lines: None,
             completed: Some(completed),
         },
+        // The screen is one of the places untrusted bytes may go.
+        Update::RunOutput {
+            stream,
+            text,
+            bytes,
+        } => SessionUpdate::RunOutput {
+            stream,
+            trusted: text.label().is_trusted(),
+            label: text.label().to_string(),
+            text: policy::to_screen(&text).clone(),
+            bytes,
+        },
         Update::Plan { todos } => SessionUpdate::Plan {
             todos: todos
                 .into_iter()

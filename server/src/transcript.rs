@@ -96,7 +96,9 @@ impl Transcript {
                     self.line(&format!("  │ {line}"));
                 }
             }
-            Update::TurnEnded { .. } => {}
+            // A headless run's transcript is often read by another program, so what a run printed
+            // stays in its slot here; the tool line says how it ended.
+            Update::RunOutput { .. } | Update::TurnEnded { .. } => {}
         }
     }
 }

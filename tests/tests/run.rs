@@ -418,3 +418,50 @@ fn job_output_waits_for_a_job_and_refuses_a_wait_out_of_range() {
     );
     s.client.shutdown();
 }
+
+// Verifies: RUNTOOL-13
+#[test]
+fn what_a_run_printed_reaches_the_screen_not_the_planner_and_a_failing_exit_is_failed() {
+    let model = FakeModel::start(vec![
+        call(
+            "call_run",
+            "run",
+            // The shell makes the marker, so the command line the planner wrote does not hold it.
+            json!({"command": "sh -c 'echo SHOWN-$((4000+830)); echo oops >&2; exit 3'", "why": "try it"}),
+        ),
+        Reply::text("done"),
+    ]);
+    let s = Setup::start(&[], model, None);
+    s.client
+        .answer_permissions_with(|q| Answer::choose(q, "allow_once"));
+    s.prompt(&[]);
+    let updates = s.client.updates(&s.session);
+    let outputs: Vec<&Value> = updates
+        .iter()
+        .filter(|u| u["kind"] == "runOutput")
+        .collect();
+    assert_eq!(outputs.len(), 2, "{updates:?}");
+    assert_eq!(outputs[0]["stream"], "stdout");
+    assert_eq!(outputs[0]["text"], "SHOWN-4830\n");
+    assert_eq!(outputs[0]["trusted"], false);
+    assert_eq!(outputs[0]["bytes"], 11);
+    assert_eq!(outputs[1]["stream"], "stderr");
+    assert_eq!(outputs[1]["text"], "oops\n");
+    // Sent while the run is the tool call announced last, before its result.
+    let at = |kind: &str| updates.iter().position(|u| u["kind"] == kind);
+    assert!(at("toolCall") < at("runOutput") && at("runOutput") < at("toolResult"));
+    let result = updates
+        .iter()
+        .find(|u| u["kind"] == "toolResult")
+        .expect("a tool result");
+    assert_eq!(result["status"], "failed", "{result}");
+    assert!(
+        s.model.tool_result("call_run").contains("exit 3")
+            && !s.model.tool_result("call_run").contains("SHOWN-4830"),
+        "{}",
+        s.model.tool_result("call_run")
+    );
+    for r in s.model.requests() {
+        assert!(!r.raw_body.contains("SHOWN-4830"), "the planner saw the output");
+    }
+}

@@ -31,7 +31,9 @@ use crate::kernel::trust::{RuleOrigin, Scope, TrustRule};
 use crate::process;
 use crate::run::{Plan, SystemEnvironment, compile};
 use crate::runner::{self, RunIo, RunReport};
-use crate::session::{OptionKind, Question, QuestionKind, QuestionOption, Subject, Update};
+use crate::session::{
+    OptionKind, Question, QuestionKind, QuestionOption, Subject, ToolStatus, Update,
+};
 use crate::settings::Mode;
 
 /// Seconds a foreground run waits when the planner names no deadline, and the most it may name.
@@ -239,7 +241,11 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             text.as_str()
         ));
     }
-    ToolOutput::ok(text, format!("ran `{shown_line}`: {}", report.summary()))
+    let mut output = ToolOutput::ok(text, format!("ran `{shown_line}`: {}", report.summary()));
+    if report.failed() {
+        output.status = ToolStatus::Failed;
+    }
+    output
 }
 
 fn kept(c: &process::SharedCapture) -> Vec<u8> {
@@ -579,6 +585,26 @@ fn mark_writes(call: &Call<'_>, plan: &Plan, label: Label, before: Option<&outpu
     }
 }
 
+/// The most bytes of one stream a run's card on the person's screen is sent.
+const SCREEN_MAX: usize = 64 * 1024;
+
+/// Shows what a stream printed on the person's screen (one of the places untrusted bytes may
+/// go), bounded to [`SCREEN_MAX`] with its middle left out. Nothing of it reaches the planner.
+fn show_output(call: &Call<'_>, stream: &'static str, bytes: &[u8], label: Label) {
+    let shown = if bytes.len() > SCREEN_MAX {
+        let mut c = process::Captured::new(SCREEN_MAX);
+        c.push(bytes);
+        c.kept()
+    } else {
+        bytes.to_vec()
+    };
+    call.session.screen.update(Update::RunOutput {
+        stream,
+        text: Labelled::new(String::from_utf8_lossy(&shown).into_owned(), label),
+        bytes: bytes.len(),
+    });
+}
+
 /// Puts one stream's bytes in a slot and describes it for the planner.
 fn quarantine_stream(
     call: &Call<'_>,
@@ -627,6 +653,7 @@ fn account(
             text.push_str(&format!("{stream}: empty\n"));
             continue;
         }
+        show_output(call, stream, &bytes, label);
         let reference = quarantine_stream(call, line, stream, bytes.clone(), label);
         if let (false, Some(identity)) = (label.is_trusted(), rememberable) {
             call.session.state().rememberable_outputs.push((

@@ -53,8 +53,23 @@ test('@ mentions become files', () => {
 
 // Verifies: VSC-2
 test('markdown escapes model output and renders code blocks', () => {
-  assert.equal(renderMarkdown('<b>x</b> `y`'), '<p>&lt;b&gt;x&lt;/b&gt; <code>y</code></p>');
-  assert.equal(renderMarkdown('```rust\nfn a<T>() {}\n```'), '<pre><code data-lang="rust">fn a&lt;T&gt;() {}</code></pre>');
+  assert.equal(renderMarkdown('<b>x</b> `y`'), '<p>&lt;b&gt;x&lt;/b&gt; <code>y</code></p>\n');
+  const code = renderMarkdown('```text\nfn a<T>() {}\n```');
+  assert.ok(code.includes('<pre><code data-lang="text">fn a&lt;T&gt;() {}</code></pre>'), code);
+  assert.ok(code.includes('data-code="copy"') && code.includes('data-code="insert"'), code);
+});
+
+// Verifies: VSC-18
+test('markdown renders lists, emphasis, tables and links, and never raw HTML, scripts, images or odd links', () => {
+  const html = renderMarkdown('- *one*\n- **two**\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n[site](https://example.com) [bad](javascript:alert(1)) [file](file:///etc/passwd) ![i](https://x/y.png)\n\n<script>alert(1)</script><img src=x onerror=alert(1)>');
+  assert.ok(html.includes('<ul>\n<li><em>one</em></li>\n<li><strong>two</strong></li>'), html);
+  assert.ok(html.includes('<table>') && html.includes('<td>1</td>'), html);
+  assert.ok(html.includes('<a href="https://example.com" title="https://example.com">site</a>'), html);
+  assert.ok(!/href="(javascript|file):/.test(html), html);
+  assert.ok(!html.includes('<img') && !html.includes('<script'), html);
+  assert.ok(html.includes('&lt;script&gt;'), html);
+  const ts = renderMarkdown('```ts\nconst a = "<x>";\n```');
+  assert.ok(ts.includes('hljs-') && ts.includes('&lt;x&gt;') && !ts.includes('<x>'), ts);
 });
 
 // Verifies: VSC-7
@@ -72,4 +87,40 @@ test('Up and Down walk the sent prompts and come back to the draft', () => {
   h.add('three');
   h.add('four');
   assert.deepEqual(h.list, ['two', 'three', 'four'], 'at most the limit, oldest dropped');
+});
+
+// Verifies: VSC-14
+test('run output joins the newest tool card, and its preview is the first lines', async () => {
+  const { previewOf } = await import('../webview/transcript');
+  let t = emptyTranscript();
+  t = applyUpdate(t, { kind: 'toolCall', callId: 'c1', tool: 'run', why: 'w', routing: null });
+  t = applyUpdate(t, { kind: 'runOutput', stream: 'stdout', text: 'a\nb\n', bytes: 4, trusted: false, label: 'U' });
+  t = applyUpdate(t, { kind: 'toolResult', callId: 'c1', status: 'failed', summary: 'ran: exit 3' });
+  assert.deepEqual(t.items, [{ kind: 'tool', callId: 'c1', tool: 'run', why: 'w', status: 'failed', summary: 'ran: exit 3', output: [{ stream: 'stdout', text: 'a\nb\n', bytes: 4, trusted: false }] }]);
+  const long = Array.from({ length: 30 }, (_, i) => `l${i}`).join('\n') + '\n';
+  assert.deepEqual(previewOf(long, 3), { shown: 'l0\nl1\nl2', total: 30, cut: true });
+  assert.deepEqual(previewOf('x\n', 3), { shown: 'x', total: 1, cut: false });
+});
+
+// Verifies: VSC-15
+test('a transcript saved by another extension host is cleared with a notice', async () => {
+  const { restoredTranscript } = await import('../webview/transcript');
+  const saved = addUser(emptyTranscript(), 'hi');
+  assert.equal(restoredTranscript(saved, 'e1', 'e1').transcript, saved);
+  const r = restoredTranscript(saved, 'e1', 'e2');
+  assert.equal(r.newSession, true);
+  assert.equal(r.transcript.items.length, 1);
+  assert.equal(r.transcript.items[0].kind, 'notice');
+  assert.equal(restoredTranscript(emptyTranscript(), undefined, 'e2').newSession, false);
+});
+
+// Verifies: VSC-20
+test('the editor context goes with a prompt as a name and the selected text, never as files', async () => {
+  const { withContext, contextLabel } = await import('../webview/transcript');
+  assert.equal(withContext('fix it', undefined), 'fix it');
+  assert.equal(withContext('fix it', { path: 'src/a.py' }), 'fix it\n\n(The file open in my editor: src/a.py.)');
+  const sel = { path: 'a.md', selection: { startLine: 2, endLine: 3, text: '```\ncode' } };
+  assert.equal(withContext('why?', sel), 'why?\n\n(The file open in my editor: a.md.)\nWhat I selected in it (lines 2-3):\n~~~~\n```\ncode\n~~~~');
+  assert.equal(contextLabel(sel), 'a.md, lines 2–3 selected');
+  assert.equal(contextLabel({ path: 'a.md', selection: { startLine: 4, endLine: 4, text: 'x' } }), 'a.md, line 4 selected');
 });

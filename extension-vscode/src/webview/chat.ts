@@ -3,7 +3,8 @@
 
 import { PromptHistory } from './history';
 import { renderMarkdown, escapeHtml } from './markdown';
-import { addUser, applyUpdate, emptyTranscript, mentions, type FromWebview, type Item, type ToWebview, type Transcript } from './transcript';
+import { contextLabel, type EditorContext } from './transcript';
+import { addItem, addUser, applyUpdate, emptyTranscript, mentions, previewOf, restoredTranscript, statusWords, stopWords, type FromWebview, type Item, type RunOutput, type ToWebview, type Transcript } from './transcript';
 
 declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void; getState(): unknown; setState(s: unknown): void };
 
@@ -11,11 +12,14 @@ declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void; getSta
 interface ViewState {
   transcript: Transcript;
   history: string[];
+  /** The extension host the transcript was made with (see restoredTranscript). */
+  epoch?: string;
 }
 
 const vscode = acquireVsCodeApi();
 const saved = vscode.getState() as Partial<ViewState> | undefined;
 let transcript: Transcript = saved?.transcript ?? emptyTranscript();
+let epoch: string | undefined = saved?.epoch;
 const history = new PromptHistory(saved?.history ?? []);
 const questions = new Map<string, Extract<ToWebview, { type: 'question' }>>();
 
@@ -28,15 +32,26 @@ const questionsEl = $<HTMLElement>('questions');
 function itemHtml(it: Item): string {
   switch (it.kind) {
     case 'user':
-      return `<div class="msg user">${escapeHtml(it.text)}</div>`;
+      return `<div class="msg user">${escapeHtml(it.text)}${it.context ? `<div class="meta context">with ${escapeHtml(it.context)}</div>` : ''}</div>`;
     case 'agent':
       return `<div class="msg agent">${renderMarkdown(it.text)}</div>`;
-    case 'tool':
-      return `<details class="card tool" data-call="${escapeHtml(it.callId)}"><summary>${escapeHtml(it.tool)} <span class="status">${escapeHtml(it.status ?? 'running')}</span></summary>` +
-        `<div>${escapeHtml(it.why)}</div>${it.summary ? `<pre>${escapeHtml(it.summary)}</pre>` : ''}</details>`;
+    case 'tool': {
+      const status = it.status ?? 'running';
+      return `<div class="tool-wrap" data-status="${escapeHtml(status)}"><details class="card tool" data-call="${escapeHtml(it.callId)}"><summary>${escapeHtml(it.tool)} <span class="status ${escapeHtml(status)}" title="status: ${escapeHtml(status)}">${escapeHtml(statusWords(it.status))}</span></summary>` +
+        `<div>${escapeHtml(it.why)}</div>${it.summary ? `<pre>${escapeHtml(it.summary)}</pre>` : ''}</details>` +
+        (it.output ?? []).map((o, i) => outputHtml(it.callId, i, o)).join('') + '</div>';
+    }
     case 'quarantined':
-      return `<div class="untrusted" role="note"><div class="frame-label">quarantined · not shown to the agent</div>` +
-        `${escapeHtml(it.label)} from ${escapeHtml(it.origin)} (${it.lines} lines, ${it.bytes} bytes) <code>${escapeHtml(it.ref)}</code></div>`;
+      return `<div class="untrusted" role="note" title="${escapeHtml(`${it.ref}, label ${it.label}`)}"><div class="frame-label">quarantined · not shown to the agent</div>` +
+        `${escapeHtml(it.origin)}: ${it.lines} lines, ${it.bytes} bytes, kept from the agent unless you let it read them</div>`;
+    case 'error': {
+      const retry = it.retry ? `<button class="retry" data-retry="1">Retry</button>` : '';
+      const action = it.action ? `<button class="secondary" data-command="${escapeHtml(it.action.command)}">${escapeHtml(it.action.label)}</button>` : '';
+      return `<div class="card error" role="alert"><strong>The turn ended with an error</strong><div class="reason">${escapeHtml(it.text)}</div>` +
+        (it.hint ? `<div class="hint">${escapeHtml(it.hint)}</div>` : '') + `<div class="buttons">${retry}${action}</div></div>`;
+    }
+    case 'notice':
+      return `<div class="notice" role="status">${escapeHtml(it.text)}</div>`;
     case 'remark':
       return `<div class="untrusted remark" role="note"><div class="frame-label">remark · for you only</div>${escapeHtml(it.text)}</div>`;
     case 'check':
@@ -44,32 +59,66 @@ function itemHtml(it: Item): string {
     case 'plan':
       return `<ul class="plan">${it.todos.map((t) => `<li data-status="${escapeHtml(t.status)}">${escapeHtml(t.content)}</li>`).join('')}</ul>`;
     case 'turnEnded':
-      return `<div class="meta">turn ended: ${escapeHtml(it.stopReason)}</div>`;
+      return `<div class="meta turn-ended" data-stop="${escapeHtml(it.stopReason)}" title="stop reason: ${escapeHtml(it.stopReason)}">turn ended: ${escapeHtml(stopWords(it.stopReason))}</div>`;
   }
+}
+
+/** Run outputs the person expanded, by call and index; they stay expanded across redraws. */
+const expanded = new Set<string>();
+
+/** What a run printed, inside the untrusted frame: the first lines, and the rest on request. */
+function outputHtml(callId: string, index: number, o: RunOutput): string {
+  const key = `${callId}#${index}`;
+  const p = previewOf(o.text);
+  const all = expanded.has(key);
+  const label = `what it printed · ${o.stream} · ${o.trusted ? 'the agent was shown this too' : 'not shown to the agent'}`;
+  return `<div class="untrusted output" data-stream="${escapeHtml(o.stream)}"><div class="frame-label">${escapeHtml(label)}</div>` +
+    `<pre>${escapeHtml(all ? o.text : p.shown)}</pre>` +
+    (p.cut ? `<button class="secondary expand" data-expand="${escapeHtml(key)}">${all ? 'Show less' : `Show all ${p.total} lines (${o.bytes} bytes)`}</button>` : '') + '</div>';
+}
+
+/** Question kinds whose answers carry no risk either way: their buttons keep the server's order. */
+const neutralKinds = new Set(['askUser']);
+
+/** The warning at the top of a card whose content the check judged unsafe or could not judge. */
+function verdictWarning(q: Extract<ToWebview, { type: 'question' }>): string {
+  if (q.verdict === 'unsafe') return 'The check judged this content unsafe: it may try to give the agent orders. Keep it from the agent unless you have read it yourself.';
+  if (q.verdict === 'inconclusive') return 'The check did not finish, so nobody has judged this content. Keep it from the agent unless you have read it yourself.';
+  return '';
 }
 
 function questionHtml(q: Extract<ToWebview, { type: 'question' }>): string {
   const untrusted = q.content !== undefined;
   const id = escapeHtml(q.questionId);
-  const buttons = q.options.map((o) => `<button data-q="${id}" data-o="${escapeHtml(o.optionId)}" class="${o.kind}">${escapeHtml(o.name)}</button>`).join('');
+  // The safe answer comes first and is the primary button: refusing, or keeping content
+  // quarantined. Tab reaches it before any approving one.
+  const safe = (k: string): boolean => k === 'reject_once' || k === 'reject_always';
+  const ordered = neutralKinds.has(q.kind) ? q.options : [...q.options.filter((o) => safe(o.kind)), ...q.options.filter((o) => !safe(o.kind))];
+  const primary = neutralKinds.has(q.kind) ? undefined : ordered.find((o) => o.kind === 'reject_once') ?? ordered[0];
+  const buttons = ordered.map((o) => `<button data-q="${id}" data-o="${escapeHtml(o.optionId)}" class="${o.kind}${o === primary ? ' primary' : ' secondary'}">${escapeHtml(o.name)}</button>`).join('');
+  const warning = verdictWarning(q);
   // The card itself takes focus when it arrives (never a button, so a stray Enter approves
   // nothing); Tab reaches its buttons and Escape dismisses it, which refuses.
   return `<div class="card question" tabindex="-1" role="group" aria-label="${escapeHtml(q.lines[0] ?? q.kind)}" data-question="${id}" data-kind="${escapeHtml(q.kind)}">` +
+    (warning ? `<div class="verdict-warning" role="alert">${escapeHtml(warning)}</div>` : '') +
     q.lines.map((l, i) => (i === 0 ? `<strong>${escapeHtml(l)}</strong>` : `<div${l.startsWith('host: ') ? ' class="host"' : ''}>${escapeHtml(l)}</div>`)).join('') +
     (untrusted ? `<div class="untrusted"><div class="frame-label">untrusted content${q.verdict ? ` · verdict: ${escapeHtml(q.verdict)}` : ''}</div><pre>${escapeHtml(q.content ?? '')}</pre>` +
       (q.verdictText ? `<div class="frame-label">the check's words</div><pre class="check-words">${escapeHtml(q.verdictText)}</pre>` : '') + '</div>' : '') +
+    (q.unsaved?.length ? `<div class="unsaved" role="note">Unsaved changes: the program will read these files as they are on disk, not as the editor shows them: ${escapeHtml(q.unsaved.join(', '))} ` +
+      `<button class="secondary" data-q="${id}" data-save="1">Save them first</button></div>` : '') +
     (q.ownWords ? `<div class="own-words"><textarea rows="2" data-q="${id}" aria-label="Your answer" placeholder="Your own words; Enter sends"></textarea>` +
       `<button data-q="${id}" data-own="1">Send answer</button></div>` : '') +
-    `<div class="buttons">${buttons}<button data-q="${id}" class="dismiss" title="Dismissing refuses (Escape)">Dismiss</button></div></div>`;
+    `<div class="buttons">${buttons}<button data-q="${id}" class="dismiss secondary" title="Dismissing refuses (Escape)">Dismiss</button></div></div>`;
 }
 
 /** Tool cards the person opened stay open when the transcript is drawn again. */
 const openCards = new Set<string>();
 
-function render(): void {
+function render(scroll = true): void {
+  const top = log.scrollTop;
   log.innerHTML = transcript.items.map(itemHtml).join('');
   for (const d of log.querySelectorAll<HTMLDetailsElement>('details[data-call]')) d.open = openCards.has(d.dataset.call ?? '');
-  log.scrollTop = log.scrollHeight;
+  log.scrollTop = scroll ? log.scrollHeight : top;
   saveState();
 }
 
@@ -101,15 +150,95 @@ function renderQuestions(arrived?: string): void {
 window.addEventListener('message', (e: MessageEvent<ToWebview>) => {
   const m = e.data;
   switch (m.type) {
-    case 'update': transcript = applyUpdate(transcript, m.update); break;
-    case 'user': transcript = addUser(transcript, m.text); break;
-    case 'reset': transcript = emptyTranscript(); questions.clear(); openCards.clear(); renderQuestions(); break;
+    case 'update': heard = Date.now(); transcript = applyUpdate(transcript, m.update); break;
+    case 'user': transcript = addUser(transcript, m.text, m.context); break;
+    case 'context': editorCtx = m.context; drawContext(); return;
+    case 'insertPrompt': {
+      const at = input.selectionStart;
+      input.value = input.value.slice(0, at) + m.text + input.value.slice(input.selectionEnd);
+      input.setSelectionRange(at + m.text.length, at + m.text.length);
+      input.focus();
+      return;
+    }
+    case 'reset':
+      transcript = m.notice ? addItem(emptyTranscript(), { kind: 'notice', text: m.notice }) : emptyTranscript();
+      questions.clear(); openCards.clear(); expanded.clear(); renderQuestions();
+      break;
+    case 'hello': {
+      const r = restoredTranscript(transcript, epoch, m.epoch);
+      transcript = r.transcript;
+      epoch = m.epoch;
+      break;
+    }
+    case 'item': transcript = addItem(transcript, m.item); break;
     case 'mode': mode.value = m.mode; return;
-    case 'state': $('state').textContent = m.state === 'waiting' ? 'waiting for you' : m.state; return;
+    case 'state': setState(m.state); return;
     case 'question': questions.set(m.questionId, m); renderQuestions(m.questionId); return;
     case 'questionDone': questions.delete(m.questionId); renderQuestions(); return;
+    case 'unsaved': {
+      const q = questions.get(m.questionId);
+      if (q) questions.set(m.questionId, { ...q, unsaved: m.files }), renderQuestions();
+      return;
+    }
   }
   render();
+});
+
+// The state label counts the seconds of a turn, and a long silence from the model is said below
+// the transcript; the clock only draws, nothing waits on it.
+let state: 'idle' | 'thinking' | 'waiting' = 'idle';
+let started = 0;
+let heard = 0;
+let clock: ReturnType<typeof setInterval> | undefined;
+const silenceAfter = 30;
+
+function drawState(): void {
+  const secs = Math.floor((Date.now() - started) / 1000);
+  const words = state === 'waiting' ? 'waiting for you' : state;
+  $('state').textContent = state === 'idle' ? 'idle' : `${words} · ${secs} s`;
+  const quiet = Math.floor((Date.now() - heard) / 1000);
+  const silence = $('silence');
+  silence.hidden = !(state === 'thinking' && quiet >= silenceAfter);
+  if (!silence.hidden) silence.textContent = `Nothing from the model for ${quiet} s. It may still be working; Cancel stops the turn.`;
+}
+
+function setState(s: typeof state): void {
+  if (state === 'idle' && s !== 'idle') started = heard = Date.now();
+  state = s;
+  $<HTMLButtonElement>('cancel').disabled = s === 'idle';
+  if (s === 'idle' && clock) clearInterval(clock), (clock = undefined);
+  if (s !== 'idle' && !clock) clock = setInterval(drawState, 1000);
+  drawState();
+}
+
+log.addEventListener('click', (e) => {
+  const b = (e.target as HTMLElement).closest<HTMLButtonElement>('button');
+  if (!b) return;
+  if (b.dataset.expand) {
+    if (expanded.has(b.dataset.expand)) expanded.delete(b.dataset.expand);
+    else expanded.add(b.dataset.expand);
+    render(false);
+    return;
+  }
+  if (b.dataset.code) {
+    const text = b.closest('.code-block')?.querySelector('code')?.textContent ?? '';
+    vscode.postMessage({ type: b.dataset.code === 'insert' ? 'insert' : 'copy', text });
+    return;
+  }
+  if (b.dataset.command) {
+    vscode.postMessage({ type: 'command', command: b.dataset.command });
+    return;
+  }
+  if (b.dataset.retry) {
+    // The error this Retry belongs to, and the prompt it carries.
+    const cards = [...log.querySelectorAll('.card.error')];
+    const items = transcript.items.filter((x) => x.kind === 'error');
+    const it = items[cards.indexOf(b.closest('.card.error') as Element)];
+    if (it?.kind === 'error' && it.retry) {
+      b.disabled = true;
+      vscode.postMessage({ type: 'retry', text: it.retry.text, files: it.retry.files });
+    }
+  }
 });
 
 log.addEventListener('toggle', (e) => {
@@ -131,7 +260,8 @@ function sendOwnWords(card: HTMLElement | null): void {
 questionsEl.addEventListener('click', (e) => {
   const b = (e.target as HTMLElement).closest('button');
   if (!b || !b.dataset.q) return;
-  if (b.dataset.own) sendOwnWords(b.closest<HTMLElement>('[data-question]'));
+  if (b.dataset.save) vscode.postMessage({ type: 'saveAll', questionId: b.dataset.q });
+  else if (b.dataset.own) sendOwnWords(b.closest<HTMLElement>('[data-question]'));
   else vscode.postMessage({ type: 'answer', questionId: b.dataset.q, optionId: b.dataset.o });
 });
 
@@ -152,8 +282,26 @@ window.addEventListener('focus', () => {
   if (document.activeElement === document.body) input.focus();
 });
 
+/** The active editor's file and selection, sent with the next prompt unless the person leaves it out. */
+let editorCtx: EditorContext | undefined;
+let leaveOut = false;
+
+function drawContext(): void {
+  const chip = $('context');
+  chip.hidden = !editorCtx;
+  if (!editorCtx) return;
+  $('context-label').textContent = `${leaveOut ? 'not sending' : 'sending'}: ${contextLabel(editorCtx)}`;
+  $('context-toggle').textContent = leaveOut ? 'Include' : 'Leave out';
+  chip.classList.toggle('off', leaveOut);
+}
+
+$('context-toggle').addEventListener('click', () => {
+  leaveOut = !leaveOut;
+  drawContext();
+});
+
 function saveState(): void {
-  vscode.setState({ transcript, history: history.list } satisfies ViewState);
+  vscode.setState({ transcript, history: history.list, epoch } satisfies ViewState);
 }
 
 function send(): void {
@@ -162,7 +310,7 @@ function send(): void {
   input.value = '';
   history.add(text);
   saveState();
-  vscode.postMessage({ type: 'prompt', text, files: mentions(text) });
+  vscode.postMessage({ type: 'prompt', text, files: mentions(text), context: leaveOut ? undefined : editorCtx });
 }
 
 /** Shows a recalled prompt with the cursor at its end. */
@@ -189,6 +337,7 @@ input.addEventListener('keydown', (e) => {
   if (walked) e.preventDefault();
 });
 $('cancel').addEventListener('click', () => vscode.postMessage({ type: 'cancel' }));
+setState('idle');
 $('new').addEventListener('click', () => vscode.postMessage({ type: 'newSession' }));
 mode.addEventListener('change', () => vscode.postMessage({ type: 'setMode', mode: mode.value }));
 

@@ -8,6 +8,8 @@ import type { FromWebview, ToWebview } from './transcript';
 export class ChatViewProvider implements vscode.WebviewViewProvider {
   static readonly viewId = 'bravebot.chat';
   private view: vscode.WebviewView | undefined;
+  /** Names this extension host: a page restored after a window reload sees a new one. */
+  private readonly epoch = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
   private readonly queue = new MessageQueue<ToWebview>();
   onMessage: (m: FromWebview) => void = () => undefined;
   /** The view went away; cards shown in it can no longer be answered there. */
@@ -21,7 +23,10 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     view.webview.options = { enableScripts: true, localResourceRoots: [dist, vscode.Uri.joinPath(this.extensionUri, 'media')] };
     view.webview.html = this.html(view.webview);
     view.webview.onDidReceiveMessage((m: FromWebview) => {
-      if (m.type === 'ready') this.queue.ready((msg) => void view.webview.postMessage(msg));
+      if (m.type === 'ready') {
+        void view.webview.postMessage({ type: 'hello', epoch: this.epoch } satisfies ToWebview);
+        this.queue.ready((msg) => void view.webview.postMessage(msg));
+      }
       else this.onMessage(m);
     });
     view.onDidDispose(() => {
@@ -53,15 +58,15 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
 <body>
 <div id="toolbar" role="toolbar">
   <label for="mode">Mode</label>
-  <select id="mode"><option value="ask">ask</option><option value="acceptEdits">acceptEdits</option><option value="plan">plan</option></select>
-  <button id="new" title="New session">New</button>
-  <button id="cancel" title="Cancel the turn">Cancel</button>
+  <select id="mode" title="ask: every change is asked about; accept edits: edits land unasked; plan: nothing changes"><option value="ask">ask</option><option value="acceptEdits">accept edits</option><option value="plan">plan</option></select>
+  <button id="new" class="secondary" title="Start a new session">New</button>
   <span id="state" aria-live="polite">idle</span>
 </div>
 <main id="log" aria-live="polite"></main>
+<div id="silence" class="meta" role="status" hidden></div>
 <section id="questions" aria-label="Questions waiting for you"></section>
-<form id="form"><textarea id="input" rows="3" placeholder="Ask bravebot; @path mentions a file. Ctrl+Enter sends." aria-label="Prompt"></textarea>
-<button id="send" type="submit">Send</button></form>
+<form id="form"><div id="context" class="meta" hidden><span id="context-label"></span> <button id="context-toggle" type="button" class="secondary" title="Whether the file open in your editor (and what you selected) goes with the prompt">Leave out</button></div><textarea id="input" rows="3" placeholder="Ask bravebot; @path mentions a file. Ctrl+Enter sends." aria-label="Prompt"></textarea>
+<div id="actions"><button id="cancel" type="button" class="secondary" title="Cancel the turn" disabled>Cancel</button><button id="send" type="submit">Send</button></div></form>
 <script nonce="${nonce}" src="${script}"></script>
 </body></html>`;
   }

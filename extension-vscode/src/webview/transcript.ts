@@ -4,15 +4,36 @@
 import type { SessionUpdate, TodoItem } from '../protocol';
 
 export type Item =
-  | { kind: 'user'; text: string }
+  | { kind: 'user'; text: string; context?: string }
   | { kind: 'agent'; text: string }
-  | { kind: 'tool'; callId: string; tool: string; why: string; status?: string; summary?: string }
+  | { kind: 'tool'; callId: string; tool: string; why: string; status?: string; summary?: string; output?: RunOutput[] }
   /** Quarantined notices and remarks are shown in a separate frame: they are not the agent's words. */
   | { kind: 'quarantined'; ref: string; origin: string; lines: number; bytes: number; label: string }
   | { kind: 'remark'; text: string }
   | { kind: 'check'; state: string; verdict?: string }
   | { kind: 'plan'; todos: TodoItem[] }
-  | { kind: 'turnEnded'; stopReason: string };
+  | { kind: 'turnEnded'; stopReason: string }
+  /** Why a turn ended in an error, what to change, and the prompt a Retry sends again. */
+  | { kind: 'error'; text: string; hint?: string; action?: ErrorAction; retry?: { text: string; files: string[]; context?: EditorContext } }
+  /** Something the extension tells the person about the session itself (a new one began). */
+  | { kind: 'notice'; text: string };
+
+/** What a run printed on one stream: untrusted bytes for the person's eyes only. */
+export interface RunOutput { stream: string; text: string; bytes: number; trusted: boolean }
+
+/** A button on an error that runs one of the extension's setup commands (see allowedCommands). */
+export interface ErrorAction { label: string; command: string }
+
+/** The only commands a message from the chat page may run. */
+export const allowedCommands: readonly string[] = [
+  'bravebot.locateServer',
+  'bravebot.chooseModel',
+  'bravebot.setApiKey',
+  'bravebot.checkSetup',
+  'bravebot.getStarted',
+  'bravebot.showLog',
+  'bravebot.openSettings',
+];
 
 export interface Transcript {
   items: Item[];
@@ -23,8 +44,87 @@ export function emptyTranscript(): Transcript {
   return { items: [], busy: false };
 }
 
-export function addUser(t: Transcript, text: string): Transcript {
-  return { items: [...t.items, { kind: 'user', text }], busy: true };
+export function addUser(t: Transcript, text: string, context?: string): Transcript {
+  return { items: [...t.items, context ? { kind: 'user', text, context } : { kind: 'user', text }], busy: true };
+}
+
+/** The active editor's file and selection, as the chat offers them with a prompt. */
+export interface EditorContext {
+  path: string;
+  /** 1-based lines of a non-empty selection, and its text. */
+  selection?: { startLine: number; endLine: number; text: string };
+}
+
+/** A short description of the context, shown under the person's message and in the prompt box's chip. */
+export function contextLabel(c: EditorContext): string {
+  if (!c.selection) return c.path;
+  const { startLine: a, endLine: b } = c.selection;
+  return `${c.path}, ${a === b ? `line ${a}` : `lines ${a}–${b}`} selected`;
+}
+
+/**
+ * The prompt as sent: the person's words, then the editor's file by name (a name, not a vouch:
+ * it is not put in `files`, so its content is read and checked the ordinary way) and the text they
+ * selected, which is part of their own message as a paste would be.
+ */
+export function withContext(text: string, c: EditorContext | undefined): string {
+  if (!c) return text;
+  let out = `${text}\n\n(The file open in my editor: ${c.path}.)`;
+  if (c.selection) {
+    const fence = c.selection.text.includes('```') ? '~~~~' : '```';
+    const { startLine: a, endLine: b } = c.selection;
+    out += `\nWhat I selected in it (${a === b ? `line ${a}` : `lines ${a}-${b}`}):\n${fence}\n${c.selection.text}\n${fence}`;
+  }
+  return out;
+}
+
+export function addItem(t: Transcript, item: Item): Transcript {
+  return { items: [...t.items, item], busy: item.kind === 'error' ? false : t.busy };
+}
+
+/** The lines of a run's output a card shows before "Show all": the first ones, never the middle. */
+export const outputPreviewLines = 12;
+
+export function previewOf(text: string, lines = outputPreviewLines): { shown: string; total: number; cut: boolean } {
+  const all = text.replace(/\n$/, '').split('\n');
+  return { shown: all.slice(0, lines).join('\n'), total: all.length, cut: all.length > lines };
+}
+
+/** Plain words for a tool result's status; the wire word stays in the hover. */
+export function statusWords(status: string | undefined): string {
+  switch (status) {
+    case undefined: return 'running';
+    case 'ok': return 'done';
+    case 'failed': return 'failed';
+    case 'error': return 'error';
+    case 'refused': return 'refused';
+    default: return status;
+  }
+}
+
+/** Plain words for why a turn ended. */
+export function stopWords(reason: string): string {
+  switch (reason) {
+    case 'endTurn': return 'the agent finished';
+    case 'cancelled': return 'cancelled';
+    case 'maxRounds': return 'stopped: the turn reached its limit of rounds';
+    case 'error': return 'ended with an error';
+    default: return reason;
+  }
+}
+
+/**
+ * Whether a view's saved transcript belongs to the extension that now runs. A window reload
+ * starts a new extension host, and with it a new server session: the old transcript is then
+ * cleared rather than left looking continuous.
+ */
+export function restoredTranscript(saved: Transcript | undefined, savedEpoch: string | undefined, epoch: string): { transcript: Transcript; newSession: boolean } {
+  if (!saved || saved.items.length === 0) return { transcript: saved ?? emptyTranscript(), newSession: false };
+  if (savedEpoch === epoch) return { transcript: saved, newSession: false };
+  return {
+    transcript: { items: [{ kind: 'notice', text: 'A new session began: the window was reloaded, and bravebot does not remember the conversation before it.' }], busy: false },
+    newSession: true,
+  };
 }
 
 /** Folds one update into the transcript; agent text deltas extend the last agent item. */
@@ -54,6 +154,18 @@ export function applyUpdate(t: Transcript, u: SessionUpdate): Transcript {
     case 'check':
       items.push({ kind: 'check', state: u.state, verdict: u.verdict });
       return { items, busy: t.busy };
+    case 'runOutput': {
+      // Sent while the run is the tool call announced last: it belongs to the newest tool card.
+      let i = items.length - 1;
+      while (i >= 0 && items[i].kind !== 'tool') i--;
+      const out: RunOutput = { stream: u.stream, text: u.text, bytes: u.bytes, trusted: u.trusted };
+      if (i < 0) items.push({ kind: 'tool', callId: '', tool: 'run', why: '', output: [out] });
+      else {
+        const tool = items[i] as Extract<Item, { kind: 'tool' }>;
+        items[i] = { ...tool, output: [...(tool.output ?? []), out] };
+      }
+      return { items, busy: t.busy };
+    }
     case 'plan':
       if (last?.kind === 'plan') items[items.length - 1] = { kind: 'plan', todos: u.todos };
       else items.push({ kind: 'plan', todos: u.todos });
@@ -69,20 +181,35 @@ export function applyUpdate(t: Transcript, u: SessionUpdate): Transcript {
 /** Messages between the extension and the webview. */
 export type ToWebview =
   | { type: 'update'; update: SessionUpdate }
-  | { type: 'user'; text: string }
-  | { type: 'reset' }
+  | { type: 'user'; text: string; context?: string }
   | { type: 'mode'; mode: string }
   | { type: 'state'; state: 'idle' | 'thinking' | 'waiting' }
-  | { type: 'question'; questionId: string; kind: string; lines: string[]; content?: string; verdict?: string; verdictText?: string; ownWords?: boolean; options: { optionId: string; name: string; kind: string }[] }
-  | { type: 'questionDone'; questionId: string };
+  | { type: 'question'; questionId: string; kind: string; lines: string[]; content?: string; verdict?: string; verdictText?: string; ownWords?: boolean; unsaved?: string[]; options: { optionId: string; name: string; kind: string }[] }
+  | { type: 'questionDone'; questionId: string }
+  /** Sent once the page is ready: which extension host it now talks to (see restoredTranscript). */
+  | { type: 'hello'; epoch: string }
+  | { type: 'item'; item: Item }
+  /** The editor the person is in, offered as context for the next prompt (none: no file editor). */
+  | { type: 'context'; context?: EditorContext }
+  /** Text for the prompt box (Add Selection to Chat). */
+  | { type: 'insertPrompt'; text: string }
+  /** The files still unsaved after Save them first, for a run card. */
+  | { type: 'unsaved'; questionId: string; files: string[] }
+  | { type: 'reset'; notice?: string };
 
 export type FromWebview =
   | { type: 'ready' }
-  | { type: 'prompt'; text: string; files: string[] }
+  | { type: 'prompt'; text: string; files: string[]; context?: EditorContext }
   | { type: 'cancel' }
   | { type: 'newSession' }
   | { type: 'setMode'; mode: string }
-  | { type: 'answer'; questionId: string; optionId?: string; text?: string };
+  | { type: 'answer'; questionId: string; optionId?: string; text?: string }
+  | { type: 'retry'; text: string; files: string[]; context?: EditorContext }
+  | { type: 'command'; command: string }
+  /** A code block's Copy and Insert buttons: the block's text, as the page shows it. */
+  | { type: 'saveAll'; questionId: string }
+  | { type: 'copy'; text: string }
+  | { type: 'insert'; text: string };
 
 /** `@path` mentions in a prompt, sent as `files`. */
 export function mentions(text: string): string[] {

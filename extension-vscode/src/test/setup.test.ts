@@ -1,0 +1,33 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { explainError } from '../explain';
+import { modelsRequest, parseModels } from '../models';
+
+const settings = { serverPath: 'bravebot', baseUrl: 'http://127.0.0.1:9/v1' };
+
+// Verifies: VSC-13
+test('errors name the reason and the setting to change', () => {
+  const missing = explainError('bravebot could not find its program: "bravebot" is not an executable file or a program on PATH (bravebot.serverPath)', settings);
+  assert.match(missing.text, /"bravebot" was not found/);
+  assert.match(missing.hint ?? '', /bravebot\.serverPath/);
+  assert.equal(missing.action?.command, 'bravebot.locateServer');
+  assert.equal(explainError('spawn bravebot ENOENT', settings).action?.command, 'bravebot.locateServer');
+  const unreachable = explainError('model endpoint could not be reached at http://127.0.0.1:9/v1/chat/completions: connection refused', settings);
+  assert.match(unreachable.text, /could not be reached/);
+  assert.match(unreachable.hint ?? '', /bravebot\.model\.baseUrl \(now http:\/\/127\.0\.0\.1:9\/v1\)/);
+  assert.match(explainError('x could not be reached', { ...settings, baseUrl: '' }).hint ?? '', /the default, since bravebot\.model\.baseUrl is empty/);
+  assert.equal(explainError('model endpoint answered 401: bad key', settings).action?.command, 'bravebot.setApiKey');
+  assert.match(explainError('model endpoint answered 500: boom', settings).hint ?? '', /Retry/);
+  assert.match(explainError('model endpoint answered 404: no such model', settings).hint ?? '', /bravebot\.model\.name/);
+});
+
+// Verifies: VSC-12
+test('the model list is asked for with the key in a header and read from either listing shape', () => {
+  assert.deepEqual(modelsRequest('openai', 'http://h/v1/', 'k'), { url: 'http://h/v1/models', headers: { authorization: 'Bearer k' } });
+  assert.deepEqual(modelsRequest('openai', 'http://h/v1', undefined), { url: 'http://h/v1/models', headers: {} });
+  assert.deepEqual(modelsRequest('anthropic', 'https://a', 'k'), { url: 'https://a/v1/models', headers: { 'anthropic-version': '2023-06-01', 'x-api-key': 'k' } });
+  assert.deepEqual(parseModels({ data: [{ id: 'b' }, { id: 'a' }, { id: 'a' }, { nope: 1 }] }), ['a', 'b']);
+  assert.deepEqual(parseModels({ models: [{ name: 'llama3' }] }), ['llama3']);
+  assert.deepEqual(parseModels(null), []);
+  assert.deepEqual(parseModels('<html>'), []);
+});
