@@ -54,7 +54,11 @@ pub struct RunReport {
 impl RunReport {
     /// Whether any program exited non-zero, was killed, never started, or the run was stopped.
     pub fn failed(&self) -> bool {
-        self.stopped.is_some() || self.exits.iter().any(|e| e.code != Some(0) || e.error.is_some())
+        self.stopped.is_some()
+            || self
+                .exits
+                .iter()
+                .any(|e| e.code != Some(0) || e.error.is_some())
     }
 
     /// One line: how each program exited, in the order they ran.

@@ -462,6 +462,9 @@ fn what_a_run_printed_reaches_the_screen_not_the_planner_and_a_failing_exit_is_f
         s.model.tool_result("call_run")
     );
     for r in s.model.requests() {
-        assert!(!r.raw_body.contains("SHOWN-4830"), "the planner saw the output");
+        assert!(
+            !r.raw_body.contains("SHOWN-4830"),
+            "the planner saw the output"
+        );
     }
 }
