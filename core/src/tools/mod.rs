@@ -342,6 +342,38 @@ impl Call<'_> {
         }
     }
 
+    /// Puts untrusted content into a new slot, records that it was withheld from the planner
+    /// (`what` names it for the trail), and tells the person's screen where it came from
+    /// (`seen_as`, in plain words). The planner gets the reference only.
+    pub fn quarantine(
+        &self,
+        content: crate::kernel::labelled::Labelled<Vec<u8>>,
+        origin: crate::kernel::slot::Origin,
+        what: &str,
+        seen_as: String,
+    ) -> crate::kernel::slot::Reference {
+        let label = content.label();
+        let reference = {
+            let mut state = self.session.state();
+            let state = &mut *state;
+            let reference = state.quarantine.put(content, origin);
+            crate::kernel::policy::withhold(
+                what,
+                label,
+                &reference.id.to_string(),
+                &mut state.audit,
+            );
+            reference
+        };
+        self.session
+            .screen
+            .update(crate::session::Update::Quarantined {
+                reference: reference.clone(),
+                origin: seen_as,
+            });
+        reference
+    }
+
     pub fn record(&self, gate: Gate, decision: Decision, detail: impl Into<String>) {
         self.session.state().audit.record(gate, decision, detail);
     }

@@ -390,28 +390,14 @@ fn quarantine_labelled(
     content: Labelled<Vec<u8>>,
     why: &str,
 ) -> ToolOutput {
-    let session = call.session;
-    let label = content.label();
-    let reference = {
-        let mut state = session.state();
-        let reference = state.quarantine.put(
-            content,
-            Origin::File {
-                path: shown.to_string(),
-            },
-        );
-        policy::withhold(
-            &format!("read_file {shown}"),
-            label,
-            &reference.id.to_string(),
-            &mut state.audit,
-        );
-        reference
-    };
-    session.screen.update(Update::Quarantined {
-        reference: reference.clone(),
-        origin: format!("the file {shown}"),
-    });
+    let reference = call.quarantine(
+        content,
+        Origin::File {
+            path: shown.to_string(),
+        },
+        &format!("read_file {shown}"),
+        format!("the file {shown}"),
+    );
     ToolOutput::ok(
         PlannerText::driver(format!(
             "{shown} is quarantined ({why}). You get a reference instead of its text: {reference}. \
@@ -427,28 +413,15 @@ fn quarantine_picture(
     media_type: &str,
     bytes: Vec<u8>,
 ) -> ToolOutput {
-    let session = call.session;
-    let reference = {
-        let mut state = session.state();
-        let reference = state.quarantine.put(
-            Labelled::new(bytes, Label::UNTRUSTED_PRIVATE),
-            Origin::Picture {
-                path: shown.to_string(),
-                media_type: media_type.to_string(),
-            },
-        );
-        policy::withhold(
-            &format!("read_file {shown} (a picture)"),
-            Label::UNTRUSTED_PRIVATE,
-            &reference.id.to_string(),
-            &mut state.audit,
-        );
-        reference
-    };
-    session.screen.update(Update::Quarantined {
-        reference: reference.clone(),
-        origin: format!("the picture {shown}"),
-    });
+    let reference = call.quarantine(
+        Labelled::new(bytes, Label::UNTRUSTED_PRIVATE),
+        Origin::Picture {
+            path: shown.to_string(),
+            media_type: media_type.to_string(),
+        },
+        &format!("read_file {shown} (a picture)"),
+        format!("the picture {shown}"),
+    );
     ToolOutput::ok(
         PlannerText::driver(format!(
             "{shown} is a picture ({media_type}); pictures are always quarantined. Reference: {reference}."

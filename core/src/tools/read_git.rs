@@ -21,7 +21,7 @@ use crate::kernel::label::{Integrity, Label};
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::Origin;
-use crate::session::{OptionKind, Question, QuestionKind, QuestionOption, Subject, Update};
+use crate::session::{OptionKind, Question, QuestionKind, QuestionOption, Subject};
 
 /// Commits, tags or lines listed when `count` is not given, and the most that may be asked for.
 const DEFAULT_COUNT: u64 = 20;
@@ -516,26 +516,14 @@ async fn present(call: &Call<'_>, root: &Path, shown: &str, answer: Answer) -> T
         let file = display_path(cwd, &file);
         let content = Labelled::new(body.into_bytes(), Label::UNTRUSTED_PRIVATE);
         let (n_lines, _) = policy::measure(&content);
-        let reference = {
-            let mut state = session.state();
-            let reference = state.quarantine.put(
-                content,
-                Origin::Git {
-                    repository: shown.to_string(),
-                },
-            );
-            policy::withhold(
-                &format!("read_git in {shown}"),
-                Label::UNTRUSTED_PRIVATE,
-                &reference.id.to_string(),
-                &mut state.audit,
-            );
-            reference
-        };
-        session.screen.update(Update::Quarantined {
-            reference: reference.clone(),
-            origin: format!("a history answer from {shown}"),
-        });
+        let reference = call.quarantine(
+            content,
+            Origin::Git {
+                repository: shown.to_string(),
+            },
+            &format!("read_git in {shown}"),
+            format!("a history answer from {shown}"),
+        );
         return ToolOutput::ok(
             PlannerText::driver(format!(
                 "The answer ({n_lines} lines) shows {}, which the person's rules mark untrusted, so it is in {reference}, which you cannot read.\n",

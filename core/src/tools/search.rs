@@ -55,7 +55,6 @@ use crate::kernel::label::{Integrity, Label};
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::{Origin, human_size};
-use crate::session::Update;
 
 /// Matches one call returns; past it the result says which offset continues.
 pub const MAX_MATCHES: usize = 200;
@@ -555,28 +554,14 @@ fn respond(
                 m.text
             ));
         }
-        let content = Labelled::new(lines.into_bytes(), Label::UNTRUSTED_PRIVATE);
-        let label = content.label();
-        let reference = {
-            let mut state = session.state();
-            let reference = state.quarantine.put(
-                content,
-                Origin::Search {
-                    directory: query.shown.to_string(),
-                },
-            );
-            policy::withhold(
-                &format!("search in {} (lines held back)", query.shown),
-                label,
-                &reference.id.to_string(),
-                &mut state.audit,
-            );
-            reference
-        };
-        session.screen.update(Update::Quarantined {
-            reference: reference.clone(),
-            origin: format!("a search in {}", query.shown),
-        });
+        let reference = call.quarantine(
+            Labelled::new(lines.into_bytes(), Label::UNTRUSTED_PRIVATE),
+            Origin::Search {
+                directory: query.shown.to_string(),
+            },
+            &format!("search in {} (lines held back)", query.shown),
+            format!("a search in {}", query.shown),
+        );
         let why = if withheld {
             format!(
                 "their names are withheld too: {} holds a path marked untrusted, so only files a rule vouches for are shown there",
