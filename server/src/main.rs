@@ -164,6 +164,12 @@ fn init_logging() {
         Some(f) => builder.with_writer(std::sync::Mutex::new(f)).init(),
         None => builder.with_writer(std::io::stderr).init(),
     }
+    // A panic is logged where the logs go, not only on stderr, which an editor may not keep.
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        tracing::error!("panicked: {info}");
+        report(info);
+    }));
 }
 
 #[cfg(test)]

@@ -829,6 +829,44 @@ fn malformed_frame_gets_a_parse_error_with_id_null_and_the_server_keeps_answerin
     client.shutdown();
 }
 
+// Verifies: PROTO-2, PROTO-22
+#[test]
+fn a_byte_that_is_not_utf8_before_a_frame_gets_an_error_and_the_server_keeps_answering() {
+    let workspace = workspace();
+    let client = LspClient::start(LspOptions::new(workspace.path()));
+    client.initialize(json!({}));
+    // One stray byte glued to a whole frame: the byte is reported, the frame is answered.
+    let body = json!({ "jsonrpc": "2.0", "id": 900_001, "method": "bravebot/session/new",
+        "params": { "cwd": workspace.path() } })
+    .to_string();
+    let mut bytes = b"\xff".to_vec();
+    bytes.extend_from_slice(format!("Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes());
+    client.send_raw(&bytes);
+    let reply = client.next_orphan_response();
+    assert_eq!(reply["id"], Value::Null, "the parse error's id: {reply}");
+    assert_eq!(
+        reply["error"]["code"],
+        json!(PARSE_ERROR),
+        "the reply: {reply}"
+    );
+    let glued = client
+        .response(Pending(900_001))
+        .expect("the frame after the stray byte is answered");
+    assert!(glued["sessionId"].is_string(), "{glued}");
+    // A line of bytes that are not UTF-8, on its own before the next frame.
+    client.send_raw(b"\xfe\xff\xc3\r\n");
+    let session = client.new_session();
+    assert!(!session.is_empty());
+    let reply = client.next_orphan_response();
+    assert_eq!(
+        reply["error"]["code"],
+        json!(PARSE_ERROR),
+        "the reply: {reply}"
+    );
+    let status = client.shutdown();
+    assert_eq!(status.code(), Some(0), "exit status: {status:?}");
+}
+
 // Verifies: PROTO-16
 #[test]
 fn set_mode_accepts_the_three_modes_and_refuses_any_other_word_with_invalid_params() {
