@@ -85,10 +85,11 @@ async fn read_line<R: AsyncBufRead + Unpin>(input: &mut R) -> Option<(Vec<u8>, u
     }
 }
 
-/// Where `Content-Length:` starts in `line`, in any case.
+/// Where the last `Content-Length:` of `line` starts, in any case: garbage glued before a header
+/// may hold the words too, the header itself is what ends the line.
 fn find_content_length(line: &[u8]) -> Option<usize> {
     line.windows(CONTENT_LENGTH.len())
-        .position(|w| w.eq_ignore_ascii_case(CONTENT_LENGTH))
+        .rposition(|w| w.eq_ignore_ascii_case(CONTENT_LENGTH))
 }
 
 /// A header line's name and value, when it has the shape of one: a token, a colon, a UTF-8 value.
@@ -309,6 +310,14 @@ pub async fn serve_counted<S, I, O>(
                 continue;
             }
         };
+        if !value.is_object() {
+            let _ = out_tx.send(error_reply(
+                Value::Null,
+                -32600,
+                "invalid request: a JSON-RPC message is an object (batches are not supported)",
+            ));
+            continue;
+        }
         let id = value.get("id").cloned().unwrap_or(Value::Null);
         if value.get("method").is_none() {
             match serde_json::from_value::<Response>(value) {
@@ -429,6 +438,7 @@ mod tests {
         bytes.extend(std::iter::repeat_n(b'x', 3 * MAX_LINE));
         bytes.extend_from_slice(b"Content-Length: 4\r\nContent-Type: x\r\n\r\nnull");
         bytes.extend_from_slice(b"\r\nno header here\r\n\r\nContent-Length: 1\r\n\r\n1");
+        bytes.extend_from_slice(b"Content-Length: 99 in garbage, Content-Length: 1\r\n\r\n3");
         let frames = frames_of(&bytes).await;
         let got: Vec<&Frame> = frames.iter().map(|(_, f)| f).collect();
         assert_eq!(
@@ -439,6 +449,7 @@ mod tests {
                 &body("null"),
                 &Frame::Bad("14 bytes that are not a frame header were skipped".into()),
                 &body("1"),
+                &body("3"),
                 &Frame::End
             ],
             "{frames:?}"

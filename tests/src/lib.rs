@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod fake_model;
+pub mod fuzz;
 pub mod git_fixture;
 pub mod lsp_client;
 pub mod project_session;

@@ -713,6 +713,19 @@ impl LspClient {
             .collect()
     }
 
+    /// Forgets every notification, response and server request recorded so far, for long runs
+    /// that would otherwise hold all of them. Only call it when nothing recorded is still awaited.
+    pub fn forget_history(&self) {
+        let mut traffic = self.shared.traffic();
+        traffic.responses.clear();
+        traffic.orphan_responses.clear();
+        traffic.orphans_taken = 0;
+        traffic.notifications.clear();
+        traffic.notifications_taken.clear();
+        traffic.server_requests.clear();
+        traffic.server_requests_taken.clear();
+    }
+
     /// Sets how the client answers `bravebot/session/requestPermission` and
     /// `window/showMessageRequest`. Without a policy it refuses (see [`Answer::default_for`]).
     /// The policy runs on the reader thread: it must not wait on this client.

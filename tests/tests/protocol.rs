@@ -867,6 +867,21 @@ fn a_byte_that_is_not_utf8_before_a_frame_gets_an_error_and_the_server_keeps_ans
     assert_eq!(status.code(), Some(0), "exit status: {status:?}");
 }
 
+// Verifies: PROTO-2
+#[test]
+fn a_json_body_that_is_not_an_object_is_an_invalid_request_and_the_server_keeps_answering() {
+    let workspace = workspace();
+    let client = LspClient::start(LspOptions::new(workspace.path()));
+    client.initialize(json!({}));
+    for body in ["[]", "42", r#"[{"jsonrpc":"2.0","id":5,"method":"shutdown"}]"#] {
+        client.send_raw(format!("Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes());
+        let reply = client.next_orphan_response();
+        assert_eq!(reply["error"]["code"], json!(-32600), "the reply to {body}: {reply}");
+    }
+    assert!(!client.new_session().is_empty());
+    client.shutdown();
+}
+
 // Verifies: PROTO-16
 #[test]
 fn set_mode_accepts_the_three_modes_and_refuses_any_other_word_with_invalid_params() {
