@@ -114,8 +114,16 @@ fn invalid_params(message: impl Into<String>) -> Error {
     }
 }
 
+/// The file a `file:` URI names. Any other scheme (`untitled:`, VS Code's `git:` view of an old
+/// version, a notebook cell) is not a file on disk, and a path that is not absolute names none:
+/// taking its text as the file's would hand reads the wrong text.
 fn uri_path(uri: &Uri) -> Option<PathBuf> {
-    uri.to_file_path().map(|p| p.into_owned())
+    if !uri.scheme().as_str().eq_ignore_ascii_case("file") {
+        return None;
+    }
+    uri.to_file_path()
+        .map(|p| p.into_owned())
+        .filter(|p| p.is_absolute())
 }
 
 impl Backend {

@@ -873,10 +873,18 @@ fn a_json_body_that_is_not_an_object_is_an_invalid_request_and_the_server_keeps_
     let workspace = workspace();
     let client = LspClient::start(LspOptions::new(workspace.path()));
     client.initialize(json!({}));
-    for body in ["[]", "42", r#"[{"jsonrpc":"2.0","id":5,"method":"shutdown"}]"#] {
+    for body in [
+        "[]",
+        "42",
+        r#"[{"jsonrpc":"2.0","id":5,"method":"shutdown"}]"#,
+    ] {
         client.send_raw(format!("Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes());
         let reply = client.next_orphan_response();
-        assert_eq!(reply["error"]["code"], json!(-32600), "the reply to {body}: {reply}");
+        assert_eq!(
+            reply["error"]["code"],
+            json!(-32600),
+            "the reply to {body}: {reply}"
+        );
     }
     assert!(!client.new_session().is_empty());
     client.shutdown();
@@ -1114,6 +1122,36 @@ fn did_open_buffer_text_is_what_read_file_returns_not_the_disk() {
         "read_file returned the disk rather than the buffer: {result:?}"
     );
     assert!(setup.client.server_requests(APPLY_EDIT).is_empty());
+    setup.client.shutdown();
+}
+
+// Verifies: PROTO-5
+#[test]
+fn a_document_that_is_not_a_file_uri_is_no_buffer_of_the_file_at_its_path() {
+    let model =
+        FakeModel::start_with(|script| script.planner(read_then_finish("call_disk", TRUSTED_PATH)));
+    let setup = start_interactive(model);
+    let path = setup.workspace.path().join(TRUSTED_PATH);
+    let file = file_uri(&path);
+    // VS Code's view of an old version, and other schemes whose path is the file's.
+    for uri in [
+        file.replacen("file:", "git:", 1) + "?%7B%22ref%22%3A%22HEAD%22%7D",
+        file.replacen("file:", "untitled:", 1),
+        file.replacen("file://", "http://example.invalid", 1),
+        format!("file:{TRUSTED_PATH}"),
+    ] {
+        setup.client.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri, "languageId": "markdown", "version": 1,
+                "text": "OLD-VERSION-TEXT-5 from another scheme\n"}}),
+        );
+    }
+    setup.prompt("Summarize the notes.", &[TRUSTED_PATH]);
+    let result = setup.model.tool_result("call_disk");
+    assert!(
+        result.contains("TRUSTED-TEXT-4711") && !result.contains("OLD-VERSION-TEXT-5"),
+        "read_file took another scheme's document for the file: {result:?}"
+    );
     setup.client.shutdown();
 }
 
