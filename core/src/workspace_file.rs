@@ -282,8 +282,19 @@ async fn off_the_workers<T: Send + 'static>(
 pub fn read_blocking(path: &Path, reach: &Reach, limit: u64) -> Result<Contents, Refusal> {
     let real = std::fs::canonicalize(path).map_err(|e| from_io(&e))?;
     reach.admits(&real).ok_or(Refusal::Outside)?;
-    let file = open_without_links(&real).map_err(|e| from_io(&e))?;
+    let file = open_without_links(&real).map_err(|e| refusal_of_open(&real, &e))?;
     read_handle(file, limit, real)
+}
+
+/// Why an open failed: what is at the path when it is not a regular file (a socket cannot be
+/// opened at all, so its handle is never there to ask), else the operating system's reason.
+fn refusal_of_open(path: &Path, e: &std::io::Error) -> Refusal {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if !meta.file_type().is_symlink() => {
+            kind_of(&meta).err().unwrap_or_else(|| from_io(e))
+        }
+        _ => from_io(e),
+    }
 }
 
 /// Reads a file whose path the caller has already confined (a search walk that passes over links,
@@ -296,7 +307,7 @@ pub fn read_regular(path: &Path, limit: u64) -> Result<Contents, Refusal> {
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)
-        .map_err(|e| from_io(&e))?;
+        .map_err(|e| refusal_of_open(path, &e))?;
     read_handle(file, limit, path.to_path_buf())
 }
 

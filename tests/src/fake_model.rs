@@ -53,6 +53,7 @@ pub struct Reply {
     text: String,
     streaming: bool,
     truncated: bool,
+    cut: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -78,6 +79,7 @@ impl Reply {
             text: text.into(),
             streaming: true,
             truncated: false,
+            cut: false,
         }
     }
 
@@ -99,6 +101,7 @@ impl Reply {
             text: String::new(),
             streaming: true,
             truncated: false,
+            cut: false,
         }
     }
 
@@ -117,6 +120,7 @@ impl Reply {
             text: String::new(),
             streaming: true,
             truncated: false,
+            cut: false,
         }
     }
 
@@ -130,6 +134,7 @@ impl Reply {
             text: String::new(),
             streaming: false,
             truncated: false,
+            cut: false,
         }
     }
 
@@ -141,6 +146,7 @@ impl Reply {
             text: "this reply breaks off".to_owned(),
             streaming: true,
             truncated: false,
+            cut: false,
         }
     }
 
@@ -152,6 +158,7 @@ impl Reply {
             text: text.into(),
             streaming: true,
             truncated: false,
+            cut: false,
         }
     }
 
@@ -164,6 +171,13 @@ impl Reply {
     /// Text said alongside the tool calls.
     pub fn with_text(mut self, text: impl Into<String>) -> Reply {
         self.text = text.into();
+        self
+    }
+
+    /// Streams the reply up to the middle of its last piece (a tool call's arguments half sent)
+    /// and hangs up: no finish, no `[DONE]`, as an endpoint that dies mid-reply does.
+    pub fn cut_off(mut self) -> Reply {
+        self.cut = true;
         self
     }
 
@@ -667,6 +681,14 @@ async fn write_reply(
                 None,
             ));
         }
+    }
+    if reply.cut {
+        // Everything but the last piece, then the connection closes.
+        events.pop();
+        for event in &events {
+            send_event(stream, &event.to_string()).await?;
+        }
+        return stream.flush().await;
     }
     events.push(chunk(json!({}), Some(finish)));
     for event in &events {

@@ -481,7 +481,25 @@ async fn land(
         (Some(_), None) => Err(
             "the buffer was closed while the change was pending; nothing was written".to_string(),
         ),
-        (None, None) => write_to_disk(target, proposal, &landing, accepted, person_edited),
+        (None, None) => match write_to_disk(target, proposal, &landing, accepted, person_edited) {
+            Ok(place) => Ok(place),
+            Err(NotLanded::Refused(reason)) => Err(reason),
+            Err(NotLanded::Failed(reason)) => {
+                call.record(
+                    Gate::FileRead,
+                    Decision::Refused,
+                    format!("{} {shown}: not landed, the write failed", call.tool),
+                );
+                // Approved, tried and failed: the file is as it was (WRITE-10).
+                let said = format!("{shown} was not changed: {reason}");
+                return ToolOutput {
+                    status: crate::session::ToolStatus::Failed,
+                    text: PlannerText::driver(format!("failed: {said}")),
+                    summary: said,
+                    attachments: Vec::new(),
+                };
+            }
+        },
     };
     let place = match outcome {
         Ok(place) => place,
@@ -541,6 +559,26 @@ async fn land(
     ToolOutput::ok(PlannerText::driver(text), format!("{shown}: changed"))
 }
 
+/// Why a change to a file on disk did not land.
+enum NotLanded {
+    /// It was not tried: the file changed under the question.
+    Refused(String),
+    /// It was tried and the filesystem refused (full, read-only, over a limit); nothing changed.
+    Failed(String),
+}
+
+impl From<String> for NotLanded {
+    fn from(reason: String) -> NotLanded {
+        NotLanded::Refused(reason)
+    }
+}
+
+impl From<&str> for NotLanded {
+    fn from(reason: &str) -> NotLanded {
+        NotLanded::Refused(reason.to_string())
+    }
+}
+
 /// Writes a file that is not open in the editor: against what is on disk now, atomically.
 fn write_to_disk(
     target: &Target,
@@ -548,7 +586,7 @@ fn write_to_disk(
     landing: &Labelled<String>,
     accepted: &[usize],
     person_edited: bool,
-) -> Result<&'static str, String> {
+) -> Result<&'static str, NotLanded> {
     let exists_now = target.path.exists();
     let unchanged = exists_now == target.disk.is_some()
         && change_token(&target.path, None) == target.disk_token;
@@ -572,8 +610,11 @@ fn write_to_disk(
             Err(_) => return Err("the file changed on disk while the change was pending, in lines this change touches".into()),
         }
     };
-    write_atomically(&target.path, policy::to_file_write(&bytes))
-        .map_err(|e| format!("writing failed: {e}"))?;
+    write_atomically(&target.path, policy::to_file_write(&bytes)).map_err(|e| {
+        NotLanded::Failed(format!(
+            "writing failed ({e}); the file is as it was and no temporary file is left"
+        ))
+    })?;
     Ok("the file on disk")
 }
 
