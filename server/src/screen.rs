@@ -180,6 +180,15 @@ impl Drop for Withdraw<'_> {
     }
 }
 
+/// Aborts a task when dropped.
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 pub struct LspScreen {
     pub session_id: String,
     client: Client,
@@ -251,7 +260,7 @@ impl Screen for LspScreen {
             let _withdraw = Withdraw(&self.questions, question_id.clone());
             let client = self.client.clone();
             let questions = self.questions.clone();
-            if self.permissions {
+            let asking = if self.permissions {
                 let params = wire_question(&self.session_id, &question_id, &question, options);
                 let qid = question_id.clone();
                 tokio::spawn(async move {
@@ -260,7 +269,7 @@ impl Screen for LspScreen {
                         Err(_) => Err(tower_lsp_server::jsonrpc::Error::internal_error()),
                     };
                     questions.answer(&qid, read_reply(reply.ok()));
-                });
+                })
             } else {
                 let message = match fallback(&question) {
                     Fallback::Ask(message) => message,
@@ -290,8 +299,11 @@ impl Screen for LspScreen {
                         _ => Answer::Refused,
                     };
                     questions.answer(&qid, answer);
-                });
-            }
+                })
+            };
+            // The task waiting for the client's reply ends with the question: answered some
+            // other way, withdrawn or cancelled, nobody waits for that reply any more.
+            let _asking = AbortOnDrop(asking.abort_handle());
             rx.await.unwrap_or(Answer::Refused)
         })
     }
