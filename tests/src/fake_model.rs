@@ -1084,6 +1084,34 @@ mod tests {
     }
 
     #[test]
+    fn fake_model_cut_off_reply_stops_inside_a_tool_calls_arguments() {
+        let arguments = json!({"path": "notes.md", "contents": "whole"});
+        let model = FakeModel::start(vec![
+            Reply::tool_call_with_id("c1", "write_file", arguments.clone()).cut_off(),
+        ]);
+        let answered = chat(&model, "planner", &streaming_request("hi"));
+        let (_, calls, done) = assemble(&answered.body);
+        assert!(!done, "{}", answered.body);
+        assert_eq!(calls.len(), 1, "{}", answered.body);
+        assert_eq!(
+            (calls[0].0.as_str(), calls[0].1.as_str()),
+            ("c1", "write_file")
+        );
+        let whole = arguments.to_string();
+        assert!(
+            !calls[0].2.is_empty()
+                && calls[0].2.len() < whole.len()
+                && whole.starts_with(&calls[0].2),
+            "{calls:?}"
+        );
+        assert!(
+            !answered.body.contains("finish_reason\":\"tool_calls"),
+            "{}",
+            answered.body
+        );
+    }
+
+    #[test]
     fn fake_model_error_reply_carries_status_and_message() {
         let model = FakeModel::start(vec![Reply::error(429, "slow down")]);
         let answered = chat(&model, "planner", &streaming_request("hi"));
