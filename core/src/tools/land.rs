@@ -5,7 +5,9 @@
 //! answers it. What lands is the accepted hunks, or the person's own version. An open buffer is
 //! changed through the editor (`workspace/applyEdit`), re-based first when the person typed
 //! elsewhere meanwhile and refused when they typed into the change; a file that is not open is
-//! written atomically with its permissions and trailing-newline convention kept.
+//! written atomically with its permissions and trailing-newline convention kept, on the blocking
+//! pool (the look at the disk before it and a re-read to re-base onto too), so a full or slow
+//! filesystem holds one of its threads and never a worker of the runtime.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -481,25 +483,27 @@ async fn land(
         (Some(_), None) => Err(
             "the buffer was closed while the change was pending; nothing was written".to_string(),
         ),
-        (None, None) => match write_to_disk(target, proposal, &landing, accepted, person_edited) {
-            Ok(place) => Ok(place),
-            Err(NotLanded::Refused(reason)) => Err(reason),
-            Err(NotLanded::Failed(reason)) => {
-                call.record(
-                    Gate::FileRead,
-                    Decision::Refused,
-                    format!("{} {shown}: not landed, the write failed", call.tool),
-                );
-                // Approved, tried and failed: the file is as it was (WRITE-10).
-                let said = format!("{shown} was not changed: {reason}");
-                return ToolOutput {
-                    status: crate::session::ToolStatus::Failed,
-                    text: PlannerText::driver(format!("failed: {said}")),
-                    summary: said,
-                    attachments: Vec::new(),
-                };
+        (None, None) => {
+            match write_to_disk(target, proposal, &landing, accepted, person_edited).await {
+                Ok(place) => Ok(place),
+                Err(NotLanded::Refused(reason)) => Err(reason),
+                Err(NotLanded::Failed(reason)) => {
+                    call.record(
+                        Gate::FileRead,
+                        Decision::Refused,
+                        format!("{} {shown}: not landed, the write failed", call.tool),
+                    );
+                    // Approved, tried and failed: the file is as it was (WRITE-10).
+                    let said = format!("{shown} was not changed: {reason}");
+                    return ToolOutput {
+                        status: crate::session::ToolStatus::Failed,
+                        text: PlannerText::driver(format!("failed: {said}")),
+                        summary: said,
+                        attachments: Vec::new(),
+                    };
+                }
             }
-        },
+        }
     };
     let place = match outcome {
         Ok(place) => place,
@@ -579,17 +583,28 @@ impl From<&str> for NotLanded {
     }
 }
 
+/// Runs filesystem work on the blocking pool, so a slow or full filesystem holds one of its
+/// threads and never a worker of the runtime. `None` when the work did not finish.
+async fn off_the_workers<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Option<T> {
+    tokio::task::spawn_blocking(work).await.ok()
+}
+
 /// Writes a file that is not open in the editor: against what is on disk now, atomically.
-fn write_to_disk(
+async fn write_to_disk(
     target: &Target,
     proposal: &Proposal,
     landing: &Labelled<String>,
     accepted: &[usize],
     person_edited: bool,
 ) -> Result<&'static str, NotLanded> {
-    let exists_now = target.path.exists();
-    let unchanged = exists_now == target.disk.is_some()
-        && change_token(&target.path, None) == target.disk_token;
+    let path = target.path.clone();
+    let (exists_now, token_now) =
+        off_the_workers(move || (path.exists(), change_token(&path, None)))
+            .await
+            .ok_or_else(|| NotLanded::Failed("the file on disk could not be looked at".into()))?;
+    let unchanged = exists_now == target.disk.is_some() && token_now == target.disk_token;
     let bytes: Labelled<Vec<u8>> = if unchanged {
         landing_bytes(landing)
     } else if person_edited {
@@ -599,22 +614,28 @@ fn write_to_disk(
     } else {
         // Trusted on both sides (the proposal's label includes the original's), so the new
         // text may be read to re-base onto.
-        let now = workspace_file::read_regular(&target.path, workspace_file::READ_LIMIT)
-            .ok()
-            .and_then(|file| String::from_utf8(file.bytes).ok())
-            .ok_or_else(|| {
-                "the file on disk changed and can no longer be read as text".to_string()
-            })?;
+        let path = target.path.clone();
+        let now = off_the_workers(move || {
+            workspace_file::read_regular(&path, workspace_file::READ_LIMIT)
+        })
+        .await
+        .and_then(Result::ok)
+        .and_then(|file| String::from_utf8(file.bytes).ok())
+        .ok_or_else(|| "the file on disk changed and can no longer be read as text".to_string())?;
         match proposal.rebase(&now, accepted) {
             Ok(rebased) => landing_bytes(&rebased),
             Err(_) => return Err("the file changed on disk while the change was pending, in lines this change touches".into()),
         }
     };
-    write_atomically(&target.path, policy::to_file_write(&bytes)).map_err(|e| {
-        NotLanded::Failed(format!(
-            "writing failed ({e}); the file is as it was and no temporary file is left"
-        ))
-    })?;
+    let (path, data) = (target.path.clone(), policy::to_file_write(&bytes).to_vec());
+    off_the_workers(move || write_atomically(&path, &data))
+        .await
+        .unwrap_or_else(|| Err(std::io::Error::other("the write did not finish")))
+        .map_err(|e| {
+            NotLanded::Failed(format!(
+                "writing failed ({e}); the file is as it was and no temporary file is left"
+            ))
+        })?;
     Ok("the file on disk")
 }
 
