@@ -14,6 +14,7 @@
 //! Untrusted bytes are read only by the gates in [`kernel::policy`]: everything else carries them.
 
 pub mod check;
+pub mod conversation;
 pub mod credentials;
 pub mod egress;
 pub mod git;
@@ -22,6 +23,7 @@ pub mod kernel;
 pub mod language;
 pub mod model;
 pub mod process;
+pub mod record;
 pub mod run;
 pub mod runner;
 pub mod secret;

@@ -14,13 +14,15 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::conversation::Conversation;
 use crate::kernel::audit::{AuditRecord, AuditTrail, Decision, Gate};
 use crate::kernel::context::PlannerContext;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::Verdict;
 use crate::kernel::slot::{Quarantine, Reference};
 use crate::kernel::trust::{RuleOrigin, Scope, TrustMap, TrustRule};
-use crate::model::{Message, ModelClient};
+use crate::model::ModelClient;
+use crate::record::{HistoryEntry, Restored, SessionRecord, StateDir};
 use crate::settings::{Mode, Settings};
 use crate::tools::Files;
 use crate::turn;
@@ -309,7 +311,12 @@ pub struct SessionState {
     pub quarantine: Quarantine,
     pub audit: AuditTrail,
     pub context: PlannerContext,
-    pub history: Vec<Message>,
+    /// The planner's conversation: the only thing a session record takes as its conversation.
+    pub conversation: Conversation,
+    /// What the session is listed as: the first line of its first prompt, bounded.
+    pub title: Option<String>,
+    /// When the session was made (seconds since the epoch); a resumed session keeps its own.
+    pub created: u64,
     pub todos: Vec<Todo>,
     pub mode: Mode,
     /// Directories the person added (`bravebot/session/trust` with scope directory): reachable.
@@ -348,6 +355,11 @@ pub struct Session {
     /// alike): the fixed list and the session's credential variables.
     pub withheld: crate::process::Withheld,
     audit_log: Option<PathBuf>,
+    /// Where the session's record and the prompt history are kept; `None` keeps neither (an
+    /// incognito session, a headless run).
+    keep: Option<StateDir>,
+    /// The context a planner request is held to, in tokens, once known.
+    pub(crate) context_budget: std::sync::OnceLock<u64>,
     state: Mutex<SessionState>,
     turn: Mutex<Option<CancellationToken>>,
 }
@@ -431,12 +443,16 @@ impl Session {
             language_servers,
             withheld,
             audit_log: config.audit_log,
+            keep: None,
+            context_budget: std::sync::OnceLock::new(),
             state: Mutex::new(SessionState {
                 trust,
                 quarantine: Quarantine::default(),
                 audit,
                 context: PlannerContext::default(),
-                history: Vec::new(),
+                conversation: Conversation::default(),
+                title: None,
+                created: crate::record::now(),
                 todos: Vec::new(),
                 mode,
                 added_dirs: Vec::new(),
@@ -450,6 +466,105 @@ impl Session {
                 audit_written: 0,
             }),
             turn: Mutex::new(None),
+        }
+    }
+
+    /// Keeps this session's record, and the prompts it is sent, under `state` (SESS-1, SESS-8).
+    pub fn keeping_records(mut self, state: StateDir) -> Session {
+        self.keep = Some(state);
+        self
+    }
+
+    /// Leaves nothing behind (SESS-10): no record, no history, the audit trail in memory only, and
+    /// language servers started with no index cache under `~/.bravebot`.
+    pub fn incognito(mut self) -> Session {
+        self.keep = None;
+        self.audit_log = None;
+        self.language_servers = crate::language::LanguageServers::new(
+            self.cwd.clone(),
+            None,
+            std::env::var_os("PATH"),
+            crate::language::Limits::default(),
+        )
+        .withholding(self.withheld.clone());
+        self
+    }
+
+    /// Whether the session keeps a record.
+    pub fn keeps_records(&self) -> bool {
+        self.keep.is_some()
+    }
+
+    /// Takes up a recorded session where it stopped (SESS-6, SESS-7): its conversation, with a
+    /// sentence of the driver's saying the references it names are gone; its trust rules and their
+    /// origins, except the start-of-session defaults, which this session worked out afresh; the
+    /// directories added; the mode; and what the planner's context had met, so a context that had
+    /// met untrusted content still has. Slots, standing approvals and verdicts do not survive.
+    pub fn restore(&self, restored: Restored) {
+        let mut state = self.state();
+        let state = &mut *state;
+        for rule in restored.trust {
+            if rule.origin == RuleOrigin::Instructions {
+                continue;
+            }
+            let shown = crate::tools::display_path(&self.cwd, &rule.path);
+            state.audit.record(
+                Gate::Trust,
+                Decision::Allowed,
+                format!(
+                    "{shown} rule restored from the session record (origin {})",
+                    rule.origin.as_str()
+                ),
+            );
+            state.trust.add(rule);
+        }
+        for dir in restored.added_dirs {
+            if !state.added_dirs.contains(&dir) {
+                state.added_dirs.push(dir);
+            }
+        }
+        state.mode = restored.mode;
+        // Labels only degrade: the restored context starts clean and is shown what it had met.
+        state.context.observe(restored.context.0);
+        if let Some(released) = restored.context.1 {
+            state.context.observe_release(released);
+        }
+        state.quarantine =
+            Quarantine::numbered_from(u32::try_from(restored.next_slot).unwrap_or(u32::MAX));
+        state.conversation = restored.conversation;
+        if !state.conversation.is_empty() {
+            state.conversation.push_driver(crate::kernel::policy::PlannerText::driver(
+                "[bravebot: this conversation was resumed from its session record. The references (ref:N) named above are gone: their contents were never kept, so naming one finds nothing. Read again what you need.]",
+            ));
+        }
+        state.title = Some(restored.listed.title);
+        state.created = restored.listed.created;
+    }
+
+    /// Writes the session's record, where it keeps one. A failure is logged: the session goes on.
+    pub fn save_record(&self) {
+        let Some(keep) = &self.keep else { return };
+        let state = self.state();
+        let Some(title) = state.title.as_deref() else {
+            // Nothing was asked yet: there is nothing to resume.
+            return;
+        };
+        let record = SessionRecord {
+            id: &self.id,
+            cwd: &self.cwd,
+            title,
+            created: state.created,
+            updated: crate::record::now(),
+            mode: state.mode,
+            model: self.settings.model.name.clone(),
+            conversation: &state.conversation,
+            trust: state.trust.rules(),
+            added_dirs: &state.added_dirs,
+            context: (state.context.presented(), state.context.released()),
+            next_slot: state.quarantine.next_number() as usize,
+        };
+        if let Err(e) = keep.save(&record) {
+            tracing::warn!("session record not written: {e}");
         }
     }
 
@@ -481,8 +596,26 @@ impl Session {
         for file in files {
             self.trust_path(&file, Scope::File);
         }
+        {
+            let mut state = self.state();
+            if state.title.is_none() {
+                state.title = Some(crate::record::title_of(&text));
+            }
+        }
+        if let Some(keep) = &self.keep {
+            let entry = HistoryEntry {
+                text: text.clone(),
+                time: crate::record::now(),
+                session_id: self.id.clone(),
+                cwd: self.cwd.display().to_string(),
+            };
+            if let Err(e) = keep.remember_prompt(&entry) {
+                tracing::warn!("prompt history not written: {e}");
+            }
+        }
         let stop = turn::run(self, text, token).await;
         self.flush_audit();
+        self.save_record();
         self.screen.update(Update::TurnEnded {
             stop_reason: stop.clone(),
         });
@@ -556,10 +689,12 @@ impl Session {
         }
         drop(state);
         self.flush_audit();
+        self.save_record();
     }
 
     pub fn set_mode(&self, mode: Mode) {
         self.state().mode = mode;
+        self.save_record();
     }
 
     pub fn audit_records(&self) -> Vec<AuditRecord> {
@@ -583,16 +718,22 @@ impl Session {
         if fresh.is_empty() {
             return;
         }
-        let written = path
+        let made = path
             .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|()| {
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(path)
-            })
-            .and_then(|mut f| f.write_all((fresh.join("\n") + "\n").as_bytes()));
+            .map_or(Ok(()), crate::record::create_private_dir);
+        if let Err(e) = made {
+            tracing::warn!("audit trail not written: {e}");
+            return;
+        }
+        let written = {
+            use std::os::unix::fs::OpenOptionsExt;
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .mode(0o600)
+                .open(path)
+        }
+        .and_then(|mut f| f.write_all((fresh.join("\n") + "\n").as_bytes()));
         match written {
             Ok(()) => state.audit_written += fresh.len(),
             Err(e) => tracing::warn!("audit trail not written to {}: {e}", path.display()),

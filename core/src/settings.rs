@@ -19,6 +19,9 @@ pub const DEFAULT_MAX_ROUNDS: u32 = 50;
 /// Bytes of one file a read check may be sent by default: 256 KiB, about 64k tokens, which fits
 /// the context of every model this talks to with room for the instructions and the reply.
 pub const DEFAULT_CHECK_BYTES: u64 = 256 * 1024;
+/// The context a planner request is held to where neither a setting nor the endpoint says: small
+/// enough for the models people run locally.
+pub const DEFAULT_CONTEXT_TOKENS: u64 = 32_768;
 
 /// The permission mode (CONTRACT §3 `setMode`). None of them skips a question.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,6 +81,9 @@ pub struct ModelSettings {
     /// layer overrode: each may hold a credential, so none is handed to a program.
     pub credential_variables: Vec<String>,
     pub source: Source,
+    /// The model's context in tokens (`model.contextTokens`), when a setting names it; otherwise
+    /// the endpoint's model listing is asked, and [`DEFAULT_CONTEXT_TOKENS`] is the fallback.
+    pub context_tokens: Option<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -112,6 +118,7 @@ impl Default for Settings {
                 api_key_env: None,
                 credential_variables: Vec::new(),
                 source: Source::Default,
+                context_tokens: None,
             },
             mode: Mode::Ask,
             vetting_auto: false,
@@ -205,6 +212,7 @@ const KNOWN_KEYS: &[&str] = &[
     "model.baseUrl",
     "model.name",
     "model.apiKeyEnv",
+    "model.contextTokens",
     "mode",
     "vetting.auto",
     "vetting.reads",
@@ -402,6 +410,11 @@ fn apply(
                 s.model.api_key_env = Some(n);
             })
             .ok_or(bad("a variable name")),
+        "model.contextTokens" => value
+            .as_u64()
+            .filter(|n| *n >= 1024)
+            .map(|n| s.model.context_tokens = Some(n))
+            .ok_or(bad("a number of tokens of at least 1024")),
         "mode" => value
             .as_str()
             .and_then(Mode::parse)

@@ -25,12 +25,14 @@ use tower_lsp_server::{Client, LanguageServer, LspService};
 use crate::buffers::{Buffers, Encoding, line_edits};
 use crate::protocol::{
     self, ANSWER_COMMAND, AnswerArguments, AnswerResult, AuditRecord, AuditResult, Empty,
-    ErrorInfo, InitializationOptions, ModelStatus, NewSessionParams, NewSessionResult,
-    PromptParams, PromptResult, SessionParams, SetModeParams, StatusResult, TrustParams,
-    TrustRuleStatus, method,
+    ErrorInfo, HistoryParams, HistoryResult, InitializationOptions, ListSessionsParams,
+    ListSessionsResult, ListedSession, ModelStatus, NewSessionParams, NewSessionResult,
+    PromptParams, PromptResult, ResumeResult, SessionParams, SetModeParams, StatusResult,
+    TranscriptEntry, TrustParams, TrustRuleStatus, UnreadableSession, method,
 };
 use crate::screen::{HunkVerdict, LspScreen, Questions};
 use crate::setup;
+use bravebot_core::record::RecordError;
 use bravebot_core::session::BoxFuture;
 use bravebot_core::tools::Files;
 use tower_lsp_server::ls_types::{
@@ -114,6 +116,18 @@ fn invalid_params(message: impl Into<String>) -> Error {
     }
 }
 
+fn internal(message: impl Into<String>) -> Error {
+    Error {
+        code: ErrorCode::InternalError,
+        message: message.into().into(),
+        data: None,
+    }
+}
+
+fn record_error(e: RecordError) -> Error {
+    invalid_params(e.to_string())
+}
+
 fn uri_path(uri: &Uri) -> Option<PathBuf> {
     uri.to_file_path().map(|p| p.into_owned())
 }
@@ -126,6 +140,169 @@ impl Backend {
             .get(id)
             .cloned()
             .ok_or_else(|| invalid_params(format!("no session {id}")))
+    }
+
+    /// Opens a session in `cwd` the way `opening` says, keeping its record where the session may.
+    fn open(&self, cwd: PathBuf, opening: setup::Opening) -> Result<Session> {
+        let info = self
+            .info
+            .get()
+            .ok_or_else(|| invalid_params("initialize first"))?;
+        let incognito = opening == setup::Opening::Incognito;
+        let session = setup::open_session(
+            cwd,
+            opening,
+            info.options.model.as_ref(),
+            self.egress.clone(),
+            Arc::new(Editor {
+                buffers: self.buffers.clone(),
+                client: self.client.clone(),
+            }),
+            |id| {
+                Arc::new(LspScreen::new(
+                    id.to_string(),
+                    self.client.clone(),
+                    self.outbox.clone(),
+                    self.questions.clone(),
+                    info.permissions,
+                    info.options.interactive.unwrap_or(true),
+                ))
+            },
+            |_| {},
+        );
+        Ok(match (incognito, setup::state_dir()) {
+            (true, _) => session.incognito(),
+            (false, Some(state)) => session.keeping_records(state),
+            (false, None) => session,
+        })
+    }
+
+    fn state_dir(&self) -> Result<bravebot_core::record::StateDir> {
+        setup::state_dir().ok_or_else(|| invalid_params("HOME is not set: there is no ~/.bravebot"))
+    }
+
+    async fn session_list(&self, params: ListSessionsParams) -> Result<ListSessionsResult> {
+        let state = self.state_dir()?;
+        let cwd = params
+            .cwd
+            .map(|c| std::fs::canonicalize(&c).unwrap_or_else(|_| PathBuf::from(c)));
+        let (found, broken) = tokio::task::spawn_blocking(move || state.list())
+            .await
+            .map_err(|e| internal(format!("listing sessions: {e}")))?;
+        Ok(ListSessionsResult {
+            sessions: found
+                .into_iter()
+                .filter(|l| cwd.as_ref().is_none_or(|c| Path::new(&l.cwd) == c))
+                .map(|l| ListedSession {
+                    session_id: l.id,
+                    title: l.title,
+                    created: l.created,
+                    updated: l.updated,
+                    mode: l.mode,
+                    model: l.model,
+                    cwd: l.cwd,
+                })
+                .collect(),
+            unreadable: broken
+                .into_iter()
+                .map(|(id, e)| UnreadableSession {
+                    session_id: id,
+                    error: e.to_string(),
+                })
+                .collect(),
+        })
+    }
+
+    async fn session_resume(&self, params: SessionParams) -> Result<ResumeResult> {
+        let id = params.session_id;
+        let state = self.state_dir()?;
+        let answer = |s: &Session| {
+            let st = s.state();
+            ResumeResult {
+                session_id: s.id.clone(),
+                title: st.title.clone().unwrap_or_default(),
+                cwd: s.cwd.display().to_string(),
+                mode: st.mode.as_str(),
+                transcript: st
+                    .conversation
+                    .transcript()
+                    .into_iter()
+                    .map(|(person, text)| TranscriptEntry {
+                        role: if person { "person" } else { "agent" },
+                        text,
+                    })
+                    .collect(),
+            }
+        };
+        if let Ok(live) = self.session(&id) {
+            return Ok(answer(&live));
+        }
+        let loaded = {
+            let id = id.clone();
+            tokio::task::spawn_blocking(move || state.load(&id))
+                .await
+                .map_err(|e| internal(format!("reading the record: {e}")))?
+        };
+        let restored = loaded.map_err(record_error)?;
+        let cwd = std::fs::canonicalize(&restored.cwd)
+            .ok()
+            .filter(|c| c.is_dir())
+            .ok_or_else(|| {
+                invalid_params(format!(
+                    "session {id} worked in {}, which is not a directory now",
+                    restored.cwd.display()
+                ))
+            })?;
+        let session = self.open(cwd, setup::Opening::Resumed(id.clone()))?;
+        session.restore(restored);
+        let result = answer(&session);
+        self.sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id, Arc::new(session));
+        Ok(result)
+    }
+
+    async fn session_delete(&self, params: SessionParams) -> Result<Empty> {
+        let id = params.session_id;
+        let state = self.state_dir()?;
+        state.session_dir(&id).map_err(record_error)?;
+        // A session open here ends first, so no later turn writes its record again.
+        let live = self
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&id);
+        if let Some(live) = live {
+            live.end();
+        }
+        tokio::task::spawn_blocking(move || state.delete(&id))
+            .await
+            .map_err(|e| internal(format!("deleting the record: {e}")))?
+            .map_err(record_error)?;
+        Ok(Empty {})
+    }
+
+    async fn history_list(&self, params: HistoryParams) -> Result<HistoryResult> {
+        let state = self.state_dir()?;
+        let limit = params
+            .limit
+            .unwrap_or(100)
+            .min(bravebot_core::record::HISTORY_KEPT);
+        let entries = tokio::task::spawn_blocking(move || state.history(limit))
+            .await
+            .map_err(|e| internal(format!("reading the history: {e}")))?;
+        Ok(HistoryResult {
+            entries: entries
+                .into_iter()
+                .map(|e| protocol::HistoryEntry {
+                    text: e.text,
+                    time: e.time,
+                    session_id: e.session_id,
+                    cwd: e.cwd,
+                })
+                .collect(),
+        })
     }
 
     async fn session_new(&self, params: NewSessionParams) -> Result<NewSessionResult> {
@@ -150,26 +327,12 @@ impl Backend {
                 cwd.display()
             )));
         }
-        let session = setup::open_session(
-            cwd,
-            info.options.model.as_ref(),
-            self.egress.clone(),
-            Arc::new(Editor {
-                buffers: self.buffers.clone(),
-                client: self.client.clone(),
-            }),
-            |id| {
-                Arc::new(LspScreen::new(
-                    id.to_string(),
-                    self.client.clone(),
-                    self.outbox.clone(),
-                    self.questions.clone(),
-                    info.permissions,
-                    info.options.interactive.unwrap_or(true),
-                ))
-            },
-            |_| {},
-        );
+        let opening = if params.incognito {
+            setup::Opening::Incognito
+        } else {
+            setup::Opening::Fresh
+        };
+        let session = self.open(cwd, opening)?;
         let id = session.id.clone();
         let session = Arc::new(session);
         self.sessions
@@ -594,6 +757,10 @@ pub async fn serve(egress: Arc<Egress>) -> bool {
         .custom_method(method::SESSION_AUDIT, Backend::session_audit)
         .custom_method(method::SESSION_SET_MODE, Backend::session_set_mode)
         .custom_method(method::SESSION_TRUST, Backend::session_trust)
+        .custom_method(method::SESSION_LIST, Backend::session_list)
+        .custom_method(method::SESSION_RESUME, Backend::session_resume)
+        .custom_method(method::SESSION_DELETE, Backend::session_delete)
+        .custom_method(method::HISTORY_LIST, Backend::history_list)
         .finish()
     };
     // The end of the input refuses every question and ends every turn: nobody is left to answer.

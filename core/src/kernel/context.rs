@@ -64,6 +64,16 @@ impl PlannerContext {
         self.released.map_or(presented, |r| presented.join(r))
     }
 
+    /// The join of what was presented, without what was released; `(T,pub)` when nothing was.
+    pub fn presented(&self) -> Label {
+        self.label.unwrap_or(Label::TRUSTED_PUBLIC)
+    }
+
+    /// The join of what was released on an endorsement, if anything was.
+    pub fn released(&self) -> Option<Label> {
+        self.released
+    }
+
     /// Notes that one slot's bytes, labelled `label`, were released into the context on an
     /// endorsement. The context takes that label: it only ever degrades.
     pub fn observe_release(&mut self, label: Label) {
