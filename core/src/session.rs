@@ -490,6 +490,11 @@ impl Session {
         self
     }
 
+    /// Where the audit trail is appended, if anywhere.
+    pub fn audit_log(&self) -> Option<&Path> {
+        self.audit_log.as_deref()
+    }
+
     /// Whether the session keeps a record.
     pub fn keeps_records(&self) -> bool {
         self.keep.is_some()

@@ -451,7 +451,7 @@ impl Backend {
                 })
                 .collect(),
             watches: Vec::new(),
-            audit_log: setup::audit_path(&s.id).map(|p| p.display().to_string()),
+            audit_log: s.audit_log().map(|p| p.display().to_string()),
         })
     }
 
