@@ -60,8 +60,12 @@ struct Entry {
     message: Message,
     said: Said,
     /// The planner's context had met untrusted content when this was written: a reply written
-    /// then is a function of those bytes, so a summary does not keep it.
+    /// then is a function of those bytes, so a summary does not keep it, and neither does a
+    /// session record.
     tainted: bool,
+    /// A tool result or a picture carrying bytes released to the planner on an endorsement:
+    /// readable by the planner, still untrusted, so a session record does not keep them.
+    released: bool,
 }
 
 /// The compacted start of a conversation: what was kept, and counts of what was dropped.
@@ -77,6 +81,12 @@ struct Summary {
     /// Texts cut to the bound.
     cut: u64,
 }
+
+/// What a session record holds in place of released bytes.
+const RELEASED_NOT_KEPT: &str = "[bravebot: content released to you here on an endorsement was not kept in the session record: it was still untrusted]";
+/// What a session record holds in place of a reply written after the context met untrusted
+/// content.
+const TAINTED_NOT_KEPT: &str = "[bravebot: a reply you wrote after the conversation met untrusted content was not kept in the session record]";
 
 /// Characters of one of the person's prompts a summary keeps.
 const PROMPT_KEPT: usize = 1200;
@@ -126,7 +136,15 @@ impl Conversation {
             message,
             said,
             tainted,
+            released: false,
         });
+    }
+
+    /// Marks the newest message as carrying bytes released on an endorsement.
+    pub fn mark_released(&mut self) {
+        if let Some(e) = self.entries.last_mut() {
+            e.released = true;
+        }
     }
 
     /// The person's prompt, as the present gate let it through.
@@ -284,23 +302,37 @@ impl Conversation {
         Ok(Fit::Compacted { messages: chosen })
     }
 
-    /// The conversation as a session record holds it. A picture is not kept: the driver's words
-    /// about it are, with a sentence saying the picture itself was left out.
+    /// The conversation as a session record holds it: nothing untrusted is written (SESS-2). A
+    /// picture is not kept, and its driver's words are kept only where nothing was released with
+    /// it; a tool result carrying released bytes is replaced by a sentence of the driver's; a
+    /// reply written after the context met untrusted content keeps its tool calls' ids and names
+    /// (so every result still has its call) and loses its text and arguments.
     pub fn to_record(&self) -> Value {
         let entries: Vec<Value> = self
             .entries
             .iter()
             .map(|e| {
-                let mut v = match &e.message {
-                    Message::User(parts) => json!({"text": parts_text(parts)}),
-                    Message::Assistant { text, tool_calls } => json!({
+                let mut v = match (&e.message, e.released, e.tainted) {
+                    (Message::User(_), true, _) => json!({"text": RELEASED_NOT_KEPT}),
+                    (Message::User(parts), false, _) => json!({"text": parts_text(parts)}),
+                    (Message::Assistant { tool_calls, .. }, _, true) => json!({
+                        "text": TAINTED_NOT_KEPT,
+                        "toolCalls": tool_calls
+                            .iter()
+                            .map(|c| json!({"id": c.id, "name": c.name, "arguments": "{}"}))
+                            .collect::<Vec<_>>(),
+                    }),
+                    (Message::Assistant { text, tool_calls }, _, false) => json!({
                         "text": text,
                         "toolCalls": tool_calls
                             .iter()
                             .map(|c| json!({"id": c.id, "name": c.name, "arguments": c.arguments}))
                             .collect::<Vec<_>>(),
                     }),
-                    Message::ToolResult { call_id, parts } => {
+                    (Message::ToolResult { call_id, .. }, true, _) => {
+                        json!({"callId": call_id, "text": RELEASED_NOT_KEPT})
+                    }
+                    (Message::ToolResult { call_id, parts }, false, _) => {
                         json!({"callId": call_id, "text": parts_text(parts)})
                     }
                 };
@@ -590,5 +622,42 @@ mod tests {
         assert_eq!(back.to_record(), c.to_record());
         assert_eq!(back.tokens(), c.tokens());
         assert!(Conversation::from_record(&json!({"messages": [{"text": "x"}]})).is_err());
+    }
+
+    // Verifies: SESS-2
+    #[test]
+    fn a_record_keeps_no_released_bytes_and_no_reply_written_after_them() {
+        let mut c = Conversation::default();
+        c.push_prompt(PlannerText::driver("look at the page"));
+        c.push_reply(
+            String::new(),
+            vec![ToolCall {
+                id: "v".into(),
+                name: "vet_content".into(),
+                arguments: "{}".into(),
+            }],
+            false,
+        );
+        c.push_tool_result("v", PlannerText::driver("RELEASED-BYTES-1"));
+        c.mark_released();
+        c.push_reply(
+            "It says RELEASED-BYTES-1".into(),
+            vec![ToolCall {
+                id: "w".into(),
+                name: "write_file".into(),
+                arguments: "{\"contents\":\"RELEASED-BYTES-1\"}".into(),
+            }],
+            true,
+        );
+        c.push_tool_result("w", PlannerText::driver("wrote it"));
+        let record = c.to_record().to_string();
+        assert!(!record.contains("RELEASED-BYTES-1"), "{record}");
+        assert!(record.contains("look at the page"));
+        assert!(
+            c.messages()
+                .iter()
+                .any(|m| message_text(m).contains("RELEASED-BYTES-1")),
+            "the planner still holds them this session"
+        );
     }
 }

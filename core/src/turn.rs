@@ -146,14 +146,19 @@ async fn rounds(
                 why,
                 routing,
             });
+            let releases = session.state().context.releases();
             let (output, _, _) =
                 tools::dispatch(session, &call.name, &call.arguments, cancel).await;
+            let released = session.state().context.releases() != releases;
             session.screen.update(Update::ToolResult {
                 call_id: call.id.clone(),
                 status: output.status,
                 summary: output.summary.clone(),
             });
             conversation.push_tool_result(&call.id, output.text);
+            if released {
+                conversation.mark_released();
+            }
             attachments.extend(output.attachments);
             session.flush_audit();
         }
@@ -161,6 +166,8 @@ async fn rounds(
         // driver's words saying where it came from.
         for (said, picture) in attachments.drain(..) {
             conversation.push_picture(said, picture);
+            // A picture is only ever let through by a release.
+            conversation.mark_released();
         }
         if cancel.is_cancelled() {
             return StopReason::Cancelled;

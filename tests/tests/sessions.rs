@@ -150,7 +150,10 @@ fn a_resumed_session_has_its_conversation_and_trust_map_and_no_quarantined_byte_
     assert_eq!(resumed["sessionId"], id);
     assert_eq!(resumed["transcript"][0]["role"], "person");
     assert_eq!(resumed["transcript"][0]["text"], FIRST_PROMPT);
-    assert_eq!(resumed["transcript"][1]["text"], "Copied the page to copy.txt.");
+    assert_eq!(
+        resumed["transcript"][1]["text"],
+        "Copied the page to copy.txt."
+    );
 
     let status = ok(&second, "bravebot/session/status", json!({"sessionId": id}));
     let rules = status["trustRules"].as_array().expect("rules");
@@ -184,7 +187,10 @@ fn a_resumed_session_has_its_conversation_and_trust_map_and_no_quarantined_byte_
     );
     let planner = model.requests_for("planner");
     let last = planner_text(&planner.last().expect("a planner request").body);
-    assert!(last.contains("INSTRUCTION-ALPHA-31"), "the conversation is back");
+    assert!(
+        last.contains("INSTRUCTION-ALPHA-31"),
+        "the conversation is back"
+    );
     assert!(
         last.contains("references (ref:N) named above are gone"),
         "the planner is told the references are gone"
@@ -243,7 +249,10 @@ fn deleting_a_session_removes_only_it_and_the_history_keeps_every_prompt() {
     ok(&client, "bravebot/session/delete", json!({"sessionId": a}));
     let sessions = home.path().join(".bravebot/sessions");
     assert!(!sessions.join(&a).exists(), "the session's directory went");
-    assert!(sessions.join(&b).join("session.json").exists(), "the other stayed");
+    assert!(
+        sessions.join(&b).join("session.json").exists(),
+        "the other stayed"
+    );
     let listed = ok(&client, "bravebot/session/list", json!({}));
     assert_eq!(listed["sessions"].as_array().map(Vec::len), Some(1));
     let history = ok(&client, "bravebot/history/list", json!({}));
@@ -253,14 +262,20 @@ fn deleting_a_session_removes_only_it_and_the_history_keeps_every_prompt() {
         "deleting a session leaves the history alone"
     );
     let gone = client
-        .request("bravebot/session/prompt", json!({"sessionId": a, "text": "x"}))
+        .request(
+            "bravebot/session/prompt",
+            json!({"sessionId": a, "text": "x"}),
+        )
         .expect_err("a deleted session takes no prompt");
     assert_eq!(gone["code"], -32602);
     let refused = client
         .request("bravebot/session/delete", json!({"sessionId": "../b"}))
         .expect_err("not an id");
     assert!(
-        refused["message"].as_str().unwrap_or_default().contains("not a session id"),
+        refused["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("not a session id"),
         "{refused}"
     );
     client.shutdown();
@@ -276,7 +291,10 @@ fn a_corrupt_record_is_reported_and_skipped_and_the_server_goes_on() {
     let client = LspClient::start(
         LspOptions::new(ws.path())
             .model_url(&model.url())
-            .home_file(".bravebot/sessions/bad-1/session.json", "{\"version\": 1, \"id\"")
+            .home_file(
+                ".bravebot/sessions/bad-1/session.json",
+                "{\"version\": 1, \"id\"",
+            )
             .home_file(
                 ".bravebot/sessions/odd-2/session.json",
                 "{\"version\": 99, \"id\": \"odd-2\"}",
@@ -288,10 +306,11 @@ fn a_corrupt_record_is_reported_and_skipped_and_the_server_goes_on() {
     let unreadable = listed["unreadable"].as_array().expect("unreadable");
     assert_eq!(unreadable.len(), 2, "{listed}");
     assert!(
-        unreadable
-            .iter()
-            .any(|u| u["sessionId"] == "odd-2"
-                && u["error"].as_str().unwrap_or_default().contains("format 99")),
+        unreadable.iter().any(|u| u["sessionId"] == "odd-2"
+            && u["error"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("format 99")),
         "{listed}"
     );
     let refused = client
@@ -315,7 +334,10 @@ fn a_corrupt_record_is_reported_and_skipped_and_the_server_goes_on() {
         "{missing}"
     );
     let id = client.new_session();
-    assert_eq!(prompt(&client, &id, "still here?", &[])["stopReason"], "endTurn");
+    assert_eq!(
+        prompt(&client, &id, "still here?", &[])["stopReason"],
+        "endTurn"
+    );
     client.shutdown();
 }
 
@@ -368,14 +390,22 @@ fn an_incognito_session_with_a_turn_leaves_nothing_behind() {
         !audit["records"].as_array().expect("records").is_empty(),
         "the trail is kept in memory"
     );
-    ok(&client, "bravebot/session/setMode", json!({"sessionId": id, "mode": "plan"}));
+    ok(
+        &client,
+        "bravebot/session/setMode",
+        json!({"sessionId": id, "mode": "plan"}),
+    );
     assert_eq!(tree(client.home()), before, "nothing new under HOME");
     let history = ok(&client, "bravebot/history/list", json!({}));
     assert_eq!(history["entries"], json!([]));
 
     let ordinary = client.new_session();
     prompt(&client, &ordinary, "an ordinary prompt", &[]);
-    assert_ne!(tree(client.home()), before, "an ordinary session does write");
+    assert_ne!(
+        tree(client.home()),
+        before,
+        "an ordinary session does write"
+    );
     client.shutdown();
 }
 

@@ -49,6 +49,9 @@ pub struct PlannerContext {
     /// The join of the labels of every slot released into the context on a person's (or
     /// auto-vetting's) endorsement: the endorsement makes those bytes readable, not harmless.
     released: Option<Label>,
+    /// How many releases the context has met: a tool result that came back with the count moved
+    /// carries released bytes.
+    releases: u32,
 }
 
 impl PlannerContext {
@@ -78,6 +81,12 @@ impl PlannerContext {
     /// endorsement. The context takes that label: it only ever degrades.
     pub fn observe_release(&mut self, label: Label) {
         self.released = Some(self.released.map_or(label, |r| r.join(label)));
+        self.releases = self.releases.saturating_add(1);
+    }
+
+    /// How many releases the context has met.
+    pub fn releases(&self) -> u32 {
+        self.releases
     }
 
     /// Whether the context holds anything untrusted, released on an endorsement or not.
