@@ -554,7 +554,7 @@ mod tests {
         );
     }
 
-    // Verifies: SESS-3
+    // Verifies: SESS-3, TRUST-1
     #[test]
     fn an_origin_this_build_does_not_know_grants_nothing() {
         assert_eq!(parse_origin("checkerOfTheFuture"), RuleOrigin::Unrecognised);

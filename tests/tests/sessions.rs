@@ -83,7 +83,7 @@ fn planner_text(request: &Value) -> String {
         .unwrap_or_default()
 }
 
-// Verifies: SESS-1, SESS-2, SESS-6, SESS-7, SESS-9
+// Verifies: SESS-1, SESS-2, SESS-6, SESS-7, SESS-9, PROTO-22
 /// A session with a turn is ended, the server restarted and the session resumed: the
 /// conversation and the trust map with its origins are back, the file a write of untrusted data
 /// marked is still untrusted, the references are said to be gone, and the canary a program
@@ -221,7 +221,7 @@ fn a_resumed_session_has_its_conversation_and_trust_map_and_no_quarantined_byte_
     }
 }
 
-// Verifies: SESS-5, SESS-8
+// Verifies: SESS-5, SESS-8, PROTO-22
 /// Deleting a session removes its directory and nothing else: the prompt history keeps every
 /// prompt, newest first, across sessions.
 #[test]
@@ -281,7 +281,7 @@ fn deleting_a_session_removes_only_it_and_the_history_keeps_every_prompt() {
     client.shutdown();
 }
 
-// Verifies: SESS-4
+// Verifies: SESS-4, PROTO-22
 /// A record that cannot be read is listed as unreadable with why, resuming it is a clear error,
 /// and the server goes on answering.
 #[test]
@@ -341,7 +341,7 @@ fn a_corrupt_record_is_reported_and_skipped_and_the_server_goes_on() {
     client.shutdown();
 }
 
-// Verifies: SESS-10, SESS-11
+// Verifies: SESS-10, SESS-11, PROTO-22, AUDIT-1
 /// An incognito session with a turn leaves nothing under `HOME`: no record, no history line, no
 /// audit file, and the recorded vetting choice is not read. A session that is not incognito, in
 /// the same place, does write, so the listing would have shown it.
