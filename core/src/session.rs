@@ -338,6 +338,14 @@ pub struct SessionState {
     pub offered_this_turn: Vec<PathBuf>,
     /// The checks' verdicts, by the bytes they judged, and what checking has cost.
     pub verdicts: crate::tools::content_trust::Verdicts,
+    /// The session's standing watches on files (`watch_file`).
+    pub watches: crate::watch::Watches,
+    /// The loop this session is running, if any (`bravebot/session/loop`, `schedule_next`).
+    pub looping: Option<crate::looping::LoopState>,
+    /// What `schedule_next` asked for in the turn running now.
+    pub scheduled: Option<crate::looping::Schedule>,
+    /// The optional tools the turn running now was offered.
+    pub offers: crate::tools::Offers,
     audit_written: usize,
 }
 
@@ -360,6 +368,12 @@ pub struct Session {
     keep: Option<StateDir>,
     /// The context a planner request is held to, in tokens, once known.
     pub(crate) context_budget: std::sync::OnceLock<u64>,
+    /// Whether turns of this session may arm watches and run loops: a session somebody keeps open
+    /// (the editor's), not a one-shot run.
+    keeps_watches: bool,
+    /// Counts turns that ended, so a firing or a tick waiting for the session can wait for one.
+    turn_done: tokio::sync::watch::Sender<u64>,
+    ended: std::sync::atomic::AtomicBool,
     state: Mutex<SessionState>,
     turn: Mutex<Option<CancellationToken>>,
 }
@@ -374,6 +388,7 @@ impl Drop for TurnGuard<'_> {
     fn drop(&mut self) {
         self.token.cancel();
         *self.session.turn.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        self.session.turn_done.send_modify(|n| *n += 1);
     }
 }
 
@@ -445,6 +460,9 @@ impl Session {
             audit_log: config.audit_log,
             keep: None,
             context_budget: std::sync::OnceLock::new(),
+            keeps_watches: false,
+            turn_done: tokio::sync::watch::Sender::new(0),
+            ended: std::sync::atomic::AtomicBool::new(false),
             state: Mutex::new(SessionState {
                 trust,
                 quarantine: Quarantine::default(),
@@ -463,6 +481,10 @@ impl Session {
                 rememberable_outputs: Vec::new(),
                 jobs: Vec::new(),
                 verdicts: Default::default(),
+                watches: Default::default(),
+                looping: None,
+                scheduled: None,
+                offers: Default::default(),
                 audit_written: 0,
             }),
             turn: Mutex::new(None),
@@ -493,6 +515,62 @@ impl Session {
     /// Where the audit trail is appended, if anywhere.
     pub fn audit_log(&self) -> Option<&Path> {
         self.audit_log.as_deref()
+    }
+
+    /// Lets this session's turns arm watches and run loops (WATCH-1, LOOP-1): a session an
+    /// editor keeps open. A one-shot run is not offered either.
+    pub fn keeping_watches(mut self) -> Session {
+        self.keeps_watches = true;
+        self
+    }
+
+    /// Whether `watch_file` and loops are this session's to use.
+    pub fn keeps_watches(&self) -> bool {
+        self.keeps_watches
+    }
+
+    /// Whether the session has ended.
+    pub fn ended(&self) -> bool {
+        self.ended.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// The firings of this session's watches, taken once by whoever turns them into turns.
+    pub fn take_firings(&self) -> Option<tokio::sync::mpsc::UnboundedReceiver<PathBuf>> {
+        self.state().watches.take_receiver()
+    }
+
+    /// A watch's event for `path`: when the file's change token moved since the last look, a turn
+    /// starts with a fixed sentence of the driver's naming the path, once the turn running now (if
+    /// any) has ended. `None` when the event changed nothing or the session ended (WATCH-4).
+    pub async fn watch_fired(&self, path: PathBuf) -> Option<StopReason> {
+        let looked = path.clone();
+        let now = tokio::task::spawn_blocking(move || crate::watch::token_of(&looked))
+            .await
+            .ok()?;
+        let shown = self.state().watches.changed(&path, now)?;
+        let sentence = crate::kernel::policy::PlannerText::driver(format!(
+            "[bravebot: {shown}, a file this session watches, changed. This notice is the driver's, not the person's; read the file again if you need what it says now.]"
+        ));
+        self.when_free(turn::Start::Watch(sentence)).await
+    }
+
+    /// Starts a turn once the session is free, waiting for a running turn to end. `None` when the
+    /// session ended first.
+    pub(crate) async fn when_free(&self, start: turn::Start) -> Option<StopReason> {
+        loop {
+            if self.ended() {
+                return None;
+            }
+            let mut done = self.turn_done.subscribe();
+            match self.start_turn(start.clone(), Vec::new()).await {
+                Ok(stop) => return Some(stop),
+                Err(Busy) => {
+                    if done.changed().await.is_err() {
+                        return None;
+                    }
+                }
+            }
+        }
     }
 
     /// Whether the session keeps a record.
@@ -583,6 +661,14 @@ impl Session {
     /// Runs one turn to its end. `files` are paths the person named: each is trusted for the
     /// session before the turn starts.
     pub async fn prompt(&self, text: String, files: Vec<PathBuf>) -> Result<StopReason, Busy> {
+        self.start_turn(turn::Start::Prompt(text), files).await
+    }
+
+    pub(crate) async fn start_turn(
+        &self,
+        start: turn::Start,
+        files: Vec<PathBuf>,
+    ) -> Result<StopReason, Busy> {
         let token = {
             let mut slot = self.turn.lock().unwrap_or_else(|p| p.into_inner());
             if slot.is_some() {
@@ -601,24 +687,26 @@ impl Session {
         for file in files {
             self.trust_path(&file, Scope::File);
         }
-        {
-            let mut state = self.state();
-            if state.title.is_none() {
-                state.title = Some(crate::record::title_of(&text));
+        if let turn::Start::Prompt(text) = &start {
+            {
+                let mut state = self.state();
+                if state.title.is_none() {
+                    state.title = Some(crate::record::title_of(text));
+                }
+            }
+            if let Some(keep) = &self.keep {
+                let entry = HistoryEntry {
+                    text: text.clone(),
+                    time: crate::record::now(),
+                    session_id: self.id.clone(),
+                    cwd: self.cwd.display().to_string(),
+                };
+                if let Err(e) = keep.remember_prompt(&entry) {
+                    tracing::warn!("prompt history not written: {e}");
+                }
             }
         }
-        if let Some(keep) = &self.keep {
-            let entry = HistoryEntry {
-                text: text.clone(),
-                time: crate::record::now(),
-                session_id: self.id.clone(),
-                cwd: self.cwd.display().to_string(),
-            };
-            if let Err(e) = keep.remember_prompt(&entry) {
-                tracing::warn!("prompt history not written: {e}");
-            }
-        }
-        let stop = turn::run(self, text, token).await;
+        let stop = turn::run(self, start, token).await;
         self.flush_audit();
         self.save_record();
         self.screen.update(Update::TurnEnded {
@@ -629,6 +717,15 @@ impl Session {
 
     /// Ends the session: the running turn, its background jobs and its language servers.
     pub fn end(&self) {
+        self.ended.store(true, std::sync::atomic::Ordering::SeqCst);
+        {
+            let mut state = self.state();
+            state.watches.clear();
+            if let Some(l) = state.looping.take() {
+                l.stop.cancel();
+            }
+        }
+        self.turn_done.send_modify(|n| *n += 1);
         self.cancel();
         self.stop_jobs();
         self.stop_language_servers();

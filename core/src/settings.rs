@@ -106,6 +106,9 @@ pub struct Settings {
     pub search_max_files: u64,
     pub search_max_seconds: u64,
     pub max_rounds: u32,
+    /// The shortest wait between two ticks of a loop (`loop.minSeconds`, 60 by default; a test
+    /// sets it lower).
+    pub loop_min_seconds: u64,
 }
 
 impl Default for Settings {
@@ -133,6 +136,7 @@ impl Default for Settings {
             search_max_files: 20_000,
             search_max_seconds: 10,
             max_rounds: DEFAULT_MAX_ROUNDS,
+            loop_min_seconds: 60,
         }
     }
 }
@@ -225,6 +229,7 @@ const KNOWN_KEYS: &[&str] = &[
     "search.maxFiles",
     "search.maxSeconds",
     "maxRounds",
+    "loop.minSeconds",
 ];
 
 /// Flattens `{"vetting": {"auto": true}}` and `{"vetting.auto": true}` alike into dotted keys.
@@ -460,6 +465,11 @@ fn apply(
             .as_u64()
             .map(|n| s.search_max_seconds = n)
             .ok_or(bad("a number")),
+        "loop.minSeconds" => value
+            .as_u64()
+            .filter(|n| (1..=crate::looping::MAX_SECONDS).contains(n))
+            .map(|n| s.loop_min_seconds = n)
+            .ok_or(bad("a number of seconds from 1 to 3600")),
         "maxRounds" => value
             .as_u64()
             .and_then(|n| u32::try_from(n).ok())

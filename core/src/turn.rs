@@ -27,31 +27,64 @@ answers short and concrete.";
 /// Most tokens a planner reply may take.
 const MAX_REPLY_TOKENS: u32 = 8192;
 
+/// What starts a turn.
+#[derive(Clone, Debug)]
+pub enum Start {
+    /// The person's prompt.
+    Prompt(String),
+    /// A watch fired: the driver's fixed sentence naming the path.
+    Watch(PlannerText),
+    /// A loop's tick: the person's line sent again unchanged. A self-paced loop's tick is offered
+    /// `schedule_next`; a tick of a loop with an interval is not.
+    Tick { prompt: String, self_paced: bool },
+}
+
 /// Runs one turn. The caller has already applied the prompt's `files` gestures.
-pub async fn run(session: &Session, text: String, cancel: CancellationToken) -> StopReason {
+pub async fn run(session: &Session, start: Start, cancel: CancellationToken) -> StopReason {
     let mut conversation = {
         let mut state = session.state();
         state.offered_this_turn.clear();
+        let keeps = session.keeps_watches();
+        // Offered only where the turn will be asked again (seed 004): a self-paced tick, or a
+        // line the person typed where somebody is watching and no loop runs yet.
+        let again = match &start {
+            Start::Prompt(_) => session.screen.interactive() && state.looping.is_none(),
+            Start::Tick { self_paced, .. } => *self_paced,
+            Start::Watch(_) => false,
+        };
+        state.offers = tools::Offers {
+            watch_file: keeps,
+            schedule_next: keeps && again,
+        };
         state.conversation.clone()
     };
     let system = system_prompt(session).await;
-    let prompt = {
-        let mut state = session.state();
-        let state = &mut *state;
-        // The person's own prompt: trusted by provenance, and public: the person's own words are
-        // theirs to send, so they may decide where something goes. Private is what came off the
-        // machine: files, listings, program output, language-server answers (GATE-4).
-        match policy::open(Labelled::new(text, Label::TRUSTED_PUBLIC)) {
-            Ok(opened) => policy::present(
-                opened,
-                "the person's prompt",
-                &mut state.context,
-                &mut state.audit,
-            ),
-            Err(_) => return StopReason::Error("internal: the prompt did not open".into()),
+    let text = match start {
+        Start::Watch(sentence) => {
+            conversation.push_driver(sentence);
+            None
         }
+        Start::Prompt(text) | Start::Tick { prompt: text, .. } => Some(text),
     };
-    conversation.push_prompt(prompt);
+    if let Some(text) = text {
+        let prompt = {
+            let mut state = session.state();
+            let state = &mut *state;
+            // The person's own prompt: trusted by provenance, and public: the person's own words
+            // are theirs to send, so they may decide where something goes. Private is what came
+            // off the machine: files, listings, program output, language-server answers (GATE-4).
+            match policy::open(Labelled::new(text, Label::TRUSTED_PUBLIC)) {
+                Ok(opened) => policy::present(
+                    opened,
+                    "the person's prompt",
+                    &mut state.context,
+                    &mut state.audit,
+                ),
+                Err(_) => return StopReason::Error("internal: the prompt did not open".into()),
+            }
+        };
+        conversation.push_prompt(prompt);
+    }
     let stop = rounds(session, &system, &mut conversation, &cancel).await;
     session.state().conversation = conversation;
     stop
@@ -63,7 +96,20 @@ async fn rounds(
     conversation: &mut Conversation,
     cancel: &CancellationToken,
 ) -> StopReason {
-    let tools: Vec<_> = tools::specs().iter().map(tools::ToolSpec::schema).collect();
+    let offers = session.state().offers;
+    let tools: Vec<_> = tools::specs_for(offers)
+        .iter()
+        .map(|spec| {
+            let mut schema = spec.schema();
+            // Where watches are kept, the change token's note points at the better answer.
+            if offers.watch_file && spec.name == "read_file" {
+                schema.description.push_str(
+                    " To be told when a file changes, watch_file is the better answer in this session.",
+                );
+            }
+            schema
+        })
+        .collect();
     let budget = context_budget(session).await;
     // What the request holds besides the conversation: the reply's room, the system prompt and
     // the tool list, each counted by the same estimate (SESS-12).

@@ -26,9 +26,10 @@ use crate::buffers::{Buffers, Encoding, line_edits};
 use crate::protocol::{
     self, ANSWER_COMMAND, AnswerArguments, AnswerResult, AuditRecord, AuditResult, Empty,
     ErrorInfo, HistoryParams, HistoryResult, InitializationOptions, ListSessionsParams,
-    ListSessionsResult, ListedSession, ModelStatus, NewSessionParams, NewSessionResult,
-    PromptParams, PromptResult, ResumeResult, SessionParams, SetModeParams, StatusResult,
-    TranscriptEntry, TrustParams, TrustRuleStatus, UnreadableSession, method,
+    ListSessionsResult, ListedSession, LoopParams, LoopResult, LoopStopResult, ModelStatus,
+    NewSessionParams, NewSessionResult, PromptParams, PromptResult, ResumeResult, SessionParams,
+    SetModeParams, StatusResult, TranscriptEntry, TrustParams, TrustRuleStatus, UnreadableSession,
+    method,
 };
 use crate::screen::{HunkVerdict, LspScreen, Questions};
 use crate::setup;
@@ -170,10 +171,60 @@ impl Backend {
             },
             |_| {},
         );
+        let session = session.keeping_watches();
         Ok(match (incognito, setup::state_dir()) {
             (true, _) => session.incognito(),
             (false, Some(state)) => session.keeping_records(state),
             (false, None) => session,
+        })
+    }
+
+    /// Puts a session in the map, with a task turning its watches' firings into turns for as
+    /// long as it lives.
+    fn keep(&self, session: Session) -> Arc<Session> {
+        let session = Arc::new(session);
+        if let Some(mut firings) = session.take_firings() {
+            let weak = Arc::downgrade(&session);
+            tokio::spawn(async move {
+                while let Some(path) = firings.recv().await {
+                    let Some(s) = weak.upgrade() else { break };
+                    if s.ended() {
+                        break;
+                    }
+                    s.watch_fired(path).await;
+                }
+            });
+        }
+        self.sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(session.id.clone(), session.clone());
+        session
+    }
+
+    async fn session_loop(&self, params: LoopParams) -> Result<LoopResult> {
+        let session = self.session(&params.session_id)?;
+        let l = session
+            .begin_loop(params.prompt, params.interval_seconds)
+            .map_err(|e| invalid_params(e.to_string()))?;
+        let interval_seconds = l.interval_seconds;
+        tokio::spawn(async move { session.run_loop(l, None).await });
+        Ok(LoopResult { interval_seconds })
+    }
+
+    async fn session_loop_stop(&self, params: SessionParams) -> Result<LoopStopResult> {
+        let session = self.session(&params.session_id)?;
+        let counts = session
+            .state()
+            .looping
+            .as_ref()
+            .map(|l| (l.ticks, l.quiet_ticks));
+        let stopped = session.stop_loop();
+        let (ticks, quiet_ticks) = counts.unwrap_or((0, 0));
+        Ok(LoopStopResult {
+            stopped,
+            ticks,
+            quiet_ticks,
         })
     }
 
@@ -253,13 +304,10 @@ impl Backend {
                     restored.cwd.display()
                 ))
             })?;
-        let session = self.open(cwd, setup::Opening::Resumed(id.clone()))?;
+        let session = self.open(cwd, setup::Opening::Resumed(id))?;
         session.restore(restored);
         let result = answer(&session);
-        self.sessions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(id, Arc::new(session));
+        self.keep(session);
         Ok(result)
     }
 
@@ -332,14 +380,10 @@ impl Backend {
         } else {
             setup::Opening::Fresh
         };
-        let session = self.open(cwd, opening)?;
-        let id = session.id.clone();
-        let session = Arc::new(session);
-        self.sessions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(id.clone(), session);
-        Ok(NewSessionResult { session_id: id })
+        let session = self.keep(self.open(cwd, opening)?);
+        Ok(NewSessionResult {
+            session_id: session.id.clone(),
+        })
     }
 
     async fn session_prompt(&self, params: PromptParams) -> Result<PromptResult> {
@@ -353,6 +397,11 @@ impl Backend {
                 message: e.to_string().into(),
                 data: None,
             })?;
+        // A line that called `schedule_next` starts a self-paced loop over itself.
+        if let Some((l, delay)) = session.take_started_loop() {
+            let looping = session.clone();
+            tokio::spawn(async move { looping.run_loop(l, Some(delay)).await });
+        }
         let error = match &stop {
             StopReason::Error(message) => Some(ErrorInfo {
                 message: message.clone(),
@@ -450,7 +499,12 @@ impl Backend {
                     })
                 })
                 .collect(),
-            watches: Vec::new(),
+            watches: state
+                .watches
+                .status()
+                .into_iter()
+                .map(|w| json!({"path": w.path, "fired": w.fired}))
+                .collect(),
             audit_log: s.audit_log().map(|p| p.display().to_string()),
         })
     }
@@ -761,6 +815,8 @@ pub async fn serve(egress: Arc<Egress>) -> bool {
         .custom_method(method::SESSION_RESUME, Backend::session_resume)
         .custom_method(method::SESSION_DELETE, Backend::session_delete)
         .custom_method(method::HISTORY_LIST, Backend::history_list)
+        .custom_method(method::SESSION_LOOP, Backend::session_loop)
+        .custom_method(method::SESSION_LOOP_STOP, Backend::session_loop_stop)
         .finish()
     };
     // The end of the input refuses every question and ends every turn: nobody is left to answer.

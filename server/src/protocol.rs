@@ -24,6 +24,8 @@ pub mod method {
     pub const SESSION_RESUME: &str = "bravebot/session/resume";
     pub const SESSION_DELETE: &str = "bravebot/session/delete";
     pub const HISTORY_LIST: &str = "bravebot/history/list";
+    pub const SESSION_LOOP: &str = "bravebot/session/loop";
+    pub const SESSION_LOOP_STOP: &str = "bravebot/session/loop/stop";
 }
 
 /// `initializationOptions`, every field optional.
@@ -96,6 +98,34 @@ pub struct TranscriptEntry {
     /// `person` or `agent`.
     pub role: &'static str,
     pub text: String,
+}
+
+/// `bravebot/session/loop`: send `prompt` now and again, every `intervalSeconds`, or at the pace
+/// the planner asks for with `schedule_next` when no interval is given.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoopParams {
+    pub session_id: String,
+    pub prompt: String,
+    #[serde(default)]
+    pub interval_seconds: Option<u64>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoopResult {
+    /// The interval the loop keeps, held between the minimum and an hour; absent when self-paced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interval_seconds: Option<u64>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoopStopResult {
+    /// Whether a loop was running.
+    pub stopped: bool,
+    pub ticks: u64,
+    pub quiet_ticks: u64,
 }
 
 /// `bravebot/history/list`: the prompts submitted across sessions, newest first.
@@ -472,6 +502,8 @@ mod tests {
             method::SESSION_RESUME,
             method::SESSION_DELETE,
             method::HISTORY_LIST,
+            method::SESSION_LOOP,
+            method::SESSION_LOOP_STOP,
             super::ANSWER_COMMAND,
         ];
         let missing: Vec<&str> = methods.into_iter().filter(|m| !spec.contains(m)).collect();

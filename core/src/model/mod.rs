@@ -177,7 +177,10 @@ impl ModelError {
     /// cannot help, so it is reported as such rather than retried (SESS-13).
     pub fn context_too_long(&self) -> bool {
         match self {
-            ModelError::Status { status, message } if matches!(status, 400 | 413) => {
+            ModelError::Status {
+                status: 400 | 413,
+                message,
+            } => {
                 let m = message.to_lowercase();
                 m.contains("context_length_exceeded")
                     || m.contains("context length")
