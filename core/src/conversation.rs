@@ -620,7 +620,7 @@ mod tests {
         }
         let back = Conversation::from_record(&c.to_record()).expect("readable");
         assert_eq!(back.to_record(), c.to_record());
-        assert_eq!(back.tokens(), c.tokens());
+        assert_eq!(back.prompts(), c.prompts());
         assert!(Conversation::from_record(&json!({"messages": [{"text": "x"}]})).is_err());
     }
 

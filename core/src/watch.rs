@@ -4,7 +4,8 @@
 //! watched through `notify` (editors replace a file by renaming over it, which a watch on the file
 //! itself would lose), events for other names are passed over, and an event for the file is a
 //! firing only where the file's change token (size, modification time, inode) moved since the last
-//! look, so an event that changed nothing, or a second event for one write, fires nothing. A
+//! look, so an event that changed nothing, or a second event for one write, fires nothing; the
+//! events of one save are let settle ([`SETTLE`]) before the file is looked at. A
 //! firing carries the watched path and nothing read off the filesystem; the session turns it into
 //! a fixed sentence of the driver's and a turn. Watches end with the session.
 
@@ -60,6 +61,31 @@ impl Default for Watches {
             list: Vec::new(),
             sender,
             receiver: Some(receiver),
+        }
+    }
+}
+
+/// How long a watched file must be left alone before it is looked at: one save is often several
+/// events (a truncation, then the bytes; a temporary file renamed over it), and a look taken
+/// between them would fire twice for one write.
+pub const SETTLE: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Gathers the events that follow `first` until none has come for [`SETTLE`], and answers each
+/// path named, once, in the order first named. `None` once the channel is closed.
+pub async fn settle(
+    firings: &mut UnboundedReceiver<PathBuf>,
+    first: PathBuf,
+) -> Option<Vec<PathBuf>> {
+    let mut paths = vec![first];
+    loop {
+        match tokio::time::timeout(SETTLE, firings.recv()).await {
+            Ok(Some(path)) => {
+                if !paths.contains(&path) {
+                    paths.push(path);
+                }
+            }
+            Ok(None) => return None,
+            Err(_) => return Some(paths),
         }
     }
 }
@@ -166,14 +192,15 @@ mod tests {
         // A neighbour's write is no event for the watch; the watched file's write is.
         std::fs::write(dir.join("other.txt"), "x").expect("write");
         std::fs::write(&file, "one\ntwo\n").expect("write");
-        let fired = firings.recv().await.expect("an event");
-        assert_eq!(fired, file);
+        let first = firings.recv().await.expect("an event");
+        let settled = settle(&mut firings, first).await.expect("open");
+        assert_eq!(settled, vec![file.clone()], "one path, however many events");
         assert_eq!(
-            watches.changed(&fired, token_of(&file)),
+            watches.changed(&file, token_of(&file)),
             Some("build.log".into())
         );
         assert_eq!(
-            watches.changed(&fired, token_of(&file)),
+            watches.changed(&file, token_of(&file)),
             None,
             "a second event for the same write is no change"
         );

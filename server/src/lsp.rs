@@ -186,12 +186,18 @@ impl Backend {
         if let Some(mut firings) = session.take_firings() {
             let weak = Arc::downgrade(&session);
             tokio::spawn(async move {
-                while let Some(path) = firings.recv().await {
-                    let Some(s) = weak.upgrade() else { break };
-                    if s.ended() {
+                while let Some(first) = firings.recv().await {
+                    let Some(paths) = bravebot_core::watch::settle(&mut firings, first).await
+                    else {
                         break;
+                    };
+                    let Some(s) = weak.upgrade() else { break };
+                    for path in paths {
+                        if s.ended() {
+                            return;
+                        }
+                        s.watch_fired(path).await;
                     }
-                    s.watch_fired(path).await;
                 }
             });
         }
