@@ -38,6 +38,8 @@ pub enum RecordError {
     Missing(String),
     #[error("session record {path} could not be read: {reason}")]
     Corrupt { path: String, reason: String },
+    #[error("the session record could not be encoded: {0}")]
+    Encode(String),
     #[error("{what} {path}: {source}")]
     Io {
         what: &'static str,
@@ -180,8 +182,10 @@ impl StateDir {
     pub fn save(&self, record: &SessionRecord<'_>) -> Result<(), RecordError> {
         let dir = self.session_dir(record.id)?;
         create_private_dir(&dir)?;
-        let text = serde_json::to_vec_pretty(&record.to_json()).unwrap_or_default();
-        write_atomically(&dir.join(RECORD_FILE), &text)
+        let path = dir.join(RECORD_FILE);
+        let text = serde_json::to_vec_pretty(&record.to_json())
+            .map_err(|e| RecordError::Encode(e.to_string()))?;
+        write_atomically(&path, &text)
     }
 
     /// Reads a session's record.

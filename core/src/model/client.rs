@@ -884,6 +884,56 @@ mod tests {
         assert_eq!(seen.header("authorization"), Some("Bearer sk-probe"));
     }
 
+    // Verifies: SESS-12
+    #[tokio::test]
+    async fn the_model_listing_gives_the_context_of_the_model_in_use_where_it_says() {
+        let listing = json!({"object": "list", "data": [
+            {"id": "other", "context_length": 4096},
+            {"id": "test-model", "max_model_len": 65536},
+        ]});
+        let server = TestServer::start(vec![
+            Answer::Raw(response(
+                200,
+                &[("Content-Type", "application/json")],
+                listing.to_string().as_bytes(),
+            )),
+            Answer::Raw(response(
+                200,
+                &[("Content-Type", "application/json")],
+                json!({"data": [{"id": "test-model"}]})
+                    .to_string()
+                    .as_bytes(),
+            )),
+        ])
+        .await;
+        let client = client(Api::OpenAi, server.url("/v1"), None);
+        assert_eq!(client.listed_context_tokens().await, Some(65536));
+        assert_eq!(
+            client.listed_context_tokens().await,
+            None,
+            "a listing that says nothing gives nothing"
+        );
+    }
+
+    // Verifies: SESS-13
+    #[test]
+    fn a_context_too_long_refusal_is_told_apart_from_other_refusals() {
+        let status = |status, message: &str| ModelError::Status {
+            status,
+            message: message.to_owned(),
+        };
+        assert!(
+            status(400, "This model's maximum context length is 8192 tokens").context_too_long()
+        );
+        assert!(
+            status(400, "prompt is too long: 250000 tokens > 200000 maximum").context_too_long()
+        );
+        assert!(status(400, "bad request (context_length_exceeded)").context_too_long());
+        assert!(!status(400, "invalid tool schema").context_too_long());
+        assert!(!status(500, "context length").context_too_long());
+        assert!(!status(400, "context length").retryable());
+    }
+
     // Verifies: MODEL-1
     #[tokio::test]
     async fn anthropic_request_shape_merges_tool_results_and_sends_its_headers() {
