@@ -88,3 +88,58 @@ async fn a_record_of_a_released_conversation_keeps_no_released_byte_and_stays_ta
         "the mark the write left is back"
     );
 }
+
+// Verifies: LOOP-1
+/// After content was released into the conversation, `watch_file` is refused: arming a watch is an
+/// effect nobody is asked about, and the context's routing is no longer its own.
+#[tokio::test]
+async fn a_context_that_met_released_content_arms_no_watch() {
+    let model = FakeModel::start_with(|s| {
+        s.planner(vec![
+            Reply::tool_call_with_id(
+                "r1",
+                "read_file",
+                json!({"path": "notes.txt", "why": "read"}),
+            ),
+            Reply::tool_call_with_id(
+                "r2",
+                "vet_content",
+                json!({"ref": "ref:0", "expects": "meeting notes", "why": "see them"}),
+            ),
+            Reply::tool_call_with_id(
+                "w",
+                "watch_file",
+                json!({"path": "plain.txt", "why": "watch"}),
+            ),
+            Reply::text("done"),
+        ])
+        .check(vec![Reply::text("VERDICT: safe\nordinary notes")])
+    });
+    let settings = Settings {
+        vetting_auto: true,
+        ..Settings::default()
+    };
+    let f = fixture(model, TestScreen::new(false, |_| Answer::Refused), settings);
+    let f = Fixture {
+        session: f.session.keeping_watches(),
+        ..f
+    };
+    f.write("notes.txt", "meeting notes\n");
+    f.write("plain.txt", "plain\n");
+    f.session
+        .state()
+        .trust
+        .mark_written_untrusted(f.path("notes.txt"));
+    assert_eq!(f.prompt("go", &[]).await, StopReason::EndTurn);
+    assert!(
+        f.result("r2").contains("meeting notes"),
+        "{}",
+        f.result("r2")
+    );
+    let refused = f.result("w");
+    assert!(
+        refused.starts_with("refused:") && refused.contains("never put to them"),
+        "{refused}"
+    );
+    assert!(f.session.state().watches.is_empty());
+}

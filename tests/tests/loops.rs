@@ -65,6 +65,15 @@ fn tool_names(request: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
+fn read_file_description(request: &Value) -> String {
+    request["tools"]
+        .as_array()
+        .and_then(|tools| tools.iter().find(|t| t["function"]["name"] == "read_file"))
+        .and_then(|t| t["function"]["description"].as_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
 fn last_user_text(request: &Value) -> String {
     request["messages"]
         .as_array()
@@ -112,8 +121,13 @@ fn a_watch_fires_a_turn_when_its_file_changes_and_not_otherwise() {
     );
     assert_eq!(done["stopReason"], "endTurn", "{done}");
     assert!(client.questions().is_empty(), "a watch asks nothing");
-    let offered = tool_names(&model.requests_for("planner")[0].body);
+    let first = &model.requests_for("planner")[0].body;
+    let offered = tool_names(first);
     assert!(offered.iter().any(|t| t == "watch_file"), "{offered:?}");
+    assert!(
+        read_file_description(first).contains("watch_file is the better answer"),
+        "read_file's change-token note points at watch_file"
+    );
     for (call, says) in [
         ("w_dir", "cannot be watched"),
         ("w_none", "cannot be watched"),
@@ -309,8 +323,10 @@ fn a_one_shot_run_is_offered_neither_watch_file_nor_schedule_next() {
         .env("BRAVEBOT_MODEL_API", "openai");
     let output = run_with_timeout(command, default_timeout());
     assert!(output.status.success(), "{output:?}");
-    let offered = tool_names(&model.requests_for("planner")[0].body);
+    let first = &model.requests_for("planner")[0].body;
+    let offered = tool_names(first);
     assert!(offered.iter().any(|t| t == "read_file"), "{offered:?}");
+    assert!(!read_file_description(first).contains("watch_file"));
     assert!(
         !offered
             .iter()
