@@ -27,6 +27,9 @@ pub const RECORD_VERSION: u64 = 1;
 pub const RECORD_FILE: &str = "session.json";
 /// How many prompts the history keeps.
 pub const HISTORY_KEPT: usize = 1000;
+/// Characters of one prompt the history keeps: the file is rewritten whole on every prompt, so a
+/// pasted megabyte must not make every later prompt pay for it.
+pub const HISTORY_ENTRY_CHARS: usize = 20_000;
 /// Characters of the first prompt line a title keeps.
 pub const TITLE_CHARS: usize = 80;
 
@@ -262,8 +265,12 @@ impl StateDir {
             .filter(|l| !l.trim().is_empty())
             .map(str::to_string)
             .collect();
+        let text = match entry.text.char_indices().nth(HISTORY_ENTRY_CHARS) {
+            Some((at, _)) => &entry.text[..at],
+            None => entry.text.as_str(),
+        };
         lines.push(
-            json!({"text": entry.text, "time": entry.time, "sessionId": entry.session_id, "cwd": entry.cwd})
+            json!({"text": text, "time": entry.time, "sessionId": entry.session_id, "cwd": entry.cwd})
                 .to_string(),
         );
         let keep_from = lines.len().saturating_sub(kept);
@@ -640,6 +647,17 @@ mod tests {
         assert_eq!(all[0].text, "prompt 14");
         assert_eq!(all[9].text, "prompt 5");
         assert_eq!(state.history(3).len(), 3);
+        state
+            .remember_prompt(&HistoryEntry {
+                text: "y".repeat(HISTORY_ENTRY_CHARS + 10),
+                ..entry(99)
+            })
+            .expect("remembered");
+        assert_eq!(
+            state.history(1)[0].text.chars().count(),
+            HISTORY_ENTRY_CHARS,
+            "one prompt is bounded"
+        );
         assert_eq!(
             std::fs::metadata(state.history_path())
                 .expect("file")
