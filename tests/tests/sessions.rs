@@ -464,6 +464,17 @@ fn a_three_hundred_round_session_stays_under_the_context_budget() {
         planner_text(last).contains("Question 299"),
         "the newest round is whole"
     );
+    // The record holds the conversation as compacted, so it is bounded by the budget too.
+    let record = client
+        .home()
+        .join(".bravebot/sessions")
+        .join(&id)
+        .join("session.json");
+    let size = std::fs::metadata(&record).expect("a record").len();
+    assert!(
+        size <= (BUDGET * 4 * 2) as u64,
+        "the record is {size} bytes"
+    );
     client.shutdown();
 }
 
