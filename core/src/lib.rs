@@ -14,14 +14,17 @@
 //! Untrusted bytes are read only by the gates in [`kernel::policy`]: everything else carries them.
 
 pub mod check;
+pub mod conversation;
 pub mod credentials;
 pub mod egress;
 pub mod git;
 pub mod jobs;
 pub mod kernel;
 pub mod language;
+pub mod looping;
 pub mod model;
 pub mod process;
+pub mod record;
 pub mod run;
 pub mod runner;
 pub mod secret;
@@ -29,4 +32,5 @@ pub mod session;
 pub mod settings;
 pub mod tools;
 pub mod turn;
+pub mod watch;
 pub mod workspace_file;

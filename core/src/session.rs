@@ -14,13 +14,15 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::conversation::Conversation;
 use crate::kernel::audit::{AuditRecord, AuditTrail, Decision, Gate};
 use crate::kernel::context::PlannerContext;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::Verdict;
 use crate::kernel::slot::{Quarantine, Reference};
 use crate::kernel::trust::{RuleOrigin, Scope, TrustMap, TrustRule};
-use crate::model::{Message, ModelClient};
+use crate::model::ModelClient;
+use crate::record::{HistoryEntry, Restored, SessionRecord, StateDir};
 use crate::settings::{Mode, Settings};
 use crate::tools::Files;
 use crate::turn;
@@ -309,7 +311,12 @@ pub struct SessionState {
     pub quarantine: Quarantine,
     pub audit: AuditTrail,
     pub context: PlannerContext,
-    pub history: Vec<Message>,
+    /// The planner's conversation: the only thing a session record takes as its conversation.
+    pub conversation: Conversation,
+    /// What the session is listed as: the first line of its first prompt, bounded.
+    pub title: Option<String>,
+    /// When the session was made (seconds since the epoch); a resumed session keeps its own.
+    pub created: u64,
     pub todos: Vec<Todo>,
     pub mode: Mode,
     /// Directories the person added (`bravebot/session/trust` with scope directory): reachable.
@@ -331,6 +338,14 @@ pub struct SessionState {
     pub offered_this_turn: Vec<PathBuf>,
     /// The checks' verdicts, by the bytes they judged, and what checking has cost.
     pub verdicts: crate::tools::content_trust::Verdicts,
+    /// The session's standing watches on files (`watch_file`).
+    pub watches: crate::watch::Watches,
+    /// The loop this session is running, if any (`bravebot/session/loop`, `schedule_next`).
+    pub looping: Option<crate::looping::LoopState>,
+    /// What `schedule_next` asked for in the turn running now.
+    pub scheduled: Option<crate::looping::Schedule>,
+    /// The optional tools the turn running now was offered.
+    pub offers: crate::tools::Offers,
     audit_written: usize,
 }
 
@@ -348,6 +363,17 @@ pub struct Session {
     /// alike): the fixed list and the session's credential variables.
     pub withheld: crate::process::Withheld,
     audit_log: Option<PathBuf>,
+    /// Where the session's record and the prompt history are kept; `None` keeps neither (an
+    /// incognito session, a headless run).
+    keep: Option<StateDir>,
+    /// The context a planner request is held to, in tokens, once known.
+    pub(crate) context_budget: std::sync::OnceLock<u64>,
+    /// Whether turns of this session may arm watches and run loops: a session somebody keeps open
+    /// (the editor's), not a one-shot run.
+    keeps_watches: bool,
+    /// Counts turns that ended, so a firing or a tick waiting for the session can wait for one.
+    turn_done: tokio::sync::watch::Sender<u64>,
+    ended: std::sync::atomic::AtomicBool,
     state: Mutex<SessionState>,
     turn: Mutex<Option<CancellationToken>>,
 }
@@ -362,6 +388,7 @@ impl Drop for TurnGuard<'_> {
     fn drop(&mut self) {
         self.token.cancel();
         *self.session.turn.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        self.session.turn_done.send_modify(|n| *n += 1);
     }
 }
 
@@ -431,12 +458,19 @@ impl Session {
             language_servers,
             withheld,
             audit_log: config.audit_log,
+            keep: None,
+            context_budget: std::sync::OnceLock::new(),
+            keeps_watches: false,
+            turn_done: tokio::sync::watch::Sender::new(0),
+            ended: std::sync::atomic::AtomicBool::new(false),
             state: Mutex::new(SessionState {
                 trust,
                 quarantine: Quarantine::default(),
                 audit,
                 context: PlannerContext::default(),
-                history: Vec::new(),
+                conversation: Conversation::default(),
+                title: None,
+                created: crate::record::now(),
                 todos: Vec::new(),
                 mode,
                 added_dirs: Vec::new(),
@@ -447,9 +481,173 @@ impl Session {
                 rememberable_outputs: Vec::new(),
                 jobs: Vec::new(),
                 verdicts: Default::default(),
+                watches: Default::default(),
+                looping: None,
+                scheduled: None,
+                offers: Default::default(),
                 audit_written: 0,
             }),
             turn: Mutex::new(None),
+        }
+    }
+
+    /// Keeps this session's record, and the prompts it is sent, under `state` (SESS-1, SESS-8).
+    pub fn keeping_records(mut self, state: StateDir) -> Session {
+        self.keep = Some(state);
+        self
+    }
+
+    /// Leaves nothing behind (SESS-10): no record, no history, the audit trail in memory only, and
+    /// language servers started with no index cache under `~/.bravebot`.
+    pub fn incognito(mut self) -> Session {
+        self.keep = None;
+        self.audit_log = None;
+        self.language_servers = crate::language::LanguageServers::new(
+            self.cwd.clone(),
+            None,
+            std::env::var_os("PATH"),
+            crate::language::Limits::default(),
+        )
+        .withholding(self.withheld.clone());
+        self
+    }
+
+    /// Where the audit trail is appended, if anywhere.
+    pub fn audit_log(&self) -> Option<&Path> {
+        self.audit_log.as_deref()
+    }
+
+    /// Lets this session's turns arm watches and run loops (WATCH-1, LOOP-1): a session an
+    /// editor keeps open. A one-shot run is not offered either.
+    pub fn keeping_watches(mut self) -> Session {
+        self.keeps_watches = true;
+        self
+    }
+
+    /// Whether `watch_file` and loops are this session's to use.
+    pub fn keeps_watches(&self) -> bool {
+        self.keeps_watches
+    }
+
+    /// Whether the session has ended.
+    pub fn ended(&self) -> bool {
+        self.ended.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// The firings of this session's watches, taken once by whoever turns them into turns.
+    pub fn take_firings(&self) -> Option<tokio::sync::mpsc::UnboundedReceiver<PathBuf>> {
+        self.state().watches.take_receiver()
+    }
+
+    /// A watch's event for `path`: when the file's change token moved since the last look, a turn
+    /// starts with a fixed sentence of the driver's naming the path, once the turn running now (if
+    /// any) has ended. `None` when the event changed nothing or the session ended (WATCH-4).
+    pub async fn watch_fired(&self, path: PathBuf) -> Option<StopReason> {
+        let looked = path.clone();
+        let now = tokio::task::spawn_blocking(move || crate::watch::token_of(&looked))
+            .await
+            .ok()?;
+        let shown = self.state().watches.changed(&path, now)?;
+        let sentence = crate::kernel::policy::PlannerText::driver(format!(
+            "[bravebot: {shown}, a file this session watches, changed. This notice is the driver's, not the person's; read the file again if you need what it says now.]"
+        ));
+        self.when_free(turn::Start::Watch(sentence)).await
+    }
+
+    /// Starts a turn once the session is free, waiting for a running turn to end. `None` when the
+    /// session ended first.
+    pub(crate) async fn when_free(&self, start: turn::Start) -> Option<StopReason> {
+        loop {
+            if self.ended() {
+                return None;
+            }
+            let mut done = self.turn_done.subscribe();
+            match self.start_turn(start.clone(), Vec::new()).await {
+                Ok(stop) => return Some(stop),
+                Err(Busy) => {
+                    if done.changed().await.is_err() {
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether the session keeps a record.
+    pub fn keeps_records(&self) -> bool {
+        self.keep.is_some()
+    }
+
+    /// Takes up a recorded session where it stopped (SESS-6, SESS-7): its conversation, with a
+    /// sentence of the driver's saying the references it names are gone; its trust rules and their
+    /// origins, except the start-of-session defaults, which this session worked out afresh; the
+    /// directories added; the mode; and what the planner's context had met, so a context that had
+    /// met untrusted content still has. Slots, standing approvals and verdicts do not survive.
+    pub fn restore(&self, restored: Restored) {
+        let mut state = self.state();
+        let state = &mut *state;
+        for rule in restored.trust {
+            if rule.origin == RuleOrigin::Instructions {
+                continue;
+            }
+            let shown = crate::tools::display_path(&self.cwd, &rule.path);
+            state.audit.record(
+                Gate::Trust,
+                Decision::Allowed,
+                format!(
+                    "{shown} rule restored from the session record (origin {})",
+                    rule.origin.as_str()
+                ),
+            );
+            state.trust.add(rule);
+        }
+        for dir in restored.added_dirs {
+            if !state.added_dirs.contains(&dir) {
+                state.added_dirs.push(dir);
+            }
+        }
+        state.mode = restored.mode;
+        // Labels only degrade: the restored context starts clean and is shown what it had met.
+        state.context.observe(restored.context.0);
+        if let Some(released) = restored.context.1 {
+            state.context.observe_release(released);
+        }
+        state.quarantine =
+            Quarantine::numbered_from(u32::try_from(restored.next_slot).unwrap_or(u32::MAX));
+        state.conversation = restored.conversation;
+        if !state.conversation.is_empty() {
+            state.conversation.push_driver(crate::kernel::policy::PlannerText::driver(
+                "[bravebot: this conversation was resumed from its session record. The references (ref:N) named above are gone: their contents were never kept, so naming one finds nothing. Read again what you need.]",
+            ));
+        }
+        state.title = Some(restored.listed.title);
+        state.created = restored.listed.created;
+    }
+
+    /// Writes the session's record, where it keeps one. A failure is logged: the session goes on.
+    pub fn save_record(&self) {
+        let Some(keep) = &self.keep else { return };
+        let state = self.state();
+        let Some(title) = state.title.as_deref() else {
+            // Nothing was asked yet: there is nothing to resume.
+            return;
+        };
+        let record = SessionRecord {
+            id: &self.id,
+            cwd: &self.cwd,
+            title,
+            created: state.created,
+            updated: crate::record::now(),
+            mode: state.mode,
+            model: self.settings.model.name.clone(),
+            conversation: &state.conversation,
+            trust: state.trust.rules(),
+            added_dirs: &state.added_dirs,
+            context: (state.context.presented(), state.context.released()),
+            next_slot: state.quarantine.next_number() as usize,
+        };
+        if let Err(e) = keep.save(&record) {
+            tracing::warn!("session record not written: {e}");
         }
     }
 
@@ -463,6 +661,14 @@ impl Session {
     /// Runs one turn to its end. `files` are paths the person named: each is trusted for the
     /// session before the turn starts.
     pub async fn prompt(&self, text: String, files: Vec<PathBuf>) -> Result<StopReason, Busy> {
+        self.start_turn(turn::Start::Prompt(text), files).await
+    }
+
+    pub(crate) async fn start_turn(
+        &self,
+        start: turn::Start,
+        files: Vec<PathBuf>,
+    ) -> Result<StopReason, Busy> {
         let token = {
             let mut slot = self.turn.lock().unwrap_or_else(|p| p.into_inner());
             if slot.is_some() {
@@ -481,8 +687,28 @@ impl Session {
         for file in files {
             self.trust_path(&file, Scope::File);
         }
-        let stop = turn::run(self, text, token).await;
+        if let turn::Start::Prompt(text) = &start {
+            {
+                let mut state = self.state();
+                if state.title.is_none() {
+                    state.title = Some(crate::record::title_of(text));
+                }
+            }
+            if let Some(keep) = &self.keep {
+                let entry = HistoryEntry {
+                    text: text.clone(),
+                    time: crate::record::now(),
+                    session_id: self.id.clone(),
+                    cwd: self.cwd.display().to_string(),
+                };
+                if let Err(e) = keep.remember_prompt(&entry) {
+                    tracing::warn!("prompt history not written: {e}");
+                }
+            }
+        }
+        let stop = turn::run(self, start, token).await;
         self.flush_audit();
+        self.save_record();
         self.screen.update(Update::TurnEnded {
             stop_reason: stop.clone(),
         });
@@ -491,6 +717,15 @@ impl Session {
 
     /// Ends the session: the running turn, its background jobs and its language servers.
     pub fn end(&self) {
+        self.ended.store(true, std::sync::atomic::Ordering::SeqCst);
+        {
+            let mut state = self.state();
+            state.watches.clear();
+            if let Some(l) = state.looping.take() {
+                l.stop.cancel();
+            }
+        }
+        self.turn_done.send_modify(|n| *n += 1);
         self.cancel();
         self.stop_jobs();
         self.stop_language_servers();
@@ -556,10 +791,12 @@ impl Session {
         }
         drop(state);
         self.flush_audit();
+        self.save_record();
     }
 
     pub fn set_mode(&self, mode: Mode) {
         self.state().mode = mode;
+        self.save_record();
     }
 
     pub fn audit_records(&self) -> Vec<AuditRecord> {
@@ -583,16 +820,22 @@ impl Session {
         if fresh.is_empty() {
             return;
         }
-        let written = path
+        let made = path
             .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|()| {
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(path)
-            })
-            .and_then(|mut f| f.write_all((fresh.join("\n") + "\n").as_bytes()));
+            .map_or(Ok(()), crate::record::create_private_dir);
+        if let Err(e) = made {
+            tracing::warn!("audit trail not written: {e}");
+            return;
+        }
+        let written = {
+            use std::os::unix::fs::OpenOptionsExt;
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .mode(0o600)
+                .open(path)
+        }
+        .and_then(|mut f| f.write_all((fresh.join("\n") + "\n").as_bytes()));
         match written {
             Ok(()) => state.audit_written += fresh.len(),
             Err(e) => tracing::warn!("audit trail not written to {}: {e}", path.display()),

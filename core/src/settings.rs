@@ -19,6 +19,9 @@ pub const DEFAULT_MAX_ROUNDS: u32 = 50;
 /// Bytes of one file a read check may be sent by default: 256 KiB, about 64k tokens, which fits
 /// the context of every model this talks to with room for the instructions and the reply.
 pub const DEFAULT_CHECK_BYTES: u64 = 256 * 1024;
+/// The context a planner request is held to where neither a setting nor the endpoint says: small
+/// enough for the models people run locally.
+pub const DEFAULT_CONTEXT_TOKENS: u64 = 32_768;
 
 /// The permission mode (CONTRACT §3 `setMode`). None of them skips a question.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,6 +81,9 @@ pub struct ModelSettings {
     /// layer overrode: each may hold a credential, so none is handed to a program.
     pub credential_variables: Vec<String>,
     pub source: Source,
+    /// The model's context in tokens (`model.contextTokens`), when a setting names it; otherwise
+    /// the endpoint's model listing is asked, and [`DEFAULT_CONTEXT_TOKENS`] is the fallback.
+    pub context_tokens: Option<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -100,6 +106,9 @@ pub struct Settings {
     pub search_max_files: u64,
     pub search_max_seconds: u64,
     pub max_rounds: u32,
+    /// The shortest wait between two ticks of a loop (`loop.minSeconds`, 60 by default; a test
+    /// sets it lower).
+    pub loop_min_seconds: u64,
 }
 
 impl Default for Settings {
@@ -112,6 +121,7 @@ impl Default for Settings {
                 api_key_env: None,
                 credential_variables: Vec::new(),
                 source: Source::Default,
+                context_tokens: None,
             },
             mode: Mode::Ask,
             vetting_auto: false,
@@ -126,6 +136,7 @@ impl Default for Settings {
             search_max_files: 20_000,
             search_max_seconds: 10,
             max_rounds: DEFAULT_MAX_ROUNDS,
+            loop_min_seconds: 60,
         }
     }
 }
@@ -205,6 +216,7 @@ const KNOWN_KEYS: &[&str] = &[
     "model.baseUrl",
     "model.name",
     "model.apiKeyEnv",
+    "model.contextTokens",
     "mode",
     "vetting.auto",
     "vetting.reads",
@@ -217,6 +229,7 @@ const KNOWN_KEYS: &[&str] = &[
     "search.maxFiles",
     "search.maxSeconds",
     "maxRounds",
+    "loop.minSeconds",
 ];
 
 /// Flattens `{"vetting": {"auto": true}}` and `{"vetting.auto": true}` alike into dotted keys.
@@ -402,6 +415,11 @@ fn apply(
                 s.model.api_key_env = Some(n);
             })
             .ok_or(bad("a variable name")),
+        "model.contextTokens" => value
+            .as_u64()
+            .filter(|n| *n >= 1024)
+            .map(|n| s.model.context_tokens = Some(n))
+            .ok_or(bad("a number of tokens of at least 1024")),
         "mode" => value
             .as_str()
             .and_then(Mode::parse)
@@ -447,6 +465,11 @@ fn apply(
             .as_u64()
             .map(|n| s.search_max_seconds = n)
             .ok_or(bad("a number")),
+        "loop.minSeconds" => value
+            .as_u64()
+            .filter(|n| (1..=crate::looping::MAX_SECONDS).contains(n))
+            .map(|n| s.loop_min_seconds = n)
+            .ok_or(bad("a number of seconds from 1 to 3600")),
         "maxRounds" => value
             .as_u64()
             .and_then(|n| u32::try_from(n).ok())

@@ -8,11 +8,12 @@
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::conversation::{Conversation, estimate_tokens};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::{Integrity, Label};
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
-use crate::model::{Message, ModelRequest, Part, Role, StreamEvent};
+use crate::model::{ModelRequest, Role, StreamEvent};
 use crate::session::{Session, StopReason, Update};
 use crate::tools::{self, ToolOutput};
 use crate::workspace_file::{self, Refusal};
@@ -26,60 +27,128 @@ answers short and concrete.";
 /// Most tokens a planner reply may take.
 const MAX_REPLY_TOKENS: u32 = 8192;
 
+/// What starts a turn.
+#[derive(Clone, Debug)]
+pub enum Start {
+    /// The person's prompt.
+    Prompt(String),
+    /// A watch fired: the driver's fixed sentence naming the path.
+    Watch(PlannerText),
+    /// A loop's tick: the person's line sent again unchanged. A self-paced loop's tick is offered
+    /// `schedule_next`; a tick of a loop with an interval is not.
+    Tick { prompt: String, self_paced: bool },
+}
+
 /// Runs one turn. The caller has already applied the prompt's `files` gestures.
-pub async fn run(session: &Session, text: String, cancel: CancellationToken) -> StopReason {
-    let mut messages = {
+pub async fn run(session: &Session, start: Start, cancel: CancellationToken) -> StopReason {
+    let mut conversation = {
         let mut state = session.state();
         state.offered_this_turn.clear();
-        state.history.clone()
+        let keeps = session.keeps_watches();
+        // Offered only where the turn will be asked again (seed 004): a self-paced tick, or a
+        // line the person typed where somebody is watching and no loop runs yet.
+        let again = match &start {
+            Start::Prompt(_) => session.screen.interactive() && state.looping.is_none(),
+            Start::Tick { self_paced, .. } => *self_paced,
+            Start::Watch(_) => false,
+        };
+        state.offers = tools::Offers {
+            watch_file: keeps,
+            schedule_next: keeps && again,
+        };
+        state.conversation.clone()
     };
     let system = system_prompt(session).await;
-    let prompt = {
-        let mut state = session.state();
-        let state = &mut *state;
-        // The person's own prompt: trusted by provenance, and public: the person's own words are
-        // theirs to send, so they may decide where something goes. Private is what came off the
-        // machine: files, listings, program output, language-server answers (GATE-4).
-        match policy::open(Labelled::new(text, Label::TRUSTED_PUBLIC)) {
-            Ok(opened) => policy::present(
-                opened,
-                "the person's prompt",
-                &mut state.context,
-                &mut state.audit,
-            ),
-            Err(_) => return StopReason::Error("internal: the prompt did not open".into()),
+    let text = match start {
+        Start::Watch(sentence) => {
+            conversation.push_driver(sentence);
+            None
         }
+        Start::Prompt(text) | Start::Tick { prompt: text, .. } => Some(text),
     };
-    messages.push(Message::User(vec![Part::Text(prompt.into_string())]));
-    let stop = rounds(session, &system, &mut messages, &cancel).await;
-    session.state().history = messages;
+    if let Some(text) = text {
+        let prompt = {
+            let mut state = session.state();
+            let state = &mut *state;
+            // The person's own prompt: trusted by provenance, and public: the person's own words
+            // are theirs to send, so they may decide where something goes. Private is what came
+            // off the machine: files, listings, program output, language-server answers (GATE-4).
+            match policy::open(Labelled::new(text, Label::TRUSTED_PUBLIC)) {
+                Ok(opened) => policy::present(
+                    opened,
+                    "the person's prompt",
+                    &mut state.context,
+                    &mut state.audit,
+                ),
+                Err(_) => return StopReason::Error("internal: the prompt did not open".into()),
+            }
+        };
+        conversation.push_prompt(prompt);
+    }
+    let stop = rounds(session, &system, &mut conversation, &cancel).await;
+    session.state().conversation = conversation;
     stop
 }
 
 async fn rounds(
     session: &Session,
     system: &PlannerText,
-    messages: &mut Vec<Message>,
+    conversation: &mut Conversation,
     cancel: &CancellationToken,
 ) -> StopReason {
-    let tools: Vec<_> = tools::specs().iter().map(tools::ToolSpec::schema).collect();
+    let offers = session.state().offers;
+    let tools: Vec<_> = tools::specs_for(offers)
+        .iter()
+        .map(|spec| {
+            let mut schema = spec.schema();
+            // Where watches are kept, the change token's note points at the better answer.
+            if offers.watch_file && spec.name == "read_file" {
+                schema.description.push_str(
+                    " To be told when a file changes, watch_file is the better answer in this session.",
+                );
+            }
+            schema
+        })
+        .collect();
+    let budget = context_budget(session).await;
+    // What the request holds besides the conversation: the reply's room, the system prompt and
+    // the tool list, each counted by the same estimate (SESS-12).
+    let reply_tokens = MAX_REPLY_TOKENS.min(u32::try_from(budget / 4).unwrap_or(u32::MAX));
+    let fixed = estimate_tokens(system.as_str())
+        + tools
+            .iter()
+            .map(|t| {
+                estimate_tokens(&t.name)
+                    + estimate_tokens(&t.description)
+                    + estimate_tokens(&t.parameters.to_string())
+            })
+            .sum::<usize>();
+    let budget = usize::try_from(budget).unwrap_or(usize::MAX);
+    let Some(room) = budget.checked_sub(reply_tokens as usize + fixed) else {
+        return StopReason::Error(format!(
+            "the system prompt and the tool list alone take about {fixed} tokens, more than the model's context of {budget} leaves room for beside a reply; raise model.contextTokens if the model takes more"
+        ));
+    };
     for round in 0..session.settings.max_rounds {
         // Background jobs that ended since the last round are reported without being asked
         // about, once each.
         if round > 0 {
             for account in tools::finished_unreported(session) {
-                messages.push(Message::User(vec![Part::Text(format!(
+                conversation.push_driver(PlannerText::driver(format!(
                     "[bravebot: a background job ended]\n{}",
                     account.as_str()
-                ))]));
+                )));
             }
+        }
+        if let Err(too_long) = conversation.fit(room) {
+            return StopReason::Error(too_long.to_string());
         }
         let request = ModelRequest {
             role: Role::Planner,
             system: system.as_str().to_string(),
-            messages: messages.clone(),
+            messages: conversation.messages(),
             tools: Some(tools.clone()),
-            max_tokens: MAX_REPLY_TOKENS,
+            max_tokens: reply_tokens,
         };
         let screen = session.screen.clone();
         let mut on_event = move |event: StreamEvent| match event {
@@ -91,13 +160,17 @@ async fn rounds(
         };
         let reply = match reply {
             Ok(r) => r,
+            // Sending the same request again cannot help: say what happened and what to change.
+            Err(e) if e.context_too_long() => {
+                return StopReason::Error(format!(
+                    "the model refused the conversation as longer than its context ({e}); the driver held it to about {budget} tokens: set model.contextTokens to what the model takes"
+                ));
+            }
             Err(e) => return StopReason::Error(e.to_string()),
         };
         let calls = reply.tool_calls.clone();
-        messages.push(Message::Assistant {
-            text: reply.text,
-            tool_calls: reply.tool_calls,
-        });
+        let tainted = session.state().context.met_untrusted();
+        conversation.push_reply(reply.text, reply.tool_calls, tainted);
         if calls.is_empty() {
             return StopReason::EndTurn;
         }
@@ -105,10 +178,10 @@ async fn rounds(
         for (i, call) in calls.iter().enumerate() {
             if cancel.is_cancelled() {
                 for skipped in &calls[i..] {
-                    messages.push(tool_message(
+                    conversation.push_tool_result(
                         &skipped.id,
                         ToolOutput::refused("the person cancelled the turn").text,
-                    ));
+                    );
                 }
                 return StopReason::Cancelled;
             }
@@ -119,21 +192,28 @@ async fn rounds(
                 why,
                 routing,
             });
+            let releases = session.state().context.releases();
             let (output, _, _) =
                 tools::dispatch(session, &call.name, &call.arguments, cancel).await;
+            let released = session.state().context.releases() != releases;
             session.screen.update(Update::ToolResult {
                 call_id: call.id.clone(),
                 status: output.status,
                 summary: output.summary.clone(),
             });
-            messages.push(tool_message(&call.id, output.text));
+            conversation.push_tool_result(&call.id, output.text);
+            if released {
+                conversation.mark_released();
+            }
             attachments.extend(output.attachments);
             session.flush_audit();
         }
         // A picture let through goes in a message of its own after the round's results, with the
         // driver's words saying where it came from.
         for (said, picture) in attachments.drain(..) {
-            messages.push(Message::User(vec![Part::Text(said.into_string()), picture]));
+            conversation.push_picture(said, picture);
+            // A picture is only ever let through by a release.
+            conversation.mark_released();
         }
         if cancel.is_cancelled() {
             return StopReason::Cancelled;
@@ -142,11 +222,18 @@ async fn rounds(
     StopReason::MaxRounds
 }
 
-fn tool_message(call_id: &str, text: PlannerText) -> Message {
-    Message::ToolResult {
-        call_id: call_id.to_string(),
-        parts: vec![Part::Text(text.into_string())],
+/// The context a planner request is held to: `model.contextTokens`, else what the endpoint's
+/// model listing says (asked once a session), else [`crate::settings::DEFAULT_CONTEXT_TOKENS`].
+async fn context_budget(session: &Session) -> u64 {
+    if let Some(n) = session.settings.model.context_tokens {
+        return n;
     }
+    if let Some(n) = session.context_budget.get() {
+        return *n;
+    }
+    let listed = session.model.listed_context_tokens().await;
+    let n = listed.unwrap_or(crate::settings::DEFAULT_CONTEXT_TOKENS);
+    *session.context_budget.get_or_init(|| n)
 }
 
 /// The `why` and the routing arguments of a call, for drawing it before it runs.

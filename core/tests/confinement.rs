@@ -69,7 +69,7 @@ async fn a_trusted_path_linking_to_a_file_marked_untrusted_is_read_as_untrusted(
         .trust
         .mark_written_untrusted(f.path("CLAUDE.md"));
     assert_eq!(f.prompt("go", &[]).await, StopReason::EndTurn);
-    let system = f.model.requests()[0].body["messages"][0]["content"]
+    let system = f.model.requests_for("planner")[0].body["messages"][0]["content"]
         .as_str()
         .unwrap()
         .to_string();

@@ -265,7 +265,7 @@ async fn trusted_agents_md_is_in_the_system_prompt_with_the_six_facts() {
     let f = fixture(model, TestScreen::new(true, refuse), Settings::default());
     f.write("AGENTS.md", "Always answer in haiku. agents-marker-31\n");
     f.prompt("hi", &[]).await;
-    let req = &f.model.requests()[0];
+    let req = &f.model.requests_for("planner")[0];
     let system = req.body["messages"][0]["content"]
         .as_str()
         .unwrap()

@@ -11,6 +11,12 @@ export const methods = {
   sessionAudit: 'bravebot/session/audit',
   sessionSetMode: 'bravebot/session/setMode',
   sessionTrust: 'bravebot/session/trust',
+  sessionList: 'bravebot/session/list',
+  sessionResume: 'bravebot/session/resume',
+  sessionDelete: 'bravebot/session/delete',
+  historyList: 'bravebot/history/list',
+  sessionLoop: 'bravebot/session/loop',
+  sessionLoopStop: 'bravebot/session/loop/stop',
 } as const;
 
 /** The command the server's code actions carry; `workspace/executeCommand` answers a question. */

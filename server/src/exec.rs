@@ -48,6 +48,7 @@ pub async fn run(egress: Arc<Egress>, prompt: String, json: bool, vet: bool) -> 
     });
     let session = setup::open_session(
         cwd,
+        setup::Opening::Fresh,
         None,
         egress,
         Arc::new(DiskOnly),

@@ -25,12 +25,15 @@ use tower_lsp_server::{Client, LanguageServer, LspService};
 use crate::buffers::{Buffers, Encoding, line_edits};
 use crate::protocol::{
     self, ANSWER_COMMAND, AnswerArguments, AnswerResult, AuditRecord, AuditResult, Empty,
-    ErrorInfo, InitializationOptions, ModelStatus, NewSessionParams, NewSessionResult,
-    PromptParams, PromptResult, SessionParams, SetModeParams, StatusResult, TrustParams,
-    TrustRuleStatus, method,
+    ErrorInfo, HistoryParams, HistoryResult, InitializationOptions, ListSessionsParams,
+    ListSessionsResult, ListedSession, LoopParams, LoopResult, LoopStopResult, ModelStatus,
+    NewSessionParams, NewSessionResult, PromptParams, PromptResult, ResumeResult, SessionParams,
+    SetModeParams, StatusResult, TranscriptEntry, TrustParams, TrustRuleStatus, UnreadableSession,
+    method,
 };
 use crate::screen::{HunkVerdict, LspScreen, Questions};
 use crate::setup;
+use bravebot_core::record::RecordError;
 use bravebot_core::session::BoxFuture;
 use bravebot_core::tools::Files;
 use tower_lsp_server::ls_types::{
@@ -114,6 +117,18 @@ fn invalid_params(message: impl Into<String>) -> Error {
     }
 }
 
+fn internal(message: impl Into<String>) -> Error {
+    Error {
+        code: ErrorCode::InternalError,
+        message: message.into().into(),
+        data: None,
+    }
+}
+
+fn record_error(e: RecordError) -> Error {
+    invalid_params(e.to_string())
+}
+
 /// The file a `file:` URI names. Any other scheme (`untitled:`, VS Code's `git:` view of an old
 /// version, a notebook cell) is not a file on disk, and a path that is not absolute names none:
 /// taking its text as the file's would hand reads the wrong text.
@@ -134,6 +149,222 @@ impl Backend {
             .get(id)
             .cloned()
             .ok_or_else(|| invalid_params(format!("no session {id}")))
+    }
+
+    /// Opens a session in `cwd` the way `opening` says, keeping its record where the session may.
+    fn open(&self, cwd: PathBuf, opening: setup::Opening) -> Result<Session> {
+        let info = self
+            .info
+            .get()
+            .ok_or_else(|| invalid_params("initialize first"))?;
+        let incognito = opening == setup::Opening::Incognito;
+        let session = setup::open_session(
+            cwd,
+            opening,
+            info.options.model.as_ref(),
+            self.egress.clone(),
+            Arc::new(Editor {
+                buffers: self.buffers.clone(),
+                client: self.client.clone(),
+            }),
+            |id| {
+                Arc::new(LspScreen::new(
+                    id.to_string(),
+                    self.client.clone(),
+                    self.outbox.clone(),
+                    self.questions.clone(),
+                    info.permissions,
+                    info.options.interactive.unwrap_or(true),
+                ))
+            },
+            |_| {},
+        );
+        let session = session.keeping_watches();
+        Ok(match (incognito, setup::state_dir()) {
+            (true, _) => session.incognito(),
+            (false, Some(state)) => session.keeping_records(state),
+            (false, None) => session,
+        })
+    }
+
+    /// Puts a session in the map, with a task turning its watches' firings into turns for as
+    /// long as it lives.
+    fn keep(&self, session: Session) -> Arc<Session> {
+        let session = Arc::new(session);
+        if let Some(mut firings) = session.take_firings() {
+            let weak = Arc::downgrade(&session);
+            tokio::spawn(async move {
+                while let Some(first) = firings.recv().await {
+                    let Some(paths) = bravebot_core::watch::settle(&mut firings, first).await
+                    else {
+                        break;
+                    };
+                    let Some(s) = weak.upgrade() else { break };
+                    for path in paths {
+                        if s.ended() {
+                            return;
+                        }
+                        s.watch_fired(path).await;
+                    }
+                }
+            });
+        }
+        self.sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(session.id.clone(), session.clone());
+        session
+    }
+
+    async fn session_loop(&self, params: LoopParams) -> Result<LoopResult> {
+        let session = self.session(&params.session_id)?;
+        let l = session
+            .begin_loop(params.prompt, params.interval_seconds)
+            .map_err(|e| invalid_params(e.to_string()))?;
+        let interval_seconds = l.interval_seconds;
+        tokio::spawn(async move { session.run_loop(l, None).await });
+        Ok(LoopResult { interval_seconds })
+    }
+
+    async fn session_loop_stop(&self, params: SessionParams) -> Result<LoopStopResult> {
+        let session = self.session(&params.session_id)?;
+        let counts = session
+            .state()
+            .looping
+            .as_ref()
+            .map(|l| (l.ticks, l.quiet_ticks));
+        let stopped = session.stop_loop();
+        let (ticks, quiet_ticks) = counts.unwrap_or((0, 0));
+        Ok(LoopStopResult {
+            stopped,
+            ticks,
+            quiet_ticks,
+        })
+    }
+
+    fn state_dir(&self) -> Result<bravebot_core::record::StateDir> {
+        setup::state_dir().ok_or_else(|| invalid_params("HOME is not set: there is no ~/.bravebot"))
+    }
+
+    async fn session_list(&self, params: ListSessionsParams) -> Result<ListSessionsResult> {
+        let state = self.state_dir()?;
+        let cwd = params
+            .cwd
+            .map(|c| std::fs::canonicalize(&c).unwrap_or_else(|_| PathBuf::from(c)));
+        let (found, broken) = tokio::task::spawn_blocking(move || state.list())
+            .await
+            .map_err(|e| internal(format!("listing sessions: {e}")))?;
+        Ok(ListSessionsResult {
+            sessions: found
+                .into_iter()
+                .filter(|l| cwd.as_ref().is_none_or(|c| Path::new(&l.cwd) == c))
+                .map(|l| ListedSession {
+                    session_id: l.id,
+                    title: l.title,
+                    created: l.created,
+                    updated: l.updated,
+                    mode: l.mode,
+                    model: l.model,
+                    cwd: l.cwd,
+                })
+                .collect(),
+            unreadable: broken
+                .into_iter()
+                .map(|(id, e)| UnreadableSession {
+                    session_id: id,
+                    error: e.to_string(),
+                })
+                .collect(),
+        })
+    }
+
+    async fn session_resume(&self, params: SessionParams) -> Result<ResumeResult> {
+        let id = params.session_id;
+        let state = self.state_dir()?;
+        let answer = |s: &Session| {
+            let st = s.state();
+            ResumeResult {
+                session_id: s.id.clone(),
+                title: st.title.clone().unwrap_or_default(),
+                cwd: s.cwd.display().to_string(),
+                mode: st.mode.as_str(),
+                transcript: st
+                    .conversation
+                    .transcript()
+                    .into_iter()
+                    .map(|(person, text)| TranscriptEntry {
+                        role: if person { "person" } else { "agent" },
+                        text,
+                    })
+                    .collect(),
+            }
+        };
+        if let Ok(live) = self.session(&id) {
+            return Ok(answer(&live));
+        }
+        let loaded = {
+            let id = id.clone();
+            tokio::task::spawn_blocking(move || state.load(&id))
+                .await
+                .map_err(|e| internal(format!("reading the record: {e}")))?
+        };
+        let restored = loaded.map_err(record_error)?;
+        let cwd = std::fs::canonicalize(&restored.cwd)
+            .ok()
+            .filter(|c| c.is_dir())
+            .ok_or_else(|| {
+                invalid_params(format!(
+                    "session {id} worked in {}, which is not a directory now",
+                    restored.cwd.display()
+                ))
+            })?;
+        let session = self.open(cwd, setup::Opening::Resumed(id))?;
+        session.restore(restored);
+        let result = answer(&session);
+        self.keep(session);
+        Ok(result)
+    }
+
+    async fn session_delete(&self, params: SessionParams) -> Result<Empty> {
+        let id = params.session_id;
+        let state = self.state_dir()?;
+        state.session_dir(&id).map_err(record_error)?;
+        // A session open here ends first, so no later turn writes its record again.
+        let live = self
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&id);
+        if let Some(live) = live {
+            live.end();
+        }
+        tokio::task::spawn_blocking(move || state.delete(&id))
+            .await
+            .map_err(|e| internal(format!("deleting the record: {e}")))?
+            .map_err(record_error)?;
+        Ok(Empty {})
+    }
+
+    async fn history_list(&self, params: HistoryParams) -> Result<HistoryResult> {
+        let state = self.state_dir()?;
+        let limit = params
+            .limit
+            .unwrap_or(100)
+            .min(bravebot_core::record::HISTORY_KEPT);
+        let entries = tokio::task::spawn_blocking(move || state.history(limit))
+            .await
+            .map_err(|e| internal(format!("reading the history: {e}")))?;
+        Ok(HistoryResult {
+            entries: entries
+                .into_iter()
+                .map(|e| protocol::HistoryEntry {
+                    text: e.text,
+                    time: e.time,
+                    session_id: e.session_id,
+                    cwd: e.cwd,
+                })
+                .collect(),
+        })
     }
 
     async fn session_new(&self, params: NewSessionParams) -> Result<NewSessionResult> {
@@ -158,33 +389,15 @@ impl Backend {
                 cwd.display()
             )));
         }
-        let session = setup::open_session(
-            cwd,
-            info.options.model.as_ref(),
-            self.egress.clone(),
-            Arc::new(Editor {
-                buffers: self.buffers.clone(),
-                client: self.client.clone(),
-            }),
-            |id| {
-                Arc::new(LspScreen::new(
-                    id.to_string(),
-                    self.client.clone(),
-                    self.outbox.clone(),
-                    self.questions.clone(),
-                    info.permissions,
-                    info.options.interactive.unwrap_or(true),
-                ))
-            },
-            |_| {},
-        );
-        let id = session.id.clone();
-        let session = Arc::new(session);
-        self.sessions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(id.clone(), session);
-        Ok(NewSessionResult { session_id: id })
+        let opening = if params.incognito {
+            setup::Opening::Incognito
+        } else {
+            setup::Opening::Fresh
+        };
+        let session = self.keep(self.open(cwd, opening)?);
+        Ok(NewSessionResult {
+            session_id: session.id.clone(),
+        })
     }
 
     async fn session_prompt(&self, params: PromptParams) -> Result<PromptResult> {
@@ -198,6 +411,11 @@ impl Backend {
                 message: e.to_string().into(),
                 data: None,
             })?;
+        // A line that called `schedule_next` starts a self-paced loop over itself.
+        if let Some((l, delay)) = session.take_started_loop() {
+            let looping = session.clone();
+            tokio::spawn(async move { looping.run_loop(l, Some(delay)).await });
+        }
         let error = match &stop {
             StopReason::Error(message) => Some(ErrorInfo {
                 message: message.clone(),
@@ -295,8 +513,13 @@ impl Backend {
                     })
                 })
                 .collect(),
-            watches: Vec::new(),
-            audit_log: setup::audit_path(&s.id).map(|p| p.display().to_string()),
+            watches: state
+                .watches
+                .status()
+                .into_iter()
+                .map(|w| json!({"path": w.path, "fired": w.fired}))
+                .collect(),
+            audit_log: s.audit_log().map(|p| p.display().to_string()),
         })
     }
 
@@ -602,6 +825,12 @@ pub async fn serve(egress: Arc<Egress>) -> bool {
         .custom_method(method::SESSION_AUDIT, Backend::session_audit)
         .custom_method(method::SESSION_SET_MODE, Backend::session_set_mode)
         .custom_method(method::SESSION_TRUST, Backend::session_trust)
+        .custom_method(method::SESSION_LIST, Backend::session_list)
+        .custom_method(method::SESSION_RESUME, Backend::session_resume)
+        .custom_method(method::SESSION_DELETE, Backend::session_delete)
+        .custom_method(method::HISTORY_LIST, Backend::history_list)
+        .custom_method(method::SESSION_LOOP, Backend::session_loop)
+        .custom_method(method::SESSION_LOOP_STOP, Backend::session_loop_stop)
         .finish()
     };
     // The end of the input refuses every question and ends every turn: nobody is left to answer.

@@ -20,6 +20,12 @@ pub mod method {
     pub const SESSION_AUDIT: &str = "bravebot/session/audit";
     pub const SESSION_SET_MODE: &str = "bravebot/session/setMode";
     pub const SESSION_TRUST: &str = "bravebot/session/trust";
+    pub const SESSION_LIST: &str = "bravebot/session/list";
+    pub const SESSION_RESUME: &str = "bravebot/session/resume";
+    pub const SESSION_DELETE: &str = "bravebot/session/delete";
+    pub const HISTORY_LIST: &str = "bravebot/history/list";
+    pub const SESSION_LOOP: &str = "bravebot/session/loop";
+    pub const SESSION_LOOP_STOP: &str = "bravebot/session/loop/stop";
 }
 
 /// `initializationOptions`, every field optional.
@@ -35,6 +41,113 @@ pub struct InitializationOptions {
 #[serde(rename_all = "camelCase", default)]
 pub struct NewSessionParams {
     pub cwd: Option<String>,
+    /// Leave nothing behind: no record, no history line, no language-server cache, the audit
+    /// trail in memory only, and the recorded vetting choice not read.
+    pub incognito: bool,
+}
+
+/// `bravebot/session/list`: every recorded session, or those of one working directory.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ListSessionsParams {
+    pub cwd: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListSessionsResult {
+    /// Newest first.
+    pub sessions: Vec<ListedSession>,
+    /// Records that could not be read, each with why; they are not in `sessions`.
+    pub unreadable: Vec<UnreadableSession>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListedSession {
+    pub session_id: String,
+    pub title: String,
+    /// Seconds since the epoch.
+    pub created: u64,
+    pub updated: u64,
+    pub mode: String,
+    pub model: String,
+    pub cwd: String,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UnreadableSession {
+    pub session_id: String,
+    pub error: String,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResumeResult {
+    pub session_id: String,
+    pub title: String,
+    pub cwd: String,
+    pub mode: &'static str,
+    /// The conversation to draw again: the person's prompts and the agent's replies, in order.
+    pub transcript: Vec<TranscriptEntry>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct TranscriptEntry {
+    /// `person` or `agent`.
+    pub role: &'static str,
+    pub text: String,
+}
+
+/// `bravebot/session/loop`: send `prompt` now and again, every `intervalSeconds`, or at the pace
+/// the planner asks for with `schedule_next` when no interval is given.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoopParams {
+    pub session_id: String,
+    pub prompt: String,
+    #[serde(default)]
+    pub interval_seconds: Option<u64>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoopResult {
+    /// The interval the loop keeps, held between the minimum and an hour; absent when self-paced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interval_seconds: Option<u64>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoopStopResult {
+    /// Whether a loop was running.
+    pub stopped: bool,
+    pub ticks: u64,
+    pub quiet_ticks: u64,
+}
+
+/// `bravebot/history/list`: the prompts submitted across sessions, newest first.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct HistoryParams {
+    /// At most this many (100 when absent, 1000 at most).
+    pub limit: Option<usize>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct HistoryResult {
+    pub entries: Vec<HistoryEntry>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryEntry {
+    pub text: String,
+    pub time: u64,
+    pub session_id: String,
+    pub cwd: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -385,6 +498,12 @@ mod tests {
             method::SESSION_AUDIT,
             method::SESSION_SET_MODE,
             method::SESSION_TRUST,
+            method::SESSION_LIST,
+            method::SESSION_RESUME,
+            method::SESSION_DELETE,
+            method::HISTORY_LIST,
+            method::SESSION_LOOP,
+            method::SESSION_LOOP_STOP,
             super::ANSWER_COMMAND,
         ];
         let missing: Vec<&str> = methods.into_iter().filter(|m| !spec.contains(m)).collect();

@@ -12,10 +12,23 @@ use bravebot_core::session::SystemFacts;
 use bravebot_core::settings::{self, Note, Settings, SettingsFile};
 use serde_json::Value;
 
+/// How a session is opened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Opening {
+    /// A new session.
+    Fresh,
+    /// A new session that leaves nothing behind: the recorded vetting choice is not read and no
+    /// audit file is named (the caller makes it [`Session::incognito`](bravebot_core::session::Session::incognito)).
+    Incognito,
+    /// A recorded session taken up again under its own id.
+    Resumed(String),
+}
+
 /// Opens a session in `cwd`: reads the settings layers (with the client's model settings, if
 /// any), builds the model client and names the audit file. `screen` is made once the id is known.
 pub fn open_session(
     cwd: PathBuf,
+    opening: Opening,
     client_model: Option<&Value>,
     egress: std::sync::Arc<bravebot_core::egress::Egress>,
     files: std::sync::Arc<dyn bravebot_core::tools::Files>,
@@ -23,16 +36,24 @@ pub fn open_session(
     adjust: impl FnOnce(&mut Settings),
 ) -> bravebot_core::session::Session {
     let client = client_model.map(|m| serde_json::json!({ "model": m }));
-    let (mut settings, notes) = load_settings(&cwd, client.as_ref());
+    let (mut settings, notes) =
+        load_settings_for(&cwd, client.as_ref(), opening != Opening::Incognito);
     adjust(&mut settings);
     for note in &notes {
         tracing::info!("{note}");
     }
-    let id = new_session_id();
+    let id = match &opening {
+        Opening::Resumed(id) => id.clone(),
+        _ => new_session_id(),
+    };
     let model = bravebot_core::model::ModelClient::new(model_config(&settings), egress);
     let screen = screen(&id);
     let config = bravebot_core::session::SessionConfig {
-        audit_log: audit_path(&id),
+        audit_log: if opening == Opening::Incognito {
+            None
+        } else {
+            audit_path(&id)
+        },
         id,
         facts: facts(&cwd),
         cwd,
@@ -52,8 +73,23 @@ pub fn home_settings_path() -> Option<PathBuf> {
     home().map(|h| h.join(".bravebot").join("settings.json"))
 }
 
+/// The state directory, `~/.bravebot`, where `HOME` names one.
+pub fn state_dir() -> Option<bravebot_core::record::StateDir> {
+    home().map(|h| bravebot_core::record::StateDir::in_home(&h))
+}
+
 /// Reads the settings layers for a workspace. Unreadable files are reported in the notes.
 pub fn load_settings(cwd: &Path, client: Option<&Value>) -> (Settings, Vec<Note>) {
+    load_settings_for(cwd, client, true)
+}
+
+/// [`load_settings`], reading the recorded vetting choice only where `read_vetting_choice` says:
+/// an incognito session does not read it (seed 000).
+pub fn load_settings_for(
+    cwd: &Path,
+    client: Option<&Value>,
+    read_vetting_choice: bool,
+) -> (Settings, Vec<Note>) {
     let home_path = home_settings_path();
     let workspace_path = cwd.join(".bravebot").join("settings.json");
     let home_text = home_path
@@ -73,8 +109,9 @@ pub fn load_settings(cwd: &Path, client: Option<&Value>) -> (Settings, Vec<Note>
         }),
     );
     // The recorded choice outranks the settings key (seed 000).
-    let recorded =
-        home().and_then(|h| std::fs::read_to_string(h.join(".bravebot").join("vetting")).ok());
+    let recorded = home()
+        .filter(|_| read_vetting_choice)
+        .and_then(|h| std::fs::read_to_string(h.join(".bravebot").join("vetting")).ok());
     if let Some(text) = recorded {
         settings::apply_vetting_file(&mut resolved, &text, &mut notes);
     }

@@ -210,6 +210,7 @@ pub struct LspOptions {
     cwd: PathBuf,
     env: Vec<(OsString, OsString)>,
     home_files: Vec<(PathBuf, String)>,
+    home_dir: Option<PathBuf>,
     binary: Option<PathBuf>,
     permissions_capability: bool,
     timeout: Duration,
@@ -222,6 +223,7 @@ impl LspOptions {
             cwd: cwd.into(),
             env: Vec::new(),
             home_files: Vec::new(),
+            home_dir: None,
             binary: None,
             permissions_capability: true,
             timeout: default_timeout(),
@@ -251,6 +253,13 @@ impl LspOptions {
     /// `.bravebot/settings.json`.
     pub fn home_file(mut self, relative: impl Into<PathBuf>, contents: impl Into<String>) -> Self {
         self.home_files.push((relative.into(), contents.into()));
+        self
+    }
+
+    /// Runs with this directory as `HOME` instead of a fresh temporary one, so a second server can
+    /// find what a first one left under `~/.bravebot`. The test owns the directory.
+    pub fn home_dir(mut self, path: impl Into<PathBuf>) -> Self {
+        self.home_dir = Some(path.into());
         self
     }
 
@@ -483,7 +492,9 @@ pub struct LspClient {
     stderr_reader: Option<JoinHandle<()>>,
     next_id: AtomicI64,
     options: LspOptions,
-    home: tempfile::TempDir,
+    /// The temporary `HOME`, unless the options named one.
+    _home_temp: Option<tempfile::TempDir>,
+    home: PathBuf,
     exit_status: Option<ExitStatus>,
 }
 
@@ -495,16 +506,23 @@ pub struct Pending(pub i64);
 impl LspClient {
     /// Spawns `bravebot lsp` with an isolated `HOME`. Fails the test if it cannot start.
     pub fn start(options: LspOptions) -> Self {
-        let home = tempfile::tempdir().expect("create a temporary HOME");
+        let (home_temp, home) = match &options.home_dir {
+            Some(dir) => (None, dir.clone()),
+            None => {
+                let temp = tempfile::tempdir().expect("create a temporary HOME");
+                let path = temp.path().to_path_buf();
+                (Some(temp), path)
+            }
+        };
         for (relative, contents) in &options.home_files {
-            let path = home.path().join(relative);
+            let path = home.join(relative);
             if let Some(parent) = path.parent() {
                 std::fs::create_dir_all(parent).expect("create a directory under HOME");
             }
             std::fs::write(&path, contents).expect("write a file under HOME");
         }
         let binary = options.binary.clone().unwrap_or_else(bravebot_binary);
-        let mut command = bravebot_command(&binary, home.path(), &options.cwd);
+        let mut command = bravebot_command(&binary, &home, &options.cwd);
         command
             .arg("lsp")
             .envs(options.env.iter().map(|(k, v)| (k, v)));
@@ -553,6 +571,7 @@ impl LspClient {
             stderr_reader: Some(stderr_reader),
             next_id: AtomicI64::new(1),
             options,
+            _home_temp: home_temp,
             home,
             exit_status: None,
         }
@@ -565,7 +584,7 @@ impl LspClient {
 
     /// The isolated `HOME` the server runs with.
     pub fn home(&self) -> &Path {
-        self.home.path()
+        &self.home
     }
 
     /// The server's working directory.

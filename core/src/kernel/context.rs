@@ -49,6 +49,9 @@ pub struct PlannerContext {
     /// The join of the labels of every slot released into the context on a person's (or
     /// auto-vetting's) endorsement: the endorsement makes those bytes readable, not harmless.
     released: Option<Label>,
+    /// How many releases the context has met: a tool result that came back with the count moved
+    /// carries released bytes.
+    releases: u32,
 }
 
 impl PlannerContext {
@@ -64,10 +67,26 @@ impl PlannerContext {
         self.released.map_or(presented, |r| presented.join(r))
     }
 
+    /// The join of what was presented, without what was released; `(T,pub)` when nothing was.
+    pub fn presented(&self) -> Label {
+        self.label.unwrap_or(Label::TRUSTED_PUBLIC)
+    }
+
+    /// The join of what was released on an endorsement, if anything was.
+    pub fn released(&self) -> Option<Label> {
+        self.released
+    }
+
     /// Notes that one slot's bytes, labelled `label`, were released into the context on an
     /// endorsement. The context takes that label: it only ever degrades.
     pub fn observe_release(&mut self, label: Label) {
         self.released = Some(self.released.map_or(label, |r| r.join(label)));
+        self.releases = self.releases.saturating_add(1);
+    }
+
+    /// How many releases the context has met.
+    pub fn releases(&self) -> u32 {
+        self.releases
     }
 
     /// Whether the context holds anything untrusted, released on an endorsement or not.

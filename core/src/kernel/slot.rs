@@ -201,9 +201,26 @@ impl Slot {
 #[derive(Default)]
 pub struct Quarantine {
     slots: Vec<Slot>,
+    /// The number of the first slot: past every reference a resumed conversation already names,
+    /// so an old reference never finds a new slot (SESS-7).
+    first: u32,
 }
 
 impl Quarantine {
+    /// An empty quarantine whose first slot is numbered `first`.
+    pub fn numbered_from(first: u32) -> Quarantine {
+        Quarantine {
+            slots: Vec::new(),
+            first,
+        }
+    }
+
+    /// The number the next slot will take.
+    pub fn next_number(&self) -> u32 {
+        self.first
+            .saturating_add(u32::try_from(self.slots.len()).unwrap_or(u32::MAX))
+    }
+
     /// Fills a new slot and returns its reference. There is no way to change a slot afterwards.
     pub fn put(&mut self, content: Labelled<Vec<u8>>, origin: Origin) -> Reference {
         self.put_with_target(content, origin, None)
@@ -225,7 +242,7 @@ impl Quarantine {
         origin: Origin,
         target: Option<Labelled<std::path::PathBuf>>,
     ) -> Reference {
-        let id = SlotId(u32::try_from(self.slots.len()).unwrap_or(u32::MAX));
+        let id = SlotId(self.next_number());
         let (lines, bytes) = policy::measure(&content);
         let reference = Reference {
             id,
@@ -243,7 +260,8 @@ impl Quarantine {
     }
 
     pub fn get(&self, id: SlotId) -> Option<&Slot> {
-        self.slots.get(id.0 as usize)
+        let index = id.0.checked_sub(self.first)?;
+        self.slots.get(index as usize)
     }
 
     pub fn len(&self) -> usize {
@@ -303,5 +321,19 @@ mod tests {
         assert_eq!(q.get(SlotId(0)).map(|s| s.reference.bytes), Some(1));
         assert_eq!(SlotId::parse("ref:12"), Some(SlotId(12)));
         assert_eq!(SlotId::parse("12"), None);
+    }
+
+    // Verifies: SESS-7
+    #[test]
+    fn a_resumed_quarantine_numbers_past_the_old_references() {
+        let mut q = Quarantine::numbered_from(5);
+        let r = q.put(
+            Labelled::new(b"x".to_vec(), Label::UNTRUSTED_PRIVATE),
+            Origin::File { path: "a".into() },
+        );
+        assert_eq!(r.id, SlotId(5));
+        assert!(q.get(SlotId(0)).is_none(), "an old reference finds nothing");
+        assert!(q.get(SlotId(5)).is_some());
+        assert_eq!(q.next_number(), 6);
     }
 }

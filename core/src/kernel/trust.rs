@@ -32,13 +32,16 @@ pub enum RuleOrigin {
     Instructions,
     /// The agent wrote data that nobody vouched for here, so the path now holds untrusted bytes.
     AgentWroteUntrusted,
+    /// Read back from a session record written by a build that knew an origin this one does not.
+    /// It grants nothing: the path reads as untrusted until a person says otherwise (SESS-3).
+    Unrecognised,
 }
 
 impl RuleOrigin {
     pub fn integrity(self) -> Integrity {
         match self {
             RuleOrigin::Person | RuleOrigin::Instructions => Integrity::Trusted,
-            RuleOrigin::AgentWroteUntrusted => Integrity::Untrusted,
+            RuleOrigin::AgentWroteUntrusted | RuleOrigin::Unrecognised => Integrity::Untrusted,
         }
     }
 
@@ -47,6 +50,7 @@ impl RuleOrigin {
             RuleOrigin::Person => "person",
             RuleOrigin::Instructions => "instructions",
             RuleOrigin::AgentWroteUntrusted => "agentWrite",
+            RuleOrigin::Unrecognised => "unrecognised",
         }
     }
 }

@@ -131,6 +131,51 @@ impl ModelClient {
         stream.finish()
     }
 
+    /// The context length the endpoint's model listing gives for the model in use, where it gives
+    /// one: `context_length` (OpenRouter, LM Studio), `max_model_len` (vLLM), `context_window`
+    /// or `max_context_length`, or llama.cpp's `meta.n_ctx_train`. `None` where the listing
+    /// cannot be had or says nothing.
+    pub async fn listed_context_tokens(&self) -> Option<u64> {
+        let opts = SendOptions {
+            first_byte: Some(Duration::from_secs(10)),
+            idle: Some(Duration::from_secs(10)),
+            body_cap: 1024 * 1024,
+            ..SendOptions::default()
+        };
+        let url = match self.config.api {
+            Api::OpenAi => format!("{}/models", self.base_url()),
+            Api::Anthropic => format!("{}/v1/models", self.base_url()),
+        };
+        let listing = self
+            .egress
+            .send(self.authorized(HttpRequest::get(url)), &opts)
+            .await
+            .ok()?;
+        if !(200..300).contains(&listing.status) {
+            return None;
+        }
+        let value = serde_json::from_slice::<serde_json::Value>(&listing.body).ok()?;
+        let entry = value
+            .get("data")
+            .and_then(|d| d.as_array())?
+            .iter()
+            .find(|m| m.get("id").and_then(|i| i.as_str()) == Some(self.config.name.as_str()))?;
+        [
+            "context_length",
+            "max_model_len",
+            "context_window",
+            "max_context_length",
+        ]
+        .iter()
+        .find_map(|k| entry.get(*k).and_then(serde_json::Value::as_u64))
+        .or_else(|| {
+            entry
+                .pointer("/meta/n_ctx_train")
+                .and_then(serde_json::Value::as_u64)
+        })
+        .filter(|n| *n > 0)
+    }
+
     /// A cheap question for `bravebot doctor`: does the endpoint answer, and with what.
     pub async fn probe(&self) -> Result<String, ModelError> {
         let opts = SendOptions {
@@ -290,9 +335,21 @@ async fn refusal(response: &mut StreamingResponse) -> ModelError {
             break;
         }
     }
+    let mut message = error_message(&body);
+    // OpenAI names this refusal in `error.code` rather than in its message.
+    let code = serde_json::from_slice::<serde_json::Value>(&body)
+        .ok()
+        .and_then(|v| {
+            v.pointer("/error/code")
+                .and_then(|c| c.as_str())
+                .map(str::to_owned)
+        });
+    if code.as_deref() == Some("context_length_exceeded") {
+        message.push_str(" (context_length_exceeded)");
+    }
     ModelError::Status {
         status: response.status(),
-        message: error_message(&body),
+        message,
     }
 }
 
@@ -825,6 +882,56 @@ mod tests {
             ("GET", "/v1/models")
         );
         assert_eq!(seen.header("authorization"), Some("Bearer sk-probe"));
+    }
+
+    // Verifies: SESS-12
+    #[tokio::test]
+    async fn the_model_listing_gives_the_context_of_the_model_in_use_where_it_says() {
+        let listing = json!({"object": "list", "data": [
+            {"id": "other", "context_length": 4096},
+            {"id": "test-model", "max_model_len": 65536},
+        ]});
+        let server = TestServer::start(vec![
+            Answer::Raw(response(
+                200,
+                &[("Content-Type", "application/json")],
+                listing.to_string().as_bytes(),
+            )),
+            Answer::Raw(response(
+                200,
+                &[("Content-Type", "application/json")],
+                json!({"data": [{"id": "test-model"}]})
+                    .to_string()
+                    .as_bytes(),
+            )),
+        ])
+        .await;
+        let client = client(Api::OpenAi, server.url("/v1"), None);
+        assert_eq!(client.listed_context_tokens().await, Some(65536));
+        assert_eq!(
+            client.listed_context_tokens().await,
+            None,
+            "a listing that says nothing gives nothing"
+        );
+    }
+
+    // Verifies: SESS-13
+    #[test]
+    fn a_context_too_long_refusal_is_told_apart_from_other_refusals() {
+        let status = |status, message: &str| ModelError::Status {
+            status,
+            message: message.to_owned(),
+        };
+        assert!(
+            status(400, "This model's maximum context length is 8192 tokens").context_too_long()
+        );
+        assert!(
+            status(400, "prompt is too long: 250000 tokens > 200000 maximum").context_too_long()
+        );
+        assert!(status(400, "bad request (context_length_exceeded)").context_too_long());
+        assert!(!status(400, "invalid tool schema").context_too_long());
+        assert!(!status(500, "context length").context_too_long());
+        assert!(!status(400, "context length").retryable());
     }
 
     // Verifies: MODEL-1

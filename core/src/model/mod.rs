@@ -170,6 +170,29 @@ impl ModelError {
         }
     }
 
+    /// Whether the endpoint refused the request as longer than the model's context: a 400 or
+    /// 413 whose message says so in one of the ways the usual servers do (OpenAI's
+    /// `context_length_exceeded`, vLLM's and OpenAI's "maximum context length", llama.cpp's
+    /// "context size", Anthropic's "prompt is too long"). Asking again with the same request
+    /// cannot help, so it is reported as such rather than retried (SESS-13).
+    pub fn context_too_long(&self) -> bool {
+        match self {
+            ModelError::Status {
+                status: 400 | 413,
+                message,
+            } => {
+                let m = message.to_lowercase();
+                m.contains("context_length_exceeded")
+                    || m.contains("context length")
+                    || m.contains("context size")
+                    || m.contains("context window")
+                    || m.contains("prompt is too long")
+                    || m.contains("too many tokens")
+            }
+            _ => false,
+        }
+    }
+
     pub fn retryable(&self) -> bool {
         match self {
             ModelError::Unreachable { source, .. } => source.retryable(),

@@ -2,7 +2,8 @@
 //! lands) and content (what it carries), and the path handling they share.
 //!
 //! A tool that is not built is not offered. This build offers every tool of seed 004 but
-//! `spawn_agent`, `load_skill`, `schedule_next` and `watch_file` (CONTRACT §4.1).
+//! `spawn_agent` and `load_skill` (CONTRACT §4.1); `watch_file` and `schedule_next` only where
+//! they mean something ([`Offers`]).
 
 mod ask_user;
 pub mod content_trust;
@@ -16,10 +17,12 @@ mod read_file;
 mod read_git;
 mod read_output;
 mod run;
+mod schedule_next;
 pub mod search;
 mod spawn_processor;
 mod todo_write;
 mod vet_content;
+mod watch_file;
 mod write_file;
 
 use std::path::{Component, Path, PathBuf};
@@ -123,7 +126,29 @@ impl ToolSpec {
 
 pub use job_output::finished_unreported;
 
-/// Every tool this build offers, in the order the planner is shown them.
+/// The two tools offered only where they mean something (seed 004).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Offers {
+    /// The session keeps watches: not a one-shot run.
+    pub watch_file: bool,
+    /// This turn will be asked again: a self-paced loop's tick, or a line the person typed in a
+    /// session that keeps loops and runs none.
+    pub schedule_next: bool,
+}
+
+/// The tools offered to one turn: [`specs`], and the two of [`Offers`] where they are offered.
+pub fn specs_for(offers: Offers) -> Vec<ToolSpec> {
+    let mut out = specs();
+    if offers.watch_file {
+        out.push(watch_file::spec());
+    }
+    if offers.schedule_next {
+        out.push(schedule_next::spec());
+    }
+    out
+}
+
+/// Every tool this build offers every turn, in the order the planner is shown them.
 pub fn specs() -> Vec<ToolSpec> {
     vec![
         read_file::spec(),
@@ -288,10 +313,13 @@ impl Call<'_> {
     }
 
     fn spec_role(&self, name: &str) -> Option<ArgRole> {
-        specs()
-            .into_iter()
-            .find(|s| s.name == self.tool)
-            .and_then(|s| s.role_of(name))
+        specs_for(Offers {
+            watch_file: true,
+            schedule_next: true,
+        })
+        .into_iter()
+        .find(|s| s.name == self.tool)
+        .and_then(|s| s.role_of(name))
     }
 
     /// The context gate for naming a reference in argument `arg`: a context that met content nobody
@@ -415,7 +443,9 @@ pub async fn dispatch(
     arguments: &str,
     cancel: &CancellationToken,
 ) -> (ToolOutput, Value, String) {
-    let specs = specs();
+    // A tool this turn was not offered is answered as any unknown name is.
+    let offers = session.state().offers;
+    let specs = specs_for(offers);
     let Some(spec) = specs.iter().find(|s| s.name == name) else {
         let names: Vec<&str> = specs.iter().map(|s| s.name).collect();
         return (
@@ -506,6 +536,8 @@ pub async fn dispatch(
         "vet_content" => vet_content::run(&call).await,
         "todo_write" => todo_write::run(&call),
         "ask_user" => ask_user::run(&call).await,
+        "watch_file" => watch_file::run(&call).await,
+        "schedule_next" => schedule_next::run(&call),
         other => ToolOutput::error(format!("tool `{other}` is declared but not wired")),
     };
     (output, Value::Object(routing), why)

@@ -8,13 +8,19 @@ local M = {}
 
 --- Client → server.
 M.outgoing = {
-  ['bravebot/session/new'] = { kind = 'request', params = { 'cwd' } },
+  ['bravebot/session/new'] = { kind = 'request', params = { 'cwd', 'incognito' } },
   ['bravebot/session/prompt'] = { kind = 'request', params = { 'sessionId', 'text', 'files' } },
   ['bravebot/session/cancel'] = { kind = 'notification', params = { 'sessionId' } },
   ['bravebot/session/status'] = { kind = 'request', params = { 'sessionId' } },
   ['bravebot/session/audit'] = { kind = 'request', params = { 'sessionId' } },
   ['bravebot/session/setMode'] = { kind = 'request', params = { 'sessionId', 'mode' } },
   ['bravebot/session/trust'] = { kind = 'request', params = { 'sessionId', 'path', 'scope' } },
+  ['bravebot/session/list'] = { kind = 'request', params = { 'cwd' } },
+  ['bravebot/session/resume'] = { kind = 'request', params = { 'sessionId' } },
+  ['bravebot/session/delete'] = { kind = 'request', params = { 'sessionId' } },
+  ['bravebot/history/list'] = { kind = 'request', params = { 'limit' } },
+  ['bravebot/session/loop'] = { kind = 'request', params = { 'sessionId', 'prompt', 'intervalSeconds' } },
+  ['bravebot/session/loop/stop'] = { kind = 'request', params = { 'sessionId' } },
 }
 
 --- Server → client: what handlers.lua answers.

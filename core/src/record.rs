@@ -1,0 +1,675 @@
+//! What lasts: session records and the prompt history, under the state directory
+//! (`~/.bravebot`, `HOME` deciding where `~` is).
+//!
+//! A session record is `sessions/<id>/session.json`: the planner's [`Conversation`] (the only
+//! thing a record takes as its conversation, so nothing quarantined can be written), the trust map
+//! with each rule's origin, the added directories, what the planner's context had met, the mode,
+//! the model, a title and two timestamps. The prompt history is one file, `history.jsonl`, of every
+//! prompt submitted across sessions, the newest [`HISTORY_KEPT`] kept. Directories are made
+//! `0700`, files `0600`, and every file is written whole to a temporary file and renamed into
+//! place, so a record is either the old one or the new one, never half of each (SESS-1).
+
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+
+use crate::conversation::Conversation;
+use crate::kernel::label::Label;
+use crate::kernel::trust::{RuleOrigin, Scope, TrustRule};
+use crate::settings::Mode;
+
+/// The record format this build writes and reads.
+pub const RECORD_VERSION: u64 = 1;
+/// The file of a session's record inside its directory.
+pub const RECORD_FILE: &str = "session.json";
+/// How many prompts the history keeps.
+pub const HISTORY_KEPT: usize = 1000;
+/// Characters of one prompt the history keeps: the file is rewritten whole on every prompt, so a
+/// pasted megabyte must not make every later prompt pay for it.
+pub const HISTORY_ENTRY_CHARS: usize = 20_000;
+/// Characters of the first prompt line a title keeps.
+pub const TITLE_CHARS: usize = 80;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("`{0}` is not a session id")]
+    BadId(String),
+    #[error("no session record {0}")]
+    Missing(String),
+    #[error("session record {path} could not be read: {reason}")]
+    Corrupt { path: String, reason: String },
+    #[error("the session record could not be encoded: {0}")]
+    Encode(String),
+    #[error("{what} {path}: {source}")]
+    Io {
+        what: &'static str,
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+fn io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> RecordError + 'a {
+    move |source| RecordError::Io {
+        what,
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+/// Seconds since the epoch.
+pub fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// The first line of a prompt, bounded: what a session is listed as.
+pub fn title_of(prompt: &str) -> String {
+    let line = prompt.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let line = line.trim();
+    match line.char_indices().nth(TITLE_CHARS) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line.to_string(),
+    }
+}
+
+/// Makes `path` and any missing parent, each readable by this account only.
+pub fn create_private_dir(path: &Path) -> Result<(), RecordError> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(path)
+        .map_err(io("could not make the directory", path))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
+        .map_err(io("could not restrict the directory", path))
+}
+
+/// Writes `bytes` to `path` atomically: a `0600` temporary file beside it, then a rename.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), RecordError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temp = dir.join(format!(
+        ".{name}.{}.{}.tmp",
+        std::process::id(),
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0)
+    ));
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&temp)
+        .and_then(|mut f| {
+            f.write_all(bytes)?;
+            f.sync_all()
+        });
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&temp);
+        return Err(io("could not write", path)(e));
+    }
+    std::fs::rename(&temp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&temp);
+        io("could not put in place", path)(e)
+    })
+}
+
+/// The state directory: `~/.bravebot`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StateDir {
+    root: PathBuf,
+}
+
+/// A session as the list shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Listed {
+    pub id: String,
+    pub title: String,
+    pub created: u64,
+    pub updated: u64,
+    pub mode: String,
+    pub model: String,
+    pub cwd: String,
+}
+
+/// One prompt of the history.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HistoryEntry {
+    pub text: String,
+    pub time: u64,
+    pub session_id: String,
+    pub cwd: String,
+}
+
+impl StateDir {
+    /// `home/.bravebot`.
+    pub fn in_home(home: &Path) -> StateDir {
+        StateDir {
+            root: home.join(".bravebot"),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn sessions(&self) -> PathBuf {
+        self.root.join("sessions")
+    }
+
+    pub fn history_path(&self) -> PathBuf {
+        self.root.join("history.jsonl")
+    }
+
+    /// A session's directory. An id is letters, digits and dashes, so it names one directory
+    /// directly under `sessions/` and nothing else.
+    pub fn session_dir(&self, id: &str) -> Result<PathBuf, RecordError> {
+        let plain = !id.is_empty()
+            && id.len() <= 64
+            && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+        if !plain {
+            return Err(RecordError::BadId(id.to_string()));
+        }
+        Ok(self.sessions().join(id))
+    }
+
+    /// Writes a session's record.
+    pub fn save(&self, record: &SessionRecord<'_>) -> Result<(), RecordError> {
+        let dir = self.session_dir(record.id)?;
+        create_private_dir(&dir)?;
+        let path = dir.join(RECORD_FILE);
+        let text = serde_json::to_vec_pretty(&record.to_json())
+            .map_err(|e| RecordError::Encode(e.to_string()))?;
+        write_atomically(&path, &text)
+    }
+
+    /// Reads a session's record.
+    pub fn load(&self, id: &str) -> Result<Restored, RecordError> {
+        let path = self.session_dir(id)?.join(RECORD_FILE);
+        let text = match std::fs::read(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(RecordError::Missing(id.to_string()));
+            }
+            Err(e) => return Err(io("could not read", &path)(e)),
+        };
+        let corrupt = |reason: String| RecordError::Corrupt {
+            path: path.display().to_string(),
+            reason,
+        };
+        let value: Value = serde_json::from_slice(&text).map_err(|e| corrupt(e.to_string()))?;
+        Restored::from_json(&value).map_err(corrupt)
+    }
+
+    /// Every session with a record, newest first, and the records that could not be read, each
+    /// with its error. A session directory without a record (a headless run's audit trail) is not
+    /// a session to resume and is passed over.
+    pub fn list(&self) -> (Vec<Listed>, Vec<(String, RecordError)>) {
+        let mut found = Vec::new();
+        let mut broken = Vec::new();
+        let Ok(entries) = std::fs::read_dir(self.sessions()) else {
+            return (found, broken);
+        };
+        for entry in entries.flatten() {
+            let id = entry.file_name().to_string_lossy().into_owned();
+            if self.session_dir(&id).is_err() || !entry.path().join(RECORD_FILE).exists() {
+                continue;
+            }
+            match self.load(&id) {
+                Ok(r) => found.push(r.listed),
+                Err(e) => {
+                    tracing::warn!("{e}");
+                    broken.push((id, e));
+                }
+            }
+        }
+        found.sort_by(|a, b| b.updated.cmp(&a.updated).then(b.id.cmp(&a.id)));
+        (found, broken)
+    }
+
+    /// Removes one session's directory, its record and audit trail, and nothing else.
+    pub fn delete(&self, id: &str) -> Result<(), RecordError> {
+        let dir = self.session_dir(id)?;
+        match std::fs::symlink_metadata(&dir) {
+            Ok(m) if m.is_dir() => {
+                std::fs::remove_dir_all(&dir).map_err(io("could not remove", &dir))
+            }
+            Ok(_) => Err(RecordError::BadId(id.to_string())),
+            Err(_) => Err(RecordError::Missing(id.to_string())),
+        }
+    }
+
+    /// Appends a prompt to the history, keeping the newest [`HISTORY_KEPT`].
+    pub fn remember_prompt(&self, entry: &HistoryEntry) -> Result<(), RecordError> {
+        self.remember_prompt_keeping(entry, HISTORY_KEPT)
+    }
+
+    fn remember_prompt_keeping(
+        &self,
+        entry: &HistoryEntry,
+        kept: usize,
+    ) -> Result<(), RecordError> {
+        create_private_dir(&self.root)?;
+        let path = self.history_path();
+        let mut lines: Vec<String> = std::fs::read_to_string(&path)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(str::to_string)
+            .collect();
+        let text = match entry.text.char_indices().nth(HISTORY_ENTRY_CHARS) {
+            Some((at, _)) => &entry.text[..at],
+            None => entry.text.as_str(),
+        };
+        lines.push(
+            json!({"text": text, "time": entry.time, "sessionId": entry.session_id, "cwd": entry.cwd})
+                .to_string(),
+        );
+        let keep_from = lines.len().saturating_sub(kept);
+        let text = lines[keep_from..].join("\n") + "\n";
+        write_atomically(&path, text.as_bytes())
+    }
+
+    /// The history, newest first, at most `limit` entries. A line that is not an entry is
+    /// passed over.
+    pub fn history(&self, limit: usize) -> Vec<HistoryEntry> {
+        let text = std::fs::read_to_string(self.history_path()).unwrap_or_default();
+        text.lines()
+            .rev()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter_map(|v| {
+                Some(HistoryEntry {
+                    text: v.get("text")?.as_str()?.to_string(),
+                    time: v.get("time").and_then(Value::as_u64).unwrap_or(0),
+                    session_id: v
+                        .get("sessionId")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string(),
+                    cwd: v
+                        .get("cwd")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string(),
+                })
+            })
+            .take(limit)
+            .collect()
+    }
+}
+
+/// What a record is written from: borrowed from the session, the conversation as the planner's
+/// own type and nothing else (SESS-2).
+pub struct SessionRecord<'a> {
+    pub id: &'a str,
+    pub cwd: &'a Path,
+    pub title: &'a str,
+    pub created: u64,
+    pub updated: u64,
+    pub mode: Mode,
+    pub model: String,
+    pub conversation: &'a Conversation,
+    pub trust: &'a [TrustRule],
+    pub added_dirs: &'a [PathBuf],
+    /// What the planner's context had been shown, and what was released into it.
+    pub context: (Label, Option<Label>),
+    /// The next slot number: a resumed session numbers its slots past every reference the
+    /// conversation names.
+    pub next_slot: usize,
+}
+
+impl SessionRecord<'_> {
+    fn to_json(&self) -> Value {
+        json!({
+            "version": RECORD_VERSION,
+            "id": self.id,
+            "cwd": self.cwd,
+            "title": self.title,
+            "created": self.created,
+            "updated": self.updated,
+            "mode": self.mode.as_str(),
+            "model": self.model,
+            "trust": self.trust.iter().map(|r| json!({
+                "path": r.path,
+                "scope": match r.scope { Scope::File => "file", Scope::Directory => "directory" },
+                "origin": r.origin.as_str(),
+            })).collect::<Vec<_>>(),
+            "addedDirectories": self.added_dirs,
+            "context": {
+                "label": self.context.0.to_string(),
+                "released": self.context.1.map(|l| l.to_string()),
+            },
+            "nextSlot": self.next_slot,
+            "conversation": self.conversation.to_record(),
+        })
+    }
+}
+
+/// A record read back.
+#[derive(Debug)]
+pub struct Restored {
+    pub listed: Listed,
+    pub cwd: PathBuf,
+    pub mode: Mode,
+    pub conversation: Conversation,
+    pub trust: Vec<TrustRule>,
+    pub added_dirs: Vec<PathBuf>,
+    pub context: (Label, Option<Label>),
+    pub next_slot: usize,
+}
+
+/// A label as a record writes it. Anything else reads as the worst label there is: a record
+/// can only take away.
+fn parse_label(text: Option<&str>) -> Label {
+    [
+        Label::TRUSTED_PUBLIC,
+        Label::TRUSTED_PRIVATE,
+        Label::UNTRUSTED_PUBLIC,
+        Label::UNTRUSTED_PRIVATE,
+    ]
+    .into_iter()
+    .find(|l| text == Some(l.to_string().as_str()))
+    .unwrap_or(Label::UNTRUSTED_PRIVATE)
+}
+
+/// A rule's origin as a record writes it. An origin this build does not know grants nothing: it
+/// reads as [`RuleOrigin::Unrecognised`], which is untrusted, so the path it names is withheld
+/// rather than released, and no check or default hands it back.
+pub fn parse_origin(word: &str) -> RuleOrigin {
+    match word {
+        "person" => RuleOrigin::Person,
+        "instructions" => RuleOrigin::Instructions,
+        "agentWrite" => RuleOrigin::AgentWroteUntrusted,
+        _ => RuleOrigin::Unrecognised,
+    }
+}
+
+impl Restored {
+    fn from_json(v: &Value) -> Result<Restored, String> {
+        let version = v.get("version").and_then(Value::as_u64);
+        if version != Some(RECORD_VERSION) {
+            return Err(format!(
+                "it is format {}, and this build reads format {RECORD_VERSION}",
+                version.map_or("unknown".to_string(), |n| n.to_string())
+            ));
+        }
+        let string = |key: &str| {
+            v.get(key)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .ok_or_else(|| format!("it has no `{key}`"))
+        };
+        let number = |key: &str| {
+            v.get(key)
+                .and_then(Value::as_u64)
+                .ok_or_else(|| format!("it has no `{key}`"))
+        };
+        let mode_word = string("mode")?;
+        let mode = Mode::parse(&mode_word).ok_or_else(|| format!("unknown mode `{mode_word}`"))?;
+        let mut trust = Vec::new();
+        for r in v
+            .get("trust")
+            .and_then(Value::as_array)
+            .ok_or("it has no trust map")?
+        {
+            let path = r
+                .get("path")
+                .and_then(Value::as_str)
+                .filter(|p| Path::new(p).is_absolute())
+                .ok_or("a trust rule names no absolute path")?;
+            let origin = parse_origin(r.get("origin").and_then(Value::as_str).unwrap_or(""));
+            // A scope this build does not know is read as the wider one, and then only an
+            // untrusted rule may stand on it.
+            let (scope, origin) = match r.get("scope").and_then(Value::as_str) {
+                Some("file") => (Scope::File, origin),
+                Some("directory") => (Scope::Directory, origin),
+                _ => (Scope::Directory, RuleOrigin::Unrecognised),
+            };
+            trust.push(TrustRule {
+                path: PathBuf::from(path),
+                scope,
+                origin,
+            });
+        }
+        let added_dirs = v
+            .get("addedDirectories")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(Value::as_str)
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .collect();
+        let context = v.get("context");
+        let label = parse_label(context.and_then(|c| c.get("label")).and_then(Value::as_str));
+        let released = match context.and_then(|c| c.get("released")) {
+            Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(parse_label(Some(s))),
+            _ => Some(Label::UNTRUSTED_PRIVATE),
+        };
+        let conversation =
+            Conversation::from_record(v.get("conversation").ok_or("it has no conversation")?)
+                .map_err(|e| e.to_string())?;
+        let cwd = PathBuf::from(string("cwd")?);
+        if !cwd.is_absolute() {
+            return Err("its working directory is not absolute".into());
+        }
+        Ok(Restored {
+            listed: Listed {
+                id: string("id")?,
+                title: string("title")?,
+                created: number("created")?,
+                updated: number("updated")?,
+                mode: mode_word,
+                model: string("model")?,
+                cwd: cwd.display().to_string(),
+            },
+            cwd,
+            mode,
+            conversation,
+            trust,
+            added_dirs,
+            context: (label, released),
+            next_slot: v
+                .get("nextSlot")
+                .and_then(Value::as_u64)
+                .and_then(|n| usize::try_from(n).ok())
+                .unwrap_or(0),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::policy::PlannerText;
+    use std::os::unix::fs::MetadataExt;
+
+    fn sample<'a>(
+        conversation: &'a Conversation,
+        trust: &'a [TrustRule],
+        id: &'a str,
+    ) -> SessionRecord<'a> {
+        SessionRecord {
+            id,
+            cwd: Path::new("/w"),
+            title: "fix the build",
+            created: 10,
+            updated: 20,
+            mode: Mode::AcceptEdits,
+            model: "fake-model".into(),
+            conversation,
+            trust,
+            added_dirs: &[],
+            context: (Label::TRUSTED_PRIVATE, None),
+            next_slot: 3,
+        }
+    }
+
+    // Verifies: SESS-1, SESS-3
+    #[test]
+    fn a_record_is_private_atomic_and_reads_back_with_its_origins() {
+        let home = tempfile::tempdir().expect("tempdir");
+        let state = StateDir::in_home(home.path());
+        let mut c = Conversation::default();
+        c.push_prompt(PlannerText::driver("fix the build"));
+        let trust = vec![
+            TrustRule {
+                path: "/w/a.md".into(),
+                scope: Scope::File,
+                origin: RuleOrigin::Person,
+            },
+            TrustRule {
+                path: "/w/out.txt".into(),
+                scope: Scope::File,
+                origin: RuleOrigin::AgentWroteUntrusted,
+            },
+        ];
+        state.save(&sample(&c, &trust, "abc-1")).expect("saved");
+        let dir = state.session_dir("abc-1").expect("id");
+        assert_eq!(std::fs::metadata(&dir).expect("dir").mode() & 0o777, 0o700);
+        assert_eq!(
+            std::fs::metadata(dir.join(RECORD_FILE))
+                .expect("file")
+                .mode()
+                & 0o777,
+            0o600
+        );
+        let names: Vec<_> = std::fs::read_dir(&dir)
+            .expect("read")
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(
+            names,
+            vec![std::ffi::OsString::from(RECORD_FILE)],
+            "no temporary file is left"
+        );
+        let back = state.load("abc-1").expect("loads");
+        assert_eq!(back.trust, trust);
+        assert_eq!(back.mode, Mode::AcceptEdits);
+        assert_eq!(back.next_slot, 3);
+        assert_eq!(back.listed.title, "fix the build");
+        assert_eq!(
+            back.conversation.prompts(),
+            vec!["fix the build".to_string()]
+        );
+    }
+
+    // Verifies: SESS-3, TRUST-1
+    #[test]
+    fn an_origin_this_build_does_not_know_grants_nothing() {
+        assert_eq!(parse_origin("checkerOfTheFuture"), RuleOrigin::Unrecognised);
+        assert_eq!(
+            RuleOrigin::Unrecognised.integrity(),
+            crate::kernel::label::Integrity::Untrusted
+        );
+        let home = tempfile::tempdir().expect("tempdir");
+        let state = StateDir::in_home(home.path());
+        let c = Conversation::default();
+        state.save(&sample(&c, &[], "abc-2")).expect("saved");
+        let path = state.session_dir("abc-2").expect("id").join(RECORD_FILE);
+        let mut v: Value =
+            serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("json");
+        v["trust"] = json!([
+            {"path": "/w/x", "scope": "file", "origin": "vouchedByTheMoon"},
+            {"path": "/w/y", "scope": "galaxy", "origin": "person"},
+        ]);
+        v["context"] = json!({"label": "(T,maybe)", "released": 7});
+        std::fs::write(&path, v.to_string()).expect("write");
+        let back = state.load("abc-2").expect("loads");
+        assert!(
+            back.trust
+                .iter()
+                .all(|r| r.origin == RuleOrigin::Unrecognised)
+        );
+        assert_eq!(back.context.0, Label::UNTRUSTED_PRIVATE);
+        assert_eq!(back.context.1, Some(Label::UNTRUSTED_PRIVATE));
+    }
+
+    // Verifies: SESS-4, SESS-5
+    #[test]
+    fn a_corrupt_record_is_an_error_and_the_list_passes_over_it() {
+        let home = tempfile::tempdir().expect("tempdir");
+        let state = StateDir::in_home(home.path());
+        let c = Conversation::default();
+        let mut older = sample(&c, &[], "a-1");
+        older.updated = 5;
+        state.save(&older).expect("saved");
+        state.save(&sample(&c, &[], "b-2")).expect("saved");
+        let broken = state.session_dir("c-3").expect("id");
+        create_private_dir(&broken).expect("dir");
+        std::fs::write(broken.join(RECORD_FILE), "{not json").expect("write");
+        let (listed, skipped) = state.list();
+        let ids: Vec<_> = listed.iter().map(|l| l.id.as_str()).collect();
+        assert_eq!(ids, vec!["b-2", "a-1"], "newest first");
+        assert_eq!(skipped.len(), 1);
+        assert!(skipped[0].1.to_string().contains("could not be read"));
+        assert!(matches!(
+            state.load("c-3"),
+            Err(RecordError::Corrupt { .. })
+        ));
+        state.delete("a-1").expect("deleted");
+        let (listed, _) = state.list();
+        assert_eq!(listed.len(), 1, "only that session went");
+        assert!(state.session_dir("../x").is_err());
+        assert!(state.delete("..").is_err());
+    }
+
+    // Verifies: SESS-8
+    #[test]
+    fn the_history_keeps_the_newest_prompts_privately() {
+        let home = tempfile::tempdir().expect("tempdir");
+        let state = StateDir::in_home(home.path());
+        let entry = |n: usize| HistoryEntry {
+            text: format!("prompt {n}"),
+            time: n as u64,
+            session_id: "s".into(),
+            cwd: "/w".into(),
+        };
+        state.remember_prompt(&entry(0)).expect("remembered");
+        for n in 1..15 {
+            state
+                .remember_prompt_keeping(&entry(n), 10)
+                .expect("remembered");
+        }
+        let all = state.history(usize::MAX);
+        assert_eq!(all.len(), 10);
+        assert_eq!(all[0].text, "prompt 14");
+        assert_eq!(all[9].text, "prompt 5");
+        assert_eq!(state.history(3).len(), 3);
+        state
+            .remember_prompt(&HistoryEntry {
+                text: "y".repeat(HISTORY_ENTRY_CHARS + 10),
+                ..entry(99)
+            })
+            .expect("remembered");
+        assert_eq!(
+            state.history(1)[0].text.chars().count(),
+            HISTORY_ENTRY_CHARS,
+            "one prompt is bounded"
+        );
+        assert_eq!(
+            std::fs::metadata(state.history_path())
+                .expect("file")
+                .mode()
+                & 0o777,
+            0o600
+        );
+    }
+
+    #[test]
+    fn a_title_is_the_first_line_bounded() {
+        assert_eq!(title_of("\n  fix it  \nmore"), "fix it");
+        assert_eq!(title_of(&"x".repeat(200)).chars().count(), TITLE_CHARS + 1);
+    }
+}
