@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
-use bravebot_core::git::{self, diff, grep, log, tags};
+use bravebot_core::git::{self, diff, grep, log, status, tags};
 use bravebot_tests::git_fixture::{generate, git};
 
 /// Commits in the generated repository. fast-import writes them in a second or two.
@@ -267,5 +267,245 @@ fn a_file_moved_and_edited_is_a_deletion_and_an_addition_as_git_prints_without_r
         ours,
         text(git(d, &["show", "HEAD"])),
         "git pairs them as a rename"
+    );
+}
+
+fn commit(d: &Path, message: &str) {
+    git(
+        d,
+        &[
+            "-c",
+            "user.name=A",
+            "-c",
+            "user.email=a@example.com",
+            "commit",
+            "-q",
+            "-m",
+            message,
+        ],
+    );
+}
+
+fn write(d: &Path, rel: &str, bytes: &[u8]) {
+    let path = d.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// Git's `status --short --no-renames` lines, less those of the paths read_git leaves out.
+fn git_status(d: &Path, left_out: &[Vec<u8>]) -> String {
+    let theirs = text(git(d, &["status", "--short", "--no-renames"]));
+    theirs
+        .lines()
+        .filter(|l| {
+            let path = &l.as_bytes()[3..];
+            !left_out.iter().any(|p| p.as_slice() == path)
+        })
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+// Verifies: GIT-12
+#[test]
+fn status_prints_what_git_status_prints() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    git(d, &["init", "-q", "-b", "main"]);
+    for name in ["a.txt", "b.txt", "c.txt", "d.txt", "dir/e.txt", "same.txt"] {
+        write(d, name, format!("{name}\none\ntwo\n").as_bytes());
+    }
+    write(d, "crlf.txt", b"one\ntwo\n");
+    write(d, "plain-text.txt", b"one\ntwo\n");
+    write(d, "filtered.dat", b"raw\n");
+    write(d, "exec.sh", b"#!/bin/sh\n");
+    write(d, ".gitignore", b"*.log\nbuild/\n");
+    write(
+        d,
+        ".gitattributes",
+        b"crlf.txt text\nplain-text.txt text\nfiltered.dat filter=lfs\n",
+    );
+    std::os::unix::fs::symlink("a.txt", d.join("link")).unwrap();
+    git(d, &["add", "-A"]);
+    // A submodule: a gitlink in the index, its directory empty as an uninitialised one is.
+    let sub = "1234567890123456789012345678901234567890";
+    git(
+        d,
+        &[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("160000,{sub},sub"),
+        ],
+    );
+    std::fs::create_dir(d.join("sub")).unwrap();
+    commit(d, "one");
+
+    // Staged, unstaged, both, deleted either way, added, a mode and a type change.
+    write(d, "a.txt", b"a staged change\n");
+    git(d, &["add", "a.txt"]);
+    write(d, "b.txt", b"an unstaged change\n");
+    write(d, "c.txt", b"staged\n");
+    git(d, &["add", "c.txt"]);
+    write(d, "c.txt", b"and changed again\n");
+    std::fs::remove_file(d.join("d.txt")).unwrap();
+    git(d, &["rm", "-q", "dir/e.txt"]);
+    write(d, "new.txt", b"new\n");
+    git(d, &["add", "new.txt"]);
+    let exec = d.join("exec.sh");
+    let mut perms = std::fs::metadata(&exec).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&exec, perms).unwrap();
+    std::fs::remove_file(d.join("link")).unwrap();
+    write(d, "link", b"a file now\n");
+    // The same bytes written again: its times change, its content does not.
+    write(d, "same.txt", b"same.txt\none\ntwo\n");
+    // Files a conversion would change: a text file with a carriage return, a filtered one.
+    write(d, "crlf.txt", b"one\r\ntwo\r\n");
+    write(d, "filtered.dat", b"changed\n");
+    // A text file without a carriage return converts to itself and is compared.
+    write(d, "plain-text.txt", b"one\ntwo\nthree\n");
+    // Untracked, an untracked directory, a name that is not UTF-8, ignored ones.
+    write(d, "u.txt", b"u\n");
+    write(d, "ud/x.txt", b"x\n");
+    write(d, "ud/deeper/y.txt", b"y\n");
+    std::fs::write(
+        d.join(std::ffi::OsStr::from_bytes(b"caf\xc3\xa9 \xff.txt")),
+        b"n\n",
+    )
+    .unwrap();
+    write(d, "x.log", b"ignored\n");
+    write(d, "build/out.o", b"ignored\n");
+    write(d, "dir/inner.log", b"ignored\n");
+
+    let r = git::open(d).unwrap();
+    let ours = status::status(&r, b"").unwrap();
+    let mut left_out: Vec<(Vec<u8>, status::NotCompared)> = ours.not_compared.clone();
+    left_out.sort();
+    assert_eq!(
+        left_out,
+        vec![
+            (b"crlf.txt".to_vec(), status::NotCompared::Converted),
+            (b"filtered.dat".to_vec(), status::NotCompared::Converted),
+            (b"sub".to_vec(), status::NotCompared::Submodule),
+        ]
+    );
+    let paths: Vec<Vec<u8>> = left_out.iter().map(|(p, _)| p.clone()).collect();
+    let theirs = git_status(d, &paths);
+    assert_eq!(lines_of(&ours.lines), theirs);
+    for expected in [
+        "M  a.txt",
+        " M b.txt",
+        "MM c.txt",
+        " D d.txt",
+        "D  dir/e.txt",
+        "A  new.txt",
+        " M exec.sh",
+        " T link",
+        " M plain-text.txt",
+        "?? u.txt",
+        "?? ud/",
+        "?? \"caf\\303\\251 \\377.txt\"",
+    ] {
+        assert!(
+            ours.lines.iter().any(|l| l == expected),
+            "{expected}: {ours:?}"
+        );
+    }
+    assert!(
+        !ours
+            .lines
+            .iter()
+            .any(|l| l.contains(".log") || l.contains("build"))
+    );
+
+    // Under a path.
+    let under = status::status(&r, b"dir").unwrap();
+    assert_eq!(under.lines, vec!["D  dir/e.txt".to_string()]);
+
+    // core.autocrlf: a file holding a carriage return is not compared, another one is.
+    write(d, "b.txt", b"an unstaged change\r\n");
+    git(d, &["config", "core.autocrlf", "true"]);
+    let r = git::open(d).unwrap();
+    let crlf = status::status(&r, b"").unwrap();
+    assert!(
+        crlf.not_compared
+            .iter()
+            .any(|(p, w)| p == b"b.txt" && *w == status::NotCompared::Converted),
+        "{crlf:?}"
+    );
+    assert!(crlf.lines.iter().any(|l| l == " M plain-text.txt"));
+    let paths: Vec<Vec<u8>> = crlf.not_compared.iter().map(|(p, _)| p.clone()).collect();
+    assert_eq!(lines_of(&crlf.lines), git_status(d, &paths));
+}
+
+// Verifies: GIT-12
+#[test]
+fn a_clean_tree_has_no_status_and_an_index_written_this_second_is_hashed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    git(d, &["init", "-q", "-b", "main"]);
+    write(d, "a.txt", b"one\n");
+    git(d, &["add", "-A"]);
+    commit(d, "one");
+    let r = git::open(d).unwrap();
+    assert!(status::status(&r, b"").unwrap().lines.is_empty());
+    // Same size, same second as the index was written: only hashing tells it changed.
+    write(d, "a.txt", b"two\n");
+    let ours = status::status(&r, b"").unwrap();
+    assert_eq!(lines_of(&ours.lines), git_status(d, &[]));
+    assert_eq!(ours.lines, vec![" M a.txt".to_string()]);
+}
+
+// Verifies: GIT-13
+#[test]
+fn a_split_or_sparse_index_and_outside_ignore_files_are_declined_for_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    git(d, &["init", "-q", "-b", "main"]);
+    write(d, "a.txt", b"one\n");
+    write(d, "b/c.txt", b"one\n");
+    git(d, &["add", "-A"]);
+    commit(d, "one");
+    git(d, &["config", "core.excludesFile", "/etc/gitignore"]);
+    let r = git::open(d).unwrap();
+    assert!(matches!(
+        status::status(&r, b""),
+        Err(status::StatusError::Declined(
+            status::Declined::OutsideFile(_)
+        ))
+    ));
+    git(d, &["config", "--unset", "core.excludesFile"]);
+    git(d, &["config", "core.attributesFile", "../attributes"]);
+    let r = git::open(d).unwrap();
+    assert!(matches!(
+        status::status(&r, b""),
+        Err(status::StatusError::Declined(
+            status::Declined::OutsideFile(_)
+        ))
+    ));
+    git(d, &["config", "--unset", "core.attributesFile"]);
+    std::os::unix::fs::symlink("/etc/hostname", d.join(".git/info/attributes")).unwrap();
+    let r = git::open(d).unwrap();
+    assert!(matches!(
+        status::status(&r, b""),
+        Err(status::StatusError::Declined(
+            status::Declined::LinkedInfoFile(_)
+        ))
+    ));
+    std::fs::remove_file(d.join(".git/info/attributes")).unwrap();
+    git(d, &["update-index", "--split-index"]);
+    let r = git::open(d).unwrap();
+    assert_eq!(
+        status::status(&r, b"").err(),
+        Some(status::StatusError::Declined(status::Declined::SplitIndex))
+    );
+    git(d, &["update-index", "--no-split-index"]);
+    // A sparse checkout marks the files it leaves out skip-worktree.
+    git(d, &["update-index", "--skip-worktree", "b/c.txt"]);
+    let r = git::open(d).unwrap();
+    assert_eq!(
+        status::status(&r, b"").err(),
+        Some(status::StatusError::Declined(status::Declined::Sparse))
     );
 }

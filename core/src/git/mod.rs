@@ -6,7 +6,7 @@
 //! `.git` (borrowed objects, replaced objects, grafts, a shared directory, an included
 //! configuration file, `core.worktree`, a `.git` that is a file or a link, a bare repository).
 //! Past it, each query is a plain function over [`Repository`]: [`log::log`], [`diff::show`],
-//! [`diff::diff`], [`tags::tags`] and [`grep::grep`]. The history walk, the tree diff, the line
+//! [`diff::diff`], [`status::status`], [`tags::tags`] and [`grep::grep`]. The history walk, the tree diff, the line
 //! diff's hunks and git's path quoting are written here, so what an answer means is fixed by this
 //! code and not by anything in the repository.
 //!
@@ -22,6 +22,7 @@
 pub mod diff;
 pub mod grep;
 pub mod log;
+pub mod status;
 pub mod tags;
 mod text;
 
