@@ -305,7 +305,7 @@ fn git_status(d: &Path, left_out: &[Vec<u8>]) -> String {
         .collect()
 }
 
-// Verifies: GIT-12
+// Verifies: GIT-11, GIT-12
 #[test]
 fn status_prints_what_git_status_prints() {
     use std::os::unix::ffi::OsStrExt;
@@ -507,5 +507,245 @@ fn a_split_or_sparse_index_and_outside_ignore_files_are_declined_for_status() {
     assert_eq!(
         status::status(&r, b"").err(),
         Some(status::StatusError::Declined(status::Declined::Sparse))
+    );
+}
+
+/// A clone of this project's own repository, made once per test binary (a worktree's `.git` is
+/// a file, which read_git declines, so the history is read from a clone of it).
+fn own_history() -> &'static Path {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let top = text(git(manifest, &["rev-parse", "--show-toplevel"]));
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().to_str().unwrap().to_string();
+        git(manifest, &["clone", "-q", top.trim(), &target]);
+        dir
+    })
+    .path()
+}
+
+/// `git log` with each commit's whole message as read_git prints it: the line, then the body
+/// indented by four spaces with blank lines left blank and trailing white space dropped.
+fn git_log_messages(dir: &Path, extra: &[&str]) -> String {
+    let mut args = vec![
+        "log",
+        "-z",
+        "--format=%h %ad %an %s%n%w(0,4,4)%b",
+        "--date=short",
+        "--abbrev=10",
+    ];
+    args.extend_from_slice(extra);
+    let raw = text(git(dir, &args));
+    let mut out = String::new();
+    for block in raw.split('\0').filter(|b| !b.is_empty()) {
+        let mut lines: Vec<&str> = block.lines().map(str::trim_end).collect();
+        while lines.last().is_some_and(|l| l.is_empty()) {
+            lines.pop();
+        }
+        for l in lines {
+            out.push_str(l);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn messages_query(revision: Option<&str>, count: usize, skip: usize) -> log::LogQuery {
+    log::LogQuery {
+        messages: true,
+        ..log_query(revision, None, count, skip)
+    }
+}
+
+// Verifies: GIT-1, GIT-10, GIT-11
+#[test]
+fn log_with_messages_days_and_pages_lists_what_git_log_lists() {
+    for (dir, under, size) in [(repo(), "src", 25), (own_history(), "core", 10)] {
+        let r = git::open(dir).unwrap();
+        // Whole messages.
+        let page = log::log(&r, &messages_query(None, 60, 0)).unwrap();
+        assert_eq!(
+            lines_of(&page.lines),
+            git_log_messages(dir, &["-n", "60"]),
+            "log with messages in {dir:?}"
+        );
+        let page = log::log(&r, &messages_query(Some("HEAD~40"), 30, 7)).unwrap();
+        assert_eq!(
+            lines_of(&page.lines),
+            git_log_messages(dir, &["-n", "30", "--skip", "7", "HEAD~40"])
+        );
+        // Pages: each names the skip of the next, and together they are git's list.
+        let mut listed = Vec::new();
+        let mut skip = 0;
+        for _ in 0..4 {
+            let page = log::log(&r, &log_query(None, Some(under), size, skip)).unwrap();
+            assert_eq!(page.cut, Some(log::Cut::Count));
+            assert_eq!(page.next_skip, Some(skip + size));
+            listed.extend(page.lines);
+            skip = page.next_skip.unwrap();
+        }
+        let four = (4 * size).to_string();
+        assert_eq!(
+            lines_of(&listed),
+            git_log(dir, &["-n", &four, "--", under]),
+            "four pages in {dir:?}"
+        );
+    }
+    // The last page of a history is not cut.
+    let dir = own_history();
+    let r = git::open(dir).unwrap();
+    let total = text(git(dir, &["rev-list", "--count", "HEAD"]));
+    let total: usize = total.trim().parse().unwrap();
+    let last = log::log(&r, &log_query(None, None, 200, total - 3)).unwrap();
+    assert_eq!((last.commits, last.cut, last.next_skip), (3, None, None));
+
+    // Whole UTC days, both ends included. In the generated history a commit is authored and
+    // committed at the same time, so git's committer-time bounds select the same commits.
+    let dir = repo();
+    let r = git::open(dir).unwrap();
+    for (since, until, count, skip) in [
+        ("2020-09-20", "2020-09-25", 200, 0),
+        ("2020-10-01", "2020-10-01", 30, 0),
+        ("2020-09-14", "2020-12-31", 50, 10),
+    ] {
+        let query = log::LogQuery {
+            since: day(since, false),
+            until: day(until, true),
+            ..log_query(None, None, count, skip)
+        };
+        let page = log::log(&r, &query).unwrap();
+        let since_arg = format!("--since={since} 00:00:00 +0000");
+        let until_arg = format!("--until={until} 23:59:59 +0000");
+        let count_arg = count.to_string();
+        let skip_arg = skip.to_string();
+        let theirs = git_log(
+            dir,
+            &[
+                "-n", &count_arg, "--skip", &skip_arg, &since_arg, &until_arg,
+            ],
+        );
+        assert!(!theirs.is_empty());
+        assert_eq!(lines_of(&page.lines), theirs, "{since}..{until}");
+    }
+}
+
+/// The first and last second of a day written YYYY-MM-DD, read by git itself.
+fn day(text_day: &str, end: bool) -> Option<i64> {
+    let time = if end { "23:59:59" } else { "00:00:00" };
+    let out = std::process::Command::new("date")
+        .env("TZ", "UTC")
+        .args(["-d", &format!("{text_day} {time} UTC"), "+%s"])
+        .output()
+        .unwrap();
+    Some(text(out.stdout).trim().parse().unwrap())
+}
+
+// Verifies: GIT-1, GIT-8, GIT-11
+#[test]
+fn the_projects_own_history_reads_as_git_reads_it() {
+    let dir = own_history();
+    let r = git::open(dir).unwrap();
+    for (revision, path, count) in [
+        (None, None, 200),
+        (None, Some("core/src/git"), 50),
+        (Some("HEAD~5"), Some("specs/read_git.md"), 20),
+    ] {
+        let page = log::log(&r, &log_query(revision, path, count, 0)).unwrap();
+        let count_arg = count.to_string();
+        let mut args = vec!["-n", count_arg.as_str()];
+        args.extend(revision);
+        if let Some(p) = path {
+            args.extend(["--", p]);
+        }
+        assert_eq!(lines_of(&page.lines), git_log(dir, &args), "log {args:?}");
+    }
+    let ids = text(git(dir, &["rev-list", "-n", "60", "HEAD"]));
+    let mut differing = Vec::new();
+    for id in ids.lines() {
+        let shown = diff::show(&r, id, b"").unwrap();
+        let ours = sections(&shown.sections);
+        let theirs = if shown.merge.is_some() {
+            text(git(dir, &["show", "--no-patch", id]))
+        } else {
+            text(git(dir, &["show", "-M100%", "--no-indent-heuristic", id]))
+        };
+        if ours != theirs {
+            // The documented difference: a hunk's lines placed differently. Everything else is
+            // git's, the counts are git's, and the patch turns the parent into the commit.
+            let (ours_outline, theirs_outline) = (outline(&ours), outline(&theirs));
+            let headers =
+                |o: &[(String, usize)]| o.iter().map(|(h, _)| h.clone()).collect::<Vec<_>>();
+            assert_eq!(
+                headers(&ours_outline),
+                headers(&theirs_outline),
+                "show {id}"
+            );
+            for ((file, mine), (_, git_s)) in ours_outline.iter().zip(&theirs_outline) {
+                assert!(
+                    mine <= git_s,
+                    "{id} {file}: {mine} changed lines where git has {git_s}"
+                );
+            }
+            assert_applies(dir, id, &ours);
+            differing.push(id.to_string());
+        }
+    }
+    assert!(
+        differing.len() < 30,
+        "most commits print as git prints them"
+    );
+}
+
+/// Each line of a diff outside its hunks, with the number of lines the hunks that follow it
+/// remove or add: what stays when a hunk's lines are placed differently.
+fn outline(diff: &str) -> Vec<(String, usize)> {
+    let mut out: Vec<(String, usize)> = Vec::new();
+    let mut in_hunk = false;
+    for line in diff.lines() {
+        if line.starts_with("diff --git ") {
+            in_hunk = false;
+        }
+        if line.starts_with("@@ ") {
+            in_hunk = true;
+        } else if in_hunk && (line.starts_with('-') || line.starts_with('+')) {
+            if let Some(last) = out.last_mut() {
+                last.1 += 1;
+            }
+        } else if !in_hunk {
+            out.push((line.to_string(), 0));
+        }
+    }
+    out
+}
+
+/// Applies `shown` (a `show` of commit `id`) to its parent's tree in a scratch index, and checks
+/// that what it makes is the commit's tree.
+fn assert_applies(dir: &Path, id: &str, shown: &str) {
+    let scratch = tempfile::tempdir().unwrap();
+    let index = scratch.path().join("index");
+    let patch = scratch.path().join("patch");
+    let start = shown.find("\ndiff --git ").map_or(0, |at| at + 1);
+    std::fs::write(&patch, &shown[start..]).unwrap();
+    let run = |args: &[&str]| {
+        let out = bravebot_tests::git_fixture::git_command(dir, args)
+            .env("GIT_INDEX_FILE", &index)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?} for {id}: {}",
+            text(out.stderr)
+        );
+        text(out.stdout)
+    };
+    run(&["read-tree", &format!("{id}^")]);
+    run(&["apply", "--cached", patch.to_str().unwrap()]);
+    let made = run(&["write-tree"]);
+    let tree = text(git(dir, &["rev-parse", &format!("{id}^{{tree}}")]));
+    let apart = text(git(dir, &["diff", made.trim(), tree.trim()]));
+    assert_eq!(
+        made, tree,
+        "the patch shown for {id} makes its tree: {apart}"
     );
 }
