@@ -1,5 +1,7 @@
-//! read_git's answers compared with git's own on a generated repository: merges, lightweight and
-//! annotated tags, exact renames, binary files, a path that is not UTF-8 and thousands of commits.
+//! read_git's answers compared with git's own on a generated repository (merges, lightweight and
+//! annotated tags, exact renames, binary files, a submodule, a path that is not UTF-8 and ten
+//! thousand commits), on a clone of this project's own history, and for `status` on small
+//! repositories put in each state it reports.
 //! Every difference is a failure, except those `specs/read_git.md` documents, which are tested
 //! here as what they are.
 
@@ -9,7 +11,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use bravebot_core::git::{self, diff, grep, log, status, tags};
-use bravebot_tests::git_fixture::{generate, git};
+use bravebot_tests::git_fixture::{generate, git, submodule_moves};
 
 /// Commits in the generated repository. fast-import writes them in a second or two.
 const COMMITS: usize = 10_000;
@@ -130,6 +132,7 @@ fn show_prints_what_git_show_prints() {
     for n in (1..COMMITS)
         .step_by(151)
         .chain([97 * 3, 97 * 4, 151 * 2, 211 * 4, 245, 495, 0])
+        .chain(submodule_moves(COMMITS).take(4))
     {
         let rev = format!("HEAD~{}", COMMITS - 1 - n);
         let Ok(shown) = diff::show(&r, &rev, b"") else {
@@ -166,6 +169,7 @@ fn diff_prints_what_git_diff_prints() {
         ("HEAD~400", "HEAD~100", "src/dir2"),
         ("v1.9.0", "v2.9.0", "src/moved"),
         ("HEAD~2000", "HEAD", "blob.bin"),
+        ("HEAD~3000", "HEAD", "vendor"),
     ] {
         let ours = sections(&diff::diff(&r, &format!("{a}..{b}"), path.as_bytes()).unwrap());
         let mut args = vec!["diff", a, b];
@@ -173,6 +177,9 @@ fn diff_prints_what_git_diff_prints() {
             args.extend(["--", path]);
         }
         assert_eq!(ours, text(git(dir, &args)), "diff {a}..{b} {path}");
+        if path == "vendor" {
+            assert!(ours.contains("+Subproject commit "), "{ours}");
+        }
         let pair = sections(&diff::diff(&r, &format!("{a} {b}"), path.as_bytes()).unwrap());
         assert_eq!(pair, ours, "A B reads as A..B");
     }
@@ -437,6 +444,20 @@ fn status_prints_what_git_status_prints() {
     assert!(crlf.lines.iter().any(|l| l == " M plain-text.txt"));
     let paths: Vec<Vec<u8>> = crlf.not_compared.iter().map(|(p, _)| p.clone()).collect();
     assert_eq!(lines_of(&crlf.lines), git_status(d, &paths));
+}
+
+// Verifies: GIT-12
+#[test]
+fn the_generated_repository_is_clean_but_for_its_submodule() {
+    let dir = repo();
+    let r = git::open(dir).unwrap();
+    let ours = status::status(&r, b"").unwrap();
+    assert_eq!(
+        ours.not_compared,
+        vec![(b"vendor/sub".to_vec(), status::NotCompared::Submodule)]
+    );
+    assert_eq!(lines_of(&ours.lines), git_status(dir, &[]));
+    assert!(ours.lines.is_empty());
 }
 
 // Verifies: GIT-12

@@ -344,9 +344,23 @@ impl Repository {
     /// The id shortened as git shortens it: long enough for the number of objects, and longer
     /// where that would be ambiguous.
     pub fn short(&self, id: ObjectId) -> String {
-        gix::prelude::ObjectIdExt::attach(id, &self.repo)
-            .shorten_or_id()
-            .to_string()
+        if let Ok(prefix) = gix::prelude::ObjectIdExt::attach(id, &self.repo).shorten() {
+            return prefix.to_string();
+        }
+        // An object that is not here (a submodule's commit): git prints the shortest prefix, at
+        // least the usual length, that no object here shares.
+        let hex = id.to_hex().to_string();
+        let mut len = self.abbrev_len();
+        while len < hex.len() {
+            let Ok(prefix) = gix::hash::Prefix::new(&id, len) else {
+                break;
+            };
+            match self.repo.objects.lookup_prefix(prefix, None) {
+                Ok(None) => break,
+                _ => len += 1,
+            }
+        }
+        hex[..len.min(hex.len())].to_string()
     }
 
     /// The length git abbreviates to before disambiguating, for the all-zero id of a missing side.
