@@ -88,6 +88,35 @@ fn log_lists_what_git_log_lists() {
             vec!["-n", "200", "HEAD~600..HEAD~400"],
         ),
         (Some("v1.9.0"), None, 30, 0, vec!["-n", "30", "v1.9.0"]),
+        // Ranges whose left side is not an ancestor of the right, across merges.
+        (
+            Some("HEAD..side"),
+            None,
+            50,
+            0,
+            vec!["-n", "50", "HEAD..side"],
+        ),
+        (
+            Some("side..HEAD~1"),
+            None,
+            50,
+            0,
+            vec!["-n", "50", "side..HEAD~1"],
+        ),
+        (
+            Some("HEAD~4^2..HEAD~300"),
+            None,
+            200,
+            0,
+            vec!["-n", "200", "HEAD~4^2..HEAD~300"],
+        ),
+        (
+            Some("v2.9.0..v1.9.0"),
+            None,
+            20,
+            0,
+            vec!["-n", "20", "v2.9.0..v1.9.0"],
+        ),
         (Some("side"), None, 30, 0, vec!["-n", "30", "side"]),
         (Some("HEAD~4^2"), None, 10, 0, vec!["-n", "10", "HEAD~4^2"]),
         (
