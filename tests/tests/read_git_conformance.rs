@@ -455,9 +455,21 @@ fn status_prints_what_git_status_prints() {
             .any(|l| l.contains(".log") || l.contains("build"))
     );
 
-    // Under a path.
+    // Under a path, as git's pathspec limits it: inside an untracked directory too.
     let under = status::status(&r, b"dir").unwrap();
     assert_eq!(under.lines, vec!["D  dir/e.txt".to_string()]);
+    for path in [
+        "dir",
+        "ud",
+        "ud/deeper",
+        "ud/x.txt",
+        "a.txt",
+        "nothing-here",
+    ] {
+        let ours = status::status(&r, path.as_bytes()).unwrap();
+        let theirs = text(git(d, &["status", "--short", "--no-renames", "--", path]));
+        assert_eq!(lines_of(&ours.lines), theirs, "status -- {path}");
+    }
 
     // core.autocrlf: a file holding a carriage return is not compared, another one is.
     write(d, "b.txt", b"an unstaged change\r\n");

@@ -495,10 +495,17 @@ pub fn status(repo: &Repository, filter: &[u8]) -> Result<Status, StatusError> {
         .emit_empty_directories(false);
     let interrupt = std::sync::atomic::AtomicBool::new(false);
     let mut collect = gix::dir::walk::delegate::Collect::default();
+    // Under a path, the walk is limited to it as git's pathspec limits it, so a file inside a
+    // wholly untracked directory is named itself; the path is taken literally, not as a glob.
+    let patterns: Vec<Vec<u8>> = if filter.is_empty() {
+        Vec::new()
+    } else {
+        vec![[b":(literal)".as_slice(), filter].concat()]
+    };
     repo.repo
         .dirwalk(
             &index,
-            Vec::<&gix::bstr::BStr>::new(),
+            patterns.iter().map(|p| gix::bstr::BStr::new(p.as_slice())),
             &interrupt,
             options,
             &mut collect,
