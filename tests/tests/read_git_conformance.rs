@@ -508,7 +508,15 @@ fn a_clean_tree_has_no_status_and_an_index_written_this_second_is_hashed() {
     let d = dir.path();
     git(d, &["init", "-q", "-b", "main"]);
     write(d, "a.txt", b"one\n");
+    // No commit and no index yet: everything is untracked.
+    let r = git::open(d).unwrap();
+    let fresh = status::status(&r, b"").unwrap();
+    assert_eq!(lines_of(&fresh.lines), git_status(d, &[]));
+    assert_eq!(fresh.lines, vec!["?? a.txt".to_string()]);
     git(d, &["add", "-A"]);
+    // Staged on an unborn branch: added.
+    let staged = status::status(&r, b"").unwrap();
+    assert_eq!(lines_of(&staged.lines), git_status(d, &[]));
     commit(d, "one");
     let r = git::open(d).unwrap();
     assert!(status::status(&r, b"").unwrap().lines.is_empty());
