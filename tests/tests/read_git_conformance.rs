@@ -527,6 +527,58 @@ fn a_clean_tree_has_no_status_and_an_index_written_this_second_is_hashed() {
     assert_eq!(ours.lines, vec![" M a.txt".to_string()]);
 }
 
+// Verifies: GIT-12
+#[test]
+fn a_conflicted_merge_lists_its_unmerged_paths_as_git_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    git(d, &["init", "-q", "-b", "main"]);
+    write(d, "both.txt", b"base\n");
+    write(d, "gone.txt", b"base\n");
+    git(d, &["add", "-A"]);
+    commit(d, "base");
+    git(d, &["checkout", "-q", "-b", "other"]);
+    write(d, "both.txt", b"other\n");
+    write(d, "added.txt", b"other\n");
+    git(d, &["rm", "-q", "gone.txt"]);
+    git(d, &["add", "-A"]);
+    commit(d, "other");
+    git(d, &["checkout", "-q", "main"]);
+    write(d, "both.txt", b"main\n");
+    write(d, "added.txt", b"main\n");
+    write(d, "gone.txt", b"changed on main\n");
+    git(d, &["add", "-A"]);
+    commit(d, "main");
+    let merged = bravebot_tests::git_fixture::git_command(
+        d,
+        &[
+            "-c",
+            "user.name=A",
+            "-c",
+            "user.email=a@example.com",
+            "merge",
+            "-q",
+            "other",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert!(
+        text(merged.stdout).contains("CONFLICT"),
+        "the merge conflicts: {}",
+        text(merged.stderr)
+    );
+    let r = git::open(d).unwrap();
+    let ours = status::status(&r, b"").unwrap();
+    assert_eq!(lines_of(&ours.lines), git_status(d, &[]));
+    for expected in ["UU both.txt", "AA added.txt", "UD gone.txt"] {
+        assert!(
+            ours.lines.iter().any(|l| l == expected),
+            "{expected}: {ours:?}"
+        );
+    }
+}
+
 // Verifies: GIT-13
 #[test]
 fn a_split_or_sparse_index_and_outside_ignore_files_are_declined_for_status() {
