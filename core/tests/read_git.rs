@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use bravebot_core::kernel::trust::Scope;
+use bravebot_core::kernel::trust::{RuleOrigin, Scope, TrustRule};
 use bravebot_core::session::{Answer, StopReason};
 use bravebot_core::settings::Settings;
 use bravebot_tests::fake_model::{FakeModel, Reply};
@@ -68,6 +68,85 @@ fn small_repo(f: &Fixture) {
 
 fn trust_workspace(f: &Fixture) {
     f.session.trust_path(&f.path(".git"), Scope::Directory);
+}
+
+/// A rule trusting the whole working tree. No gesture of the protocol makes one (a directory the
+/// person adds is a place to work, not trusted: seed 002), so it is written into the map here.
+fn trust_whole_tree(f: &Fixture) {
+    f.session.state().trust.add(TrustRule {
+        path: f.path(""),
+        scope: Scope::Directory,
+        origin: RuleOrigin::Person,
+    });
+}
+
+// Verifies: GIT-12, GIT-13
+#[tokio::test]
+async fn a_status_answers_only_where_the_whole_tree_is_trusted() {
+    let status = || json!({"query": "status", "why": "what changed"});
+    let changed = |f: &Fixture| {
+        small_repo(f);
+        f.write("src/lib.rs", "fn changed() {}\n");
+        f.write("notes.txt", "new\n");
+    };
+    // Only the .git is trusted: history answers, status does not.
+    let f = session_with(vec![status()], |f| {
+        changed(f);
+        trust_workspace(f);
+    })
+    .await;
+    let r = f.result("c0");
+    assert!(
+        r.contains("whole working tree") && r.contains("use run"),
+        "{r}"
+    );
+    assert!(!r.contains("src/lib.rs"), "{r}");
+    // The whole tree trusted, with one file under it marked untrusted: still declined.
+    let f = session_with(vec![status()], |f| {
+        changed(f);
+        trust_workspace(f);
+        trust_whole_tree(f);
+        f.session
+            .state()
+            .trust
+            .mark_written_untrusted(f.path("vendor/dep.rs"));
+    })
+    .await;
+    assert!(f.result("c0").contains("use run"), "{}", f.result("c0"));
+    // Trusted in full: git's lines, nobody asked.
+    let f = session_with(
+        vec![
+            status(),
+            json!({"query": "status", "path": "vendor", "why": "x"}),
+        ],
+        |f| {
+            changed(f);
+            trust_workspace(f);
+            trust_whole_tree(f);
+        },
+    )
+    .await;
+    let r = f.result("c0");
+    assert!(
+        r.contains(" M src/lib.rs") && r.contains("?? notes.txt"),
+        "{r}"
+    );
+    assert!(
+        f.result("c1").contains("nothing to list"),
+        "{}",
+        f.result("c1")
+    );
+    assert!(f.screen.asked().is_empty(), "nobody was asked");
+    // A split index is declined with the pointer to run.
+    let f = session_with(vec![status()], |f| {
+        changed(f);
+        git(&f.path(""), &["update-index", "--split-index"]);
+        trust_workspace(f);
+        trust_whole_tree(f);
+    })
+    .await;
+    let r = f.result("c0");
+    assert!(r.contains("split") && r.contains("use run"), "{r}");
 }
 
 // Verifies: GIT-2
@@ -203,6 +282,7 @@ async fn a_configuration_naming_programs_runs_none_of_them() {
         json!({"query": "tags", "why": "x"}),
         json!({"query": "search", "pattern": "fn", "why": "x"}),
         json!({"query": "show", "revision": "HEAD:src/lib.rs", "why": "x"}),
+        json!({"query": "status", "why": "x"}),
     ];
     let n = queries.len();
     let m = marker.clone();
@@ -217,11 +297,14 @@ async fn a_configuration_naming_programs_runs_none_of_them() {
         let mut text = std::fs::read_to_string(&config).unwrap();
         let p = program.display();
         text.push_str(&format!(
-            "[core]\n\tfsmonitor = {p}\n\tpager = {p}\n[diff]\n\texternal = {p}\n[alias]\n\tlog = !{p}\n\tshow = !{p}\n[diff \"x\"]\n\ttextconv = {p}\n"
+            "[core]\n\tfsmonitor = {p}\n\tpager = {p}\n[diff]\n\texternal = {p}\n[alias]\n\tlog = !{p}\n\tshow = !{p}\n\tstatus = !{p}\n[diff \"x\"]\n\ttextconv = {p}\n[filter \"x\"]\n\tclean = {p}\n\tsmudge = {p}\n\tprocess = {p}\n\trequired = true\n"
         ));
         std::fs::write(&config, text).unwrap();
-        f.write(".gitattributes", "* diff=x\n");
+        f.write(".gitattributes", "* diff=x filter=x\n");
+        f.write("src/lib.rs", "fn changed() {}\n");
         trust_workspace(f);
+        // status reads the working tree, so it answers only where all of it is trusted.
+        trust_whole_tree(f);
     })
     .await;
     for i in 0..n {
@@ -232,6 +315,11 @@ async fn a_configuration_naming_programs_runs_none_of_them() {
         );
     }
     assert!(f.result("c0").contains("second commit"));
+    let status = f.result(&format!("c{}", n - 1));
+    assert!(
+        status.contains("not compared") && status.contains("src/lib.rs"),
+        "{status}"
+    );
     assert!(!marker.exists(), "a program the configuration names ran");
 }
 
@@ -300,7 +388,7 @@ fn append(dir: &Path, text: &str) {
 async fn questions_off_the_list_and_misshapen_arguments_are_refused_by_name() {
     let f = session_with(
         vec![
-            json!({"query": "status", "why": "x"}),
+            json!({"query": "reflog", "why": "x"}),
             json!({"query": "blame", "why": "x"}),
             json!({"query": "log", "revision": "A...B", "why": "x"}),
             json!({"query": "show", "revision": "HEAD~1..HEAD", "why": "x"}),
@@ -308,6 +396,7 @@ async fn questions_off_the_list_and_misshapen_arguments_are_refused_by_name() {
             json!({"query": "log", "since": "2023-02-30", "why": "x"}),
             json!({"query": "diff", "why": "x"}),
             json!({"query": "log", "path": "../elsewhere", "why": "x"}),
+            json!({"query": "status", "revision": "HEAD", "why": "x"}),
         ],
         |f| {
             small_repo(f);
@@ -323,6 +412,11 @@ async fn questions_off_the_list_and_misshapen_arguments_are_refused_by_name() {
     assert!(f.result("c5").contains("YYYY-MM-DD"));
     assert!(f.result("c6").contains("diff needs a `revision`"));
     assert!(f.result("c7").contains("not a plain path"));
+    assert!(
+        f.result("c8").contains("takes no `revision`"),
+        "{}",
+        f.result("c8")
+    );
 }
 
 // Verifies: GIT-10

@@ -1,6 +1,6 @@
 //! A generated git repository for comparing `read_git` with git itself: many commits written in
 //! one `git fast-import` stream, with merges, lightweight and annotated tags, exact renames,
-//! binary files and a path that is not UTF-8. Also how the tests run git: with a pager of `cat`,
+//! binary files, a submodule and a path that is not UTF-8. Also how the tests run git: with a pager of `cat`,
 //! no system or global configuration and a clean environment.
 
 use std::io::Write;
@@ -67,6 +67,16 @@ fn text(file: usize, version: usize) -> Vec<u8> {
     out.into_bytes()
 }
 
+/// The commit a submodule is recorded at after the `n`th commit: forty hex digits made from `n`.
+fn gitlink(n: usize) -> String {
+    format!("{:040x}", 0x5eed_0000_0000_u64 + n as u64 * 0x1_0001)
+}
+
+/// Commits after which the generated repository's submodule moved.
+pub fn submodule_moves(commits: usize) -> impl Iterator<Item = usize> {
+    (503..commits).step_by(503)
+}
+
 /// Writes a repository of `commits` commits into `dir` (which must exist and be empty).
 pub fn generate(dir: &Path, commits: usize) {
     git(dir, &["init", "-q", "-b", "main"]);
@@ -125,6 +135,14 @@ pub fn generate(dir: &Path, commits: usize) {
             data(&mut s, b"a name that is not UTF-8\nalpha\n");
             s.extend_from_slice(b"M 100644 inline blob.bin\n");
             data(&mut s, b"\x00\x01binary alpha\x02");
+            // A submodule: a gitlink and the .gitmodules naming it (its commits are not here,
+            // as a submodule's are not).
+            s.extend_from_slice(format!("M 160000 {} vendor/sub\n", gitlink(0)).as_bytes());
+            s.extend_from_slice(b"M 100644 inline .gitmodules\n");
+            data(
+                &mut s,
+                b"[submodule \"vendor/sub\"]\n\tpath = vendor/sub\n\turl = ../sub.git\n",
+            );
         } else {
             let f = (n * 7) % files;
             versions[f] += 1;
@@ -139,6 +157,9 @@ pub fn generate(dir: &Path, commits: usize) {
             if n % 151 == 0 {
                 s.extend_from_slice(b"M 100644 inline blob.bin\n");
                 data(&mut s, format!("\x00binary {n}").as_bytes());
+            }
+            if n % 503 == 0 {
+                s.extend_from_slice(format!("M 160000 {} vendor/sub\n", gitlink(n)).as_bytes());
             }
             if n % 211 == 0 {
                 s.extend_from_slice(b"M 100755 inline tool.sh\n");

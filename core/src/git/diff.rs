@@ -319,39 +319,38 @@ pub fn hunks(old: &[u8], new: &[u8]) -> Vec<String> {
     let a = split_lines(old);
     let b = split_lines(new);
     let ops = similar::capture_diff_slices(Algorithm::Myers, &a, &b);
+    // Positions are counted from the ops' lengths in their order: the indices `similar` reports
+    // on a deletion's new side or an insertion's old side can name the far side of an equal run
+    // that sits between them.
     let mut runs: Vec<Run> = Vec::new();
+    let (mut oi, mut ni) = (0usize, 0usize);
     for op in ops {
-        let (o, ol, n, nl) = match op {
-            DiffOp::Equal { .. } => continue,
-            DiffOp::Delete {
-                old_index,
-                old_len,
-                new_index,
-            } => (old_index, old_len, new_index, 0),
-            DiffOp::Insert {
-                old_index,
-                new_index,
-                new_len,
-            } => (old_index, 0, new_index, new_len),
+        let (ol, nl) = match op {
+            DiffOp::Equal { len, .. } => {
+                oi += len;
+                ni += len;
+                continue;
+            }
+            DiffOp::Delete { old_len, .. } => (old_len, 0),
+            DiffOp::Insert { new_len, .. } => (0, new_len),
             DiffOp::Replace {
-                old_index,
-                old_len,
-                new_index,
-                new_len,
-            } => (old_index, old_len, new_index, new_len),
+                old_len, new_len, ..
+            } => (old_len, new_len),
         };
         match runs.last_mut() {
-            Some(r) if r.old + r.old_len == o && r.new + r.new_len == n => {
+            Some(r) if r.old + r.old_len == oi && r.new + r.new_len == ni => {
                 r.old_len += ol;
                 r.new_len += nl;
             }
             _ => runs.push(Run {
-                old: o,
+                old: oi,
                 old_len: ol,
-                new: n,
+                new: ni,
                 new_len: nl,
             }),
         }
+        oi += ol;
+        ni += nl;
     }
     let mut out = Vec::new();
     let mut i = 0;
@@ -614,4 +613,84 @@ fn show_path(repo: &Repository, revision: &str, rev: &str, path: &[u8]) -> Resul
         sections: vec![Section { paths, lines }],
         merge: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The new text rebuilt from the old one and the hunks: context and `-` lines must be the
+    /// old file's at the hunk's place, and context and `+` lines make the new one.
+    fn apply(old: &[u8], hunks: &[String]) -> Vec<u8> {
+        let old_lines = split_lines(old);
+        let mut out: Vec<u8> = Vec::new();
+        let mut at = 0;
+        for line in hunks {
+            if let Some(header) = line.strip_prefix("@@ -") {
+                let start: usize = header
+                    .split([',', ' '])
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .unwrap();
+                let start = start.saturating_sub(1).max(at);
+                for l in &old_lines[at..start] {
+                    out.extend_from_slice(l);
+                }
+                at = start;
+            } else if let Some(text) = line.strip_prefix(' ') {
+                assert_eq!(old_lines[at].trim_ascii_end(), text.as_bytes(), "context");
+                out.extend_from_slice(old_lines[at]);
+                at += 1;
+            } else if let Some(text) = line.strip_prefix('-') {
+                assert_eq!(old_lines[at].trim_ascii_end(), text.as_bytes(), "removed");
+                at += 1;
+            } else if let Some(text) = line.strip_prefix('+') {
+                out.extend_from_slice(text.as_bytes());
+                out.push(b'\n');
+            }
+        }
+        for l in &old_lines[at..] {
+            out.extend_from_slice(l);
+        }
+        out
+    }
+
+    // Verifies: GIT-1
+    #[test]
+    fn a_hunk_is_a_patch_that_makes_the_new_text() {
+        // `similar` reports this deletion's new side past the equal line that follows it; a
+        // hunk built from that index printed the inserted lines one too far.
+        let old = b"        );
+        assert_eq!(scan(\"key\"), Some(\"aws\"));
+        assert_eq!(
+            scan(\"token\"),
+            Some(\"gh\")
+        );
+        assert_eq!(scan(\"xoxb\"), Some(\"slack\"));
+"
+        .to_vec();
+        let new = b"        );
+        assert_eq!(
+            scan(\"key\"),
+            Some(\"aws\")
+        );
+        assert_eq!(
+            scan(\"token\"),
+            Some(\"gh\")
+        );
+        assert_eq!(scan(\"xoxb\"), Some(\"slack\"));
+"
+        .to_vec();
+        let h = hunks(&old, &new);
+        assert_eq!(apply(&old, &h), new, "{h:#?}");
+        let lines: Vec<&str> = (0..40).map(|i| ["a\n", "b\n", "}\n"][i % 3]).collect();
+        let old: Vec<u8> = lines.concat().into_bytes();
+        let mut changed = lines.clone();
+        changed.remove(7);
+        changed.insert(20, "x\n");
+        changed.insert(3, "}\n");
+        let new: Vec<u8> = changed.concat().into_bytes();
+        let h = hunks(&old, &new);
+        assert_eq!(apply(&old, &h), new, "{h:#?}");
+    }
 }

@@ -47,6 +47,7 @@ pub fn grep(repo: &Repository, query: &GrepQuery<'_>) -> Result<Found, Error> {
     let mut state = State {
         passed: 0,
         listed: 0,
+        whole: whole_file(query.pattern),
     };
     let prefix = query.path.strip_suffix(b"/").unwrap_or(query.path);
     match repo.entry_at(tree, prefix)? {
@@ -67,6 +68,19 @@ pub fn grep(repo: &Repository, query: &GrepQuery<'_>) -> Result<Found, Error> {
 struct State {
     passed: usize,
     listed: usize,
+    /// The pattern read over a whole file, to pass over a file with no match in one search.
+    whole: Option<Regex>,
+}
+
+/// The pattern in multi-line mode, which matches somewhere in a file whenever it matches one of
+/// its lines (`^` and `$` then match at each line's ends). A pattern that names the ends of the
+/// text (`\A`, `\z`) or sets its own flags has none, and every line is tried.
+fn whole_file(pattern: &Regex) -> Option<Regex> {
+    let text = pattern.as_str();
+    if text.contains("\\A") || text.contains("\\z") || text.contains("(?") {
+        return None;
+    }
+    Regex::new(&format!("(?m:{text})")).ok()
 }
 
 fn search_tree(
@@ -122,7 +136,12 @@ fn search_file(
         }
     } else {
         let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
-        for (n, line) in body.split(|b| *b == b'\n').enumerate() {
+        let none = state.whole.as_ref().is_some_and(|w| !w.is_match(body));
+        for (n, line) in
+            body.split(|b| *b == b'\n')
+                .enumerate()
+                .take(if none { 0 } else { usize::MAX })
+        {
             if query.pattern.is_match(line) {
                 lines.push(format!(
                     "{name}:{}:{}",

@@ -10,7 +10,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 
 use super::text::{body, short_date, subject};
-use super::{Commit, Deadline, Error, MAX_LINES, ObjectId, Repository};
+use super::{Commit, Deadline, Error, Header, MAX_LINES, ObjectId, Repository};
 
 /// What a log is asked for.
 #[derive(Clone, Debug)]
@@ -96,31 +96,100 @@ pub fn range(repo: &Repository, revision: Option<&str>) -> Result<Range, Error> 
     }
 }
 
-/// Commits read during one walk, kept so a parent read for its tree is not read again.
+/// Commits read during one walk, kept so a parent read for its tree is not read again. Only
+/// what the walk needs is read of each ([`Header`]); a listed commit is read whole.
 struct Commits<'r> {
     repo: &'r Repository,
-    cache: HashMap<ObjectId, std::rc::Rc<Commit>>,
-    at_path: HashMap<ObjectId, Option<ObjectId>>,
+    cache: HashMap<ObjectId, std::rc::Rc<Header>>,
+    at_path: HashMap<(ObjectId, usize), Option<ObjectId>>,
 }
 
 impl Commits<'_> {
-    fn get(&mut self, id: ObjectId) -> Result<std::rc::Rc<Commit>, Error> {
+    fn get(&mut self, id: ObjectId) -> Result<std::rc::Rc<Header>, Error> {
         if let Some(c) = self.cache.get(&id) {
             return Ok(c.clone());
         }
-        let c = std::rc::Rc::new(self.repo.commit(id)?);
+        let c = std::rc::Rc::new(self.repo.header(id)?);
         self.cache.insert(id, c.clone());
         Ok(c)
     }
 
-    /// The object at `path` in a tree, remembered by tree id.
+    /// The object at `path` in a tree. What each tree holds at the rest of the path is
+    /// remembered by the tree's id and depth, so a directory that did not change between two
+    /// commits is not read again for the second.
     fn at(&mut self, tree: ObjectId, path: &[u8]) -> Result<Option<ObjectId>, Error> {
-        if let Some(found) = self.at_path.get(&tree) {
+        let parts: Vec<&[u8]> = path
+            .split(|b| *b == b'/')
+            .filter(|p| !p.is_empty())
+            .collect();
+        self.at_depth(tree, &parts, 0)
+    }
+
+    fn at_depth(
+        &mut self,
+        tree: ObjectId,
+        parts: &[&[u8]],
+        depth: usize,
+    ) -> Result<Option<ObjectId>, Error> {
+        let Some((first, rest)) = parts.split_first() else {
+            return Ok(Some(tree));
+        };
+        if let Some(found) = self.at_path.get(&(tree, depth)) {
             return Ok(*found);
         }
-        let found = self.repo.entry_at(tree, path)?.map(|e| e.id);
-        self.at_path.insert(tree, found);
+        let found = match self.repo.child(tree, first)? {
+            None => None,
+            Some(e) if rest.is_empty() => Some(e.id),
+            Some(e) if e.is_tree() => self.at_depth(e.id, rest, depth + 1)?,
+            Some(_) => None,
+        };
+        self.at_path.insert((tree, depth), found);
         Ok(found)
+    }
+}
+
+/// The commits a range's left side reaches, found as the walk needs them: newest first, and only
+/// as far back as the commit being decided. With commit times that never grow from child to
+/// parent (as git writes them), a commit of time `t` that the left side reaches is reached
+/// through commits no older than `t`, so once every hidden commit of time `t` or later has
+/// been walked it is known.
+struct Hidden {
+    heap: BinaryHeap<(i64, Reverse<u64>, ObjectId)>,
+    seen: HashSet<ObjectId>,
+    seq: u64,
+}
+
+impl Hidden {
+    fn new(commits: &mut Commits<'_>, tip: Option<ObjectId>) -> Result<Hidden, Error> {
+        let mut hidden = Hidden {
+            heap: BinaryHeap::new(),
+            seen: HashSet::new(),
+            seq: 0,
+        };
+        if let Some(tip) = tip {
+            let time = commits.get(tip)?.committed;
+            hidden.seen.insert(tip);
+            hidden.heap.push((time, Reverse(0), tip));
+        }
+        Ok(hidden)
+    }
+
+    /// Whether the left side reaches `id`, committed at `time`.
+    fn hides(&mut self, commits: &mut Commits<'_>, id: ObjectId, time: i64) -> Result<bool, Error> {
+        while let Some(&(t, _, next)) = self.heap.peek() {
+            if t < time {
+                break;
+            }
+            self.heap.pop();
+            for parent in commits.get(next)?.parents.clone() {
+                if self.seen.insert(parent) {
+                    self.seq += 1;
+                    let pt = commits.get(parent)?.committed;
+                    self.heap.push((pt, Reverse(self.seq), parent));
+                }
+            }
+        }
+        Ok(self.seen.contains(&id))
     }
 }
 
@@ -132,7 +201,7 @@ pub fn ancestors(repo: &Repository, tip: ObjectId) -> Result<HashSet<ObjectId>, 
         if !seen.insert(id) {
             continue;
         }
-        stack.extend(repo.commit(id)?.parents);
+        stack.extend(repo.parents(id)?);
     }
     Ok(seen)
 }
@@ -140,15 +209,12 @@ pub fn ancestors(repo: &Repository, tip: ObjectId) -> Result<HashSet<ObjectId>, 
 /// Lists one page of commits.
 pub fn log(repo: &Repository, query: &LogQuery) -> Result<LogPage, Error> {
     let range = range(repo, query.revision.as_deref())?;
-    let hidden = match range.exclude {
-        Some(a) => ancestors(repo, a)?,
-        None => HashSet::new(),
-    };
     let mut commits = Commits {
         repo,
         cache: HashMap::new(),
         at_path: HashMap::new(),
     };
+    let mut hidden = Hidden::new(&mut commits, range.exclude)?;
     let mut heap: BinaryHeap<(i64, Reverse<u64>, ObjectId)> = BinaryHeap::new();
     let mut queued: HashSet<ObjectId> = HashSet::new();
     let mut seq = 0u64;
@@ -156,11 +222,9 @@ pub fn log(repo: &Repository, query: &LogQuery) -> Result<LogPage, Error> {
         seq += 1;
         heap.push((time, Reverse(seq), id));
     };
-    if !hidden.contains(&range.include) {
-        let tip = commits.get(range.include)?;
-        queued.insert(range.include);
-        push(&mut heap, tip.committer.time.seconds, range.include);
-    }
+    let tip = commits.get(range.include)?;
+    queued.insert(range.include);
+    push(&mut heap, tip.committed, range.include);
     let mut page = LogPage {
         lines: Vec::new(),
         commits: 0,
@@ -168,10 +232,13 @@ pub fn log(repo: &Repository, query: &LogQuery) -> Result<LogPage, Error> {
         cut: None,
     };
     let mut passed = 0usize;
-    while let Some((_, _, id)) = heap.pop() {
+    while let Some((time, _, id)) = heap.pop() {
         if query.deadline.passed() {
             page.cut = Some(Cut::Deadline);
             break;
+        }
+        if hidden.hides(&mut commits, id, time)? {
+            continue;
         }
         let commit = commits.get(id)?;
         let (shown, follow) = match &query.path {
@@ -194,17 +261,28 @@ pub fn log(repo: &Repository, query: &LogQuery) -> Result<LogPage, Error> {
             }
         };
         for parent in follow {
-            if hidden.contains(&parent) || !queued.insert(parent) {
+            if !queued.insert(parent) {
                 continue;
             }
-            let time = commits.get(parent)?.committer.time.seconds;
+            let time = commits.get(parent)?.committed;
             push(&mut heap, time, parent);
         }
-        let authored = commit.author.time.seconds;
-        let in_days =
-            query.since.is_none_or(|s| authored >= s) && query.until.is_none_or(|u| authored <= u);
-        if !shown || !in_days {
+        if !shown {
             continue;
+        }
+        let days = query.since.is_some() || query.until.is_some();
+        let whole = if days || passed >= query.skip {
+            Some(repo.commit(id)?)
+        } else {
+            None
+        };
+        if let Some(whole) = whole.as_ref().filter(|_| days) {
+            let authored = whole.author.time.seconds;
+            let in_days = query.since.is_none_or(|s| authored >= s)
+                && query.until.is_none_or(|u| authored <= u);
+            if !in_days {
+                continue;
+            }
         }
         if passed < query.skip {
             passed += 1;
@@ -215,6 +293,10 @@ pub fn log(repo: &Repository, query: &LogQuery) -> Result<LogPage, Error> {
             page.next_skip = Some(query.skip + page.commits);
             break;
         }
+        let commit = match whole {
+            Some(c) => c,
+            None => repo.commit(id)?,
+        };
         let mut lines = vec![line(&commit)];
         if query.messages {
             lines.extend(

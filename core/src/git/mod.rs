@@ -6,7 +6,7 @@
 //! `.git` (borrowed objects, replaced objects, grafts, a shared directory, an included
 //! configuration file, `core.worktree`, a `.git` that is a file or a link, a bare repository).
 //! Past it, each query is a plain function over [`Repository`]: [`log::log`], [`diff::show`],
-//! [`diff::diff`], [`tags::tags`] and [`grep::grep`]. The history walk, the tree diff, the line
+//! [`diff::diff`], [`status::status`], [`tags::tags`] and [`grep::grep`]. The history walk, the tree diff, the line
 //! diff's hunks and git's path quoting are written here, so what an answer means is fixed by this
 //! code and not by anything in the repository.
 //!
@@ -22,6 +22,7 @@
 pub mod diff;
 pub mod grep;
 pub mod log;
+pub mod status;
 pub mod tags;
 mod text;
 
@@ -101,6 +102,10 @@ fn read_error(e: impl std::fmt::Display) -> Error {
     Error::Read(e.to_string())
 }
 
+/// Bytes of resolved delta bases and of whole objects one reader keeps.
+const PACK_CACHE_BYTES: usize = 64 << 20;
+const OBJECT_CACHE_BYTES: usize = 16 << 20;
+
 /// Bytes of `.git/config` read at most, to decide whether to decline.
 const CONFIG_LIMIT: u64 = 1 << 20;
 
@@ -140,11 +145,21 @@ pub fn open(root: &Path) -> Result<Repository, Declined> {
     let options = gix::open::Options::isolated()
         .open_path_as_is(true)
         .strict_config(true);
-    let repo =
+    let mut repo =
         gix::open_opts(&git_dir, options).map_err(|e| Declined::Unreadable(e.to_string()))?;
     if repo.is_bare() {
         return Err(Declined::Bare);
     }
+    // Caches of our own sizes (the repository's configuration is not asked how big to make
+    // them): resolved delta bases, so a tree or blob stored as a chain of deltas is not rebuilt
+    // from its base each time, and whole objects, so a tree read for a commit and again for its
+    // child is read once.
+    repo.objects.set_pack_cache(|| {
+        Box::new(gix::odb::pack::cache::lru::MemoryCappedHashmap::new(
+            PACK_CACHE_BYTES,
+        ))
+    });
+    repo.object_cache_size(Some(OBJECT_CACHE_BYTES));
     Ok(Repository {
         repo,
         root: root.to_path_buf(),
@@ -229,6 +244,15 @@ pub struct Commit {
     pub message: Vec<u8>,
 }
 
+/// What a history walk needs of a commit.
+#[derive(Clone, Debug)]
+pub struct Header {
+    pub tree: ObjectId,
+    pub parents: Vec<ObjectId>,
+    /// The committer's time, in seconds since the epoch.
+    pub committed: i64,
+}
+
 /// A name, an email and a time in the signer's own zone.
 #[derive(Clone, Debug)]
 pub struct Signature {
@@ -259,6 +283,56 @@ impl Repository {
             committer: signature(decoded.committer().map_err(read_error)?),
             message: decoded.message.to_vec(),
         })
+    }
+
+    /// What a walk needs of a commit (its tree, its parents and when it was committed), read
+    /// without decoding its signatures' names or copying its message.
+    pub fn header(&self, id: ObjectId) -> Result<Header, Error> {
+        use gix::objs::commit::ref_iter::Token;
+        let commit = self.repo.find_commit(id).map_err(read_error)?;
+        let mut header = Header {
+            tree: ObjectId::null(self.repo.object_hash()),
+            parents: Vec::new(),
+            committed: 0,
+        };
+        for token in gix::objs::CommitRefIter::from_bytes(&commit.data, self.repo.object_hash()) {
+            match token.map_err(read_error)? {
+                Token::Tree { id } => header.tree = id,
+                Token::Parent { id } => header.parents.push(id),
+                Token::Committer { signature } => {
+                    header.committed = signature.time().map(|t| t.seconds).unwrap_or_default();
+                    break;
+                }
+                _ => {}
+            }
+        }
+        Ok(header)
+    }
+
+    /// A commit's parents, read without decoding the rest of it.
+    pub fn parents(&self, id: ObjectId) -> Result<Vec<ObjectId>, Error> {
+        let commit = self.repo.find_commit(id).map_err(read_error)?;
+        Ok(
+            gix::objs::CommitRefIter::from_bytes(&commit.data, self.repo.object_hash())
+                .parent_ids()
+                .collect(),
+        )
+    }
+
+    /// The entry named `name` in a tree, found without decoding the others.
+    pub fn child(&self, tree: ObjectId, name: &[u8]) -> Result<Option<Entry>, Error> {
+        let tree = self.repo.find_tree(tree).map_err(read_error)?;
+        for e in gix::objs::TreeRefIter::from_bytes(&tree.data, self.repo.object_hash()) {
+            let e = e.map_err(read_error)?;
+            if e.filename == name {
+                return Ok(Some(Entry {
+                    name: e.filename.to_vec(),
+                    mode: u32::from(e.mode.value()),
+                    id: e.oid.to_owned(),
+                }));
+            }
+        }
+        Ok(None)
     }
 
     /// The entries of a tree, in the order the tree stores them (git's order).
@@ -302,7 +376,7 @@ impl Repository {
             if !current.is_tree() {
                 return Ok(None);
             }
-            match self.tree(current.id)?.into_iter().find(|e| e.name == part) {
+            match self.child(current.id, part)? {
                 Some(e) => current = e,
                 None => return Ok(None),
             }
@@ -343,9 +417,23 @@ impl Repository {
     /// The id shortened as git shortens it: long enough for the number of objects, and longer
     /// where that would be ambiguous.
     pub fn short(&self, id: ObjectId) -> String {
-        gix::prelude::ObjectIdExt::attach(id, &self.repo)
-            .shorten_or_id()
-            .to_string()
+        if let Ok(prefix) = gix::prelude::ObjectIdExt::attach(id, &self.repo).shorten() {
+            return prefix.to_string();
+        }
+        // An object that is not here (a submodule's commit): git prints the shortest prefix, at
+        // least the usual length, that no object here shares.
+        let hex = id.to_hex().to_string();
+        let mut len = self.abbrev_len();
+        while len < hex.len() {
+            let Ok(prefix) = gix::hash::Prefix::new(&id, len) else {
+                break;
+            };
+            match self.repo.objects.lookup_prefix(prefix, None) {
+                Ok(None) => break,
+                _ => len += 1,
+            }
+        }
+        hex[..len.min(hex.len())].to_string()
     }
 
     /// The length git abbreviates to before disambiguating, for the all-zero id of a missing side.

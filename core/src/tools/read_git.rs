@@ -29,7 +29,7 @@ const MAX_COUNT: u64 = 200;
 /// How long one answer may take before it stops and says so.
 const DEADLINE: Duration = Duration::from_secs(10);
 
-const QUERIES: &[&str] = &["log", "show", "diff", "tags", "search"];
+const QUERIES: &[&str] = &["log", "show", "diff", "status", "tags", "search"];
 
 /// The sentence every decline ends with.
 const USE_RUN: &str = "use run with git instead, which asks the person unless a rule covers it";
@@ -43,17 +43,18 @@ pub fn spec() -> ToolSpec {
     };
     let mut query = routing(
         "query",
-        json!({"type": "string", "enum": QUERIES, "description": "which question: log, show, diff, tags or search"}),
+        json!({"type": "string", "enum": QUERIES, "description": "which question: log, show, diff, status, tags or search"}),
     );
     query.required = true;
     ToolSpec {
         name: "read_git",
         description: "Answer a question about a git repository's history without starting git and without asking the person, \
 printing what git prints: log (ten characters of id, authored day, author, subject per commit), show (a commit with its \
-message and diff, a tag, or <revision>:<path> for a file or directory as it was), diff (two commits, A..B or A B), tags \
-(newest version first; given a revision, only the tags it reaches) and search (git grep -n of a regular expression at a \
-revision). Only a repository whose .git the person trusts is opened; anywhere else, and for status, blame, --follow or a \
-diff against the working tree, use run.",
+message and diff, a tag, or <revision>:<path> for a file or directory as it was), diff (two commits, A..B or A B), status \
+(git status --short --no-renames: staged, unstaged and untracked paths), tags (newest version first; given a revision, only \
+the tags it reaches) and search (git grep -n of a regular expression at a revision). Only a repository whose .git the \
+person trusts is opened, and status only where the whole working tree is trusted; anywhere else, and for blame, --follow \
+or a diff against the working tree, use run.",
         args: vec![
             query,
             routing(
@@ -66,7 +67,7 @@ diff against the working tree, use run.",
             ),
             routing(
                 "path",
-                json!({"type": "string", "description": "relative to the repository root: limits log, show and diff to changes under it and search to files under it"}),
+                json!({"type": "string", "description": "relative to the repository root: limits log, show, diff and status to changes under it and search to files under it"}),
             ),
             routing(
                 "pattern",
@@ -164,6 +165,9 @@ fn args(call: &Call<'_>) -> Result<Args, String> {
     }
     if q == "tags" && a.path.is_some() {
         return Err("tags takes no `path`".into());
+    }
+    if q == "status" && a.revision.is_some() {
+        return Err("status compares HEAD, the index and the working tree and takes no `revision`; diff compares two commits".into());
     }
     if let Some(r) = &a.revision {
         if r.contains("...") || r.contains("^@") || r.contains("^!") || r.contains("^-") {
@@ -281,7 +285,14 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     let shown = control_pictures(&display_path(&session.cwd, &root));
     let git_dir = root.join(".git");
     // The rules alone decide, before any file under .git is read.
-    if !git_dir_trusted(&session.state().trust, &git_dir) {
+    let (git_trusted, tree_trusted) = {
+        let state = session.state();
+        (
+            git_dir_trusted(&state.trust, &git_dir),
+            git_dir_trusted(&state.trust, &root),
+        )
+    };
+    if !git_trusted {
         call.record(
             Gate::Trust,
             Decision::Refused,
@@ -289,6 +300,16 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         );
         return ToolOutput::refused(format!(
             "read_git opens only a repository whose .git the person trusts in full, and nobody vouched for {shown}/.git (or a rule marks something in it untrusted); {USE_RUN}"
+        ));
+    }
+    if a.query == "status" && !tree_trusted {
+        call.record(
+            Gate::Trust,
+            Decision::Refused,
+            format!("read_git.status {shown}: its working tree is not trusted in full"),
+        );
+        return ToolOutput::refused(format!(
+            "read_git answers status only where the person trusts the whole working tree, and {shown} is not trusted in full (or a rule marks something in it untrusted); {USE_RUN}"
         ));
     }
     let path = match a.path.as_deref().map(plain_path).transpose() {
@@ -393,6 +414,42 @@ fn answer(
                 notes.push("[the two commits do not differ there]".into());
             }
             sections
+        }
+        "status" => {
+            let found = git::status::status(&repo, path).map_err(|err| match err {
+                git::status::StatusError::Declined(d) => {
+                    format!("read_git declined this status: {d}; {USE_RUN}")
+                }
+                git::status::StatusError::Read(e) => e.to_string(),
+            })?;
+            if !found.not_compared.is_empty() {
+                let listed: Vec<String> = found
+                    .not_compared
+                    .iter()
+                    .map(|(p, why)| {
+                        format!(
+                            "{} ({})",
+                            git::quote_path(p),
+                            match why {
+                                git::status::NotCompared::Submodule => "a submodule",
+                                git::status::NotCompared::Converted =>
+                                    "an attribute or core.autocrlf would convert it",
+                            }
+                        )
+                    })
+                    .collect();
+                notes.push(format!(
+                    "[not compared with the working tree, so not listed: {}; run git status to see them]",
+                    listed.join(", ")
+                ));
+            }
+            if found.lines.is_empty() && found.not_compared.is_empty() {
+                notes.push("[nothing to list: the working tree matches the index and HEAD]".into());
+            }
+            vec![Section {
+                paths: Vec::new(),
+                lines: found.lines,
+            }]
         }
         "tags" => {
             let page = git::tags::tags(&repo, a.revision.as_deref(), a.count, a.skip).map_err(e)?;

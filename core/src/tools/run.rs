@@ -237,7 +237,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     let ran_git = plan.commands().iter().any(|c| c.name() == "git");
     if ran_git && !label.is_trusted() {
         text = PlannerText::driver(format!(
-            "{}read_git answers log, show, diff, tags and search from a trusted repository's .git without starting git, and its answer is not sealed.\n",
+            "{}read_git answers log, show, diff, tags and search from a trusted repository's .git without starting git, and status where the whole working tree is trusted, and its answer is not sealed.\n",
             text.as_str()
         ));
     }
