@@ -816,6 +816,112 @@ case('an accepted edit is written when the buffer had no unsaved changes, and ru
   ws.stop()
 end)
 
+-- The three ways the plugin is installed: the README's lazy.nvim spec (emulated: lazy.nvim cannot
+-- be fetched here, so its loader is reproduced as far as that spec uses it), a pack/*/start
+-- package and a plain runtimepath entry. Each runs in its own Neovim.
+local function readme_lazy_spec()
+  local readme = assert(read(repo .. '/README.md'))
+  local section = readme:match('\n## Neovim\n(.-)\n## ')
+  local block = assert(section and section:match('```lua\n(.-)\n```'), 'the README has a lua block under ## Neovim')
+  local spec = assert(loadstring('return ' .. block))()
+  spec.dir = plugin
+  return spec
+end
+
+local PROBE = [[
+local out = { loaded_before = vim.g.loaded_bravebot == true }
+vim.cmd('silent checkhealth bravebot')
+out.health = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+vim.cmd('silent! bwipeout!')
+for _, topic in ipairs({ 'bravebot', 'bravebot-keymaps', ':Bravebot', 'bravebot.setup()' }) do
+  local ok, err = pcall(vim.cmd, 'help ' .. topic)
+  out[topic] = ok and (vim.fn.expand('%:t') .. ':' .. vim.fn.getline('.')) or tostring(err)
+  pcall(vim.cmd, 'helpclose')
+end
+vim.cmd('Bravebot status')
+out.loaded_after = vim.g.loaded_bravebot == true
+local f = assert(io.open(vim.env.PROBE_OUT, 'w'))
+f:write(vim.json.encode(out))
+f:close()
+vim.cmd('qa!')
+]]
+
+local function probe_setup(name, init_lua)
+  local dir = tmp .. '/setup-' .. name
+  vim.fn.mkdir(dir, 'p')
+  write(dir .. '/init.lua', init_lua)
+  write(dir .. '/probe.lua', PROBE)
+  local ws = dir .. '/ws'
+  vim.fn.mkdir(ws, 'p')
+  local res = vim.system({ vim.v.progpath, '--headless', '-i', 'NONE', '-n', '-u', dir .. '/init.lua', '-c', 'luafile ' .. dir .. '/probe.lua' }, {
+    cwd = ws,
+    env = { PROBE_OUT = dir .. '/out.json', PATH = repo .. '/target/debug:' .. vim.env.PATH,
+      BRAVEBOT_MODEL_URL = 'http://127.0.0.1:9/v1' },
+    text = true,
+  }):wait()
+  local text = read(dir .. '/out.json')
+  assert(text, name .. ': the probe wrote nothing (exit ' .. res.code .. '): ' .. (res.stderr or '') .. (res.stdout or ''))
+  return vim.json.decode(text)
+end
+
+-- Verifies: NVIM-16
+case(':checkhealth bravebot and :help bravebot work with the README lazy.nvim spec, a start package and runtimepath', function()
+  -- The shipped tags are what :helptags makes of the shipped help.
+  local fresh = tmp .. '/doc-fresh'
+  vim.fn.mkdir(fresh, 'p')
+  vim.fn.writefile(vim.fn.readfile(plugin .. '/doc/bravebot.txt', 'b'), fresh .. '/bravebot.txt', 'b')
+  vim.cmd('helptags ' .. vim.fn.fnameescape(fresh))
+  eq(read(fresh .. '/tags'), read(plugin .. '/doc/tags'), 'doc/tags is up to date (run :helptags extension-neovim/doc)')
+  local spec = readme_lazy_spec()
+  eq('Bravebot', spec.cmd, 'the README spec loads on :Bravebot')
+  local setups = {
+    -- lazy.nvim: the spec's init runs at startup; the folder joins the runtimepath through it
+    -- only, and the plugin is loaded (plugin/ sourced, setup(opts) called) on the first command.
+    lazy = string.format([[
+local spec = assert(loadstring('return ' .. %q))()
+spec.dir = %q
+-- As lazy.nvim does: Neovim's own plugin loading is off, and lazy.nvim sources plugin/ of the
+-- runtimepath as it was before any spec's init ran.
+local rtp = vim.opt.rtp:get()
+vim.go.loadplugins = false
+if spec.init then spec.init({ dir = spec.dir, name = 'bravebot' }) end
+for _, dir in ipairs(rtp) do
+  for _, f in ipairs(vim.fn.glob(dir .. '/plugin/**/*.{vim,lua}', false, true)) do
+    vim.cmd.source(vim.fn.fnameescape(f))
+  end
+end
+vim.api.nvim_create_user_command(spec.cmd, function(args)
+  vim.api.nvim_del_user_command(spec.cmd)
+  if not vim.tbl_contains(vim.opt.rtp:get(), spec.dir) then vim.opt.rtp:append(spec.dir) end
+  vim.cmd.source(spec.dir .. '/plugin/bravebot.lua')
+  require('bravebot').setup(spec.opts)
+  vim.cmd(spec.cmd .. ' ' .. args.args)
+end, { nargs = '*' })
+]], read(repo .. '/README.md'):match('\n## Neovim\n.-```lua\n(.-)\n```'), plugin),
+    pack = string.format([[
+vim.fn.mkdir(%q, 'p')
+vim.uv.fs_symlink(%q, %q)
+vim.opt.packpath:prepend(%q)
+]], tmp .. '/site/pack/bravebot/start', plugin, tmp .. '/site/pack/bravebot/start/bravebot', tmp .. '/site'),
+    runtimepath = string.format('vim.opt.rtp:append(%q)\n', plugin),
+  }
+  for _, name in ipairs({ 'lazy', 'pack', 'runtimepath' }) do
+    local out = probe_setup(name, setups[name])
+    if name == 'lazy' then
+      eq(false, out.loaded_before, 'lazy: the plugin is not loaded before the first :Bravebot')
+      assert(out.health:find('setup() has not run yet', 1, true), 'lazy: ' .. out.health)
+    end
+    assert(out.health:find('OK Neovim', 1, true), name .. ': ' .. out.health)
+    assert(out.health:find('OK binary: ' .. bravebot_bin, 1, true), name .. ': ' .. out.health)
+    assert(not out.health:find('No healthcheck found', 1, true) and not out.health:find('ERROR', 1, true), name .. ': ' .. out.health)
+    assert(vim.startswith(out['bravebot'], 'bravebot.txt:*bravebot.txt*'), name .. ': :help bravebot: ' .. out['bravebot'])
+    assert(out['bravebot-keymaps']:find('*bravebot-keymaps*', 1, true), name .. ': ' .. out['bravebot-keymaps'])
+    assert(out[':Bravebot']:find('*:Bravebot*', 1, true), name .. ': ' .. out[':Bravebot'])
+    assert(out['bravebot.setup()']:find('*bravebot.setup()*', 1, true), name .. ': ' .. out['bravebot.setup()'])
+    eq(true, out.loaded_after, name .. ': :Bravebot works')
+  end
+end)
+
 -- Runner -----------------------------------------------------------------------------------------
 
 local passed, failed = 0, 0

@@ -55,6 +55,7 @@ function M.set(opts)
     opts.model.apiKey, opts.model.api_key = nil, nil
   end
   M.options = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts)
+  M.configured = true
 end
 
 return M
