@@ -16,76 +16,16 @@ end
 
 --- Split `@path` words out of a prompt: the text is kept as typed, the paths are sent as files.
 function M.parse_prompt(text)
-  local files = {}
-  for path in text:gmatch('@(%S+)') do
-    table.insert(files, path)
-  end
-  return text, files
+  return require('bravebot.prompt').parse(text)
 end
 
---- The floating prompt of :Bravebot ask. <CR> in normal mode or <C-s> sends, <Esc>/q closes.
+--- The floating prompt of :Bravebot ask (lua/bravebot/prompt.lua).
 function M.ask()
-  local buf = vim.api.nvim_create_buf(false, true)
-  vim.bo[buf].bufhidden = 'wipe'
-  vim.bo[buf].filetype = 'bravebot_prompt'
-  vim.bo[buf].omnifunc = "v:lua.require'bravebot.commands'.omnifunc"
-  local width = math.min(80, vim.o.columns - 4)
-  local win = vim.api.nvim_open_win(buf, true, {
-    relative = 'editor',
-    width = width,
-    height = 5,
-    row = math.floor((vim.o.lines - 5) / 3),
-    col = math.floor((vim.o.columns - width) / 2),
-    style = 'minimal',
-    border = 'rounded',
-    title = ' bravebot: ask (@path adds a file, <C-s> sends) ',
-  })
-  local function send()
-    local text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
-    vim.api.nvim_win_close(win, true)
-    vim.cmd('stopinsert')
-    if vim.trim(text) ~= '' then
-      local t, files = M.parse_prompt(text)
-      client().prompt(t, files)
-    end
-  end
-  vim.keymap.set({ 'n', 'i' }, '<C-s>', send, { buffer = buf, desc = 'bravebot: send' })
-  vim.keymap.set('n', '<CR>', send, { buffer = buf, desc = 'bravebot: send' })
-  vim.keymap.set('n', '<Esc>', function() vim.api.nvim_win_close(win, true) end, { buffer = buf })
-  vim.keymap.set('n', 'q', function() vim.api.nvim_win_close(win, true) end, { buffer = buf })
-  -- Typing @ offers files relative to the working directory.
-  vim.keymap.set('i', '@', function()
-    vim.schedule(function()
-      if vim.fn.pumvisible() == 0 then
-        vim.api.nvim_feedkeys(vim.keycode('<C-x><C-o>'), 'n', false)
-      end
-    end)
-    return '@'
-  end, { buffer = buf, expr = true })
-  vim.cmd('startinsert')
-  return buf, win
-end
-
---- Completes the `@path` under the cursor with files under the working directory.
-function M.omnifunc(findstart, base)
-  if findstart == 1 then
-    local line = vim.api.nvim_get_current_line():sub(1, vim.fn.col('.') - 1)
-    local at = line:match('.*()@%S*$')
-    return at and at or -3
-  end
-  return M.complete_files(base)
+  return require('bravebot.prompt').float(require('bravebot.client').root())
 end
 
 function M.complete_files(prefix)
-  local out = {}
-  for _, f in ipairs(vim.fn.globpath('.', (prefix ~= '' and prefix or '') .. '*', false, true)) do
-    f = f:gsub('^%./', '')
-    if vim.fn.isdirectory(f) == 1 then
-      f = f .. '/'
-    end
-    table.insert(out, f)
-  end
-  return out
+  return require('bravebot.prompt').complete_files(prefix)
 end
 
 M.subcommands = {
@@ -104,6 +44,13 @@ M.subcommands = {
   end,
   cancel = function()
     client().cancel()
+  end,
+  send = function()
+    local state = client().ensure()
+    if state then
+      local p = require('bravebot.prompt')
+      p.send(p.buf(state.root), state.root)
+    end
   end,
   answer = function()
     require('bravebot.questions').answer()
