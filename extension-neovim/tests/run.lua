@@ -1012,6 +1012,38 @@ case('the chat has a prompt area with history, a spinner while it waits and mark
   ws.stop()
 end)
 
+-- Verifies: NVIM-18
+case("a new file's proposal is shown in its own buffer with the proposed text and the same keys", function()
+  local ws = workspace({}, {
+    planner = {
+      { tool = 'write_file', id = 'call_new', args = { path = 'src/fresh.py', contents = 'def hello():\n    return 1\n', why = 'add it' } },
+      { text = 'added' },
+    },
+  })
+  local stop
+  require('bravebot.client').prompt('add a file', nil, function(r) stop = r end)
+  local q = require('bravebot.questions')
+  local buf
+  wait(function()
+    buf = next(q.proposals)
+    return buf ~= nil
+  end, 'the write question')
+  eq({ 'def hello():', '    return 1' }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'the proposal buffer holds the proposed text')
+  assert(vim.api.nvim_buf_get_name(buf):find('bravebot://proposal/src/fresh.py (new file)', 1, true), vim.api.nvim_buf_get_name(buf))
+  eq('python', vim.bo[buf].filetype, 'the new file\'s filetype')
+  eq(-1, vim.fn.bufnr(ws.dir .. '/src/fresh.py'), 'no empty buffer for the file that does not exist yet')
+  local snap = proposal_snapshot(buf)
+  eq({ '0: above bravebot: new file src/fresh.py, proposed (hunk 1/1); ,a accepts, ,r rejects', '0: hl BravebotAdd', '1: hl BravebotAdd' },
+    snap, 'every line is an added one, under a header naming the keys')
+  vim.cmd('Bravebot answer')
+  eq(buf, vim.api.nvim_get_current_buf(), ':Bravebot answer shows the proposal')
+  press(',a')
+  wait(function() return stop ~= nil end, 'the turn to end')
+  eq('def hello():\n    return 1\n', read(ws.dir .. '/src/fresh.py'), 'the accepted file is on disk')
+  eq(false, vim.api.nvim_buf_is_valid(buf), 'the proposal buffer is gone')
+  ws.stop()
+end)
+
 -- Runner -----------------------------------------------------------------------------------------
 
 local passed, failed = 0, 0

@@ -413,7 +413,25 @@ end
 ---@type table<integer, table> pending proposals by buffer
 M.proposals = {}
 
+--- A new file's proposal: its own scratch buffer holds the proposed text, every line an added one.
+local function draw_new(p)
+  local buf = p.buf
+  vim.api.nvim_buf_clear_namespace(buf, M.ns, 0, -1)
+  local verdict = p.verdicts[1]
+  local mark = verdict == true and ', accepted' or verdict == false and ', rejected' or ''
+  for l = 0, vim.api.nvim_buf_line_count(buf) - 1 do
+    vim.api.nvim_buf_set_extmark(buf, M.ns, l, 0, { line_hl_group = 'BravebotAdd', priority = 200 })
+  end
+  vim.api.nvim_buf_set_extmark(buf, M.ns, 0, 0, {
+    virt_lines = { { { string.format('bravebot: new file %s, proposed (hunk 1/1%s); %s', p.subject.path or '?', mark, p.keys), 'Comment' } } },
+    virt_lines_above = true,
+  })
+end
+
 local function draw(p)
+  if p.new_file then
+    return draw_new(p)
+  end
   local buf = p.buf
   vim.api.nvim_buf_clear_namespace(buf, M.ns, 0, -1)
   local proposed = split(p.subject.proposed)
@@ -481,6 +499,9 @@ local function finish(p, answer)
     vim.api.nvim_buf_delete(p.diff_buf, { force = true })
   end
   M.proposals[buf] = nil
+  if p.new_file and vim.api.nvim_buf_is_valid(buf) then
+    vim.api.nvim_buf_delete(buf, { force = true })
+  end
   answer()
 end
 
@@ -661,29 +682,59 @@ end
 ---@type table<integer, true> buffers to write once an accepted edit has landed in them
 M.to_save = {}
 
+--- The path of a proposal's file when no such file exists yet and no buffer holds it.
+local function new_file_path(subject)
+  local path = subject.uri and vim.uri_to_fname(subject.uri) or subject.path
+  if not path or vim.uv.fs_stat(path) then
+    return nil
+  end
+  local b = vim.fn.bufnr(path)
+  if b ~= -1 and vim.api.nvim_buf_is_loaded(b) then
+    return nil
+  end
+  return path
+end
+
+--- A scratch buffer showing a new file's proposed text, with the file's filetype.
+local function proposal_buffer(subject, path)
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, split(subject.proposed))
+  pcall(vim.api.nvim_buf_set_name, buf, 'bravebot://proposal/' .. (subject.path or path) .. ' (new file)')
+  vim.bo[buf].bufhidden = 'hide'
+  vim.bo[buf].modifiable = false
+  local ft = vim.filetype.match({ filename = path, buf = buf })
+  if ft then
+    vim.bo[buf].filetype = ft
+  end
+  return buf
+end
+
 function M.edit(params, reply)
   local s = params.subject or {}
-  local buf = target_buffer(s)
-  M.cancel_proposal(buf)
   local hunks = s.hunks or {}
   if #hunks == 0 then
     -- Nothing to show inline (an identical write): a plain question.
     return M.select(params, reply)
   end
+  local new_path = new_file_path(s)
+  local buf = new_path and proposal_buffer(s, new_path) or target_buffer(s)
+  M.cancel_proposal(buf)
+  local km = require('bravebot.config').options.keymaps or {}
   local p = { buf = buf, params = params, subject = s, hunks = hunks, verdicts = {}, mapped = {},
+    new_file = new_path ~= nil,
+    keys = string.format('%s accepts, %s rejects', M.key_text(km.accept_hunk), M.key_text(km.reject_hunk)),
     -- Whether the person had changes of their own not yet written: if not, an accepted edit is
     -- written for them, so the disk (what `run` reads) matches the buffer.
     had_unsaved = vim.bo[buf].modified }
   local entry
   p.reply = function(option, extra)
     forget(entry)
-    if option and approves(option) and not p.had_unsaved and not M.detached[buf] then
+    if option and approves(option) and not p.had_unsaved and not M.detached[buf] and not p.new_file then
       M.to_save[buf] = true
     end
     reply(option, extra)
   end
   M.proposals[buf] = p
-  local km = require('bravebot.config').options.keymaps or {}
   local function map(name, fn, desc)
     local lhs = km[name]
     if lhs then
@@ -700,7 +751,9 @@ function M.edit(params, reply)
   map('reject_all', function() M.decide(buf, nil, false) end, 'reject every hunk')
   map('next_hunk', function() M.jump(buf, 1) end, 'next hunk')
   map('prev_hunk', function() M.jump(buf, -1) end, 'previous hunk')
-  map('diff', function() M.diff(buf) end, 'show the proposal in a diff')
+  if not p.new_file then
+    map('diff', function() M.diff(buf) end, 'show the proposal in a diff')
+  end
   vim.api.nvim_create_autocmd({ 'BufUnload', 'BufDelete' }, {
     buffer = buf,
     once = true,
