@@ -11,6 +11,7 @@ export const methods = {
   sessionAudit: 'bravebot/session/audit',
   sessionSetMode: 'bravebot/session/setMode',
   sessionTrust: 'bravebot/session/trust',
+  sessionShow: 'bravebot/session/show',
 } as const;
 
 /** The command the server's code actions carry; `workspace/executeCommand` answers a question. */

@@ -20,6 +20,7 @@ pub mod method {
     pub const SESSION_AUDIT: &str = "bravebot/session/audit";
     pub const SESSION_SET_MODE: &str = "bravebot/session/setMode";
     pub const SESSION_TRUST: &str = "bravebot/session/trust";
+    pub const SESSION_SHOW: &str = "bravebot/session/show";
 }
 
 /// `initializationOptions`, every field optional.
@@ -84,6 +85,27 @@ pub struct TrustParams {
     pub session_id: String,
     pub path: String,
     pub scope: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShowParams {
+    pub session_id: String,
+    #[serde(rename = "ref")]
+    pub reference: String,
+}
+
+/// A quarantined slot's bytes, for the person's screen only: the planner is never sent this.
+#[derive(Debug, Serialize)]
+pub struct ShowResult {
+    #[serde(rename = "ref")]
+    pub reference: String,
+    pub origin: String,
+    pub label: String,
+    pub lines: usize,
+    pub bytes: usize,
+    /// The bytes as text (what is not UTF-8 replaced), untrusted: drawn inside the margin.
+    pub text: String,
 }
 
 #[derive(Debug, Serialize)]

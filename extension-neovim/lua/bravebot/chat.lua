@@ -50,6 +50,17 @@ local function chat_for(state, session_id)
   vim.bo[buf].modifiable = false
   c = { buf = buf, last = nil }
   M.chats[k] = c
+  local show_key = (require('bravebot.config').options.keymaps or {}).show
+  if show_key then
+    vim.keymap.set('n', show_key, function()
+      local ref = M.ref_at(buf, vim.api.nvim_win_get_cursor(0)[1])
+      if ref then
+        require('bravebot.commands').show(ref, state, k)
+      else
+        vim.notify('bravebot: no quarantined item on this line (its "quarantined ref:N" line opens it)')
+      end
+    end, { buffer = buf, desc = 'bravebot: show the quarantined bytes of this line' })
+  end
   return c
 end
 
@@ -331,6 +342,68 @@ end
 function M.explain(ref, label)
   return string.format('%s is what the agent holds instead of these bytes: it can hand the reference to a tool but never reads them. %s. :Bravebot show %s opens them for you.',
     one_line(ref), M.label_words(label), one_line(ref))
+end
+
+--- The reference drawn on or just above `line` (1-based) of a chat buffer, if any.
+function M.ref_at(buf, line)
+  for l = line, math.max(1, line - 1), -1 do
+    local text = vim.api.nvim_buf_get_lines(buf, l - 1, l, false)[1] or ''
+    local ref = text:match('^' .. vim.pesc(M.MARGIN) .. 'quarantined (ref:%d+) ') or text:match('^  (ref:%d+) is what the agent holds')
+    if ref then
+      return ref
+    end
+  end
+end
+
+--- A slot's bytes in a float, every line inside the margin, under what they are in plain words.
+function M.show_float(shown)
+  local lines = {
+    string.format('%s from %s: %s lines, %s bytes', one_line(shown.ref), one_line(shown.origin), one_line(shown.lines), one_line(shown.bytes)),
+    M.label_words(shown.label) .. '.',
+    'Shown to you only: the agent holds ' .. one_line(shown.ref) .. ' and never reads these bytes.',
+    '',
+  }
+  local first = #lines
+  local buf = vim.api.nvim_create_buf(false, true)
+  local width = math.min(100, vim.o.columns - 4)
+  local body = {}
+  for _, l in ipairs(vim.split(shown.text or '', '\n', { plain = true })) do
+    for _, piece in ipairs(M.cut(l, width - 4)) do
+      table.insert(body, M.MARGIN .. piece)
+    end
+  end
+  if body[#body] == M.MARGIN then
+    table.remove(body)
+  end
+  vim.list_extend(lines, body)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].bufhidden = 'wipe'
+  vim.bo[buf].filetype = 'bravebot_show'
+  for i = first, #lines - 1 do
+    vim.api.nvim_buf_set_extmark(buf, M.ns, i, 0, { line_hl_group = 'BravebotUntrusted' })
+  end
+  local height = math.max(3, math.min(#lines, vim.o.lines - 6))
+  local win = vim.api.nvim_open_win(buf, true, {
+    relative = 'editor',
+    width = width,
+    height = height,
+    row = math.floor((vim.o.lines - height) / 3),
+    col = math.floor((vim.o.columns - width) / 2),
+    style = 'minimal',
+    border = 'rounded',
+    title = ' bravebot: ' .. one_line(shown.ref) .. ' (untrusted, for you only) ',
+    footer = ' q closes ',
+    footer_pos = 'right',
+  })
+  for _, lhs in ipairs({ 'q', '<Esc>' }) do
+    vim.keymap.set('n', lhs, function()
+      if vim.api.nvim_win_is_valid(win) then
+        vim.api.nvim_win_close(win, true)
+      end
+    end, { buffer = buf, nowait = true })
+  end
+  return win, buf
 end
 
 --- The fields each kind's drawing shows; callId only ties a result to its call. Any other field

@@ -28,6 +28,20 @@ function M.complete_files(prefix)
   return require('bravebot.prompt').complete_files(prefix)
 end
 
+--- Open a quarantined item's bytes for the person (`bravebot/session/show`, for the screen only).
+function M.show(ref, state, session_id)
+  state = state or client().ensure()
+  if not state then
+    return
+  end
+  local result, err = client().call(rpc.SHOW, { sessionId = session_id or state.session_id, ref = ref }, state)
+  if not result then
+    vim.notify('bravebot: cannot show ' .. tostring(ref) .. ': ' .. tostring(err), vim.log.levels.ERROR)
+    return
+  end
+  return require('bravebot.chat').show_float(result)
+end
+
 M.subcommands = {
   chat = function()
     local state = client().ensure()
@@ -44,6 +58,26 @@ M.subcommands = {
   end,
   cancel = function()
     client().cancel()
+  end,
+  show = function(args)
+    local ref = args[1]
+    if ref then
+      return M.show(ref)
+    end
+    local state = client().ensure()
+    local c = state and require('bravebot.chat').chats[state.session_id]
+    local refs = c and c.refs or {}
+    if #refs == 0 then
+      return vim.notify('bravebot: nothing of this session is quarantined')
+    end
+    vim.ui.select(refs, {
+      prompt = 'Show which quarantined item?',
+      format_item = function(r) return r.ref .. ' ' .. tostring(r.label) .. ' ' .. tostring(r.origin):gsub('[\r\n]+', ' ') end,
+    }, function(r)
+      if r then
+        M.show(r.ref, state)
+      end
+    end)
   end,
   send = function()
     local state = client().ensure()
@@ -116,6 +150,11 @@ function M.complete(arglead, cmdline, _)
   local sub = words[2]
   if sub == 'mode' then
     return vim.tbl_filter(function(s) return vim.startswith(s, arglead) end, { 'ask', 'acceptEdits', 'plan' })
+  elseif sub == 'show' then
+    local state = client().states[client().root()]
+    local c = state and require('bravebot.chat').chats[state.session_id]
+    return vim.tbl_filter(function(s) return vim.startswith(s, arglead) end,
+      vim.tbl_map(function(r) return r.ref end, c and c.refs or {}))
   elseif sub == 'trust' then
     return vim.fn.getcompletion(arglead, 'file')
   elseif sub == 'add-dir' then

@@ -20,6 +20,7 @@ local M = {}
 ---@field send_normal? string|false Send the prompt from Normal mode.
 ---@field history_prev? string|false The older prompt of the history (Insert mode: only while no completion menu shows).
 ---@field history_next? string|false The newer prompt of the history.
+---@field show? string|false In the chat: open the quarantined item of the line under the cursor.
 ---@field answer? string|false Move to the oldest waiting question (a global normal-mode mapping, made only where the key is free).
 
 ---@class bravebot.Options
@@ -48,6 +49,7 @@ M.defaults = {
     history_prev = '<C-p>',
     history_next = '<C-n>',
     answer = '<Leader>ba',
+    show = '<CR>',
   },
 }
 

@@ -15,6 +15,7 @@ M.outgoing = {
   ['bravebot/session/audit'] = { kind = 'request', params = { 'sessionId' } },
   ['bravebot/session/setMode'] = { kind = 'request', params = { 'sessionId', 'mode' } },
   ['bravebot/session/trust'] = { kind = 'request', params = { 'sessionId', 'path', 'scope' } },
+  ['bravebot/session/show'] = { kind = 'request', params = { 'sessionId', 'ref' } },
 }
 
 --- Server → client: what handlers.lua answers.
@@ -30,6 +31,7 @@ M.STATUS = 'bravebot/session/status'
 M.AUDIT = 'bravebot/session/audit'
 M.SET_MODE = 'bravebot/session/setMode'
 M.TRUST = 'bravebot/session/trust'
+M.SHOW = 'bravebot/session/show'
 M.UPDATE = 'bravebot/session/update'
 M.REQUEST_PERMISSION = 'bravebot/session/requestPermission'
 
