@@ -1104,6 +1104,62 @@ case('a quarantined item opens for the person in a float inside the margin, and 
   ws.stop()
 end)
 
+-- Verifies: NVIM-20
+case('a run\'s output is drawn inside the margin with its stream, bounded, and a failing run as failed', function()
+  local ws = workspace({}, {
+    planner = {
+      { tool = 'run', id = 'call_seq', args = { command = 'seq 1 30', why = 'count' } },
+      { tool = 'run', id = 'call_ls', args = { command = 'ls missing-file', why = 'look for it' } },
+      { text = 'ran both' },
+    },
+  })
+  local chat = require('bravebot.chat')
+  local recorded = {}
+  local orig = chat.on_update
+  chat.on_update = function(state, update, sid)
+    table.insert(recorded, vim.deepcopy(update))
+    return orig(state, update, sid)
+  end
+  local stop
+  require('bravebot.client').prompt('run them', nil, function(r) stop = r end)
+  local q = require('bravebot.questions')
+  wait(function()
+    if #q.pending > 0 then
+      local float = question_floats()[1]
+      local allow
+      for _, l in ipairs(float and float_lines(float) or {}) do
+        allow = allow or l:match('^  (%d)  Run it once')
+      end
+      vim.cmd('Bravebot answer')
+      press((allow or '') .. '<CR>')
+    end
+    return stop ~= nil
+  end, 'the turn to end')
+  chat.on_update = orig
+  vim.fn.mkdir(repo .. '/target/e2e/neovim', 'p')
+  write(repo .. '/target/e2e/neovim/run-updates.json', vim.json.encode(recorded))
+  local kinds = vim.tbl_map(function(u) return u.kind end, recorded)
+  assert(vim.tbl_contains(kinds, 'runOutput'), 'the server sent runOutput: ' .. table.concat(kinds, ' '))
+  local text = chat_text(ws)
+  assert(not text:find('unknown to this plugin', 1, true), text)
+  assert(text:find('│ stdout of the run (untrusted', 1, true), text)
+  assert(text:find('\n│ 1\n│ 2\n', 1, true), text)
+  assert(text:find('│ 20\n', 1, true) and not text:find('│ 21\n', 1, true), 'at most 20 lines: ' .. text)
+  assert(text:find('│ … 10 more lines', 1, true), text)
+  assert(text:find('│ stderr of the run (untrusted', 1, true) and text:find('missing%-file'), text)
+  assert(text:find('  ↳ failed: ', 1, true), text)
+  local cbuf = chat.buf(ws.state())
+  local failed_hl
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(cbuf, chat.ns, 0, -1, { details = true })) do
+    local l = vim.api.nvim_buf_get_lines(cbuf, m[2], m[2] + 1, false)[1]
+    if l:find('^  ↳ failed: ') then
+      failed_hl = m[4].line_hl_group
+    end
+  end
+  eq('BravebotError', failed_hl, 'a failed run is drawn as an error')
+  ws.stop()
+end)
+
 -- Runner -----------------------------------------------------------------------------------------
 
 local passed, failed = 0, 0

@@ -6,6 +6,8 @@ local M = {}
 M.ns = vim.api.nvim_create_namespace('bravebot_chat')
 M.thinking_ns = vim.api.nvim_create_namespace('bravebot_thinking')
 M.MARGIN = '│ '
+--- How many lines of a run's output the chat draws.
+M.RUN_LINES = 20
 M.SPINNER = { '⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏' }
 
 vim.api.nvim_set_hl(0, 'BravebotUntrusted', { default = true, link = 'DiagnosticWarn' })
@@ -414,6 +416,7 @@ M.FIELDS = {
   toolResult = { 'callId', 'status', 'summary' },
   quarantined = { 'ref', 'origin', 'lines', 'bytes', 'label' },
   remark = { 'text' },
+  runOutput = { 'stream', 'text', 'bytes', 'trusted', 'label' },
   check = { 'state', 'lines', 'completed' },
   plan = { 'todos' },
   turnEnded = { 'stopReason' },
@@ -437,7 +440,29 @@ function M.on_update(state, update, session_id)
     for i, l in ipairs(vim.split(update.summary or '', '\n', { plain = true })) do
       lines[i] = (i == 1 and ('  ↳ ' .. one_line(update.status) .. ': ') or '    ') .. l
     end
-    append(c, lines, 'BravebotTool')
+    -- A tool that ran and failed (a run's non-zero exit), or could not run, reads as an error.
+    local failed = update.status == 'failed' or update.status == 'error'
+    append(c, lines, failed and 'BravebotError' or 'BravebotTool')
+  elseif kind == 'runOutput' then
+    -- What a run printed on one stream: the first RUN_LINES lines inside the margin, then how
+    -- many more there were.
+    local header = string.format('%s of the run (%s, %s, %s bytes):', one_line(update.stream),
+      update.trusted == true and 'trusted' or 'untrusted', one_line(update.label), one_line(update.bytes))
+    local all = vim.split(update.text or '', '\n', { plain = true })
+    if all[#all] == '' then
+      table.remove(all)
+    end
+    local shown = vim.list_slice(all, 1, M.RUN_LINES)
+    local lines = M.margin_lines(c.buf, header)
+    for _, l in ipairs(shown) do
+      for _, piece in ipairs(M.cut(l, margin_width(c.buf))) do
+        table.insert(lines, M.MARGIN .. piece)
+      end
+    end
+    if #all > #shown then
+      table.insert(lines, string.format('%s… %d more lines', M.MARGIN, #all - #shown))
+    end
+    append(c, lines, 'BravebotUntrusted')
   elseif kind == 'quarantined' then
     append_untrusted(c, string.format('quarantined %s %s from %s: %s lines, %s bytes', one_line(update.ref),
       one_line(update.label), one_line(update.origin), one_line(update.lines), one_line(update.bytes)), nil)
