@@ -1105,7 +1105,7 @@ case('a quarantined item opens for the person in a float inside the margin, and 
 end)
 
 -- Verifies: NVIM-20
-case('a run\'s output is drawn inside the margin with its stream, bounded, and a failing run as failed', function()
+case("a run's output is drawn inside the margin with its stream, bounded, and a failing run as failed", function()
   local ws = workspace({}, {
     planner = {
       { tool = 'run', id = 'call_seq', args = { command = 'seq 1 30', why = 'count' } },
