@@ -226,7 +226,7 @@ local function proposal_snapshot(buf)
   return out
 end
 
--- Verifies: NVIM-1, NVIM-4
+-- Verifies: NVIM-1, NVIM-4, NVIM-21
 case('an edit question shows inline and accepting one of two hunks lands exactly that hunk', function()
   local ws, buf, before, stopped = edit_case()
   eq({
@@ -259,12 +259,17 @@ case('an edit question shows inline and accepting one of two hunks lands exactly
   eq({}, proposal_snapshot(buf), 'no extmarks are left')
   local result = tool_result(ws, 'call_edit') or ''
   assert(result:find('landed in the editor'), 'tool result: ' .. result)
+  -- One numbering: the planner is told the hunks as the person saw them, from 1.
+  assert(result:find('1 of 2 hunks landed (hunks 1, counted from 1); the person refused hunks 2', 1, true), 'tool result: ' .. result)
+  -- The hint names the keys as they are typed.
+  local text = table.concat(ws.chat_lines(), '\n')
+  assert(text:find(',a accepts a hunk, ,r rejects it, ,A / ,R all', 1, true) and not text:find('LocalLeader', 1, true), text)
   vim.api.nvim_buf_call(buf, function() vim.cmd('silent undo') end)
   eq(before, vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'u undoes the edit')
   ws.stop()
 end)
 
--- Verifies: NVIM-1, NVIM-4
+-- Verifies: NVIM-1, NVIM-4, NVIM-21
 case('code actions are offered and rejecting every hunk leaves the buffer byte-identical', function()
   local ws, buf, before, stopped = edit_case()
   -- The server's code actions are offered through Neovim's own client on the changed lines.
@@ -286,6 +291,11 @@ case('code actions are offered and rejecting every hunk leaves the buffer byte-i
   local dbuf = require('bravebot.questions').proposals[buf].diff_buf
   eq(true, vim.wo[vim.fn.bufwinid(dbuf)].diff and vim.wo[vim.fn.bufwinid(buf)].diff, 'both sides in diff mode')
   eq('LINE TWO', vim.api.nvim_buf_get_lines(dbuf, 1, 2, false)[1], 'the proposal side')
+  -- The diff window has the same keys: ,r on the proposal's line 2 rejects hunk 1.
+  vim.api.nvim_set_current_win(vim.fn.bufwinid(dbuf))
+  vim.api.nvim_win_set_cursor(0, { 2, 0 })
+  vim.api.nvim_feedkeys(',r', 'x', false)
+  assert(vim.tbl_contains(proposal_snapshot(buf), '1: eol bravebot hunk 1/2 rejected'), vim.inspect(proposal_snapshot(buf)))
   vim.api.nvim_set_current_win(vim.fn.bufwinid(buf))
   vim.api.nvim_feedkeys(',R', 'x', false)
   wait(function() return stopped() ~= nil end, 'the turn to end')
@@ -442,7 +452,7 @@ case('untrusted updates are drawn inside the margin with their own highlight', f
   eq({ 2, 4, 5, 6 }, untrusted, 'lines with the untrusted highlight')
 end)
 
--- Verifies: NVIM-7
+-- Verifies: NVIM-7, NVIM-21
 case(':Bravebot subcommands complete and reach the session', function()
   local ws = workspace({ ['a.txt'] = 'a\n', sub = nil }, { planner = {} })
   vim.fn.mkdir(ws.dir .. '/extra', 'p')
@@ -458,6 +468,25 @@ case(':Bravebot subcommands complete and reach the session', function()
   assert(text:find('"plan"', 1, true), text)
   assert(text:find('a.txt', 1, true), text)
   assert(text:find('extra', 1, true), text)
+  -- A path that does not exist is refused before it reaches the server.
+  local before = #notes
+  vim.cmd('Bravebot trust nope.txt')
+  assert(table.concat(vim.list_slice(notes, before + 1), '\n'):find('no file nope.txt to trust', 1, true), 'trust of a missing file is refused')
+  assert(not vim.json.encode(assert(require('bravebot.client').call('bravebot/session/status', {}))):find('nope.txt', 1, true), 'nothing was trusted')
+  -- Status and audit are readable lines in a scratch buffer, the audit with times.
+  vim.cmd('Bravebot status')
+  local sbuf = vim.api.nvim_get_current_buf()
+  assert(vim.api.nvim_buf_get_name(sbuf):find('bravebot://status/', 1, true), vim.api.nvim_buf_get_name(sbuf))
+  local stext = table.concat(vim.api.nvim_buf_get_lines(sbuf, 0, -1, false), '\n')
+  assert(stext:find('\nmode%s+plan\n') and stext:find('\ntrustRules\n', 1, true) and stext:find('\n  %- origin=person, path=a%.txt') and not stext:find('{', 1, true), stext)
+  vim.api.nvim_feedkeys('q', 'x', false)
+  vim.cmd('Bravebot audit')
+  local abuf = vim.api.nvim_get_current_buf()
+  local alines = vim.api.nvim_buf_get_lines(abuf, 0, -1, false)
+  assert(alines[1]:find('gate decisions', 1, true), alines[1])
+  assert(alines[3] and alines[3]:match('^%d%d%d%d%-%d%d%-%d%d %d%d:%d%d:%d%d  %a+%s+%a'), table.concat(alines, '\n'))
+  assert(table.concat(alines, '\n'):find('trust', 1, true), table.concat(alines, '\n'))
+  vim.api.nvim_feedkeys('q', 'x', false)
   local _, err = require('bravebot.client').call('bravebot/session/setMode', { mode = 'yolo' })
   assert(err, 'an unknown mode is refused')
   local old = ws.state().session_id
@@ -1157,6 +1186,34 @@ case("a run's output is drawn inside the margin with its stream, bounded, and a 
     end
   end
   eq('BravebotError', failed_hl, 'a failed run is drawn as an error')
+  ws.stop()
+end)
+
+-- Verifies: NVIM-21
+case('accepting through a code action takes the inline proposal off the screen', function()
+  local ws, buf, before, stopped = edit_case()
+  vim.api.nvim_win_set_cursor(0, { 2, 0 })
+  local params = vim.lsp.util.make_range_params(0, 'utf-8')
+  params.context = { diagnostics = {}, triggerKind = vim.lsp.protocol.CodeActionTriggerKind.Invoked }
+  local accept
+  for _, r in pairs(vim.lsp.buf_request_sync(buf, 'textDocument/codeAction', params, DEADLINE) or {}) do
+    for _, a in ipairs(r.result or {}) do
+      if a.title == 'Accept edit' then
+        accept = a
+      end
+    end
+  end
+  assert(accept and accept.command, 'an Accept edit code action')
+  local client = require('bravebot.client').client_of(ws.state())
+  client:exec_cmd(accept.command, { bufnr = buf })
+  wait(function() return stopped() ~= nil end, 'the turn to end')
+  eq({}, proposal_snapshot(buf), 'the inline proposal is gone')
+  eq(nil, require('bravebot.questions').proposals[buf], 'no proposal is pending')
+  eq({}, require('bravebot.questions').pending, 'no question waits')
+  local want = vim.deepcopy(before)
+  want[2], want[18] = 'LINE TWO', 'LINE EIGHTEEN'
+  eq(want, vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'both hunks landed')
+  eq(true, vim.bo[buf].modified, 'the person\'s unsaved line keeps the buffer unsaved')
   ws.stop()
 end)
 

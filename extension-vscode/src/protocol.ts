@@ -118,7 +118,8 @@ export interface AnswerArguments {
 /** The reply to `bravebot.answer`; `reason` explains a refusal or a partial (per-hunk) answer. */
 export interface AnswerResult { accepted: boolean; reason?: string }
 
-export interface AuditRecord { gate: string; decision: string; detail: string }
+/** `at`: when it was decided, in milliseconds since the Unix epoch. */
+export interface AuditRecord { gate: string; decision: string; detail: string; at: number }
 export interface AuditResult { records: AuditRecord[] }
 
 export interface ModelStatus { api: string; baseUrl: string; name: string; source: string }

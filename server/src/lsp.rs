@@ -305,6 +305,11 @@ impl Backend {
                     gate: r.gate.as_str(),
                     decision: r.decision.as_str(),
                     detail: r.detail,
+                    at: r
+                        .at
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+                        .unwrap_or(0),
                 })
                 .collect(),
         })

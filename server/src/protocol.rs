@@ -323,6 +323,8 @@ pub struct AuditRecord {
     pub gate: &'static str,
     pub decision: &'static str,
     pub detail: String,
+    /// When it was decided: milliseconds since the Unix epoch.
+    pub at: u64,
 }
 
 #[derive(Debug, Serialize)]

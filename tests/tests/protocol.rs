@@ -892,13 +892,25 @@ fn audit_returns_gate_records_without_file_content() {
         !records.is_empty(),
         "a turn with two reads recorded no gate decision"
     );
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("the clock is past 1970")
+        .as_millis();
+    let mut last = 0;
     for record in records {
-        for field in ["gate", "decision", "detail"] {
+        for field in ["gate", "decision", "detail", "at"] {
             assert!(
                 record.get(field).is_some(),
                 "a record without {field}: {record}"
             );
         }
+        // When it was decided: in this test's lifetime, and never before the record above it.
+        let at = u128::from(record["at"].as_u64().expect("at is a number"));
+        assert!(
+            at <= before && at >= last && at > before - 600_000,
+            "{record}"
+        );
+        last = at;
     }
     let text = audit.to_string();
     assert!(

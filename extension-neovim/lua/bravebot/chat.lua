@@ -66,6 +66,14 @@ local function chat_for(state, session_id)
   return c
 end
 
+---@type table<string, string> the tool call each session announced last
+M.calls = {}
+
+--- The call a session announced last: the one a question it puts now belongs to.
+function M.current_call(state, session_id)
+  return M.calls[key(state, session_id)]
+end
+
 --- The chat buffer of the state's current session (created when missing).
 function M.buf(state, session_id)
   return chat_for(state, session_id).buf
@@ -429,6 +437,7 @@ function M.on_update(state, update, session_id)
   if kind == 'agentText' then
     append_text(c, update.delta or '')
   elseif kind == 'toolCall' then
+    M.calls[key(state, session_id)] = update.callId
     local line = '▸ ' .. one_line(update.tool) .. ': ' .. one_line(update.why)
     local routing = routing_text(update.routing)
     if routing ~= '' then

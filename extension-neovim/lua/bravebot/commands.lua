@@ -7,11 +7,80 @@ local function client()
   return require('bravebot.client')
 end
 
-local function show(title, value)
-  local lines = { title }
-  vim.list_extend(lines, vim.split(vim.inspect(value), '\n', { plain = true }))
-  vim.api.nvim_echo({ { table.concat(lines, '\n') } }, true, {})
+--- A value on one line: strings as they are, lists and tables as `name=value` pairs.
+local function flat(v)
+  if type(v) ~= 'table' then
+    if v == nil or v == vim.NIL then
+      return '-'
+    end
+    return (tostring(v):gsub('[\r\n]+', ' '))
+  end
+  if vim.islist(v) then
+    return table.concat(vim.tbl_map(flat, v), ', ')
+  end
+  local names = vim.tbl_keys(v)
+  table.sort(names)
+  return table.concat(vim.tbl_map(function(n) return n .. '=' .. flat(v[n]) end, names), ', ')
+end
+
+--- The status as readable lines: one a field, a list's items each on its own line.
+function M.status_lines(result)
+  local lines = {}
+  local names = vim.tbl_keys(result)
+  table.sort(names)
+  for _, name in ipairs(names) do
+    local v = result[name]
+    if type(v) == 'table' and vim.islist(v) then
+      if #v == 0 then
+        table.insert(lines, string.format('%-18s none', name))
+      else
+        table.insert(lines, name)
+        for _, item in ipairs(v) do
+          table.insert(lines, '  - ' .. flat(item))
+        end
+      end
+    else
+      table.insert(lines, string.format('%-18s %s', name, flat(v)))
+    end
+  end
   return lines
+end
+
+--- The audit trail as readable lines: the time each decision was made, the gate, the decision.
+function M.audit_lines(result)
+  local lines = {}
+  for _, r in ipairs(result.records or {}) do
+    local at = type(r.at) == 'number' and os.date('%Y-%m-%d %H:%M:%S', math.floor(r.at / 1000)) or '-'
+    table.insert(lines, string.format('%s  %-8s %-9s %s', at, flat(r.decision), flat(r.gate), flat(r.detail)))
+  end
+  if #lines == 0 then
+    lines = { 'no gate decision yet' }
+  end
+  return lines
+end
+
+--- A scratch buffer named `name` holding `lines`, shown in a split; q closes it.
+local function scratch(name, title, lines)
+  local buf = vim.fn.bufnr(name)
+  if buf == -1 or not vim.api.nvim_buf_is_valid(buf) then
+    buf = vim.api.nvim_create_buf(false, true)
+    pcall(vim.api.nvim_buf_set_name, buf, name)
+    vim.bo[buf].bufhidden = 'wipe'
+    vim.bo[buf].filetype = 'bravebot_info'
+  end
+  local all = { title, '' }
+  vim.list_extend(all, lines)
+  vim.bo[buf].modifiable = true
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, all)
+  vim.bo[buf].modifiable = false
+  local win = vim.fn.bufwinid(buf)
+  if win == -1 then
+    win = vim.api.nvim_open_win(buf, true, { split = 'below', win = 0, height = math.min(#all, 15) })
+  else
+    vim.api.nvim_set_current_win(win)
+  end
+  vim.keymap.set('n', 'q', function() pcall(vim.api.nvim_win_close, win, true) end, { buffer = buf, nowait = true })
+  return all, buf
 end
 
 --- Split `@path` words out of a prompt: the text is kept as typed, the paths are sent as files.
@@ -111,12 +180,22 @@ M.subcommands = {
     vim.notify('bravebot: ' .. (err and ('add-dir refused: ' .. err) or ('added ' .. dir)), err and vim.log.levels.ERROR or nil)
   end,
   status = function()
-    local result, err = client().call(rpc.STATUS, {})
-    return show('bravebot status', result or err)
+    local state = client().ensure()
+    local result, err = client().call(rpc.STATUS, {}, state)
+    if not result then
+      return vim.notify('bravebot: status failed: ' .. tostring(err), vim.log.levels.ERROR)
+    end
+    return scratch('bravebot://status/' .. state.root, string.format('bravebot status of session %s, at %s (q closes)',
+      state.session_id, os.date('%Y-%m-%d %H:%M:%S')), M.status_lines(result))
   end,
   audit = function()
-    local result, err = client().call(rpc.AUDIT, {})
-    return show('bravebot audit', result or err)
+    local state = client().ensure()
+    local result, err = client().call(rpc.AUDIT, {}, state)
+    if not result then
+      return vim.notify('bravebot: audit failed: ' .. tostring(err), vim.log.levels.ERROR)
+    end
+    return scratch('bravebot://audit/' .. state.root, string.format('bravebot audit of session %s: %d gate decisions (q closes)',
+      state.session_id, #(result.records or {})), M.audit_lines(result))
   end,
   log = function()
     vim.cmd('tabnew ' .. vim.fn.fnameescape(vim.lsp.get_log_path()))

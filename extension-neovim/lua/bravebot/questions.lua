@@ -543,6 +543,22 @@ function M.decide(buf, i, verdict)
   end)
 end
 
+--- After a call's result: a proposal of that call still drawn was answered elsewhere (a code
+--- action), so it comes off the screen; an edit that landed in a buffer the person had no unsaved
+--- changes in is written, as when it is accepted here.
+function M.settle_call(session_id, call_id, status)
+  for buf, p in pairs(M.proposals) do
+    if call_id and p.call_id == call_id and p.params.sessionId == session_id then
+      if status == 'ok' and not p.had_unsaved and not M.detached[buf] and not p.new_file then
+        M.to_save[buf] = true
+      end
+      finish(p, function()
+        p.reply(nil)
+      end)
+    end
+  end
+end
+
 function M.cancel_proposal(buf)
   local p = M.proposals[buf]
   if p then
@@ -594,6 +610,38 @@ function M.diff(buf)
   vim.cmd('vertical rightbelow sbuffer ' .. nbuf)
   vim.cmd('diffthis')
   p.diff_buf = nbuf
+  -- The same keys on the proposal's side, the hunk found by the proposal's own lines.
+  local km = require('bravebot.config').options.keymaps or {}
+  local function at_cursor()
+    local line0 = vim.api.nvim_win_get_cursor(0)[1] - 1
+    for i, h in ipairs(p.hunks) do
+      if line0 >= h.newStart and line0 <= h.newStart + math.max(h.newLines, 1) - 1 then
+        return i
+      end
+    end
+    for i, h in ipairs(p.hunks) do
+      if h.newStart >= line0 then
+        return i
+      end
+    end
+    return #p.hunks
+  end
+  local keys = {
+    accept_hunk = function() M.decide(buf, at_cursor(), true) end,
+    reject_hunk = function() M.decide(buf, at_cursor(), false) end,
+    accept_all = function() M.decide(buf, nil, true) end,
+    reject_all = function() M.decide(buf, nil, false) end,
+  }
+  for name, fn in pairs(keys) do
+    if km[name] then
+      vim.keymap.set('n', km[name], fn, { buffer = nbuf, nowait = true, desc = 'bravebot: ' .. name:gsub('_', ' ') })
+    end
+  end
+  vim.api.nvim_buf_set_extmark(nbuf, M.ns, 0, 0, {
+    virt_lines = { { { string.format('bravebot: the proposal; %s accepts the hunk under the cursor, %s rejects it, %s / %s all',
+      M.key_text(km.accept_hunk), M.key_text(km.reject_hunk), M.key_text(km.accept_all), M.key_text(km.reject_all)), 'Comment' } } },
+    virt_lines_above = true,
+  })
   vim.api.nvim_create_autocmd('BufWipeout', {
     buffer = nbuf,
     once = true,
@@ -720,8 +768,11 @@ function M.edit(params, reply)
   local buf = new_path and proposal_buffer(s, new_path) or target_buffer(s)
   M.cancel_proposal(buf)
   local km = require('bravebot.config').options.keymaps or {}
+  local client = require('bravebot.client')
+  local state = params.sessionId and client.by_session[params.sessionId]
   local p = { buf = buf, params = params, subject = s, hunks = hunks, verdicts = {}, mapped = {},
     new_file = new_path ~= nil,
+    call_id = state and chat.current_call(state, params.sessionId) or nil,
     keys = string.format('%s accepts, %s rejects', M.key_text(km.accept_hunk), M.key_text(km.reject_hunk)),
     -- Whether the person had changes of their own not yet written: if not, an accepted edit is
     -- written for them, so the disk (what `run` reads) matches the buffer.
