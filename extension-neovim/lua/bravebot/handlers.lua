@@ -18,7 +18,7 @@ function M.update(_, params, ctx)
     local kind = params.update.kind
     if kind == 'toolResult' then
       -- A question of that call answered some other way (a code action) is over: take it down.
-      local _ = (params.sessionId, params.update.callId, params.update.status)
+      require('bravebot.questions').settle_call(params.sessionId, params.update.callId, params.update.status)
     end
     if kind == 'toolResult' or kind == 'turnEnded' then
       require('bravebot.questions').settle_detached()
