@@ -593,7 +593,9 @@ case('a model error is shown in the chat with its reason and the setting to chan
   assert(text:find(ws.url, 1, true), 'the endpoint: ' .. text)
   assert(text:find('model.baseUrl in require("bravebot").setup()', 1, true), 'which setting: ' .. text)
   local notified = table.concat(vim.list_slice(notes, before + 1), '\n')
-  assert(notified:find('upstream exploded', 1, true) and notified:find('model failed', 1, true), notified)
+  -- The reason's start, on one screen line (no hit-enter prompt): the chat has all of it.
+  assert(notified:find('model failed: model endpoint answ', 1, true) and notified:find('see the chat', 1, true), notified)
+  eq(true, vim.fn.strdisplaywidth(notified) < vim.o.columns, 'the notification fits one screen line')
   ws.stop()
   -- An endpoint nobody listens on.
   ws = workspace({}, { planner = {} })
@@ -629,6 +631,8 @@ case('a question never takes focus from typing and approving takes a number and 
   press('oso r<Esc>')
   eq({ 'first', 'so r' }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'the typing went to the buffer')
   eq(1, #q.pending, 'the question still waits')
+  wait(function() return (require('bravebot.chat').thinking_text(ws.state()) or ''):find('waiting for your answer', 1, true) ~= nil end,
+    'the thinking line to say the turn waits for the person')
   local announced = table.concat(notes, '\n')
   assert(announced:find('bravebot asks (run)', 1, true) and announced:find(':Bravebot answer', 1, true), announced)
   -- Coming to the question: <CR> alone confirms the marked choice, which starts on reject, so
@@ -976,7 +980,7 @@ case('the chat has a prompt area with history, a spinner while it waits and mark
   local cwin = vim.fn.bufwinid(cbuf)
   eq(true, vim.api.nvim_win_get_position(pwin)[1] > vim.api.nvim_win_get_position(cwin)[1], 'the prompt area is under the chat')
   local winbar = vim.wo[pwin].winbar
-  assert(winbar:find('<C-s> or <CR> (Normal mode) sends', 1, true) and winbar:find('<C-p>/<C-n> history', 1, true), winbar)
+  assert(winbar:find('<C-s>/<CR> sends', 1, true) and winbar:find('<C-p>/<C-n> history', 1, true), winbar)
   -- `@` offers files and inserts none of them by itself.
   press('ishow @a<C-x><C-o>')
   eq({ 'show @a' }, vim.api.nvim_buf_get_lines(pbuf, 0, -1, false), 'one letter after @ inserts no file')

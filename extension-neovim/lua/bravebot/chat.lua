@@ -50,7 +50,7 @@ local function chat_for(state, session_id)
   pcall(vim.treesitter.start, buf, 'markdown')
   vim.bo[buf].bufhidden = 'hide'
   vim.bo[buf].modifiable = false
-  c = { buf = buf, last = nil }
+  c = { buf = buf, last = nil, session_id = session_id or state.session_id }
   M.chats[k] = c
   local show_key = (require('bravebot.config').options.keymaps or {}).show
   if show_key then
@@ -274,8 +274,15 @@ local function draw_thinking(c)
   end
   local last = vim.api.nvim_buf_line_count(c.buf) - 1
   local frame = M.SPINNER[(c.frame or 0) % #M.SPINNER + 1]
+  -- While a question of this session waits, the turn waits for the person, not the model.
+  local asking = false
+  for _, e in ipairs(require('bravebot.questions').pending) do
+    asking = asking or (c.session_id ~= nil and e.session_id == c.session_id)
+  end
+  local text = asking and string.format('%s waiting for your answer, %ds (:Bravebot answer)', frame, elapsed(c))
+    or string.format('%s thinking, %ds (:Bravebot cancel stops it)', frame, elapsed(c))
   vim.api.nvim_buf_set_extmark(c.buf, M.thinking_ns, last, 0, {
-    virt_lines = { { { string.format('%s thinking, %ds (:Bravebot cancel stops it)', frame, elapsed(c)), 'BravebotThinking' } } },
+    virt_lines = { { { text, 'BravebotThinking' } } },
   })
 end
 
@@ -501,6 +508,8 @@ function M.on_update(state, update, session_id)
     local words = ({ endTurn = 'done', cancelled = 'cancelled', maxRounds = 'stopped after too many rounds',
       error = 'failed, the reason follows' })[update.stopReason]
     append(c, { '-- turn ended: ' .. (words or one_line(update.stopReason)) }, 'BravebotTool')
+    -- Nothing waits any more, whether or not the prompt's reply has come yet.
+    M.thinking(state, session_id, false)
   else
     append_untrusted(c, 'update ' .. one_line(kind) .. ' (unknown to this plugin):', vim.inspect(update))
   end

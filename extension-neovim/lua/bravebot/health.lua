@@ -36,7 +36,10 @@ function M.check()
     else
       health.warn('API key: $' .. model.apiKeyEnv .. ' is not set')
     end
-  else
+  end
+  if model and model.baseUrl then
+    health.ok(string.format('model: %s at %s (api %s), from setup()', tostring(model.name or '?'), model.baseUrl, tostring(model.api or 'openai')))
+  elseif not (model and model.apiKeyEnv) then
     health.info('model: from bravebot settings (~/.bravebot/settings.json or environment)')
   end
 end

@@ -30,8 +30,19 @@ function M.key_text(lhs)
 end
 
 --- The keys of the prompt, in words, for a window's title or winbar.
-function M.hint()
+--- With `short`, as few words as fit a narrow window's winbar.
+function M.hint(short)
   local km = keymaps()
+  if short then
+    local parts = {}
+    local send = vim.tbl_filter(function(k) return k ~= nil end, { M.key_text(km.send), M.key_text(km.send_normal) })
+    table.insert(parts, (#send > 0 and table.concat(send, '/') or ':Bravebot send') .. ' sends')
+    if km.history_prev and km.history_next then
+      table.insert(parts, M.key_text(km.history_prev) .. '/' .. M.key_text(km.history_next) .. ' history')
+    end
+    table.insert(parts, '@path adds a file')
+    return table.concat(parts, ' · ')
+  end
   local parts = {}
   local send = {}
   if km.send then
@@ -221,7 +232,8 @@ function M.open_under(root, chat_win)
   vim.wo[win].wrap = true
   vim.wo[win].number = false
   vim.wo[win].relativenumber = false
-  vim.wo[win].winbar = '%#BravebotPrompt#prompt%* ' .. M.hint():gsub('%%', '%%%%')
+  -- The keys, from the left, cut at the right edge rather than the left when the window is narrow.
+  vim.wo[win].winbar = '%#BravebotPrompt#prompt:%* ' .. M.hint(true):gsub('%%', '%%%%')
   return win
 end
 
