@@ -59,7 +59,8 @@ local function chat_for(state, session_id)
       if ref then
         require('bravebot.commands').show(ref, state, k)
       else
-        vim.notify('bravebot: no quarantined item on this line (its "quarantined ref:N" line opens it)')
+        -- Anywhere else the key does what it always does.
+        vim.api.nvim_feedkeys(vim.keycode(show_key), 'n', false)
       end
     end, { buffer = buf, desc = 'bravebot: show the quarantined bytes of this line' })
   end
