@@ -17,6 +17,7 @@ export const methods = {
   historyList: 'bravebot/history/list',
   sessionLoop: 'bravebot/session/loop',
   sessionLoopStop: 'bravebot/session/loop/stop',
+  sessionShow: 'bravebot/session/show',
 } as const;
 
 /** The command the server's code actions carry; `workspace/executeCommand` answers a question. */
@@ -123,7 +124,8 @@ export interface AnswerArguments {
 /** The reply to `bravebot.answer`; `reason` explains a refusal or a partial (per-hunk) answer. */
 export interface AnswerResult { accepted: boolean; reason?: string }
 
-export interface AuditRecord { gate: string; decision: string; detail: string }
+/** `at`: when it was decided, in milliseconds since the Unix epoch. */
+export interface AuditRecord { gate: string; decision: string; detail: string; at: number }
 export interface AuditResult { records: AuditRecord[] }
 
 export interface ModelStatus { api: string; baseUrl: string; name: string; source: string }

@@ -6,6 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use bravebot_core::egress::Egress;
+use bravebot_core::kernel::audit::{Decision, Gate};
+use bravebot_core::kernel::policy;
+use bravebot_core::kernel::slot::SlotId;
 use bravebot_core::kernel::trust::Scope;
 use bravebot_core::session::{Answer, Session, StopReason};
 use bravebot_core::settings::Mode;
@@ -28,8 +31,8 @@ use crate::protocol::{
     ErrorInfo, HistoryParams, HistoryResult, InitializationOptions, ListSessionsParams,
     ListSessionsResult, ListedSession, LoopParams, LoopResult, LoopStopResult, ModelStatus,
     NewSessionParams, NewSessionResult, PromptParams, PromptResult, ResumeResult, SessionParams,
-    SetModeParams, StatusResult, TranscriptEntry, TrustParams, TrustRuleStatus, UnreadableSession,
-    method,
+    SetModeParams, ShowParams, ShowResult, StatusResult, TranscriptEntry, TrustParams,
+    TrustRuleStatus, UnreadableSession, method,
 };
 use crate::screen::{HunkVerdict, LspScreen, Questions};
 use crate::setup;
@@ -533,6 +536,11 @@ impl Backend {
                     gate: r.gate.as_str(),
                     decision: r.decision.as_str(),
                     detail: r.detail,
+                    at: r
+                        .at
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+                        .unwrap_or(0),
                 })
                 .collect(),
         })
@@ -548,6 +556,46 @@ impl Backend {
         })?;
         s.set_mode(mode);
         Ok(Empty {})
+    }
+
+    /// A slot's bytes for the person's screen (the editor draws them inside its untrusted
+    /// margin). Nothing here reaches a planner request; the audit trail records the showing.
+    async fn session_show(&self, params: ShowParams) -> Result<ShowResult> {
+        let s = self.session(&params.session_id)?;
+        let id = SlotId::parse(&params.reference).ok_or_else(|| {
+            invalid_params(format!(
+                "`{}` is not a reference: write it as ref:N",
+                params.reference
+            ))
+        })?;
+        let found = {
+            let state = s.state();
+            state.quarantine.get(id).map(|slot| {
+                let text = policy::text_for_display(slot.content());
+                (slot.reference.clone(), policy::to_screen(&text).clone())
+            })
+        };
+        let Some((reference, text)) = found else {
+            return Err(invalid_params(format!(
+                "this session holds no {id}: the chat names the references it has"
+            )));
+        };
+        s.state().audit.record(
+            Gate::Present,
+            Decision::Allowed,
+            format!(
+                "{id} ({}) shown on the person's screen only",
+                reference.label
+            ),
+        );
+        Ok(ShowResult {
+            reference: id.to_string(),
+            origin: reference.origin.to_string(),
+            label: reference.label.to_string(),
+            lines: reference.lines,
+            bytes: reference.bytes,
+            text,
+        })
     }
 
     async fn session_trust(&self, params: TrustParams) -> Result<Empty> {
@@ -831,6 +879,7 @@ pub async fn serve(egress: Arc<Egress>) -> bool {
         .custom_method(method::HISTORY_LIST, Backend::history_list)
         .custom_method(method::SESSION_LOOP, Backend::session_loop)
         .custom_method(method::SESSION_LOOP_STOP, Backend::session_loop_stop)
+        .custom_method(method::SESSION_SHOW, Backend::session_show)
         .finish()
     };
     // The end of the input refuses every question and ends every turn: nobody is left to answer.

@@ -26,6 +26,7 @@ pub mod method {
     pub const HISTORY_LIST: &str = "bravebot/history/list";
     pub const SESSION_LOOP: &str = "bravebot/session/loop";
     pub const SESSION_LOOP_STOP: &str = "bravebot/session/loop/stop";
+    pub const SESSION_SHOW: &str = "bravebot/session/show";
 }
 
 /// `initializationOptions`, every field optional.
@@ -197,6 +198,27 @@ pub struct TrustParams {
     pub session_id: String,
     pub path: String,
     pub scope: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShowParams {
+    pub session_id: String,
+    #[serde(rename = "ref")]
+    pub reference: String,
+}
+
+/// A quarantined slot's bytes, for the person's screen only: the planner is never sent this.
+#[derive(Debug, Serialize)]
+pub struct ShowResult {
+    #[serde(rename = "ref")]
+    pub reference: String,
+    pub origin: String,
+    pub label: String,
+    pub lines: usize,
+    pub bytes: usize,
+    /// The bytes as text (what is not UTF-8 replaced), untrusted: drawn inside the margin.
+    pub text: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -414,6 +436,8 @@ pub struct AuditRecord {
     pub gate: &'static str,
     pub decision: &'static str,
     pub detail: String,
+    /// When it was decided: milliseconds since the Unix epoch.
+    pub at: u64,
 }
 
 #[derive(Debug, Serialize)]

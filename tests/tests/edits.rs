@@ -324,7 +324,9 @@ fn accepting_two_of_three_hunks_lands_exactly_those_and_the_planner_is_told() {
     assert_eq!(s.disk("a.txt"), changed(&[0, 28]));
     let result = s.model.tool_result("call_w");
     assert!(
-        result.contains("2 of 3 hunks landed (hunks 0, 2); the person refused hunks 1"),
+        result.contains(
+            "2 of 3 hunks landed (hunks 1, 3, counted from 1); the person refused hunks 2"
+        ),
         "{result}"
     );
     let q = &s.client.questions()[0];

@@ -953,13 +953,25 @@ fn audit_returns_gate_records_without_file_content() {
         !records.is_empty(),
         "a turn with two reads recorded no gate decision"
     );
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("the clock is past 1970")
+        .as_millis();
+    let mut last = 0;
     for record in records {
-        for field in ["gate", "decision", "detail"] {
+        for field in ["gate", "decision", "detail", "at"] {
             assert!(
                 record.get(field).is_some(),
                 "a record without {field}: {record}"
             );
         }
+        // When it was decided: in this test's lifetime, and never before the record above it.
+        let at = u128::from(record["at"].as_u64().expect("at is a number"));
+        assert!(
+            at <= before && at >= last && at > before - 600_000,
+            "{record}"
+        );
+        last = at;
     }
     let text = audit.to_string();
     assert!(
@@ -1307,5 +1319,74 @@ fn a_prompt_request_the_client_cancels_ends_its_turn_and_frees_the_session() {
         "endTurn",
         "the session took a new prompt: {result}"
     );
+    setup.client.shutdown();
+}
+
+// Verifies: PROTO-25
+#[test]
+fn session_show_gives_the_screen_a_slots_bytes_and_the_planner_never_sees_them() {
+    let model = FakeModel::start_with(|script| {
+        script
+            .planner(vec![
+                Reply::tool_call_with_id(
+                    "call_read_1",
+                    "read_file",
+                    json!({ "path": UNTRUSTED_PATH, "why": "read it" }),
+                ),
+                Reply::text("Done reading."),
+                Reply::text("Second turn."),
+            ])
+            .check(vec![Reply::text(UNSAFE)])
+    });
+    let setup = start_unwatched(model);
+    setup.prompt("What does the vendor readme say?", &[]);
+    assert_quarantined(&setup, "call_read_1");
+    let shown = setup
+        .client
+        .request(
+            "bravebot/session/show",
+            json!({ "sessionId": setup.session, "ref": "ref:0" }),
+        )
+        .expect("show answers");
+    assert_eq!(shown["ref"], "ref:0", "{shown}");
+    assert_eq!(shown["label"], "(U,priv)", "{shown}");
+    assert_eq!(shown["text"], UNTRUSTED_TEXT, "the slot's bytes: {shown}");
+    assert_eq!(shown["bytes"], UNTRUSTED_TEXT.len(), "{shown}");
+    assert_eq!(shown["lines"], 3, "{shown}");
+    assert!(
+        shown["origin"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(UNTRUSTED_PATH),
+        "{shown}"
+    );
+    // The next turn's planner request still holds only the reference.
+    let result = setup.prompt("And now?", &[]);
+    assert_eq!(Setup::stop_reason(&result), "endTurn", "{result}");
+    assert_eq!(setup.planner_requests().len(), 3, "three planner requests");
+    setup.model.assert_no_planner_request_contains(CANARY);
+    let audit = setup
+        .client
+        .request(
+            "bravebot/session/audit",
+            json!({ "sessionId": setup.session }),
+        )
+        .expect("audit answers");
+    assert!(
+        audit
+            .to_string()
+            .contains("ref:0 ((U,priv)) shown on the person's screen only"),
+        "the showing is audited: {audit}"
+    );
+    for bad in ["ref:7", "the readme", ""] {
+        let err = setup
+            .client
+            .request(
+                "bravebot/session/show",
+                json!({ "sessionId": setup.session, "ref": bad }),
+            )
+            .expect_err("a reference the session does not hold is an error");
+        assert_eq!(err["code"], INVALID_PARAMS, "{bad:?}: {err}");
+    }
     setup.client.shutdown();
 }

@@ -67,6 +67,8 @@ pub struct AuditRecord {
     pub gate: Gate,
     pub decision: Decision,
     pub detail: String,
+    /// When the decision was made, by the machine's clock.
+    pub at: std::time::SystemTime,
 }
 
 impl fmt::Display for AuditRecord {
@@ -92,6 +94,7 @@ impl AuditTrail {
             gate,
             decision,
             detail: detail.into(),
+            at: std::time::SystemTime::now(),
         });
     }
 

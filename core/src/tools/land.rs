@@ -543,13 +543,15 @@ async fn land(
         // person took, are facts about that text (WRITE-9).
         text.push_str(" The person saw the diff and accepted what landed; it holds content nobody vouched for, so the hunks are not counted for you.");
     } else if accepted.len() < total {
+        // Counted from 1, as the person sees them on screen ("hunk 1 of 3"), so what the
+        // planner says back to the person names the same hunks; `acceptedHunks` stays 0-based.
         let refused: Vec<String> = (0..total)
             .filter(|h| !accepted.contains(h))
-            .map(|h| h.to_string())
+            .map(|h| (h + 1).to_string())
             .collect();
-        let landed: Vec<String> = accepted.iter().map(ToString::to_string).collect();
+        let landed: Vec<String> = accepted.iter().map(|h| (h + 1).to_string()).collect();
         text.push_str(&format!(
-            " {} of {total} hunks landed (hunks {}); the person refused hunks {}.",
+            " {} of {total} hunks landed (hunks {}, counted from 1); the person refused hunks {}.",
             accepted.len(),
             landed.join(", "),
             refused.join(", ")

@@ -6,6 +6,9 @@ local M = {}
 M.ns = vim.api.nvim_create_namespace('bravebot_chat')
 M.thinking_ns = vim.api.nvim_create_namespace('bravebot_thinking')
 M.MARGIN = '│ '
+--- How many lines of a run's output the chat draws.
+M.RUN_LINES = 20
+M.SPINNER = { '⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏' }
 
 vim.api.nvim_set_hl(0, 'BravebotUntrusted', { default = true, link = 'DiagnosticWarn' })
 vim.api.nvim_set_hl(0, 'BravebotTool', { default = true, link = 'Comment' })
@@ -42,11 +45,34 @@ local function chat_for(state, session_id)
   end
   pcall(vim.api.nvim_buf_set_name, buf, name)
   vim.bo[buf].filetype = 'markdown'
+  -- Markdown drawn by treesitter where its parser is there (Neovim ships it), so fenced code is
+  -- highlighted by its own language's parser when that one is installed.
+  pcall(vim.treesitter.start, buf, 'markdown')
   vim.bo[buf].bufhidden = 'hide'
   vim.bo[buf].modifiable = false
-  c = { buf = buf, last = nil }
+  c = { buf = buf, last = nil, session_id = session_id or state.session_id }
   M.chats[k] = c
+  local show_key = (require('bravebot.config').options.keymaps or {}).show
+  if show_key then
+    vim.keymap.set('n', show_key, function()
+      local ref = M.ref_at(buf, vim.api.nvim_win_get_cursor(0)[1])
+      if ref then
+        require('bravebot.commands').show(ref, state, k)
+      else
+        -- Anywhere else the key does what it always does.
+        vim.api.nvim_feedkeys(vim.keycode(show_key), 'n', false)
+      end
+    end, { buffer = buf, desc = 'bravebot: show the quarantined bytes of this line' })
+  end
   return c
+end
+
+---@type table<string, string> the tool call each session announced last
+M.calls = {}
+
+--- The call a session announced last: the one a question it puts now belongs to.
+function M.current_call(state, session_id)
+  return M.calls[key(state, session_id)]
 end
 
 --- The chat buffer of the state's current session (created when missing).
@@ -54,25 +80,38 @@ function M.buf(state, session_id)
   return chat_for(state, session_id).buf
 end
 
---- Show the chat buffer in a split unless it is visible already.
+--- A window of the current tab that is not a float: where a split can start from.
+local function anchor_win()
+  local cur = vim.api.nvim_get_current_win()
+  if vim.api.nvim_win_get_config(cur).relative == '' then
+    return cur
+  end
+  for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if vim.api.nvim_win_get_config(w).relative == '' then
+      return w
+    end
+  end
+  return cur
+end
+
+--- Show the chat buffer in a split unless it is visible already, with the prompt area under it.
+--- With `opts.focus ~= false` the cursor goes to the prompt area.
 function M.open(state, opts)
   opts = opts or {}
   local c = chat_for(state)
   local win = vim.fn.bufwinid(c.buf)
   if win == -1 then
-    local cur = vim.api.nvim_get_current_win()
-    local split = require('bravebot.config').options.chat_split == 'horizontal' and 'split' or 'vsplit'
-    vim.cmd(split)
-    win = vim.api.nvim_get_current_win()
-    vim.api.nvim_win_set_buf(win, c.buf)
+    local vertical = require('bravebot.config').options.chat_split ~= 'horizontal'
+    win = vim.api.nvim_open_win(c.buf, false, { split = vertical and 'right' or 'below', win = anchor_win() })
     vim.wo[win].foldmethod = 'indent'
     vim.wo[win].foldenable = false
     vim.wo[win].wrap = true
-    if opts.focus == false then
-      vim.api.nvim_set_current_win(cur)
-    end
-  elseif opts.focus ~= false then
-    vim.api.nvim_set_current_win(win)
+    vim.wo[win].linebreak = true
+    vim.wo[win].conceallevel = 2
+  end
+  local pwin = require('bravebot.prompt').open_under(state.root, win)
+  if opts.focus ~= false then
+    vim.api.nvim_set_current_win(pwin)
   end
   return c.buf
 end
@@ -120,15 +159,55 @@ local function append(c, lines, hl)
   M.follow(buf)
 end
 
---- Untrusted text: every line inside the margin, with the untrusted highlight.
-local function append_untrusted(c, header, text)
-  local lines = { M.MARGIN .. header }
+--- The width untrusted lines are cut to, so a long one wraps onto lines that keep the margin.
+local function margin_width(buf)
+  local win = vim.fn.bufwinid(buf)
+  local width = win ~= -1 and vim.api.nvim_win_get_width(win) or 80
+  return math.max(20, width - 2 - vim.fn.strdisplaywidth(M.MARGIN))
+end
+
+--- `line` cut into pieces of at most `width` display cells, each to be drawn after the margin.
+function M.cut(line, width)
+  local out = {}
+  local rest = line
+  while vim.fn.strdisplaywidth(rest) > width do
+    local n = 0
+    local chars = vim.fn.strchars(rest)
+    while n < chars and vim.fn.strdisplaywidth(vim.fn.strcharpart(rest, 0, n + 1)) <= width do
+      n = n + 1
+    end
+    n = math.max(n, 1)
+    table.insert(out, vim.fn.strcharpart(rest, 0, n))
+    rest = vim.fn.strcharpart(rest, n)
+  end
+  table.insert(out, rest)
+  return out
+end
+
+--- Lines of untrusted text, each inside the margin, long ones cut so every screen line has it.
+function M.margin_lines(buf, text)
+  local lines = {}
+  local width = margin_width(buf)
   for _, l in ipairs(vim.split(text or '', '\n', { plain = true })) do
     if l ~= '' then
-      table.insert(lines, M.MARGIN .. l)
+      for _, piece in ipairs(M.cut(l, width)) do
+        table.insert(lines, M.MARGIN .. piece)
+      end
     end
   end
+  return lines
+end
+
+--- Untrusted text: every line inside the margin, with the untrusted highlight.
+local function append_untrusted(c, header, text)
+  local lines = M.margin_lines(c.buf, header)
+  vim.list_extend(lines, M.margin_lines(c.buf, text))
   append(c, lines, 'BravebotUntrusted')
+end
+M.append_untrusted = function(state, session_id, header, text)
+  local c = chat_for(state, session_id)
+  append_untrusted(c, header, text)
+  c.last = 'untrusted'
 end
 
 local function append_text(c, delta)
@@ -195,8 +274,16 @@ local function draw_thinking(c)
     return
   end
   local last = vim.api.nvim_buf_line_count(c.buf) - 1
+  local frame = M.SPINNER[(c.frame or 0) % #M.SPINNER + 1]
+  -- While a question of this session waits, the turn waits for the person, not the model.
+  local asking = false
+  for _, e in ipairs(require('bravebot.questions').pending) do
+    asking = asking or (c.session_id ~= nil and e.session_id == c.session_id)
+  end
+  local text = asking and string.format('%s waiting for your answer, %ds (:Bravebot answer)', frame, elapsed(c))
+    or string.format('%s thinking, %ds (:Bravebot cancel stops it)', frame, elapsed(c))
   vim.api.nvim_buf_set_extmark(c.buf, M.thinking_ns, last, 0, {
-    virt_lines = { { { string.format('⋯ thinking, %ds (:Bravebot cancel stops it)', elapsed(c)), 'BravebotThinking' } } },
+    virt_lines = { { { text, 'BravebotThinking' } } },
   })
 end
 
@@ -212,7 +299,9 @@ function M.thinking(state, session_id, on)
   draw_thinking(c)
   if on then
     c.timer = vim.uv.new_timer()
-    c.timer:start(1000, 1000, vim.schedule_wrap(function()
+    c.frame = 0
+    c.timer:start(150, 150, vim.schedule_wrap(function()
+      c.frame = (c.frame or 0) + 1
       draw_thinking(c)
     end))
   end
@@ -256,6 +345,85 @@ local function routing_text(routing)
   return table.concat(parts, ', ')
 end
 
+--- A label in plain words: `(U,priv)` is untrusted and private.
+function M.label_words(label)
+  local trust, reach = tostring(label or ''):match('^%(([TU]),(%a+)%)$')
+  if not trust then
+    return 'label ' .. one_line(label)
+  end
+  return string.format('%s: %s, %s', label,
+    trust == 'T' and 'trusted (the person or the workspace vouched for it)' or 'untrusted (nobody vouched for it)',
+    reach == 'pub' and 'public (it may leave this machine)' or 'private (it must not leave this machine)')
+end
+
+--- What a reference is, in plain words, and how to read what it stands for.
+function M.explain(ref, label)
+  return string.format('%s is what the agent holds instead of these bytes: it can hand the reference to a tool but never reads them. %s. :Bravebot show %s opens them for you.',
+    one_line(ref), M.label_words(label), one_line(ref))
+end
+
+--- The reference drawn on or just above `line` (1-based) of a chat buffer, if any.
+function M.ref_at(buf, line)
+  for l = line, math.max(1, line - 1), -1 do
+    local text = vim.api.nvim_buf_get_lines(buf, l - 1, l, false)[1] or ''
+    local ref = text:match('^' .. vim.pesc(M.MARGIN) .. 'quarantined (ref:%d+) ') or text:match('^  (ref:%d+) is what the agent holds')
+    if ref then
+      return ref
+    end
+  end
+end
+
+--- A slot's bytes in a float, every line inside the margin, under what they are in plain words.
+function M.show_float(shown)
+  local lines = {
+    string.format('%s from %s: %s lines, %s bytes', one_line(shown.ref), one_line(shown.origin), one_line(shown.lines), one_line(shown.bytes)),
+    M.label_words(shown.label) .. '.',
+    'Shown to you only: the agent holds ' .. one_line(shown.ref) .. ' and never reads these bytes.',
+    '',
+  }
+  local first = #lines
+  local buf = vim.api.nvim_create_buf(false, true)
+  local width = math.min(100, vim.o.columns - 4)
+  local body = {}
+  for _, l in ipairs(vim.split(shown.text or '', '\n', { plain = true })) do
+    for _, piece in ipairs(M.cut(l, width - 4)) do
+      table.insert(body, M.MARGIN .. piece)
+    end
+  end
+  if body[#body] == M.MARGIN then
+    table.remove(body)
+  end
+  vim.list_extend(lines, body)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].bufhidden = 'wipe'
+  vim.bo[buf].filetype = 'bravebot_show'
+  for i = first, #lines - 1 do
+    vim.api.nvim_buf_set_extmark(buf, M.ns, i, 0, { line_hl_group = 'BravebotUntrusted' })
+  end
+  local height = math.max(3, math.min(#lines, vim.o.lines - 6))
+  local win = vim.api.nvim_open_win(buf, true, {
+    relative = 'editor',
+    width = width,
+    height = height,
+    row = math.floor((vim.o.lines - height) / 3),
+    col = math.floor((vim.o.columns - width) / 2),
+    style = 'minimal',
+    border = 'rounded',
+    title = ' bravebot: ' .. one_line(shown.ref) .. ' (untrusted, for you only) ',
+    footer = ' q closes ',
+    footer_pos = 'right',
+  })
+  for _, lhs in ipairs({ 'q', '<Esc>' }) do
+    vim.keymap.set('n', lhs, function()
+      if vim.api.nvim_win_is_valid(win) then
+        vim.api.nvim_win_close(win, true)
+      end
+    end, { buffer = buf, nowait = true })
+  end
+  return win, buf
+end
+
 --- The fields each kind's drawing shows; callId only ties a result to its call. Any other field
 --- is drawn too, inside the margin, so nothing the server sends is silently dropped.
 M.FIELDS = {
@@ -264,6 +432,7 @@ M.FIELDS = {
   toolResult = { 'callId', 'status', 'summary' },
   quarantined = { 'ref', 'origin', 'lines', 'bytes', 'label' },
   remark = { 'text' },
+  runOutput = { 'stream', 'text', 'bytes', 'trusted', 'label' },
   check = { 'state', 'lines', 'completed' },
   plan = { 'todos' },
   turnEnded = { 'stopReason' },
@@ -276,6 +445,7 @@ function M.on_update(state, update, session_id)
   if kind == 'agentText' then
     append_text(c, update.delta or '')
   elseif kind == 'toolCall' then
+    M.calls[key(state, session_id)] = update.callId
     local line = '▸ ' .. one_line(update.tool) .. ': ' .. one_line(update.why)
     local routing = routing_text(update.routing)
     if routing ~= '' then
@@ -287,10 +457,35 @@ function M.on_update(state, update, session_id)
     for i, l in ipairs(vim.split(update.summary or '', '\n', { plain = true })) do
       lines[i] = (i == 1 and ('  ↳ ' .. one_line(update.status) .. ': ') or '    ') .. l
     end
-    append(c, lines, 'BravebotTool')
+    -- A tool that ran and failed (a run's non-zero exit), or could not run, reads as an error.
+    local failed = update.status == 'failed' or update.status == 'error'
+    append(c, lines, failed and 'BravebotError' or 'BravebotTool')
+  elseif kind == 'runOutput' then
+    -- What a run printed on one stream: the first RUN_LINES lines inside the margin, then how
+    -- many more there were.
+    local header = string.format('%s of the run (%s, %s, %s bytes):', one_line(update.stream),
+      update.trusted == true and 'trusted' or 'untrusted', one_line(update.label), one_line(update.bytes))
+    local all = vim.split(update.text or '', '\n', { plain = true })
+    if all[#all] == '' then
+      table.remove(all)
+    end
+    local shown = vim.list_slice(all, 1, M.RUN_LINES)
+    local lines = M.margin_lines(c.buf, header)
+    for _, l in ipairs(shown) do
+      for _, piece in ipairs(M.cut(l, margin_width(c.buf))) do
+        table.insert(lines, M.MARGIN .. piece)
+      end
+    end
+    if #all > #shown then
+      table.insert(lines, string.format('%s… %d more lines', M.MARGIN, #all - #shown))
+    end
+    append(c, lines, 'BravebotUntrusted')
   elseif kind == 'quarantined' then
-    append_untrusted(c, string.format('quarantined %s from %s: %s lines, %s bytes, %s', one_line(update.ref),
-      one_line(update.origin), one_line(update.lines), one_line(update.bytes), one_line(update.label)), nil)
+    append_untrusted(c, string.format('quarantined %s %s from %s: %s lines, %s bytes', one_line(update.ref),
+      one_line(update.label), one_line(update.origin), one_line(update.lines), one_line(update.bytes)), nil)
+    append(c, { '  ' .. M.explain(update.ref, update.label) }, 'BravebotTool')
+    c.refs = c.refs or {}
+    table.insert(c.refs, { ref = update.ref, label = update.label, origin = update.origin })
   elseif kind == 'remark' then
     append_untrusted(c, 'remark (from a processor, unverified):', update.text)
   elseif kind == 'check' then
@@ -314,6 +509,8 @@ function M.on_update(state, update, session_id)
     local words = ({ endTurn = 'done', cancelled = 'cancelled', maxRounds = 'stopped after too many rounds',
       error = 'failed, the reason follows' })[update.stopReason]
     append(c, { '-- turn ended: ' .. (words or one_line(update.stopReason)) }, 'BravebotTool')
+    -- Nothing waits any more, whether or not the prompt's reply has come yet.
+    M.thinking(state, session_id, false)
   else
     append_untrusted(c, 'update ' .. one_line(kind) .. ' (unknown to this plugin):', vim.inspect(update))
   end

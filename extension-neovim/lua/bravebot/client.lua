@@ -216,9 +216,16 @@ local function report_error(state, session_id, message)
     ':checkhealth bravebot checks the binary and the key.',
   }
   chat.error(state, session_id, message, hint)
-  -- One line, so the notification never stops the screen at a hit-enter prompt.
-  vim.notify('bravebot: the model failed: ' .. (vim.split(message, '\n', { plain = true })[1] or message)
-    .. ' (the chat says which setting to change)', vim.log.levels.ERROR)
+  -- One screen line, so the notification never stops the screen at a hit-enter prompt: the
+  -- whole reason is in the chat.
+  local first = vim.split(message, '\n', { plain = true })[1] or message
+  local tail = ' (see the chat)'
+  local head = 'bravebot: the model failed: '
+  local room = math.max(20, vim.v.echospace - 1 - #head - #tail)
+  if vim.fn.strdisplaywidth(first) > room then
+    first = vim.fn.strcharpart(first, 0, room - 1) .. '…'
+  end
+  vim.notify(head .. first .. tail, vim.log.levels.ERROR)
 end
 
 --- Run one turn. Text streams into the chat buffer; `on_done(stopReason)` when it ends.

@@ -7,85 +7,108 @@ local function client()
   return require('bravebot.client')
 end
 
-local function show(title, value)
-  local lines = { title }
-  vim.list_extend(lines, vim.split(vim.inspect(value), '\n', { plain = true }))
-  vim.api.nvim_echo({ { table.concat(lines, '\n') } }, true, {})
+--- A value on one line: strings as they are, lists and tables as `name=value` pairs.
+local function flat(v)
+  if type(v) ~= 'table' then
+    if v == nil or v == vim.NIL then
+      return '-'
+    end
+    return (tostring(v):gsub('[\r\n]+', ' '))
+  end
+  if vim.islist(v) then
+    return table.concat(vim.tbl_map(flat, v), ', ')
+  end
+  local names = vim.tbl_keys(v)
+  table.sort(names)
+  return table.concat(vim.tbl_map(function(n) return n .. '=' .. flat(v[n]) end, names), ', ')
+end
+
+--- The status as readable lines: one a field, a list's items each on its own line.
+function M.status_lines(result)
+  local lines = {}
+  local names = vim.tbl_keys(result)
+  table.sort(names)
+  for _, name in ipairs(names) do
+    local v = result[name]
+    if type(v) == 'table' and vim.islist(v) then
+      if #v == 0 then
+        table.insert(lines, string.format('%-18s none', name))
+      else
+        table.insert(lines, name)
+        for _, item in ipairs(v) do
+          table.insert(lines, '  - ' .. flat(item))
+        end
+      end
+    else
+      table.insert(lines, string.format('%-18s %s', name, flat(v)))
+    end
+  end
   return lines
+end
+
+--- The audit trail as readable lines: the time each decision was made, the gate, the decision.
+function M.audit_lines(result)
+  local lines = {}
+  for _, r in ipairs(result.records or {}) do
+    local at = type(r.at) == 'number' and os.date('%Y-%m-%d %H:%M:%S', math.floor(r.at / 1000)) or '-'
+    table.insert(lines, string.format('%s  %-8s %-9s %s', at, flat(r.decision), flat(r.gate), flat(r.detail)))
+  end
+  if #lines == 0 then
+    lines = { 'no gate decision yet' }
+  end
+  return lines
+end
+
+--- A scratch buffer named `name` holding `lines`, shown in a split; q closes it.
+local function scratch(name, title, lines)
+  local buf = vim.fn.bufnr(name)
+  if buf == -1 or not vim.api.nvim_buf_is_valid(buf) then
+    buf = vim.api.nvim_create_buf(false, true)
+    pcall(vim.api.nvim_buf_set_name, buf, name)
+    vim.bo[buf].bufhidden = 'wipe'
+    vim.bo[buf].filetype = 'bravebot_info'
+  end
+  local all = { title, '' }
+  vim.list_extend(all, lines)
+  vim.bo[buf].modifiable = true
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, all)
+  vim.bo[buf].modifiable = false
+  local win = vim.fn.bufwinid(buf)
+  if win == -1 then
+    win = vim.api.nvim_open_win(buf, true, { split = 'below', win = 0, height = math.min(#all, 15) })
+  else
+    vim.api.nvim_set_current_win(win)
+  end
+  vim.keymap.set('n', 'q', function() pcall(vim.api.nvim_win_close, win, true) end, { buffer = buf, nowait = true })
+  return all, buf
 end
 
 --- Split `@path` words out of a prompt: the text is kept as typed, the paths are sent as files.
 function M.parse_prompt(text)
-  local files = {}
-  for path in text:gmatch('@(%S+)') do
-    table.insert(files, path)
-  end
-  return text, files
+  return require('bravebot.prompt').parse(text)
 end
 
---- The floating prompt of :Bravebot ask. <CR> in normal mode or <C-s> sends, <Esc>/q closes.
+--- The floating prompt of :Bravebot ask (lua/bravebot/prompt.lua).
 function M.ask()
-  local buf = vim.api.nvim_create_buf(false, true)
-  vim.bo[buf].bufhidden = 'wipe'
-  vim.bo[buf].filetype = 'bravebot_prompt'
-  vim.bo[buf].omnifunc = "v:lua.require'bravebot.commands'.omnifunc"
-  local width = math.min(80, vim.o.columns - 4)
-  local win = vim.api.nvim_open_win(buf, true, {
-    relative = 'editor',
-    width = width,
-    height = 5,
-    row = math.floor((vim.o.lines - 5) / 3),
-    col = math.floor((vim.o.columns - width) / 2),
-    style = 'minimal',
-    border = 'rounded',
-    title = ' bravebot: ask (@path adds a file, <C-s> sends) ',
-  })
-  local function send()
-    local text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
-    vim.api.nvim_win_close(win, true)
-    vim.cmd('stopinsert')
-    if vim.trim(text) ~= '' then
-      local t, files = M.parse_prompt(text)
-      client().prompt(t, files)
-    end
-  end
-  vim.keymap.set({ 'n', 'i' }, '<C-s>', send, { buffer = buf, desc = 'bravebot: send' })
-  vim.keymap.set('n', '<CR>', send, { buffer = buf, desc = 'bravebot: send' })
-  vim.keymap.set('n', '<Esc>', function() vim.api.nvim_win_close(win, true) end, { buffer = buf })
-  vim.keymap.set('n', 'q', function() vim.api.nvim_win_close(win, true) end, { buffer = buf })
-  -- Typing @ offers files relative to the working directory.
-  vim.keymap.set('i', '@', function()
-    vim.schedule(function()
-      if vim.fn.pumvisible() == 0 then
-        vim.api.nvim_feedkeys(vim.keycode('<C-x><C-o>'), 'n', false)
-      end
-    end)
-    return '@'
-  end, { buffer = buf, expr = true })
-  vim.cmd('startinsert')
-  return buf, win
-end
-
---- Completes the `@path` under the cursor with files under the working directory.
-function M.omnifunc(findstart, base)
-  if findstart == 1 then
-    local line = vim.api.nvim_get_current_line():sub(1, vim.fn.col('.') - 1)
-    local at = line:match('.*()@%S*$')
-    return at and at or -3
-  end
-  return M.complete_files(base)
+  return require('bravebot.prompt').float(require('bravebot.client').root())
 end
 
 function M.complete_files(prefix)
-  local out = {}
-  for _, f in ipairs(vim.fn.globpath('.', (prefix ~= '' and prefix or '') .. '*', false, true)) do
-    f = f:gsub('^%./', '')
-    if vim.fn.isdirectory(f) == 1 then
-      f = f .. '/'
-    end
-    table.insert(out, f)
+  return require('bravebot.prompt').complete_files(prefix)
+end
+
+--- Open a quarantined item's bytes for the person (`bravebot/session/show`, for the screen only).
+function M.show(ref, state, session_id)
+  state = state or client().ensure()
+  if not state then
+    return
   end
-  return out
+  local result, err = client().call(rpc.SHOW, { sessionId = session_id or state.session_id, ref = ref }, state)
+  if not result then
+    vim.notify('bravebot: cannot show ' .. tostring(ref) .. ': ' .. tostring(err), vim.log.levels.ERROR)
+    return
+  end
+  return require('bravebot.chat').show_float(result)
 end
 
 M.subcommands = {
@@ -104,6 +127,33 @@ M.subcommands = {
   end,
   cancel = function()
     client().cancel()
+  end,
+  show = function(args)
+    local ref = args[1]
+    if ref then
+      return M.show(ref)
+    end
+    local state = client().ensure()
+    local c = state and require('bravebot.chat').chats[state.session_id]
+    local refs = c and c.refs or {}
+    if #refs == 0 then
+      return vim.notify('bravebot: nothing of this session is quarantined')
+    end
+    vim.ui.select(refs, {
+      prompt = 'Show which quarantined item?',
+      format_item = function(r) return r.ref .. ' ' .. tostring(r.label) .. ' ' .. tostring(r.origin):gsub('[\r\n]+', ' ') end,
+    }, function(r)
+      if r then
+        M.show(r.ref, state)
+      end
+    end)
+  end,
+  send = function()
+    local state = client().ensure()
+    if state then
+      local p = require('bravebot.prompt')
+      p.send(p.buf(state.root), state.root)
+    end
   end,
   answer = function()
     require('bravebot.questions').answer()
@@ -130,12 +180,22 @@ M.subcommands = {
     vim.notify('bravebot: ' .. (err and ('add-dir refused: ' .. err) or ('added ' .. dir)), err and vim.log.levels.ERROR or nil)
   end,
   status = function()
-    local result, err = client().call(rpc.STATUS, {})
-    return show('bravebot status', result or err)
+    local state = client().ensure()
+    local result, err = client().call(rpc.STATUS, {}, state)
+    if not result then
+      return vim.notify('bravebot: status failed: ' .. tostring(err), vim.log.levels.ERROR)
+    end
+    return scratch('bravebot://status/' .. state.root, string.format('bravebot status of session %s, at %s (q closes)',
+      state.session_id, os.date('%Y-%m-%d %H:%M:%S')), M.status_lines(result))
   end,
   audit = function()
-    local result, err = client().call(rpc.AUDIT, {})
-    return show('bravebot audit', result or err)
+    local state = client().ensure()
+    local result, err = client().call(rpc.AUDIT, {}, state)
+    if not result then
+      return vim.notify('bravebot: audit failed: ' .. tostring(err), vim.log.levels.ERROR)
+    end
+    return scratch('bravebot://audit/' .. state.root, string.format('bravebot audit of session %s: %d gate decisions (q closes)',
+      state.session_id, #(result.records or {})), M.audit_lines(result))
   end,
   log = function()
     vim.cmd('tabnew ' .. vim.fn.fnameescape(vim.lsp.get_log_path()))
@@ -169,6 +229,11 @@ function M.complete(arglead, cmdline, _)
   local sub = words[2]
   if sub == 'mode' then
     return vim.tbl_filter(function(s) return vim.startswith(s, arglead) end, { 'ask', 'acceptEdits', 'plan' })
+  elseif sub == 'show' then
+    local state = client().states[client().root()]
+    local c = state and require('bravebot.chat').chats[state.session_id]
+    return vim.tbl_filter(function(s) return vim.startswith(s, arglead) end,
+      vim.tbl_map(function(r) return r.ref end, c and c.refs or {}))
   elseif sub == 'trust' then
     return vim.fn.getcompletion(arglead, 'file')
   elseif sub == 'add-dir' then

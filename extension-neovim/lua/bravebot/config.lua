@@ -16,13 +16,18 @@ local M = {}
 ---@field next_hunk? string|false Jump to the next hunk.
 ---@field prev_hunk? string|false Jump to the previous hunk.
 ---@field diff? string|false Show the proposal in a :diffsplit.
+---@field send? string|false Send the prompt, in the prompt area and the :Bravebot ask float (Normal and Insert mode).
+---@field send_normal? string|false Send the prompt from Normal mode.
+---@field history_prev? string|false The older prompt of the history (Insert mode: only while no completion menu shows).
+---@field history_next? string|false The newer prompt of the history.
+---@field show? string|false In the chat: open the quarantined item of the line under the cursor.
 ---@field answer? string|false Move to the oldest waiting question (a global normal-mode mapping, made only where the key is free).
 
 ---@class bravebot.Options
 ---@field cmd? string[] The server command (default {"bravebot", "lsp"}).
 ---@field model? bravebot.ModelOptions Passed to the server as initializationOptions.model.
 ---@field root_markers? string[] Files marking a workspace root (default {".git"}); the current directory otherwise.
----@field keymaps? bravebot.Keymaps
+---@field keymaps? bravebot.Keymaps|false false leaves every key unmapped (use the :Bravebot subcommands).
 ---@field chat_split? "vertical"|"horizontal" How :Bravebot chat opens its window.
 
 ---@type bravebot.Options
@@ -39,7 +44,12 @@ M.defaults = {
     next_hunk = ']h',
     prev_hunk = '[h',
     diff = '<LocalLeader>d',
+    send = '<C-s>',
+    send_normal = '<CR>',
+    history_prev = '<C-p>',
+    history_next = '<C-n>',
     answer = '<Leader>ba',
+    show = '<CR>',
   },
 }
 
@@ -55,6 +65,7 @@ function M.set(opts)
     opts.model.apiKey, opts.model.api_key = nil, nil
   end
   M.options = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts)
+  M.configured = true
 end
 
 return M

@@ -16,6 +16,10 @@ function M.update(_, params, ctx)
     -- not the state's current one.
     require('bravebot.chat').on_update(state, params.update, params.sessionId)
     local kind = params.update.kind
+    if kind == 'toolResult' then
+      -- A question of that call answered some other way (a code action) is over: take it down.
+      require('bravebot.questions').settle_call(params.sessionId, params.update.callId, params.update.status)
+    end
     if kind == 'toolResult' or kind == 'turnEnded' then
       require('bravebot.questions').settle_detached()
     end

@@ -11,7 +11,11 @@ function M.check()
   else
     health.error('Neovim ' .. vs .. ' is too old: bravebot needs 0.10 or newer')
   end
-  local cmd = require('bravebot.config').options.cmd
+  local config = require('bravebot.config')
+  if not config.configured then
+    health.info('setup() has not run yet (with lazy.nvim it runs on the first :Bravebot); checking the defaults')
+  end
+  local cmd = config.options.cmd
   local exe = cmd[1]
   if vim.fn.executable(exe) ~= 1 then
     health.error(exe .. ' not found', { 'install bravebot, or set cmd in require("bravebot").setup()' })
@@ -32,7 +36,10 @@ function M.check()
     else
       health.warn('API key: $' .. model.apiKeyEnv .. ' is not set')
     end
-  else
+  end
+  if model and model.baseUrl then
+    health.ok(string.format('model: %s at %s (api %s), from setup()', tostring(model.name or '?'), model.baseUrl, tostring(model.api or 'openai')))
+  elseif not (model and model.apiKeyEnv) then
     health.info('model: from bravebot settings (~/.bravebot/settings.json or environment)')
   end
 end

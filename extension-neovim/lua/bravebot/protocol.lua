@@ -21,6 +21,7 @@ M.outgoing = {
   ['bravebot/history/list'] = { kind = 'request', params = { 'limit' } },
   ['bravebot/session/loop'] = { kind = 'request', params = { 'sessionId', 'prompt', 'intervalSeconds' } },
   ['bravebot/session/loop/stop'] = { kind = 'request', params = { 'sessionId' } },
+  ['bravebot/session/show'] = { kind = 'request', params = { 'sessionId', 'ref' } },
 }
 
 --- Server → client: what handlers.lua answers.
@@ -36,6 +37,7 @@ M.STATUS = 'bravebot/session/status'
 M.AUDIT = 'bravebot/session/audit'
 M.SET_MODE = 'bravebot/session/setMode'
 M.TRUST = 'bravebot/session/trust'
+M.SHOW = 'bravebot/session/show'
 M.UPDATE = 'bravebot/session/update'
 M.REQUEST_PERMISSION = 'bravebot/session/requestPermission'
 

@@ -413,7 +413,25 @@ end
 ---@type table<integer, table> pending proposals by buffer
 M.proposals = {}
 
+--- A new file's proposal: its own scratch buffer holds the proposed text, every line an added one.
+local function draw_new(p)
+  local buf = p.buf
+  vim.api.nvim_buf_clear_namespace(buf, M.ns, 0, -1)
+  local verdict = p.verdicts[1]
+  local mark = verdict == true and ', accepted' or verdict == false and ', rejected' or ''
+  for l = 0, vim.api.nvim_buf_line_count(buf) - 1 do
+    vim.api.nvim_buf_set_extmark(buf, M.ns, l, 0, { line_hl_group = 'BravebotAdd', priority = 200 })
+  end
+  vim.api.nvim_buf_set_extmark(buf, M.ns, 0, 0, {
+    virt_lines = { { { string.format('bravebot: new file %s, proposed (hunk 1/1%s); %s', p.subject.path or '?', mark, p.keys), 'Comment' } } },
+    virt_lines_above = true,
+  })
+end
+
 local function draw(p)
+  if p.new_file then
+    return draw_new(p)
+  end
   local buf = p.buf
   vim.api.nvim_buf_clear_namespace(buf, M.ns, 0, -1)
   local proposed = split(p.subject.proposed)
@@ -481,6 +499,9 @@ local function finish(p, answer)
     vim.api.nvim_buf_delete(p.diff_buf, { force = true })
   end
   M.proposals[buf] = nil
+  if p.new_file and vim.api.nvim_buf_is_valid(buf) then
+    vim.api.nvim_buf_delete(buf, { force = true })
+  end
   answer()
 end
 
@@ -520,6 +541,22 @@ function M.decide(buf, i, verdict)
       p.reply(option(p.params, 'allow_once') or approving(p.params), { acceptedHunks = accepted })
     end
   end)
+end
+
+--- After a call's result: a proposal of that call still drawn was answered elsewhere (a code
+--- action), so it comes off the screen; an edit that landed in a buffer the person had no unsaved
+--- changes in is written, as when it is accepted here.
+function M.settle_call(session_id, call_id, status)
+  for buf, p in pairs(M.proposals) do
+    if call_id and p.call_id == call_id and p.params.sessionId == session_id then
+      if status == 'ok' and not p.had_unsaved and not M.detached[buf] and not p.new_file then
+        M.to_save[buf] = true
+      end
+      finish(p, function()
+        p.reply(nil)
+      end)
+    end
+  end
 end
 
 function M.cancel_proposal(buf)
@@ -573,6 +610,38 @@ function M.diff(buf)
   vim.cmd('vertical rightbelow sbuffer ' .. nbuf)
   vim.cmd('diffthis')
   p.diff_buf = nbuf
+  -- The same keys on the proposal's side, the hunk found by the proposal's own lines.
+  local km = require('bravebot.config').options.keymaps or {}
+  local function at_cursor()
+    local line0 = vim.api.nvim_win_get_cursor(0)[1] - 1
+    for i, h in ipairs(p.hunks) do
+      if line0 >= h.newStart and line0 <= h.newStart + math.max(h.newLines, 1) - 1 then
+        return i
+      end
+    end
+    for i, h in ipairs(p.hunks) do
+      if h.newStart >= line0 then
+        return i
+      end
+    end
+    return #p.hunks
+  end
+  local keys = {
+    accept_hunk = function() M.decide(buf, at_cursor(), true) end,
+    reject_hunk = function() M.decide(buf, at_cursor(), false) end,
+    accept_all = function() M.decide(buf, nil, true) end,
+    reject_all = function() M.decide(buf, nil, false) end,
+  }
+  for name, fn in pairs(keys) do
+    if km[name] then
+      vim.keymap.set('n', km[name], fn, { buffer = nbuf, nowait = true, desc = 'bravebot: ' .. name:gsub('_', ' ') })
+    end
+  end
+  vim.api.nvim_buf_set_extmark(nbuf, M.ns, 0, 0, {
+    virt_lines = { { { string.format('bravebot: the proposal; %s accepts the hunk under the cursor, %s rejects it, %s / %s all',
+      M.key_text(km.accept_hunk), M.key_text(km.reject_hunk), M.key_text(km.accept_all), M.key_text(km.reject_all)), 'Comment' } } },
+    virt_lines_above = true,
+  })
   vim.api.nvim_create_autocmd('BufWipeout', {
     buffer = nbuf,
     once = true,
@@ -661,29 +730,62 @@ end
 ---@type table<integer, true> buffers to write once an accepted edit has landed in them
 M.to_save = {}
 
+--- The path of a proposal's file when no such file exists yet and no buffer holds it.
+local function new_file_path(subject)
+  local path = subject.uri and vim.uri_to_fname(subject.uri) or subject.path
+  if not path or vim.uv.fs_stat(path) then
+    return nil
+  end
+  local b = vim.fn.bufnr(path)
+  if b ~= -1 and vim.api.nvim_buf_is_loaded(b) then
+    return nil
+  end
+  return path
+end
+
+--- A scratch buffer showing a new file's proposed text, with the file's filetype.
+local function proposal_buffer(subject, path)
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, split(subject.proposed))
+  pcall(vim.api.nvim_buf_set_name, buf, 'bravebot://proposal/' .. (subject.path or path) .. ' (new file)')
+  vim.bo[buf].bufhidden = 'hide'
+  vim.bo[buf].modifiable = false
+  local ft = vim.filetype.match({ filename = path, buf = buf })
+  if ft then
+    vim.bo[buf].filetype = ft
+  end
+  return buf
+end
+
 function M.edit(params, reply)
   local s = params.subject or {}
-  local buf = target_buffer(s)
-  M.cancel_proposal(buf)
   local hunks = s.hunks or {}
   if #hunks == 0 then
     -- Nothing to show inline (an identical write): a plain question.
     return M.select(params, reply)
   end
+  local new_path = new_file_path(s)
+  local buf = new_path and proposal_buffer(s, new_path) or target_buffer(s)
+  M.cancel_proposal(buf)
+  local km = require('bravebot.config').options.keymaps or {}
+  local client = require('bravebot.client')
+  local state = params.sessionId and client.by_session[params.sessionId]
   local p = { buf = buf, params = params, subject = s, hunks = hunks, verdicts = {}, mapped = {},
+    new_file = new_path ~= nil,
+    call_id = state and chat.current_call(state, params.sessionId) or nil,
+    keys = string.format('%s accepts, %s rejects', M.key_text(km.accept_hunk), M.key_text(km.reject_hunk)),
     -- Whether the person had changes of their own not yet written: if not, an accepted edit is
     -- written for them, so the disk (what `run` reads) matches the buffer.
     had_unsaved = vim.bo[buf].modified }
   local entry
   p.reply = function(option, extra)
     forget(entry)
-    if option and approves(option) and not p.had_unsaved and not M.detached[buf] then
+    if option and approves(option) and not p.had_unsaved and not M.detached[buf] and not p.new_file then
       M.to_save[buf] = true
     end
     reply(option, extra)
   end
   M.proposals[buf] = p
-  local km = require('bravebot.config').options.keymaps or {}
   local function map(name, fn, desc)
     local lhs = km[name]
     if lhs then
@@ -700,7 +802,9 @@ function M.edit(params, reply)
   map('reject_all', function() M.decide(buf, nil, false) end, 'reject every hunk')
   map('next_hunk', function() M.jump(buf, 1) end, 'next hunk')
   map('prev_hunk', function() M.jump(buf, -1) end, 'previous hunk')
-  map('diff', function() M.diff(buf) end, 'show the proposal in a diff')
+  if not p.new_file then
+    map('diff', function() M.diff(buf) end, 'show the proposal in a diff')
+  end
   vim.api.nvim_create_autocmd({ 'BufUnload', 'BufDelete' }, {
     buffer = buf,
     once = true,
