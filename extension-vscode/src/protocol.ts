@@ -18,6 +18,7 @@ export const methods = {
   sessionLoop: 'bravebot/session/loop',
   sessionLoopStop: 'bravebot/session/loop/stop',
   sessionShow: 'bravebot/session/show',
+  sessionEnd: 'bravebot/session/end',
 } as const;
 
 /** The command the server's code actions carry; `workspace/executeCommand` answers a question. */

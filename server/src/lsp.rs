@@ -348,6 +348,21 @@ impl Backend {
         Ok(Empty {})
     }
 
+    /// Ends a session the editor is done with: its turn, questions, jobs, watches, loop and
+    /// language servers stop, and the server lets go of it. Its record stays, so it can be resumed.
+    async fn session_end(&self, params: SessionParams) -> Result<Empty> {
+        let live = self
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&params.session_id);
+        let Some(live) = live else {
+            return Err(invalid_params(format!("no session {}", params.session_id)));
+        };
+        live.end();
+        Ok(Empty {})
+    }
+
     async fn history_list(&self, params: HistoryParams) -> Result<HistoryResult> {
         let state = self.state_dir()?;
         let limit = params
@@ -880,6 +895,7 @@ pub async fn serve(egress: Arc<Egress>) -> bool {
         .custom_method(method::SESSION_LOOP, Backend::session_loop)
         .custom_method(method::SESSION_LOOP_STOP, Backend::session_loop_stop)
         .custom_method(method::SESSION_SHOW, Backend::session_show)
+        .custom_method(method::SESSION_END, Backend::session_end)
         .finish()
     };
     // The end of the input refuses every question and ends every turn: nobody is left to answer.

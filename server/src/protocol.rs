@@ -27,6 +27,7 @@ pub mod method {
     pub const SESSION_LOOP: &str = "bravebot/session/loop";
     pub const SESSION_LOOP_STOP: &str = "bravebot/session/loop/stop";
     pub const SESSION_SHOW: &str = "bravebot/session/show";
+    pub const SESSION_END: &str = "bravebot/session/end";
 }
 
 /// `initializationOptions`, every field optional.
@@ -528,6 +529,8 @@ mod tests {
             method::HISTORY_LIST,
             method::SESSION_LOOP,
             method::SESSION_LOOP_STOP,
+            method::SESSION_SHOW,
+            method::SESSION_END,
             super::ANSWER_COMMAND,
         ];
         let missing: Vec<&str> = methods.into_iter().filter(|m| !spec.contains(m)).collect();

@@ -501,3 +501,62 @@ fn a_context_too_long_refusal_is_reported_as_such_and_not_retried() {
     assert_eq!(model.requests_for("planner").len(), 1, "not retried");
     client.shutdown();
 }
+
+// Verifies: PROTO-26
+/// Ending a session stops its running turn (the prompt answers `cancelled`), lets the server forget
+/// it (status, prompts and a second end are refused), and leaves its record to be resumed.
+#[test]
+fn ending_a_session_stops_its_turn_frees_it_and_keeps_its_record() {
+    let ws = workspace();
+    let home = tempfile::tempdir().expect("home");
+    let model = FakeModel::start(vec![Reply::text("kept"), Reply::stall("thinking")]);
+    let client = start(ws.path(), home.path(), &model);
+    let session = client.new_session();
+    prompt(&client, &session, "remember this line", &[]);
+    let hung = client.send_request(
+        "bravebot/session/prompt",
+        json!({"sessionId": session, "text": "and wait"}),
+    );
+    // The stalled reply's first words reach the screen after the first turn's end: the second
+    // turn is running and waiting on the model.
+    let mut ends = 0;
+    while ends < 2 {
+        let update = client.next_notification("bravebot/session/update");
+        ends += usize::from(update["update"]["kind"] == "turnEnded");
+        ends += usize::from(update["update"]["kind"] == "agentText" && ends == 1);
+    }
+    ok(
+        &client,
+        "bravebot/session/end",
+        json!({"sessionId": session}),
+    );
+    let ended = client.response(hung).expect("the hung prompt answers");
+    assert_eq!(ended["stopReason"], "cancelled", "{ended}");
+    for method in ["bravebot/session/status", "bravebot/session/end"] {
+        let refused = client
+            .request(method, json!({"sessionId": session}))
+            .expect_err("an ended session is not held");
+        assert_eq!(refused["code"], -32602, "{method}: {refused}");
+    }
+    let refused = client
+        .request(
+            "bravebot/session/prompt",
+            json!({"sessionId": session, "text": "x"}),
+        )
+        .expect_err("an ended session takes no prompt");
+    assert_eq!(refused["code"], -32602, "{refused}");
+    let listed = ok(&client, "bravebot/session/list", json!({}));
+    assert_eq!(listed["sessions"][0]["sessionId"], session, "{listed}");
+    let resumed = ok(
+        &client,
+        "bravebot/session/resume",
+        json!({"sessionId": session}),
+    );
+    assert!(
+        resumed["transcript"]
+            .to_string()
+            .contains("remember this line"),
+        "{resumed}"
+    );
+    client.shutdown();
+}

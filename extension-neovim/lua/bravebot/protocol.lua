@@ -21,6 +21,7 @@ M.outgoing = {
   ['bravebot/history/list'] = { kind = 'request', params = { 'limit' } },
   ['bravebot/session/loop'] = { kind = 'request', params = { 'sessionId', 'prompt', 'intervalSeconds' } },
   ['bravebot/session/loop/stop'] = { kind = 'request', params = { 'sessionId' } },
+  ['bravebot/session/end'] = { kind = 'request', params = { 'sessionId' } },
   ['bravebot/session/show'] = { kind = 'request', params = { 'sessionId', 'ref' } },
 }
 
