@@ -798,7 +798,7 @@ impl Egress {
 /// llama.cpp's server) holds the body until the headers are acknowledged, and on a kept-alive
 /// connection this side's kernel delays that acknowledgement by 40 ms, hoping to ride on the
 /// next request; a new connection acknowledges at once. Measured against such a server, a round
-/// went from 41 ms to under 2 ms, and a new connection on loopback costs about 0.1 ms (the
+/// went from 46 ms to 0.5 ms, and a new connection on loopback costs about 0.1 ms (the
 /// `bench_stall` binary). https keeps its connections: a handshake costs more than the stall
 /// risks, and the servers it reaches set `TCP_NODELAY`. reqwest offers no hook to the socket
 /// that would let `TCP_QUICKACK` be set before each read instead.
