@@ -39,6 +39,7 @@ const PATTERNS: &[(&str, bool)] = &[
     ("Result<|Option<", true),
     ("(a+)+$", true),
     ("^\\s*//.*\\bpanic", true),
+    ("\\w+_unchecked\\b", true),
 ];
 
 fn main() {
