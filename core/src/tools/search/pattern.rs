@@ -85,6 +85,11 @@ pub struct Pattern {
     /// much slower engine; such a pattern searches runs of ASCII lines whole and each line that
     /// holds a non-ASCII byte alone, so the slow engine only ever sees one line.
     unicode_word: bool,
+    /// For such a pattern, a literal every match contains (the longest literal piece of a
+    /// pattern that is a sequence), found the way the regex crate finds literals: only the lines
+    /// holding it can match, and only they are matched, each alone. The line-oriented searcher
+    /// of ripgrep prefilters the same way.
+    required: Option<Regex>,
 }
 
 impl Pattern {
@@ -134,18 +139,27 @@ impl Pattern {
                     reason: one_line(&other.to_string()),
                 },
             })?;
-        let unicode_word = regex_syntax::ParserBuilder::new()
+        // A pattern the engine compiled parses; should it not, the plain path is as correct.
+        let hir = regex_syntax::ParserBuilder::new()
             .case_insensitive(!case_sensitive)
             .multi_line(true)
             .nest_limit(MAX_NESTING + 1)
             .build()
             .parse(&source)
-            // A pattern the engine compiled parses; should it not, the plain path is as correct.
-            .is_ok_and(|hir| hir.properties().look_set().contains_word_unicode());
+            .ok();
+        let unicode_word = hir
+            .as_ref()
+            .is_some_and(|hir| hir.properties().look_set().contains_word_unicode());
+        let required = hir
+            .as_ref()
+            .filter(|_| unicode_word)
+            .and_then(required_literal)
+            .and_then(|literal| Regex::new(&regex::escape(&literal)).ok());
         Ok(Pattern {
             regex,
             whole_text,
             unicode_word,
+            required,
         })
     }
 
@@ -164,6 +178,9 @@ impl Pattern {
                 }
             }
             return ControlFlow::Continue(());
+        }
+        if let Some(required) = &self.required {
+            return self.each_candidate_line(text, required, &mut found);
         }
         if !self.unicode_word {
             return self.each_matching_line_whole(text, 1, &mut found);
@@ -194,6 +211,40 @@ impl Pattern {
             }
             line_number += 1;
             start = line_end + 1;
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// [`Pattern::each_matching_line`] matching alone each line that holds `required`.
+    fn each_candidate_line(
+        &self,
+        text: &[u8],
+        required: &Regex,
+        found: &mut impl FnMut(usize, &[u8]) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        let mut position = 0;
+        let mut line_number = 1;
+        let mut counted_to = 0;
+        while let Some(hit) = required.find_at(text, position) {
+            let start = hit.start();
+            let line_start = text[position..start]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(position, |i| position + i + 1);
+            let line_end = text[start..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(text.len(), |i| start + i);
+            line_number += count_newlines(&text[counted_to..line_start]);
+            counted_to = line_start;
+            let line = &text[line_start..line_end];
+            if self.regex.is_match(line) {
+                found(line_number, line)?;
+            }
+            if line_end >= text.len() {
+                break;
+            }
+            position = line_end + 1;
         }
         ControlFlow::Continue(())
     }
@@ -244,6 +295,29 @@ impl Pattern {
     pub fn is_match(&self, line: &[u8]) -> bool {
         self.regex.is_match(line)
     }
+}
+
+/// The longest literal piece of a pattern that is one sequence (captures looked through), when
+/// it is at least two bytes and holds no line break: every match of the pattern contains it.
+fn required_literal(hir: &regex_syntax::hir::Hir) -> Option<String> {
+    use regex_syntax::hir::HirKind;
+    let mut hir = hir;
+    while let HirKind::Capture(capture) = hir.kind() {
+        hir = &capture.sub;
+    }
+    let pieces = match hir.kind() {
+        HirKind::Concat(pieces) => pieces.as_slice(),
+        _ => std::slice::from_ref(hir),
+    };
+    pieces
+        .iter()
+        .filter_map(|piece| match piece.kind() {
+            HirKind::Literal(literal) => std::str::from_utf8(&literal.0).ok(),
+            _ => None,
+        })
+        .filter(|literal| literal.len() >= 2 && !literal.contains('\n'))
+        .max_by_key(|literal| literal.len())
+        .map(str::to_owned)
 }
 
 fn lines(text: &[u8]) -> impl Iterator<Item = &[u8]> {
