@@ -42,6 +42,32 @@ async fn list_files_names_in_the_workspace_reach_the_planner_with_control_pictur
     assert!(!result.contains('\u{1b}'));
 }
 
+// Verifies: LIST-4
+#[tokio::test]
+async fn list_files_with_a_pattern_stops_at_the_file_cap_and_says_so() {
+    let model = FakeModel::start(vec![
+        call(
+            "list_files",
+            json!({"directory": ".", "pattern": "*.nothing", "why": "look"}),
+        ),
+        Reply::text("ok"),
+    ]);
+    let settings = Settings {
+        search_max_files: 5,
+        ..Settings::default()
+    };
+    let f = fixture(model, TestScreen::new(true, refuse), settings);
+    for i in 0..20 {
+        f.write(&format!("deep/a/b/file{i:02}.txt"), "x\n");
+    }
+    assert_eq!(f.prompt("list", &[]).await, StopReason::EndTurn);
+    let result = &f.tool_results()[0];
+    assert!(
+        result.contains("[partial: stopped after meeting 5 files (search.maxFiles)"),
+        "{result}"
+    );
+}
+
 // Verifies: GATE-2, LIST-3, READ-5, READ-7
 #[tokio::test]
 async fn list_files_under_an_untrusted_path_withholds_every_name_behind_references() {

@@ -8,11 +8,13 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use bravebot_core::kernel::policy;
 use bravebot_core::session::{Answer, BoxFuture, CheckState, Question, Screen, Update};
 use serde_json::Value;
 use tokio::sync::oneshot;
+use tokio::time::Instant;
 use tower_lsp_server::Client;
 use tower_lsp_server::ls_types::{MessageActionItem, MessageType};
 
@@ -189,10 +191,121 @@ impl Drop for AbortOnDrop {
     }
 }
 
+/// Streamed text is written at most this often: deltas arriving sooner are held and merged.
+const TEXT_INTERVAL: Duration = Duration::from_millis(16);
+/// Held text reaching this many bytes is written at once, whatever the interval.
+const TEXT_BATCH_BYTES: usize = 32 * 1024;
+
+/// The session's updates on their way to the outbox, with streamed text merged.
+///
+/// The first delta after a quiet [`TEXT_INTERVAL`] is written at once, so text appears as soon
+/// as it starts; deltas that follow within the interval are held and written together when it
+/// has passed, when they reach [`TEXT_BATCH_BYTES`], or before any other update or question,
+/// so nothing is reordered and no text is left behind at the end of a turn. While the outbox is
+/// backed up (the client is not reading), held text is merged rather than queued, so memory
+/// grows with the text and not with the number of deltas.
+pub struct Updates {
+    session_id: String,
+    outbox: Outbox,
+    held: Mutex<Held>,
+}
+
+#[derive(Default)]
+struct Held {
+    text: String,
+    /// When text was last written.
+    written: Option<Instant>,
+    /// A task is waiting to write the held text.
+    timer: bool,
+}
+
+impl Updates {
+    pub fn new(session_id: String, outbox: Outbox) -> Arc<Updates> {
+        Arc::new(Updates {
+            session_id,
+            outbox,
+            held: Mutex::new(Held::default()),
+        })
+    }
+
+    /// Sends `update`, merging streamed text as described on [`Updates`].
+    pub fn send(self: &Arc<Self>, update: Update) {
+        let mut held = self.lock();
+        let Update::AgentText { delta } = update else {
+            self.write_held(&mut held);
+            self.write(update);
+            return;
+        };
+        held.text.push_str(&delta);
+        let due = held.written.is_none_or(|at| at.elapsed() >= TEXT_INTERVAL);
+        if (due || held.text.len() >= TEXT_BATCH_BYTES) && !self.outbox.backed_up() {
+            self.write_held(&mut held);
+        } else if !held.timer {
+            held.timer = true;
+            let updates = Arc::clone(self);
+            tokio::spawn(async move { updates.write_later().await });
+        }
+    }
+
+    /// Writes whatever text is held (before a question, say).
+    pub fn flush(&self) {
+        let mut held = self.lock();
+        self.write_held(&mut held);
+    }
+
+    async fn write_later(&self) {
+        loop {
+            let wait = {
+                let held = self.lock();
+                held.written.map_or(Duration::ZERO, |at| {
+                    TEXT_INTERVAL.saturating_sub(at.elapsed())
+                })
+            };
+            tokio::time::sleep(wait.max(Duration::from_millis(1))).await;
+            let mut held = self.lock();
+            if held.text.is_empty() {
+                held.timer = false;
+                return;
+            }
+            if !self.outbox.backed_up() {
+                self.write_held(&mut held);
+                held.timer = false;
+                return;
+            }
+            // The client is behind: keep merging, and look again an interval later.
+            held.written = Some(Instant::now());
+        }
+    }
+
+    fn write_held(&self, held: &mut Held) {
+        if held.text.is_empty() {
+            return;
+        }
+        let delta = std::mem::take(&mut held.text);
+        held.written = Some(Instant::now());
+        self.write(Update::AgentText { delta });
+    }
+
+    fn write(&self, update: Update) {
+        let params = UpdateNotification {
+            session_id: self.session_id.clone(),
+            update: wire_update(update),
+        };
+        match serde_json::to_value(params) {
+            Ok(v) => self.outbox.notify(protocol::method::SESSION_UPDATE, v),
+            Err(e) => tracing::error!("update not serialised: {e}"),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Held> {
+        self.held.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
 pub struct LspScreen {
     pub session_id: String,
     client: Client,
-    updates: Outbox,
+    updates: Arc<Updates>,
     questions: Arc<Questions>,
     permissions: bool,
     interactive: bool,
@@ -208,9 +321,9 @@ impl LspScreen {
         interactive: bool,
     ) -> LspScreen {
         LspScreen {
+            updates: Updates::new(session_id.clone(), updates),
             session_id,
             client,
-            updates,
             questions,
             permissions,
             interactive,
@@ -220,17 +333,12 @@ impl LspScreen {
 
 impl Screen for LspScreen {
     fn update(&self, update: Update) {
-        let params = UpdateNotification {
-            session_id: self.session_id.clone(),
-            update: wire_update(update),
-        };
-        match serde_json::to_value(params) {
-            Ok(v) => self.updates.notify(protocol::method::SESSION_UPDATE, v),
-            Err(e) => tracing::error!("update not serialised: {e}"),
-        }
+        self.updates.send(update);
     }
 
     fn ask(&self, question: Question) -> BoxFuture<'_, Answer> {
+        // Text the person has not seen yet comes before the question it led to.
+        self.updates.flush();
         Box::pin(async move {
             let options: Vec<PermissionOption> = question
                 .options
@@ -604,6 +712,87 @@ mod tests {
     use bravebot_core::kernel::label::Label;
     use bravebot_core::kernel::labelled::Labelled;
     use bravebot_core::session::{QuestionKind, Subject};
+
+    /// The `(kind, text)` of every update queued so far.
+    fn queued(rx: &mut crate::transport::OutboxReceiver) -> Vec<(String, String)> {
+        std::iter::from_fn(|| rx.try_next())
+            .map(|m| {
+                let update = &m["params"]["update"];
+                let kind = update["kind"].as_str().unwrap_or("?").to_owned();
+                let text = update["delta"].as_str().unwrap_or("").to_owned();
+                (kind, text)
+            })
+            .collect()
+    }
+
+    fn text(delta: &str) -> Update {
+        Update::AgentText {
+            delta: delta.to_owned(),
+        }
+    }
+
+    // Verifies: PROTO-27
+    #[tokio::test(start_paused = true)]
+    async fn streamed_text_is_merged_and_never_overtaken_or_left_behind() {
+        let (outbox, mut rx) = crate::transport::outbox();
+        let updates = Updates::new("s1".to_owned(), outbox);
+        // The first delta is written at once.
+        updates.send(text("Hel"));
+        assert_eq!(queued(&mut rx), [("agentText".into(), "Hel".into())]);
+        // Deltas within the interval are held ...
+        updates.send(text("lo, "));
+        updates.send(text("world"));
+        assert_eq!(queued(&mut rx), []);
+        // ... and written, merged, before an update of another kind.
+        updates.send(Update::ToolCall {
+            call_id: "call_1".into(),
+            tool: "read_file".into(),
+            why: "asked".into(),
+            routing: serde_json::json!({}),
+        });
+        let after_call = queued(&mut rx);
+        assert_eq!(after_call.len(), 2, "{after_call:?}");
+        assert_eq!(after_call[0], ("agentText".into(), "lo, world".into()));
+        assert_eq!(after_call[1].0, "toolCall");
+        // Held text with nothing after it is written once the interval has passed.
+        updates.send(text("more"));
+        assert_eq!(queued(&mut rx), []);
+        tokio::time::sleep(TEXT_INTERVAL * 2).await;
+        assert_eq!(queued(&mut rx), [("agentText".into(), "more".into())]);
+        // A flush (before a question) writes what is held at once.
+        updates.send(text("a"));
+        updates.send(text("b"));
+        updates.flush();
+        let flushed = queued(&mut rx);
+        assert_eq!(flushed.concat_text(), "ab", "{flushed:?}");
+        // Thousands of deltas in one interval become one notification per batch of bytes.
+        tokio::time::sleep(TEXT_INTERVAL * 2).await;
+        for _ in 0..20_000 {
+            updates.send(text("abcd"));
+        }
+        updates.send(Update::TurnEnded {
+            stop_reason: bravebot_core::session::StopReason::EndTurn,
+        });
+        let burst = queued(&mut rx);
+        let texts: Vec<_> = burst.iter().filter(|(k, _)| k == "agentText").collect();
+        assert!(
+            texts.len() <= 20_000 * 4 / TEXT_BATCH_BYTES + 2,
+            "{}",
+            texts.len()
+        );
+        assert_eq!(burst.concat_text().len(), 80_000);
+        assert_eq!(burst.last().map(|(k, _)| k.as_str()), Some("turnEnded"));
+    }
+
+    trait ConcatText {
+        fn concat_text(&self) -> String;
+    }
+
+    impl ConcatText for Vec<(String, String)> {
+        fn concat_text(&self) -> String {
+            self.iter().map(|(_, t)| t.as_str()).collect()
+        }
+    }
 
     fn question(kind: QuestionKind, subject: Subject) -> Question {
         Question {

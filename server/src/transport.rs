@@ -13,6 +13,8 @@
 
 use std::future::poll_fn;
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures::{FutureExt, SinkExt, StreamExt};
 use serde_json::{Value, json};
@@ -199,21 +201,52 @@ fn error_reply(id: Value, code: i64, message: &str) -> Value {
 /// Messages waiting to be written, in order. Notifications the server sends go straight in here,
 /// so every update of a turn is written before the reply that ends the turn.
 #[derive(Clone)]
-pub struct Outbox(mpsc::UnboundedSender<Value>);
+pub struct Outbox(mpsc::UnboundedSender<Value>, Arc<AtomicUsize>);
+
+/// Past this many messages waiting to be written the outbox counts as backed up, and streamed
+/// text is held and merged instead of queued (`screen::Updates`).
+const BACKED_UP: usize = 64;
+/// The most bytes of frames gathered into one write.
+const WRITE_BATCH: usize = 256 * 1024;
 
 impl Outbox {
     pub fn notify(&self, method: &str, params: Value) {
+        self.1.fetch_add(1, Ordering::Relaxed);
         let _ = self
             .0
             .send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
     }
+
+    /// Whether the writer is behind: the client is not reading as fast as the server writes.
+    pub fn backed_up(&self) -> bool {
+        self.1.load(Ordering::Relaxed) > BACKED_UP
+    }
 }
 
-pub struct OutboxReceiver(mpsc::UnboundedReceiver<Value>);
+pub struct OutboxReceiver(mpsc::UnboundedReceiver<Value>, Arc<AtomicUsize>);
 
 pub fn outbox() -> (Outbox, OutboxReceiver) {
     let (tx, rx) = mpsc::unbounded_channel();
-    (Outbox(tx), OutboxReceiver(rx))
+    let waiting = Arc::new(AtomicUsize::new(0));
+    (
+        Outbox(tx, Arc::clone(&waiting)),
+        OutboxReceiver(rx, waiting),
+    )
+}
+
+#[cfg(test)]
+impl OutboxReceiver {
+    /// The next message queued, if one is.
+    pub fn try_next(&mut self) -> Option<Value> {
+        self.0.try_recv().ok()
+    }
+}
+
+/// Appends one `Content-Length` frame of `message` to `frames`.
+fn frame_into(frames: &mut Vec<u8>, message: &Value) {
+    let body = message.to_string();
+    frames.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
+    frames.extend_from_slice(body.as_bytes());
 }
 
 /// Runs the language server over `input`/`output` until `exit` or the end of the input.
@@ -239,7 +272,7 @@ pub async fn serve<S, I, O>(
 pub async fn serve_counted<S, I, O>(
     input: I,
     output: O,
-    (Outbox(out_tx), OutboxReceiver(mut out_rx)): (Outbox, OutboxReceiver),
+    (Outbox(out_tx, _), OutboxReceiver(mut out_rx, waiting)): (Outbox, OutboxReceiver),
     mut service: LspService<S>,
     socket: ClientSocket,
     on_end: impl FnOnce(),
@@ -251,14 +284,29 @@ pub async fn serve_counted<S, I, O>(
 {
     let writer = tokio::spawn(async move {
         let mut output = output;
+        let mut frames = Vec::new();
         while let Some(message) = out_rx.recv().await {
             // `Null` is the end marker: everything queued before it has been written.
-            if message.is_null() {
+            let mut end = message.is_null();
+            if !end {
+                frame_into(&mut frames, &message);
+            }
+            // Whatever else is already waiting goes out in the same write.
+            while !end && frames.len() < WRITE_BATCH {
+                match out_rx.try_recv() {
+                    Ok(message) if message.is_null() => end = true,
+                    Ok(message) => frame_into(&mut frames, &message),
+                    Err(_) => break,
+                }
+            }
+            waiting.store(out_rx.len(), Ordering::Relaxed);
+            if !frames.is_empty()
+                && (output.write_all(&frames).await.is_err() || output.flush().await.is_err())
+            {
                 break;
             }
-            let body = message.to_string();
-            let frame = format!("Content-Length: {}\r\n\r\n{body}", body.len());
-            if output.write_all(frame.as_bytes()).await.is_err() || output.flush().await.is_err() {
+            frames.clear();
+            if end {
                 break;
             }
         }

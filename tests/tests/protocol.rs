@@ -313,6 +313,49 @@ fn prompt_streams_agent_text_and_ends_with_turn_ended() {
     setup.client.shutdown();
 }
 
+// Verifies: PROTO-27
+#[test]
+fn streamed_text_arrives_whole_and_before_the_tool_call_it_led_to() {
+    let before = "Let me look at the notes first, then I will answer.";
+    let after = "The notes name the checklist.";
+    let model = FakeModel::start_with(move |script| {
+        script.planner(vec![
+            Reply::tool_call_with_id(
+                "call_read",
+                "read_file",
+                json!({ "path": TRUSTED_PATH, "why": "asked" }),
+            )
+            .with_text(before),
+            Reply::text(after),
+        ])
+    });
+    let setup = start_interactive(model);
+    let result = setup.prompt("Read the notes.", &[TRUSTED_PATH]);
+    assert_eq!(Setup::stop_reason(&result), "endTurn", "{result}");
+    wait_for_update(&setup.client, &setup.session, "turnEnded");
+    let updates = setup.client.updates(&setup.session);
+    let kinds: Vec<&str> = updates
+        .iter()
+        .map(|update| update["kind"].as_str().unwrap_or_default())
+        .collect();
+    let call = kinds
+        .iter()
+        .position(|kind| *kind == "toolCall")
+        .unwrap_or_else(|| panic!("no toolCall update: {updates:#?}"));
+    let text_of = |range: &[Value]| -> String {
+        range
+            .iter()
+            .filter(|update| update["kind"] == "agentText")
+            .filter_map(|update| update["delta"].as_str())
+            .collect()
+    };
+    assert_eq!(text_of(&updates[..call]), before, "{updates:#?}");
+    assert_eq!(text_of(&updates[call..]), after, "{updates:#?}");
+    // Nothing of the turn, its last text included, came after its end.
+    assert_eq!(kinds.last(), Some(&"turnEnded"), "{updates:#?}");
+    setup.client.shutdown();
+}
+
 // Verifies: CHECK-1, TOOL-1
 #[test]
 fn planner_requests_offer_read_file_with_why_and_check_requests_carry_no_tools() {

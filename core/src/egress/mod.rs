@@ -14,7 +14,8 @@
 //!
 //! Certificates (`SSL_CERT_FILE`, `SSL_CERT_DIR`) and the proxy (`ALL_PROXY`, `HTTPS_PROXY`,
 //! `HTTP_PROXY`, `NO_PROXY`) are read from the environment once and set on the client explicitly,
-//! so what is in force is decided here rather than by a library default. [`Egress::describe`]
+//! so what is in force is decided here rather than by a library default; the certificates are
+//! read at the first request that makes a TLS connection, not at start-up. [`Egress::describe`]
 //! states both for `bravebot doctor`, never with a credential.
 //!
 //! [`Egress::fetch_page`] is the request `fetch_url` makes: a GET with no body and no credential,
@@ -28,7 +29,7 @@ pub(crate) mod test_server;
 mod trust;
 
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -469,14 +470,24 @@ impl fmt::Display for EgressReport {
 
 /// The process's way out. Build one with [`Egress::from_env`] and share it.
 pub struct Egress {
-    /// Empty when the built-in authorities are in force, and when nothing is trusted.
-    roots: Vec<reqwest::Certificate>,
-    built_in_roots: bool,
+    /// `SSL_CERT_FILE` and `SSL_CERT_DIR` as the environment named them.
+    certificate_env: [Option<String>; 2],
+    /// The certificates they name, read when the first request needs them (an https request, a
+    /// request through an https proxy, or `describe`) rather than before `initialize` is answered.
+    roots: OnceLock<Roots>,
     route: Arc<ProxyRoute>,
+    /// What is in force, but for the certificates (those are in `roots`).
     report: EgressReport,
-    /// One client per connect timeout asked for, since reqwest sets that per client. A handful
-    /// of values are ever used, and each client keeps its own connection pool.
-    clients: Mutex<Vec<(Duration, reqwest::Client)>>,
+    /// One client per connect timeout asked for (reqwest sets that per client) and per
+    /// [`Reuse`]. A handful of values are ever used, and each client keeps its own pool.
+    clients: Mutex<Vec<(Duration, Reuse, reqwest::Client)>>,
+}
+
+/// The certificate authorities in force, once read.
+struct Roots {
+    source: CertificateSource,
+    /// Empty when the built-in authorities are in force, and when nothing is trusted.
+    certificates: Result<Vec<reqwest::Certificate>, String>,
 }
 
 impl fmt::Debug for Egress {
@@ -488,41 +499,71 @@ impl fmt::Debug for Egress {
 }
 
 impl Egress {
-    /// Reads certificates and proxies through `env` (in the binary, `std::env::var`).
+    /// Reads the proxy through `env` (in the binary, `std::env::var`), and which certificates
+    /// are named; the certificates themselves are read at the first request that needs them.
     pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Result<Egress, EgressError> {
         // reqwest is built without a default crypto provider so that the choice is made here.
         // Installing fails only when one is already installed, which is as good.
         let _ = rustls::crypto::ring::default_provider().install_default();
 
-        let trust = Trust::from_env(env);
         let route = ProxyRoute::from_env(env);
-        let mut roots = Vec::with_capacity(trust.certificates.len());
-        for der in &trust.certificates {
-            let cert = reqwest::Certificate::from_der(der.as_ref())
-                .map_err(|err| EgressError::Setup(error_chain(&err)))?;
-            roots.push(cert);
-        }
         let report = EgressReport {
-            certificates: trust.source.clone(),
+            certificates: CertificateSource::BuiltIn,
             proxy: route.proxy.as_ref().map(|p| p.fact.clone()),
             unusable_proxies: route.unusable.clone(),
             no_proxy: route.bypass.entries().to_vec(),
         };
         let egress = Egress {
-            roots,
-            built_in_roots: trust.source == CertificateSource::BuiltIn,
+            certificate_env: [env("SSL_CERT_FILE"), env("SSL_CERT_DIR")],
+            roots: OnceLock::new(),
             route: Arc::new(route),
             report,
             clients: Mutex::new(Vec::new()),
         };
-        // Building one client now turns a configuration the client library rejects into an error
-        // at startup rather than at the first request.
-        egress.client_for(SendOptions::default().connect)?;
+        // Building a client that needs no certificates now turns a configuration the client
+        // library rejects into an error at startup rather than at the first request.
+        egress.client_for(SendOptions::default().connect, Reuse::Fresh)?;
         Ok(egress)
     }
 
+    /// The certificates in force, read on the first call.
+    fn roots(&self) -> &Roots {
+        self.roots.get_or_init(|| {
+            let [file, dir] = &self.certificate_env;
+            let trust = Trust::from_env(&|name| match name {
+                "SSL_CERT_FILE" => file.clone(),
+                "SSL_CERT_DIR" => dir.clone(),
+                _ => None,
+            });
+            let certificates = trust
+                .certificates
+                .iter()
+                .map(|der| {
+                    reqwest::Certificate::from_der(der.as_ref()).map_err(|err| error_chain(&err))
+                })
+                .collect();
+            Roots {
+                source: trust.source,
+                certificates,
+            }
+        })
+    }
+
+    /// Whether a request to `url` makes a TLS connection: to the server, or to its proxy.
+    fn needs_certificates(&self, url: &Url) -> bool {
+        url.scheme() == "https"
+            || self
+                .route
+                .proxy_for(url)
+                .is_some_and(|proxy| proxy.url().starts_with("https:"))
+    }
+
+    /// What is in force. Reads the certificates if no request has needed them yet.
     pub fn describe(&self) -> EgressReport {
-        self.report.clone()
+        EgressReport {
+            certificates: self.roots().source.clone(),
+            ..self.report.clone()
+        }
     }
 
     /// Sends `req` and reads the whole body, up to `opts.body_cap`.
@@ -554,7 +595,6 @@ impl Egress {
         let original = parse_request_url(&req.url)?;
         let origin = origin_of(&original);
         let (mut headers, secret_names) = header_map(&req.headers)?;
-        let client = self.client_for(opts.connect)?;
 
         let mut method = req.method;
         let mut body = req.body.map(Bytes::from);
@@ -567,6 +607,7 @@ impl Egress {
                 headers: &headers,
                 body: body.as_ref(),
             };
+            let client = self.client_for(opts.connect, self.reuse_for(&current))?;
             let response = self.answer(&client, &hop, opts, &origin).await?;
             let status = response.status().as_u16();
             let location = response.headers().get(reqwest::header::LOCATION).cloned();
@@ -686,25 +727,56 @@ impl Egress {
         result.map_err(|err| classify(err, origin))
     }
 
-    fn client_for(&self, connect: Duration) -> Result<reqwest::Client, EgressError> {
+    fn client_for(&self, connect: Duration, reuse: Reuse) -> Result<reqwest::Client, EgressError> {
         let mut clients = self.clients.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((_, client)) = clients.iter().find(|(timeout, _)| *timeout == connect) {
+        if let Some((_, _, client)) = clients
+            .iter()
+            .find(|(timeout, kept, _)| *timeout == connect && *kept == reuse)
+        {
             return Ok(client.clone());
         }
-        let client = self.build_client(connect)?;
-        clients.push((connect, client.clone()));
+        let client = self.build_client(connect, reuse)?;
+        clients.push((connect, reuse, client.clone()));
         Ok(client)
     }
 
-    fn build_client(&self, connect: Duration) -> Result<reqwest::Client, EgressError> {
-        let mut builder = reqwest::Client::builder()
+    fn reuse_for(&self, url: &Url) -> Reuse {
+        match (url.scheme() == "https", self.needs_certificates(url)) {
+            (true, _) => Reuse::Kept,
+            (false, true) => Reuse::FreshThroughTls,
+            (false, false) => Reuse::Fresh,
+        }
+    }
+
+    fn build_client(
+        &self,
+        connect: Duration,
+        reuse: Reuse,
+    ) -> Result<reqwest::Client, EgressError> {
+        let mut builder = reqwest::Client::builder();
+        if reuse != Reuse::Kept {
+            builder = builder.pool_max_idle_per_host(0);
+        }
+        // A client that makes no TLS connection is given no certificates, so that reading them
+        // waits for a request that does.
+        let (built_in, roots): (bool, &[reqwest::Certificate]) = if reuse == Reuse::Fresh {
+            (false, &[])
+        } else {
+            let roots = self.roots();
+            let certificates = roots
+                .certificates
+                .as_ref()
+                .map_err(|err| EgressError::Setup(err.clone()))?;
+            (roots.source == CertificateSource::BuiltIn, certificates)
+        };
+        let mut builder = builder
             // No proxy from reqwest's own reading of the environment: ours is the one in force.
             .no_proxy()
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(connect)
             .user_agent(USER_AGENT)
-            .tls_built_in_root_certs(self.built_in_roots);
-        for cert in &self.roots {
+            .tls_built_in_root_certs(built_in);
+        for cert in roots {
             builder = builder.add_root_certificate(cert.clone());
         }
         if self.route.proxy.is_some() {
@@ -717,6 +789,27 @@ impl Egress {
             .build()
             .map_err(|err| EgressError::Setup(error_chain(&err)))
     }
+}
+
+/// Whether a connection is kept for the next request to the same origin.
+///
+/// Plain http gets a fresh connection each time. A server that writes a response's headers and
+/// its body in two writes without `TCP_NODELAY` (Python's `http.server`, cpp-httplib as used by
+/// llama.cpp's server) holds the body until the headers are acknowledged, and on a kept-alive
+/// connection this side's kernel delays that acknowledgement by 40 ms, hoping to ride on the
+/// next request; a new connection acknowledges at once. Measured against such a server, a round
+/// went from 46 ms to 0.5 ms, and a new connection on loopback costs about 0.1 ms (the
+/// `bench_stall` binary). https keeps its connections: a handshake costs more than the stall
+/// risks, and the servers it reaches set `TCP_NODELAY`. reqwest offers no hook to the socket
+/// that would let `TCP_QUICKACK` be set before each read instead.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Reuse {
+    /// https: kept alive.
+    Kept,
+    /// Plain http through an https proxy: fresh, and with certificates for the proxy.
+    FreshThroughTls,
+    /// Plain http: fresh, and with no certificates at all.
+    Fresh,
 }
 
 /// What one hop sends.

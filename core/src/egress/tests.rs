@@ -779,3 +779,82 @@ async fn egress_a_slow_start_within_its_limit_is_not_cut_by_the_idle_limit() {
         .unwrap();
     assert_eq!(reply.body, b"late but whole");
 }
+
+/// A server that keeps every connection alive and answers each request on it with `ok`,
+/// counting the connections it was given.
+async fn keep_alive_server() -> (u16, Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connections = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&connections);
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            counted.fetch_add(1, Ordering::SeqCst);
+            tokio::spawn(async move {
+                let mut seen = Vec::new();
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = stream.read(&mut buf).await {
+                    if n == 0 {
+                        break;
+                    }
+                    seen.extend_from_slice(&buf[..n]);
+                    while let Some(end) = seen.windows(4).position(|w| w == b"\r\n\r\n") {
+                        seen.drain(..end + 4);
+                        let answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+                        if stream.write_all(answer).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    (port, connections)
+}
+
+// Verifies: EGRESS-9
+#[tokio::test]
+async fn plain_http_requests_each_get_a_fresh_connection() {
+    let (port, connections) = keep_alive_server().await;
+    let egress = egress();
+    for _ in 0..3 {
+        let reply = egress
+            .send(
+                HttpRequest::get(format!("http://127.0.0.1:{port}/")),
+                &quick(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(reply.body, b"ok");
+    }
+    assert_eq!(
+        connections.load(std::sync::atomic::Ordering::SeqCst),
+        3,
+        "a kept-alive plain http connection was reused"
+    );
+}
+
+// Verifies: EGRESS-10
+#[tokio::test]
+async fn certificates_are_read_at_the_first_request_that_needs_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let bundle = dir.path().join("bundle.pem");
+    let named = bundle.to_string_lossy().into_owned();
+    let egress =
+        Egress::from_env(&|name| (name == "SSL_CERT_FILE").then(|| named.clone())).unwrap();
+    // A plain http request needs no certificate, so the bundle is still not read after it.
+    let server = TestServer::start(vec![ok(b"plain")]).await;
+    let reply = egress
+        .send(HttpRequest::get(server.url("/")), &quick())
+        .await
+        .unwrap();
+    assert_eq!(reply.body, b"plain");
+    // Written only now, and found: nothing read it before.
+    std::fs::write(&bundle, TestAuthority::new("later").pem()).unwrap();
+    let CertificateSource::Environment(origins) = egress.describe().certificates else {
+        panic!("the bundle was read too early: {}", egress.describe());
+    };
+    assert_eq!(origins[0].count, 1);
+}

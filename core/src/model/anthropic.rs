@@ -6,44 +6,21 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::client::{base64, cut, json_error_text};
 use super::{Message, ModelError, ModelReply, ModelRequest, Part, StreamEvent, ToolCall};
 
-/// The request body. `tools` is present only when the request offers tools (CONTRACT §2).
+/// The request body. `tools` is present only when the request offers tools (CONTRACT §2). The
+/// client sends [`assemble`]'s bytes, which equal this serialised; this is their reference.
+#[cfg(test)]
 pub(super) fn request_body(model: &str, request: &ModelRequest) -> Value {
     // The API wants user and assistant turns to alternate, and every tool result of one
     // assistant turn in the single user message after it; so consecutive user-side messages
     // (tool results, then perhaps the person's words) are merged into one.
     let mut messages: Vec<(&'static str, Vec<Value>)> = Vec::new();
     for message in &request.messages {
-        let (role, blocks) = match message {
-            Message::User(parts) => ("user", parts.iter().map(block).collect()),
-            Message::Assistant { text, tool_calls } => {
-                let mut blocks = Vec::new();
-                if !text.is_empty() {
-                    blocks.push(json!({"type": "text", "text": text}));
-                }
-                for call in tool_calls {
-                    blocks.push(json!({
-                        "type": "tool_use",
-                        "id": call.id,
-                        "name": call.name,
-                        "input": tool_input(&call.arguments),
-                    }));
-                }
-                ("assistant", blocks)
-            }
-            Message::ToolResult { call_id, parts } => (
-                "user",
-                vec![json!({
-                    "type": "tool_result",
-                    "tool_use_id": call_id,
-                    "content": parts.iter().map(block).collect::<Vec<_>>(),
-                })],
-            ),
-        };
+        let (role, blocks) = blocks_of(message);
         if blocks.is_empty() {
             // An empty turn is refused by the API and says nothing.
             continue;
@@ -54,7 +31,7 @@ pub(super) fn request_body(model: &str, request: &ModelRequest) -> Value {
         }
     }
 
-    let mut body = Map::new();
+    let mut body = serde_json::Map::new();
     body.insert("model".into(), json!(model));
     body.insert("max_tokens".into(), json!(request.max_tokens.max(1)));
     if !request.system.is_empty() {
@@ -70,20 +47,131 @@ pub(super) fn request_body(model: &str, request: &ModelRequest) -> Value {
         ),
     );
     if let Some(tools) = &request.tools {
-        let tools: Vec<Value> = tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "name": tool.name,
-                    "description": tool.description,
-                    "input_schema": tool.parameters,
-                })
-            })
-            .collect();
+        let tools: Vec<Value> = tools.iter().map(tool).collect();
         body.insert("tools".into(), Value::Array(tools));
     }
     body.insert("stream".into(), json!(true));
     Value::Object(body)
+}
+
+/// One message's share of a request body, serialised once: the side it speaks for and its
+/// content blocks.
+#[derive(Debug)]
+pub(super) struct Encoded {
+    role: &'static str,
+    blocks: Vec<String>,
+}
+
+impl Encoded {
+    pub(super) fn len(&self) -> usize {
+        self.blocks.iter().map(|b| b.len() + 1).sum()
+    }
+}
+
+/// The side and content blocks of one message, as [`request_body`] would write them.
+fn blocks_of(message: &Message) -> (&'static str, Vec<Value>) {
+    match message {
+        Message::User(parts) => ("user", parts.iter().map(block).collect()),
+        Message::Assistant { text, tool_calls } => {
+            let mut blocks = Vec::new();
+            if !text.is_empty() {
+                blocks.push(json!({"type": "text", "text": text}));
+            }
+            for call in tool_calls {
+                blocks.push(json!({
+                    "type": "tool_use",
+                    "id": call.id,
+                    "name": call.name,
+                    "input": tool_input(&call.arguments),
+                }));
+            }
+            ("assistant", blocks)
+        }
+        Message::ToolResult { call_id, parts } => (
+            "user",
+            vec![json!({
+                "type": "tool_result",
+                "tool_use_id": call_id,
+                "content": parts.iter().map(block).collect::<Vec<_>>(),
+            })],
+        ),
+    }
+}
+
+/// Serialises one message.
+pub(super) fn encode(message: &Message) -> Encoded {
+    let (role, blocks) = blocks_of(message);
+    Encoded {
+        role,
+        blocks: blocks.iter().map(Value::to_string).collect(),
+    }
+}
+
+/// The tools of a request as the body's `tools` value, serialised.
+pub(super) fn encode_tools(tools: &[super::ToolSchema]) -> String {
+    Value::Array(tools.iter().map(tool).collect()).to_string()
+}
+
+fn tool(tool: &super::ToolSchema) -> Value {
+    json!({
+        "name": tool.name,
+        "description": tool.description,
+        "input_schema": tool.parameters,
+    })
+}
+
+/// The request body from messages serialised beforehand, byte for byte what serialising
+/// [`request_body`] gives (keys in the same sorted order).
+pub(super) fn assemble(
+    model: &str,
+    request: &ModelRequest,
+    encoded: &[&Encoded],
+    tools: Option<&str>,
+) -> Vec<u8> {
+    let mut merged: Vec<(&'static str, Vec<&str>)> = Vec::new();
+    for encoded in encoded {
+        if encoded.blocks.is_empty() {
+            continue;
+        }
+        let blocks = encoded.blocks.iter().map(String::as_str);
+        match merged.last_mut() {
+            Some((role, last)) if *role == encoded.role => last.extend(blocks),
+            _ => merged.push((encoded.role, blocks.collect())),
+        }
+    }
+    let size: usize = encoded.iter().map(|e| e.len() + 32).sum();
+    let mut out = Vec::with_capacity(size + request.system.len() + 256);
+    out.extend_from_slice(b"{\"max_tokens\":");
+    out.extend_from_slice(request.max_tokens.max(1).to_string().as_bytes());
+    out.extend_from_slice(b",\"messages\":[");
+    for (i, (role, blocks)) in merged.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"content\":[");
+        for (j, block) in blocks.iter().enumerate() {
+            if j > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(block.as_bytes());
+        }
+        out.extend_from_slice(b"],\"role\":");
+        out.extend_from_slice(json!(role).to_string().as_bytes());
+        out.push(b'}');
+    }
+    out.extend_from_slice(b"],\"model\":");
+    out.extend_from_slice(json!(model).to_string().as_bytes());
+    out.extend_from_slice(b",\"stream\":true");
+    if !request.system.is_empty() {
+        out.extend_from_slice(b",\"system\":");
+        out.extend_from_slice(json!(request.system).to_string().as_bytes());
+    }
+    if let Some(tools) = tools {
+        out.extend_from_slice(b",\"tools\":");
+        out.extend_from_slice(tools.as_bytes());
+    }
+    out.push(b'}');
+    out
 }
 
 fn block(part: &Part) -> Value {

@@ -5,14 +5,15 @@
 //! formats live in `openai` and `anthropic`; what they share (the event-stream reader, the error
 //! text of a refusal, base64) lives here.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use crate::egress::{Egress, EgressError, HttpRequest, SendOptions, StreamingResponse};
 use crate::secret::Secret;
 
 use super::{
-    Api, ModelConfig, ModelError, ModelReply, ModelRequest, StreamEvent, anthropic, openai,
+    Api, Message, ModelConfig, ModelError, ModelReply, ModelRequest, Role, StreamEvent, ToolSchema,
+    anthropic, openai,
 };
 
 /// The header every request carries so that a gateway, and the tests, can tell the callers apart
@@ -30,11 +31,127 @@ const ERROR_MESSAGE_CHARS: usize = 300;
 pub struct ModelClient {
     config: ModelConfig,
     egress: Arc<Egress>,
+    /// The planner's conversation as last serialised, so that each round serialises only the
+    /// messages added since the one before. Only the planner's: its messages hold nothing
+    /// untrusted (seed 003), so comparing them with the last ones branches on no untrusted byte.
+    encoded: Mutex<Vec<Conversation>>,
+}
+
+/// One role's messages as last sent, each with its serialised form, and the tools likewise.
+#[derive(Debug)]
+struct Conversation {
+    role: Role,
+    messages: Vec<(Message, Arc<Encoded>)>,
+    tools: Option<(Vec<ToolSchema>, Arc<str>)>,
+}
+
+/// A message serialised in the client's wire format.
+#[derive(Debug)]
+enum Encoded {
+    OpenAi(openai::Encoded),
+    Anthropic(anthropic::Encoded),
 }
 
 impl ModelClient {
     pub fn new(config: ModelConfig, egress: Arc<Egress>) -> ModelClient {
-        ModelClient { config, egress }
+        ModelClient {
+            config,
+            egress,
+            encoded: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The request's body. A planner's messages that are the same as those of the last planner
+    /// request, position by position, are not serialised again: a turn's history only grows, so
+    /// each round serialises its new messages and copies the rest. Equality is checked on the
+    /// messages themselves, never assumed.
+    fn body(&self, request: &ModelRequest) -> Vec<u8> {
+        let encode = |message: &Message| {
+            Arc::new(match self.config.api {
+                Api::OpenAi => Encoded::OpenAi(openai::encode(message)),
+                Api::Anthropic => Encoded::Anthropic(anthropic::encode(message)),
+            })
+        };
+        let encode_tools = |tools: &[ToolSchema]| -> Arc<str> {
+            match self.config.api {
+                Api::OpenAi => openai::encode_tools(tools),
+                Api::Anthropic => anthropic::encode_tools(tools),
+            }
+            .into()
+        };
+        let (encoded, tools): (Vec<Arc<Encoded>>, Option<Arc<str>>) =
+            if request.role == Role::Planner {
+                let mut cache = self.encoded.lock().unwrap_or_else(PoisonError::into_inner);
+                let at = match cache.iter().position(|c| c.role == request.role) {
+                    Some(at) => at,
+                    None => {
+                        cache.push(Conversation {
+                            role: request.role,
+                            messages: Vec::new(),
+                            tools: None,
+                        });
+                        cache.len() - 1
+                    }
+                };
+                let conversation = &mut cache[at];
+                let same = conversation
+                    .messages
+                    .iter()
+                    .zip(&request.messages)
+                    .take_while(|((kept, _), message)| kept == *message)
+                    .count();
+                conversation.messages.truncate(same);
+                for message in &request.messages[same..] {
+                    conversation
+                        .messages
+                        .push((message.clone(), encode(message)));
+                }
+                let tools = request
+                    .tools
+                    .as_deref()
+                    .map(|tools| match &conversation.tools {
+                        Some((kept, text)) if kept.as_slice() == tools => Arc::clone(text),
+                        _ => {
+                            let text = encode_tools(tools);
+                            conversation.tools = Some((tools.to_vec(), Arc::clone(&text)));
+                            text
+                        }
+                    });
+                let encoded = conversation
+                    .messages
+                    .iter()
+                    .map(|(_, e)| Arc::clone(e))
+                    .collect();
+                (encoded, tools)
+            } else {
+                (
+                    request.messages.iter().map(encode).collect(),
+                    request.tools.as_deref().map(encode_tools),
+                )
+            };
+        let name = &self.config.name;
+        match self.config.api {
+            Api::OpenAi => {
+                let parts: Vec<&openai::Encoded> = encoded
+                    .iter()
+                    .filter_map(|e| match e.as_ref() {
+                        Encoded::OpenAi(e) => Some(e),
+                        Encoded::Anthropic(_) => None,
+                    })
+                    .collect();
+                openai::assemble(name, request, &parts, tools.as_deref())
+            }
+            Api::Anthropic => {
+                let parts: Vec<&anthropic::Encoded> = encoded
+                    .iter()
+                    .filter_map(|e| match e.as_ref() {
+                        Encoded::Anthropic(e) => Some(e),
+                        Encoded::OpenAi(_) => None,
+                    })
+                    .collect();
+                anthropic::assemble(name, request, &parts, tools.as_deref())
+            }
+        }
     }
 
     pub fn config(&self) -> &ModelConfig {
@@ -53,19 +170,11 @@ impl ModelClient {
         request: &ModelRequest,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<ModelReply, ModelError> {
-        let (url, body) = match self.config.api {
-            Api::OpenAi => (
-                format!("{}/chat/completions", self.base_url()),
-                openai::request_body(&self.config.name, request),
-            ),
-            Api::Anthropic => (
-                format!("{}/v1/messages", self.base_url()),
-                anthropic::request_body(&self.config.name, request),
-            ),
+        let url = match self.config.api {
+            Api::OpenAi => format!("{}/chat/completions", self.base_url()),
+            Api::Anthropic => format!("{}/v1/messages", self.base_url()),
         };
-        let body = serde_json::to_vec(&body).map_err(|err| {
-            ModelError::Malformed(format!("the request could not be encoded: {err}"))
-        })?;
+        let body = self.body(request);
         let http = self
             .authorized(HttpRequest::post(url.clone(), body))
             .header(ROLE_HEADER, request.role.as_str())
@@ -548,6 +657,80 @@ mod tests {
             messages: vec![Message::User(vec![Part::Text("hello".to_owned())])],
             tools,
             max_tokens: 256,
+        }
+    }
+
+    // Verifies: MODEL-5
+    #[test]
+    fn cached_bodies_equal_a_fresh_serialisation_as_the_history_grows_and_changes() {
+        let picture = Part::Image {
+            media_type: "image/png".to_owned(),
+            data: vec![1, 2, 3, 250],
+        };
+        let history = vec![
+            Message::User(vec![Part::Text("read \"a\"\n\u{1}".to_owned())]),
+            Message::Assistant {
+                text: String::new(),
+                tool_calls: vec![ToolCall {
+                    id: "call_1".to_owned(),
+                    name: "read_file".to_owned(),
+                    arguments: r#"{"path":"a"}"#.to_owned(),
+                }],
+            },
+            Message::ToolResult {
+                call_id: "call_1".to_owned(),
+                parts: vec![Part::Text("one".to_owned()), picture.clone()],
+            },
+            Message::ToolResult {
+                call_id: "call_2".to_owned(),
+                parts: vec![picture, Part::Text("two".to_owned())],
+            },
+            Message::Assistant {
+                text: "done".to_owned(),
+                tool_calls: Vec::new(),
+            },
+            Message::User(vec![Part::Text("again".to_owned())]),
+        ];
+        for api in [Api::OpenAi, Api::Anthropic] {
+            let client = client(api, "http://127.0.0.1:1".to_owned(), None);
+            let reference = |request: &ModelRequest| {
+                match api {
+                    Api::OpenAi => serde_json::to_vec(&openai::request_body("test-model", request)),
+                    Api::Anthropic => {
+                        serde_json::to_vec(&anthropic::request_body("test-model", request))
+                    }
+                }
+                .unwrap()
+            };
+            let mut request = request(Role::Planner, Some(vec![read_file_tool()]));
+            request.messages.clear();
+            // The history grows a message a round, as in a turn ...
+            for message in &history {
+                request.messages.push(message.clone());
+                assert_eq!(
+                    String::from_utf8(client.body(&request)).unwrap(),
+                    String::from_utf8(reference(&request)).unwrap(),
+                    "{api:?} after {} messages",
+                    request.messages.len()
+                );
+            }
+            // ... and a message changed under the cache, other tools, or another role are
+            // serialised afresh.
+            request.messages[2] = Message::User(vec![Part::Text("changed".to_owned())]);
+            assert_eq!(
+                client.body(&request),
+                reference(&request),
+                "{api:?} changed"
+            );
+            request.tools = None;
+            assert_eq!(
+                client.body(&request),
+                reference(&request),
+                "{api:?} no tools"
+            );
+            request.role = Role::Check;
+            request.system.clear();
+            assert_eq!(client.body(&request), reference(&request), "{api:?} check");
         }
     }
 

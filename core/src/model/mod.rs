@@ -53,7 +53,7 @@ impl Role {
 }
 
 /// One part of a user or tool message.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Part {
     Text(String),
     /// A picture, sent as an `image_url` part with a `data:` URL (CONTRACT §4.10).
@@ -72,7 +72,7 @@ pub struct ToolCall {
 }
 
 /// One message of a conversation, in the order the model sees them.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Message {
     User(Vec<Part>),
     Assistant {
@@ -86,7 +86,7 @@ pub enum Message {
 }
 
 /// A function tool offered to the planner.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ToolSchema {
     pub name: String,
     pub description: String,

@@ -14,7 +14,9 @@ use super::client::{base64, cut, json_error_text};
 use super::{Message, ModelError, ModelReply, ModelRequest, Part, StreamEvent, ToolCall};
 
 /// The request body. `tools` is present only when the request offers tools: a processor's and a
-/// check's request carry no `tools` key at all (CONTRACT §2).
+/// check's request carry no `tools` key at all (CONTRACT §2). The client sends [`assemble`]'s
+/// bytes, which equal this serialised; this is their reference.
+#[cfg(test)]
 pub(super) fn request_body(model: &str, request: &ModelRequest) -> Value {
     let mut messages = Vec::new();
     if !request.system.is_empty() {
@@ -31,32 +33,7 @@ pub(super) fn request_body(model: &str, request: &ModelRequest) -> Value {
             Message::User(parts) => {
                 messages.push(json!({"role": "user", "content": content(parts)}))
             }
-            Message::Assistant { text, tool_calls } => {
-                let mut entry = Map::new();
-                entry.insert("role".into(), json!("assistant"));
-                entry.insert(
-                    "content".into(),
-                    if text.is_empty() && !tool_calls.is_empty() {
-                        Value::Null
-                    } else {
-                        json!(text)
-                    },
-                );
-                if !tool_calls.is_empty() {
-                    let calls: Vec<Value> = tool_calls
-                        .iter()
-                        .map(|call| {
-                            json!({
-                                "id": call.id,
-                                "type": "function",
-                                "function": {"name": call.name, "arguments": call.arguments},
-                            })
-                        })
-                        .collect();
-                    entry.insert("tool_calls".into(), Value::Array(calls));
-                }
-                messages.push(Value::Object(entry));
-            }
+            Message::Assistant { .. } => messages.push(assistant(message)),
             Message::ToolResult { call_id, parts } => {
                 let mut text = String::new();
                 for part in parts {
@@ -82,23 +59,157 @@ pub(super) fn request_body(model: &str, request: &ModelRequest) -> Value {
     body.insert("model".into(), json!(model));
     body.insert("messages".into(), Value::Array(messages));
     if let Some(tools) = &request.tools {
-        let tools: Vec<Value> = tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": tool.name,
-                        "description": tool.description,
-                        "parameters": tool.parameters,
-                    },
-                })
-            })
-            .collect();
+        let tools: Vec<Value> = tools.iter().map(tool).collect();
         body.insert("tools".into(), Value::Array(tools));
     }
     body.insert("stream".into(), json!(true));
     Value::Object(body)
+}
+
+/// One message's share of a request body, serialised once: its own entry, and the pictures a
+/// tool result holds back for a user message after the run of tool results.
+#[derive(Debug)]
+pub(super) struct Encoded {
+    entry: String,
+    pictures: Vec<String>,
+}
+
+impl Encoded {
+    pub(super) fn len(&self) -> usize {
+        self.entry.len() + self.pictures.iter().map(String::len).sum::<usize>()
+    }
+}
+
+/// Serialises one message, as [`request_body`] would write it.
+pub(super) fn encode(message: &Message) -> Encoded {
+    let mut pictures = Vec::new();
+    let entry = match message {
+        Message::User(parts) => json!({"role": "user", "content": content(parts)}),
+        Message::Assistant { .. } => assistant(message),
+        Message::ToolResult { call_id, parts } => {
+            let mut text = String::new();
+            for part in parts {
+                match part {
+                    Part::Text(piece) => {
+                        if !text.is_empty() {
+                            text.push('\n');
+                        }
+                        text.push_str(piece);
+                    }
+                    Part::Image { .. } => pictures.push(picture(part).to_string()),
+                }
+            }
+            json!({"role": "tool", "tool_call_id": call_id, "content": text})
+        }
+    };
+    Encoded {
+        entry: entry.to_string(),
+        pictures,
+    }
+}
+
+/// The tools of a request as the body's `tools` value, serialised.
+pub(super) fn encode_tools(tools: &[super::ToolSchema]) -> String {
+    Value::Array(tools.iter().map(tool).collect()).to_string()
+}
+
+/// The request body from messages serialised beforehand, byte for byte what serialising
+/// [`request_body`] gives (keys in the same sorted order).
+pub(super) fn assemble(
+    model: &str,
+    request: &ModelRequest,
+    encoded: &[&Encoded],
+    tools: Option<&str>,
+) -> Vec<u8> {
+    let size: usize = encoded.iter().map(|e| e.len() + 1).sum();
+    let mut out = Vec::with_capacity(size + request.system.len() + 256);
+    out.extend_from_slice(b"{\"messages\":[");
+    let mut first = true;
+    let mut push = |out: &mut Vec<u8>, entry: &[u8]| {
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        out.extend_from_slice(entry);
+    };
+    if !request.system.is_empty() {
+        push(
+            &mut out,
+            json!({"role": "system", "content": request.system})
+                .to_string()
+                .as_bytes(),
+        );
+    }
+    let mut held: Vec<&str> = Vec::new();
+    for (message, encoded) in request.messages.iter().zip(encoded) {
+        if !matches!(message, Message::ToolResult { .. }) && !held.is_empty() {
+            push(&mut out, &held_pictures(&held));
+            held.clear();
+        }
+        push(&mut out, encoded.entry.as_bytes());
+        held.extend(encoded.pictures.iter().map(String::as_str));
+    }
+    if !held.is_empty() {
+        push(&mut out, &held_pictures(&held));
+    }
+    out.extend_from_slice(b"],\"model\":");
+    out.extend_from_slice(json!(model).to_string().as_bytes());
+    out.extend_from_slice(b",\"stream\":true");
+    if let Some(tools) = tools {
+        out.extend_from_slice(b",\"tools\":");
+        out.extend_from_slice(tools.as_bytes());
+    }
+    out.push(b'}');
+    out
+}
+
+/// `{"content":[pictures],"role":"user"}` from pictures already serialised.
+fn held_pictures(pictures: &[&str]) -> Vec<u8> {
+    let mut out = b"{\"content\":[".to_vec();
+    out.extend_from_slice(pictures.join(",").as_bytes());
+    out.extend_from_slice(b"],\"role\":\"user\"}");
+    out
+}
+
+fn assistant(message: &Message) -> Value {
+    let Message::Assistant { text, tool_calls } = message else {
+        return Value::Null;
+    };
+    let mut entry = Map::new();
+    entry.insert("role".into(), json!("assistant"));
+    entry.insert(
+        "content".into(),
+        if text.is_empty() && !tool_calls.is_empty() {
+            Value::Null
+        } else {
+            json!(text)
+        },
+    );
+    if !tool_calls.is_empty() {
+        let calls: Vec<Value> = tool_calls
+            .iter()
+            .map(|call| {
+                json!({
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments},
+                })
+            })
+            .collect();
+        entry.insert("tool_calls".into(), Value::Array(calls));
+    }
+    Value::Object(entry)
+}
+
+fn tool(tool: &super::ToolSchema) -> Value {
+    json!({
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.parameters,
+        },
+    })
 }
 
 /// A user message's content: plain text when that is all it is, parts otherwise.

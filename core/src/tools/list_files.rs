@@ -4,9 +4,12 @@
 //! pictures (CONTRACT §4.3; seed 002). Where any path at or under the directory was deliberately
 //! marked untrusted, the whole listing is withheld and the planner gets one reference per entry
 //! instead, each saying whether it stands for a file or a directory. The walk is sorted, bounded
-//! by `depth` and by an entry cap, never follows a link, and says when it stopped early.
+//! by `depth`, by an entry cap, and like `search` by the files it may meet (`search.maxFiles`) and
+//! its time (`search.maxSeconds`), runs off the runtime's workers, never follows a link, and says
+//! when it stopped early.
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use globset::{Glob, GlobMatcher};
 use serde_json::json;
@@ -20,6 +23,7 @@ use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::Origin;
 use crate::session::Update;
+use crate::settings::Settings;
 
 /// Most entries one listing returns.
 pub const MAX_ENTRIES: usize = 1000;
@@ -64,6 +68,38 @@ struct Walk {
     entries: Vec<Entry>,
     truncated: bool,
     unreadable: usize,
+    /// Why the walk stopped before the end of the tree, when a file or time cap stopped it.
+    stop: Option<Stop>,
+}
+
+/// What bounds a walk besides its depth and [`MAX_ENTRIES`].
+#[derive(Clone, Copy)]
+struct Limits {
+    /// Files met (matching the pattern or not) before the walk stops.
+    max_files: u64,
+    deadline: Option<Instant>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stop {
+    FileCap,
+    Time,
+}
+
+impl Walk {
+    /// The sentence saying the listing is partial, if it is.
+    fn partial(&self, limits: &Settings) -> Option<String> {
+        self.stop.map(|stop| match stop {
+            Stop::FileCap => format!(
+                "[partial: stopped after meeting {} files (search.maxFiles) before the walk was done; narrow the directory or the depth]",
+                limits.search_max_files
+            ),
+            Stop::Time => format!(
+                "[partial: ran out of time (search.maxSeconds is {}) before the walk was done; narrow the directory or the depth]",
+                limits.search_max_seconds
+            ),
+        })
+    }
 }
 
 pub async fn run(call: &Call<'_>) -> ToolOutput {
@@ -102,11 +138,27 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     let max_depth = depth.map_or(usize::MAX, |d| {
         usize::try_from(d.max(1)).unwrap_or(usize::MAX)
     });
-    let walk = walk(&dir, max_depth, |p| {
-        matcher
-            .as_ref()
-            .is_none_or(|m| matches(m, pattern.unwrap_or_default(), p, &dir, &session.cwd))
-    });
+    let limits = Limits {
+        max_files: session.settings.search_max_files,
+        deadline: Instant::now()
+            .checked_add(Duration::from_secs(session.settings.search_max_seconds)),
+    };
+    let walk = {
+        let (dir, cwd, pattern) = (dir.clone(), session.cwd.clone(), pattern.map(str::to_owned));
+        // The walk reads directories; it does so on a blocking thread, not a runtime worker.
+        let walked = tokio::task::spawn_blocking(move || {
+            walk(&dir, max_depth, limits, |p| {
+                matcher.as_ref().is_none_or(|m| {
+                    matches(m, pattern.as_deref().unwrap_or_default(), p, &dir, &cwd)
+                })
+            })
+        })
+        .await;
+        match walked {
+            Ok(walk) => walk,
+            Err(_) => return ToolOutput::error("internal: the listing's walk did not finish"),
+        }
+    };
     let withheld = session.state().trust.untrusted_within(&dir);
     if withheld {
         return withheld_listing(call, &shown, walk);
@@ -143,6 +195,10 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             "[truncated at {MAX_ENTRIES} entries: narrow the directory, the pattern or the depth]\n"
         ));
     }
+    if let Some(partial) = walk.partial(&session.settings) {
+        out.push_str(&partial);
+        out.push('\n');
+    }
     let mut state = session.state();
     let state = &mut *state;
     // Names in a place the person opened come with the place (seed 002): trusted, and private.
@@ -160,13 +216,18 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         format!(
             "{shown}: {} entries{}",
             walk.entries.len(),
-            if walk.truncated { " (truncated)" } else { "" }
+            if walk.truncated || walk.stop.is_some() {
+                " (truncated)"
+            } else {
+                ""
+            }
         ),
     )
 }
 
 fn withheld_listing(call: &Call<'_>, shown: &str, walk: Walk) -> ToolOutput {
     let session = call.session;
+    let partial = walk.partial(&session.settings);
     let mut lines = vec![format!(
         "{shown} holds a path marked untrusted, so its names are withheld: one reference per entry ({} entries)",
         walk.entries.len()
@@ -204,6 +265,9 @@ fn withheld_listing(call: &Call<'_>, shown: &str, walk: Walk) -> ToolOutput {
     if walk.truncated {
         lines.push(format!("[truncated at {MAX_ENTRIES} entries]"));
     }
+    if let Some(partial) = partial {
+        lines.push(partial);
+    }
     ToolOutput::ok(
         PlannerText::driver(lines.join("\n")),
         format!("{shown}: names withheld"),
@@ -235,17 +299,23 @@ fn matches(matcher: &GlobMatcher, pattern: &str, path: &Path, dir: &Path, root: 
 
 /// A breadth-first, sorted walk (it looks at names even when they will be withheld: COST-2): each directory's own entries before anything deeper, so a
 /// truncated walk is the shallow part of the tree on every machine.
-fn walk(root: &Path, max_depth: usize, wanted: impl Fn(&Path) -> bool) -> Walk {
+fn walk(root: &Path, max_depth: usize, limits: Limits, wanted: impl Fn(&Path) -> bool) -> Walk {
     let mut out = Walk {
         entries: Vec::new(),
         truncated: false,
         unreadable: 0,
+        stop: None,
     };
+    let mut files_met: u64 = 0;
     let mut level = vec![root.to_path_buf()];
     let mut depth = 1;
     while !level.is_empty() {
         let mut next = Vec::new();
         for dir in level {
+            if limits.deadline.is_some_and(|d| Instant::now() >= d) {
+                out.stop = Some(Stop::Time);
+                return out;
+            }
             let mut children: Vec<(PathBuf, bool)> = match std::fs::read_dir(&dir) {
                 Ok(rd) => rd
                     .filter_map(Result::ok)
@@ -261,6 +331,13 @@ fn walk(root: &Path, max_depth: usize, wanted: impl Fn(&Path) -> bool) -> Walk {
                 // Version control internals are never walked: listed, not descended.
                 let descend =
                     is_dir && depth < max_depth && path.file_name().is_none_or(|n| n != ".git");
+                if !is_dir {
+                    if files_met >= limits.max_files {
+                        out.stop = Some(Stop::FileCap);
+                        return out;
+                    }
+                    files_met += 1;
+                }
                 if descend {
                     next.push(path);
                 } else if is_dir || wanted(&path) {
@@ -322,6 +399,37 @@ mod tests {
         ));
     }
 
+    const UNBOUNDED: Limits = Limits {
+        max_files: u64::MAX,
+        deadline: None,
+    };
+
+    // Verifies: LIST-4
+    #[test]
+    fn a_walk_stops_at_the_file_cap_and_at_the_deadline_and_says_which() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        for i in 0..30 {
+            std::fs::write(tmp.path().join(format!("f{i:02}.txt")), "x").expect("write");
+        }
+        let capped = Limits {
+            max_files: 10,
+            deadline: None,
+        };
+        let w = walk(tmp.path(), usize::MAX, capped, |_| false);
+        assert_eq!(w.stop, Some(Stop::FileCap));
+        assert!(w.entries.is_empty());
+        let past = Limits {
+            max_files: u64::MAX,
+            deadline: Some(Instant::now()),
+        };
+        assert_eq!(
+            walk(tmp.path(), usize::MAX, past, |_| true).stop,
+            Some(Stop::Time)
+        );
+        let whole = walk(tmp.path(), usize::MAX, UNBOUNDED, |_| true);
+        assert_eq!((whole.stop, whole.entries.len()), (None, 30));
+    }
+
     // Verifies: LIST-1
     #[test]
     fn list_files_walk_is_bounded_by_depth_and_names_what_it_stopped_at() {
@@ -330,7 +438,7 @@ mod tests {
         std::fs::write(tmp.path().join("top.txt"), "x").expect("write");
         std::fs::write(tmp.path().join("a/inner.txt"), "x").expect("write");
         std::fs::write(tmp.path().join("a/b/deep.txt"), "x").expect("write");
-        let w = walk(tmp.path(), 2, |_| true);
+        let w = walk(tmp.path(), 2, UNBOUNDED, |_| true);
         let names: Vec<String> = w
             .entries
             .iter()

@@ -80,6 +80,16 @@ pub struct Pattern {
     /// where the pattern anchors to the start or end of the text (`\A`, `\z`): on a whole file
     /// those would mean the file's ends rather than each line's.
     whole_text: bool,
+    /// Whether the pattern holds a Unicode word boundary (`\b`, `\B`). The regex crate's lazy
+    /// DFA cannot decide one next to a non-ASCII byte and hands the rest of the haystack to a
+    /// much slower engine; such a pattern searches runs of ASCII lines whole and each line that
+    /// holds a non-ASCII byte alone, so the slow engine only ever sees one line.
+    unicode_word: bool,
+    /// For such a pattern, a literal every match contains (the longest literal piece of a
+    /// pattern that is a sequence), found the way the regex crate finds literals: only the lines
+    /// holding it can match, and only they are matched, each alone. The line-oriented searcher
+    /// of ripgrep prefilters the same way.
+    required: Option<Regex>,
 }
 
 impl Pattern {
@@ -129,7 +139,28 @@ impl Pattern {
                     reason: one_line(&other.to_string()),
                 },
             })?;
-        Ok(Pattern { regex, whole_text })
+        // A pattern the engine compiled parses; should it not, the plain path is as correct.
+        let hir = regex_syntax::ParserBuilder::new()
+            .case_insensitive(!case_sensitive)
+            .multi_line(true)
+            .nest_limit(MAX_NESTING + 1)
+            .build()
+            .parse(&source)
+            .ok();
+        let unicode_word = hir
+            .as_ref()
+            .is_some_and(|hir| hir.properties().look_set().contains_word_unicode());
+        let required = hir
+            .as_ref()
+            .filter(|_| unicode_word)
+            .and_then(required_literal)
+            .and_then(|literal| Regex::new(&regex::escape(&literal)).ok());
+        Ok(Pattern {
+            regex,
+            whole_text,
+            unicode_word,
+            required,
+        })
     }
 
     /// Calls `found` with the 1-based number and the text of each line of `text` that matches,
@@ -148,12 +179,90 @@ impl Pattern {
             }
             return ControlFlow::Continue(());
         }
+        if let Some(required) = &self.required {
+            return self.each_candidate_line(text, required, &mut found);
+        }
+        if !self.unicode_word {
+            return self.each_matching_line_whole(text, 1, &mut found);
+        }
+        // Runs of ASCII lines are searched whole; a line holding a non-ASCII byte is matched
+        // alone. Either way a line matches exactly when it matches alone.
+        let mut start = 0;
+        let mut line_number = 1;
+        while start < text.len() {
+            let Some(wide) = text[start..].iter().position(|b| !b.is_ascii()) else {
+                return self.each_matching_line_whole(&text[start..], line_number, &mut found);
+            };
+            let wide = start + wide;
+            let line_start = text[start..wide]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(start, |i| start + i + 1);
+            let line_end = text[wide..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(text.len(), |i| wide + i);
+            let run = &text[start..line_start];
+            self.each_matching_line_whole(run, line_number, &mut found)?;
+            line_number += count_newlines(run);
+            let line = &text[line_start..line_end];
+            if self.regex.is_match(line) {
+                found(line_number, line)?;
+            }
+            line_number += 1;
+            start = line_end + 1;
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// [`Pattern::each_matching_line`] matching alone each line that holds `required`.
+    fn each_candidate_line(
+        &self,
+        text: &[u8],
+        required: &Regex,
+        found: &mut impl FnMut(usize, &[u8]) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        let mut position = 0;
+        let mut line_number = 1;
+        let mut counted_to = 0;
+        while let Some(hit) = required.find_at(text, position) {
+            let start = hit.start();
+            let line_start = text[position..start]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(position, |i| position + i + 1);
+            let line_end = text[start..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(text.len(), |i| start + i);
+            line_number += count_newlines(&text[counted_to..line_start]);
+            counted_to = line_start;
+            let line = &text[line_start..line_end];
+            if self.regex.is_match(line) {
+                found(line_number, line)?;
+            }
+            if line_end >= text.len() {
+                break;
+            }
+            position = line_end + 1;
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// [`Pattern::each_matching_line`] over `text` searched whole, its first line numbered
+    /// `first_line`.
+    fn each_matching_line_whole(
+        &self,
+        text: &[u8],
+        first_line: usize,
+        found: &mut impl FnMut(usize, &[u8]) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
         // Search the whole text, then judge each hit by its line: a hit lying inside one line is
         // a match of that line (with multi-line anchors, `^`, `$` and `\b` see the same
         // neighbours either way), and one running past the line's end is checked again on the
         // line alone, since a class such as `[^x]` or `\s` can step over a line break.
         let mut position = 0;
-        let mut line_number = 1;
+        let mut line_number = first_line;
         let mut counted_to = 0;
         while position < text.len() {
             let Some(hit) = self.regex.find_at(text, position) else {
@@ -186,6 +295,29 @@ impl Pattern {
     pub fn is_match(&self, line: &[u8]) -> bool {
         self.regex.is_match(line)
     }
+}
+
+/// The longest literal piece of a pattern that is one sequence (captures looked through), when
+/// it is at least two bytes and holds no line break: every match of the pattern contains it.
+fn required_literal(hir: &regex_syntax::hir::Hir) -> Option<String> {
+    use regex_syntax::hir::HirKind;
+    let mut hir = hir;
+    while let HirKind::Capture(capture) = hir.kind() {
+        hir = &capture.sub;
+    }
+    let pieces = match hir.kind() {
+        HirKind::Concat(pieces) => pieces.as_slice(),
+        _ => std::slice::from_ref(hir),
+    };
+    pieces
+        .iter()
+        .filter_map(|piece| match piece.kind() {
+            HirKind::Literal(literal) => std::str::from_utf8(&literal.0).ok(),
+            _ => None,
+        })
+        .filter(|literal| literal.len() >= 2 && !literal.contains('\n'))
+        .max_by_key(|literal| literal.len())
+        .map(str::to_owned)
 }
 
 fn lines(text: &[u8]) -> impl Iterator<Item = &[u8]> {
@@ -522,6 +654,40 @@ mod tests {
         // A hit that runs past its line is checked on the line alone, and the line can still match.
         assert_eq!(numbers(&matching(&[r"a\s*b"], true, "a\nb ab\n")), [2]);
         assert_eq!(numbers(&matching(&[r"x\s+y|q"], true, "x\ny q\n")), [2]);
+    }
+
+    // Verifies: SEARCH-17
+    #[test]
+    fn word_boundaries_beside_non_ascii_lines_match_as_each_line_alone() {
+        let text = "fn get_unchecked(x) {}\n// é panic here\n  // a panic\nnaïve_unchecked\n\
+            ünchecked_unchecked é\nplain_unchecked\n// panicé\nlast_unchecked";
+        for patterns in [
+            &[r"\w+_unchecked\b"][..],
+            &[r"^\s*//.*\bpanic"],
+            &[r"\bpanic\b", r"é$"],
+            &[r"\Bnchecked"],
+        ] {
+            let pattern = Pattern::compile(patterns, true).expect("compiles");
+            assert!(pattern.unicode_word, "{patterns:?}");
+            let alone: Vec<(usize, String)> = lines(text.as_bytes())
+                .enumerate()
+                .filter(|(_, line)| pattern.is_match(line))
+                .map(|(i, line)| (i + 1, String::from_utf8_lossy(line).into_owned()))
+                .collect();
+            assert!(!alone.is_empty(), "{patterns:?}");
+            assert_eq!(matching(patterns, true, text), alone, "{patterns:?}");
+            let ended = format!("{text}\n");
+            assert_eq!(matching(patterns, true, &ended), alone, "{patterns:?}");
+        }
+        assert_eq!(
+            numbers(&matching(&[r"\w+_unchecked\b"], true, "é\nx_unchecked\n")),
+            [2]
+        );
+        assert!(
+            !Pattern::compile(&["unsafe"], true)
+                .expect("compiles")
+                .unicode_word
+        );
     }
 
     // Verifies: SEARCH-4

@@ -7,6 +7,10 @@
 //! ([`SKIPPED_DIRECTORIES`]); the project's `.gitignore` is not consulted, and no symbolic link
 //! is followed, to a file or a directory, so the walk stays inside the directory it was given.
 //!
+//! Files are met (counted, selected) in walk order and read and searched [`CHUNK`] at a time on
+//! up to [`READERS`] threads; their results are taken in walk order, so the outcome is the one
+//! reading them one by one gives, whatever the threads did first.
+//!
 //! This module decides nothing about trust: it reports every file whose bytes it read, and the
 //! tool labels the result from that list.
 
@@ -185,10 +189,17 @@ pub fn search_tree_keeping(
         cancelled,
         keep,
         out: Outcome::default(),
+        queued: Vec::new(),
     };
     let flow = match std::fs::symlink_metadata(request.root) {
         Ok(meta) if meta.is_dir() || meta.file_type().is_symlink() && request.root.is_dir() => {
-            search.walk()
+            // Files met before a cap or the deadline stopped the walk are still read, as they
+            // would have been one by one.
+            let flow = search.walk();
+            match search.read_queued() {
+                ControlFlow::Break(()) => ControlFlow::Break(()),
+                ControlFlow::Continue(()) => flow,
+            }
         }
         Ok(_) => search.file(request.root.to_path_buf(), true),
         Err(_) => {
@@ -207,6 +218,9 @@ struct Search<'a> {
     cancelled: &'a dyn Fn() -> bool,
     keep: &'a Keep<'a>,
     out: Outcome,
+    /// Files met and selected, waiting to be read together, each with the files met and
+    /// selected once it was.
+    queued: Vec<(PathBuf, (u64, usize))>,
 }
 
 impl Search<'_> {
@@ -260,18 +274,93 @@ impl Search<'_> {
                             None => subdirectories.push(path),
                         }
                     } else if kind.is_file() {
-                        self.file(path, false)?;
+                        self.queue(path)?;
                     }
                 }
                 next.extend(subdirectories);
             }
             level = next;
         }
+        self.read_queued()
+    }
+
+    /// Meets one file of the walk: counts it and asks `include` now, in walk order, and leaves
+    /// reading it to [`Search::read_queued`], which reads [`CHUNK`] files at a time in parallel.
+    fn queue(&mut self, path: PathBuf) -> ControlFlow<()> {
+        if self.meet(&path, false)? {
+            let counts = (self.out.files_met, self.out.files_selected);
+            self.queued.push((path, counts));
+            if self.queued.len() >= CHUNK {
+                return self.read_queued();
+            }
+        }
         ControlFlow::Continue(())
     }
 
-    /// Meets one file: counts it, asks `include`, then reads and searches it.
+    /// Reads and searches the queued files on up to [`READERS`] threads, then takes their
+    /// results in walk order, as reading them one by one would have.
+    fn read_queued(&mut self) -> ControlFlow<()> {
+        let queued = std::mem::take(&mut self.queued);
+        if queued.is_empty() {
+            return ControlFlow::Continue(());
+        }
+        let readers = std::thread::available_parallelism()
+            .map_or(1, std::num::NonZeroUsize::get)
+            .clamp(1, READERS)
+            .min(queued.len());
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let (request, files, keep) = (self.request, self.files, self.keep);
+        let mut read: Vec<(usize, Read)> = if readers <= 1 {
+            queued
+                .iter()
+                .enumerate()
+                .map(|(i, (path, _))| (i, read_file(request, files, keep, path, false)))
+                .collect()
+        } else {
+            std::thread::scope(|scope| {
+                let workers: Vec<_> = (0..readers)
+                    .map(|_| {
+                        scope.spawn(|| {
+                            let mut done = Vec::new();
+                            loop {
+                                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                                let Some((path, _)) = queued.get(i) else {
+                                    return done;
+                                };
+                                done.push((i, read_file(request, files, keep, path, false)));
+                            }
+                        })
+                    })
+                    .collect();
+                workers
+                    .into_iter()
+                    .flat_map(|w| w.join().unwrap_or_default())
+                    .collect()
+            })
+        };
+        read.sort_unstable_by_key(|(i, _)| *i);
+        for ((_, read), (path, counts)) in read.into_iter().zip(queued) {
+            if self.take(path, read).is_break() {
+                // Read one by one, the walk would have met nothing after this file.
+                (self.out.files_met, self.out.files_selected) = counts;
+                return ControlFlow::Break(());
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// A file named as the root: met, read and searched at once.
     fn file(&mut self, path: PathBuf, named: bool) -> ControlFlow<()> {
+        if !self.meet(&path, named)? {
+            return ControlFlow::Continue(());
+        }
+        let read = read_file(self.request, self.files, self.keep, &path, named);
+        self.take(path, read)
+    }
+
+    /// Counts a file against the file cap and asks `include` about it; `true` when it is to be
+    /// read. Breaks at the file cap, the deadline or a cancellation.
+    fn meet(&mut self, path: &Path, named: bool) -> ControlFlow<(), bool> {
         if self.out.files_met >= self.request.limits.max_files {
             self.out.stop = Some(Stop::FileCap);
             return ControlFlow::Break(());
@@ -282,77 +371,61 @@ impl Search<'_> {
             && self
                 .request
                 .include
-                .is_some_and(|i| !i.selects(&path, self.request.root, self.request.workspace))
+                .is_some_and(|i| !i.selects(path, self.request.root, self.request.workspace))
         {
-            return ControlFlow::Continue(());
+            return ControlFlow::Continue(false);
         }
         self.out.files_selected += 1;
         self.out_of_time()?;
-        let bytes = match self.files.buffer(&path) {
-            Some((text, _)) if text.len() as u64 > self.request.limits.max_file_bytes => {
+        ControlFlow::Continue(true)
+    }
+
+    /// Takes one file's reading into the outcome, in walk order: counts, matches from `offset`
+    /// up to the cap, and the bytes a check may be shown.
+    fn take(&mut self, path: PathBuf, read: Read) -> ControlFlow<()> {
+        let (lines, bytes) = match read {
+            Read::TooLarge => {
                 self.out.too_large += 1;
                 return ControlFlow::Continue(());
             }
-            Some((text, _)) => text.into_bytes(),
-            // Opened without following a link or waiting on a FIFO: an entry swapped after the
-            // directory was listed is unreadable rather than a way out or a hang. A root named
-            // directly was confined by its real path, which is the one opened.
-            None => {
-                let at = if named {
-                    crate::workspace_file::real_path(&path)
-                } else {
-                    path.clone()
-                };
-                match crate::workspace_file::read_regular(&at, self.request.limits.max_file_bytes) {
-                    Ok(file) => file.bytes,
-                    Err(crate::workspace_file::Refusal::TooLarge { .. }) => {
-                        self.out.too_large += 1;
-                        return ControlFlow::Continue(());
-                    }
-                    Err(_) => {
-                        self.out.unreadable += 1;
-                        return ControlFlow::Continue(());
-                    }
-                }
+            Read::Unreadable => {
+                self.out.unreadable += 1;
+                return ControlFlow::Continue(());
             }
+            Read::Binary => {
+                self.out.files_read.push(path);
+                self.out.binary += 1;
+                return ControlFlow::Continue(());
+            }
+            Read::Text { lines, bytes } => (lines, bytes),
         };
         self.out.files_read.push(path.clone());
-        if bytes.contains(&0) {
-            self.out.binary += 1;
-            return ControlFlow::Continue(());
-        }
         let (offset, cap) = (self.request.offset, self.request.limits.max_matches);
         let shown_before = self.out.matches.len();
-        let out = &mut self.out;
-        let mut matched_here = false;
-        let flow = self
-            .request
-            .pattern
-            .each_matching_line(&bytes, |line, text| {
-                let index = out.counted;
-                if index >= offset && out.matches.len() >= cap {
-                    out.stop = Some(Stop::MatchCap { next_offset: index });
-                    return ControlFlow::Break(());
-                }
-                out.counted += 1;
-                matched_here = true;
-                if index >= offset {
-                    out.matches.push(Match {
-                        path: path.clone(),
-                        line,
-                        text: shorten(text),
-                    });
-                }
-                ControlFlow::Continue(())
-            });
+        let mut flow = ControlFlow::Continue(());
+        let matched_here = !lines.is_empty();
+        for (line, text) in lines {
+            let index = self.out.counted;
+            if index >= offset && self.out.matches.len() >= cap {
+                self.out.stop = Some(Stop::MatchCap { next_offset: index });
+                flow = ControlFlow::Break(());
+                break;
+            }
+            self.out.counted += 1;
+            if index >= offset {
+                self.out.matches.push(Match {
+                    path: path.clone(),
+                    line,
+                    text,
+                });
+            }
+        }
         if matched_here {
             self.out.files_matched += 1;
         }
-        let keep = self.keep;
-        if self.out.matches.len() > shown_before
-            && self.out.kept.len() < keep.files
-            && bytes.len() as u64 <= keep.max_bytes
-            && (keep.wanted)(&path)
+        if let Some(bytes) = bytes
+            && self.out.matches.len() > shown_before
+            && self.out.kept.len() < self.keep.files
         {
             self.out.kept.push((path, bytes));
         }
@@ -360,10 +433,179 @@ impl Search<'_> {
     }
 }
 
+/// Files read together, in parallel, between two looks at the caps and the merge in walk order.
+const CHUNK: usize = 64;
+/// The most threads that read and search at once.
+const READERS: usize = 4;
+
+/// What reading and searching one file gave.
+enum Read {
+    TooLarge,
+    Unreadable,
+    Binary,
+    /// The matching lines (number and shortened text), at most as many as the request could
+    /// take from one file, and the bytes when a check may be shown them.
+    Text {
+        lines: Vec<(usize, String)>,
+        bytes: Option<Vec<u8>>,
+    },
+}
+
+/// Reads one file (an open buffer first) and finds its matching lines. Touches nothing shared.
+fn read_file(
+    request: &Request<'_>,
+    files: &dyn Files,
+    keep: &Keep<'_>,
+    path: &Path,
+    named: bool,
+) -> Read {
+    let bytes = match files.buffer(path) {
+        Some((text, _)) if text.len() as u64 > request.limits.max_file_bytes => {
+            return Read::TooLarge;
+        }
+        Some((text, _)) => text.into_bytes(),
+        // Opened without following a link or waiting on a FIFO: an entry swapped after the
+        // directory was listed is unreadable rather than a way out or a hang. A root named
+        // directly was confined by its real path, which is the one opened.
+        None => {
+            let at = if named {
+                crate::workspace_file::real_path(path)
+            } else {
+                path.to_path_buf()
+            };
+            match crate::workspace_file::read_regular(&at, request.limits.max_file_bytes) {
+                Ok(file) => file.bytes,
+                Err(crate::workspace_file::Refusal::TooLarge { .. }) => return Read::TooLarge,
+                Err(_) => return Read::Unreadable,
+            }
+        }
+    };
+    if bytes.contains(&0) {
+        return Read::Binary;
+    }
+    // No file can give the outcome more lines than these: the matches passed over, the cap,
+    // and the one that shows the cap was reached.
+    let most = request
+        .offset
+        .saturating_add(request.limits.max_matches)
+        .saturating_add(1);
+    let mut lines = Vec::new();
+    let _ = request.pattern.each_matching_line(&bytes, |line, text| {
+        if lines.len() >= most {
+            return ControlFlow::Break(());
+        }
+        lines.push((line, shorten(text)));
+        ControlFlow::Continue(())
+    });
+    let bytes = (!lines.is_empty()
+        && keep.files > 0
+        && bytes.len() as u64 <= keep.max_bytes
+        && (keep.wanted)(path))
+    .then_some(bytes);
+    Read::Text { lines, bytes }
+}
+
 fn shorten(line: &[u8]) -> String {
     let text = String::from_utf8_lossy(line);
     match text.char_indices().nth(MAX_LINE_CHARS) {
         Some((cut, _)) => format!("{}… [line shortened]", &text[..cut]),
         None => text.into_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::DiskOnly;
+
+    // Verifies: SEARCH-18
+    #[test]
+    fn files_read_in_parallel_give_the_outcome_of_reading_them_in_walk_order() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        // 300 files over two levels, more than a few chunks; one match each, two in every
+        // tenth, and every seventh holding none.
+        for i in 0..300 {
+            let dir = if i < 150 {
+                tmp.path().to_path_buf()
+            } else {
+                tmp.path().join("sub")
+            };
+            std::fs::create_dir_all(&dir).expect("mkdir");
+            let text = match i {
+                i if i % 7 == 0 => "nothing here\n".to_owned(),
+                i if i % 10 == 0 => format!("hit {i}\nno\nhit again {i}\n"),
+                i => format!("no\nhit {i}\n"),
+            };
+            std::fs::write(dir.join(format!("f{i:03}.txt")), text).expect("write");
+        }
+        let pattern = Pattern::compile(&["hit"], true).expect("compiles");
+        let search = |offset: usize, max_matches: usize, max_files: u64| {
+            let request = Request {
+                root: tmp.path(),
+                workspace: tmp.path(),
+                pattern: &pattern,
+                include: None,
+                offset,
+                limits: Limits {
+                    max_matches,
+                    max_files,
+                    deadline: None,
+                    max_file_bytes: 1 << 20,
+                },
+            };
+            search_tree(&request, &DiskOnly, &|| false)
+        };
+        // The order one by one: root files, then sub's; each file's lines in order.
+        let mut expected: Vec<(String, usize)> = Vec::new();
+        for i in 0..300 {
+            let name = if i < 150 {
+                format!("f{i:03}.txt")
+            } else {
+                format!("sub/f{i:03}.txt")
+            };
+            match i {
+                i if i % 7 == 0 => {}
+                i if i % 10 == 0 => expected.extend([(name.clone(), 1), (name, 3)]),
+                _ => expected.push((name, 2)),
+            }
+        }
+        let shown = |out: &Outcome| -> Vec<(String, usize)> {
+            out.matches
+                .iter()
+                .map(|m| {
+                    let rel = m.path.strip_prefix(tmp.path()).expect("inside");
+                    (rel.to_string_lossy().into_owned(), m.line)
+                })
+                .collect()
+        };
+        for _ in 0..5 {
+            let all = search(0, usize::MAX, u64::MAX);
+            assert_eq!(shown(&all), expected);
+            assert_eq!(
+                (all.stop, all.files_met, all.files_read.len()),
+                (None, 300, 300)
+            );
+            // A page in the middle stops at the file holding the first match left behind, and
+            // nothing after it is counted as met or read.
+            let page = search(100, 40, u64::MAX);
+            assert_eq!(shown(&page), expected[100..140]);
+            assert_eq!(page.stop, Some(Stop::MatchCap { next_offset: 140 }));
+            let (stop_file, _) = &expected[140];
+            let last_read = page.files_read.last().expect("files read");
+            assert!(last_read.ends_with(stop_file), "{last_read:?} {stop_file}");
+            assert_eq!(page.files_met as usize, page.files_read.len());
+            // The file cap stops the walk, and every file met before it is still read.
+            let capped = search(0, usize::MAX, 95);
+            assert_eq!(capped.stop, Some(Stop::FileCap));
+            assert_eq!((capped.files_met, capped.files_read.len()), (95, 95));
+            let within: Vec<_> = expected
+                .iter()
+                .filter(|(name, _)| {
+                    !name.starts_with("sub/") && name[1..4].parse::<usize>().expect("number") < 95
+                })
+                .cloned()
+                .collect();
+            assert_eq!(shown(&capped), within);
+        }
     }
 }
