@@ -272,7 +272,9 @@ function harness(page, ws, model, name) {
     },
     /** Opens the sidebar chat from its activity-bar icon. */
     async openChat() {
-      await page.locator('.activitybar .action-item a[aria-label^="bravebot"]').click();
+      // The icon toggles: clicked while its view shows, it would hide the sidebar.
+      const item = page.locator('.activitybar .action-item').filter({ has: page.locator('a[aria-label^="bravebot"]') });
+      if (!(await item.getAttribute('class')).split(/\s+/).includes('checked')) await item.locator('a').click();
       await chat.locator('#input').waitFor();
     },
     /** Types a prompt into the chat and sends it with the Send button. */
@@ -723,10 +725,13 @@ test('the mode picked in the chat reaches the session, as Show Status reports', 
   });
 });
 
-/** Types `text` into the open quick input and presses Enter, once the input shows it. */
-async function typeIntoQuickInput(h, text) {
+/**
+ * Waits for the quick input titled `title` (a command palette still closing is not it), types
+ * `text` into it and presses Enter in it, once the input shows the text.
+ */
+async function typeIntoQuickInput(h, text, title) {
+  await quickInputTitled(h, title);
   const input = h.page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible' });
   // A file dialog fills in its own starting folder a moment after it opens: type again until
   // the text stays.
   await until('the quick input to hold the text', async () => {
@@ -734,11 +739,20 @@ async function typeIntoQuickInput(h, text) {
     await input.fill(text);
     return false;
   });
-  await h.page.keyboard.press('Enter');
+  // Pressed on the input itself: the keyboard focus may be elsewhere (a walkthrough).
+  await input.press('Enter');
 }
 
-/** Picks the row of the open quick pick that shows `row`. */
-async function pickRow(h, row) {
+/** Waits until the quick input on screen is the one titled `title`. */
+async function quickInputTitled(h, title) {
+  const widget = h.page.locator('.quick-input-widget');
+  await until(`the quick input "${title}"`, async () =>
+    (await widget.isVisible()) && (await widget.locator('.quick-input-title').innerText().catch(() => '')).includes(title));
+}
+
+/** Picks the row that shows `row` in the quick pick titled `title`. */
+async function pickRow(h, row, title) {
+  await quickInputTitled(h, title);
   const r = h.page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: row }).first();
   await r.waitFor();
   await r.click();
@@ -870,6 +884,181 @@ test('markdown renders lists, a table, a link and highlighted code with Copy and
     check((await h.chat.locator('#context-label').innerText()).includes('a.txt, line 1 selected'), 'the chip names the selection');
   });
 });
+
+// Verifies: VSC-12, VSC-13
+test('with no bravebot program the view welcomes the person, and the walkthrough finds it, chooses the model, sets the key and checks it before Retry sends the first prompt', async () => {
+  const script = { planner: [{ text: 'Hello, set up and answering.' }] };
+  // No endpoint chosen yet (an undefined value leaves the key out of the settings file).
+  const machine = { 'bravebot.serverPath': '/nonexistent/bravebot', 'bravebot.model.baseUrl': undefined, 'bravebot.model.api': undefined };
+  await withEditor('setup', {}, script, async (h) => {
+    await h.openChat();
+    const welcome = h.page.locator('.welcome-view-content', { hasText: 'could not find its program' });
+    await welcome.waitFor();
+    check(await welcome.locator('a, .monaco-button', { hasText: 'Locate the bravebot program' }).count() > 0, 'the welcome offers to locate the program');
+    await h.shot('welcome');
+    // A prompt without the program says so in the chat, naming the setting, instead of "spawn ENOENT".
+    await h.prompt('hello');
+    const error = h.chat.locator('.card.error');
+    await error.waitFor();
+    const said = await error.innerText();
+    check(said.includes('"/nonexistent/bravebot" was not found') && said.includes('bravebot.serverPath'), `the error names the program and the setting: ${said}`);
+    check(!said.includes('ENOENT'), `no ENOENT on screen: ${said}`);
+    eq(await error.locator('button').allInnerTexts(), ['Retry', 'Locate bravebot'], 'the error buttons');
+    await h.shot('error-no-program');
+    await h.command('bravebot: Get Started');
+    const walkthrough = h.page.locator('.gettingStartedContainer', { hasText: 'Get started with bravebot' });
+    await walkthrough.waitFor();
+    await walkthrough.locator('.getting-started-step', { hasText: 'Find the bravebot program' }).first().waitFor();
+    await h.shot('walkthrough');
+    // 1. The program, chosen in VS Code's file dialog (code-server's is a quick input with a path).
+    await h.command('bravebot: Locate the bravebot Program');
+    await typeIntoQuickInput(h, need.bravebot, 'where is the bravebot program');
+    // The welcome goes once the extension reads the new bravebot.serverPath.
+    await until('the welcome to go once the program is found', async () => {
+      if (!(await welcome.isVisible())) return true;
+      // The dialog's own OK button accepts the path typed in (Enter may first complete it).
+      const ok = h.page.locator('.quick-input-widget .monaco-button', { hasText: 'Use this program' });
+      if (await ok.isVisible()) await ok.click({ timeout: 5000 }).catch(() => undefined);
+      return false;
+    });
+    const quickInput = h.page.locator('.quick-input-widget');
+    await quickInput.waitFor({ state: 'hidden' });
+    // 2. The key, from VS Code's password box into SecretStorage.
+    await h.command('bravebot: Set API Key');
+    await typeIntoQuickInput(h, 'sk-e2e-secret', 'model API key');
+    await until('the key box to take the key and close', async () => {
+      if (!(await quickInput.isVisible())) return true;
+      // An Enter that came while the box was still settling is pressed again.
+      const input = h.page.locator('.quick-input-widget input');
+      if ((await input.inputValue().catch(() => '')) === 'sk-e2e-secret') await input.press('Enter', { timeout: 5000 }).catch(() => undefined);
+      return false;
+    });
+    // 3. The endpoint, then a model from the list the endpoint gives.
+    await h.command('bravebot: Choose Model Endpoint and Model');
+    await pickRow(h, 'Another OpenAI-compatible endpoint', 'model endpoint (1 of 2)');
+    await typeIntoQuickInput(h, h.model.url, 'base URL of the endpoint');
+    const listed = h.page.locator('.quick-input-widget .quick-input-list .monaco-list-row');
+    await listed.filter({ hasText: 'fake-model-small' }).waitFor();
+    eq(await listed.allInnerTexts().then((t) => t.map((x) => x.trim())), ['fake-model', 'fake-model-small'], 'the models the endpoint lists');
+    await h.shot('model-picker');
+    await pickRow(h, 'fake-model-small', 'model (2 of 2)');
+    await h.page.locator('.notifications-toasts', { hasText: `fake-model-small at ${h.model.url}` }).waitFor();
+    // 4. The check that the model answers, as a read-only view.
+    await h.command('bravebot: Check That the Model Answers');
+    await h.page.locator('.tab.active', { hasText: 'bravebot setup check' }).waitFor();
+    let text = '';
+    try {
+      await until('the check to say the model answers', async () => {
+        text = (await h.lines()).join('\n');
+        return text.includes('model answers: yes') && text.includes('credential: set');
+      });
+    } catch (err) {
+      throw new Failure(`${err.message}; it shows:\n${text}`);
+    }
+    check(!text.includes('sk-e2e-secret'), 'the check shows no key');
+    await h.shot('setup-check');
+    // 5. Retry sends the first prompt again, and now it is answered.
+    await h.openChat();
+    await error.locator('button', { hasText: 'Retry' }).click();
+    await h.turnEnded();
+    eq(await h.chat.locator('.msg.agent').innerText(), 'Hello, set up and answering.', 'the answer');
+    const planner = h.model.requests().filter((r) => r.role === 'planner');
+    eq(planner.map((r) => r.body.model), ['fake-model-small'], 'the model the planner request named');
+    eq(planner[0].headers.find(([k]) => k === 'authorization')?.[1], 'Bearer sk-e2e-secret', 'the key from SecretStorage, in the request');
+    await h.shot('first-prompt');
+  }, { machine });
+});
+
+
+// Verifies: VSC-13
+test('an endpoint error ends the turn in the chat with the reason and a Retry, and is logged', async () => {
+  const script = { planner: [{ error: 500, message: 'the model fell over' }, { text: 'second time lucky' }] };
+  await withEditor('error', {}, script, async (h) => {
+    await h.openChat();
+    await h.prompt('try once');
+    await h.turnEnded('error');
+    const error = h.chat.locator('.card.error');
+    await error.waitFor();
+    const said = await error.innerText();
+    check(said.includes('answered 500') && said.includes('the model fell over') && said.includes('Retry'), `the reason and Retry are in the chat: ${said}`);
+    check(/^idle$/.test(await h.chat.locator('#state').innerText()), 'idle after the error');
+    check(await h.chat.locator('#cancel').isDisabled(), 'Cancel is disabled when idle');
+    await h.shot('error');
+    await error.locator('button', { hasText: 'Retry' }).click();
+    await h.chat.locator('.msg.agent', { hasText: 'second time lucky' }).waitFor();
+    eq(await h.chat.locator('.msg.user').allInnerTexts(), ['try once', 'try once'], 'the prompt, sent again');
+    await h.command('bravebot: Show Log');
+    await h.page.locator('.output-view .view-line', { hasText: 'error (prompt)' }).first().waitFor();
+    const logged = (await h.page.locator('.output-view .view-lines').innerText()).replace(/\u00a0/g, ' ');
+    check(/^\d{4}-\d\d-\d\dT[\d:.]+Z error \(prompt\): model endpoint answered 500: the model fell over$/m.test(logged), `the error is in the output channel with its time: ${logged}`);
+  });
+});
+
+
+// Verifies: VSC-15
+test('after a window reload the old transcript is cleared and the chat says a new session began', async () => {
+  await withEditor('reload', {}, { planner: [{ text: 'before the reload' }, { text: 'after the reload' }] }, async (h) => {
+    await h.openChat();
+    await h.prompt('first');
+    await h.turnEnded();
+    // Developer: Reload Window, as a person reloads: the view's state is saved on the way out.
+    await h.command('Developer: Reload Window');
+    await h.page.waitForEvent('load');
+    await h.page.locator('.monaco-workbench').waitFor();
+    await h.openChat();
+    await h.chat.locator('#input').waitFor();
+    await h.chat.locator('.notice', { hasText: 'A new session began' }).waitFor();
+    eq(await h.chat.locator('.msg').count(), 0, 'messages left from before the reload');
+    await h.shot('reloaded');
+    await h.prompt('second');
+    await h.turnEnded();
+    eq(await h.chat.locator('.msg.agent').innerText(), 'after the reload', 'the new session answers');
+  });
+});
+
+
+// Verifies: VSC-19
+test('an accepted edit to a buffer without unsaved changes is saved, and a run card names the files still unsaved', async () => {
+  const script = {
+    planner: [
+      { tool: 'edit_file', id: 'call_edit', args: { path: 'a.txt', old_text: 'line 2\nline 3\n', new_text: 'LINE TWO\nline 3\n', why: 'shout' } },
+      { text: 'edited' },
+      { tool: 'run', id: 'call_run', args: { command: "sh -c 'wc -l b.txt'", why: 'count' } },
+      { text: 'counted' },
+    ],
+  };
+  await withEditor('saved', { 'a.txt': ORIGINAL.join('\n') + '\n', 'b.txt': 'one\n' }, script, async (h) => {
+    await h.open('a.txt');
+    await h.openChat();
+    await h.prompt('shout line 2 of @a.txt');
+    await h.diff();
+    await h.titleAction('Accept');
+    await h.turnEnded();
+    await untilEq('a.txt on disk after accepting', () => fs.readFileSync(h.file('a.txt'), 'utf8'), ORIGINAL.join('\n').replace('line 2\n', 'LINE TWO\n') + '\n');
+    await h.open('a.txt');
+    await until('a.txt to be saved', async () => !(await h.tabDirty('a.txt')));
+    // b.txt gets an unsaved change of the person's: the run card names it, and it is not saved unasked.
+    await h.open('b.txt');
+    await h.focus();
+    await h.page.keyboard.press('Control+End');
+    await h.page.keyboard.type('two');
+    await until('b.txt to be dirty', () => h.tabDirty('b.txt'));
+    await h.openChat();
+    await h.prompt('count the lines of b.txt');
+    const card = h.chat.locator('.card.question[data-kind="run"]');
+    await card.waitFor();
+    const note = card.locator('.unsaved');
+    check((await note.innerText()).includes('b.txt'), `the card names b.txt: ${await note.innerText()}`);
+    eq(fs.readFileSync(h.file('b.txt'), 'utf8'), 'one\n', 'b.txt on disk before Save them first');
+    await h.shot('run-unsaved');
+    await note.locator('button', { hasText: 'Save them first' }).click();
+    await untilEq('the unsaved note after saving', () => note.count(), 0);
+    eq(fs.readFileSync(h.file('b.txt'), 'utf8'), 'one\ntwo', 'b.txt on disk after Save them first');
+    await card.locator('button', { hasText: "Don't run it" }).click();
+    await h.turnEnded();
+  });
+});
+
 
 // Runner -----------------------------------------------------------------------------------------
 
