@@ -459,7 +459,7 @@ async function proposeEdit(h) {
   return { before, diff };
 }
 
-// Verifies: VSC-3
+// Verifies: VSC-3, VSC-22
 test('an edit opens the diff editor and Accept lands it in the open, unsaved editor', async () => {
   await withEditor('accept', { 'a.txt': ORIGINAL.join('\n') + '\n' }, editScript, async (h) => {
     const { diff } = await proposeEdit(h);
@@ -467,6 +467,12 @@ test('an edit opens the diff editor and Accept lands it in the open, unsaved edi
     await untilEq('the proposal side', () => h.lines(diff.locator('.editor.modified')), withLines({ 2: 'LINE TWO', 18: 'LINE EIGHTEEN' }));
     await h.page.locator('.statusbar-item', { hasText: 'bravebot: waiting for you' }).waitFor();
     await h.diffLenses(diff);
+    // Accept and Reject are words in the title bar, not bare icons, and their hover names the key.
+    const actions = h.page.locator('.editor-group-container.active .editor-actions a.action-label');
+    const accept = actions.filter({ hasText: /^Accept$/ });
+    await accept.waitFor();
+    check(await actions.filter({ hasText: /^Reject$/ }).count() === 1, 'a Reject with its word in the title bar');
+    check(/Ctrl\+Shift\+Enter/.test(await accept.getAttribute('aria-label') ?? ''), `Accept names its key: ${await accept.getAttribute('aria-label')}`);
     await h.shot('diff');
     await h.titleAction('Accept');
     await h.turnEnded();
@@ -481,11 +487,13 @@ test('an edit opens the diff editor and Accept lands it in the open, unsaved edi
   });
 });
 
-// Verifies: VSC-3
-test('Reject leaves the open editor untouched and tells the planner', async () => {
+// Verifies: VSC-3, VSC-22
+test('Reject (by its key in the proposal) leaves the open editor untouched and tells the planner', async () => {
   await withEditor('reject', { 'a.txt': ORIGINAL.join('\n') + '\n' }, editScript, async (h) => {
-    const { before } = await proposeEdit(h);
-    await h.titleAction('Reject');
+    const { before, diff } = await proposeEdit(h);
+    // The key, with the cursor in the proposal side.
+    await h.focus(diff.locator('.editor.modified'));
+    await h.page.keyboard.press('Control+Shift+Backspace');
     await h.turnEnded();
     await h.open('a.txt');
     await untilEq('a.txt after rejecting', () => h.lines(), before);
@@ -494,18 +502,23 @@ test('Reject leaves the open editor untouched and tells the planner', async () =
   });
 });
 
-// Verifies: VSC-4
+// Verifies: VSC-4, VSC-21
 test('code actions on the changed lines accept one hunk and reject the other', async () => {
   await withEditor('codeaction', { 'a.txt': ORIGINAL.join('\n') + '\n' }, editScript, async (h) => {
     await proposeEdit(h);
     await h.open('a.txt');
-    await h.endOfLine(2);
-    const accept = await h.quickFix('Accept this hunk (1 of 2)');
-    await h.shot('codeaction');
-    await accept.click();
-    await h.open('a.txt');
     await h.endOfLine(18);
-    await (await h.quickFix('Reject this hunk (2 of 2)')).click();
+    const reject = await h.quickFix('Reject this hunk (2 of 2)');
+    await h.shot('codeaction');
+    await reject.click();
+    // The verdict shows at once: the proposal side has line 18 back as it was.
+    await h.page.locator('.tab', { hasText: 'accept or reject' }).click();
+    const diff = await h.diff();
+    await untilEq('the proposal side after rejecting hunk 2', () => h.lines(diff.locator('.editor.modified')), withLines({ 2: 'LINE TWO' }));
+    await until('the lens to say hunk 2 is left out', async () => (await h.diffLenses(diff)).includes('hunk 2: left out (toggle)'));
+    await h.open('a.txt');
+    await h.endOfLine(2);
+    await (await h.quickFix('Accept this hunk (1 of 2)')).click();
     await h.turnEnded();
     await h.diffClosed();
     await h.open('a.txt');
@@ -513,7 +526,7 @@ test('code actions on the changed lines accept one hunk and reject the other', a
   });
 });
 
-// Verifies: VSC-4
+// Verifies: VSC-4, VSC-21
 test('a hunk left out through its CodeLens does not land when the rest is accepted', async () => {
   await withEditor('codelens', { 'a.txt': ORIGINAL.join('\n') + '\n' }, editScript, async (h) => {
     const { diff } = await proposeEdit(h);
@@ -522,6 +535,8 @@ test('a hunk left out through its CodeLens does not land when the rest is accept
     await diff.locator('.editor.modified .codelens-decoration a', { hasText: 'hunk 2: kept (toggle)' }).click();
     await until('the lens to say hunk 2 is left out', async () => (await h.diffLenses(diff)).includes('hunk 2: left out (toggle)'));
     await untilEq('the summary lens', async () => (await h.diffLenses(diff))[0], 'bravebot: 1 of 2 hunks kept (21 lines after accepting)');
+    // The hunk left out shows as unchanged: the proposal side has line 18 as it was.
+    await untilEq('the proposal side with hunk 2 left out', () => h.lines(diff.locator('.editor.modified')), withLines({ 2: 'LINE TWO' }));
     await h.shot('codelens');
     await h.titleAction('Accept');
     await h.turnEnded();
