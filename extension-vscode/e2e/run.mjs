@@ -1075,6 +1075,51 @@ test('an accepted edit to a buffer without unsaved changes is saved, and a run c
 });
 
 
+// Verifies: VSC-15, VSC-23
+test('New while a turn runs asks first; the last message offers Retry, which sends it again, and Edit, which puts it back in the prompt box', async () => {
+  const script = {
+    planner: [
+      { tool: 'run', id: 'call_run', args: { command: "sh -c 'echo hi'", why: 'say hi' } },
+      { text: 'first answer' },
+      { text: 'second answer' },
+    ],
+  };
+  await withEditor('history', {}, script, async (h) => {
+    await h.openChat();
+    await h.prompt('run something');
+    const card = h.chat.locator('.card.question[data-kind="run"]');
+    await card.waitFor();
+    // New does not drop the running turn silently: it asks, and keeping the turn keeps the card.
+    const dialog = h.page.locator('.monaco-dialog-box');
+    await h.chat.locator('#new').click();
+    await dialog.filter({ hasText: 'still working on a turn' }).waitFor();
+    await h.shot('new-asks');
+    await dialog.locator('.monaco-button', { hasText: /^Cancel$/ }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    eq(await card.count(), 1, 'the run card after keeping the turn');
+    check(!(await h.chat.locator('.msg.user .msg-actions').isVisible()), 'no Retry or Edit while the turn runs');
+    await h.chat.locator('#new').click();
+    await dialog.locator('.monaco-button', { hasText: 'Cancel the turn and start anew' }).click();
+    await h.chat.locator('.notice', { hasText: 'A new session began.' }).waitFor();
+    await untilEq('question cards after New', () => h.chat.locator('.card.question').count(), 0);
+    // The new session's first message, then Retry on it.
+    await h.prompt('hello there');
+    await h.chat.locator('.msg.agent', { hasText: 'first answer' }).waitFor();
+    await h.turnEnded();
+    const last = h.chat.locator('.msg.user').last();
+    await last.locator('button', { hasText: 'Retry' }).click();
+    await h.chat.locator('.msg.agent', { hasText: 'second answer' }).waitFor();
+    eq(await h.chat.locator('.msg.user').evaluateAll((els) => els.map((e) => e.firstChild.textContent)), ['hello there', 'hello there'], 'the messages after Retry');
+    const prompts = h.model.requests().filter((r) => r.role === 'planner').map((r) => JSON.stringify(r.body.messages));
+    check(prompts.length === 3 && prompts[2].split('hello there').length - 1 === 2, `the retried message went to the model again: ${prompts.length} requests`);
+    // Only the last message offers them; Edit puts its words back in the prompt box.
+    await untilEq('messages offering Retry', () => h.chat.locator('.msg.user .msg-actions').count(), 1);
+    await h.chat.locator('.msg.user').last().locator('button', { hasText: 'Edit' }).click();
+    await untilEq('the prompt box after Edit', () => h.chat.locator('#input').inputValue(), 'hello there');
+    await h.shot('retry-edit');
+  });
+});
+
 // Runner -----------------------------------------------------------------------------------------
 
 const filter = process.argv[2];

@@ -52,7 +52,7 @@ async function onChatMessage(c: Ctx, m: FromWebview): Promise<void> {
   switch (m.type) {
     case 'prompt':
     case 'retry':
-      c.chat.post({ type: 'user', text: m.text, context: m.context ? contextLabel(m.context) : undefined });
+      c.chat.post({ type: 'user', text: m.text, context: m.context ? contextLabel(m.context) : undefined, sent: { text: m.text, files: m.files, context: m.context } });
       return runPrompt(c, m.text, m.files, m.context);
     case 'saveAll': {
       await vscode.workspace.saveAll(false);

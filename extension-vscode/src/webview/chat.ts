@@ -4,7 +4,7 @@
 import { PromptHistory } from './history';
 import { renderMarkdown, escapeHtml } from './markdown';
 import { contextLabel, type EditorContext } from './transcript';
-import { addItem, addUser, applyUpdate, emptyTranscript, mentions, previewOf, restoredTranscript, statusWords, stopWords, type FromWebview, type Item, type RunOutput, type ToWebview, type Transcript } from './transcript';
+import { addItem, addUser, applyUpdate, offers, emptyTranscript, mentions, previewOf, restoredTranscript, statusWords, stopWords, type FromWebview, type Item, type RunOutput, type ToWebview, type Transcript } from './transcript';
 
 declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void; getState(): unknown; setState(s: unknown): void };
 
@@ -29,10 +29,13 @@ const input = $<HTMLTextAreaElement>('input');
 const mode = $<HTMLSelectElement>('mode');
 const questionsEl = $<HTMLElement>('questions');
 
-function itemHtml(it: Item): string {
+function itemHtml(it: Item, index: number): string {
+  const offered = offers(transcript, index);
   switch (it.kind) {
     case 'user':
-      return `<div class="msg user">${escapeHtml(it.text)}${it.context ? `<div class="meta context">with ${escapeHtml(it.context)}</div>` : ''}</div>`;
+      return `<div class="msg user" data-index="${index}">${escapeHtml(it.text)}${it.context ? `<div class="meta context">with ${escapeHtml(it.context)}</div>` : ''}` +
+        (offered.resend ? `<div class="msg-actions"><button class="secondary" data-resend="${index}" title="Send this message again">Retry</button>` +
+          `<button class="secondary" data-edit="${index}" title="Put this message in the prompt box to change and send it; the agent still remembers the first one">Edit</button></div>` : '') + '</div>';
     case 'agent':
       return `<div class="msg agent">${renderMarkdown(it.text)}</div>`;
     case 'tool': {
@@ -45,7 +48,7 @@ function itemHtml(it: Item): string {
       return `<div class="untrusted" role="note" title="${escapeHtml(`${it.ref}, label ${it.label}`)}"><div class="frame-label">quarantined · not shown to the agent</div>` +
         `${escapeHtml(it.origin)}: ${it.lines} lines, ${it.bytes} bytes, kept from the agent unless you let it read them</div>`;
     case 'error': {
-      const retry = it.retry ? `<button class="retry" data-retry="1">Retry</button>` : '';
+      const retry = it.retry && offered.retry ? `<button class="retry" data-retry="${index}">Retry</button>` : '';
       const action = it.action ? `<button class="secondary" data-command="${escapeHtml(it.action.command)}">${escapeHtml(it.action.label)}</button>` : '';
       return `<div class="card error" role="alert"><strong>The turn ended with an error</strong><div class="reason">${escapeHtml(it.text)}</div>` +
         (it.hint ? `<div class="hint">${escapeHtml(it.hint)}</div>` : '') + `<div class="buttons">${retry}${action}</div></div>`;
@@ -116,7 +119,7 @@ const openCards = new Set<string>();
 
 function render(scroll = true): void {
   const top = log.scrollTop;
-  log.innerHTML = transcript.items.map(itemHtml).join('');
+  log.innerHTML = transcript.items.map((it, i) => itemHtml(it, i)).join('');
   for (const d of log.querySelectorAll<HTMLDetailsElement>('details[data-call]')) d.open = openCards.has(d.dataset.call ?? '');
   log.scrollTop = scroll ? log.scrollHeight : top;
   saveState();
@@ -151,7 +154,7 @@ window.addEventListener('message', (e: MessageEvent<ToWebview>) => {
   const m = e.data;
   switch (m.type) {
     case 'update': heard = Date.now(); transcript = applyUpdate(transcript, m.update); break;
-    case 'user': transcript = addUser(transcript, m.text, m.context); break;
+    case 'user': transcript = addUser(transcript, m.text, m.context, m.sent); break;
     case 'context': editorCtx = m.context; drawContext(); return;
     case 'insertPrompt': {
       const at = input.selectionStart;
@@ -206,6 +209,8 @@ function setState(s: typeof state): void {
   if (state === 'idle' && s !== 'idle') started = heard = Date.now();
   state = s;
   $<HTMLButtonElement>('cancel').disabled = s === 'idle';
+  // Retry and Edit on the last message are offered between turns only.
+  document.body.classList.toggle('busy', s !== 'idle');
   if (s === 'idle' && clock) clearInterval(clock), (clock = undefined);
   if (s !== 'idle' && !clock) clock = setInterval(drawState, 1000);
   drawState();
@@ -229,15 +234,17 @@ log.addEventListener('click', (e) => {
     vscode.postMessage({ type: 'command', command: b.dataset.command });
     return;
   }
-  if (b.dataset.retry) {
-    // The error this Retry belongs to, and the prompt it carries.
-    const cards = [...log.querySelectorAll('.card.error')];
-    const items = transcript.items.filter((x) => x.kind === 'error');
-    const it = items[cards.indexOf(b.closest('.card.error') as Element)];
-    if (it?.kind === 'error' && it.retry) {
-      b.disabled = true;
-      vscode.postMessage({ type: 'retry', text: it.retry.text, files: it.retry.files });
-    }
+  const at = Number(b.dataset.retry ?? b.dataset.resend ?? b.dataset.edit);
+  const it = transcript.items[at];
+  if (b.dataset.edit && it?.kind === 'user') {
+    recall(it.text);
+    input.focus();
+    return;
+  }
+  const again = it?.kind === 'error' ? it.retry : it?.kind === 'user' ? it.sent : undefined;
+  if ((b.dataset.retry || b.dataset.resend) && again) {
+    b.disabled = true;
+    vscode.postMessage({ type: 'retry', text: again.text, files: again.files, context: again.context });
   }
 });
 

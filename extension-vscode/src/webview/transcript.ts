@@ -4,7 +4,8 @@
 import type { SessionUpdate, TodoItem } from '../protocol';
 
 export type Item =
-  | { kind: 'user'; text: string; context?: string }
+  /** `sent` is what Retry sends again: the words, the files and the editor context as they went. */
+  | { kind: 'user'; text: string; context?: string; sent?: SentPrompt }
   | { kind: 'agent'; text: string }
   | { kind: 'tool'; callId: string; tool: string; why: string; status?: string; summary?: string; output?: RunOutput[] }
   /** Quarantined notices and remarks are shown in a separate frame: they are not the agent's words. */
@@ -44,8 +45,27 @@ export function emptyTranscript(): Transcript {
   return { items: [], busy: false };
 }
 
-export function addUser(t: Transcript, text: string, context?: string): Transcript {
-  return { items: [...t.items, context ? { kind: 'user', text, context } : { kind: 'user', text }], busy: true };
+/** A prompt as it was sent, for Retry. */
+export interface SentPrompt { text: string; files: string[]; context?: EditorContext }
+
+export function addUser(t: Transcript, text: string, context?: string, sent?: SentPrompt): Transcript {
+  const item: Item = { kind: 'user', text };
+  if (context) item.context = context;
+  if (sent) item.sent = sent;
+  return { items: [...t.items, item], busy: true };
+}
+
+/**
+ * Which buttons an item offers: only the person's last message offers Retry and Edit, and only
+ * the error after it offers its Retry, so an old one cannot send a stale prompt again.
+ */
+export function offers(t: Transcript, index: number): { resend: boolean; retry: boolean } {
+  let last = -1;
+  t.items.forEach((it, i) => {
+    if (it.kind === 'user') last = i;
+  });
+  const it = t.items[index];
+  return { resend: it?.kind === 'user' && index === last && it.sent !== undefined, retry: it?.kind === 'error' && index > last };
 }
 
 /** The active editor's file and selection, as the chat offers them with a prompt. */
@@ -181,7 +201,7 @@ export function applyUpdate(t: Transcript, u: SessionUpdate): Transcript {
 /** Messages between the extension and the webview. */
 export type ToWebview =
   | { type: 'update'; update: SessionUpdate }
-  | { type: 'user'; text: string; context?: string }
+  | { type: 'user'; text: string; context?: string; sent?: SentPrompt }
   | { type: 'mode'; mode: string }
   | { type: 'state'; state: 'idle' | 'thinking' | 'waiting' }
   | { type: 'question'; questionId: string; kind: string; lines: string[]; content?: string; verdict?: string; verdictText?: string; ownWords?: boolean; unsaved?: string[]; options: { optionId: string; name: string; kind: string }[] }
