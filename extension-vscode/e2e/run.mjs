@@ -1120,6 +1120,48 @@ test('New while a turn runs asks first; the last message offers Retry, which sen
   });
 });
 
+// Verifies: VSC-24
+test('@ in the prompt box offers the workspace files, and the completed mention goes with the prompt as a file the person named', async () => {
+  const files = { 'src/app.py': 'print(1)\n', 'src/main.py': 'print(2)\n', 'docs/notes.md': 'notes\n' };
+  await withEditor('mention', files, { planner: [{ text: 'ok' }] }, async (h) => {
+    await h.openChat();
+    const input = h.chat.locator('#input');
+    await input.click();
+    await h.page.keyboard.type('explain @ap');
+    const list = h.chat.locator('#mentions');
+    await untilEq('the files offered for @ap', () => list.locator('li').allInnerTexts(), ['src/app.py']);
+    await h.shot('mention-list');
+    await h.page.keyboard.press('Enter');
+    await untilEq('the prompt box after completing', () => input.inputValue(), 'explain @src/app.py ');
+    check(await list.isHidden(), 'the list closes once the mention is completed');
+    // Up and Down walk the list while it is open; Escape closes it and leaves the words.
+    await h.page.keyboard.type('and @');
+    await until('several files offered for @', async () => (await list.locator('li').count()) === 3);
+    await h.page.keyboard.press('Escape');
+    await until('the list to close on Escape', () => list.isHidden());
+    await h.page.keyboard.type('src/main.py');
+    await h.page.keyboard.press('Control+Enter');
+    await h.turnEnded();
+    // Both mentions went as files: the person named them, so they are trusted for the session.
+    await h.command('bravebot: Show Status');
+    await h.page.locator('.tab.active', { hasText: 'bravebot status' }).waitFor();
+    await h.editor().locator('.view-lines').waitFor();
+    // The trust rules are near the end of the status: the editor draws only the lines in sight.
+    await h.focus();
+    await h.page.keyboard.press('Control+End');
+    let text = '';
+    try {
+      await until('the status to list the named files as trusted', async () => {
+        text = (await h.lines()).join('\n');
+        return text.includes('src/app.py') && text.includes('src/main.py');
+      });
+    } catch (err) {
+      throw new Failure(`${err.message}; it shows:\n${text}`);
+    }
+    check(!text.includes('notes.md'), 'a file not named is not trusted');
+  });
+});
+
 // Runner -----------------------------------------------------------------------------------------
 
 const filter = process.argv[2];

@@ -8,6 +8,7 @@ import { allowedCommands, contextLabel, withContext, type EditorContext, type Fr
 import type { Mode } from './protocol';
 import { explainError } from './explain';
 import { refreshSetup } from './setup';
+import { rankMentions } from './webview/mentionComplete';
 
 let ctx: Ctx | undefined;
 
@@ -58,6 +59,14 @@ async function onChatMessage(c: Ctx, m: FromWebview): Promise<void> {
       await vscode.workspace.saveAll(false);
       const files = vscode.workspace.textDocuments.filter((d) => d.isDirty && d.uri.scheme === 'file').map((d) => vscode.workspace.asRelativePath(d.uri));
       c.chat.post({ type: 'unsaved', questionId: m.questionId, files });
+      return;
+    }
+    case 'complete': {
+      // Workspace files only (files.exclude applies, and build and dependency folders are left
+      // out); the page ranks them.
+      const found = await vscode.workspace.findFiles('**/*', '**/{node_modules,.git,target,dist,out}/**', 5000);
+      const paths = rankMentions(found.map((u) => vscode.workspace.asRelativePath(u, false)), m.query, 10);
+      c.chat.post({ type: 'completions', seq: m.seq, paths });
       return;
     }
     case 'copy':

@@ -2,6 +2,7 @@
 // re-renders it; quarantined notices, remarks and untrusted content sit in their own frame.
 
 import { PromptHistory } from './history';
+import { completeMention, mentionAt } from './mentionComplete';
 import { renderMarkdown, escapeHtml } from './markdown';
 import { contextLabel, type EditorContext } from './transcript';
 import { addItem, addUser, applyUpdate, offers, emptyTranscript, mentions, previewOf, restoredTranscript, statusWords, stopWords, type FromWebview, type Item, type RunOutput, type ToWebview, type Transcript } from './transcript';
@@ -178,6 +179,7 @@ window.addEventListener('message', (e: MessageEvent<ToWebview>) => {
     case 'state': setState(m.state); return;
     case 'question': questions.set(m.questionId, m); renderQuestions(m.questionId); return;
     case 'questionDone': questions.delete(m.questionId); renderQuestions(); return;
+    case 'completions': if (m.seq === completionSeq) showMentions(m.paths); return;
     case 'unsaved': {
       const q = questions.get(m.questionId);
       if (q) questions.set(m.questionId, { ...q, unsaved: m.files }), renderQuestions();
@@ -328,8 +330,83 @@ function recall(text: string | undefined): boolean {
   return true;
 }
 
+// `@` completion: while the cursor is in a mention, the workspace files that fit it are listed
+// above the prompt box; Up and Down choose, Enter or Tab completes, Escape closes the list.
+const mentionList = $<HTMLUListElement>('mentions');
+let completionSeq = 0;
+let offered: string[] = [];
+let chosen = 0;
+
+function showMentions(paths: string[]): void {
+  offered = mentionAt(input.value, input.selectionStart) ? paths : [];
+  chosen = 0;
+  drawMentions();
+}
+
+function drawMentions(): void {
+  mentionList.hidden = offered.length === 0;
+  mentionList.innerHTML = offered.map((p, i) => `<li role="option" data-path="${escapeHtml(p)}" aria-selected="${i === chosen}">${escapeHtml(p)}</li>`).join('');
+}
+
+function askMentions(): void {
+  const at = input.selectionStart === input.selectionEnd ? mentionAt(input.value, input.selectionStart) : undefined;
+  completionSeq++;
+  if (!at) {
+    offered = [];
+    drawMentions();
+    return;
+  }
+  vscode.postMessage({ type: 'complete', seq: completionSeq, query: at.query });
+}
+
+function acceptMention(path: string): void {
+  const done = completeMention(input.value, input.selectionStart, path);
+  input.value = done.text;
+  input.setSelectionRange(done.cursor, done.cursor);
+  offered = [];
+  completionSeq++;
+  drawMentions();
+  input.focus();
+}
+
+input.addEventListener('input', askMentions);
+input.addEventListener('click', askMentions);
+// A click on the list keeps the focus in the box (mousedown is prevented), so a blur closes it.
+input.addEventListener('blur', () => {
+  offered = [];
+  drawMentions();
+});
+mentionList.addEventListener('mousedown', (e) => {
+  const li = (e.target as HTMLElement).closest<HTMLElement>('li[data-path]');
+  if (!li) return;
+  e.preventDefault();
+  acceptMention(li.dataset.path ?? '');
+});
+
 $('form').addEventListener('submit', (e) => { e.preventDefault(); send(); });
 input.addEventListener('keydown', (e) => {
+  if (offered.length > 0 && !e.ctrlKey && !e.metaKey) {
+    const step = e.key === 'ArrowDown' ? 1 : e.key === 'ArrowUp' ? -1 : 0;
+    if (step !== 0) {
+      e.preventDefault();
+      chosen = (chosen + step + offered.length) % offered.length;
+      drawMentions();
+      return;
+    }
+    if (e.key === 'Enter' || e.key === 'Tab') {
+      e.preventDefault();
+      acceptMention(offered[chosen]);
+      return;
+    }
+    if (e.key === 'Escape') {
+      e.preventDefault();
+      e.stopPropagation();
+      offered = [];
+      completionSeq++;
+      drawMentions();
+      return;
+    }
+  }
   if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
     e.preventDefault();
     send();

@@ -215,6 +215,8 @@ export type ToWebview =
   | { type: 'insertPrompt'; text: string }
   /** The files still unsaved after Save them first, for a run card. */
   | { type: 'unsaved'; questionId: string; files: string[] }
+  /** Workspace files for the `@` mention being typed (answer to `complete` with the same seq). */
+  | { type: 'completions'; seq: number; paths: string[] }
   | { type: 'reset'; notice?: string };
 
 export type FromWebview =
@@ -229,6 +231,8 @@ export type FromWebview =
   /** A code block's Copy and Insert buttons: the block's text, as the page shows it. */
   | { type: 'saveAll'; questionId: string }
   | { type: 'copy'; text: string }
+  /** The `@` mention being typed: which workspace files fit it. */
+  | { type: 'complete'; seq: number; query: string }
   | { type: 'insert'; text: string };
 
 /** `@path` mentions in a prompt, sent as `files`. */
