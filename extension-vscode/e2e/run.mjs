@@ -1162,6 +1162,38 @@ test('@ in the prompt box offers the workspace files, and the completed mention 
   });
 });
 
+// Verifies: VSC-25
+test('a reply that edits several files lists each in Changes This Turn with where it stands, and a waiting one opens its diff', async () => {
+  const script = {
+    planner: [
+      { tool: 'edit_file', id: 'call_a', args: { path: 'a.txt', old_text: 'alpha\n', new_text: 'ALPHA\n', why: 'shout a' } },
+      { tool: 'edit_file', id: 'call_b', args: { path: 'b.txt', old_text: 'beta\n', new_text: 'BETA\n', why: 'shout b' } },
+      { text: 'both proposed' },
+    ],
+  };
+  await withEditor('review', { 'a.txt': 'alpha\n', 'b.txt': 'beta\n' }, script, async (h) => {
+    await h.openChat();
+    await h.prompt('shout @a.txt and @b.txt');
+    const rows = h.page.locator('.pane').filter({ has: h.page.locator('.pane-header', { hasText: /changes this turn/i }) }).locator('.monaco-list-row');
+    const listed = async () => rows.evaluateAll((els) => els.map((el) =>
+      `${el.querySelector('.label-name')?.textContent ?? ''} · ${el.querySelector('.label-description')?.textContent ?? ''}`));
+    await untilEq('the list with a.txt waiting', listed, ['a.txt · waiting for you']);
+    await h.diff();
+    await h.titleAction('Accept');
+    await untilEq('the list after accepting a.txt', listed, ['a.txt · accepted', 'b.txt · waiting for you']);
+    // The waiting one opens its diff again from the list, after the person went elsewhere.
+    await h.diff();
+    await h.open('a.txt');
+    await rows.filter({ hasText: 'b.txt' }).click();
+    const diff = await h.diff();
+    await untilEq('the diff the list opened', async () => (await h.lines(diff.locator('.editor.modified')))[0], 'BETA');
+    await h.shot('review');
+    await h.titleAction('Reject');
+    await h.turnEnded();
+    await untilEq('the list once the turn ended', listed, ['a.txt · accepted', 'b.txt · rejected']);
+  });
+});
+
 // Runner -----------------------------------------------------------------------------------------
 
 const filter = process.argv[2];

@@ -84,5 +84,7 @@ export const commands: Record<string, Command> = {
 
   'bravebot.rejectProposal': (ctx, uri?: vscode.Uri) => ctx.questions.answerProposal(false, uri),
 
+  'bravebot.reviewProposal': (ctx, questionId: string) => ctx.questions.review.show(questionId),
+
   'bravebot.toggleHunk': (ctx, questionId: string, index: number) => ctx.questions.toggleHunk(questionId, index),
 };

@@ -103,6 +103,8 @@ async function onChatMessage(c: Ctx, m: FromWebview): Promise<void> {
 /** Sends a prompt; a turn that fails says why in the chat where it ended, with a Retry. */
 async function runPrompt(c: Ctx, text: string, files: string[], context?: EditorContext): Promise<void> {
   let message: string | undefined;
+  // The list of changes is the turn's: a new prompt starts it anew.
+  c.questions.review.clear();
   try {
     const r = await c.prompt(withContext(text, context), files);
     if (r.stopReason === 'error') message = r.error?.message ?? 'the turn failed without a reason';

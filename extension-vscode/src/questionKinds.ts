@@ -94,3 +94,14 @@ export function describe(p: RequestPermissionParams): string[] {
   if (s.origin) lines.push(`from: ${s.origin}`);
   return lines;
 }
+
+/** Where an answered edit or write stands, in words, for the list of the turn's changes. */
+export function reviewState(p: RequestPermissionParams, o: Outcome): string {
+  if (o.outcome !== 'selected') return 'not answered (refused)';
+  const option = p.options.find((x) => x.optionId === o.optionId);
+  if (!option || !isApproving(option)) return 'rejected';
+  if (o.editedText !== undefined) return 'accepted, your version';
+  const total = p.subject.hunks?.length ?? 0;
+  if (o.acceptedHunks !== undefined) return `accepted ${o.acceptedHunks.length} of ${total} hunks`;
+  return 'accepted';
+}

@@ -8,6 +8,7 @@ import type { Ctx } from './ctx';
 import { HunkSelection, applyHunks, previewStarts } from './hunks';
 import type { AnswerArguments, AnswerResult, Outcome, RequestPermissionParams } from './protocol';
 import { approvingOption, cancelled, describe, diffAnswer, isApproving, presentationOf, select } from './questionKinds';
+import { Review } from './review';
 
 export const proposalScheme = 'bravebot-proposal';
 export const originalScheme = 'bravebot-original';
@@ -67,9 +68,12 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
   private readonly lensChanged = new vscode.EventEmitter<void>();
   readonly onDidChangeCodeLenses = this.lensChanged.event;
   private readonly disposables: vscode.Disposable[] = [];
+  /** Every file the turn proposed to change, and where its question stands. */
+  readonly review = new Review((id) => this.reopen(id));
 
   constructor(private readonly ctx: Ctx) {
     this.disposables.push(
+      this.review,
       vscode.workspace.registerFileSystemProvider(proposalScheme, this.fs, { isCaseSensitive: true }),
       vscode.workspace.registerTextDocumentContentProvider(originalScheme, {
         provideTextDocumentContent: (uri) => this.originals.get(uri.path) ?? '',
@@ -120,6 +124,7 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     if (!p) return;
     this.pendingById.delete(questionId);
     p.resolve(outcome);
+    if (presentationOf(p.params.kind) === 'diff') this.review.answered(p.params, outcome);
     this.ctx.chat.post({ type: 'questionDone', questionId });
     const option = outcome.outcome === 'selected' ? p.params.options.find((o) => o.optionId === outcome.optionId) : undefined;
     // An accepted edit to a buffer with no unsaved changes of the person's is saved once it lands,
@@ -182,6 +187,7 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
   }
 
   private async showDiff(p: Pending): Promise<void> {
+    this.review.asked(p.params);
     const s = p.params.subject;
     const target = s.uri ? vscode.workspace.textDocuments.find((d) => d.uri.toString() === vscode.Uri.parse(s.uri as string).toString()) : undefined;
     if (target && !target.isDirty) p.cleanTarget = target;
@@ -192,10 +198,21 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     p.shown = s.proposed ?? '';
     this.fs.set(p.proposalUri, p.shown);
     this.originals.set(`/${id}/${name}`, s.original ?? '');
-    const originalUri = vscode.Uri.from({ scheme: originalScheme, path: `/${id}/${name}` });
+    await this.openDiff(p);
+  }
+
+  private async openDiff(p: Pending): Promise<void> {
+    if (!p.proposalUri) return;
+    const originalUri = p.proposalUri.with({ scheme: originalScheme });
     const title = `${p.params.title || p.params.kind} (bravebot: accept or reject in the title bar)`;
     await vscode.commands.executeCommand('vscode.diff', originalUri, p.proposalUri, title, { preview: false });
     this.lensChanged.fire();
+  }
+
+  /** Shows a waiting proposal's diff again (from the list of the turn's changes). */
+  async reopen(questionId: string): Promise<void> {
+    const p = this.pendingById.get(questionId);
+    if (p) await this.openDiff(p);
   }
 
   /** Accept or Reject from the editor title of a proposal. */
