@@ -84,6 +84,12 @@ export const commands: Record<string, Command> = {
 
   'bravebot.rejectProposal': (ctx, uri?: vscode.Uri) => ctx.questions.answerProposal(false, uri),
 
+  // The keys' own commands: a title-bar item with a keybinding is drawn with the key under its
+  // word, cut off by the tab bar, so the words and the keys are separate commands.
+  'bravebot.acceptProposalByKey': (ctx) => ctx.questions.answerProposal(true),
+
+  'bravebot.rejectProposalByKey': (ctx) => ctx.questions.answerProposal(false),
+
   'bravebot.reviewProposal': (ctx, questionId: string) => ctx.questions.review.show(questionId),
 
   'bravebot.toggleHunk': (ctx, questionId: string, index: number) => ctx.questions.toggleHunk(questionId, index),

@@ -284,10 +284,14 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     const kept = p.hunks.indices();
     const preview = applyHunks(p.params.subject.original ?? '', p.params.subject.proposed ?? '', hunks, kept);
     const lines = preview.split('\n').length;
+    const mod = process.platform === 'darwin' ? 'Cmd' : 'Ctrl';
     lenses.unshift(new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), {
       title: `bravebot: ${kept.length} of ${hunks.length} hunks kept (${lines} lines after accepting)`,
       command: 'bravebot.acceptProposal',
       arguments: [doc.uri],
+    }), new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), {
+      title: `${mod}+Shift+Enter accepts, ${mod}+Shift+Backspace rejects`,
+      command: '',
     }));
     return lenses;
   }
