@@ -282,6 +282,10 @@ function harness(page, ws, model, name) {
       await chat.locator('#input').fill(text);
       await chat.locator('#send').click();
     },
+    /** The person's messages in the transcript: their words, without the context line or buttons. */
+    async userMessages() {
+      return chat.locator('.msg.user').evaluateAll((els) => els.map((e) => e.firstChild?.textContent ?? ''));
+    },
     async turnEnded(reason = 'endTurn') {
       await chat.locator(`.turn-ended[data-stop="${reason}"]`).last().waitFor();
     },
@@ -424,7 +428,7 @@ test('the sidebar opens and a prompt streams the fake model answer into it', asy
     eq(await agent.locator('p').allInnerTexts(), ['Hello from the fake model.', 'That is all.'], 'paragraphs');
     eq(await agent.locator('pre code').innerText(), 'fn main() {}', 'the code block');
     eq(await agent.locator('strong').innerText(), 'all', 'bold text');
-    eq(await h.chat.locator('.msg.user').innerText(), 'say hello', 'the prompt in the transcript');
+    eq(await h.userMessages(), ['say hello'], 'the prompt in the transcript');
     eq(await h.chat.locator('#state').innerText(), 'idle', 'state after the turn');
     await h.shot('sidebar');
   });
@@ -1002,7 +1006,7 @@ test('an endpoint error ends the turn in the chat with the reason and a Retry, a
     await h.shot('error');
     await error.locator('button', { hasText: 'Retry' }).click();
     await h.chat.locator('.msg.agent', { hasText: 'second time lucky' }).waitFor();
-    eq(await h.chat.locator('.msg.user').allInnerTexts(), ['try once', 'try once'], 'the prompt, sent again');
+    eq(await h.userMessages(), ['try once', 'try once'], 'the prompt, sent again');
     await h.command('bravebot: Show Log');
     await h.page.locator('.output-view .view-line', { hasText: 'error (prompt)' }).first().waitFor();
     const logged = (await h.page.locator('.output-view .view-lines').innerText()).replace(/\u00a0/g, ' ');
@@ -1110,7 +1114,7 @@ test('New while a turn runs asks first; the last message offers Retry, which sen
     const last = h.chat.locator('.msg.user').last();
     await last.locator('button', { hasText: 'Retry' }).click();
     await h.chat.locator('.msg.agent', { hasText: 'second answer' }).waitFor();
-    eq(await h.chat.locator('.msg.user').evaluateAll((els) => els.map((e) => e.firstChild.textContent)), ['hello there', 'hello there'], 'the messages after Retry');
+    eq(await h.userMessages(), ['hello there', 'hello there'], 'the messages after Retry');
     const prompts = h.model.requests().filter((r) => r.role === 'planner').map((r) => JSON.stringify(r.body.messages));
     check(prompts.length === 3 && prompts[2].split('hello there').length - 1 === 2, `the retried message went to the model again: ${prompts.length} requests`);
     // Only the last message offers them; Edit puts its words back in the prompt box.
@@ -1192,6 +1196,33 @@ test('a reply that edits several files lists each in Changes This Turn with wher
     await h.titleAction('Reject');
     await h.turnEnded();
     await untilEq('the list once the turn ended', listed, ['a.txt · accepted', 'b.txt · rejected']);
+  });
+});
+
+// Verifies: VSC-26
+test('Show Audit Trail is a read-only view grouped by turn, each headed by its time and words', async () => {
+  const script = { planner: [{ tool: 'read_file', id: 'call_read', args: { path: 'a.txt', why: 'look' } }, { text: 'read it' }, { text: 'nothing to do' }] };
+  await withEditor('audit', { 'a.txt': 'alpha\n' }, script, async (h) => {
+    await h.openChat();
+    await h.prompt('look at @a.txt');
+    await h.turnEnded();
+    await h.prompt('and now?');
+    await untilEq('turns ended', () => h.chat.locator('.turn-ended').count(), 2);
+    await h.command('bravebot: Show Audit Trail');
+    await h.page.locator('.tab.active', { hasText: 'bravebot audit trail' }).waitFor();
+    let text = '';
+    try {
+      await until('the audit grouped by turn', async () => {
+        text = (await h.lines()).join('\n');
+        return /## Turn 1 · \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC · “look at @a\.txt/.test(text) && /## Turn 2 · .* · “and now\?/.test(text);
+      });
+    } catch (err) {
+      throw new Failure(`${err.message}; it shows:\n${text}`);
+    }
+    const turn1 = text.slice(text.indexOf('## Turn 1'), text.indexOf('## Turn 2'));
+    check(/a\.txt/.test(turn1) && /^- /m.test(turn1), `turn 1 holds its gate decisions about a.txt: ${turn1}`);
+    check(!(await h.page.locator('.tab.active').getAttribute('class')).split(/\s+/).includes('dirty'), 'the audit view is not a dirty document');
+    await h.shot('audit');
   });
 });
 

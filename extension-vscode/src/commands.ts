@@ -5,6 +5,7 @@ import type { Ctx } from './ctx';
 import { secretKey } from './config';
 import { methods, modes, type AuditResult, type Mode, type StatusResult } from './protocol';
 import { checkSetup, chooseModel, getStarted, locateServer } from './setup';
+import { auditMarkdown } from './auditView';
 
 export type Command = (ctx: Ctx, ...args: any[]) => unknown;
 
@@ -46,7 +47,10 @@ export const commands: Record<string, Command> = {
 
   'bravebot.showStatus': async (ctx) => showJson(ctx, 'bravebot status', await ctx.request<StatusResult>(methods.sessionStatus, {})),
 
-  'bravebot.showAudit': async (ctx) => showJson(ctx, 'bravebot audit trail', (await ctx.request<AuditResult>(methods.sessionAudit, {})).records),
+  'bravebot.showAudit': async (ctx) => {
+    const { records } = await ctx.request<AuditResult>(methods.sessionAudit, {});
+    await ctx.showInfo('bravebot audit trail', auditMarkdown(records, ctx.turns, new Date()));
+  },
 
   'bravebot.addSelection': async (ctx) => {
     const e = vscode.window.activeTextEditor;
