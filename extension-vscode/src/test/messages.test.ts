@@ -130,7 +130,9 @@ test('only the last message offers Retry and Edit, and only an error after it of
   const sent = { text: 'first', files: [] };
   let t = addUser(emptyTranscript(), 'first', undefined, sent);
   t = addItem(t, { kind: 'error', text: 'boom', retry: sent });
-  assert.deepEqual([offers(t, 0), offers(t, 1)], [{ resend: true, retry: false }, { resend: false, retry: true }]);
+  // The error card carries the Retry; the message offers only Edit.
+  assert.deepEqual([offers(t, 0), offers(t, 1)], [{ resend: false, edit: true, retry: false }, { resend: false, edit: false, retry: true }]);
   t = addUser(t, 'second', undefined, { text: 'second', files: ['a.txt'] });
-  assert.deepEqual([offers(t, 0), offers(t, 1), offers(t, 2)], [{ resend: false, retry: false }, { resend: false, retry: false }, { resend: true, retry: false }]);
+  const none = { resend: false, edit: false, retry: false };
+  assert.deepEqual([offers(t, 0), offers(t, 1), offers(t, 2)], [none, none, { resend: true, edit: true, retry: false }]);
 });

@@ -35,7 +35,8 @@ function itemHtml(it: Item, index: number): string {
   switch (it.kind) {
     case 'user':
       return `<div class="msg user" data-index="${index}">${escapeHtml(it.text)}${it.context ? `<div class="meta context">with ${escapeHtml(it.context)}</div>` : ''}` +
-        (offered.resend ? `<div class="msg-actions"><button class="secondary" data-resend="${index}" title="Send this message again">Retry</button>` +
+        (offered.edit ? '<div class="msg-actions">' +
+          (offered.resend ? `<button class="secondary" data-resend="${index}" title="Send this message again">Retry</button>` : '') +
           `<button class="secondary" data-edit="${index}" title="Put this message in the prompt box to change and send it; the agent still remembers the first one">Edit</button></div>` : '') + '</div>';
     case 'agent':
       return `<div class="msg agent">${renderMarkdown(it.text)}</div>`;

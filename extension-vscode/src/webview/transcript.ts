@@ -56,16 +56,20 @@ export function addUser(t: Transcript, text: string, context?: string, sent?: Se
 }
 
 /**
- * Which buttons an item offers: only the person's last message offers Retry and Edit, and only
- * the error after it offers its Retry, so an old one cannot send a stale prompt again.
+ * Which buttons an item offers: only the person's last message offers Retry and Edit (Retry only
+ * when no error card after it offers one), and only the error after it offers its Retry, so an old
+ * one cannot send a stale prompt again.
  */
-export function offers(t: Transcript, index: number): { resend: boolean; retry: boolean } {
+export function offers(t: Transcript, index: number): { resend: boolean; edit: boolean; retry: boolean } {
   let last = -1;
   t.items.forEach((it, i) => {
     if (it.kind === 'user') last = i;
   });
   const it = t.items[index];
-  return { resend: it?.kind === 'user' && index === last && it.sent !== undefined, retry: it?.kind === 'error' && index > last };
+  const mine = it?.kind === 'user' && index === last && it.sent !== undefined;
+  // An error after the last message carries the Retry; the message itself then offers only Edit.
+  const erred = t.items.slice(last + 1).some((x) => x.kind === 'error' && x.retry !== undefined);
+  return { resend: mine && !erred, edit: mine, retry: it?.kind === 'error' && index > last };
 }
 
 /** The active editor's file and selection, as the chat offers them with a prompt. */
