@@ -890,7 +890,7 @@ test('markdown renders lists, a table, a link and highlighted code with Copy and
     check(await agent.locator('pre code .hljs-keyword').count() > 0, 'the code is highlighted');
     await h.shot('markdown');
     // The prompt went with the open file's name, as words of the person's, not as a vouch.
-    const sent = JSON.stringify(h.model.requests().find((r) => r.role === 'planner').body.messages);
+    const sent = JSON.stringify((await until('the planner request to be recorded', () => h.model.requests().find((r) => r.role === 'planner'))).body.messages);
     check(sent.includes('(The file open in my editor: a.txt.)'), `the prompt names the open file: ${sent}`);
     eq(await h.chat.locator('.msg.user .context').innerText(), 'with a.txt', 'the context under the message');
     await agent.locator('.code-block button', { hasText: 'Insert' }).click();
@@ -982,7 +982,11 @@ test('with no bravebot program the view welcomes the person, and the walkthrough
     await error.locator('button', { hasText: 'Retry' }).click();
     await h.turnEnded();
     eq(await h.chat.locator('.msg.agent').innerText(), 'Hello, set up and answering.', 'the answer');
-    const planner = h.model.requests().filter((r) => r.role === 'planner');
+    // The fake model records what it was sent a moment after answering: wait for the record.
+    const planner = await until('the planner request to be recorded', () => {
+      const p = h.model.requests().filter((r) => r.role === 'planner');
+      return p.length > 0 && p;
+    });
     eq(planner.map((r) => r.body.model), ['fake-model-small'], 'the model the planner request named');
     eq(planner[0].headers.find(([k]) => k === 'authorization')?.[1], 'Bearer sk-e2e-secret', 'the key from SecretStorage, in the request');
     await h.shot('first-prompt');
@@ -1115,8 +1119,10 @@ test('New while a turn runs asks first; the last message offers Retry, which sen
     await last.locator('button', { hasText: 'Retry' }).click();
     await h.chat.locator('.msg.agent', { hasText: 'second answer' }).waitFor();
     eq(await h.userMessages(), ['hello there', 'hello there'], 'the messages after Retry');
-    const prompts = h.model.requests().filter((r) => r.role === 'planner').map((r) => JSON.stringify(r.body.messages));
-    check(prompts.length === 3 && prompts[2].split('hello there').length - 1 === 2, `the retried message went to the model again: ${prompts.length} requests`);
+    // The fake model records what it was sent a moment after answering: wait for the record.
+    const planner = () => h.model.requests().filter((r) => r.role === 'planner').map((r) => JSON.stringify(r.body.messages));
+    await untilEq('planner requests recorded', () => planner().length, 3);
+    check(planner()[2].split('hello there').length - 1 === 2, 'the retried message went to the model again, after the first');
     // Only the last message offers them; Edit puts its words back in the prompt box.
     await untilEq('messages offering Retry', () => h.chat.locator('.msg.user .msg-actions').count(), 1);
     await h.chat.locator('.msg.user').last().locator('button', { hasText: 'Edit' }).click();
