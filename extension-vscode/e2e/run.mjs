@@ -272,13 +272,19 @@ function harness(page, ws, model, name) {
     },
     /** Opens the sidebar chat from its activity-bar icon. */
     async openChat() {
-      await page.locator('.activitybar .action-item a[aria-label^="bravebot"]').click();
+      // The icon toggles: clicked while its view shows, it would hide the sidebar.
+      const item = page.locator('.activitybar .action-item').filter({ has: page.locator('a[aria-label^="bravebot"]') });
+      if (!(await item.getAttribute('class')).split(/\s+/).includes('checked')) await item.locator('a').click();
       await chat.locator('#input').waitFor();
     },
     /** Types a prompt into the chat and sends it with the Send button. */
     async prompt(text) {
       await chat.locator('#input').fill(text);
       await chat.locator('#send').click();
+    },
+    /** The person's messages in the transcript: their words, without the context line or buttons. */
+    async userMessages() {
+      return chat.locator('.msg.user').evaluateAll((els) => els.map((e) => e.firstChild?.textContent ?? ''));
     },
     async turnEnded(reason = 'endTurn') {
       await chat.locator(`.turn-ended[data-stop="${reason}"]`).last().waitFor();
@@ -321,7 +327,8 @@ function harness(page, ws, model, name) {
     async diffLenses(diff) {
       const lenses = diff.locator('.editor.modified .codelens-decoration');
       await lenses.first().waitFor();
-      return (await lenses.allInnerTexts()).flatMap((t) => t.split(' | ')).map((t) => t.replace(/\u00a0/g, ' ').trim());
+      // Lenses on one line are drawn as one decoration, separated by a bar.
+      return (await lenses.allInnerTexts()).flatMap((t) => t.replace(/\u00a0/g, ' ').split(/\s\|\s/)).map((t) => t.trim()).filter((t) => t !== '');
     },
     /** Clicks an action in the active editor's title bar. */
     async titleAction(label) {
@@ -421,7 +428,7 @@ test('the sidebar opens and a prompt streams the fake model answer into it', asy
     eq(await agent.locator('p').allInnerTexts(), ['Hello from the fake model.', 'That is all.'], 'paragraphs');
     eq(await agent.locator('pre code').innerText(), 'fn main() {}', 'the code block');
     eq(await agent.locator('strong').innerText(), 'all', 'bold text');
-    eq(await h.chat.locator('.msg.user').innerText(), 'say hello', 'the prompt in the transcript');
+    eq(await h.userMessages(), ['say hello'], 'the prompt in the transcript');
     eq(await h.chat.locator('#state').innerText(), 'idle', 'state after the turn');
     await h.shot('sidebar');
   });
@@ -457,7 +464,7 @@ async function proposeEdit(h) {
   return { before, diff };
 }
 
-// Verifies: VSC-3
+// Verifies: VSC-3, VSC-22
 test('an edit opens the diff editor and Accept lands it in the open, unsaved editor', async () => {
   await withEditor('accept', { 'a.txt': ORIGINAL.join('\n') + '\n' }, editScript, async (h) => {
     const { diff } = await proposeEdit(h);
@@ -465,7 +472,13 @@ test('an edit opens the diff editor and Accept lands it in the open, unsaved edi
     await untilEq('the proposal side', () => h.lines(diff.locator('.editor.modified')), withLines({ 2: 'LINE TWO', 18: 'LINE EIGHTEEN' }));
     await h.page.locator('.statusbar-item', { hasText: 'bravebot: waiting for you' }).waitFor();
     await h.diffLenses(diff);
+    // Accept and Reject are words in the title bar, not bare icons, and the lenses name the keys.
+    const actions = h.page.locator('.editor-group-container.active .editor-actions .action-item');
+    await actions.filter({ hasText: /^Accept$/ }).waitFor();
+    check(await actions.filter({ hasText: /^Reject$/ }).count() === 1, 'a Reject with its word in the title bar');
+    check((await h.diffLenses(diff)).includes('Ctrl+Shift+Enter accepts, Ctrl+Shift+Backspace rejects'), `the keys on a lens: ${await h.diffLenses(diff)}`);
     await h.shot('diff');
+    await h.page.locator('.editor-group-container.active .title').first().screenshot({ path: path.join(artifacts, 'accept-diff-title.png') });
     await h.titleAction('Accept');
     await h.turnEnded();
     await h.diffClosed();
@@ -479,11 +492,13 @@ test('an edit opens the diff editor and Accept lands it in the open, unsaved edi
   });
 });
 
-// Verifies: VSC-3
-test('Reject leaves the open editor untouched and tells the planner', async () => {
+// Verifies: VSC-3, VSC-22
+test('Reject (by its key in the proposal) leaves the open editor untouched and tells the planner', async () => {
   await withEditor('reject', { 'a.txt': ORIGINAL.join('\n') + '\n' }, editScript, async (h) => {
-    const { before } = await proposeEdit(h);
-    await h.titleAction('Reject');
+    const { before, diff } = await proposeEdit(h);
+    // The key, with the cursor in the proposal side.
+    await h.focus(diff.locator('.editor.modified'));
+    await h.page.keyboard.press('Control+Shift+Backspace');
     await h.turnEnded();
     await h.open('a.txt');
     await untilEq('a.txt after rejecting', () => h.lines(), before);
@@ -492,18 +507,23 @@ test('Reject leaves the open editor untouched and tells the planner', async () =
   });
 });
 
-// Verifies: VSC-4
+// Verifies: VSC-4, VSC-21
 test('code actions on the changed lines accept one hunk and reject the other', async () => {
   await withEditor('codeaction', { 'a.txt': ORIGINAL.join('\n') + '\n' }, editScript, async (h) => {
     await proposeEdit(h);
     await h.open('a.txt');
-    await h.endOfLine(2);
-    const accept = await h.quickFix('Accept this hunk (1 of 2)');
-    await h.shot('codeaction');
-    await accept.click();
-    await h.open('a.txt');
     await h.endOfLine(18);
-    await (await h.quickFix('Reject this hunk (2 of 2)')).click();
+    const reject = await h.quickFix('Reject this hunk (2 of 2)');
+    await h.shot('codeaction');
+    await reject.click();
+    // The verdict shows at once: the proposal side has line 18 back as it was.
+    await h.page.locator('.tab', { hasText: 'accept or reject' }).click();
+    const diff = await h.diff();
+    await untilEq('the proposal side after rejecting hunk 2', () => h.lines(diff.locator('.editor.modified')), withLines({ 2: 'LINE TWO' }));
+    await until('the lens to say hunk 2 is left out', async () => (await h.diffLenses(diff)).includes('hunk 2: left out (toggle)'));
+    await h.open('a.txt');
+    await h.endOfLine(2);
+    await (await h.quickFix('Accept this hunk (1 of 2)')).click();
     await h.turnEnded();
     await h.diffClosed();
     await h.open('a.txt');
@@ -511,15 +531,17 @@ test('code actions on the changed lines accept one hunk and reject the other', a
   });
 });
 
-// Verifies: VSC-4
+// Verifies: VSC-4, VSC-21
 test('a hunk left out through its CodeLens does not land when the rest is accepted', async () => {
   await withEditor('codelens', { 'a.txt': ORIGINAL.join('\n') + '\n' }, editScript, async (h) => {
     const { diff } = await proposeEdit(h);
-    await until('both hunk lenses', async () => (await h.diffLenses(diff)).length === 3);
-    eq(await h.diffLenses(diff), ['bravebot: 2 of 2 hunks kept (21 lines after accepting)', 'hunk 1: kept (toggle)', 'hunk 2: kept (toggle)'], 'lenses');
+    await until('both hunk lenses', async () => (await h.diffLenses(diff)).length === 4);
+    eq(await h.diffLenses(diff), ['bravebot: 2 of 2 hunks kept (21 lines after accepting)', 'Ctrl+Shift+Enter accepts, Ctrl+Shift+Backspace rejects', 'hunk 1: kept (toggle)', 'hunk 2: kept (toggle)'], 'lenses');
     await diff.locator('.editor.modified .codelens-decoration a', { hasText: 'hunk 2: kept (toggle)' }).click();
     await until('the lens to say hunk 2 is left out', async () => (await h.diffLenses(diff)).includes('hunk 2: left out (toggle)'));
     await untilEq('the summary lens', async () => (await h.diffLenses(diff))[0], 'bravebot: 1 of 2 hunks kept (21 lines after accepting)');
+    // The hunk left out shows as unchanged: the proposal side has line 18 as it was.
+    await untilEq('the proposal side with hunk 2 left out', () => h.lines(diff.locator('.editor.modified')), withLines({ 2: 'LINE TWO' }));
     await h.shot('codelens');
     await h.titleAction('Accept');
     await h.turnEnded();
@@ -723,10 +745,13 @@ test('the mode picked in the chat reaches the session, as Show Status reports', 
   });
 });
 
-/** Types `text` into the open quick input and presses Enter, once the input shows it. */
-async function typeIntoQuickInput(h, text) {
+/**
+ * Waits for the quick input titled `title` (a command palette still closing is not it), types
+ * `text` into it and presses Enter in it, once the input shows the text.
+ */
+async function typeIntoQuickInput(h, text, title) {
+  await quickInputTitled(h, title);
   const input = h.page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible' });
   // A file dialog fills in its own starting folder a moment after it opens: type again until
   // the text stays.
   await until('the quick input to hold the text', async () => {
@@ -734,11 +759,20 @@ async function typeIntoQuickInput(h, text) {
     await input.fill(text);
     return false;
   });
-  await h.page.keyboard.press('Enter');
+  // Pressed on the input itself: the keyboard focus may be elsewhere (a walkthrough).
+  await input.press('Enter');
 }
 
-/** Picks the row of the open quick pick that shows `row`. */
-async function pickRow(h, row) {
+/** Waits until the quick input on screen is the one titled `title`. */
+async function quickInputTitled(h, title) {
+  const widget = h.page.locator('.quick-input-widget');
+  await until(`the quick input "${title}"`, async () =>
+    (await widget.isVisible()) && (await widget.locator('.quick-input-title').innerText().catch(() => '')).includes(title));
+}
+
+/** Picks the row that shows `row` in the quick pick titled `title`. */
+async function pickRow(h, row, title) {
+  await quickInputTitled(h, title);
   const r = h.page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: row }).first();
   await r.waitFor();
   await r.click();
@@ -856,7 +890,7 @@ test('markdown renders lists, a table, a link and highlighted code with Copy and
     check(await agent.locator('pre code .hljs-keyword').count() > 0, 'the code is highlighted');
     await h.shot('markdown');
     // The prompt went with the open file's name, as words of the person's, not as a vouch.
-    const sent = JSON.stringify(h.model.requests().find((r) => r.role === 'planner').body.messages);
+    const sent = JSON.stringify((await until('the planner request to be recorded', () => h.model.requests().find((r) => r.role === 'planner'))).body.messages);
     check(sent.includes('(The file open in my editor: a.txt.)'), `the prompt names the open file: ${sent}`);
     eq(await h.chat.locator('.msg.user .context').innerText(), 'with a.txt', 'the context under the message');
     await agent.locator('.code-block button', { hasText: 'Insert' }).click();
@@ -868,6 +902,333 @@ test('markdown renders lists, a table, a link and highlighted code with Copy and
     await h.command('bravebot: Add Selection to Chat');
     await untilEq('the prompt box after Add Selection', () => h.chat.locator('#input').inputValue(), 'a.txt (line 1):\n```\nfirst\n```\n');
     check((await h.chat.locator('#context-label').innerText()).includes('a.txt, line 1 selected'), 'the chip names the selection');
+  });
+});
+
+// Verifies: VSC-12, VSC-13
+test('with no bravebot program the view welcomes the person, and the walkthrough finds it, chooses the model, sets the key and checks it before Retry sends the first prompt', async () => {
+  const script = { planner: [{ text: 'Hello, set up and answering.' }] };
+  // No endpoint chosen yet (an undefined value leaves the key out of the settings file).
+  const machine = { 'bravebot.serverPath': '/nonexistent/bravebot', 'bravebot.model.baseUrl': undefined, 'bravebot.model.api': undefined };
+  await withEditor('setup', {}, script, async (h) => {
+    await h.openChat();
+    const welcome = h.page.locator('.welcome-view-content', { hasText: 'could not find its program' });
+    await welcome.waitFor();
+    check(await welcome.locator('a, .monaco-button', { hasText: 'Locate the bravebot program' }).count() > 0, 'the welcome offers to locate the program');
+    await h.shot('welcome');
+    // A prompt without the program says so in the chat, naming the setting, instead of "spawn ENOENT".
+    await h.prompt('hello');
+    const error = h.chat.locator('.card.error');
+    await error.waitFor();
+    const said = await error.innerText();
+    check(said.includes('"/nonexistent/bravebot" was not found') && said.includes('bravebot.serverPath'), `the error names the program and the setting: ${said}`);
+    check(!said.includes('ENOENT'), `no ENOENT on screen: ${said}`);
+    eq(await error.locator('button').allInnerTexts(), ['Retry', 'Locate bravebot'], 'the error buttons');
+    await h.shot('error-no-program');
+    await h.command('bravebot: Get Started');
+    const walkthrough = h.page.locator('.gettingStartedContainer', { hasText: 'Get started with bravebot' });
+    await walkthrough.waitFor();
+    await walkthrough.locator('.getting-started-step', { hasText: 'Find the bravebot program' }).first().waitFor();
+    await h.shot('walkthrough');
+    // 1. The program, chosen in VS Code's file dialog (code-server's is a quick input with a path).
+    await h.command('bravebot: Locate the bravebot Program');
+    await typeIntoQuickInput(h, need.bravebot, 'where is the bravebot program');
+    // The welcome goes once the extension reads the new bravebot.serverPath.
+    await until('the welcome to go once the program is found', async () => {
+      if (!(await welcome.isVisible())) return true;
+      // The dialog's own OK button accepts the path typed in (Enter may first complete it).
+      const ok = h.page.locator('.quick-input-widget .monaco-button', { hasText: 'Use this program' });
+      if (await ok.isVisible()) await ok.click({ timeout: 5000 }).catch(() => undefined);
+      return false;
+    });
+    const quickInput = h.page.locator('.quick-input-widget');
+    await quickInput.waitFor({ state: 'hidden' });
+    // 2. The key, from VS Code's password box into SecretStorage.
+    await h.command('bravebot: Set API Key');
+    await typeIntoQuickInput(h, 'sk-e2e-secret', 'model API key');
+    await until('the key box to take the key and close', async () => {
+      if (!(await quickInput.isVisible())) return true;
+      // An Enter that came while the box was still settling is pressed again.
+      const input = h.page.locator('.quick-input-widget input');
+      if ((await input.inputValue().catch(() => '')) === 'sk-e2e-secret') await input.press('Enter', { timeout: 5000 }).catch(() => undefined);
+      return false;
+    });
+    // 3. The endpoint, then a model from the list the endpoint gives.
+    await h.command('bravebot: Choose Model Endpoint and Model');
+    await pickRow(h, 'Another OpenAI-compatible endpoint', 'model endpoint (1 of 2)');
+    await typeIntoQuickInput(h, h.model.url, 'base URL of the endpoint');
+    const listed = h.page.locator('.quick-input-widget .quick-input-list .monaco-list-row');
+    await listed.filter({ hasText: 'fake-model-small' }).waitFor();
+    eq(await listed.allInnerTexts().then((t) => t.map((x) => x.trim())), ['fake-model', 'fake-model-small'], 'the models the endpoint lists');
+    await h.shot('model-picker');
+    await pickRow(h, 'fake-model-small', 'model (2 of 2)');
+    await h.page.locator('.notifications-toasts', { hasText: `fake-model-small at ${h.model.url}` }).waitFor();
+    // 4. The check that the model answers, as a read-only view.
+    await h.command('bravebot: Check That the Model Answers');
+    await h.page.locator('.tab.active', { hasText: 'bravebot setup check' }).waitFor();
+    let text = '';
+    try {
+      await until('the check to say the model answers', async () => {
+        text = (await h.lines()).join('\n');
+        return text.includes('model answers: yes') && text.includes('credential: set');
+      });
+    } catch (err) {
+      throw new Failure(`${err.message}; it shows:\n${text}`);
+    }
+    check(!text.includes('sk-e2e-secret'), 'the check shows no key');
+    await h.shot('setup-check');
+    // 5. Retry sends the first prompt again, and now it is answered.
+    await h.openChat();
+    await error.locator('button', { hasText: 'Retry' }).click();
+    await h.turnEnded();
+    eq(await h.chat.locator('.msg.agent').innerText(), 'Hello, set up and answering.', 'the answer');
+    // The fake model records what it was sent a moment after answering: wait for the record.
+    const planner = await until('the planner request to be recorded', () => {
+      const p = h.model.requests().filter((r) => r.role === 'planner');
+      return p.length > 0 && p;
+    });
+    eq(planner.map((r) => r.body.model), ['fake-model-small'], 'the model the planner request named');
+    eq(planner[0].headers.find(([k]) => k === 'authorization')?.[1], 'Bearer sk-e2e-secret', 'the key from SecretStorage, in the request');
+    await h.shot('first-prompt');
+  }, { machine });
+});
+
+
+// Verifies: VSC-13
+test('an endpoint error ends the turn in the chat with the reason and a Retry, and is logged', async () => {
+  const script = { planner: [{ error: 500, message: 'the model fell over' }, { text: 'second time lucky' }] };
+  await withEditor('error', {}, script, async (h) => {
+    await h.openChat();
+    await h.prompt('try once');
+    await h.turnEnded('error');
+    const error = h.chat.locator('.card.error');
+    await error.waitFor();
+    const said = await error.innerText();
+    check(said.includes('answered 500') && said.includes('the model fell over') && said.includes('Retry'), `the reason and Retry are in the chat: ${said}`);
+    check(/^idle$/.test(await h.chat.locator('#state').innerText()), 'idle after the error');
+    check(await h.chat.locator('#cancel').isDisabled(), 'Cancel is disabled when idle');
+    await h.shot('error');
+    await error.locator('button', { hasText: 'Retry' }).click();
+    await h.chat.locator('.msg.agent', { hasText: 'second time lucky' }).waitFor();
+    eq(await h.userMessages(), ['try once', 'try once'], 'the prompt, sent again');
+    await h.command('bravebot: Show Log');
+    await h.page.locator('.output-view .view-line', { hasText: 'error (prompt)' }).first().waitFor();
+    const logged = (await h.page.locator('.output-view .view-lines').innerText()).replace(/\u00a0/g, ' ');
+    check(/^\d{4}-\d\d-\d\dT[\d:.]+Z error \(prompt\): model endpoint answered 500: the model fell over$/m.test(logged), `the error is in the output channel with its time: ${logged}`);
+  });
+});
+
+
+// Verifies: VSC-15
+test('after a window reload the old transcript is cleared and the chat says a new session began', async () => {
+  await withEditor('reload', {}, { planner: [{ text: 'before the reload' }, { text: 'after the reload' }] }, async (h) => {
+    await h.openChat();
+    await h.prompt('first');
+    await h.turnEnded();
+    // Developer: Reload Window, as a person reloads: the view's state is saved on the way out.
+    await h.command('Developer: Reload Window');
+    await h.page.waitForEvent('load');
+    await h.page.locator('.monaco-workbench').waitFor();
+    await h.openChat();
+    await h.chat.locator('#input').waitFor();
+    await h.chat.locator('.notice', { hasText: 'A new session began' }).waitFor();
+    eq(await h.chat.locator('.msg').count(), 0, 'messages left from before the reload');
+    await h.shot('reloaded');
+    await h.prompt('second');
+    await h.turnEnded();
+    eq(await h.chat.locator('.msg.agent').innerText(), 'after the reload', 'the new session answers');
+  });
+});
+
+
+// Verifies: VSC-19
+test('an accepted edit to a buffer without unsaved changes is saved, and a run card names the files still unsaved', async () => {
+  const script = {
+    planner: [
+      { tool: 'edit_file', id: 'call_edit', args: { path: 'a.txt', old_text: 'line 2\nline 3\n', new_text: 'LINE TWO\nline 3\n', why: 'shout' } },
+      { text: 'edited' },
+      { tool: 'run', id: 'call_run', args: { command: "sh -c 'wc -l b.txt'", why: 'count' } },
+      { text: 'counted' },
+    ],
+  };
+  await withEditor('saved', { 'a.txt': ORIGINAL.join('\n') + '\n', 'b.txt': 'one\n' }, script, async (h) => {
+    await h.open('a.txt');
+    await h.openChat();
+    await h.prompt('shout line 2 of @a.txt');
+    await h.diff();
+    await h.titleAction('Accept');
+    await h.turnEnded();
+    await untilEq('a.txt on disk after accepting', () => fs.readFileSync(h.file('a.txt'), 'utf8'), ORIGINAL.join('\n').replace('line 2\n', 'LINE TWO\n') + '\n');
+    await h.open('a.txt');
+    await until('a.txt to be saved', async () => !(await h.tabDirty('a.txt')));
+    // b.txt gets an unsaved change of the person's: the run card names it, and it is not saved unasked.
+    await h.open('b.txt');
+    await h.focus();
+    await h.page.keyboard.press('Control+End');
+    await h.page.keyboard.type('two');
+    await until('b.txt to be dirty', () => h.tabDirty('b.txt'));
+    await h.openChat();
+    await h.prompt('count the lines of b.txt');
+    const card = h.chat.locator('.card.question[data-kind="run"]');
+    await card.waitFor();
+    const note = card.locator('.unsaved');
+    check((await note.innerText()).includes('b.txt'), `the card names b.txt: ${await note.innerText()}`);
+    eq(fs.readFileSync(h.file('b.txt'), 'utf8'), 'one\n', 'b.txt on disk before Save them first');
+    await h.shot('run-unsaved');
+    await note.locator('button', { hasText: 'Save them first' }).click();
+    await untilEq('the unsaved note after saving', () => note.count(), 0);
+    eq(fs.readFileSync(h.file('b.txt'), 'utf8'), 'one\ntwo', 'b.txt on disk after Save them first');
+    await card.locator('button', { hasText: "Don't run it" }).click();
+    await h.turnEnded();
+  });
+});
+
+
+// Verifies: VSC-15, VSC-23
+test('New while a turn runs asks first; the last message offers Retry, which sends it again, and Edit, which puts it back in the prompt box', async () => {
+  const script = {
+    planner: [
+      { tool: 'run', id: 'call_run', args: { command: "sh -c 'echo hi'", why: 'say hi' } },
+      { text: 'first answer' },
+      { text: 'second answer' },
+    ],
+  };
+  await withEditor('history', {}, script, async (h) => {
+    await h.openChat();
+    await h.prompt('run something');
+    const card = h.chat.locator('.card.question[data-kind="run"]');
+    await card.waitFor();
+    // New does not drop the running turn silently: it asks, and keeping the turn keeps the card.
+    const dialog = h.page.locator('.monaco-dialog-box');
+    await h.chat.locator('#new').click();
+    await dialog.filter({ hasText: 'still working on a turn' }).waitFor();
+    await h.shot('new-asks');
+    await dialog.locator('.monaco-button', { hasText: /^Cancel$/ }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    eq(await card.count(), 1, 'the run card after keeping the turn');
+    check(!(await h.chat.locator('.msg.user .msg-actions').isVisible()), 'no Retry or Edit while the turn runs');
+    await h.chat.locator('#new').click();
+    await dialog.locator('.monaco-button', { hasText: 'Cancel the turn and start anew' }).click();
+    await h.chat.locator('.notice', { hasText: 'A new session began.' }).waitFor();
+    await untilEq('question cards after New', () => h.chat.locator('.card.question').count(), 0);
+    // The new session's first message, then Retry on it.
+    await h.prompt('hello there');
+    await h.chat.locator('.msg.agent', { hasText: 'first answer' }).waitFor();
+    await h.turnEnded();
+    const last = h.chat.locator('.msg.user').last();
+    await last.locator('button', { hasText: 'Retry' }).click();
+    await h.chat.locator('.msg.agent', { hasText: 'second answer' }).waitFor();
+    eq(await h.userMessages(), ['hello there', 'hello there'], 'the messages after Retry');
+    // The fake model records what it was sent a moment after answering: wait for the record.
+    const planner = () => h.model.requests().filter((r) => r.role === 'planner').map((r) => JSON.stringify(r.body.messages));
+    await untilEq('planner requests recorded', () => planner().length, 3);
+    check(planner()[2].split('hello there').length - 1 === 2, 'the retried message went to the model again, after the first');
+    // Only the last message offers them; Edit puts its words back in the prompt box.
+    await untilEq('messages offering Retry', () => h.chat.locator('.msg.user .msg-actions').count(), 1);
+    await h.chat.locator('.msg.user').last().locator('button', { hasText: 'Edit' }).click();
+    await untilEq('the prompt box after Edit', () => h.chat.locator('#input').inputValue(), 'hello there');
+    await h.shot('retry-edit');
+  });
+});
+
+// Verifies: VSC-24
+test('@ in the prompt box offers the workspace files, and the completed mention goes with the prompt as a file the person named', async () => {
+  const files = { 'src/app.py': 'print(1)\n', 'src/main.py': 'print(2)\n', 'docs/notes.md': 'notes\n' };
+  await withEditor('mention', files, { planner: [{ text: 'ok' }] }, async (h) => {
+    await h.openChat();
+    const input = h.chat.locator('#input');
+    await input.click();
+    await h.page.keyboard.type('explain @ap');
+    const list = h.chat.locator('#mentions');
+    await untilEq('the files offered for @ap', () => list.locator('li').allInnerTexts(), ['src/app.py']);
+    await h.shot('mention-list');
+    await h.page.keyboard.press('Enter');
+    await untilEq('the prompt box after completing', () => input.inputValue(), 'explain @src/app.py ');
+    check(await list.isHidden(), 'the list closes once the mention is completed');
+    // Up and Down walk the list while it is open; Escape closes it and leaves the words.
+    await h.page.keyboard.type('and @');
+    await until('several files offered for @', async () => (await list.locator('li').count()) === 3);
+    await h.page.keyboard.press('Escape');
+    await until('the list to close on Escape', () => list.isHidden());
+    await h.page.keyboard.type('src/main.py');
+    await h.page.keyboard.press('Control+Enter');
+    await h.turnEnded();
+    // Both mentions went as files: the person named them, so they are trusted for the session.
+    await h.command('bravebot: Show Status');
+    await h.page.locator('.tab.active', { hasText: 'bravebot status' }).waitFor();
+    await h.editor().locator('.view-lines').waitFor();
+    // The trust rules are near the end of the status: the editor draws only the lines in sight.
+    await h.focus();
+    await h.page.keyboard.press('Control+End');
+    let text = '';
+    try {
+      await until('the status to list the named files as trusted', async () => {
+        text = (await h.lines()).join('\n');
+        return text.includes('src/app.py') && text.includes('src/main.py');
+      });
+    } catch (err) {
+      throw new Failure(`${err.message}; it shows:\n${text}`);
+    }
+    check(!text.includes('notes.md'), 'a file not named is not trusted');
+  });
+});
+
+// Verifies: VSC-25
+test('a reply that edits several files lists each in Changes This Turn with where it stands, and a waiting one opens its diff', async () => {
+  const script = {
+    planner: [
+      { tool: 'edit_file', id: 'call_a', args: { path: 'a.txt', old_text: 'alpha\n', new_text: 'ALPHA\n', why: 'shout a' } },
+      { tool: 'edit_file', id: 'call_b', args: { path: 'b.txt', old_text: 'beta\n', new_text: 'BETA\n', why: 'shout b' } },
+      { text: 'both proposed' },
+    ],
+  };
+  await withEditor('review', { 'a.txt': 'alpha\n', 'b.txt': 'beta\n' }, script, async (h) => {
+    await h.openChat();
+    await h.prompt('shout @a.txt and @b.txt');
+    const rows = h.page.locator('.pane').filter({ has: h.page.locator('.pane-header', { hasText: /changes this turn/i }) }).locator('.monaco-list-row');
+    const listed = async () => rows.evaluateAll((els) => els.map((el) =>
+      `${el.querySelector('.label-name')?.textContent ?? ''} · ${el.querySelector('.label-description')?.textContent ?? ''}`));
+    await untilEq('the list with a.txt waiting', listed, ['a.txt · waiting for you']);
+    await h.diff();
+    await h.titleAction('Accept');
+    await untilEq('the list after accepting a.txt', listed, ['a.txt · accepted', 'b.txt · waiting for you']);
+    // The waiting one opens its diff again from the list, after the person went elsewhere.
+    await h.diff();
+    await h.open('a.txt');
+    await rows.filter({ hasText: 'b.txt' }).click();
+    const diff = await h.diff();
+    await untilEq('the diff the list opened', async () => (await h.lines(diff.locator('.editor.modified')))[0], 'BETA');
+    await h.shot('review');
+    await h.titleAction('Reject');
+    await h.turnEnded();
+    await untilEq('the list once the turn ended', listed, ['a.txt · accepted', 'b.txt · rejected']);
+  });
+});
+
+// Verifies: VSC-26
+test('Show Audit Trail is a read-only view grouped by turn, each headed by its time and words', async () => {
+  const script = { planner: [{ tool: 'read_file', id: 'call_read', args: { path: 'a.txt', why: 'look' } }, { text: 'read it' }, { text: 'nothing to do' }] };
+  await withEditor('audit', { 'a.txt': 'alpha\n' }, script, async (h) => {
+    await h.openChat();
+    await h.prompt('look at @a.txt');
+    await h.turnEnded();
+    await h.prompt('and now?');
+    await untilEq('turns ended', () => h.chat.locator('.turn-ended').count(), 2);
+    await h.command('bravebot: Show Audit Trail');
+    await h.page.locator('.tab.active', { hasText: 'bravebot audit trail' }).waitFor();
+    let text = '';
+    try {
+      await until('the audit grouped by turn', async () => {
+        text = (await h.lines()).join('\n');
+        return /## Turn 1 · \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC · “look at @a\.txt/.test(text) && /## Turn 2 · .* · “and now\?/.test(text);
+      });
+    } catch (err) {
+      throw new Failure(`${err.message}; it shows:\n${text}`);
+    }
+    const turn1 = text.slice(text.indexOf('## Turn 1'), text.indexOf('## Turn 2'));
+    check(/a\.txt/.test(turn1) && /^- /m.test(turn1), `turn 1 holds its gate decisions about a.txt: ${turn1}`);
+    check(!(await h.page.locator('.tab.active').getAttribute('class')).split(/\s+/).includes('dirty'), 'the audit view is not a dirty document');
+    await h.shot('audit');
   });
 });
 

@@ -5,6 +5,7 @@ import type { Ctx } from './ctx';
 import { secretKey } from './config';
 import { methods, modes, type AuditResult, type Mode, type StatusResult } from './protocol';
 import { checkSetup, chooseModel, getStarted, locateServer } from './setup';
+import { auditMarkdown } from './auditView';
 
 export type Command = (ctx: Ctx, ...args: any[]) => unknown;
 
@@ -46,7 +47,10 @@ export const commands: Record<string, Command> = {
 
   'bravebot.showStatus': async (ctx) => showJson(ctx, 'bravebot status', await ctx.request<StatusResult>(methods.sessionStatus, {})),
 
-  'bravebot.showAudit': async (ctx) => showJson(ctx, 'bravebot audit trail', (await ctx.request<AuditResult>(methods.sessionAudit, {})).records),
+  'bravebot.showAudit': async (ctx) => {
+    const { records } = await ctx.request<AuditResult>(methods.sessionAudit, {});
+    await ctx.showInfo('bravebot audit trail', auditMarkdown(records, ctx.turns, new Date()));
+  },
 
   'bravebot.addSelection': async (ctx) => {
     const e = vscode.window.activeTextEditor;
@@ -83,6 +87,14 @@ export const commands: Record<string, Command> = {
   'bravebot.acceptProposal': (ctx, uri?: vscode.Uri) => ctx.questions.answerProposal(true, uri),
 
   'bravebot.rejectProposal': (ctx, uri?: vscode.Uri) => ctx.questions.answerProposal(false, uri),
+
+  // The keys' own commands: a title-bar item with a keybinding is drawn with the key under its
+  // word, cut off by the tab bar, so the words and the keys are separate commands.
+  'bravebot.acceptProposalByKey': (ctx) => ctx.questions.answerProposal(true),
+
+  'bravebot.rejectProposalByKey': (ctx) => ctx.questions.answerProposal(false),
+
+  'bravebot.reviewProposal': (ctx, questionId: string) => ctx.questions.review.show(questionId),
 
   'bravebot.toggleHunk': (ctx, questionId: string, index: number) => ctx.questions.toggleHunk(questionId, index),
 };

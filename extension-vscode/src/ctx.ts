@@ -5,7 +5,9 @@ import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import { createClient } from './client';
 import { Config, secretKey } from './config';
+import type { TurnMark } from './auditView';
 import {
+  type AuditResult,
   methods,
   type Mode,
   type PromptResult,
@@ -139,6 +141,7 @@ export class Ctx implements vscode.Disposable {
     const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     const r = await client.sendRequest<{ sessionId: string }>(methods.sessionNew, cwd ? { cwd } : {});
     this.sessionId = r.sessionId;
+    this.turns = [];
     if (this.mode !== 'ask') await client.sendRequest(methods.sessionSetMode, { sessionId: r.sessionId, mode: this.mode });
     return r.sessionId;
   }
@@ -162,9 +165,15 @@ export class Ctx implements vscode.Disposable {
     await this.session();
   }
 
+  /** The prompts of this session, for the audit view's turns (see auditView.ts). */
+  turns: TurnMark[] = [];
+
   async prompt(text: string, files: string[]): Promise<PromptResult> {
     const sessionId = await this.session();
     const client = await this.ensureClient();
+    // How many gate decisions came before this turn: the audit view groups the rest under it.
+    const before = await client.sendRequest<AuditResult>(methods.sessionAudit, { sessionId });
+    if (this.sessionId === sessionId) this.turns.push({ at: new Date(), text, recordsBefore: before.records.length });
     this.setState('thinking');
     try {
       return await client.sendRequest<PromptResult>(methods.sessionPrompt, { sessionId, text, files });

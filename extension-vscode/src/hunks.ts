@@ -34,6 +34,20 @@ export function applyHunks(original: string, proposed: string, hunks: HunkRange[
   return out.join('');
 }
 
+/**
+ * Where each hunk starts in the preview (`applyHunks` with `accepted`): 0-based lines. A hunk left
+ * out shows its original lines there, so the lines after it shift by what it no longer changes.
+ */
+export function previewStarts(hunks: HunkRange[], accepted: Iterable<number>): number[] {
+  const keep = new Set(accepted);
+  let shift = 0;
+  return hunks.map((h, i) => {
+    const at = h.oldStart + shift;
+    shift += (keep.has(i) ? h.newLines : h.oldLines) - h.oldLines;
+    return at;
+  });
+}
+
 /** The person's per-hunk choices; every hunk starts accepted. */
 export class HunkSelection {
   private readonly accepted: boolean[];

@@ -8,6 +8,7 @@ import { allowedCommands, contextLabel, withContext, type EditorContext, type Fr
 import type { Mode } from './protocol';
 import { explainError } from './explain';
 import { refreshSetup } from './setup';
+import { rankMentions } from './webview/mentionComplete';
 
 let ctx: Ctx | undefined;
 
@@ -52,12 +53,20 @@ async function onChatMessage(c: Ctx, m: FromWebview): Promise<void> {
   switch (m.type) {
     case 'prompt':
     case 'retry':
-      c.chat.post({ type: 'user', text: m.text, context: m.context ? contextLabel(m.context) : undefined });
+      c.chat.post({ type: 'user', text: m.text, context: m.context ? contextLabel(m.context) : undefined, sent: { text: m.text, files: m.files, context: m.context } });
       return runPrompt(c, m.text, m.files, m.context);
     case 'saveAll': {
       await vscode.workspace.saveAll(false);
       const files = vscode.workspace.textDocuments.filter((d) => d.isDirty && d.uri.scheme === 'file').map((d) => vscode.workspace.asRelativePath(d.uri));
       c.chat.post({ type: 'unsaved', questionId: m.questionId, files });
+      return;
+    }
+    case 'complete': {
+      // Workspace files only (files.exclude applies, and build and dependency folders are left
+      // out); the page ranks them.
+      const found = await vscode.workspace.findFiles('**/*', '**/{node_modules,.git,target,dist,out}/**', 5000);
+      const paths = rankMentions(found.map((u) => vscode.workspace.asRelativePath(u, false)), m.query, 10);
+      c.chat.post({ type: 'completions', seq: m.seq, paths });
       return;
     }
     case 'copy':
@@ -94,6 +103,8 @@ async function onChatMessage(c: Ctx, m: FromWebview): Promise<void> {
 /** Sends a prompt; a turn that fails says why in the chat where it ended, with a Retry. */
 async function runPrompt(c: Ctx, text: string, files: string[], context?: EditorContext): Promise<void> {
   let message: string | undefined;
+  // The list of changes is the turn's: a new prompt starts it anew.
+  c.questions.review.clear();
   try {
     const r = await c.prompt(withContext(text, context), files);
     if (r.stopReason === 'error') message = r.error?.message ?? 'the turn failed without a reason';

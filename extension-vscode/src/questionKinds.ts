@@ -55,10 +55,11 @@ export function select(p: RequestPermissionParams, optionId: string | undefined,
 }
 
 /**
- * The answer to an edit or write question: `editedText` only when the person changed the proposal,
+ * The answer to an edit or write question: `editedText` only when the person changed the proposal
+ * side from what it showed (`shown`),
  * `acceptedHunks` only when some hunks were left out; nothing kept refuses.
  */
-export function diffAnswer(p: RequestPermissionParams, approve: boolean, proposalText: string | undefined, acceptedHunks: number[] | undefined): Outcome {
+export function diffAnswer(p: RequestPermissionParams, approve: boolean, proposalText: string | undefined, acceptedHunks: number[] | undefined, shown: string = p.subject.proposed ?? ''): Outcome {
   if (!approve) {
     const r = rejectingOption(p);
     return r ? select(p, r.optionId) : cancelled;
@@ -66,7 +67,9 @@ export function diffAnswer(p: RequestPermissionParams, approve: boolean, proposa
   const a = approvingOption(p);
   if (!a) return cancelled;
   if (acceptedHunks !== undefined && acceptedHunks.length === 0) return cancelled;
-  const edited = proposalText !== undefined && proposalText !== (p.subject.proposed ?? '') ? proposalText : undefined;
+  // `shown` is what the proposal side held before the person typed: the proposal with the hunks
+  // left out put back as they were.
+  const edited = proposalText !== undefined && proposalText !== shown ? proposalText : undefined;
   // An edited proposal lands whole, so hunk choices no longer apply to it.
   return select(p, a.optionId, edited !== undefined ? { editedText: edited } : { acceptedHunks });
 }
@@ -90,4 +93,15 @@ export function describe(p: RequestPermissionParams): string[] {
   if (s.verdict) lines.push(`verdict: ${s.verdict}`);
   if (s.origin) lines.push(`from: ${s.origin}`);
   return lines;
+}
+
+/** Where an answered edit or write stands, in words, for the list of the turn's changes. */
+export function reviewState(p: RequestPermissionParams, o: Outcome): string {
+  if (o.outcome !== 'selected') return 'not answered (refused)';
+  const option = p.options.find((x) => x.optionId === o.optionId);
+  if (!option || !isApproving(option)) return 'rejected';
+  if (o.editedText !== undefined) return 'accepted, your version';
+  const total = p.subject.hunks?.length ?? 0;
+  if (o.acceptedHunks !== undefined) return `accepted ${o.acceptedHunks.length} of ${total} hunks`;
+  return 'accepted';
 }

@@ -5,9 +5,10 @@
 
 import * as vscode from 'vscode';
 import type { Ctx } from './ctx';
-import { HunkSelection, applyHunks } from './hunks';
+import { HunkSelection, applyHunks, previewStarts } from './hunks';
 import type { AnswerArguments, AnswerResult, Outcome, RequestPermissionParams } from './protocol';
 import { approvingOption, cancelled, describe, diffAnswer, isApproving, presentationOf, select } from './questionKinds';
+import { Review } from './review';
 
 export const proposalScheme = 'bravebot-proposal';
 export const originalScheme = 'bravebot-original';
@@ -17,6 +18,8 @@ interface Pending {
   resolve: (o: Outcome) => void;
   hunks?: HunkSelection;
   proposalUri?: vscode.Uri;
+  /** What the proposal side shows: the proposal with the hunks left out put back as they were. */
+  shown?: string;
   /** The open document the proposal would change, when it had no unsaved changes when asked. */
   cleanTarget?: vscode.TextDocument;
 }
@@ -65,9 +68,12 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
   private readonly lensChanged = new vscode.EventEmitter<void>();
   readonly onDidChangeCodeLenses = this.lensChanged.event;
   private readonly disposables: vscode.Disposable[] = [];
+  /** Every file the turn proposed to change, and where its question stands. */
+  readonly review = new Review((id) => this.reopen(id));
 
   constructor(private readonly ctx: Ctx) {
     this.disposables.push(
+      this.review,
       vscode.workspace.registerFileSystemProvider(proposalScheme, this.fs, { isCaseSensitive: true }),
       vscode.workspace.registerTextDocumentContentProvider(originalScheme, {
         provideTextDocumentContent: (uri) => this.originals.get(uri.path) ?? '',
@@ -118,6 +124,7 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     if (!p) return;
     this.pendingById.delete(questionId);
     p.resolve(outcome);
+    if (presentationOf(p.params.kind) === 'diff') this.review.answered(p.params, outcome);
     this.ctx.chat.post({ type: 'questionDone', questionId });
     const option = outcome.outcome === 'selected' ? p.params.options.find((o) => o.optionId === outcome.optionId) : undefined;
     // An accepted edit to a buffer with no unsaved changes of the person's is saved once it lands,
@@ -141,7 +148,10 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     if (a.optionId === undefined && a.hunk !== undefined) {
       p.hunks?.set(a.hunk, a.verdict === 'accept');
       this.lensChanged.fire();
-      if (result?.reason) return;
+      if (result?.reason) {
+        void this.showKept(p);
+        return;
+      }
       const approve = approvingOption(p.params);
       this.finish(a.questionId, p.hunks?.none() || !approve ? cancelled : select(p.params, approve.optionId, { acceptedHunks: p.hunks?.acceptedHunks() }));
       return;
@@ -177,6 +187,7 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
   }
 
   private async showDiff(p: Pending): Promise<void> {
+    this.review.asked(p.params);
     const s = p.params.subject;
     const target = s.uri ? vscode.workspace.textDocuments.find((d) => d.uri.toString() === vscode.Uri.parse(s.uri as string).toString()) : undefined;
     if (target && !target.isDirty) p.cleanTarget = target;
@@ -184,18 +195,31 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     const id = encodeURIComponent(p.params.questionId);
     p.proposalUri = vscode.Uri.from({ scheme: proposalScheme, path: `/${id}/${name}` });
     p.hunks = new HunkSelection(s.hunks?.length ?? 0);
-    this.fs.set(p.proposalUri, s.proposed ?? '');
+    p.shown = s.proposed ?? '';
+    this.fs.set(p.proposalUri, p.shown);
     this.originals.set(`/${id}/${name}`, s.original ?? '');
-    const originalUri = vscode.Uri.from({ scheme: originalScheme, path: `/${id}/${name}` });
+    await this.openDiff(p);
+  }
+
+  private async openDiff(p: Pending): Promise<void> {
+    if (!p.proposalUri) return;
+    const originalUri = p.proposalUri.with({ scheme: originalScheme });
     const title = `${p.params.title || p.params.kind} (bravebot: accept or reject in the title bar)`;
     await vscode.commands.executeCommand('vscode.diff', originalUri, p.proposalUri, title, { preview: false });
     this.lensChanged.fire();
   }
 
+  /** Shows a waiting proposal's diff again (from the list of the turn's changes). */
+  async reopen(questionId: string): Promise<void> {
+    const p = this.pendingById.get(questionId);
+    if (p) await this.openDiff(p);
+  }
+
   /** Accept or Reject from the editor title of a proposal. */
   async answerProposal(approve: boolean, uri?: vscode.Uri): Promise<void> {
     const target = uri ?? vscode.window.activeTextEditor?.document.uri;
-    const id = target && target.scheme === proposalScheme ? questionIdOf(target) : undefined;
+    // Either side of the diff: the keybindings work with the cursor in the original too.
+    const id = target && (target.scheme === proposalScheme || target.scheme === originalScheme) ? questionIdOf(target) : undefined;
     const p = id ? this.pendingById.get(id) : undefined;
     if (!p || !p.proposalUri) {
       void vscode.window.showInformationMessage('bravebot: no pending proposal in this editor');
@@ -205,12 +229,38 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     const text = doc?.getText();
     // Saving into the in-memory proposal keeps the closing diff from asking to save it.
     if (doc?.isDirty) await doc.save();
-    this.finish(p.params.questionId, diffAnswer(p.params, approve, text, p.hunks?.acceptedHunks()));
+    this.finish(p.params.questionId, diffAnswer(p.params, approve, text, p.hunks?.acceptedHunks(), p.shown));
   }
 
   toggleHunk(questionId: string, index: number): void {
     const p = this.pendingById.get(questionId);
-    p?.hunks?.toggle(index);
+    if (!p) return;
+    p.hunks?.toggle(index);
+    this.lensChanged.fire();
+    void this.showKept(p);
+  }
+
+  /**
+   * Redraws the proposal side with only the kept hunks, so a hunk left out shows as unchanged in
+   * the diff. Words the person typed into the proposal are never overwritten: once they typed,
+   * their text is what lands (VSC-5) and the side stays as they left it.
+   */
+  private async showKept(p: Pending): Promise<void> {
+    const s = p.params.subject;
+    const uri = p.proposalUri;
+    if (!uri || !p.hunks) return;
+    const preview = applyHunks(s.original ?? '', s.proposed ?? '', s.hunks ?? [], p.hunks.indices());
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+    if (!doc) {
+      p.shown = preview;
+      this.fs.set(uri, preview);
+      return;
+    }
+    if (doc.getText() !== p.shown || preview === p.shown) return;
+    const edit = new vscode.WorkspaceEdit();
+    edit.replace(uri, new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length)), preview);
+    p.shown = preview;
+    if (await vscode.workspace.applyEdit(edit)) await doc.save();
     this.lensChanged.fire();
   }
 
@@ -219,9 +269,11 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     const p = id ? this.pendingById.get(id) : undefined;
     if (!p || !p.hunks) return [];
     const hunks = p.params.subject.hunks ?? [];
-    const lenses = hunks.map((h, i) => {
-      // Above the hunk's first new line (a deletion: the line after it), within the document.
-      const line = Math.min(h.newStart, Math.max(doc.lineCount - 1, 0));
+    // Where each hunk sits in what the side shows (hunks left out show their original lines).
+    const starts = doc.getText() === p.shown ? previewStarts(hunks, p.hunks.indices()) : hunks.map((h) => h.newStart);
+    const lenses = hunks.map((_h, i) => {
+      // Above the hunk's first line (a deletion: the line after it), within the document.
+      const line = Math.min(starts[i], Math.max(doc.lineCount - 1, 0));
       const kept = p.hunks?.isAccepted(i);
       return new vscode.CodeLens(new vscode.Range(line, 0, line, 0), {
         title: `hunk ${i + 1}: ${kept ? 'kept' : 'left out'} (toggle)`,
@@ -232,10 +284,14 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     const kept = p.hunks.indices();
     const preview = applyHunks(p.params.subject.original ?? '', p.params.subject.proposed ?? '', hunks, kept);
     const lines = preview.split('\n').length;
+    const mod = process.platform === 'darwin' ? 'Cmd' : 'Ctrl';
     lenses.unshift(new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), {
       title: `bravebot: ${kept.length} of ${hunks.length} hunks kept (${lines} lines after accepting)`,
       command: 'bravebot.acceptProposal',
       arguments: [doc.uri],
+    }), new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), {
+      title: `${mod}+Shift+Enter accepts, ${mod}+Shift+Backspace rejects`,
+      command: '',
     }));
     return lenses;
   }

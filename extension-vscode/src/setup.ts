@@ -88,6 +88,8 @@ export async function chooseModel(ctx: Ctx): Promise<void> {
   const endpoint = await vscode.window.showQuickPick(endpoints, {
     title: 'bravebot: model endpoint (1 of 2)',
     placeHolder: current ? `now ${current}` : 'not chosen yet: the server uses a local Ollama',
+    // A step of a setup the person may leave to look something up: it stays until answered.
+    ignoreFocusOut: true,
   });
   if (!endpoint) return;
   const baseUrl = endpoint.url ?? (await vscode.window.showInputBox({
@@ -105,6 +107,7 @@ export async function chooseModel(ctx: Ctx): Promise<void> {
     name = (await vscode.window.showQuickPick(listed.models, {
       title: 'bravebot: model (2 of 2)',
       placeHolder: `the models ${baseUrl} lists`,
+      ignoreFocusOut: true,
     }));
   } else {
     ctx.output.appendLine(`${new Date().toISOString()} model list: ${listed.why}`);

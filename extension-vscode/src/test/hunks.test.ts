@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { HunkSelection, applyHunks, splitKeepEnds } from '../hunks';
+import { HunkSelection, applyHunks, previewStarts, splitKeepEnds } from '../hunks';
 import type { HunkRange } from '../protocol';
 
 // Hunks as the server sends them: 0-based first changed line, counts on each side.
@@ -61,4 +61,18 @@ test('HunkSelection builds acceptedHunks', () => {
   assert.equal(s.none(), true);
   s.set(7, true);
   assert.deepEqual(s.indices(), [], 'out of range indices are ignored');
+});
+
+// Verifies: VSC-21
+test('a hunk left out shows its original lines, and the hunks after it move with it', () => {
+  // Hunk 0 replaces one line by one; hunk 1 replaces two lines by three.
+  assert.deepEqual(previewStarts(hunks, [0, 1]), [1, 4]);
+  assert.deepEqual(previewStarts(hunks, [1]), [1, 4]);
+  const grow: HunkRange[] = [
+    { oldStart: 1, oldLines: 0, newStart: 1, newLines: 2 },
+    { oldStart: 3, oldLines: 1, newStart: 5, newLines: 1 },
+  ];
+  assert.deepEqual(previewStarts(grow, [0, 1]), [1, 5]);
+  assert.deepEqual(previewStarts(grow, [1]), [1, 3]);
+  assert.equal(applyHunks(original, proposed, hunks, [1]).split('\n')[1], 'b');
 });

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MessageQueue } from '../messageQueue';
-import { addUser, applyUpdate, emptyTranscript, mentions } from '../webview/transcript';
+import { addItem, addUser, applyUpdate, emptyTranscript, mentions, offers } from '../webview/transcript';
 import { renderMarkdown } from '../webview/markdown';
 import { PromptHistory } from '../webview/history';
 import type { SessionUpdate } from '../protocol';
@@ -123,4 +123,16 @@ test('the editor context goes with a prompt as a name and the selected text, nev
   assert.equal(withContext('why?', sel), 'why?\n\n(The file open in my editor: a.md.)\nWhat I selected in it (lines 2-3):\n~~~~\n```\ncode\n~~~~');
   assert.equal(contextLabel(sel), 'a.md, lines 2–3 selected');
   assert.equal(contextLabel({ path: 'a.md', selection: { startLine: 4, endLine: 4, text: 'x' } }), 'a.md, line 4 selected');
+});
+
+// Verifies: VSC-23
+test('only the last message offers Retry and Edit, and only an error after it offers Retry', () => {
+  const sent = { text: 'first', files: [] };
+  let t = addUser(emptyTranscript(), 'first', undefined, sent);
+  t = addItem(t, { kind: 'error', text: 'boom', retry: sent });
+  // The error card carries the Retry; the message offers only Edit.
+  assert.deepEqual([offers(t, 0), offers(t, 1)], [{ resend: false, edit: true, retry: false }, { resend: false, edit: false, retry: true }]);
+  t = addUser(t, 'second', undefined, { text: 'second', files: ['a.txt'] });
+  const none = { resend: false, edit: false, retry: false };
+  assert.deepEqual([offers(t, 0), offers(t, 1), offers(t, 2)], [none, none, { resend: true, edit: true, retry: false }]);
 });

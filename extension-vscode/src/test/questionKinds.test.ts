@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { describe as describeQuestion, diffAnswer, presentationOf, presentations, questionKinds, select } from '../questionKinds';
+import { describe as describeQuestion, diffAnswer, presentationOf, presentations, questionKinds, reviewState, select } from '../questionKinds';
 import type { QuestionKind, RequestPermissionParams } from '../protocol';
 
 // The kinds of CONTRACT §3, written out here so that a kind dropped from the table fails.
@@ -68,4 +68,14 @@ test('fetch shows the host on its own line', () => {
 test("the agent's question stands on a line of its own under the title", () => {
   const lines = describeQuestion(question('askUser', { question: 'Tabs or spaces?' }));
   assert.equal(lines[1], 'Tabs or spaces?');
+});
+
+// Verifies: VSC-25
+test('the list of changes says in words where each answered proposal stands', () => {
+  const q = question('edit', { original: 'a\n', proposed: 'b\n', hunks: [{ oldStart: 0, oldLines: 1, newStart: 0, newLines: 1 }, { oldStart: 3, oldLines: 1, newStart: 3, newLines: 1 }] });
+  assert.equal(reviewState(q, { outcome: 'selected', optionId: 'once' }), 'accepted');
+  assert.equal(reviewState(q, { outcome: 'selected', optionId: 'once', acceptedHunks: [1] }), 'accepted 1 of 2 hunks');
+  assert.equal(reviewState(q, { outcome: 'selected', optionId: 'once', editedText: 'c\n' }), 'accepted, your version');
+  assert.equal(reviewState(q, { outcome: 'selected', optionId: 'no' }), 'rejected');
+  assert.equal(reviewState(q, { outcome: 'cancelled' }), 'not answered (refused)');
 });

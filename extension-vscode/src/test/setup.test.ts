@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { explainError } from '../explain';
 import { modelsRequest, parseModels } from '../models';
+import { auditMarkdown } from '../auditView';
 
 const settings = { serverPath: 'bravebot', baseUrl: 'http://127.0.0.1:9/v1' };
 
@@ -30,4 +31,18 @@ test('the model list is asked for with the key in a header and read from either 
   assert.deepEqual(parseModels({ models: [{ name: 'llama3' }] }), ['llama3']);
   assert.deepEqual(parseModels(null), []);
   assert.deepEqual(parseModels('<html>'), []);
+});
+
+// Verifies: VSC-26
+test('the audit trail is grouped by turn, each headed by when it began and its words', () => {
+  const r = (detail: string, decision = 'allowed') => ({ gate: 'read', decision, detail });
+  const records = [r('AGENTS.md'), r('a.txt'), r('b.txt', 'refused'), r('c.txt')];
+  const turns = [
+    { at: new Date('2026-12-01T14:03:11.250Z'), text: 'read a and\nb', recordsBefore: 1 },
+    { at: new Date('2026-12-01T14:05:00Z'), text: 'and c', recordsBefore: 3 },
+  ];
+  const md = auditMarkdown(records, turns, new Date('2026-12-01T14:06:00Z'));
+  assert.ok(md.includes('## Before the first prompt\n\n- allowed · read · AGENTS.md\n'), md);
+  assert.ok(md.includes('## Turn 1 · 2026-12-01 14:03:11 UTC · “read a and b”\n\n- allowed · read · a.txt\n- **refused** · read · b.txt\n'), md);
+  assert.ok(md.includes('## Turn 2 · 2026-12-01 14:05:00 UTC · “and c”\n\n- allowed · read · c.txt\n'), md);
 });

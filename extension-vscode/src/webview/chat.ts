@@ -2,9 +2,10 @@
 // re-renders it; quarantined notices, remarks and untrusted content sit in their own frame.
 
 import { PromptHistory } from './history';
+import { completeMention, mentionAt } from './mentionComplete';
 import { renderMarkdown, escapeHtml } from './markdown';
 import { contextLabel, type EditorContext } from './transcript';
-import { addItem, addUser, applyUpdate, emptyTranscript, mentions, previewOf, restoredTranscript, statusWords, stopWords, type FromWebview, type Item, type RunOutput, type ToWebview, type Transcript } from './transcript';
+import { addItem, addUser, applyUpdate, offers, emptyTranscript, mentions, previewOf, restoredTranscript, statusWords, stopWords, type FromWebview, type Item, type RunOutput, type ToWebview, type Transcript } from './transcript';
 
 declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void; getState(): unknown; setState(s: unknown): void };
 
@@ -29,10 +30,14 @@ const input = $<HTMLTextAreaElement>('input');
 const mode = $<HTMLSelectElement>('mode');
 const questionsEl = $<HTMLElement>('questions');
 
-function itemHtml(it: Item): string {
+function itemHtml(it: Item, index: number): string {
+  const offered = offers(transcript, index);
   switch (it.kind) {
     case 'user':
-      return `<div class="msg user">${escapeHtml(it.text)}${it.context ? `<div class="meta context">with ${escapeHtml(it.context)}</div>` : ''}</div>`;
+      return `<div class="msg user" data-index="${index}">${escapeHtml(it.text)}${it.context ? `<div class="meta context">with ${escapeHtml(it.context)}</div>` : ''}` +
+        (offered.edit ? '<div class="msg-actions">' +
+          (offered.resend ? `<button class="secondary" data-resend="${index}" title="Send this message again">Retry</button>` : '') +
+          `<button class="secondary" data-edit="${index}" title="Put this message in the prompt box to change and send it; the agent still remembers the first one">Edit</button></div>` : '') + '</div>';
     case 'agent':
       return `<div class="msg agent">${renderMarkdown(it.text)}</div>`;
     case 'tool': {
@@ -45,7 +50,7 @@ function itemHtml(it: Item): string {
       return `<div class="untrusted" role="note" title="${escapeHtml(`${it.ref}, label ${it.label}`)}"><div class="frame-label">quarantined · not shown to the agent</div>` +
         `${escapeHtml(it.origin)}: ${it.lines} lines, ${it.bytes} bytes, kept from the agent unless you let it read them</div>`;
     case 'error': {
-      const retry = it.retry ? `<button class="retry" data-retry="1">Retry</button>` : '';
+      const retry = it.retry && offered.retry ? `<button class="retry" data-retry="${index}">Retry</button>` : '';
       const action = it.action ? `<button class="secondary" data-command="${escapeHtml(it.action.command)}">${escapeHtml(it.action.label)}</button>` : '';
       return `<div class="card error" role="alert"><strong>The turn ended with an error</strong><div class="reason">${escapeHtml(it.text)}</div>` +
         (it.hint ? `<div class="hint">${escapeHtml(it.hint)}</div>` : '') + `<div class="buttons">${retry}${action}</div></div>`;
@@ -116,7 +121,7 @@ const openCards = new Set<string>();
 
 function render(scroll = true): void {
   const top = log.scrollTop;
-  log.innerHTML = transcript.items.map(itemHtml).join('');
+  log.innerHTML = transcript.items.map((it, i) => itemHtml(it, i)).join('');
   for (const d of log.querySelectorAll<HTMLDetailsElement>('details[data-call]')) d.open = openCards.has(d.dataset.call ?? '');
   log.scrollTop = scroll ? log.scrollHeight : top;
   saveState();
@@ -151,7 +156,7 @@ window.addEventListener('message', (e: MessageEvent<ToWebview>) => {
   const m = e.data;
   switch (m.type) {
     case 'update': heard = Date.now(); transcript = applyUpdate(transcript, m.update); break;
-    case 'user': transcript = addUser(transcript, m.text, m.context); break;
+    case 'user': transcript = addUser(transcript, m.text, m.context, m.sent); break;
     case 'context': editorCtx = m.context; drawContext(); return;
     case 'insertPrompt': {
       const at = input.selectionStart;
@@ -175,6 +180,7 @@ window.addEventListener('message', (e: MessageEvent<ToWebview>) => {
     case 'state': setState(m.state); return;
     case 'question': questions.set(m.questionId, m); renderQuestions(m.questionId); return;
     case 'questionDone': questions.delete(m.questionId); renderQuestions(); return;
+    case 'completions': if (m.seq === completionSeq) showMentions(m.paths); return;
     case 'unsaved': {
       const q = questions.get(m.questionId);
       if (q) questions.set(m.questionId, { ...q, unsaved: m.files }), renderQuestions();
@@ -206,6 +212,8 @@ function setState(s: typeof state): void {
   if (state === 'idle' && s !== 'idle') started = heard = Date.now();
   state = s;
   $<HTMLButtonElement>('cancel').disabled = s === 'idle';
+  // Retry and Edit on the last message are offered between turns only.
+  document.body.classList.toggle('busy', s !== 'idle');
   if (s === 'idle' && clock) clearInterval(clock), (clock = undefined);
   if (s !== 'idle' && !clock) clock = setInterval(drawState, 1000);
   drawState();
@@ -229,15 +237,17 @@ log.addEventListener('click', (e) => {
     vscode.postMessage({ type: 'command', command: b.dataset.command });
     return;
   }
-  if (b.dataset.retry) {
-    // The error this Retry belongs to, and the prompt it carries.
-    const cards = [...log.querySelectorAll('.card.error')];
-    const items = transcript.items.filter((x) => x.kind === 'error');
-    const it = items[cards.indexOf(b.closest('.card.error') as Element)];
-    if (it?.kind === 'error' && it.retry) {
-      b.disabled = true;
-      vscode.postMessage({ type: 'retry', text: it.retry.text, files: it.retry.files });
-    }
+  const at = Number(b.dataset.retry ?? b.dataset.resend ?? b.dataset.edit);
+  const it = transcript.items[at];
+  if (b.dataset.edit && it?.kind === 'user') {
+    recall(it.text);
+    input.focus();
+    return;
+  }
+  const again = it?.kind === 'error' ? it.retry : it?.kind === 'user' ? it.sent : undefined;
+  if ((b.dataset.retry || b.dataset.resend) && again) {
+    b.disabled = true;
+    vscode.postMessage({ type: 'retry', text: again.text, files: again.files, context: again.context });
   }
 });
 
@@ -321,8 +331,83 @@ function recall(text: string | undefined): boolean {
   return true;
 }
 
+// `@` completion: while the cursor is in a mention, the workspace files that fit it are listed
+// above the prompt box; Up and Down choose, Enter or Tab completes, Escape closes the list.
+const mentionList = $<HTMLUListElement>('mentions');
+let completionSeq = 0;
+let offered: string[] = [];
+let chosen = 0;
+
+function showMentions(paths: string[]): void {
+  offered = mentionAt(input.value, input.selectionStart) ? paths : [];
+  chosen = 0;
+  drawMentions();
+}
+
+function drawMentions(): void {
+  mentionList.hidden = offered.length === 0;
+  mentionList.innerHTML = offered.map((p, i) => `<li role="option" data-path="${escapeHtml(p)}" aria-selected="${i === chosen}">${escapeHtml(p)}</li>`).join('');
+}
+
+function askMentions(): void {
+  const at = input.selectionStart === input.selectionEnd ? mentionAt(input.value, input.selectionStart) : undefined;
+  completionSeq++;
+  if (!at) {
+    offered = [];
+    drawMentions();
+    return;
+  }
+  vscode.postMessage({ type: 'complete', seq: completionSeq, query: at.query });
+}
+
+function acceptMention(path: string): void {
+  const done = completeMention(input.value, input.selectionStart, path);
+  input.value = done.text;
+  input.setSelectionRange(done.cursor, done.cursor);
+  offered = [];
+  completionSeq++;
+  drawMentions();
+  input.focus();
+}
+
+input.addEventListener('input', askMentions);
+input.addEventListener('click', askMentions);
+// A click on the list keeps the focus in the box (mousedown is prevented), so a blur closes it.
+input.addEventListener('blur', () => {
+  offered = [];
+  drawMentions();
+});
+mentionList.addEventListener('mousedown', (e) => {
+  const li = (e.target as HTMLElement).closest<HTMLElement>('li[data-path]');
+  if (!li) return;
+  e.preventDefault();
+  acceptMention(li.dataset.path ?? '');
+});
+
 $('form').addEventListener('submit', (e) => { e.preventDefault(); send(); });
 input.addEventListener('keydown', (e) => {
+  if (offered.length > 0 && !e.ctrlKey && !e.metaKey) {
+    const step = e.key === 'ArrowDown' ? 1 : e.key === 'ArrowUp' ? -1 : 0;
+    if (step !== 0) {
+      e.preventDefault();
+      chosen = (chosen + step + offered.length) % offered.length;
+      drawMentions();
+      return;
+    }
+    if (e.key === 'Enter' || e.key === 'Tab') {
+      e.preventDefault();
+      acceptMention(offered[chosen]);
+      return;
+    }
+    if (e.key === 'Escape') {
+      e.preventDefault();
+      e.stopPropagation();
+      offered = [];
+      completionSeq++;
+      drawMentions();
+      return;
+    }
+  }
   if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
     e.preventDefault();
     send();

@@ -65,7 +65,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
 <main id="log" aria-live="polite"></main>
 <div id="silence" class="meta" role="status" hidden></div>
 <section id="questions" aria-label="Questions waiting for you"></section>
-<form id="form"><div id="context" class="meta" hidden><span id="context-label"></span> <button id="context-toggle" type="button" class="secondary" title="Whether the file open in your editor (and what you selected) goes with the prompt">Leave out</button></div><textarea id="input" rows="3" placeholder="Ask bravebot; @path mentions a file. Ctrl+Enter sends." aria-label="Prompt"></textarea>
+<form id="form"><ul id="mentions" role="listbox" aria-label="Workspace files" hidden></ul><div id="context" class="meta" hidden><span id="context-label"></span> <button id="context-toggle" type="button" class="secondary" title="Whether the file open in your editor (and what you selected) goes with the prompt">Leave out</button></div><textarea id="input" rows="3" placeholder="Ask bravebot; @path mentions a file. Ctrl+Enter sends." aria-label="Prompt"></textarea>
 <div id="actions"><button id="cancel" type="button" class="secondary" title="Cancel the turn" disabled>Cancel</button><button id="send" type="submit">Send</button></div></form>
 <script nonce="${nonce}" src="${script}"></script>
 </body></html>`;

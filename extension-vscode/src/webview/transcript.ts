@@ -4,7 +4,8 @@
 import type { SessionUpdate, TodoItem } from '../protocol';
 
 export type Item =
-  | { kind: 'user'; text: string; context?: string }
+  /** `sent` is what Retry sends again: the words, the files and the editor context as they went. */
+  | { kind: 'user'; text: string; context?: string; sent?: SentPrompt }
   | { kind: 'agent'; text: string }
   | { kind: 'tool'; callId: string; tool: string; why: string; status?: string; summary?: string; output?: RunOutput[] }
   /** Quarantined notices and remarks are shown in a separate frame: they are not the agent's words. */
@@ -44,8 +45,31 @@ export function emptyTranscript(): Transcript {
   return { items: [], busy: false };
 }
 
-export function addUser(t: Transcript, text: string, context?: string): Transcript {
-  return { items: [...t.items, context ? { kind: 'user', text, context } : { kind: 'user', text }], busy: true };
+/** A prompt as it was sent, for Retry. */
+export interface SentPrompt { text: string; files: string[]; context?: EditorContext }
+
+export function addUser(t: Transcript, text: string, context?: string, sent?: SentPrompt): Transcript {
+  const item: Item = { kind: 'user', text };
+  if (context) item.context = context;
+  if (sent) item.sent = sent;
+  return { items: [...t.items, item], busy: true };
+}
+
+/**
+ * Which buttons an item offers: only the person's last message offers Retry and Edit (Retry only
+ * when no error card after it offers one), and only the error after it offers its Retry, so an old
+ * one cannot send a stale prompt again.
+ */
+export function offers(t: Transcript, index: number): { resend: boolean; edit: boolean; retry: boolean } {
+  let last = -1;
+  t.items.forEach((it, i) => {
+    if (it.kind === 'user') last = i;
+  });
+  const it = t.items[index];
+  const mine = it?.kind === 'user' && index === last && it.sent !== undefined;
+  // An error after the last message carries the Retry; the message itself then offers only Edit.
+  const erred = t.items.slice(last + 1).some((x) => x.kind === 'error' && x.retry !== undefined);
+  return { resend: mine && !erred, edit: mine, retry: it?.kind === 'error' && index > last };
 }
 
 /** The active editor's file and selection, as the chat offers them with a prompt. */
@@ -181,7 +205,7 @@ export function applyUpdate(t: Transcript, u: SessionUpdate): Transcript {
 /** Messages between the extension and the webview. */
 export type ToWebview =
   | { type: 'update'; update: SessionUpdate }
-  | { type: 'user'; text: string; context?: string }
+  | { type: 'user'; text: string; context?: string; sent?: SentPrompt }
   | { type: 'mode'; mode: string }
   | { type: 'state'; state: 'idle' | 'thinking' | 'waiting' }
   | { type: 'question'; questionId: string; kind: string; lines: string[]; content?: string; verdict?: string; verdictText?: string; ownWords?: boolean; unsaved?: string[]; options: { optionId: string; name: string; kind: string }[] }
@@ -195,6 +219,8 @@ export type ToWebview =
   | { type: 'insertPrompt'; text: string }
   /** The files still unsaved after Save them first, for a run card. */
   | { type: 'unsaved'; questionId: string; files: string[] }
+  /** Workspace files for the `@` mention being typed (answer to `complete` with the same seq). */
+  | { type: 'completions'; seq: number; paths: string[] }
   | { type: 'reset'; notice?: string };
 
 export type FromWebview =
@@ -209,6 +235,8 @@ export type FromWebview =
   /** A code block's Copy and Insert buttons: the block's text, as the page shows it. */
   | { type: 'saveAll'; questionId: string }
   | { type: 'copy'; text: string }
+  /** The `@` mention being typed: which workspace files fit it. */
+  | { type: 'complete'; seq: number; query: string }
   | { type: 'insert'; text: string };
 
 /** `@path` mentions in a prompt, sent as `files`. */

@@ -1,0 +1,33 @@
+// The audit trail as the person reads it: the server's gate decisions grouped by the turn that made
+// them, each turn headed by when it began and the words that started it. The server's records carry
+// no time of their own, so the time is the turn's: the extension notes how many records there were
+// when each prompt was sent. Pure, so it is tested without VS Code.
+
+import type { AuditRecord } from './protocol';
+
+/** A prompt as the audit view heads it: when it was sent, its words, and the records before it. */
+export interface TurnMark { at: Date; text: string; recordsBefore: number }
+
+function clock(d: Date): string {
+  return d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+}
+
+function oneLine(text: string, max = 80): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+/** Markdown: records before the first prompt (session set-up), then a section per turn. */
+export function auditMarkdown(records: readonly AuditRecord[], turns: readonly TurnMark[], now: Date): string {
+  const out = ['# bravebot audit trail', '', `As of ${clock(now)}. Times are when each turn began; records are in the order the gates decided.`, ''];
+  const row = (r: AuditRecord): string => `- ${r.decision === 'refused' ? '**refused**' : r.decision} · ${r.gate} · ${r.detail}`;
+  const first = turns[0]?.recordsBefore ?? records.length;
+  if (first > 0) out.push('## Before the first prompt', '', ...records.slice(0, first).map(row), '');
+  turns.forEach((t, i) => {
+    const end = turns[i + 1]?.recordsBefore ?? records.length;
+    const mine = records.slice(t.recordsBefore, end);
+    out.push(`## Turn ${i + 1} · ${clock(t.at)} · “${oneLine(t.text)}”`, '', ...(mine.length ? mine.map(row) : ['- no gate decisions']), '');
+  });
+  if (turns.length === 0 && records.length === 0) out.push('No gate decisions yet.', '');
+  return out.join('\n');
+}
