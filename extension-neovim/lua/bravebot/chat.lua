@@ -43,6 +43,10 @@ local function chat_for(state, session_id)
   if count[state.root] > 1 then
     name = name .. ' (' .. count[state.root] .. ')'
   end
+  local sid = session_id or state.session_id
+  if sid and require('bravebot.client').incognito[sid] then
+    name = name .. ' (incognito)'
+  end
   pcall(vim.api.nvim_buf_set_name, buf, name)
   vim.bo[buf].filetype = 'markdown'
   -- Markdown drawn by treesitter where its parser is there (Neovim ships it), so fenced code is
@@ -109,6 +113,7 @@ function M.open(state, opts)
     vim.wo[win].linebreak = true
     vim.wo[win].conceallevel = 2
   end
+  M.set_winbar(win, c)
   local pwin = require('bravebot.prompt').open_under(state.root, win)
   if opts.focus ~= false then
     vim.api.nvim_set_current_win(pwin)
@@ -116,15 +121,42 @@ function M.open(state, opts)
   return c.buf
 end
 
---- After a new session: windows showing the old session's chat show the new one, which says where
---- the old one went. The old buffer stays, and the old session's late updates still land in it.
-function M.replace(state, old_session_id)
+--- The chat window's winbar: whose session it shows, and whether that one is incognito.
+function M.winbar_text(c)
+  local sid = c.session_id
+  if sid and require('bravebot.client').incognito[sid] then
+    return 'bravebot: incognito session ' .. sid .. ' (leaves nothing under ~/.bravebot)'
+  end
+  return 'bravebot: session ' .. tostring(sid or '-') .. (c.title and (' · ' .. c.title) or '')
+end
+
+function M.set_winbar(win, c)
+  vim.wo[win].winbar = '%#BravebotPrompt#' .. M.winbar_text(c):gsub('%%', '%%%%') .. '%*'
+end
+
+--- Windows showing the old session's chat show the state's current one.
+local function swap(state, old_session_id)
   local old = M.chats[old_session_id]
   local new = chat_for(state)
-  if old and vim.api.nvim_buf_is_valid(old.buf) then
+  if old and old ~= new and vim.api.nvim_buf_is_valid(old.buf) then
     for _, win in ipairs(vim.fn.win_findbuf(old.buf)) do
       vim.api.nvim_win_set_buf(win, new.buf)
     end
+  end
+  for _, win in ipairs(vim.fn.win_findbuf(new.buf)) do
+    M.set_winbar(win, new)
+  end
+  return old, new
+end
+
+--- After a new session: windows showing the old session's chat show the new one, which says where
+--- the old one went. The old buffer stays, and the old session's late updates still land in it.
+function M.replace(state, old_session_id)
+  local old = swap(state, old_session_id)
+  if require('bravebot.client').incognito[state.session_id] then
+    M.note(state, 'incognito session ' .. state.session_id .. ': no record, no prompt history, no audit file under ~/.bravebot')
+  end
+  if old and vim.api.nvim_buf_is_valid(old.buf) then
     M.note(state, 'new session; the previous one stays in ' .. vim.api.nvim_buf_get_name(old.buf))
   end
 end
@@ -439,9 +471,21 @@ M.FIELDS = {
 }
 
 --- Draw one session/update in the chat of the session it belongs to.
+---@type table<string, { prompt: string, ticks: integer, waiting: boolean }> the loop each session runs
+M.loops = {}
+
 function M.on_update(state, update, session_id)
   local c = chat_for(state, session_id)
   local kind = update.kind
+  -- A loop's tick sends no prompt from here: its first update says a tick began.
+  local loop = M.loops[key(state, session_id)]
+  if loop and loop.waiting and kind ~= 'turnEnded' then
+    loop.waiting = false
+    loop.ticks = loop.ticks + 1
+    append(c, { string.format('-- loop tick %d: %s', loop.ticks, one_line(loop.prompt)) }, 'BravebotPrompt')
+  elseif loop and kind == 'turnEnded' then
+    loop.waiting = true
+  end
   if kind == 'agentText' then
     append_text(c, update.delta or '')
   elseif kind == 'toolCall' then
@@ -529,6 +573,35 @@ function M.on_update(state, update, session_id)
   end
   c.last = kind
   draw_thinking(c)
+end
+
+--- After a resume: the session's chat holds its transcript (the person's prompts as prompts, the
+--- agent's replies as its text) and says that the references it named are gone.
+function M.resumed(state, old_session_id, result)
+  local c = chat_for(state)
+  set_lines(c.buf, 0, -1, { '' })
+  vim.api.nvim_buf_clear_namespace(c.buf, M.ns, 0, -1)
+  c.last, c.refs = nil, nil
+  c.title = result.title ~= vim.NIL and result.title or nil
+  swap(state, old_session_id)
+  M.note(state, string.format('resumed session %s: %s (mode %s, in %s)', one_line(result.sessionId),
+    one_line(result.title), one_line(result.mode), one_line(result.cwd)))
+  for _, entry in ipairs(result.transcript or {}) do
+    if entry.role == 'person' then
+      M.prompt(state, entry.text or '')
+    else
+      append_text(c, entry.text or '')
+      -- One reply a paragraph: the next entry starts a line of its own.
+      c.last = 'agentReply'
+    end
+  end
+  M.note(state, 'earlier quarantined items and their ref:N are gone: the agent reads again what it needs')
+  if old_session_id and old_session_id ~= state.session_id then
+    local old = M.chats[old_session_id]
+    if old and vim.api.nvim_buf_is_valid(old.buf) then
+      M.note(state, 'the previous session stays in ' .. vim.api.nvim_buf_get_name(old.buf))
+    end
+  end
 end
 
 return M

@@ -155,9 +155,11 @@ end
 ---@type table<string, bravebot.State> the state each session id belongs to, old sessions included
 M.by_session = {}
 
---- Open a new session for the state. A turn still running in the old session is cancelled, its
---- questions refused, and whatever it still sends goes to its own chat buffer, never the new one.
-function M.new_session(state)
+---@type table<string, boolean> the sessions opened incognito (SESS-10), by id
+M.incognito = {}
+
+--- Leave the state's current session: a turn still running is cancelled and its questions refused.
+local function leave(state)
   local old = state.session_id
   if old and state.busy then
     M.cancel(state)
@@ -165,18 +167,69 @@ function M.new_session(state)
   if old then
     require('bravebot.questions').close_session(old)
   end
-  local resp = rpc.request_sync(M.client_of(state), rpc.NEW, { cwd = state.root }, 10000)
+  return old
+end
+
+--- Open a new session for the state. A turn still running in the old session is cancelled, its
+--- questions refused, and whatever it still sends goes to its own chat buffer, never the new one.
+--- With `opts.incognito` the session leaves nothing under ~/.bravebot (SESS-10).
+---@param opts? { incognito?: boolean }
+function M.new_session(state, opts)
+  opts = opts or {}
+  local old = leave(state)
+  local params = { cwd = state.root }
+  if opts.incognito then
+    params.incognito = true
+  end
+  local resp = rpc.request_sync(M.client_of(state), rpc.NEW, params, 10000)
   if not resp or resp.err or not resp.result then
     vim.notify('bravebot: session/new failed: ' .. vim.inspect(resp and resp.err), vim.log.levels.ERROR)
     return false
   end
   state.session_id = resp.result.sessionId
   state.busy = false
+  M.incognito[state.session_id] = opts.incognito == true or nil
   M.by_session[state.session_id] = state
   if old then
     require('bravebot.chat').replace(state, old)
   end
   return true
+end
+
+--- Take up a recorded session (`bravebot/session/resume`): it becomes the state's current one and
+--- its transcript is drawn into its chat. Returns the server's answer, or nil and the error.
+function M.resume(state, session_id)
+  local resp = rpc.request_sync(M.client_of(state), rpc.RESUME, { sessionId = session_id }, 10000)
+  if not resp then
+    return nil, 'no answer'
+  end
+  if resp.err or not resp.result then
+    return nil, resp.err and resp.err.message or 'no result'
+  end
+  local old = leave(state)
+  state.session_id = resp.result.sessionId
+  state.busy = false
+  M.by_session[state.session_id] = state
+  require('bravebot.chat').resumed(state, old, resp.result)
+  return resp.result
+end
+
+--- The records the server keeps, newest first (`bravebot/session/list`), or nil and the error.
+function M.list_sessions(state)
+  local resp = rpc.request_sync(M.client_of(state), rpc.LIST, {}, 10000)
+  if not resp then
+    return nil, 'no answer'
+  end
+  if resp.err or not resp.result then
+    return nil, resp.err and resp.err.message or 'no result'
+  end
+  return resp.result
+end
+
+--- The prompt history across sessions, newest first (`bravebot/history/list`); {} when it fails.
+function M.history(state, limit)
+  local resp = rpc.request_sync(M.client_of(state), rpc.HISTORY, { limit = limit }, 10000)
+  return resp and resp.result and resp.result.entries or {}
 end
 
 --- A synchronous call with the session id added.
