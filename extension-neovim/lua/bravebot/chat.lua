@@ -125,13 +125,17 @@ end
 function M.winbar_text(c)
   local sid = c.session_id
   if sid and require('bravebot.client').incognito[sid] then
-    return 'bravebot: incognito session ' .. sid .. ' (leaves nothing under ~/.bravebot)'
+    return 'bravebot: incognito session ' .. sid .. ', nothing kept under ~/.bravebot'
   end
-  return 'bravebot: session ' .. tostring(sid or '-') .. (c.title and (' · ' .. c.title) or '')
+  if c.title then
+    return 'bravebot: ' .. c.title .. ' (session ' .. tostring(sid) .. ')'
+  end
+  return 'bravebot: session ' .. tostring(sid or '-')
 end
 
+--- The winbar, cut at the right edge when the window is narrow, so its start stays readable.
 function M.set_winbar(win, c)
-  vim.wo[win].winbar = '%#BravebotPrompt#' .. M.winbar_text(c):gsub('%%', '%%%%') .. '%*'
+  vim.wo[win].winbar = '%#BravebotPrompt#' .. M.winbar_text(c):gsub('%%', '%%%%') .. '%*%<'
 end
 
 --- Windows showing the old session's chat show the state's current one.

@@ -112,9 +112,14 @@ function M.show(ref, state, session_id)
 end
 
 --- A record's line in the picker: when it was last written, its title, its id.
-function M.session_line(r)
+--- A record of another directory says which.
+function M.session_line(r, root)
   local when = type(r.updated) == 'number' and os.date('%Y-%m-%d %H:%M', r.updated) or '-'
-  return string.format('%s  %s  (%s)', when, flat(r.title ~= '' and r.title or '(untitled)'), flat(r.sessionId))
+  local line = string.format('%s  %s  (%s)', when, flat(r.title ~= '' and r.title or '(untitled)'), flat(r.sessionId))
+  if root and type(r.cwd) == 'string' and vim.fs.normalize(r.cwd) ~= root then
+    line = line .. ' in ' .. flat(r.cwd)
+  end
+  return line
 end
 
 --- Take up a recorded session in the workspace's state.
@@ -127,8 +132,8 @@ function M.resume(id, state)
   if not result then
     return vim.notify('bravebot: cannot resume ' .. tostring(id) .. ': ' .. tostring(err), vim.log.levels.ERROR)
   end
+  -- The chat says what was resumed; a message here would stop the screen after a picker.
   require('bravebot.chat').open(state)
-  vim.notify('bravebot: resumed ' .. flat(result.title) .. ' (' .. flat(result.sessionId) .. ')')
   return result
 end
 
@@ -164,7 +169,7 @@ function M.sessions(action, state)
   end
   vim.ui.select(records, {
     prompt = action == 'delete' and 'Delete which session?' or 'Resume which session? (:Bravebot sessions delete deletes one)',
-    format_item = M.session_line,
+    format_item = function(r) return M.session_line(r, state.root) end,
   }, function(r)
     if not r then
       return
