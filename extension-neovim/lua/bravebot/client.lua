@@ -76,13 +76,16 @@ function M.capabilities()
 end
 
 --- The state for `root`, starting the server and a session when there is none.
+--- With `opts.incognito`, a server started here opens its first session incognito, so nothing
+--- is made for a session nobody asked for.
 ---@param root? string
----@return bravebot.State?
-function M.ensure(root)
+---@param opts? { incognito?: boolean }
+---@return bravebot.State?, boolean? started
+function M.ensure(root, opts)
   root = root or M.root()
   local state = M.states[root]
   if state and vim.lsp.get_client_by_id(state.client_id) then
-    return state
+    return state, false
   end
   if vim.fn.executable(config.options.cmd[1]) ~= 1 then
     vim.notify('bravebot: ' .. config.options.cmd[1] .. ' is not executable (see :checkhealth bravebot)', vim.log.levels.ERROR)
@@ -132,10 +135,10 @@ function M.ensure(root)
   M.by_client[id] = state
   attach_buffers(state)
   M.map_answer()
-  if not M.new_session(state) then
+  if not M.new_session(state, opts) then
     return nil
   end
-  return state
+  return state, true
 end
 
 --- The global mapping to the oldest waiting question, unless the key already does something.

@@ -334,8 +334,8 @@ M.subcommands = {
     end
   end,
   incognito = function()
-    local state = client().ensure()
-    if state and client().new_session(state, { incognito = true }) then
+    local state, started = client().ensure(nil, { incognito = true })
+    if state and (started or client().new_session(state, { incognito = true })) then
       require('bravebot.chat').open(state)
       vim.notify('bravebot: incognito session ' .. state.session_id .. ': nothing is written under ~/.bravebot')
     end
