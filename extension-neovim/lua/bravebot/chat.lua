@@ -474,10 +474,10 @@ M.FIELDS = {
   turnEnded = { 'stopReason' },
 }
 
---- Draw one session/update in the chat of the session it belongs to.
 ---@type table<string, { prompt: string, ticks: integer, waiting: boolean }> the loop each session runs
 M.loops = {}
 
+--- Draw one session/update in the chat of the session it belongs to.
 function M.on_update(state, update, session_id)
   local c = chat_for(state, session_id)
   local kind = update.kind
