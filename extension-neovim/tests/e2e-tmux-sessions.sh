@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Records sessions that last as a person meets them, in a real terminal (tmux), against the real
 # binary and the scripted fake model: a prompt, Neovim quit, Neovim started again and
-# :Bravebot sessions resuming yesterday's conversation, the history on <C-p>, an incognito session
-# and :checkhealth's state directory. Text captures go to target/e2e/neovim/sNN-name.txt, to be
+# :Bravebot sessions resuming yesterday's conversation, the history on <C-p>, an incognito session,
+# a loop at an interval and a self-paced one, and :checkhealth's state directory. Text captures go to target/e2e/neovim/sNN-name.txt, to be
 # read; it asserts nothing. Usage: extension-neovim/tests/e2e-tmux-sessions.sh [NVIM]
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -40,9 +40,18 @@ cat > "$tmp/script.json" <<'EOF'
 {"planner": [
   {"text": "Noted: we call the release **pelican**."},
   {"text": "We called it pelican."},
-  {"text": "Nothing of this conversation is kept."}
+  {"text": "Nothing of this conversation is kept."},
+  {"text": "The build log has not changed."},
+  {"text": "Still no change in the build log."},
+  {"tool": "schedule_next", "id": "call_next", "args": {"delay_seconds": 5, "noop": true, "reason": "the build is still running"}},
+  {"text": "Nothing new; looking again soon."},
+  {"text": "The build finished."}
 ]}
 EOF
+# A loop's ticks at a recording's pace rather than the default minute.
+mkdir -p "$HOME/.bravebot"
+chmod 700 "$HOME/.bravebot"
+echo '{"loop": {"minSeconds": 1}}' > "$HOME/.bravebot/settings.json"
 mkfifo "$tmp/fake.in"
 "$fake" "$tmp/script.json" "$tmp/requests.json" < "$tmp/fake.in" > "$tmp/fake.out" &
 fake_pid=$!
@@ -115,7 +124,21 @@ find "$HOME/.bravebot" | sort > "$tmp/after.txt"
 { echo "files under ~/.bravebot added by the incognito prompt (none expected):"; diff "$tmp/before.txt" "$tmp/after.txt" || true; } \
   > "$out/s$(printf '%02d' $((n + 1)))-incognito-left-behind.txt"
 n=$((n + 1))
-keys Escape ':checkhealth bravebot' Enter
+# A loop at an interval, stopped after two ticks; then a self-paced one.
+keys Escape ':Bravebot new' Enter
+keys ':Bravebot loop 1s is the build log any different?' Enter
+wait_for 'loop tick 2'
+wait_for 'Still no change'
+keys ':Bravebot loop stop' Enter
+wait_for 'loop stopped'
+capture loop-stopped
+keys ':Bravebot loop has the build finished?' Enter
+wait_for 'The build finished'
+capture loop-self-paced
+keys ':Bravebot loop stop' Enter
+sleep 0.5
+capture loop-self-paced-stop
+keys ':checkhealth bravebot' Enter
 wait_for 'prompt history'
 capture checkhealth
 echo "captures in $out:"

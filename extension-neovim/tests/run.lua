@@ -1419,6 +1419,21 @@ case(':Bravebot loop ticks at an interval and self-paced, and :Bravebot loop sto
     assert(chat_text(ws):find('-- loop stopped after 2 ticks, 2 of them quiet', 1, true), chat_text(ws))
     vim.cmd('Bravebot cancel')
     ws.stop()
+    -- A self-paced tick that does not ask for the next ends the loop, and the chat says so.
+    ws = workspace({}, { planner = { { text = 'The build finished.' }, { text = 'Looked once.' } } })
+    vim.cmd('Bravebot loop has the build finished?')
+    wait(function() return chat_text(ws):find('-- the loop ended: this tick did not ask for another', 1, true) ~= nil end, 'the loop to end')
+    assert(chat_text(ws):find('-- loop tick 1: has the build finished?\nThe build finished.\n-- turn ended: done\n-- the loop ended', 1, true), chat_text(ws))
+    vim.cmd('Bravebot loop stop')
+    assert(chat_text(ws):find('-- no loop was running', 1, true), chat_text(ws))
+    -- An interval past an hour is held to one, and the chat says what the server keeps.
+    vim.cmd('Bravebot loop 2h look once')
+    assert(chat_text(ws):find('-- loop started, every 7200s', 1, true), chat_text(ws))
+    assert(chat_text(ws):find('-- the server keeps the loop at every 3600s', 1, true), chat_text(ws))
+    wait(function() return chat_text(ws):find('Looked once.', 1, true) ~= nil end, 'the first tick')
+    vim.cmd('Bravebot loop stop')
+    assert(chat_text(ws):find('-- loop stopped after %d ticks, 0 of them quiet$'), chat_text(ws))
+    ws.stop()
   end)
 end)
 

@@ -261,6 +261,11 @@ end
 
 function M.prompt(state, text, files)
   local c = chat_for(state)
+  -- The person's own turn, between a loop's ticks, is no tick.
+  local loop = M.loops[key(state)]
+  if loop then
+    loop.waiting = false
+  end
   local lines = {}
   for i, l in ipairs(vim.split(text, '\n', { plain = true })) do
     lines[i] = (i == 1 and '> ' or '  ') .. l
@@ -487,14 +492,16 @@ function M.on_update(state, update, session_id)
     loop.waiting = false
     loop.ticks = loop.ticks + 1
     append(c, { string.format('-- loop tick %d: %s', loop.ticks, one_line(loop.prompt)) }, 'BravebotPrompt')
-  elseif loop and kind == 'turnEnded' then
-    loop.waiting = true
+  end
+  if loop and kind == 'toolCall' and update.tool == 'schedule_next' then
+    loop.asked_next = true
   end
   if kind == 'agentText' then
     append_text(c, update.delta or '')
   elseif kind == 'toolCall' then
     M.calls[key(state, session_id)] = update.callId
-    local line = '▸ ' .. one_line(update.tool) .. ': ' .. one_line(update.why)
+    local why = one_line(update.why)
+    local line = '▸ ' .. one_line(update.tool) .. (why ~= '' and (': ' .. why) or '')
     local routing = routing_text(update.routing)
     if routing ~= '' then
       line = line .. ' (' .. routing .. ')'
@@ -559,6 +566,17 @@ function M.on_update(state, update, session_id)
     append(c, { '-- turn ended: ' .. (words or one_line(update.stopReason)) }, 'BravebotTool')
     -- Nothing waits any more, whether or not the prompt's reply has come yet.
     M.thinking(state, session_id, false)
+    if loop then
+      -- The server ends a loop on a tick's error, and a self-paced one on a tick that did not
+      -- ask for the next (LOOP-2, LOOP-3): say so here rather than at the next stop.
+      local over = update.stopReason == 'error' and 'the loop ended with this tick\'s error'
+        or (loop.self_paced and not loop.asked_next and 'the loop ended: this tick did not ask for another with schedule_next')
+      loop.waiting, loop.asked_next = true, false
+      if over then
+        M.loops[key(state, session_id)] = nil
+        append(c, { '-- ' .. over }, 'BravebotTool')
+      end
+    end
   else
     append_untrusted(c, 'update ' .. one_line(kind) .. ' (unknown to this plugin):', vim.inspect(update))
   end

@@ -206,16 +206,20 @@ function M.loop(prompt, seconds, state)
   local sid = state.session_id
   chat.prompt(state, prompt)
   -- Marked before the request: its first tick's updates may come before its answer.
-  chat.loops[sid] = { prompt = prompt, ticks = 0, waiting = true }
+  chat.loops[sid] = { prompt = prompt, ticks = 0, waiting = true, self_paced = seconds == nil }
+  local how = seconds and string.format('every %ds', seconds) or 'self-paced (each tick asks for the next with schedule_next)'
+  chat.note(state, 'loop started, ' .. how .. ': the prompt above is sent again unchanged; :Bravebot loop stop stops it')
   local result, err = client().call(rpc.LOOP, params, state)
   if not result then
     chat.loops[sid] = nil
     chat.note(state, 'loop refused: ' .. tostring(err))
     return vim.notify('bravebot: loop refused: ' .. tostring(err), vim.log.levels.ERROR)
   end
-  local how = result.intervalSeconds and string.format('every %ds', result.intervalSeconds)
-    or 'self-paced (each tick asks for the next with schedule_next)'
-  chat.note(state, 'loop started, ' .. how .. ': the prompt above is sent again unchanged; :Bravebot loop stop stops it')
+  if result.intervalSeconds and result.intervalSeconds ~= seconds then
+    -- Held between loop.minSeconds and an hour (LOOP-5).
+    how = string.format('every %ds', result.intervalSeconds)
+    chat.note(state, string.format('the server keeps the loop at every %ds (between loop.minSeconds and an hour)', result.intervalSeconds))
+  end
   vim.notify('bravebot: loop ' .. how)
   return result
 end
