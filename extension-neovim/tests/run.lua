@@ -1284,10 +1284,16 @@ case(':Bravebot sessions resumes a session of a server that ended, its transcrip
     client.stop_all()
     vim.cmd('silent! %bwipeout!')
     eq({ first_id }, require('bravebot.commands').complete('', 'Bravebot resume ', 0), ':Bravebot resume completes the recorded id before a server runs')
+    -- A record that cannot be read is told and passed over.
+    write(home .. '/.bravebot/sessions/broken-1/session.json', 'not a record')
+    local before_notes = #notes
     local shown, restore = picking(function(items) return items[1] end)
     vim.cmd('Bravebot sessions')
     restore()
+    assert(table.concat(vim.list_slice(notes, before_notes + 1), '\n'):find('a record cannot be read: broken-1: ', 1, true),
+      table.concat(vim.list_slice(notes, before_notes + 1), '\n'))
     eq(1, #shown, 'one picker')
+    eq(1, #shown[1].lines, 'only the readable record is offered')
     assert(shown[1].lines[1]:find('remember the word pelican', 1, true) and shown[1].lines[1]:find(first_id, 1, true)
       and shown[1].lines[1]:match('^%d%d%d%d%-%d%d%-%d%d %d%d:%d%d  '), shown[1].lines[1])
     eq(first_id, ws.state().session_id, 'the resumed session is the current one')
@@ -1336,7 +1342,7 @@ end)
 -- Verifies: NVIM-23, NVIM-24
 case(':Bravebot incognito opens a session that says so and leaves nothing under ~/.bravebot', function()
   with_home(nil, function(home)
-    local ws = workspace({}, { planner = { { text = 'Nothing of this is kept.' } } })
+    local ws = workspace({}, { planner = { { text = 'Nothing of this is kept.' }, { text = 'Still nothing kept.' } } })
     -- The first command: the server it starts opens no other session first.
     local before = tree(home)
     vim.cmd('Bravebot incognito')
@@ -1352,6 +1358,9 @@ case(':Bravebot incognito opens a session that says so and leaves nothing under 
     vim.api.nvim_set_current_win(vim.fn.bufwinid(pbuf))
     press('ia secret prompt<C-s>')
     wait(ws.turn_ended, 'the incognito turn to end')
+    press('<Esc>ia secret prompt<C-s>')
+    wait(function() return chat_text(ws):find('Still nothing kept.\n-- turn ended', 1, true) ~= nil end, 'the second incognito turn to end')
+    eq({ 'a secret prompt' }, require('bravebot.prompt').entries(ws.dir), 'the same prompt twice in a row is stepped through once')
     assert(chat_text(ws):find('Nothing of this is kept.', 1, true), chat_text(ws))
     eq(before, tree(home), 'nothing new under HOME')
     eq(nil, vim.uv.fs_stat(home .. '/.bravebot/history.jsonl'), 'no history file')
