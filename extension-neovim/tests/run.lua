@@ -20,7 +20,7 @@ end
 -- Every wait is on a state (a callback run, a buffer's lines, a recorded request). DEADLINE only
 -- bounds how long that state may take, generously, so a loaded machine is slow rather than wrong;
 -- nothing here waits for a set time.
-local DEADLINE = 120000
+local DEADLINE = tonumber(vim.env.BRAVEBOT_DEADLINE) or 120000
 
 local function wait(pred, what)
   if not vim.wait(DEADLINE, pred, 20) then
@@ -456,9 +456,11 @@ end)
 case(':Bravebot subcommands complete and reach the session', function()
   local ws = workspace({ ['a.txt'] = 'a\n', sub = nil }, { planner = {} })
   vim.fn.mkdir(ws.dir .. '/extra', 'p')
-  eq({ 'add-dir', 'answer', 'ask', 'audit', 'cancel', 'chat', 'log', 'mode', 'new', 'send', 'show', 'status', 'trust' },
-    vim.fn.getcompletion('Bravebot ', 'cmdline'), 'subcommands')
+  eq({ 'add-dir', 'answer', 'ask', 'audit', 'cancel', 'chat', 'incognito', 'log', 'loop', 'mode', 'new', 'resume', 'send',
+    'sessions', 'show', 'status', 'trust' }, vim.fn.getcompletion('Bravebot ', 'cmdline'), 'subcommands')
   eq({ 'acceptEdits' }, vim.fn.getcompletion('Bravebot mode acc', 'cmdline'), 'modes')
+  eq({ 'delete' }, vim.fn.getcompletion('Bravebot sessions ', 'cmdline'), 'sessions')
+  eq({ 'stop' }, vim.fn.getcompletion('Bravebot loop s', 'cmdline'), 'loop')
   vim.cmd('Bravebot chat')
   vim.cmd('Bravebot mode plan')
   vim.cmd('Bravebot trust a.txt')
@@ -1226,10 +1228,257 @@ case('accepting through a code action takes the inline proposal off the screen',
   ws.stop()
 end)
 
+--- Runs `fn` with HOME a fresh directory of its own (so ~/.bravebot holds only what the case made),
+--- the servers it starts inheriting it; HOME comes back afterwards, whatever happens.
+local function with_home(settings, fn)
+  local saved = vim.env.HOME
+  local home = tmp .. '/home' .. tostring(vim.uv.hrtime())
+  vim.fn.mkdir(home, 'p')
+  if settings then
+    write(home .. '/.bravebot/settings.json', vim.json.encode(settings))
+    vim.uv.fs_chmod(home .. '/.bravebot', 448)
+  end
+  vim.env.HOME = home
+  local ok, err = xpcall(fn, debug.traceback, home)
+  vim.env.HOME = saved
+  if not ok then
+    error(err, 0)
+  end
+end
+
+--- Every path under `dir`, sorted.
+local function tree(dir)
+  local out = {}
+  for name, kind in vim.fs.dir(dir, { depth = 20 }) do
+    table.insert(out, name .. (kind == 'directory' and '/' or ''))
+  end
+  table.sort(out)
+  return out
+end
+
+--- vim.ui.select answered by `choose(items, formatted lines, prompt)`; what it was shown is kept.
+local function picking(choose)
+  local shown = {}
+  local orig = vim.ui.select
+  vim.ui.select = function(items, opts, on_choice)
+    local lines = vim.tbl_map(opts.format_item or tostring, items)
+    table.insert(shown, { prompt = opts.prompt, lines = lines })
+    on_choice(choose(items, lines, opts.prompt))
+  end
+  return shown, function() vim.ui.select = orig end
+end
+
+-- Verifies: NVIM-22, NVIM-24
+case(':Bravebot sessions resumes a session of a server that ended, its transcript drawn, and a new prompt continues it', function()
+  with_home(nil, function(home)
+    local ws = workspace({}, { planner = {
+      { text = 'Noted: the word is pelican.' },
+      { text = 'The word was pelican.' },
+    } })
+    local client = require('bravebot.client')
+    local stop
+    client.prompt('remember the word pelican', nil, function(r) stop = r end)
+    wait(function() return stop ~= nil end, 'the first turn to end')
+    local first_id = ws.state().session_id
+    -- The editor's server ends; a new one starts under the same HOME.
+    client.stop_all()
+    vim.cmd('silent! %bwipeout!')
+    eq({ first_id }, require('bravebot.commands').complete('', 'Bravebot resume ', 0), ':Bravebot resume completes the recorded id before a server runs')
+    -- A record that cannot be read is told and passed over.
+    write(home .. '/.bravebot/sessions/broken-1/session.json', 'not a record')
+    local before_notes = #notes
+    local shown, restore = picking(function(items) return items[1] end)
+    vim.cmd('Bravebot sessions')
+    restore()
+    assert(table.concat(vim.list_slice(notes, before_notes + 1), '\n'):find('a record cannot be read: broken-1: ', 1, true),
+      table.concat(vim.list_slice(notes, before_notes + 1), '\n'))
+    eq(1, #shown, 'one picker')
+    eq(1, #shown[1].lines, 'only the readable record is offered')
+    assert(shown[1].lines[1]:find('remember the word pelican', 1, true) and shown[1].lines[1]:find(first_id, 1, true)
+      and shown[1].lines[1]:match('^%d%d%d%d%-%d%d%-%d%d %d%d:%d%d  '), shown[1].lines[1])
+    eq(first_id, ws.state().session_id, 'the resumed session is the current one')
+    local text = chat_text(ws)
+    assert(text:find('-- resumed session ' .. first_id .. ': remember the word pelican', 1, true), text)
+    assert(text:find('> remember the word pelican\nNoted: the word is pelican.\n', 1, true), text)
+    assert(text:find('ref:N are gone', 1, true), text)
+    local cbuf = require('bravebot.chat').buf(ws.state())
+    eq(vim.fn.bufwinid(cbuf) ~= -1, true, 'the chat is shown')
+    assert(vim.wo[vim.fn.bufwinid(cbuf)].winbar:find('remember the word pelican', 1, true), vim.wo[vim.fn.bufwinid(cbuf)].winbar)
+    stop = nil
+    client.prompt('what was the word?', nil, function(r) stop = r end)
+    wait(function() return stop ~= nil end, 'the resumed turn to end')
+    assert(chat_text(ws):find('> what was the word?\nThe word was pelican.', 1, true), chat_text(ws))
+    local reqs = ws.requests()
+    local last = vim.json.encode(reqs[#reqs].body.messages)
+    assert(last:find('remember the word pelican', 1, true), 'the planner holds the resumed conversation: ' .. last)
+    -- The prompt area steps through the server's history, across both servers' sessions.
+    require('bravebot.prompt').history = {}
+    vim.cmd('Bravebot chat')
+    local pbuf = require('bravebot.prompt').buf(ws.dir)
+    press('<C-p>')
+    eq({ 'what was the word?' }, vim.api.nvim_buf_get_lines(pbuf, 0, -1, false), '<C-p> recalls the newest prompt')
+    press('<C-p>')
+    eq({ 'remember the word pelican' }, vim.api.nvim_buf_get_lines(pbuf, 0, -1, false), 'and the one sent to the server that ended')
+    press('<C-n><C-n>')
+    eq({ '' }, vim.api.nvim_buf_get_lines(pbuf, 0, -1, false), 'past the newest, what was typed')
+    -- Deleting: another session is current, the record is picked and the deletion confirmed.
+    vim.cmd('Bravebot new')
+    shown, restore = picking(function(items, lines)
+      for i, l in ipairs(lines) do
+        if l:find(first_id, 1, true) or l == 'Delete it' then
+          return items[i]
+        end
+      end
+    end)
+    vim.cmd('Bravebot sessions delete')
+    restore()
+    eq(2, #shown, 'a picker and a confirmation')
+    eq(nil, vim.uv.fs_stat(home .. '/.bravebot/sessions/' .. first_id), 'the record is gone')
+    assert(read(home .. '/.bravebot/history.jsonl'):find('remember the word pelican', 1, true), 'the history keeps the prompt')
+    ws.stop()
+  end)
+end)
+
+-- Verifies: NVIM-23, NVIM-24
+case(':Bravebot incognito opens a session that says so and leaves nothing under ~/.bravebot', function()
+  with_home(nil, function(home)
+    local ws = workspace({}, { planner = { { text = 'Nothing of this is kept.' }, { text = 'Still nothing kept.' } } })
+    -- The first command: the server it starts opens no other session first.
+    local before = tree(home)
+    vim.cmd('Bravebot incognito')
+    local state = ws.state()
+    local client = require('bravebot.client')
+    eq(true, client.incognito[state.session_id], 'the session was opened incognito')
+    local cbuf = require('bravebot.chat').buf(state)
+    assert(vim.api.nvim_buf_get_name(cbuf):find('(incognito)', 1, true), vim.api.nvim_buf_get_name(cbuf))
+    local cwin = vim.fn.bufwinid(cbuf)
+    assert(cwin ~= -1 and vim.wo[cwin].winbar:find('incognito session ' .. state.session_id, 1, true), vim.wo[cwin].winbar)
+    -- Typed in the prompt area and sent.
+    local pbuf = require('bravebot.prompt').buf(ws.dir)
+    vim.api.nvim_set_current_win(vim.fn.bufwinid(pbuf))
+    press('ia secret prompt<C-s>')
+    wait(ws.turn_ended, 'the incognito turn to end')
+    press('<Esc>ia secret prompt<C-s>')
+    wait(function() return chat_text(ws):find('Still nothing kept.\n-- turn ended', 1, true) ~= nil end, 'the second incognito turn to end')
+    eq({ 'a secret prompt' }, require('bravebot.prompt').entries(ws.dir), 'the same prompt twice in a row is stepped through once')
+    assert(chat_text(ws):find('Nothing of this is kept.', 1, true), chat_text(ws))
+    eq(before, tree(home), 'nothing new under HOME')
+    eq(nil, vim.uv.fs_stat(home .. '/.bravebot/history.jsonl'), 'no history file')
+    -- The prompt is recalled from this editor's own history though the server kept none.
+    vim.api.nvim_set_current_win(vim.fn.bufwinid(pbuf))
+    press('<Esc><C-p>')
+    eq({ 'a secret prompt' }, vim.api.nvim_buf_get_lines(pbuf, 0, -1, false), '<C-p> recalls the incognito prompt')
+    local fbuf = require('bravebot.commands').ask()
+    press('<C-p>')
+    wait(function()
+      return vim.api.nvim_buf_is_valid(fbuf) and vim.deep_equal({ 'a secret prompt' }, vim.api.nvim_buf_get_lines(fbuf, 0, -1, false))
+    end, 'the ask float to recall the incognito prompt')
+    press('<Esc>q')
+    -- A second incognito session in the running server says so too.
+    local first = ws.state().session_id
+    vim.cmd('Bravebot incognito')
+    assert(ws.state().session_id ~= first and client.incognito[ws.state().session_id], 'a second incognito session')
+    eq(before, tree(home), 'still nothing new under HOME')
+    ws.stop()
+  end)
+end)
+
+-- Verifies: NVIM-25
+case(':Bravebot loop ticks at an interval and self-paced, and :Bravebot loop stop shows the ticks and quiet ones', function()
+  with_home({ loop = { minSeconds = 1 } }, function()
+    local planner = {}
+    for i = 1, 40 do
+      planner[i] = { text = 'tick ' .. i .. ' saw nothing new.' }
+    end
+    local ws = workspace({}, { planner = planner })
+    vim.cmd('Bravebot loop 1s check the build')
+    local function ended()
+      local n = 0
+      for _, l in ipairs(ws.chat_lines()) do
+        n = n + (l:match('^%-%- turn ended') and 1 or 0)
+      end
+      return n
+    end
+    wait(function() return ended() >= 2 end, 'two ticks')
+    local text = chat_text(ws)
+    assert(text:find('> check the build\n', 1, true) and text:find('-- loop started, every 1s', 1, true), text)
+    assert(text:find('-- loop tick 1: check the build\ntick 1 saw nothing new.\n-- turn ended: done\n-- loop tick 2: check the build\ntick 2 saw', 1, true), text)
+    vim.cmd('Bravebot loop stop')
+    text = chat_text(ws)
+    local ticks = text:match('%-%- loop stopped after (%d+) ticks, 0 of them quiet')
+    assert(ticks and tonumber(ticks) >= 2, text)
+    ws.stop()
+    -- Self-paced: each tick asks for the next with schedule_next; the quiet ones are counted.
+    ws = workspace({}, { planner = {
+      { tool = 'schedule_next', id = 'call_s1', args = { delay_seconds = 1, noop = true, reason = 'the build is still running' } },
+      { text = 'Still running.' },
+      { tool = 'schedule_next', id = 'call_s2', args = { delay_seconds = 1, noop = true, reason = 'still running, again' } },
+      { text = 'Still running.' },
+      { stall = 'Looking' },
+    } })
+    vim.cmd('Bravebot loop check the build')
+    if not vim.wait(DEADLINE, function() return chat_text(ws):find('\nLoo', 1, true) ~= nil end, 20) then
+      error('timed out waiting for the third tick; the chat:\n' .. chat_text(ws))
+    end
+    text = chat_text(ws)
+    assert(text:find('-- loop started, self-paced', 1, true), text)
+    assert(text:find('still running, again; quiet ticks: 2', 1, true), 'the reason and the quiet ticks reach the screen: ' .. text)
+    assert(text:find('-- loop tick 3: check the build\nLoo', 1, true), text)
+    vim.cmd('Bravebot loop stop')
+    assert(chat_text(ws):find('-- loop stopped after 2 ticks, 2 of them quiet', 1, true), chat_text(ws))
+    vim.cmd('Bravebot cancel')
+    ws.stop()
+    -- A self-paced tick that does not ask for the next ends the loop, and the chat says so.
+    ws = workspace({}, { planner = { { text = 'The build finished.' }, { text = 'Looked once.' } } })
+    vim.cmd('Bravebot loop has the build finished?')
+    wait(function() return chat_text(ws):find('-- the loop ended: this tick did not ask for another', 1, true) ~= nil end, 'the loop to end')
+    assert(chat_text(ws):find('-- loop tick 1: has the build finished?\nThe build finished.\n-- turn ended: done\n-- the loop ended', 1, true), chat_text(ws))
+    vim.cmd('Bravebot loop stop')
+    assert(chat_text(ws):find('-- no loop was running', 1, true), chat_text(ws))
+    -- An interval past an hour is held to one, and the chat says what the server keeps.
+    vim.cmd('Bravebot loop 2h look once')
+    assert(chat_text(ws):find('-- loop started, every 7200s', 1, true), chat_text(ws))
+    assert(chat_text(ws):find('-- the server keeps the loop at every 3600s', 1, true), chat_text(ws))
+    wait(function() return chat_text(ws):find('Looked once.', 1, true) ~= nil end, 'the first tick')
+    vim.cmd('Bravebot loop stop')
+    assert(chat_text(ws):find('-- loop stopped after %d ticks, 0 of them quiet$'), chat_text(ws))
+    ws.stop()
+  end)
+end)
+
+-- Verifies: NVIM-26
+case(':checkhealth bravebot reports the state directory, its permissions, records and history', function()
+  with_home(nil, function(home)
+    require('bravebot').setup({ cmd = { bravebot_bin, 'lsp' } })
+    local function health()
+      vim.cmd('silent checkhealth bravebot')
+      local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+      vim.cmd('silent! bwipeout!')
+      return text
+    end
+    local text = health()
+    assert(text:find('OK state directory ' .. home .. '/.bravebot does not exist yet', 1, true), text)
+    local ws = workspace({}, { planner = { { text = 'ok' } } })
+    local stop
+    require('bravebot.client').prompt('make a record', nil, function(r) stop = r end)
+    wait(function() return stop ~= nil end, 'the turn to end')
+    ws.stop()
+    text = health()
+    assert(text:find('OK state directory ' .. home .. '/.bravebot (permissions 700)', 1, true), text)
+    assert(text:find('OK 1 session record in ' .. home .. '/.bravebot/sessions', 1, true), text)
+    assert(text:find('OK prompt history ' .. home .. '/.bravebot/history.jsonl: 1 prompt (permissions 600)', 1, true), text)
+    vim.uv.fs_chmod(home .. '/.bravebot', 493)
+    text = health()
+    assert(text:find('WARNING state directory ' .. home .. '/.bravebot has permissions 755, not 700', 1, true), text)
+  end)
+end)
+
 -- Runner -----------------------------------------------------------------------------------------
 
 local passed, failed = 0, 0
-for _, c in ipairs(T.cases) do
+-- BRAVEBOT_CASES=words runs only the cases whose name holds them (for working on one case).
+local only = vim.env.BRAVEBOT_CASES
+for _, c in ipairs(only and vim.tbl_filter(function(c) return c.name:find(only, 1, true) ~= nil end, T.cases) or T.cases) do
   local ok, err = xpcall(c.fn, debug.traceback)
   if ok then
     passed = passed + 1

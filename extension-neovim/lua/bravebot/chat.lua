@@ -43,6 +43,10 @@ local function chat_for(state, session_id)
   if count[state.root] > 1 then
     name = name .. ' (' .. count[state.root] .. ')'
   end
+  local sid = session_id or state.session_id
+  if sid and require('bravebot.client').incognito[sid] then
+    name = name .. ' (incognito)'
+  end
   pcall(vim.api.nvim_buf_set_name, buf, name)
   vim.bo[buf].filetype = 'markdown'
   -- Markdown drawn by treesitter where its parser is there (Neovim ships it), so fenced code is
@@ -109,6 +113,7 @@ function M.open(state, opts)
     vim.wo[win].linebreak = true
     vim.wo[win].conceallevel = 2
   end
+  M.set_winbar(win, c)
   local pwin = require('bravebot.prompt').open_under(state.root, win)
   if opts.focus ~= false then
     vim.api.nvim_set_current_win(pwin)
@@ -116,15 +121,46 @@ function M.open(state, opts)
   return c.buf
 end
 
---- After a new session: windows showing the old session's chat show the new one, which says where
---- the old one went. The old buffer stays, and the old session's late updates still land in it.
-function M.replace(state, old_session_id)
+--- The chat window's winbar: whose session it shows, and whether that one is incognito.
+function M.winbar_text(c)
+  local sid = c.session_id
+  if sid and require('bravebot.client').incognito[sid] then
+    return 'bravebot: incognito session ' .. sid .. ', nothing kept under ~/.bravebot'
+  end
+  if c.title then
+    return 'bravebot: ' .. c.title .. ' (session ' .. tostring(sid) .. ')'
+  end
+  return 'bravebot: session ' .. tostring(sid or '-')
+end
+
+--- The winbar, cut at the right edge when the window is narrow, so its start stays readable.
+function M.set_winbar(win, c)
+  vim.wo[win].winbar = '%#BravebotPrompt#' .. M.winbar_text(c):gsub('%%', '%%%%') .. '%*%<'
+end
+
+--- Windows showing the old session's chat show the state's current one.
+local function swap(state, old_session_id)
   local old = M.chats[old_session_id]
   local new = chat_for(state)
-  if old and vim.api.nvim_buf_is_valid(old.buf) then
+  if old and old ~= new and vim.api.nvim_buf_is_valid(old.buf) then
     for _, win in ipairs(vim.fn.win_findbuf(old.buf)) do
       vim.api.nvim_win_set_buf(win, new.buf)
     end
+  end
+  for _, win in ipairs(vim.fn.win_findbuf(new.buf)) do
+    M.set_winbar(win, new)
+  end
+  return old, new
+end
+
+--- After a new session: windows showing the old session's chat show the new one, which says where
+--- the old one went. The old buffer stays, and the old session's late updates still land in it.
+function M.replace(state, old_session_id)
+  local old = swap(state, old_session_id)
+  if require('bravebot.client').incognito[state.session_id] then
+    M.note(state, 'incognito session ' .. state.session_id .. ': no record, no prompt history, no audit file under ~/.bravebot')
+  end
+  if old and vim.api.nvim_buf_is_valid(old.buf) then
     M.note(state, 'new session; the previous one stays in ' .. vim.api.nvim_buf_get_name(old.buf))
   end
 end
@@ -225,6 +261,11 @@ end
 
 function M.prompt(state, text, files)
   local c = chat_for(state)
+  -- The person's own turn, between a loop's ticks, is no tick.
+  local loop = M.loops[key(state)]
+  if loop then
+    loop.waiting = false
+  end
   local lines = {}
   for i, l in ipairs(vim.split(text, '\n', { plain = true })) do
     lines[i] = (i == 1 and '> ' or '  ') .. l
@@ -438,15 +479,29 @@ M.FIELDS = {
   turnEnded = { 'stopReason' },
 }
 
+---@type table<string, { prompt: string, ticks: integer, waiting: boolean }> the loop each session runs
+M.loops = {}
+
 --- Draw one session/update in the chat of the session it belongs to.
 function M.on_update(state, update, session_id)
   local c = chat_for(state, session_id)
   local kind = update.kind
+  -- A loop's tick sends no prompt from here: its first update says a tick began.
+  local loop = M.loops[key(state, session_id)]
+  if loop and loop.waiting and kind ~= 'turnEnded' then
+    loop.waiting = false
+    loop.ticks = loop.ticks + 1
+    append(c, { string.format('-- loop tick %d: %s', loop.ticks, one_line(loop.prompt)) }, 'BravebotPrompt')
+  end
+  if loop and kind == 'toolCall' and update.tool == 'schedule_next' then
+    loop.asked_next = true
+  end
   if kind == 'agentText' then
     append_text(c, update.delta or '')
   elseif kind == 'toolCall' then
     M.calls[key(state, session_id)] = update.callId
-    local line = '▸ ' .. one_line(update.tool) .. ': ' .. one_line(update.why)
+    local why = one_line(update.why)
+    local line = '▸ ' .. one_line(update.tool) .. (why ~= '' and (': ' .. why) or '')
     local routing = routing_text(update.routing)
     if routing ~= '' then
       line = line .. ' (' .. routing .. ')'
@@ -511,6 +566,17 @@ function M.on_update(state, update, session_id)
     append(c, { '-- turn ended: ' .. (words or one_line(update.stopReason)) }, 'BravebotTool')
     -- Nothing waits any more, whether or not the prompt's reply has come yet.
     M.thinking(state, session_id, false)
+    if loop then
+      -- The server ends a loop on a tick's error, and a self-paced one on a tick that did not
+      -- ask for the next (LOOP-2, LOOP-3): say so here rather than at the next stop.
+      local over = update.stopReason == 'error' and 'the loop ended with this tick\'s error'
+        or (loop.self_paced and not loop.asked_next and 'the loop ended: this tick did not ask for another with schedule_next')
+      loop.waiting, loop.asked_next = true, false
+      if over then
+        M.loops[key(state, session_id)] = nil
+        append(c, { '-- ' .. over }, 'BravebotTool')
+      end
+    end
   else
     append_untrusted(c, 'update ' .. one_line(kind) .. ' (unknown to this plugin):', vim.inspect(update))
   end
@@ -529,6 +595,35 @@ function M.on_update(state, update, session_id)
   end
   c.last = kind
   draw_thinking(c)
+end
+
+--- After a resume: the session's chat holds its transcript (the person's prompts as prompts, the
+--- agent's replies as its text) and says that the references it named are gone.
+function M.resumed(state, old_session_id, result)
+  local c = chat_for(state)
+  set_lines(c.buf, 0, -1, { '' })
+  vim.api.nvim_buf_clear_namespace(c.buf, M.ns, 0, -1)
+  c.last, c.refs = nil, nil
+  c.title = result.title ~= vim.NIL and result.title or nil
+  swap(state, old_session_id)
+  M.note(state, string.format('resumed session %s: %s (mode %s, in %s)', one_line(result.sessionId),
+    one_line(result.title), one_line(result.mode), one_line(result.cwd)))
+  for _, entry in ipairs(result.transcript or {}) do
+    if entry.role == 'person' then
+      M.prompt(state, entry.text or '')
+    else
+      append_text(c, entry.text or '')
+      -- One reply a paragraph: the next entry starts a line of its own.
+      c.last = 'agentReply'
+    end
+  end
+  M.note(state, 'earlier quarantined items and their ref:N are gone: the agent reads again what it needs')
+  if old_session_id and old_session_id ~= state.session_id then
+    local old = M.chats[old_session_id]
+    if old and vim.api.nvim_buf_is_valid(old.buf) then
+      M.note(state, 'the previous session stays in ' .. vim.api.nvim_buf_get_name(old.buf))
+    end
+  end
 end
 
 return M

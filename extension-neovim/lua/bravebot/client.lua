@@ -76,13 +76,16 @@ function M.capabilities()
 end
 
 --- The state for `root`, starting the server and a session when there is none.
+--- With `opts.incognito`, a server started here opens its first session incognito, so nothing
+--- is made for a session nobody asked for.
 ---@param root? string
----@return bravebot.State?
-function M.ensure(root)
+---@param opts? { incognito?: boolean }
+---@return bravebot.State?, boolean? started
+function M.ensure(root, opts)
   root = root or M.root()
   local state = M.states[root]
   if state and vim.lsp.get_client_by_id(state.client_id) then
-    return state
+    return state, false
   end
   if vim.fn.executable(config.options.cmd[1]) ~= 1 then
     vim.notify('bravebot: ' .. config.options.cmd[1] .. ' is not executable (see :checkhealth bravebot)', vim.log.levels.ERROR)
@@ -132,10 +135,10 @@ function M.ensure(root)
   M.by_client[id] = state
   attach_buffers(state)
   M.map_answer()
-  if not M.new_session(state) then
+  if not M.new_session(state, opts) then
     return nil
   end
-  return state
+  return state, true
 end
 
 --- The global mapping to the oldest waiting question, unless the key already does something.
@@ -155,9 +158,11 @@ end
 ---@type table<string, bravebot.State> the state each session id belongs to, old sessions included
 M.by_session = {}
 
---- Open a new session for the state. A turn still running in the old session is cancelled, its
---- questions refused, and whatever it still sends goes to its own chat buffer, never the new one.
-function M.new_session(state)
+---@type table<string, boolean> the sessions opened incognito (SESS-10), by id
+M.incognito = {}
+
+--- Leave the state's current session: a turn still running is cancelled and its questions refused.
+local function leave(state)
   local old = state.session_id
   if old and state.busy then
     M.cancel(state)
@@ -165,18 +170,69 @@ function M.new_session(state)
   if old then
     require('bravebot.questions').close_session(old)
   end
-  local resp = rpc.request_sync(M.client_of(state), rpc.NEW, { cwd = state.root }, 10000)
+  return old
+end
+
+--- Open a new session for the state. A turn still running in the old session is cancelled, its
+--- questions refused, and whatever it still sends goes to its own chat buffer, never the new one.
+--- With `opts.incognito` the session leaves nothing under ~/.bravebot (SESS-10).
+---@param opts? { incognito?: boolean }
+function M.new_session(state, opts)
+  opts = opts or {}
+  local old = leave(state)
+  local params = { cwd = state.root }
+  if opts.incognito then
+    params.incognito = true
+  end
+  local resp = rpc.request_sync(M.client_of(state), rpc.NEW, params, 10000)
   if not resp or resp.err or not resp.result then
     vim.notify('bravebot: session/new failed: ' .. vim.inspect(resp and resp.err), vim.log.levels.ERROR)
     return false
   end
   state.session_id = resp.result.sessionId
   state.busy = false
+  M.incognito[state.session_id] = opts.incognito == true or nil
   M.by_session[state.session_id] = state
   if old then
     require('bravebot.chat').replace(state, old)
   end
   return true
+end
+
+--- Take up a recorded session (`bravebot/session/resume`): it becomes the state's current one and
+--- its transcript is drawn into its chat. Returns the server's answer, or nil and the error.
+function M.resume(state, session_id)
+  local resp = rpc.request_sync(M.client_of(state), rpc.RESUME, { sessionId = session_id }, 10000)
+  if not resp then
+    return nil, 'no answer'
+  end
+  if resp.err or not resp.result then
+    return nil, resp.err and resp.err.message or 'no result'
+  end
+  local old = leave(state)
+  state.session_id = resp.result.sessionId
+  state.busy = false
+  M.by_session[state.session_id] = state
+  require('bravebot.chat').resumed(state, old, resp.result)
+  return resp.result
+end
+
+--- The records the server keeps, newest first (`bravebot/session/list`), or nil and the error.
+function M.list_sessions(state)
+  local resp = rpc.request_sync(M.client_of(state), rpc.LIST, {}, 10000)
+  if not resp then
+    return nil, 'no answer'
+  end
+  if resp.err or not resp.result then
+    return nil, resp.err and resp.err.message or 'no result'
+  end
+  return resp.result
+end
+
+--- The prompt history across sessions, newest first (`bravebot/history/list`); {} when it fails.
+function M.history(state, limit)
+  local resp = rpc.request_sync(M.client_of(state), rpc.HISTORY, { limit = limit }, 10000)
+  return resp and resp.result and resp.result.entries or {}
 end
 
 --- A synchronous call with the session id added.

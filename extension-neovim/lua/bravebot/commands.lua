@@ -111,6 +111,137 @@ function M.show(ref, state, session_id)
   return require('bravebot.chat').show_float(result)
 end
 
+--- A record's line in the picker: when it was last written, its title, its id.
+--- A record of another directory says which.
+function M.session_line(r, root)
+  local when = type(r.updated) == 'number' and os.date('%Y-%m-%d %H:%M', r.updated) or '-'
+  local line = string.format('%s  %s  (%s)', when, flat(r.title ~= '' and r.title or '(untitled)'), flat(r.sessionId))
+  if root and type(r.cwd) == 'string' and vim.fs.normalize(r.cwd) ~= root then
+    line = line .. ' in ' .. flat(r.cwd)
+  end
+  return line
+end
+
+--- Take up a recorded session in the workspace's state.
+function M.resume(id, state)
+  state = state or client().ensure()
+  if not state then
+    return
+  end
+  local result, err = client().resume(state, id)
+  if not result then
+    return vim.notify('bravebot: cannot resume ' .. tostring(id) .. ': ' .. tostring(err), vim.log.levels.ERROR)
+  end
+  -- The chat says what was resumed; a message here would stop the screen after a picker.
+  require('bravebot.chat').open(state)
+  return result
+end
+
+--- Delete a record, after the person confirms it by name.
+function M.delete(r, state)
+  vim.ui.select({ 'Keep it', 'Delete it' }, {
+    prompt = 'Delete the record of "' .. flat(r.title) .. '" (' .. flat(r.sessionId) .. ') and its audit trail?',
+  }, function(choice)
+    if choice ~= 'Delete it' then
+      return vim.notify('bravebot: kept ' .. flat(r.sessionId))
+    end
+    local _, err = client().call(rpc.DELETE, { sessionId = r.sessionId }, state)
+    vim.notify('bravebot: ' .. (err and ('delete refused: ' .. err) or ('deleted ' .. flat(r.sessionId))), err and vim.log.levels.ERROR or nil)
+  end)
+end
+
+--- The server's records, newest first, in a picker; `action` is 'resume' or 'delete'.
+function M.sessions(action, state)
+  state = state or client().ensure()
+  if not state then
+    return
+  end
+  local result, err = client().list_sessions(state)
+  if not result then
+    return vim.notify('bravebot: session list failed: ' .. tostring(err), vim.log.levels.ERROR)
+  end
+  for _, u in ipairs(result.unreadable or {}) do
+    vim.notify('bravebot: a record cannot be read: ' .. flat(u.sessionId) .. ': ' .. flat(u.error), vim.log.levels.WARN)
+  end
+  local records = vim.tbl_filter(function(r) return r.sessionId ~= state.session_id end, result.sessions or {})
+  if #records == 0 then
+    return vim.notify('bravebot: no other session is recorded under ~/.bravebot/sessions')
+  end
+  vim.ui.select(records, {
+    prompt = action == 'delete' and 'Delete which session?' or 'Resume which session? (:Bravebot sessions delete deletes one)',
+    format_item = function(r) return M.session_line(r, state.root) end,
+  }, function(r)
+    if not r then
+      return
+    end
+    if action == 'delete' then
+      M.delete(r, state)
+    else
+      M.resume(r.sessionId, state)
+    end
+  end)
+end
+
+--- `5`, `90s`, `10m`, `1h` as seconds; nil for anything else.
+function M.interval(word)
+  local n, unit = tostring(word or ''):match('^(%d+)([smh]?)$')
+  if not n then
+    return nil
+  end
+  return tonumber(n) * ({ [''] = 1, s = 1, m = 60, h = 3600 })[unit]
+end
+
+--- Start a loop over `prompt` (`bravebot/session/loop`), every `seconds` or self-paced.
+function M.loop(prompt, seconds, state)
+  state = state or client().ensure()
+  if not state then
+    return
+  end
+  local chat = require('bravebot.chat')
+  chat.open(state, { focus = false })
+  local params = { prompt = prompt }
+  if seconds then
+    params.intervalSeconds = seconds
+  end
+  local sid = state.session_id
+  chat.prompt(state, prompt)
+  -- Marked before the request: its first tick's updates may come before its answer.
+  chat.loops[sid] = { prompt = prompt, ticks = 0, waiting = true, self_paced = seconds == nil }
+  local how = seconds and string.format('every %ds', seconds) or 'self-paced (each tick asks for the next with schedule_next)'
+  chat.note(state, 'loop started, ' .. how .. ': the prompt above is sent again unchanged; :Bravebot loop stop stops it')
+  local result, err = client().call(rpc.LOOP, params, state)
+  if not result then
+    chat.loops[sid] = nil
+    chat.note(state, 'loop refused: ' .. tostring(err))
+    return vim.notify('bravebot: loop refused: ' .. tostring(err), vim.log.levels.ERROR)
+  end
+  if result.intervalSeconds and result.intervalSeconds ~= seconds then
+    -- Held between loop.minSeconds and an hour (LOOP-5).
+    how = string.format('every %ds', result.intervalSeconds)
+    chat.note(state, string.format('the server keeps the loop at every %ds (between loop.minSeconds and an hour)', result.intervalSeconds))
+  end
+  vim.notify('bravebot: loop ' .. how)
+  return result
+end
+
+function M.loop_stop(state)
+  state = state or client().ensure()
+  if not state then
+    return
+  end
+  local result, err = client().call(rpc.LOOP_STOP, {}, state)
+  require('bravebot.chat').loops[state.session_id] = nil
+  if not result then
+    return vim.notify('bravebot: loop stop failed: ' .. tostring(err), vim.log.levels.ERROR)
+  end
+  local line = result.stopped
+      and string.format('loop stopped after %d ticks, %d of them quiet', result.ticks or 0, result.quietTicks or 0)
+    or 'no loop was running'
+  require('bravebot.chat').note(state, line)
+  vim.notify('bravebot: ' .. line)
+  return result
+end
+
 M.subcommands = {
   chat = function()
     local state = client().ensure()
@@ -206,6 +337,36 @@ M.subcommands = {
       require('bravebot.chat').note(state, 'new session ' .. state.session_id)
     end
   end,
+  incognito = function()
+    local state, started = client().ensure(nil, { incognito = true })
+    if state and (started or client().new_session(state, { incognito = true })) then
+      require('bravebot.chat').open(state)
+      vim.notify('bravebot: incognito session ' .. state.session_id .. ': nothing is written under ~/.bravebot')
+    end
+  end,
+  sessions = function(args)
+    if args[1] ~= nil and args[1] ~= 'delete' then
+      return vim.notify('bravebot: :Bravebot sessions [delete]', vim.log.levels.ERROR)
+    end
+    M.sessions(args[1] == 'delete' and 'delete' or 'resume')
+  end,
+  resume = function(args)
+    if args[1] then
+      return M.resume(args[1])
+    end
+    M.sessions('resume')
+  end,
+  loop = function(args)
+    if args[1] == 'stop' and #args == 1 then
+      return M.loop_stop()
+    end
+    local seconds = M.interval(args[1])
+    local words = vim.list_slice(args, seconds and 2 or 1)
+    if #words == 0 then
+      return vim.notify('bravebot: :Bravebot loop [interval] <prompt>, or :Bravebot loop stop', vim.log.levels.ERROR)
+    end
+    M.loop(table.concat(words, ' '), seconds)
+  end,
 }
 
 function M.run(args)
@@ -234,6 +395,21 @@ function M.complete(arglead, cmdline, _)
     local c = state and require('bravebot.chat').chats[state.session_id]
     return vim.tbl_filter(function(s) return vim.startswith(s, arglead) end,
       vim.tbl_map(function(r) return r.ref end, c and c.refs or {}))
+  elseif sub == 'sessions' and n == 3 then
+    return vim.tbl_filter(function(s) return vim.startswith(s, arglead) end, { 'delete' })
+  elseif sub == 'loop' and n == 3 then
+    return vim.tbl_filter(function(s) return vim.startswith(s, arglead) end, { 'stop', '5m', '1h' })
+  elseif sub == 'resume' and n == 3 then
+    local state = client().states[client().root()]
+    local result = state and client().client_of(state) and client().list_sessions(state)
+    local ids = vim.tbl_map(function(r) return r.sessionId end, result and result.sessions or {})
+    if not result then
+      -- No server yet: the records' directories, which are named by their ids.
+      for _, path in ipairs(vim.fn.glob(vim.fs.normalize('~/.bravebot/sessions') .. '/*/session.json', true, true)) do
+        table.insert(ids, vim.fs.basename(vim.fs.dirname(path)))
+      end
+    end
+    return vim.tbl_filter(function(s) return vim.startswith(s, arglead) end, ids)
   elseif sub == 'trust' then
     return vim.fn.getcompletion(arglead, 'file')
   elseif sub == 'add-dir' then

@@ -4,8 +4,11 @@ local config = require('bravebot.config')
 
 local M = {}
 
----@type table<string, string[]> sent prompts by root, oldest first
+---@type table<string, { text: string, time: integer, recorded: boolean }[]> the prompts sent from
+--- each root, oldest first; `recorded` when the server keeps them in its history (not incognito)
 M.history = {}
+---@type table<integer, string[]> the history a buffer is stepping through, oldest first
+M.stepping = {}
 ---@type table<string, string[]> what the float held when it was closed unsent, by root
 M.drafts = {}
 ---@type table<string, integer> the prompt area's buffer, by root
@@ -100,26 +103,71 @@ function M.send(buf, root)
   end
   local h = M.history[root] or {}
   M.history[root] = h
-  if h[#h] ~= text then
-    table.insert(h, text)
-  end
+  local client = require('bravebot.client')
+  local state = client.states[root]
+  local recorded = not (state and state.session_id and client.incognito[state.session_id])
+  table.insert(h, { text = text, time = os.time(), recorded = recorded })
   vim.b[buf].bravebot_history_at = nil
+  M.stepping[buf] = nil
   set_text(buf, '')
   return true
 end
 
 --- Step through the root's history: -1 the older prompt, +1 the newer; past the newest, the text
 --- that was being typed comes back.
-function M.recall(buf, root, dir)
-  local h = M.history[root] or {}
-  if #h == 0 then
-    return
+--- The prompts to step through, oldest first: the server's history of every session
+--- (`bravebot/history/list`) merged by time with what this editor sent that the server did not
+--- keep (an incognito session's), the same prompt twice in a row kept once.
+function M.entries(root)
+  local client = require('bravebot.client')
+  local state = client.states[root]
+  if not (state and client.client_of(state)) then
+    state = client.ensure(root)
   end
+  local server = state and client.history(state, 1000) or {}
+  local all = {}
+  for i = #server, 1, -1 do
+    local e = server[i]
+    if type(e) == 'table' and type(e.text) == 'string' then
+      table.insert(all, { text = e.text, time = tonumber(e.time) or 0 })
+    end
+  end
+  for _, e in ipairs(M.history[root] or {}) do
+    if #server == 0 or not e.recorded then
+      table.insert(all, { text = e.text, time = e.time })
+    end
+  end
+  for i, e in ipairs(all) do
+    e.n = i
+  end
+  table.sort(all, function(a, b)
+    if a.time ~= b.time then
+      return a.time < b.time
+    end
+    return a.n < b.n
+  end)
+  local out = {}
+  for _, e in ipairs(all) do
+    if out[#out] ~= e.text then
+      table.insert(out, e.text)
+    end
+  end
+  return out
+end
+
+function M.recall(buf, root, dir)
   local at = vim.b[buf].bravebot_history_at
   if at == nil then
     if dir > 0 then
       return
     end
+    M.stepping[buf] = M.entries(root)
+  end
+  local h = M.stepping[buf] or {}
+  if #h == 0 then
+    return
+  end
+  if at == nil then
     vim.b[buf].bravebot_typing = text_of(buf)
     at = #h
   else
