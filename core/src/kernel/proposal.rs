@@ -327,7 +327,7 @@ mod tests {
         Proposal::new(t(&original()), t(&changed(&[0, 14, 28])))
     }
 
-    // Verifies: WRITE-2, WRITE-10
+    // Verifies: WRITE-2, WRITE-11
     #[test]
     fn proposal_hunks_are_the_unified_diffs_hunks() {
         let p = three_hunks();
@@ -351,7 +351,7 @@ mod tests {
         );
     }
 
-    // Verifies: WRITE-10
+    // Verifies: WRITE-11
     #[test]
     fn a_change_is_its_own_hunk_unless_it_touches_the_next() {
         // Five unchanged lines apart, and one apart: a hunk each, as VS Code's diff draws them.
