@@ -681,3 +681,38 @@ fn writing_quarantined_content_marks_the_file_untrusted_and_never_shows_it() {
     s.model.assert_no_planner_request_contains(CANARY);
     s.client.shutdown();
 }
+
+// Verifies: WRITE-10
+#[test]
+fn changes_five_lines_apart_are_two_hunks_and_each_can_be_kept_alone() {
+    let model = one_call(
+        "call_w",
+        "write_file",
+        json!({"path": "a.txt", "contents": changed(&[3, 9]), "why": "two fixes"}),
+    );
+    let s = Setup::start(&[("a.txt", &thirty())], model, json!({}));
+    s.client.answer_permissions_with(|q| {
+        let allow = q.option_of_kind("allow_once").expect("allow_once");
+        Answer::Result(
+            json!({"outcome": {"outcome": "selected", "optionId": allow, "acceptedHunks": [1]}}),
+        )
+    });
+    s.prompt(&["a.txt"]);
+    let q = &s.client.questions()[0];
+    assert_eq!(
+        q.params["subject"]["hunks"],
+        json!([
+            {"oldStart": 3, "oldLines": 1, "newStart": 3, "newLines": 1},
+            {"oldStart": 9, "oldLines": 1, "newStart": 9, "newLines": 1}
+        ])
+    );
+    let diff = q.params["subject"]["diff"].as_str().unwrap_or_default();
+    assert_eq!(diff.matches("\n@@ ").count(), 2, "{diff}");
+    assert_eq!(s.disk("a.txt"), changed(&[9]));
+    let result = s.model.tool_result("call_w");
+    assert!(
+        result.contains("1 of 2 hunks landed (hunks 1); the person refused hunks 0"),
+        "{result}"
+    );
+    s.client.shutdown();
+}

@@ -7,15 +7,22 @@
 //! decision. Re-basing onto text the person typed meanwhile compares positions derived from the
 //! proposal, so it is only done for a trusted proposal; an untrusted one is refused instead.
 
+use std::ops::Range;
+
+use similar::udiff::UnifiedDiffHunk;
 use similar::{DiffOp, TextDiff};
 
 use super::label::Label;
 use super::labelled::Labelled;
 
-/// Lines of unchanged context around each hunk, as `diff -u` uses.
+/// Lines of unchanged context the unified diff shows around each hunk at most, as `diff -u` uses.
+/// Context never joins two hunks: between two changes it is shared out so that neither hunk's
+/// context reaches into the other's.
 const CONTEXT: usize = 3;
 
-/// One hunk, in lines (0-based), as the unified diff numbers them minus one.
+/// One hunk, in lines (0-based), as the unified diff numbers them minus one. A hunk is a run of
+/// changed lines with no unchanged line inside it: two changes are one hunk only when they touch,
+/// so a person can keep or leave out each change an editor's diff draws apart.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Hunk {
     /// First changed line of the original, and how many original lines the hunk replaces.
@@ -29,8 +36,8 @@ pub struct Hunk {
 #[derive(Clone, Debug)]
 struct Change {
     hunk: usize,
-    old: std::ops::Range<usize>,
-    new: std::ops::Range<usize>,
+    old: Range<usize>,
+    new: Range<usize>,
 }
 
 pub struct Proposal {
@@ -57,30 +64,24 @@ impl Proposal {
     pub fn new(original: Labelled<String>, proposed: Labelled<String>) -> Proposal {
         let (changes, hunks) = {
             let diff = TextDiff::from_lines(original.value().as_str(), proposed.value().as_str());
+            let ops = diff.ops();
             let mut changes = Vec::new();
             let mut hunks = Vec::new();
-            for (index, group) in diff.grouped_ops(CONTEXT).iter().enumerate() {
-                let mut hunk: Option<Hunk> = None;
-                for op in group {
-                    if matches!(op, DiffOp::Equal { .. }) {
-                        continue;
-                    }
-                    let (old, new) = (op.old_range(), op.new_range());
-                    let h = hunk.get_or_insert(Hunk {
-                        old_start: old.start,
-                        old_lines: 0,
-                        new_start: new.start,
-                        new_lines: 0,
-                    });
-                    h.old_lines = old.end - h.old_start;
-                    h.new_lines = new.end - h.new_start;
-                    changes.push(Change {
-                        hunk: index,
-                        old,
-                        new,
-                    });
-                }
-                hunks.extend(hunk);
+            for run in runs(ops) {
+                let index = hunks.len();
+                let (first, last) = (ops[run.start], ops[run.end - 1]);
+                let (old_start, new_start) = (first.old_range().start, first.new_range().start);
+                hunks.push(Hunk {
+                    old_start,
+                    old_lines: last.old_range().end - old_start,
+                    new_start,
+                    new_lines: last.new_range().end - new_start,
+                });
+                changes.extend(ops[run].iter().map(|op| Change {
+                    hunk: index,
+                    old: op.old_range(),
+                    new: op.new_range(),
+                }));
             }
             (changes, hunks)
         };
@@ -105,17 +106,57 @@ impl Proposal {
         &self.proposed
     }
 
-    /// The unified diff, for the person's screen, labelled like the proposal.
+    /// The unified diff, for the person's screen, labelled like the proposal: one `@@` block per
+    /// hunk, in the same order, each with up to `CONTEXT` unchanged lines on either side.
     pub fn unified_diff(&self, path: &str) -> Labelled<String> {
         let diff = TextDiff::from_lines(
             self.original.value().as_str(),
             self.proposed.value().as_str(),
         );
-        let text = diff
-            .unified_diff()
-            .context_radius(CONTEXT)
-            .header(&format!("a/{path}"), &format!("b/{path}"))
-            .to_string();
+        let ops = diff.ops();
+        let runs = runs(ops);
+        let mut text = String::new();
+        if !runs.is_empty() {
+            text.push_str(&format!("--- a/{path}\n+++ b/{path}\n"));
+        }
+        for (k, run) in runs.iter().enumerate() {
+            let mut group: Vec<DiffOp> = Vec::new();
+            // The unchanged lines before this run: the earlier run took its share first.
+            if let Some(DiffOp::Equal {
+                old_index,
+                new_index,
+                len,
+            }) = run.start.checked_sub(1).map(|i| ops[i])
+            {
+                let taken = if k == 0 { 0 } else { trailing(len) };
+                let lead = CONTEXT.min(len - taken);
+                group.push(DiffOp::Equal {
+                    old_index: old_index + len - lead,
+                    new_index: new_index + len - lead,
+                    len: lead,
+                });
+            }
+            group.extend_from_slice(&ops[run.clone()]);
+            if let Some(DiffOp::Equal {
+                old_index,
+                new_index,
+                len,
+            }) = ops.get(run.end).copied()
+            {
+                let trail = if k + 1 == runs.len() {
+                    CONTEXT.min(len)
+                } else {
+                    trailing(len)
+                };
+                group.push(DiffOp::Equal {
+                    old_index,
+                    new_index,
+                    len: trail,
+                });
+            }
+            group.retain(|op| !matches!(op, DiffOp::Equal { len: 0, .. }));
+            text.push_str(&UnifiedDiffHunk::new(group, &diff, true).to_string());
+        }
         Labelled::new(text, self.label())
     }
 
@@ -209,6 +250,27 @@ impl Proposal {
     }
 }
 
+/// The hunks of a diff: each maximal run of ops that change something, as a range of `ops`.
+fn runs(ops: &[DiffOp]) -> Vec<Range<usize>> {
+    let mut out: Vec<Range<usize>> = Vec::new();
+    for (i, op) in ops.iter().enumerate() {
+        if matches!(op, DiffOp::Equal { .. }) {
+            continue;
+        }
+        match out.last_mut() {
+            Some(run) if run.end == i => run.end = i + 1,
+            _ => out.push(i..i + 1),
+        }
+    }
+    out
+}
+
+/// The unchanged lines after one hunk that its context shows, of `gap` lines before the next: at
+/// most half of them, so the next hunk's leading context never overlaps.
+fn trailing(gap: usize) -> usize {
+    CONTEXT.min(gap / 2)
+}
+
 /// Replaces `base` lines by `new` lines for each change (whose `old` ranges index `base`,
 /// ascending and disjoint).
 fn apply<'a>(
@@ -265,7 +327,7 @@ mod tests {
         Proposal::new(t(&original()), t(&changed(&[0, 14, 28])))
     }
 
-    // Verifies: WRITE-2
+    // Verifies: WRITE-2, WRITE-10
     #[test]
     fn proposal_hunks_are_the_unified_diffs_hunks() {
         let p = three_hunks();
@@ -287,9 +349,58 @@ mod tests {
                 .count(),
             3
         );
-        // Changes six lines apart share their context: one hunk.
-        let close = Proposal::new(t(&original()), t(&changed(&[3, 10])));
-        assert_eq!(close.hunks.len(), 1);
+    }
+
+    // Verifies: WRITE-10
+    #[test]
+    fn a_change_is_its_own_hunk_unless_it_touches_the_next() {
+        // Five unchanged lines apart, and one apart: a hunk each, as VS Code's diff draws them.
+        let apart = Proposal::new(t(&original()), t(&changed(&[3, 9, 11])));
+        assert_eq!(
+            apart.hunks,
+            vec![
+                Hunk {
+                    old_start: 3,
+                    old_lines: 1,
+                    new_start: 3,
+                    new_lines: 1
+                },
+                Hunk {
+                    old_start: 9,
+                    old_lines: 1,
+                    new_start: 9,
+                    new_lines: 1
+                },
+                Hunk {
+                    old_start: 11,
+                    old_lines: 1,
+                    new_start: 11,
+                    new_lines: 1
+                },
+            ]
+        );
+        assert_eq!(value(&apart.with_hunks(&[1])), changed(&[9]));
+        assert_eq!(value(&apart.with_hunks(&[0, 2])), changed(&[3, 11]));
+        // Touching lines are one change: one hunk.
+        let touching = Proposal::new(t(&original()), t(&changed(&[3, 4])));
+        assert_eq!(touching.hunks.len(), 1);
+        assert_eq!(touching.hunks[0].old_lines, 2);
+        // A deletion next to a replacement is one hunk too.
+        let joined = Proposal::new(t(&original()), t(&changed(&[5]).replace("l06\n", "")));
+        assert_eq!(joined.hunks.len(), 1, "{:?}", joined.hunks);
+        // The unified diff has a block per hunk, whose context never reaches the next change.
+        let diff = apart.unified_diff("f.txt");
+        let headers: Vec<&str> = value(&diff)
+            .lines()
+            .filter(|l| l.starts_with("@@ "))
+            .collect();
+        assert_eq!(
+            headers,
+            vec!["@@ -1,6 +1,6 @@", "@@ -7,4 +7,4 @@", "@@ -11,5 +11,5 @@"],
+            "{}",
+            value(&diff)
+        );
+        assert!(value(&diff).starts_with("--- a/f.txt\n+++ b/f.txt\n"));
     }
 
     // Verifies: WRITE-2
