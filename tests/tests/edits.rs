@@ -711,7 +711,8 @@ fn changes_five_lines_apart_are_two_hunks_and_each_can_be_kept_alone() {
     assert_eq!(s.disk("a.txt"), changed(&[9]));
     let result = s.model.tool_result("call_w");
     assert!(
-        result.contains("1 of 2 hunks landed (hunks 1); the person refused hunks 0"),
+        result
+            .contains("1 of 2 hunks landed (hunks 2, counted from 1); the person refused hunks 1"),
         "{result}"
     );
     s.client.shutdown();
