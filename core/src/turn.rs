@@ -287,7 +287,7 @@ async fn system_prompt(session: &Session) -> PlannerText {
             (true, None) => {
                 text.push_str("\nAGENTS.md exists but is not trusted, so it is not shown to you.\n")
             }
-            (false, _) if session.files.buffer(&agents).is_some() => {
+            (false, _) if session.files.version(&agents).is_some() => {
                 text.push_str("\nAGENTS.md exists but is not trusted, so it is not shown to you.\n")
             }
             (false, _) => {}

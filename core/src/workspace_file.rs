@@ -250,7 +250,7 @@ async fn read_within(
             }
             Ok(Contents {
                 token: buffer_token(&path, version),
-                bytes: text.into_bytes(),
+                bytes: text.as_bytes().to_vec(),
                 version: Some(version),
                 real: real_path(&path),
             })

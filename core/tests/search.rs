@@ -53,12 +53,12 @@ struct TestFiles {
 }
 
 impl Files for TestFiles {
-    fn buffer(&self, path: &Path) -> Option<(String, i32)> {
+    fn buffer(&self, path: &Path) -> Option<(Arc<str>, i32)> {
         self.buffers
             .lock()
             .unwrap()
             .get(path)
-            .map(|text| (text.clone(), 7))
+            .map(|text| (Arc::from(text.as_str()), 7))
     }
 
     fn apply_edit<'a>(
@@ -66,7 +66,7 @@ impl Files for TestFiles {
         _path: &'a Path,
         _version: i32,
         _original: &'a str,
-        _proposed: &'a str,
+        _edits: &'a [bravebot_core::kernel::proposal::LineEdit],
     ) -> BoxFuture<'a, Result<(), String>> {
         Box::pin(async { Err("a search never edits".to_string()) })
     }

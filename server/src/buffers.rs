@@ -6,7 +6,9 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::RwLock;
+use std::sync::{Arc, OnceLock, RwLock};
+
+use bravebot_core::kernel::proposal::{LineEdit, LinePositions};
 
 use ropey::Rope;
 use tower_lsp_server::ls_types::{Position, Range, TextEdit};
@@ -20,6 +22,9 @@ pub enum Encoding {
 struct Document {
     text: Rope,
     version: i32,
+    /// The text as one string, made the first time it is read at this version and shared by
+    /// every read until the next change.
+    snapshot: OnceLock<Arc<str>>,
 }
 
 pub struct Buffers {
@@ -60,6 +65,7 @@ impl Buffers {
             Document {
                 text: Rope::from_str(text),
                 version,
+                snapshot: OnceLock::new(),
             },
         );
     }
@@ -96,12 +102,29 @@ impl Buffers {
             }
         }
         doc.version = version;
+        doc.snapshot = OnceLock::new();
         Ok(())
     }
 
-    pub fn text(&self, path: &Path) -> Option<(String, i32)> {
+    /// The document's text and version: a snapshot shared until the next change.
+    pub fn text(&self, path: &Path) -> Option<(Arc<str>, i32)> {
         let docs = self.docs.read().unwrap_or_else(|p| p.into_inner());
-        docs.get(path).map(|d| (d.text.to_string(), d.version))
+        docs.get(path).map(|d| {
+            let text = d.snapshot.get_or_init(|| {
+                let mut s = String::with_capacity(d.text.len_bytes());
+                for chunk in d.text.chunks() {
+                    s.push_str(chunk);
+                }
+                Arc::from(s)
+            });
+            (Arc::clone(text), d.version)
+        })
+    }
+
+    /// The document's version, without reading its text.
+    pub fn version(&self, path: &Path) -> Option<i32> {
+        let docs = self.docs.read().unwrap_or_else(|p| p.into_inner());
+        docs.get(path).map(|d| d.version)
     }
 
     fn docs_mut(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<PathBuf, Document>> {
@@ -109,43 +132,22 @@ impl Buffers {
     }
 }
 
-/// The smallest set of whole-line edits that turns `original` into `proposed`, with positions in
-/// `encoding`, for a versioned `TextDocumentEdit`.
-pub fn line_edits(original: &str, proposed: &str, encoding: Encoding) -> Vec<TextEdit> {
-    let rope = Rope::from_str(original);
-    let new_lines: Vec<&str> = proposed.split_inclusive('\n').collect();
-    let position = |line: usize| -> Position {
-        if line < rope.len_lines() {
-            return Position {
-                line: u32::try_from(line).unwrap_or(u32::MAX),
-                character: 0,
-            };
-        }
-        // Past the last line break of a text that does not end in one: the end of its last line.
-        let last = rope.len_lines().saturating_sub(1);
-        let slice = rope.line(last);
-        let character = match encoding {
-            Encoding::Utf16 => slice.len_utf16_cu(),
-            Encoding::Utf8 => slice.len_bytes(),
-        };
-        Position {
-            line: u32::try_from(last).unwrap_or(u32::MAX),
-            character: u32::try_from(character).unwrap_or(u32::MAX),
-        }
+/// Whole-line edits of `original` as LSP text edits, with positions in `encoding`, for a
+/// versioned `TextDocumentEdit`.
+pub fn text_edits(original: &str, edits: &[LineEdit], encoding: Encoding) -> Vec<TextEdit> {
+    let positions = LinePositions::new(original, encoding == Encoding::Utf16);
+    let position = |line: usize| {
+        let (line, character) = positions.position(line);
+        Position { line, character }
     };
-    similar::TextDiff::from_lines(original, proposed)
-        .ops()
+    edits
         .iter()
-        .filter(|op| !matches!(op, similar::DiffOp::Equal { .. }))
-        .map(|op| {
-            let (old, new) = (op.old_range(), op.new_range());
-            TextEdit {
-                range: Range {
-                    start: position(old.start),
-                    end: position(old.end),
-                },
-                new_text: new_lines.get(new).map(|l| l.concat()).unwrap_or_default(),
-            }
+        .map(|e| TextEdit {
+            range: Range {
+                start: position(e.old.start),
+                end: position(e.old.end),
+            },
+            new_text: e.new_text.clone(),
         })
         .collect()
 }
@@ -213,7 +215,7 @@ mod tests {
         .expect("change applies");
         assert_eq!(
             b.text(&p),
-            Some(("let s = \"😀y\";\nfn start() {}\n".to_string(), 3))
+            Some(("let s = \"😀y\";\nfn start() {}\n".into(), 3))
         );
     }
 
@@ -234,7 +236,10 @@ mod tests {
             2,
         )
         .expect("change applies");
-        assert_eq!(b.text(&p).map(|t| t.0), Some("é2\n".to_string()));
+        assert_eq!(
+            b.text(&p).map(|t| t.0.to_string()),
+            Some("é2\n".to_string())
+        );
     }
 
     /// Applies LSP edits the way a client does, to check `line_edits` against.
@@ -246,7 +251,7 @@ mod tests {
         }
     }
 
-    // Verifies: WRITE-3
+    // Verifies: WRITE-3, WRITE-12
     #[test]
     fn line_edits_turn_the_original_into_the_proposal() {
         for (original, proposed) in [
@@ -261,9 +266,10 @@ mod tests {
                 b.set_encoding(encoding);
                 let p = PathBuf::from("/w/f");
                 b.open(p.clone(), original, 1);
-                apply(&b, &p, &line_edits(original, proposed, encoding));
+                let edits = bravebot_core::kernel::proposal::line_edits(original, proposed);
+                apply(&b, &p, &text_edits(original, &edits, encoding));
                 assert_eq!(
-                    b.text(&p).map(|t| t.0).as_deref(),
+                    b.text(&p).map(|t| t.0.to_string()).as_deref(),
                     Some(proposed),
                     "{original:?} -> {proposed:?} in {encoding:?}"
                 );
@@ -287,10 +293,6 @@ mod tests {
             2,
         );
         assert!(matches!(err, Err(ChangeError::OutOfRange(_))));
-        assert_eq!(
-            b.text(&p),
-            Some(("one\n".to_string(), 1)),
-            "nothing is lost"
-        );
+        assert_eq!(b.text(&p), Some(("one\n".into(), 1)), "nothing is lost");
     }
 }

@@ -25,7 +25,7 @@ use tower_lsp_server::ls_types::{
 };
 use tower_lsp_server::{Client, LanguageServer, LspService};
 
-use crate::buffers::{Buffers, Encoding, line_edits};
+use crate::buffers::{Buffers, Encoding, text_edits};
 use crate::protocol::{
     self, ANSWER_COMMAND, AnswerArguments, AnswerResult, AuditRecord, AuditResult, Empty,
     ErrorInfo, HistoryParams, HistoryResult, InitializationOptions, ListSessionsParams,
@@ -36,6 +36,7 @@ use crate::protocol::{
 };
 use crate::screen::{HunkVerdict, LspScreen, Questions};
 use crate::setup;
+use bravebot_core::kernel::proposal::LineEdit;
 use bravebot_core::record::RecordError;
 use bravebot_core::session::BoxFuture;
 use bravebot_core::tools::Files;
@@ -52,8 +53,12 @@ struct Editor {
 }
 
 impl Files for Editor {
-    fn buffer(&self, path: &Path) -> Option<(String, i32)> {
+    fn buffer(&self, path: &Path) -> Option<(Arc<str>, i32)> {
         self.buffers.text(path)
+    }
+
+    fn version(&self, path: &Path) -> Option<i32> {
+        self.buffers.version(path)
     }
 
     fn apply_edit<'a>(
@@ -61,15 +66,15 @@ impl Files for Editor {
         path: &'a Path,
         version: i32,
         original: &'a str,
-        proposed: &'a str,
+        edits: &'a [LineEdit],
     ) -> BoxFuture<'a, std::result::Result<(), String>> {
         Box::pin(async move {
-            if self.buffers.text(path).map(|(_, v)| v) != Some(version) {
+            if self.buffers.version(path) != Some(version) {
                 return Err("the buffer changed before the edit could be sent".to_string());
             }
             let uri = Uri::from_file_path(path)
                 .ok_or_else(|| format!("{} has no file URI", path.display()))?;
-            let edits = line_edits(original, proposed, self.buffers.encoding());
+            let edits = text_edits(original, edits, self.buffers.encoding());
             let edit = WorkspaceEdit {
                 document_changes: Some(DocumentChanges::Edits(vec![TextDocumentEdit {
                     text_document: OptionalVersionedTextDocumentIdentifier {

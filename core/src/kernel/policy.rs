@@ -274,6 +274,14 @@ pub fn to_buffer_write(value: &Labelled<String>) -> &str {
     value.value()
 }
 
+/// Whole-line edits for an editor's buffer, through `workspace/applyEdit`: a file write by
+/// another route.
+pub fn to_buffer_edits(
+    value: &Labelled<Vec<super::proposal::LineEdit>>,
+) -> &[super::proposal::LineEdit] {
+    value.value()
+}
+
 /// Bytes for the person's screen: a question's subject, a remark. The screen is one of the three
 /// places untrusted bytes may go.
 pub fn to_screen<T>(value: &Labelled<T>) -> &T {

@@ -9,7 +9,6 @@
 
 use std::ops::Range;
 
-use similar::udiff::UnifiedDiffHunk;
 use similar::{DiffOp, TextDiff};
 
 use super::label::Label;
@@ -45,6 +44,68 @@ pub struct Proposal {
     proposed: Labelled<String>,
     changes: Vec<Change>,
     pub hunks: Vec<Hunk>,
+    /// The unified diff's `@@` blocks, rendered from the one line diff `new` ran.
+    blocks: String,
+}
+
+/// One whole-line replacement of an editor's buffer: the original lines `old` (0-based, end
+/// exclusive) become `new_text`. Positions are lines of the original text the edit is made on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LineEdit {
+    pub old: Range<usize>,
+    pub new_text: String,
+}
+
+/// The line edits that turn `original` into `proposed`, one per changed run of the line diff.
+/// Used where no proposal holds the diff already (the person's own version of a change).
+pub fn line_edits(original: &str, proposed: &str) -> Vec<LineEdit> {
+    let new = lines(proposed);
+    TextDiff::from_lines(original, proposed)
+        .ops()
+        .iter()
+        .filter(|op| !matches!(op, DiffOp::Equal { .. }))
+        .map(|op| LineEdit {
+            old: op.old_range(),
+            new_text: new
+                .get(op.new_range())
+                .map(|l| l.concat())
+                .unwrap_or_default(),
+        })
+        .collect()
+}
+
+/// Where a line of `text` starts as an LSP position `(line, character)`, for a line index up to
+/// one past the last line break: past the last break of a text that does not end in one, the end
+/// of its last line, with characters counted in UTF-16 code units or, when `utf16` is false,
+/// bytes. Made once per text, so converting many edits reads the text once.
+pub struct LinePositions {
+    breaks: usize,
+    last_line_len: usize,
+}
+
+impl LinePositions {
+    pub fn new(text: &str, utf16: bool) -> LinePositions {
+        let breaks = text.bytes().filter(|b| *b == b'\n').count();
+        let last = text.rfind('\n').map_or(text, |i| &text[i + 1..]);
+        let last_line_len = if utf16 {
+            last.encode_utf16().count()
+        } else {
+            last.len()
+        };
+        LinePositions {
+            breaks,
+            last_line_len,
+        }
+    }
+
+    pub fn position(&self, line: usize) -> (u32, u32) {
+        let as_u32 = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        if line <= self.breaks {
+            (as_u32(line), 0)
+        } else {
+            (as_u32(self.breaks), as_u32(self.last_line_len))
+        }
+    }
 }
 
 /// Why a proposal could not be landed on text that moved.
@@ -60,14 +121,90 @@ fn lines(text: &str) -> Vec<&str> {
     text.split_inclusive('\n').collect()
 }
 
+/// The part of two texts a line diff needs to look at: their common leading and trailing lines
+/// are set aside by comparing bytes, keeping up to `CONTEXT` of each for the diff's context.
+#[derive(Clone, Copy, Debug)]
+struct Window {
+    /// Lines of both texts before the window.
+    lines_before: usize,
+    /// Byte ranges of the window in the original and in the proposal.
+    old: (usize, usize),
+    new: (usize, usize),
+}
+
+impl Window {
+    fn of(old: &str, new: &str) -> Window {
+        let (o, n) = (old.as_bytes(), new.as_bytes());
+        let same = o.iter().zip(n).take_while(|(a, b)| a == b).count();
+        // Whole lines only: the prefix ends after the last line break both share.
+        let prefix = o[..same]
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |i| i + 1);
+        let room = (o.len() - prefix).min(n.len() - prefix);
+        let mut suffix = o
+            .iter()
+            .rev()
+            .zip(n.iter().rev())
+            .take(room)
+            .take_while(|(a, b)| a == b)
+            .count();
+        // The suffix starts a line in both texts.
+        loop {
+            let (so, sn) = (o.len() - suffix, n.len() - suffix);
+            let starts = |t: &[u8], at: usize| at == prefix || t[at - 1] == b'\n';
+            if suffix == 0 || (starts(o, so) && starts(n, sn)) {
+                break;
+            }
+            suffix = match o[so..].iter().position(|b| *b == b'\n') {
+                Some(i) => o.len() - (so + i + 1),
+                None => 0,
+            };
+        }
+        // Keep up to CONTEXT shared lines on each side, for the unified diff's context.
+        let mut start = prefix;
+        let mut kept = 0;
+        while kept < CONTEXT && start > 0 {
+            start = o[..start - 1]
+                .iter()
+                .rposition(|b| *b == b'\n')
+                .map_or(0, |i| i + 1);
+            kept += 1;
+        }
+        let lines_before = o[..start].iter().filter(|b| **b == b'\n').count();
+        let mut end = suffix;
+        let mut kept = 0;
+        while kept < CONTEXT && end > 0 {
+            let from = o.len() - end;
+            end = match o[from..].iter().position(|b| *b == b'\n') {
+                Some(i) => o.len() - (from + i + 1),
+                None => 0,
+            };
+            kept += 1;
+        }
+        Window {
+            lines_before,
+            old: (start, o.len() - end),
+            new: (start, n.len() - end),
+        }
+    }
+}
+
 impl Proposal {
     pub fn new(original: Labelled<String>, proposed: Labelled<String>) -> Proposal {
-        let (changes, hunks) = {
-            let diff = TextDiff::from_lines(original.value().as_str(), proposed.value().as_str());
-            let ops = diff.ops();
+        let (changes, hunks, blocks) = {
+            let (old, new) = (original.value().as_str(), proposed.value().as_str());
+            let window = Window::of(old, new);
+            let (old_w, new_w) = (
+                &old[window.old.0..window.old.1],
+                &new[window.new.0..window.new.1],
+            );
+            let diff = TextDiff::from_lines(old_w, new_w);
+            let ops = whole_ops(diff.ops(), window, old);
+            let blocks = render_blocks(&ops, window, &lines(old_w), &lines(new_w));
             let mut changes = Vec::new();
             let mut hunks = Vec::new();
-            for run in runs(ops) {
+            for run in runs(&ops) {
                 let index = hunks.len();
                 let (first, last) = (ops[run.start], ops[run.end - 1]);
                 let (old_start, new_start) = (first.old_range().start, first.new_range().start);
@@ -83,13 +220,14 @@ impl Proposal {
                     new: op.new_range(),
                 }));
             }
-            (changes, hunks)
+            (changes, hunks, blocks)
         };
         Proposal {
             original,
             proposed,
             changes,
             hunks,
+            blocks,
         }
     }
 
@@ -109,55 +247,40 @@ impl Proposal {
     /// The unified diff, for the person's screen, labelled like the proposal: one `@@` block per
     /// hunk, in the same order, each with up to `CONTEXT` unchanged lines on either side.
     pub fn unified_diff(&self, path: &str) -> Labelled<String> {
-        let diff = TextDiff::from_lines(
-            self.original.value().as_str(),
-            self.proposed.value().as_str(),
-        );
-        let ops = diff.ops();
-        let runs = runs(ops);
         let mut text = String::new();
-        if !runs.is_empty() {
+        if !self.blocks.is_empty() {
+            text.reserve(self.blocks.len() + 2 * path.len() + 16);
             text.push_str(&format!("--- a/{path}\n+++ b/{path}\n"));
-        }
-        for (k, run) in runs.iter().enumerate() {
-            let mut group: Vec<DiffOp> = Vec::new();
-            // The unchanged lines before this run: the earlier run took its share first.
-            if let Some(DiffOp::Equal {
-                old_index,
-                new_index,
-                len,
-            }) = run.start.checked_sub(1).map(|i| ops[i])
-            {
-                let taken = if k == 0 { 0 } else { trailing(len) };
-                let lead = CONTEXT.min(len - taken);
-                group.push(DiffOp::Equal {
-                    old_index: old_index + len - lead,
-                    new_index: new_index + len - lead,
-                    len: lead,
-                });
-            }
-            group.extend_from_slice(&ops[run.clone()]);
-            if let Some(DiffOp::Equal {
-                old_index,
-                new_index,
-                len,
-            }) = ops.get(run.end).copied()
-            {
-                let trail = if k + 1 == runs.len() {
-                    CONTEXT.min(len)
-                } else {
-                    trailing(len)
-                };
-                group.push(DiffOp::Equal {
-                    old_index,
-                    new_index,
-                    len: trail,
-                });
-            }
-            group.retain(|op| !matches!(op, DiffOp::Equal { len: 0, .. }));
-            text.push_str(&UnifiedDiffHunk::new(group, &diff, true).to_string());
+            text.push_str(&self.blocks);
         }
         Labelled::new(text, self.label())
+    }
+
+    /// The edits that land the `accepted` hunks on the original in an editor's buffer, from the
+    /// diff `new` ran, labelled like the proposal: their text goes only into that buffer.
+    pub fn line_edits(&self, accepted: &[usize]) -> Labelled<Vec<LineEdit>> {
+        let new = self.proposed.value().as_str();
+        // One pass over the proposal's line breaks, in step with the changes (ascending).
+        let mut breaks = new.match_indices('\n').map(|(i, _)| i + 1);
+        let (mut line, mut at) = (0, 0);
+        let mut offset_of = |target: usize| -> usize {
+            while line < target {
+                at = breaks.next().unwrap_or(new.len());
+                line += 1;
+            }
+            at
+        };
+        let mut edits = Vec::new();
+        for c in &self.changes {
+            let (from, to) = (offset_of(c.new.start), offset_of(c.new.end));
+            if accepted.contains(&c.hunk) {
+                edits.push(LineEdit {
+                    old: c.old.clone(),
+                    new_text: new[from..to].to_string(),
+                });
+            }
+        }
+        Labelled::new(edits, self.label())
     }
 
     /// The text with only the `accepted` hunks applied to the original.
@@ -248,6 +371,183 @@ impl Proposal {
     pub fn is_empty(&self) -> bool {
         self.changes.is_empty()
     }
+}
+
+/// The ops of the window's diff as ops of the whole texts: shifted past the lines before the
+/// window, with the shared lines on either side joined to the window's first and last `Equal`.
+fn whole_ops(window_ops: &[DiffOp], window: Window, old: &str) -> Vec<DiffOp> {
+    let before = window.lines_before;
+    let mut ops: Vec<DiffOp> = Vec::with_capacity(window_ops.len() + 2);
+    let push = |ops: &mut Vec<DiffOp>, op: DiffOp| match (ops.last_mut(), op) {
+        (Some(DiffOp::Equal { len, .. }), DiffOp::Equal { len: more, .. }) => *len += more,
+        (_, DiffOp::Equal { len: 0, .. }) => {}
+        _ => ops.push(op),
+    };
+    push(
+        &mut ops,
+        DiffOp::Equal {
+            old_index: 0,
+            new_index: 0,
+            len: before,
+        },
+    );
+    for op in window_ops {
+        let shifted = match *op {
+            DiffOp::Equal {
+                old_index,
+                new_index,
+                len,
+            } => DiffOp::Equal {
+                old_index: old_index + before,
+                new_index: new_index + before,
+                len,
+            },
+            DiffOp::Delete {
+                old_index,
+                old_len,
+                new_index,
+            } => DiffOp::Delete {
+                old_index: old_index + before,
+                old_len,
+                new_index: new_index + before,
+            },
+            DiffOp::Insert {
+                old_index,
+                new_index,
+                new_len,
+            } => DiffOp::Insert {
+                old_index: old_index + before,
+                new_index: new_index + before,
+                new_len,
+            },
+            DiffOp::Replace {
+                old_index,
+                old_len,
+                new_index,
+                new_len,
+            } => DiffOp::Replace {
+                old_index: old_index + before,
+                old_len,
+                new_index: new_index + before,
+                new_len,
+            },
+        };
+        push(&mut ops, shifted);
+    }
+    let count = |t: &str| t.bytes().filter(|b| *b == b'\n').count();
+    let after = count(&old[window.old.1..])
+        + usize::from(!old[window.old.1..].is_empty() && !old.ends_with('\n'));
+    let (old_end, new_end) = ops.last().map_or((before, before), |op| {
+        (op.old_range().end, op.new_range().end)
+    });
+    push(
+        &mut ops,
+        DiffOp::Equal {
+            old_index: old_end,
+            new_index: new_end,
+            len: after,
+        },
+    );
+    ops
+}
+
+/// A unified diff range: `start,len`, or `start` alone for one line, counted from 1, as `diff -u`
+/// writes it (an empty range names the line before it).
+fn range(start: usize, len: usize) -> String {
+    match len {
+        1 => format!("{}", start + 1),
+        0 => format!("{start},0"),
+        _ => format!("{},{len}", start + 1),
+    }
+}
+
+/// The `@@` blocks of a unified diff: one per hunk, in order, each with up to `CONTEXT`
+/// unchanged lines on either side, never reaching into the next hunk's. Every line they show lies
+/// in the window, whose lines `old_w` and `new_w` are.
+fn render_blocks(ops: &[DiffOp], window: Window, old_w: &[&str], new_w: &[&str]) -> String {
+    let before = window.lines_before;
+    let runs = runs(ops);
+    let mut blocks: Vec<(String, Vec<(char, &str)>)> = Vec::new();
+    for (k, run) in runs.iter().enumerate() {
+        let mut group: Vec<DiffOp> = Vec::new();
+        // The unchanged lines before this run: the earlier run took its share first.
+        if let Some(DiffOp::Equal {
+            old_index,
+            new_index,
+            len,
+        }) = run.start.checked_sub(1).map(|i| ops[i])
+        {
+            let taken = if k == 0 { 0 } else { trailing(len) };
+            let lead = CONTEXT.min(len - taken);
+            group.push(DiffOp::Equal {
+                old_index: old_index + len - lead,
+                new_index: new_index + len - lead,
+                len: lead,
+            });
+        }
+        group.extend_from_slice(&ops[run.clone()]);
+        if let Some(DiffOp::Equal {
+            old_index,
+            new_index,
+            len,
+        }) = ops.get(run.end).copied()
+        {
+            let trail = if k + 1 == runs.len() {
+                CONTEXT.min(len)
+            } else {
+                trailing(len)
+            };
+            group.push(DiffOp::Equal {
+                old_index,
+                new_index,
+                len: trail,
+            });
+        }
+        group.retain(|op| !matches!(op, DiffOp::Equal { len: 0, .. }));
+        let (Some(first), Some(last)) = (group.first(), group.last()) else {
+            continue;
+        };
+        let (os, ns) = (first.old_range().start, first.new_range().start);
+        let header = format!(
+            "@@ -{} +{} @@\n",
+            range(os, last.old_range().end - os),
+            range(ns, last.new_range().end - ns)
+        );
+        let mut shown = Vec::new();
+        let old_line = |i: usize| {
+            i.checked_sub(before)
+                .and_then(|j| old_w.get(j))
+                .copied()
+                .unwrap_or_default()
+        };
+        let new_line = |i: usize| {
+            i.checked_sub(before)
+                .and_then(|j| new_w.get(j))
+                .copied()
+                .unwrap_or_default()
+        };
+        for op in &group {
+            if let DiffOp::Equal { old_index, len, .. } = *op {
+                shown.extend((old_index..old_index + len).map(|i| (' ', old_line(i))));
+            } else {
+                shown.extend(op.old_range().map(|i| ('-', old_line(i))));
+                shown.extend(op.new_range().map(|i| ('+', new_line(i))));
+            }
+        }
+        blocks.push((header, shown));
+    }
+    let mut text = String::new();
+    for (header, shown) in blocks {
+        text.push_str(&header);
+        for (tag, l) in shown {
+            text.push(tag);
+            text.push_str(l);
+            if !l.ends_with('\n') {
+                text.push_str("\n\\ No newline at end of file\n");
+            }
+        }
+    }
+    text
 }
 
 /// The hunks of a diff: each maximal run of ops that change something, as a range of `ops`.
@@ -448,5 +748,79 @@ mod tests {
             Some(RebaseRefusal::Untrusted)
         );
         assert_eq!(p.label(), Label::UNTRUSTED_PRIVATE);
+    }
+
+    /// Applies line edits to `text` by line index, as an editor does.
+    fn edited(text: &str, edits: &[LineEdit]) -> String {
+        let old = lines(text);
+        let mut out = String::new();
+        let mut at = 0;
+        for e in edits {
+            out.extend(old[at..e.old.start].iter().copied());
+            out.push_str(&e.new_text);
+            at = e.old.end;
+        }
+        out.extend(old[at..].iter().copied());
+        out
+    }
+
+    // Verifies: WRITE-12
+    #[test]
+    fn one_diff_gives_the_hunks_the_unified_diff_and_the_buffer_edits_a_full_diff_would() {
+        let long = original();
+        let pairs = [
+            (long.clone(), changed(&[15])),
+            (long.clone(), changed(&[0, 29])),
+            (long.clone(), changed(&[1, 2, 20])),
+            (long.clone(), long.replace("l10\n", "")),
+            (long.clone(), long.replace("l10\n", "l10\nnew\nnew\n")),
+            (long.clone(), format!("{long}tail")),
+            (format!("{long}tail"), format!("{long}tail2")),
+            (format!("{long}tail"), long.clone()),
+            ("a\nb".to_string(), "a\nb\n".to_string()),
+            (String::new(), "x\n".to_string()),
+            ("x\n".to_string(), String::new()),
+            ("same\n".to_string(), "same\n".to_string()),
+            ("a\na\na\n".to_string(), "a\na\n".to_string()),
+        ];
+        for (old, new) in pairs {
+            let p = Proposal::new(t(&old), t(&new));
+            let full = TextDiff::from_lines(old.as_str(), new.as_str());
+            let ops = full.ops();
+            let expected: Vec<Hunk> = runs(ops)
+                .into_iter()
+                .map(|r| {
+                    let (f, l) = (ops[r.start], ops[r.end - 1]);
+                    Hunk {
+                        old_start: f.old_range().start,
+                        old_lines: l.old_range().end - f.old_range().start,
+                        new_start: f.new_range().start,
+                        new_lines: l.new_range().end - f.new_range().start,
+                    }
+                })
+                .collect();
+            assert_eq!(p.hunks.len(), expected.len(), "{old:?} -> {new:?}");
+            let all: Vec<usize> = (0..p.hunks.len()).collect();
+            assert_eq!(value(&p.with_hunks(&all)), new, "{old:?} -> {new:?}");
+            assert_eq!(
+                edited(&old, p.line_edits(&all).value()),
+                new,
+                "{old:?} -> {new:?}"
+            );
+            let diff = p.unified_diff("f");
+            if old.ends_with('\n') && new.ends_with('\n') && old != new {
+                let reference = full.unified_diff().context_radius(3).to_string();
+                let ours: Vec<&str> = value(&diff).lines().skip(2).collect();
+                // Hunks never share context here when a reference hunk holds one change.
+                if expected.len() == 1 {
+                    assert_eq!(
+                        ours,
+                        reference.lines().collect::<Vec<_>>(),
+                        "{old:?} -> {new:?}"
+                    );
+                }
+            }
+            assert_eq!(value(&diff).is_empty(), p.hunks.is_empty());
+        }
     }
 }

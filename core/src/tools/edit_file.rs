@@ -118,7 +118,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     };
     let buffer = call.session.files.buffer(&path);
     let current = match (&buffer, &disk) {
-        (Some((text, _)), _) => text.clone().into_bytes(),
+        (Some((text, _)), _) => text.as_bytes().to_vec(),
         (None, Some(file)) => file.bytes.clone(),
         (None, None) => {
             return ToolOutput::error(format!(

@@ -19,7 +19,7 @@ use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
-use crate::kernel::proposal::{Proposal, RebaseRefusal};
+use crate::kernel::proposal::{self, Proposal, RebaseRefusal};
 use crate::session::{Answer, OptionKind, Question, QuestionKind, QuestionOption, Subject};
 use crate::settings::Mode;
 use crate::workspace_file::{self, Contents, Refusal, metadata_token};
@@ -114,7 +114,7 @@ pub struct Target {
     /// How the path is shown: workspace-relative, or a description when the name is withheld.
     pub shown: String,
     /// The open buffer's text and version when the question was put.
-    pub buffer: Option<(String, i32)>,
+    pub buffer: Option<(std::sync::Arc<str>, i32)>,
     /// The file's bytes on disk when the question was put, if it existed.
     pub disk: Option<Labelled<Vec<u8>>>,
     /// The change token of the file on disk when the question was put: whether it was written
@@ -160,7 +160,7 @@ impl Target {
         call: &Call<'_>,
         path: PathBuf,
         shown: String,
-        buffer: Option<(String, i32)>,
+        buffer: Option<(std::sync::Arc<str>, i32)>,
         disk: Option<Contents>,
     ) -> Target {
         let real = disk
@@ -203,7 +203,7 @@ impl Target {
     /// empty for a file that does not exist yet.
     pub fn original(&self) -> Labelled<String> {
         match (&self.buffer, &self.disk) {
-            (Some((text, _)), _) => Labelled::new(text.clone(), self.label),
+            (Some((text, _)), _) => Labelled::new(text.to_string(), self.label),
             (None, Some(bytes)) => policy::text_for_display(bytes),
             (None, None) => Labelled::new(String::new(), self.label),
         }
@@ -439,36 +439,56 @@ async fn land(
     let shown = &target.shown;
     let person_edited = edited.is_some();
     // The person's own version keeps the proposal's label: editing it vouches for nothing.
-    let landing = match edited {
-        Some(text) => Labelled::new(text, proposal.label()),
+    // Made only where it is written whole: an open buffer takes the proposal's own edits.
+    let landing = || match &edited {
+        Some(text) => Labelled::new(text.clone(), proposal.label()),
         None => proposal.with_hunks(accepted),
     };
-    let current = session.files.buffer(&target.path);
-    let outcome = match (&target.buffer, current) {
-        (Some((_, asked_at)), Some((text, version))) if version == *asked_at => {
+    let outcome = match (&target.buffer, session.files.version(&target.path)) {
+        // Still at the version the question was put on: the edits come from the proposal's own
+        // diff (or one diff of the person's version), made on the text read then.
+        (Some((asked_text, asked_at)), Some(version)) if version == *asked_at => {
+            let edits = if person_edited {
+                let landing = landing();
+                Labelled::new(
+                    proposal::line_edits(asked_text, policy::to_buffer_write(&landing)),
+                    landing.label(),
+                )
+            } else {
+                proposal.line_edits(accepted)
+            };
             let applied = session
                 .files
                 .apply_edit(
                     &target.path,
                     version,
-                    &text,
-                    policy::to_buffer_write(&landing),
+                    asked_text,
+                    policy::to_buffer_edits(&edits),
                 )
                 .await;
             applied.map(|()| "the editor's buffer")
         }
-        (_, Some((text, version))) => {
+        (_, Some(_)) => {
             // The buffer moved (or was opened) since the question: land on what is there now,
             // if the person's typing left every accepted hunk alone.
-            if person_edited {
-                Err("the buffer changed after the person edited the proposal, so their version was not applied over it".to_string())
-            } else {
-                match proposal.rebase(&text, accepted) {
-                    Ok(rebased) => session
-                        .files
-                        .apply_edit(&target.path, version, &text, policy::to_buffer_write(&rebased))
-                        .await
-                        .map(|()| "the editor's buffer, re-based over the person's typing"),
+            match session.files.buffer(&target.path) {
+                None => Err(
+                    "the buffer was closed while the change was pending; nothing was written"
+                        .to_string(),
+                ),
+                Some(_) if person_edited => Err("the buffer changed after the person edited the proposal, so their version was not applied over it".to_string()),
+                Some((text, version)) => match proposal.rebase(&text, accepted) {
+                    Ok(rebased) => {
+                        let edits = Labelled::new(
+                            proposal::line_edits(&text, policy::to_buffer_write(&rebased)),
+                            rebased.label(),
+                        );
+                        session
+                            .files
+                            .apply_edit(&target.path, version, &text, policy::to_buffer_edits(&edits))
+                            .await
+                            .map(|()| "the editor's buffer, re-based over the person's typing")
+                    }
                     Err(RebaseRefusal::Overlap) => Err(
                         "the person typed into lines this change touches while it was pending; nothing was overwritten"
                             .to_string(),
@@ -477,14 +497,14 @@ async fn land(
                         "the buffer changed while the change was pending, and content nobody vouched for is never re-based; nothing was overwritten"
                             .to_string(),
                     ),
-                }
+                },
             }
         }
         (Some(_), None) => Err(
             "the buffer was closed while the change was pending; nothing was written".to_string(),
         ),
         (None, None) => {
-            match write_to_disk(target, proposal, &landing, accepted, person_edited).await {
+            match write_to_disk(target, proposal, &landing(), accepted, person_edited).await {
                 Ok(place) => Ok(place),
                 Err(NotLanded::Refused(reason)) => Err(reason),
                 Err(NotLanded::Failed(reason)) => {
@@ -532,7 +552,7 @@ async fn land(
         Decision::Allowed,
         format!("{} {shown}: landed in {place}", call.tool),
     );
-    let version = session.files.buffer(&target.path).map(|(_, v)| v);
+    let version = session.files.version(&target.path);
     let token = change_token(&target.path, version);
     let total = proposal.hunks.len();
     let mut text = format!("{shown}: the change landed in {place}.");

@@ -361,7 +361,7 @@ fn target(call: &Call<'_>, raw: &str) -> Result<Target, ToolOutput> {
         format!("lsp.path {shown} proposed by the model, confined and non-destructive"),
     );
     let text = match session.files.buffer(&path) {
-        Some((text, _)) => text,
+        Some((text, _)) => text.to_string(),
         // Confined above by its real path, which is the one opened: without following a link or
         // waiting on a FIFO, and within the ordinary bound.
         None => match crate::workspace_file::read_regular(
@@ -1011,12 +1011,16 @@ fn render(
 
 /// A file's text for converting a server's columns: the open buffer, else the disk.
 fn read_text(call: &Call<'_>, path: &Path) -> Option<String> {
-    call.session.files.buffer(path).map(|(t, _)| t).or_else(|| {
-        let real = super::real_path(path);
-        crate::workspace_file::read_regular(&real, crate::workspace_file::READ_LIMIT)
-            .ok()
-            .map(|file| String::from_utf8_lossy(&file.bytes).into_owned())
-    })
+    call.session
+        .files
+        .buffer(path)
+        .map(|(t, _)| t.to_string())
+        .or_else(|| {
+            let real = super::real_path(path);
+            crate::workspace_file::read_regular(&real, crate::workspace_file::READ_LIMIT)
+                .ok()
+                .map(|file| String::from_utf8_lossy(&file.bytes).into_owned())
+        })
 }
 
 /// Hands the rendered answer to the planner, with any withheld text in a slot of its own.

@@ -39,18 +39,24 @@ use crate::session::{Session, ToolStatus};
 /// The editor's open buffers. A file that is open is read from its buffer, unsaved changes and
 /// all; a file that is not open is read from disk.
 pub trait Files: Send + Sync {
-    /// The text and version of the buffer open for this absolute path, if any.
-    fn buffer(&self, path: &Path) -> Option<(String, i32)>;
+    /// The text and version of the buffer open for this absolute path, if any: a shared snapshot,
+    /// so reading it twice at one version copies nothing.
+    fn buffer(&self, path: &Path) -> Option<(std::sync::Arc<str>, i32)>;
 
-    /// Changes an open buffer from `original` (its text at `version`) to `proposed` through the
-    /// editor, so undo and dirty state stay the editor's. Refused when the buffer is no longer
-    /// at `version`.
+    /// The version of the buffer open for this path, if any, without reading its text.
+    fn version(&self, path: &Path) -> Option<i32> {
+        self.buffer(path).map(|(_, v)| v)
+    }
+
+    /// Changes an open buffer, whose text at `version` is `original`, by whole-line `edits`
+    /// through the editor, so undo and dirty state stay the editor's. Refused when the buffer is
+    /// no longer at `version`.
     fn apply_edit<'a>(
         &'a self,
         path: &'a Path,
         version: i32,
         original: &'a str,
-        proposed: &'a str,
+        edits: &'a [crate::kernel::proposal::LineEdit],
     ) -> crate::session::BoxFuture<'a, Result<(), String>>;
 }
 
@@ -58,7 +64,7 @@ pub trait Files: Send + Sync {
 pub struct DiskOnly;
 
 impl Files for DiskOnly {
-    fn buffer(&self, _path: &Path) -> Option<(String, i32)> {
+    fn buffer(&self, _path: &Path) -> Option<(std::sync::Arc<str>, i32)> {
         None
     }
 
@@ -67,7 +73,7 @@ impl Files for DiskOnly {
         _path: &'a Path,
         _version: i32,
         _original: &'a str,
-        _proposed: &'a str,
+        _edits: &'a [crate::kernel::proposal::LineEdit],
     ) -> crate::session::BoxFuture<'a, Result<(), String>> {
         Box::pin(async { Err("no editor holds this buffer".to_string()) })
     }

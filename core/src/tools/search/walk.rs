@@ -463,7 +463,7 @@ fn read_file(
         Some((text, _)) if text.len() as u64 > request.limits.max_file_bytes => {
             return Read::TooLarge;
         }
-        Some((text, _)) => text.into_bytes(),
+        Some((text, _)) => text.as_bytes().to_vec(),
         // Opened without following a link or waiting on a FIFO: an entry swapped after the
         // directory was listed is unreadable rather than a way out or a hang. A root named
         // directly was confined by its real path, which is the one opened.
