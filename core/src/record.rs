@@ -388,6 +388,8 @@ pub fn parse_origin(word: &str) -> RuleOrigin {
         "person" => RuleOrigin::Person,
         "instructions" => RuleOrigin::Instructions,
         "agentWrite" => RuleOrigin::AgentWroteUntrusted,
+        "personDeny" => RuleOrigin::Denied,
+        "settingsDeny" => RuleOrigin::DeniedBySettings,
         _ => RuleOrigin::Unrecognised,
     }
 }
