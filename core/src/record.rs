@@ -388,6 +388,8 @@ pub fn parse_origin(word: &str) -> RuleOrigin {
         "person" => RuleOrigin::Person,
         "instructions" => RuleOrigin::Instructions,
         "agentWrite" => RuleOrigin::AgentWroteUntrusted,
+        "personDeny" => RuleOrigin::Denied,
+        "settingsDeny" => RuleOrigin::DeniedBySettings,
         _ => RuleOrigin::Unrecognised,
     }
 }
@@ -565,10 +567,14 @@ mod tests {
         );
     }
 
-    // Verifies: SESS-3, TRUST-1
+    // Verifies: SESS-3, TRUST-1, TRUST-7
     #[test]
     fn an_origin_this_build_does_not_know_grants_nothing() {
         assert_eq!(parse_origin("checkerOfTheFuture"), RuleOrigin::Unrecognised);
+        // A deny written into a record reads back as the deny it was.
+        for origin in [RuleOrigin::Denied, RuleOrigin::DeniedBySettings] {
+            assert_eq!(parse_origin(origin.as_str()), origin);
+        }
         assert_eq!(
             RuleOrigin::Unrecognised.integrity(),
             crate::kernel::label::Integrity::Untrusted

@@ -436,6 +436,22 @@ impl Session {
                 );
             }
         }
+        // The person's `read.deny` (and any the workspace's file added): nothing there is read,
+        // whatever the defaults above said (TRUST-8).
+        for denied in &config.settings.read_deny {
+            let path = crate::tools::absolute(&config.cwd, Path::new(denied));
+            let shown = crate::tools::display_path(&config.cwd, &path);
+            trust.add(TrustRule {
+                path,
+                scope: Scope::Directory,
+                origin: RuleOrigin::DeniedBySettings,
+            });
+            audit.record(
+                Gate::Trust,
+                Decision::Refused,
+                format!("{shown} denied by read.deny (origin settingsDeny)"),
+            );
+        }
         let mode = config.settings.mode;
         let withheld = crate::process::Withheld::with_credentials(
             config
@@ -587,7 +603,11 @@ impl Session {
         let mut state = self.state();
         let state = &mut *state;
         for rule in restored.trust {
-            if rule.origin == RuleOrigin::Instructions {
+            // The defaults and the settings' denies were worked out afresh for this session.
+            if matches!(
+                rule.origin,
+                RuleOrigin::Instructions | RuleOrigin::DeniedBySettings
+            ) {
                 continue;
             }
             let shown = crate::tools::display_path(&self.cwd, &rule.path);
@@ -789,6 +809,27 @@ impl Session {
                 );
             }
         }
+        drop(state);
+        self.flush_audit();
+        self.save_record();
+    }
+
+    /// The person's gesture of saying do not look here: a deny rule on a file, or on a directory
+    /// and everything beneath it, that no later rule replaces (TRUST-7).
+    pub fn deny_path(&self, path: &Path, scope: Scope) {
+        let path = crate::tools::absolute(&self.cwd, path);
+        let shown = crate::tools::display_path(&self.cwd, &path);
+        let mut state = self.state();
+        state.trust.add(TrustRule {
+            path,
+            scope,
+            origin: RuleOrigin::Denied,
+        });
+        state.audit.record(
+            Gate::Trust,
+            Decision::Refused,
+            format!("{shown} denied by the person (origin personDeny)"),
+        );
         drop(state);
         self.flush_audit();
         self.save_record();

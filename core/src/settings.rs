@@ -103,6 +103,10 @@ pub struct Settings {
     pub run_allow: Vec<String>,
     pub run_deny: Vec<String>,
     pub run_max_output: u64,
+    /// Paths (relative to the workspace, or absolute) nothing may read, list, search or show
+    /// (`read.deny`): the home file's and the workspace file's together, since a deny only takes
+    /// away (TRUST-8).
+    pub read_deny: Vec<String>,
     pub search_max_files: u64,
     pub search_max_seconds: u64,
     pub max_rounds: u32,
@@ -133,6 +137,7 @@ impl Default for Settings {
             run_allow: Vec::new(),
             run_deny: Vec::new(),
             run_max_output: 64 * 1024,
+            read_deny: Vec::new(),
             search_max_files: 20_000,
             search_max_seconds: 10,
             max_rounds: DEFAULT_MAX_ROUNDS,
@@ -205,6 +210,7 @@ impl std::fmt::Display for Note {
 
 /// Keys a workspace's own settings file may set.
 const WORKSPACE_KEYS: &[&str] = &[
+    "read.deny",
     "run.maxOutput",
     "search.maxFiles",
     "search.maxSeconds",
@@ -226,6 +232,7 @@ const KNOWN_KEYS: &[&str] = &[
     "run.allow",
     "run.deny",
     "run.maxOutput",
+    "read.deny",
     "search.maxFiles",
     "search.maxSeconds",
     "maxRounds",
@@ -453,6 +460,11 @@ fn apply(
         "run.deny" => list()
             .map(|l| s.run_deny = l)
             .ok_or(bad("a list of command lines")),
+        // Each layer adds to the list and none takes from it: a workspace may deny more, never
+        // less.
+        "read.deny" => list()
+            .map(|l| s.read_deny.extend(l))
+            .ok_or(bad("a list of paths")),
         "run.maxOutput" => value
             .as_u64()
             .map(|n| s.run_max_output = n)
@@ -513,6 +525,44 @@ mod tests {
         assert_eq!(s.model.name, "client-model");
         assert!(s.vetting_auto);
         assert_eq!(notes, vec![Note::Read("/h/.bravebot/settings.json".into())]);
+    }
+
+    // Verifies: TRUST-8
+    #[test]
+    fn read_deny_is_the_home_list_and_the_workspace_list_together() {
+        let home = r#"{"read": {"deny": [".env", "secrets/"]}}"#;
+        let ws = r#"{"read.deny": ["keys"]}"#;
+        let (s, notes) = resolve(
+            &no_env,
+            None,
+            Some(SettingsFile {
+                path: "/h/.bravebot/settings.json".into(),
+                text: home,
+            }),
+            Some(SettingsFile {
+                path: "/w/.bravebot/settings.json".into(),
+                text: ws,
+            }),
+        );
+        // A workspace adds to the list; nothing it writes takes a path off it.
+        assert_eq!(s.read_deny, vec![".env", "secrets/", "keys"]);
+        assert!(
+            notes.iter().all(|n| matches!(n, Note::Read(_))),
+            "{notes:?}"
+        );
+        let (s, _) = resolve(
+            &no_env,
+            None,
+            Some(SettingsFile {
+                path: "/h/.bravebot/settings.json".into(),
+                text: home,
+            }),
+            Some(SettingsFile {
+                path: "/w/.bravebot/settings.json".into(),
+                text: r#"{"read": {"deny": []}}"#,
+            }),
+        );
+        assert_eq!(s.read_deny, vec![".env", "secrets/"]);
     }
 
     // Verifies: CHECK-5, SET-2, VET-5

@@ -45,6 +45,8 @@ pub enum Refusal {
     },
     /// The operating system refused, or the path changed while it was being opened.
     Unreadable(String),
+    /// A deny rule the person wrote (or their settings' `read.deny`) covers it (TRUST-7).
+    Denied,
 }
 
 impl Refusal {
@@ -59,6 +61,7 @@ impl Refusal {
             Refusal::NotRegular(kind) => format!("it is not a regular file but {kind}"),
             Refusal::TooLarge { limit } => format!("it is larger than {}", size_words(*limit)),
             Refusal::Unreadable(why) => format!("it could not be opened ({why})"),
+            Refusal::Denied => "the person's deny rule covers it, so nothing there is read".into(),
         }
     }
 }
@@ -230,6 +233,24 @@ pub async fn read_instructions(session: &Session, path: &Path) -> Result<Content
 }
 
 async fn read_within(
+    session: &Session,
+    reach: Reach,
+    path: &Path,
+    limit: u64,
+) -> Result<Contents, Refusal> {
+    // A deny rule on the path as named, or on where its links lead, refuses the read: the bytes
+    // of a file read through a link are dropped unseen when its real path is denied.
+    if session.state().trust.denied(path).is_some() {
+        return Err(Refusal::Denied);
+    }
+    let contents = read_unchecked(session, reach, path, limit).await?;
+    if session.state().trust.denied(&contents.real).is_some() {
+        return Err(Refusal::Denied);
+    }
+    Ok(contents)
+}
+
+async fn read_unchecked(
     session: &Session,
     reach: Reach,
     path: &Path,

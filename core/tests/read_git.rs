@@ -493,3 +493,112 @@ async fn a_sealed_git_run_names_read_git_and_another_programs_does_not() {
         "{other}"
     );
 }
+
+/// A repository holding `.env` (with a marker no answer may carry) beside `src/`, whose `.git` is
+/// trusted and whose `.env` the person denied.
+fn repo_with_denied_env(f: &Fixture) {
+    let dir = f.path("");
+    git(&dir, &["init", "-q", "-b", "main"]);
+    f.write("src/lib.rs", "fn one() {}\n");
+    f.write(".env", "DENIED_MARKER=first\n");
+    commit_all(&dir, "first commit");
+    f.write(
+        "src/lib.rs",
+        "fn one() {}\nfn two() {} // DENIED_MARKER not\n",
+    );
+    f.write(".env", "DENIED_MARKER=second\n");
+    commit_all(&dir, "second commit");
+    trust_workspace(f);
+    f.session.deny_path(Path::new(".env"), Scope::File);
+}
+
+// Verifies: GIT-14
+#[tokio::test]
+async fn a_denied_file_is_refused_by_name_and_left_out_of_every_answer() {
+    let f = session_with(
+        vec![
+            json!({"query": "show", "revision": "HEAD:.env", "why": "as it was"}),
+            json!({"query": "show", "revision": "HEAD~1:./.env", "why": "as it was"}),
+            json!({"query": "log", "path": ".env", "why": "its history"}),
+            json!({"query": "show", "revision": "HEAD", "why": "last change"}),
+            json!({"query": "diff", "revision": "HEAD~1 HEAD", "why": "diff"}),
+            json!({"query": "show", "revision": "HEAD:", "why": "the tree"}),
+            json!({"query": "search", "pattern": "DENIED_MARKER", "why": "find"}),
+            json!({"query": "log", "why": "history"}),
+            json!({"query": "status", "why": "what changed"}),
+        ],
+        |f| {
+            repo_with_denied_env(f);
+            trust_whole_tree(f);
+        },
+    )
+    .await;
+    for id in ["c0", "c1", "c2"] {
+        let r = f.result(id);
+        assert!(r.contains("deny rule on .env"), "{id}: {r}");
+    }
+    let show = f.result("c3");
+    assert!(
+        show.contains("+fn two() {}")
+            && show.contains("left out, by the person's deny rules: .env"),
+        "{show}"
+    );
+    assert!(!show.contains("ref:"), "left out, not quarantined: {show}");
+    let diff = f.result("c4");
+    assert!(
+        diff.contains("+++ b/src/lib.rs")
+            && diff.contains("left out, by the person's deny rules: .env"),
+        "{diff}"
+    );
+    let tree = f.result("c5");
+    assert!(
+        tree.contains("src/") && tree.contains("left out") && !tree.lines().any(|l| l == ".env"),
+        "{tree}"
+    );
+    let search = f.result("c6");
+    assert!(
+        search.contains("HEAD:src/lib.rs:2:")
+            && search.contains("left out, by the person's deny rules: .env"),
+        "{search}"
+    );
+    assert!(
+        !search.contains("ref:"),
+        "the denied file was not read: {search}"
+    );
+    assert!(
+        f.result("c7").contains("second commit"),
+        "a log shows no file"
+    );
+    let status = f.result("c8");
+    assert!(
+        status.contains("deny rule") && status.contains("use run"),
+        "{status}"
+    );
+    for r in f.tool_results() {
+        assert!(!r.contains("DENIED_MARKER="), "{r}");
+    }
+    assert!(f.screen.asked().is_empty(), "nobody was asked");
+}
+
+// Verifies: GIT-14
+#[tokio::test]
+async fn a_deny_rule_over_git_or_anything_in_it_keeps_the_repository_closed() {
+    for denied in [".git", ".git/config"] {
+        let f = session_with(vec![json!({"query": "log", "why": "history"})], |f| {
+            small_repo(f);
+            trust_workspace(f);
+            let scope = if denied == ".git" {
+                Scope::Directory
+            } else {
+                Scope::File
+            };
+            f.session.deny_path(Path::new(denied), scope);
+        })
+        .await;
+        let r = f.result("c0");
+        assert!(
+            r.contains("deny rule") && !r.contains("second commit"),
+            "{denied}: {r}"
+        );
+    }
+}

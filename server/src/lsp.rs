@@ -629,7 +629,11 @@ impl Backend {
                 )));
             }
         };
-        s.trust_path(Path::new(&params.path), scope);
+        if params.deny {
+            s.deny_path(Path::new(&params.path), scope);
+        } else {
+            s.trust_path(Path::new(&params.path), scope);
+        }
         Ok(Empty {})
     }
 }

@@ -199,6 +199,9 @@ pub struct TrustParams {
     pub session_id: String,
     pub path: String,
     pub scope: String,
+    /// `true`: the person says do not look here, a deny rule rather than a trust (TRUST-7).
+    #[serde(default)]
+    pub deny: bool,
 }
 
 #[derive(Debug, Deserialize)]

@@ -493,7 +493,7 @@ fn canary_in_an_untrusted_file_never_reaches_the_planner_when_every_question_is_
     planner.push(Reply::tool_call_with_id(
         "call_search",
         "search",
-        json!({ "pattern": "CANARY", "why": "find it" }),
+        json!({ "pattern": "CANARY", "directory": "vendor", "why": "find it" }),
     ));
     planner.push(Reply::text("I could not read it."));
     let model =
@@ -1431,5 +1431,112 @@ fn session_show_gives_the_screen_a_slots_bytes_and_the_planner_never_sees_them()
             .expect_err("a reference the session does not hold is an error");
         assert_eq!(err["code"], INVALID_PARAMS, "{bad:?}: {err}");
     }
+    setup.client.shutdown();
+}
+
+/// `bravebot/session/trust` with `deny: true`: the person's do not look here.
+fn deny(setup: &Setup, path: &str, scope: &str) -> Result<Value, Value> {
+    setup.client.request(
+        "bravebot/session/trust",
+        json!({ "sessionId": setup.session, "path": path, "scope": scope, "deny": true }),
+    )
+}
+
+// Verifies: TRUST-7, TRUST-9, GIT-14, PROTO-28
+#[test]
+fn a_deny_sent_over_the_protocol_keeps_a_file_from_every_read_and_shows_in_status() {
+    let model = FakeModel::start_with(|script| {
+        script.planner(vec![
+            Reply::tool_call_with_id(
+                "call_deny_read",
+                "read_file",
+                json!({ "path": UNTRUSTED_PATH, "why": "read it" }),
+            ),
+            Reply::tool_call_with_id(
+                "call_deny_search",
+                "search",
+                json!({ "pattern": "CANARY", "directory": "vendor", "why": "find it" }),
+            ),
+            Reply::tool_call_with_id(
+                "call_deny_git",
+                "read_git",
+                json!({ "query": "show", "revision": format!("HEAD:{UNTRUSTED_PATH}"), "why": "as committed" }),
+            ),
+            Reply::text("Done."),
+        ])
+    });
+    let setup = start_interactive(model);
+    let root = setup.workspace.path();
+    bravebot_tests::git_fixture::git(root, &["init", "-q", "-b", "main"]);
+    bravebot_tests::git_fixture::git(root, &["add", "-A"]);
+    bravebot_tests::git_fixture::git(
+        root,
+        &[
+            "-c",
+            "user.name=Ada",
+            "-c",
+            "user.email=ada@example.com",
+            "commit",
+            "-q",
+            "-m",
+            "first",
+        ],
+    );
+    trust(&setup, ".git", "directory").expect("trusting .git succeeds");
+    // A deny with a value that is not a boolean is refused and changes nothing.
+    let bad = setup.client.request(
+        "bravebot/session/trust",
+        json!({ "sessionId": setup.session, "path": UNTRUSTED_PATH, "scope": "file", "deny": "yes" }),
+    );
+    assert_eq!(
+        bad.err().map(|e| e["code"].clone()),
+        Some(json!(INVALID_PARAMS))
+    );
+    deny(&setup, UNTRUSTED_PATH, "file").expect("denying a file succeeds");
+    // The person's later trust of the same file does not lift the deny.
+    trust(&setup, UNTRUSTED_PATH, "file").expect("trusting a file succeeds");
+    let result = setup.prompt("What does the vendor readme say?", &[]);
+    assert_eq!(Setup::stop_reason(&result), "endTurn", "{result}");
+    let read = setup.model.tool_result("call_deny_read");
+    assert!(read.contains("deny rule covers it"), "{read}");
+    let search = setup.model.tool_result("call_deny_search");
+    assert!(
+        search.contains("left out unread, by the person's deny rule: vendor/readme.txt"),
+        "{search}"
+    );
+    let git = setup.model.tool_result("call_deny_git");
+    assert!(git.contains("deny rule on vendor/readme.txt"), "{git}");
+    for body in setup.planner_requests() {
+        assert!(
+            !body.to_string().contains(CANARY),
+            "a denied file's bytes reached the planner"
+        );
+    }
+    assert!(
+        setup.client.server_requests(REQUEST_PERMISSION).is_empty(),
+        "a denied file was asked about"
+    );
+    assert!(
+        setup.check_requests().is_empty(),
+        "a denied file was checked"
+    );
+    let rules = status(&setup)["trustRules"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let denied: Vec<&Value> = rules
+        .iter()
+        .filter(|r| {
+            r["path"]
+                .as_str()
+                .is_some_and(|p| p.ends_with(UNTRUSTED_PATH))
+        })
+        .collect();
+    assert!(
+        denied
+            .iter()
+            .any(|r| r["origin"] == "personDeny" && r["trusted"] == false && r["scope"] == "file"),
+        "{rules:#?}"
+    );
     setup.client.shutdown();
 }

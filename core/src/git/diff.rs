@@ -474,13 +474,26 @@ pub fn diff(repo: &Repository, revision: &str, filter: &[u8]) -> Result<Vec<Sect
 pub struct Shown {
     pub sections: Vec<Section>,
     pub merge: Option<(ObjectId, ObjectId)>,
+    /// Entries of a directory listing that `denied` said to leave out, repository-relative.
+    pub left_out: Vec<Vec<u8>>,
 }
 
 /// `show <revision>`: a commit with its message and diff, a tag then its commit, or with
 /// `<revision>:<path>` a file or directory as it stood.
 pub fn show(repo: &Repository, revision: &str, filter: &[u8]) -> Result<Shown, Error> {
+    show_skipping(repo, revision, filter, &|_| false)
+}
+
+/// As [`show`], leaving out of a directory listing each entry whose repository-relative path
+/// `denied` names (the person's deny rules), and saying which in [`Shown::left_out`].
+pub fn show_skipping(
+    repo: &Repository,
+    revision: &str,
+    filter: &[u8],
+    denied: &dyn Fn(&[u8]) -> bool,
+) -> Result<Shown, Error> {
     if let Some((rev, path)) = revision.split_once(':') {
-        return show_path(repo, revision, rev, path.as_bytes());
+        return show_path(repo, revision, rev, path.as_bytes(), denied);
     }
     let id = repo.resolve(revision)?;
     let mut sections = Vec::new();
@@ -529,6 +542,7 @@ pub fn show(repo: &Repository, revision: &str, filter: &[u8]) -> Result<Shown, E
         return Ok(Shown {
             sections,
             merge: Some((commit.parents[0], commit.id)),
+            left_out: Vec::new(),
         });
     }
     let parent_tree = match commit.parents.first() {
@@ -546,10 +560,17 @@ pub fn show(repo: &Repository, revision: &str, filter: &[u8]) -> Result<Shown, E
     Ok(Shown {
         sections,
         merge: None,
+        left_out: Vec::new(),
     })
 }
 
-fn show_path(repo: &Repository, revision: &str, rev: &str, path: &[u8]) -> Result<Shown, Error> {
+fn show_path(
+    repo: &Repository,
+    revision: &str,
+    rev: &str,
+    path: &[u8],
+    denied: &dyn Fn(&[u8]) -> bool,
+) -> Result<Shown, Error> {
     let commit = repo.resolve_commit(if rev.is_empty() { "HEAD" } else { rev })?;
     let tree = repo.commit(commit)?.tree;
     let trimmed: &[u8] = path.strip_suffix(b"/").unwrap_or(path);
@@ -562,7 +583,17 @@ fn show_path(repo: &Repository, revision: &str, rev: &str, path: &[u8]) -> Resul
     let paths = vec![trimmed.to_vec()];
     if entry.is_tree() {
         let mut lines = vec![format!("tree {revision}"), String::new()];
+        let mut left_out = Vec::new();
         for e in repo.tree(entry.id)? {
+            let full = if trimmed.is_empty() {
+                e.name.clone()
+            } else {
+                [trimmed, b"/", &e.name].concat()
+            };
+            if denied(&full) {
+                left_out.push(full);
+                continue;
+            }
             let suffix = if e.is_tree() { "/" } else { "" };
             // git lists a tree's names as they are stored, unquoted.
             lines.push(format!("{}{suffix}", String::from_utf8_lossy(&e.name)));
@@ -570,6 +601,7 @@ fn show_path(repo: &Repository, revision: &str, rev: &str, path: &[u8]) -> Resul
         return Ok(Shown {
             sections: vec![Section { paths, lines }],
             merge: None,
+            left_out,
         });
     }
     if entry.is_submodule() {
@@ -590,6 +622,7 @@ fn show_path(repo: &Repository, revision: &str, rev: &str, path: &[u8]) -> Resul
                 )],
             }],
             merge: None,
+            left_out: Vec::new(),
         });
     }
     let bytes = repo.blob(entry.id)?;
@@ -603,6 +636,7 @@ fn show_path(repo: &Repository, revision: &str, rev: &str, path: &[u8]) -> Resul
                 )],
             }],
             merge: None,
+            left_out: Vec::new(),
         });
     }
     let lines = String::from_utf8_lossy(&bytes)
@@ -612,6 +646,7 @@ fn show_path(repo: &Repository, revision: &str, rev: &str, path: &[u8]) -> Resul
     Ok(Shown {
         sections: vec![Section { paths, lines }],
         merge: None,
+        left_out: Vec::new(),
     })
 }
 

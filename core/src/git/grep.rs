@@ -37,10 +37,22 @@ pub struct Found {
     pub too_large: usize,
     pub next_skip: Option<usize>,
     pub cut: Option<Cut>,
+    /// Files and directories left out unread because `denied` named them, in tree order.
+    pub denied: Vec<Vec<u8>>,
 }
 
 /// Searches the files at a revision.
 pub fn grep(repo: &Repository, query: &GrepQuery<'_>) -> Result<Found, Error> {
+    grep_skipping(repo, query, &|_| false)
+}
+
+/// As [`grep`], passing over unread every file and directory whose repository-relative path
+/// `denied` names (the person's deny rules), and listing them in [`Found::denied`].
+pub fn grep_skipping(
+    repo: &Repository,
+    query: &GrepQuery<'_>,
+    denied: &dyn Fn(&[u8]) -> bool,
+) -> Result<Found, Error> {
     let commit = repo.resolve_commit(query.revision)?;
     let tree = repo.commit(commit)?.tree;
     let mut found = Found::default();
@@ -48,6 +60,7 @@ pub fn grep(repo: &Repository, query: &GrepQuery<'_>) -> Result<Found, Error> {
         passed: 0,
         listed: 0,
         whole: whole_file(query.pattern),
+        denied,
     };
     let prefix = query.path.strip_suffix(b"/").unwrap_or(query.path);
     match repo.entry_at(tree, prefix)? {
@@ -65,11 +78,13 @@ pub fn grep(repo: &Repository, query: &GrepQuery<'_>) -> Result<Found, Error> {
     Ok(found)
 }
 
-struct State {
+struct State<'d> {
     passed: usize,
     listed: usize,
     /// The pattern read over a whole file, to pass over a file with no match in one search.
     whole: Option<Regex>,
+    /// Paths left out unread.
+    denied: &'d dyn Fn(&[u8]) -> bool,
 }
 
 /// The pattern in multi-line mode, which matches somewhere in a file whenever it matches one of
@@ -89,7 +104,7 @@ fn search_tree(
     tree: ObjectId,
     prefix: &[u8],
     found: &mut Found,
-    state: &mut State,
+    state: &mut State<'_>,
 ) -> Result<(), Error> {
     for entry in repo.tree(tree)? {
         if found.cut.is_some() {
@@ -100,7 +115,9 @@ fn search_tree(
         } else {
             [prefix, b"/", &entry.name].concat()
         };
-        if entry.is_tree() {
+        if (state.denied)(&path) {
+            found.denied.push(path);
+        } else if entry.is_tree() {
             search_tree(repo, query, entry.id, &path, found, state)?;
         } else if !entry.is_submodule() {
             search_file(repo, query, entry.id, &path, found, state)?;
@@ -115,7 +132,7 @@ fn search_file(
     id: ObjectId,
     path: &[u8],
     found: &mut Found,
-    state: &mut State,
+    state: &mut State<'_>,
 ) -> Result<(), Error> {
     if query.deadline.passed() {
         found.cut = Some(Cut::Deadline);

@@ -35,14 +35,27 @@ pub enum RuleOrigin {
     /// Read back from a session record written by a build that knew an origin this one does not.
     /// It grants nothing: the path reads as untrusted until a person says otherwise (SESS-3).
     Unrecognised,
+    /// The person said do not look here (`bravebot/session/trust` with `deny`): nothing at or
+    /// beneath the path is read, listed, searched or shown, whatever any other rule says.
+    Denied,
+    /// The same deny, written in a settings file's `read.deny` (TRUST-8).
+    DeniedBySettings,
 }
 
 impl RuleOrigin {
     pub fn integrity(self) -> Integrity {
         match self {
             RuleOrigin::Person | RuleOrigin::Instructions => Integrity::Trusted,
-            RuleOrigin::AgentWroteUntrusted | RuleOrigin::Unrecognised => Integrity::Untrusted,
+            RuleOrigin::AgentWroteUntrusted
+            | RuleOrigin::Unrecognised
+            | RuleOrigin::Denied
+            | RuleOrigin::DeniedBySettings => Integrity::Untrusted,
         }
+    }
+
+    /// Whether the rule is a deny: it withholds the path from every read, not only its trust.
+    pub fn is_deny(self) -> bool {
+        matches!(self, RuleOrigin::Denied | RuleOrigin::DeniedBySettings)
     }
 
     pub fn as_str(self) -> &'static str {
@@ -51,6 +64,8 @@ impl RuleOrigin {
             RuleOrigin::Instructions => "instructions",
             RuleOrigin::AgentWroteUntrusted => "agentWrite",
             RuleOrigin::Unrecognised => "unrecognised",
+            RuleOrigin::Denied => "personDeny",
+            RuleOrigin::DeniedBySettings => "settingsDeny",
         }
     }
 }
@@ -92,9 +107,14 @@ impl TrustMap {
     /// says otherwise; see [`TrustMap::add_default`] for the writer that may not override). A
     /// check's clean verdict is not a rule: it covers the bytes it judged and lives in
     /// `tools::content_trust`.
+    /// A deny rule is never replaced: a later rule on the same path stands beside it and loses
+    /// to it (TRUST-7).
     pub fn add(&mut self, rule: TrustRule) {
+        if self.rules.contains(&rule) {
+            return;
+        }
         self.rules
-            .retain(|r| !(r.path == rule.path && r.scope == rule.scope));
+            .retain(|r| r.origin.is_deny() || !(r.path == rule.path && r.scope == rule.scope));
         self.rules.push(rule);
     }
 
@@ -121,8 +141,12 @@ impl TrustMap {
         });
     }
 
-    /// The rule that decides `path`, if any.
+    /// The rule that decides `path`, if any. A deny rule covering it decides, however narrow a
+    /// rule beside it is: the strictest wins (TRUST-7).
     pub fn rule_for(&self, path: &Path) -> Option<&TrustRule> {
+        if let Some(deny) = self.denied(path) {
+            return Some(deny);
+        }
         self.rules.iter().filter(|r| r.covers(path)).max_by(|a, b| {
             a.narrowness()
                 .cmp(&b.narrowness())
@@ -143,6 +167,21 @@ impl TrustMap {
             r.origin.integrity() == Integrity::Untrusted
                 && (r.path.starts_with(directory) || r.covers(directory))
         })
+    }
+
+    /// The deny rule covering `path`, if any (the narrowest, so the one to name).
+    pub fn denied(&self, path: &Path) -> Option<&TrustRule> {
+        self.rules
+            .iter()
+            .filter(|r| r.origin.is_deny() && r.covers(path))
+            .max_by_key(|r| r.narrowness())
+    }
+
+    /// A deny rule at or beneath `directory`, or covering it, if any.
+    pub fn denied_within(&self, directory: &Path) -> Option<&TrustRule> {
+        self.rules
+            .iter()
+            .find(|r| r.origin.is_deny() && (r.path.starts_with(directory) || r.covers(directory)))
     }
 
     pub fn rules(&self) -> &[TrustRule] {
@@ -255,6 +294,55 @@ mod tests {
         // Different scopes on one path: the file rule is narrower.
         assert_eq!(map.integrity_of(&p("/w/a")), Some(Integrity::Untrusted));
         assert_eq!(map.integrity_of(&p("/w/a/b")), Some(Integrity::Trusted));
+    }
+
+    // Verifies: TRUST-7
+    #[test]
+    fn a_deny_rule_is_strictest_and_no_later_rule_replaces_it() {
+        let mut map = TrustMap::default();
+        map.add(TrustRule {
+            path: p("/w/secrets"),
+            scope: Scope::Directory,
+            origin: RuleOrigin::Denied,
+        });
+        // A person's narrower trust rule, and one on the very same path and scope, lose to it.
+        map.add(TrustRule {
+            path: p("/w/secrets/ok.txt"),
+            scope: Scope::File,
+            origin: RuleOrigin::Person,
+        });
+        map.add(TrustRule {
+            path: p("/w/secrets"),
+            scope: Scope::Directory,
+            origin: RuleOrigin::Person,
+        });
+        assert_eq!(
+            map.rule_for(&p("/w/secrets/ok.txt")).map(|r| r.origin),
+            Some(RuleOrigin::Denied)
+        );
+        assert_eq!(
+            map.integrity_of(&p("/w/secrets/x")),
+            Some(Integrity::Untrusted)
+        );
+        assert!(map.denied(&p("/w/secrets/a/b")).is_some());
+        assert!(map.denied(&p("/w/secretsx")).is_none(), "components");
+        assert!(map.denied_within(&p("/w")).is_some());
+        assert!(map.denied_within(&p("/w/src")).is_none());
+        assert!(
+            map.untrusted_within(&p("/w")),
+            "a listing of /w is withheld"
+        );
+        // Neither a default nor a write removes it.
+        assert!(!map.add_default(p("/w/secrets/AGENTS.md"), Scope::File));
+        map.mark_written_untrusted(p("/w/secrets"));
+        assert!(map.denied(&p("/w/secrets/ok.txt")).is_some());
+        assert_eq!(
+            map.rules()
+                .iter()
+                .filter(|r| r.origin == RuleOrigin::Denied)
+                .count(),
+            1
+        );
     }
 
     // Verifies: TRUST-4

@@ -123,6 +123,19 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         ));
     };
     let shown = display_path(&session.cwd, &dir);
+    // Inside a denied place nothing is walked at all; a listing that would hold a denied path is
+    // withheld below like one holding a path marked untrusted (seed 002, TRUST-9).
+    let denied = session.state().trust.denied(&dir).is_some();
+    if denied {
+        call.record(
+            Gate::FileRead,
+            Decision::Refused,
+            format!("list_files {shown}: a deny rule covers it"),
+        );
+        return ToolOutput::refused(format!(
+            "{shown} was not listed: the person's deny rule covers it, so nothing there is read or listed"
+        ));
+    }
     if !dir.is_dir() {
         return ToolOutput::error(format!("{shown} is not a directory"));
     }
@@ -229,7 +242,7 @@ fn withheld_listing(call: &Call<'_>, shown: &str, walk: Walk) -> ToolOutput {
     let session = call.session;
     let partial = walk.partial(&session.settings);
     let mut lines = vec![format!(
-        "{shown} holds a path marked untrusted, so its names are withheld: one reference per entry ({} entries)",
+        "{shown} holds a path marked untrusted or denied, so its names are withheld: one reference per entry ({} entries)",
         walk.entries.len()
     )];
     let mut references = Vec::new();

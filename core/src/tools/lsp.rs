@@ -355,6 +355,16 @@ fn target(call: &Call<'_>, raw: &str) -> Result<Target, ToolOutput> {
         )));
     };
     let shown = super::control_pictures(&display_path(&session.cwd, &path));
+    if denied(call, &path) {
+        call.record(
+            Gate::FileRead,
+            Decision::Refused,
+            format!("lsp.path {shown}: a deny rule covers it"),
+        );
+        return Err(ToolOutput::refused(format!(
+            "{shown} was not read: the person's deny rule covers it, so no server is asked about it"
+        )));
+    }
     call.record(
         Gate::Promote,
         Decision::Allowed,
@@ -930,8 +940,16 @@ fn render(
     let mut lines = Vec::new();
     let mut withheld = Vec::new();
     let mut carries_text = false;
+    let mut denied_places = 0usize;
     for f in found.iter().take(MAX_LOCATIONS) {
         let place = place_of(call, &f.uri, &asked);
+        // A location in a denied file is left out: not read for its columns, not named.
+        if let Place::Inside { path, .. } = &place
+            && denied(call, path)
+        {
+            denied_places += 1;
+            continue;
+        }
         let (line, column, shown_place) = match &place {
             Place::Inside { path, shown } => {
                 let text = texts
@@ -998,6 +1016,12 @@ fn render(
             found.len() - MAX_LOCATIONS
         ));
     }
+    if denied_places > 0 {
+        text.push_str(&format!(
+            "[{denied_places} location{} in files the person's deny rules cover left out]\n",
+            if denied_places == 1 { "" } else { "s" }
+        ));
+    }
     for note in notes {
         text.push_str(note);
         text.push('\n');
@@ -1007,6 +1031,12 @@ fn render(
         withheld,
         carries_text,
     }
+}
+
+/// Whether a deny rule covers `path` as named or where its links lead (TRUST-9).
+fn denied(call: &Call<'_>, path: &Path) -> bool {
+    let state = call.session.state();
+    state.trust.denied(path).is_some() || state.trust.denied(&super::real_path(path)).is_some()
 }
 
 /// A file's text for converting a server's columns: the open buffer, else the disk.

@@ -285,13 +285,26 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     let shown = control_pictures(&display_path(&session.cwd, &root));
     let git_dir = root.join(".git");
     // The rules alone decide, before any file under .git is read.
-    let (git_trusted, tree_trusted) = {
+    let (git_trusted, tree_trusted, git_denied, tree_denied, trust) = {
         let state = session.state();
         (
             git_dir_trusted(&state.trust, &git_dir),
             git_dir_trusted(&state.trust, &root),
+            state.trust.denied_within(&git_dir).is_some(),
+            state.trust.denied_within(&root).is_some(),
+            state.trust.clone(),
         )
     };
+    if git_denied {
+        call.record(
+            Gate::Trust,
+            Decision::Refused,
+            format!("read_git {shown}: a deny rule covers its .git or something in it"),
+        );
+        return ToolOutput::refused(format!(
+            "read_git does not open {shown}: the person's deny rule covers its .git or something in it, so its history stays closed"
+        ));
+    }
     if !git_trusted {
         call.record(
             Gate::Trust,
@@ -300,6 +313,16 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         );
         return ToolOutput::refused(format!(
             "read_git opens only a repository whose .git the person trusts in full, and nobody vouched for {shown}/.git (or a rule marks something in it untrusted); {USE_RUN}"
+        ));
+    }
+    if a.query == "status" && tree_denied {
+        call.record(
+            Gate::Trust,
+            Decision::Refused,
+            format!("read_git.status {shown}: a deny rule covers something in its working tree"),
+        );
+        return ToolOutput::refused(format!(
+            "read_git answers no status in {shown}: status reads every file of the working tree, and the person's deny rule covers something in it; {USE_RUN}"
         ));
     }
     if a.query == "status" && !tree_trusted {
@@ -316,6 +339,27 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         Ok(p) => p.unwrap_or_default(),
         Err(e) => return ToolOutput::error(e),
     };
+    // A denied path named outright, as `path` or as `<revision>:<path>`, is refused (GIT-14).
+    let named_path = a
+        .revision
+        .as_deref()
+        .and_then(|r| r.split_once(':'))
+        .map(|(_, p)| spelled_plainly(p));
+    for named in std::iter::once(path.clone()).chain(named_path) {
+        let place = workspace_path(&root, &named);
+        if let Some(rule) = trust.denied(&place) {
+            let ruled = control_pictures(&display_path(&session.cwd, &rule.path));
+            call.record(
+                Gate::FileRead,
+                Decision::Refused,
+                format!("read_git in {shown}: a deny rule on {ruled} covers the path named"),
+            );
+            return ToolOutput::refused(format!(
+                "read_git does not read {}: the person's deny rule on {ruled} covers it, its history included",
+                control_pictures(&display_path(&session.cwd, &place))
+            ));
+        }
+    }
     let pattern = match a.pattern.as_deref().map(git::grep::Regex::new).transpose() {
         Ok(p) => p,
         Err(e) => return ToolOutput::error(format!("`pattern` is not a regular expression: {e}")),
@@ -326,9 +370,12 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         format!("read_git.{} in {shown}: a read of a trusted .git", a.query),
     );
     let worker_root = root.clone();
-    let answered = tokio::task::spawn_blocking(move || answer(&worker_root, &a, &path, pattern))
-        .await
-        .unwrap_or_else(|_| Err("the reader stopped unexpectedly".into()));
+    let answered = tokio::task::spawn_blocking(move || {
+        let denied = |p: &[u8]| trust.denied(&workspace_path(&worker_root, p)).is_some();
+        answer(&worker_root, &a, &path, pattern, &denied)
+    })
+    .await
+    .unwrap_or_else(|_| Err("the reader stopped unexpectedly".into()));
     let answer = match answered {
         Ok(answer) => answer,
         Err(e) => return ToolOutput::error(e),
@@ -342,6 +389,7 @@ fn answer(
     a: &Args,
     path: &[u8],
     pattern: Option<git::grep::Regex>,
+    denied: &dyn Fn(&[u8]) -> bool,
 ) -> Result<Answer, String> {
     let repo = git::open(root).map_err(|d| {
         format!(
@@ -370,7 +418,8 @@ fn answer(
     };
     let e = |e: git::Error| e.to_string();
     let mut read = Vec::new();
-    let sections = match a.query.as_str() {
+    let mut left_out: Vec<Vec<u8>> = Vec::new();
+    let mut sections = match a.query.as_str() {
         "log" => {
             let page = git::log::log(
                 &repo,
@@ -397,7 +446,8 @@ fn answer(
         }
         "show" => {
             let revision = a.revision.as_deref().unwrap_or("HEAD");
-            let shown = git::diff::show(&repo, revision, path).map_err(e)?;
+            let shown = git::diff::show_skipping(&repo, revision, path, denied).map_err(e)?;
+            left_out.extend(shown.left_out);
             if let Some((parent, merge)) = shown.merge {
                 notes.push(format!(
                     "[a merge is shown without a diff: diff {}..{} shows what it brought in]",
@@ -466,7 +516,7 @@ fn answer(
             let Some(pattern) = pattern else {
                 return Err("search needs a `pattern`".into());
             };
-            let found = git::grep::grep(
+            let found = git::grep::grep_skipping(
                 &repo,
                 &git::grep::GrepQuery {
                     revision: a.revision.as_deref().unwrap_or("HEAD"),
@@ -476,8 +526,10 @@ fn answer(
                     skip: a.skip,
                     deadline,
                 },
+                denied,
             )
             .map_err(e)?;
+            left_out.extend(found.denied);
             notes.extend(cut_note(found.cut, found.next_skip, "lines"));
             if found.too_large > 0 {
                 notes.push(format!(
@@ -499,11 +551,37 @@ fn answer(
                 .collect()
         }
     };
+    // A file a deny rule covers is left out of a diff whole, and the answer says so (GIT-14).
+    sections.retain(|section| match section.paths.iter().find(|p| denied(p)) {
+        Some(p) => {
+            left_out.push(p.clone());
+            false
+        }
+        None => true,
+    });
+    if !left_out.is_empty() {
+        left_out.dedup();
+        let names: Vec<String> = left_out.iter().map(|p| git::quote_path(p)).collect();
+        notes.push(format!(
+            "[left out, by the person's deny rules: {}]",
+            names.join(", ")
+        ));
+    }
     Ok(Answer {
         sections,
         read,
         notes,
     })
+}
+
+/// The path of `<revision>:<path>` as a plain repository-relative path, for asking the deny
+/// rules about it: empty and `.` components dropped.
+fn spelled_plainly(path: &str) -> Vec<u8> {
+    path.split('/')
+        .filter(|part| !part.is_empty() && *part != ".")
+        .collect::<Vec<_>>()
+        .join("/")
+        .into_bytes()
 }
 
 fn workspace_path(root: &Path, path: &[u8]) -> PathBuf {

@@ -190,6 +190,17 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     if std::fs::symlink_metadata(&root).is_err() {
         return ToolOutput::error(format!("no such file or directory: {shown}"));
     }
+    let denied = session.state().trust.denied(&root).is_some();
+    if denied {
+        call.record(
+            Gate::FileRead,
+            Decision::Refused,
+            format!("search under {shown}: a deny rule covers it"),
+        );
+        return ToolOutput::refused(format!(
+            "{shown} was not searched: the person's deny rule covers it, so nothing there is read"
+        ));
+    }
     call.record(
         Gate::Promote,
         Decision::Allowed,
@@ -229,10 +240,12 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
                 limits,
             };
             let wanted = |p: &Path| keep_checks && trust.integrity_of(p).is_none();
+            let denied = |p: &Path| trust.denied(p).is_some();
             let keep = Keep {
                 files: CHECK_CAP,
                 max_bytes: check_bytes,
                 wanted: &wanted,
+                denied: &denied,
             };
             search_tree_keeping(&request, files.as_ref(), &|| cancel.is_cancelled(), &keep)
         });
@@ -500,6 +513,19 @@ fn notes(query: &Query<'_>, outcome: &Outcome, withheld: bool) -> Vec<String> {
         out.push(format!(
             "[{} files or directories could not be read]",
             outcome.unreadable
+        ));
+    }
+    if !outcome.denied.is_empty() {
+        // Each is the very path a deny rule names (the walk stops at the first one it meets),
+        // which the person wrote: naming it tells the planner nothing the person did not say.
+        let names: Vec<String> = outcome
+            .denied
+            .iter()
+            .map(|p| control_pictures(&display_path(query.cwd, p)))
+            .collect();
+        out.push(format!(
+            "[left out unread, by the person's deny rule: {}]",
+            names.join(", ")
         ));
     }
     if !withheld && !outcome.skipped.is_empty() {

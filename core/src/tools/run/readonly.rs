@@ -890,7 +890,7 @@ mod tests {
         assert!(missing.is_empty(), "RUNTOOL-3 leaves out {missing:?}");
     }
 
-    // Verifies: RUNTOOL-8
+    // Verifies: RUNTOOL-8, TRUST-9
     #[test]
     fn an_operand_runs_unasked_only_as_a_trusted_regular_file_in_an_opened_place() {
         let work = tempfile::tempdir().expect("workspace");
@@ -974,5 +974,24 @@ mod tests {
         trust.mark_written_untrusted(root.join("docs/inner/a.md"));
         assert!(!Operand::Entry("docs").vouched_or_checked(&root, &places, &trust, &|_| false));
         assert!(Operand::File("notes.md").vouched_or_checked(&root, &places, &trust, &|_| false));
+        // A deny rule on a file the person also vouched for: asked, never opened unasked, even
+        // where a check passed its bytes; and the directory holding it keeps its names back.
+        trust.add(TrustRule {
+            path: root.join("notes.md"),
+            scope: Scope::File,
+            origin: RuleOrigin::Denied,
+        });
+        for operand in [
+            Operand::File("notes.md"),
+            Operand::File("./notes.md"),
+            Operand::File("docs/to-notes"),
+            Operand::Entry("notes.md"),
+        ] {
+            assert!(
+                !operand.vouched_or_checked(&root, &places, &trust, &|_| true),
+                "{operand:?}"
+            );
+            assert_eq!(operand.checkable(&root, &places, &trust), None);
+        }
     }
 }

@@ -143,6 +143,9 @@ pub struct Outcome {
     /// The bytes of files with a returned match, as they were searched, where [`Keep`] asked for
     /// them: what a check is shown, so the lines shown after it are cut from the bytes it judged.
     pub kept: Vec<(PathBuf, Vec<u8>)>,
+    /// Files and directories the walk met that a deny rule covers, in walk order: left out
+    /// unread.
+    pub denied: Vec<PathBuf>,
 }
 
 /// Which searched files' bytes a search keeps for a check: those `wanted` says, with a returned
@@ -151,6 +154,9 @@ pub struct Keep<'a> {
     pub files: usize,
     pub max_bytes: u64,
     pub wanted: &'a (dyn Fn(&Path) -> bool + Sync),
+    /// Paths a deny rule covers: neither read nor descended into, and listed in
+    /// [`Outcome::denied`] (TRUST-9).
+    pub denied: &'a (dyn Fn(&Path) -> bool + Sync),
 }
 
 impl Keep<'_> {
@@ -160,6 +166,7 @@ impl Keep<'_> {
             files: 0,
             max_bytes: 0,
             wanted: &|_| false,
+            denied: &|_| false,
         }
     }
 }
@@ -262,7 +269,9 @@ impl Search<'_> {
                 let mut subdirectories = Vec::new();
                 for (name, kind) in entries {
                     let path = directory.join(&name);
-                    if kind.is_symlink() {
+                    if (self.keep.denied)(&path) {
+                        self.out.denied.push(path);
+                    } else if kind.is_symlink() {
                         self.out.links += 1;
                     } else if kind.is_dir() {
                         match SKIPPED_DIRECTORIES.iter().find(|s| name == **s) {
