@@ -85,6 +85,11 @@ impl Session {
             stop: CancellationToken::new(),
         };
         state.looping = Some(l.clone());
+        // The person typed the loop's line: a session driven only by a loop is titled by it, so
+        // it is recorded and can be resumed like one driven by prompts (LOOP-2).
+        if state.title.is_none() {
+            state.title = Some(crate::record::title_of(&l.prompt));
+        }
         Ok(l)
     }
 

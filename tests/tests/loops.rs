@@ -235,6 +235,9 @@ fn a_loop_with_an_interval_ticks_until_it_is_stopped() {
         json!({"sessionId": id}),
     );
     assert_eq!(stopped["stopped"], false, "nothing runs now");
+    let listed = ok(&client, "bravebot/session/list", json!({}));
+    assert_eq!(listed["sessions"][0]["sessionId"], id, "{listed}");
+    assert_eq!(listed["sessions"][0]["title"], "is the build green?");
     client.shutdown();
 }
 
