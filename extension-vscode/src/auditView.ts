@@ -1,7 +1,8 @@
 // The audit trail as the person reads it: the server's gate decisions grouped by the turn that made
-// them, each turn headed by when it began and the words that started it. The server's records carry
-// no time of their own, so the time is the turn's: the extension notes how many records there were
-// when each prompt was sent. Pure, so it is tested without VS Code.
+// them, each turn headed by when it began and the words that started it, each record with the time
+// the server made it (`at`, milliseconds since the epoch). The extension notes how many records there
+// were when each prompt was sent, which is how records are grouped. Pure, so it is tested without
+// VS Code.
 
 import type { AuditRecord } from './protocol';
 
@@ -12,6 +13,11 @@ function clock(d: Date): string {
   return d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
 }
 
+/** The time of day a record was made, as `HH:MM:SS` UTC; nothing for a record without a time. */
+function timeOf(at: number | undefined): string {
+  return typeof at === 'number' && Number.isFinite(at) ? `${new Date(at).toISOString().slice(11, 19)} · ` : '';
+}
+
 function oneLine(text: string, max = 80): string {
   const line = text.replace(/\s+/g, ' ').trim();
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
@@ -19,8 +25,8 @@ function oneLine(text: string, max = 80): string {
 
 /** Markdown: records before the first prompt (session set-up), then a section per turn. */
 export function auditMarkdown(records: readonly AuditRecord[], turns: readonly TurnMark[], now: Date): string {
-  const out = ['# bravebot audit trail', '', `As of ${clock(now)}. Times are when each turn began; records are in the order the gates decided.`, ''];
-  const row = (r: AuditRecord): string => `- ${r.decision === 'refused' ? '**refused**' : r.decision} · ${r.gate} · ${r.detail}`;
+  const out = ['# bravebot audit trail', '', `As of ${clock(now)}. A turn's time is when it began; each record's (UTC) is when its gate decided.`, ''];
+  const row = (r: AuditRecord): string => `- ${timeOf(r.at)}${r.decision === 'refused' ? '**refused**' : r.decision} · ${r.gate} · ${r.detail}`;
   const first = turns[0]?.recordsBefore ?? records.length;
   if (first > 0) out.push('## Before the first prompt', '', ...records.slice(0, first).map(row), '');
   turns.forEach((t, i) => {

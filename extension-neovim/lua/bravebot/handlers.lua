@@ -26,6 +26,11 @@ function M.update(_, params, ctx)
     if kind == 'turnEnded' and params.sessionId then
       -- The server refused whatever the turn still asked; take those questions off the screen.
       require('bravebot.questions').close_session(params.sessionId)
+      -- The turn is over once it says so: the next prompt can go at once, without waiting for the
+      -- reply to the one that started it (which follows in the same or the next read).
+      if state.session_id == params.sessionId then
+        state.busy = false
+      end
     end
   end
 end

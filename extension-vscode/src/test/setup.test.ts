@@ -35,14 +35,15 @@ test('the model list is asked for with the key in a header and read from either 
 
 // Verifies: VSC-26
 test('the audit trail is grouped by turn, each headed by when it began and its words', () => {
-  const r = (detail: string, decision = 'allowed') => ({ gate: 'read', decision, detail });
+  let at = Date.parse('2026-12-01T14:02:00Z');
+  const r = (detail: string, decision = 'allowed') => ({ gate: 'read', decision, detail, at: (at += 61_000) });
   const records = [r('AGENTS.md'), r('a.txt'), r('b.txt', 'refused'), r('c.txt')];
   const turns = [
     { at: new Date('2026-12-01T14:03:11.250Z'), text: 'read a and\nb', recordsBefore: 1 },
     { at: new Date('2026-12-01T14:05:00Z'), text: 'and c', recordsBefore: 3 },
   ];
   const md = auditMarkdown(records, turns, new Date('2026-12-01T14:06:00Z'));
-  assert.ok(md.includes('## Before the first prompt\n\n- allowed · read · AGENTS.md\n'), md);
-  assert.ok(md.includes('## Turn 1 · 2026-12-01 14:03:11 UTC · “read a and b”\n\n- allowed · read · a.txt\n- **refused** · read · b.txt\n'), md);
-  assert.ok(md.includes('## Turn 2 · 2026-12-01 14:05:00 UTC · “and c”\n\n- allowed · read · c.txt\n'), md);
+  assert.ok(md.includes('## Before the first prompt\n\n- 14:03:01 · allowed · read · AGENTS.md\n'), md);
+  assert.ok(md.includes('## Turn 1 · 2026-12-01 14:03:11 UTC · “read a and b”\n\n- 14:04:02 · allowed · read · a.txt\n- 14:05:03 · **refused** · read · b.txt\n'), md);
+  assert.ok(md.includes('## Turn 2 · 2026-12-01 14:05:00 UTC · “and c”\n\n- 14:06:04 · allowed · read · c.txt\n'), md);
 });
