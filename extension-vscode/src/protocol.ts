@@ -48,7 +48,7 @@ export interface SessionParams { sessionId: string }
 export type Mode = 'ask' | 'acceptEdits' | 'plan';
 export const modes: readonly Mode[] = ['ask', 'acceptEdits', 'plan'];
 export interface SetModeParams { sessionId: string; mode: Mode }
-export interface TrustParams { sessionId: string; path: string; scope: 'file' | 'directory' }
+export interface TrustParams { sessionId: string; path: string; scope: 'file' | 'directory'; deny?: boolean }
 
 export interface TodoItem { content: string; status: string }
 
