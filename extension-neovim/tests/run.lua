@@ -805,9 +805,20 @@ case(':Bravebot new cancels the running turn and each session keeps its own chat
   local chat = require('bravebot.chat')
   local old_buf = chat.buf(ws.state())
   local old_win = vim.fn.bufwinid(old_buf)
+  local old_id = ws.state().session_id
   vim.cmd('Bravebot new')
   wait(function() return stop_old ~= nil end, 'the old turn to end')
   eq('cancelled', stop_old, 'the old turn was cancelled')
+  -- The old session was ended (PROTO-26): the server no longer holds it.
+  local rpc = require('bravebot.protocol')
+  local lsp_client = require('bravebot.client').client_of(ws.state())
+  local gone
+  wait(function()
+    local resp = rpc.request_sync(lsp_client, rpc.STATUS, { sessionId = old_id }, 5000)
+    gone = resp and resp.err
+    return gone ~= nil
+  end, 'the old session to be ended')
+  eq(-32602, gone.code, "the old session is refused as invalid params")
   local new_buf = chat.buf(ws.state())
   assert(new_buf ~= old_buf, 'a new chat buffer')
   eq(new_buf, vim.api.nvim_win_get_buf(old_win), 'the chat window shows the new session')
@@ -1308,8 +1319,14 @@ case(':Bravebot sessions resumes a session of a server that ended, its transcrip
     client.prompt('what was the word?', nil, function(r) stop = r end)
     wait(function() return stop ~= nil end, 'the resumed turn to end')
     assert(chat_text(ws):find('> what was the word?\nThe word was pelican.', 1, true), chat_text(ws))
-    local reqs = ws.requests()
-    local last = vim.json.encode(reqs[#reqs].body.messages)
+    -- The newest chat request (a models query the new server makes may come after it).
+    local last
+    for _, r in ipairs(ws.requests()) do
+      if r.role == 'planner' and type(r.body) == 'table' and r.body.messages then
+        last = vim.json.encode(r.body.messages)
+      end
+    end
+    assert(last, 'a chat request was recorded')
     assert(last:find('remember the word pelican', 1, true), 'the planner holds the resumed conversation: ' .. last)
     -- The prompt area steps through the server's history, across both servers' sessions.
     require('bravebot.prompt').history = {}

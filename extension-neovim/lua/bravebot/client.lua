@@ -173,6 +173,14 @@ local function leave(state)
   return old
 end
 
+--- Let the server free a session the state has left (`bravebot/session/end`, PROTO-26): its
+--- record stays, so it can still be resumed, and nothing more is drawn for it.
+local function let_go(state, old)
+  if old and old ~= state.session_id then
+    rpc.request(M.client_of(state), rpc.END, { sessionId = old }, function() end)
+  end
+end
+
 --- Open a new session for the state. A turn still running in the old session is cancelled, its
 --- questions refused, and whatever it still sends goes to its own chat buffer, never the new one.
 --- With `opts.incognito` the session leaves nothing under ~/.bravebot (SESS-10).
@@ -196,6 +204,7 @@ function M.new_session(state, opts)
   if old then
     require('bravebot.chat').replace(state, old)
   end
+  let_go(state, old)
   return true
 end
 
@@ -214,6 +223,7 @@ function M.resume(state, session_id)
   state.busy = false
   M.by_session[state.session_id] = state
   require('bravebot.chat').resumed(state, old, resp.result)
+  let_go(state, old)
   return resp.result
 end
 

@@ -45,6 +45,7 @@ M.DELETE = 'bravebot/session/delete'
 M.HISTORY = 'bravebot/history/list'
 M.LOOP = 'bravebot/session/loop'
 M.LOOP_STOP = 'bravebot/session/loop/stop'
+M.END = 'bravebot/session/end'
 M.UPDATE = 'bravebot/session/update'
 M.REQUEST_PERMISSION = 'bravebot/session/requestPermission'
 
