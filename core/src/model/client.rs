@@ -8,7 +8,9 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use crate::egress::{Egress, EgressError, HttpRequest, SendOptions, StreamingResponse};
+use crate::egress::{
+    Egress, EgressError, HttpRequest, HttpResponse, SendOptions, StreamingResponse,
+};
 use crate::secret::Secret;
 
 use super::{
@@ -245,21 +247,8 @@ impl ModelClient {
     /// or `max_context_length`, or llama.cpp's `meta.n_ctx_train`. `None` where the listing
     /// cannot be had or says nothing.
     pub async fn listed_context_tokens(&self) -> Option<u64> {
-        let opts = SendOptions {
-            first_byte: Some(Duration::from_secs(10)),
-            idle: Some(Duration::from_secs(10)),
-            body_cap: 1024 * 1024,
-            ..SendOptions::default()
-        };
-        let url = match self.config.api {
-            Api::OpenAi => format!("{}/models", self.base_url()),
-            Api::Anthropic => format!("{}/v1/models", self.base_url()),
-        };
-        let listing = self
-            .egress
-            .send(self.authorized(HttpRequest::get(url)), &opts)
-            .await
-            .ok()?;
+        let (_, _, listing) = self.model_listing(Duration::from_secs(10)).await;
+        let listing = listing.ok()?;
         if !(200..300).contains(&listing.status) {
             return None;
         }
@@ -287,21 +276,8 @@ impl ModelClient {
 
     /// A cheap question for `bravebot doctor`: does the endpoint answer, and with what.
     pub async fn probe(&self) -> Result<String, ModelError> {
-        let opts = SendOptions {
-            first_byte: Some(Duration::from_secs(15)),
-            idle: Some(Duration::from_secs(15)),
-            body_cap: 1024 * 1024,
-            ..SendOptions::default()
-        };
-        let url = match self.config.api {
-            Api::OpenAi => format!("{}/models", self.base_url()),
-            Api::Anthropic => format!("{}/v1/models", self.base_url()),
-        };
-        let listing = self
-            .egress
-            .send(self.authorized(HttpRequest::get(url.clone())), &opts)
-            .await
-            .map_err(|err| unreachable(&url, err))?;
+        let (url, opts, listing) = self.model_listing(Duration::from_secs(15)).await;
+        let listing = listing.map_err(|err| unreachable(&url, err))?;
         if (200..300).contains(&listing.status) {
             let listed = serde_json::from_slice::<serde_json::Value>(&listing.body)
                 .ok()
@@ -321,6 +297,29 @@ impl ModelClient {
             status: listing.status,
             message: error_message(&listing.body),
         })
+    }
+
+    /// `GET` the endpoint's model listing, waiting at most `wait` for its first byte and between
+    /// bytes: the URL asked, the options it was sent with, and the answer.
+    async fn model_listing(
+        &self,
+        wait: Duration,
+    ) -> (String, SendOptions, Result<HttpResponse, EgressError>) {
+        let opts = SendOptions {
+            first_byte: Some(wait),
+            idle: Some(wait),
+            body_cap: 1024 * 1024,
+            ..SendOptions::default()
+        };
+        let url = match self.config.api {
+            Api::OpenAi => format!("{}/models", self.base_url()),
+            Api::Anthropic => format!("{}/v1/models", self.base_url()),
+        };
+        let listing = self
+            .egress
+            .send(self.authorized(HttpRequest::get(url.clone())), &opts)
+            .await;
+        (url, opts, listing)
     }
 
     async fn probe_with_a_message(&self, opts: &SendOptions) -> Result<String, ModelError> {
