@@ -981,6 +981,77 @@ mod tests {
         }
     }
 
+    /// A screen whose questions take a while, counting how many are open at once.
+    #[derive(Default)]
+    struct Slow {
+        open: std::sync::atomic::AtomicUsize,
+        most: std::sync::atomic::AtomicUsize,
+        whys: Mutex<Vec<Option<String>>>,
+    }
+
+    impl Screen for Slow {
+        fn update(&self, _update: Update) {}
+
+        fn ask(&self, question: Question) -> BoxFuture<'_, Answer> {
+            use std::sync::atomic::Ordering::SeqCst;
+            Box::pin(async move {
+                self.whys.lock().unwrap().push(question.why.clone());
+                let now = self.open.fetch_add(1, SeqCst) + 1;
+                self.most.fetch_max(now, SeqCst);
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                self.open.fetch_sub(1, SeqCst);
+                Answer::Refused
+            })
+        }
+
+        fn interactive(&self) -> bool {
+            true
+        }
+    }
+
+    fn question() -> Question {
+        Question {
+            kind: crate::session::QuestionKind::Write,
+            title: "write".into(),
+            why: Some("fix it".into()),
+            subject: crate::session::Subject::default(),
+            options: Vec::new(),
+        }
+    }
+
+    // Verifies: DELEG-9
+    #[tokio::test]
+    async fn questions_of_delegates_and_the_turn_are_put_one_at_a_time() {
+        let slow = Arc::new(Slow::default());
+        let one: Arc<dyn Screen> = Arc::new(OneAtATime::new(slow.clone()));
+        let first = DelegateScreen {
+            parent: one.clone(),
+            label: "delegate 1 (reader)".into(),
+            number: 1,
+        };
+        let second = DelegateScreen {
+            parent: one.clone(),
+            label: "delegate 2 (worker)".into(),
+            number: 2,
+        };
+        tokio::join!(
+            one.ask(question()),
+            first.ask(question()),
+            second.ask(question())
+        );
+        assert_eq!(slow.most.load(std::sync::atomic::Ordering::SeqCst), 1);
+        let whys = slow.whys.lock().unwrap().clone();
+        assert_eq!(whys.len(), 3);
+        assert!(
+            whys.contains(&Some("[delegate 2 (worker)] fix it".into())),
+            "{whys:?}"
+        );
+        assert!(
+            whys.contains(&Some("fix it".into())),
+            "the turn's own is unmarked"
+        );
+    }
+
     // Verifies: DELEG-8
     #[test]
     fn a_definition_keeps_only_the_worker_tools_it_names() {

@@ -52,7 +52,7 @@ fn kinds(client: &LspClient) -> Vec<String> {
         .collect()
 }
 
-// Verifies: DELEG-1, DELEG-4, DELEG-7, DELEG-10
+// Verifies: DELEG-1, DELEG-2, DELEG-4, DELEG-7, DELEG-10, DELEG-11, PROTO-14
 #[test]
 fn three_readers_fan_out_and_their_reports_reach_the_turn_in_start_order() {
     let model = FakeModel::start_with(|m| {
@@ -182,7 +182,7 @@ fn three_readers_fan_out_and_their_reports_reach_the_turn_in_start_order() {
     client.shutdown();
 }
 
-// Verifies: DELEG-12
+// Verifies: DELEG-1, DELEG-12, DELEG-14
 #[test]
 fn the_ceiling_starts_what_fits_and_says_how_many_did_not() {
     let eight: Vec<String> = (0..8).map(|i| format!("part {i}")).collect();
@@ -211,6 +211,11 @@ fn the_ceiling_starts_what_fits_and_says_how_many_did_not() {
                 "over",
                 "spawn_agent",
                 json!({"kind": "reader", "task": "look", "each": ["x", "y", "z"], "why": "e"}),
+            ),
+            Reply::tool_call_with_id(
+                "mail",
+                "spawn_agent",
+                json!({"kind": "worker", "task": "fix", "mcp_servers": ["gmail"], "why": "g"}),
             ),
             Reply::tool_call_with_id(
                 "nine",
@@ -248,7 +253,7 @@ fn the_ceiling_starts_what_fits_and_says_how_many_did_not() {
     client.shutdown();
 }
 
-// Verifies: DELEG-13
+// Verifies: DELEG-3, DELEG-7, DELEG-13
 #[test]
 fn a_delegate_three_levels_down_is_not_offered_spawn_agent_and_naming_it_is_refused() {
     let spawn = |task: &str| {
@@ -334,7 +339,7 @@ fn a_delegate_three_levels_down_is_not_offered_spawn_agent_and_naming_it_is_refu
     client.shutdown();
 }
 
-// Verifies: DELEG-3
+// Verifies: DELEG-2, DELEG-3
 #[test]
 fn a_delegate_naming_fetch_url_it_was_not_offered_is_refused_and_reaches_no_host() {
     let model = FakeModel::start_with(|m| {
@@ -533,7 +538,7 @@ fn a_report_from_a_delegate_whose_context_met_released_content_comes_back_as_a_r
     client.shutdown();
 }
 
-// Verifies: DELEG-8
+// Verifies: DELEG-4, DELEG-8
 #[test]
 fn a_definition_is_offered_only_where_it_is_trusted_and_keeps_only_the_tools_it_names() {
     let model = FakeModel::start_with(|m| {

@@ -20,7 +20,7 @@ fn skill(name: &str, description: &str, body: &str) -> String {
     format!("---\nname: {name}\ndescription: {description}\n---\n{body}\n")
 }
 
-// Verifies: SKILL-1, SKILL-2, SKILL-3, SKILL-4
+// Verifies: SKILL-1, SKILL-2, SKILL-3, SKILL-4, SKILL-5
 #[test]
 fn a_skill_is_listed_loaded_by_name_and_a_path_or_near_miss_is_refused() {
     let model = FakeModel::start(vec![
