@@ -610,11 +610,12 @@ async fn run(
         .find_map(|m| match m {
             Message::Assistant { text, tool_calls } if tool_calls.is_empty() => Some(text),
             _ => None,
-        })
-        .filter(|t| !t.trim().is_empty());
+        });
+    // The words are the delegate's, labelled below by its context: they are carried, never
+    // looked at, whatever they say (or however short they are).
     let text = match (&stop, said) {
         (StopReason::EndTurn, Some(text)) => text,
-        (StopReason::EndTurn, None) => "(the delegate answered with nothing)".to_string(),
+        (StopReason::EndTurn, None) => "(the delegate gave no answer)".to_string(),
         (stop, Some(text)) => format!(
             "(the delegate stopped before it finished: {}) {text}",
             describe(stop)

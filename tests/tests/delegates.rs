@@ -604,3 +604,42 @@ fn a_definition_is_offered_only_where_it_is_trusted_and_keeps_only_the_tools_it_
     assert_eq!(tool_names(&delegate), ["read_file", "search"]);
     client.shutdown();
 }
+
+// Verifies: DELEG-6
+#[test]
+fn a_path_the_person_vouches_for_inside_a_delegate_comes_back_to_the_session() {
+    let model = FakeModel::start_with(|m| {
+        m.planner(vec![
+            Reply::tool_call(
+                "spawn_agent",
+                json!({"kind": "reader", "task": "What does odd.md say?", "why": "read it"}),
+            ),
+            Reply::text("wait"),
+            Reply::text("done"),
+        ])
+        .delegate(vec![
+            Reply::tool_call("read_file", json!({"path": "odd.md", "why": "read"})),
+            Reply::text("odd.md says hello"),
+        ])
+        .competent_check("ODD-MARK")
+    });
+    let workspace = tempfile::tempdir().expect("workspace");
+    std::fs::write(workspace.path().join("odd.md"), "hello ODD-MARK\n").expect("write");
+    let client = LspClient::start(LspOptions::new(workspace.path()).model_url(&model.url()));
+    client.initialize(json!({}));
+    let session = client.new_session();
+    client.answer_permissions_with(|q| Answer::choose(q, "allow_once"));
+    prompt(&client, &session, "read odd", json!([]));
+    assert_eq!(kinds(&client), ["delegate", "trustRead"]);
+    let status = client
+        .request("bravebot/session/status", json!({"sessionId": session}))
+        .expect("status");
+    let rules = status["trustRules"].as_array().expect("rules");
+    assert!(
+        rules
+            .iter()
+            .any(|r| r["path"] == "odd.md" && r["origin"] == "person"),
+        "{status}"
+    );
+    client.shutdown();
+}
