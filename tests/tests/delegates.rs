@@ -270,12 +270,18 @@ fn a_delegate_three_levels_down_is_not_offered_spawn_agent_and_naming_it_is_refu
         ])
         .delegate_when(
             "LEVEL-ONE",
-            vec![spawn("LEVEL-TWO"), Reply::text("one: two said its piece")],
+            // Answered the same whether the report came before this round or after it.
+            vec![
+                spawn("LEVEL-TWO"),
+                Reply::text("one: two said its piece"),
+                Reply::text("one: two said its piece"),
+            ],
         )
         .delegate_when(
             "LEVEL-TWO",
             vec![
                 spawn("LEVEL-THREE"),
+                Reply::text("two: three said its piece"),
                 Reply::text("two: three said its piece"),
             ],
         )
@@ -299,6 +305,10 @@ fn a_delegate_three_levels_down_is_not_offered_spawn_agent_and_naming_it_is_refu
     let result = prompt(&client, &session, "go down", json!([]));
     assert_eq!(result["stopReason"], "endTurn");
     assert_eq!(kinds(&client), ["delegate", "delegate", "delegate"]);
+    assert!(
+        !model.exhausted().iter().any(|r| r == "delegate"),
+        "every delegate answered from its script"
+    );
     let delegates = model.requests_for("delegate");
     // A delegate's requests, by the task it was given: its first user message.
     let level = |task: &str| -> Vec<&RecordedRequest> {
