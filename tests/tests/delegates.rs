@@ -579,7 +579,7 @@ fn a_definition_is_offered_only_where_it_is_trusted_and_keeps_only_the_tools_it_
         .model_url(&model.url())
         .home_file(
             ".bravebot/agents/reviewer.md",
-            "---\ndescription: Reviews a change for style.\ntools: read_file, search, fetch_url\n---\nREVIEWER-BODY: you review.\n",
+            "---\ndescription: Reviews a change for style.\ntools: read_file, search, fetch_url\nmodel: reviewer-model\n---\nREVIEWER-BODY: you review.\n",
         );
     let client = LspClient::start(options);
     client.initialize(json!({}));
@@ -612,6 +612,14 @@ fn a_definition_is_offered_only_where_it_is_trusted_and_keeps_only_the_tools_it_
         "the driver's words follow the body"
     );
     assert_eq!(tool_names(&delegate), ["read_file", "search"]);
+    assert_eq!(
+        delegate.body["model"], "reviewer-model",
+        "the definition's model"
+    );
+    assert_ne!(
+        first.body["model"], "reviewer-model",
+        "the turn keeps its own"
+    );
     client.shutdown();
 }
 
