@@ -16,6 +16,7 @@
 pub mod check;
 pub mod conversation;
 pub mod credentials;
+pub mod delegate;
 pub mod egress;
 pub mod git;
 pub mod jobs;
@@ -30,6 +31,7 @@ pub mod runner;
 pub mod secret;
 pub mod session;
 pub mod settings;
+pub mod skills;
 pub mod tools;
 pub mod turn;
 pub mod watch;

@@ -140,6 +140,7 @@ pub enum QuestionKind {
     Fetch,
     LspStart,
     VetContent,
+    Delegate,
 }
 
 impl QuestionKind {
@@ -154,6 +155,7 @@ impl QuestionKind {
             QuestionKind::Fetch => "fetch",
             QuestionKind::LspStart => "lspStart",
             QuestionKind::VetContent => "vetContent",
+            QuestionKind::Delegate => "delegate",
         }
     }
 }
@@ -346,7 +348,11 @@ pub struct SessionState {
     pub scheduled: Option<crate::looping::Schedule>,
     /// The optional tools the turn running now was offered.
     pub offers: crate::tools::Offers,
-    audit_written: usize,
+    /// The delegates this run started and the tree they count against (`spawn_agent`).
+    pub delegation: crate::delegate::Delegation,
+    /// The skills listed to the planner at the start of the turn running now (`load_skill`).
+    pub skills: Vec<crate::skills::Skill>,
+    pub(crate) audit_written: usize,
 }
 
 pub struct Session {
@@ -358,10 +364,13 @@ pub struct Session {
     pub screen: Arc<dyn Screen>,
     pub files: Arc<dyn Files>,
     /// The session's language servers: one per language, started on approval, stopped with it.
-    pub language_servers: crate::language::LanguageServers,
+    pub language_servers: Arc<crate::language::LanguageServers>,
     /// The inherited variables no program of this session is handed (runs and language servers
     /// alike): the fixed list and the session's credential variables.
     pub withheld: crate::process::Withheld,
+    /// Where this session sits when it is a delegate's: its number, kind, depth, the tools it
+    /// holds and the tree it belongs to. `None` for a session the person opened.
+    pub seat: Option<crate::delegate::Seat>,
     audit_log: Option<PathBuf>,
     /// Where the session's record and the prompt history are kept; `None` keeps neither (an
     /// incognito session, a headless run).
@@ -461,18 +470,23 @@ impl Session {
                 .iter()
                 .map(String::as_str),
         );
-        let language_servers =
-            crate::language::LanguageServers::for_session(&config.cwd, withheld.clone());
+        let language_servers = Arc::new(crate::language::LanguageServers::for_session(
+            &config.cwd,
+            withheld.clone(),
+        ));
         Session {
             id: config.id,
             cwd: config.cwd,
             settings: config.settings,
             facts: config.facts,
             model,
-            screen,
+            // Delegates run beside the turn, and every question of the session's is put one at a
+            // time (DELEG-9).
+            screen: Arc::new(crate::delegate::OneAtATime::new(screen)),
             files,
             language_servers,
             withheld,
+            seat: None,
             audit_log: config.audit_log,
             keep: None,
             context_budget: std::sync::OnceLock::new(),
@@ -501,8 +515,78 @@ impl Session {
                 looping: None,
                 scheduled: None,
                 offers: Default::default(),
+                delegation: Default::default(),
+                skills: Vec::new(),
                 audit_written: 0,
             }),
+            turn: Mutex::new(None),
+        }
+    }
+
+    /// The session a delegate runs in: the parent's workspace, settings (less the round limit
+    /// its seat sets), files, language servers and screen (through `screen`), with a state of its
+    /// own: a fresh conversation, quarantine, audit trail and context, and a copy of the parent's
+    /// trust map, added directories and verdicts. No standing approval is copied: every write and
+    /// run of a delegate is asked for on its own (DELEG-5).
+    pub(crate) fn for_delegate(
+        &self,
+        seat: crate::delegate::Seat,
+        screen: Arc<dyn Screen>,
+        model: ModelClient,
+        max_rounds: u32,
+    ) -> Session {
+        let state = self.state();
+        let mut settings = self.settings.clone();
+        settings.max_rounds = max_rounds;
+        let mode = match state.mode {
+            Mode::Plan => Mode::Plan,
+            _ => Mode::Ask,
+        };
+        let child = SessionState {
+            trust: state.trust.clone(),
+            quarantine: Quarantine::default(),
+            audit: AuditTrail::default(),
+            context: PlannerContext::default(),
+            conversation: Conversation::default(),
+            title: None,
+            created: crate::record::now(),
+            todos: Vec::new(),
+            mode,
+            added_dirs: state.added_dirs.clone(),
+            answers: Vec::new(),
+            offered_this_turn: Vec::new(),
+            standing_edits: Vec::new(),
+            remembered_plans: Vec::new(),
+            rememberable_outputs: Vec::new(),
+            jobs: Vec::new(),
+            verdicts: state.verdicts.clone(),
+            watches: Default::default(),
+            looping: None,
+            scheduled: None,
+            offers: Default::default(),
+            delegation: crate::delegate::Delegation::within(seat.tree.clone()),
+            skills: Vec::new(),
+            audit_written: 0,
+        };
+        drop(state);
+        Session {
+            id: format!("{}/delegate-{}", self.id, seat.number),
+            cwd: self.cwd.clone(),
+            settings,
+            facts: self.facts.clone(),
+            model,
+            screen,
+            files: self.files.clone(),
+            language_servers: self.language_servers.clone(),
+            withheld: self.withheld.clone(),
+            seat: Some(seat),
+            audit_log: None,
+            keep: None,
+            context_budget: std::sync::OnceLock::new(),
+            keeps_watches: false,
+            turn_done: tokio::sync::watch::Sender::new(0),
+            ended: std::sync::atomic::AtomicBool::new(false),
+            state: Mutex::new(child),
             turn: Mutex::new(None),
         }
     }
@@ -518,13 +602,15 @@ impl Session {
     pub fn incognito(mut self) -> Session {
         self.keep = None;
         self.audit_log = None;
-        self.language_servers = crate::language::LanguageServers::new(
-            self.cwd.clone(),
-            None,
-            std::env::var_os("PATH"),
-            crate::language::Limits::default(),
-        )
-        .withholding(self.withheld.clone());
+        self.language_servers = Arc::new(
+            crate::language::LanguageServers::new(
+                self.cwd.clone(),
+                None,
+                std::env::var_os("PATH"),
+                crate::language::Limits::default(),
+            )
+            .withholding(self.withheld.clone()),
+        );
         self
     }
 
@@ -841,12 +927,18 @@ impl Session {
     }
 
     pub fn audit_records(&self) -> Vec<AuditRecord> {
+        crate::delegate::gather_audit(self);
         self.state().audit.records().to_vec()
     }
 
     /// Appends the records not yet written to the session's audit file, as JSON lines. A
-    /// failure is logged and the records are kept in memory.
+    /// failure is logged and the records are kept in memory. A delegate's records go up to the
+    /// session the person opened, named by the delegate (DELEG-11).
     pub fn flush_audit(&self) {
+        if crate::delegate::forward_audit(self) {
+            return;
+        }
+        crate::delegate::gather_audit(self);
         let Some(path) = &self.audit_log else { return };
         let mut state = self.state();
         let fresh: Vec<String> = state

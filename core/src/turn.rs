@@ -59,6 +59,7 @@ pub async fn run(session: &Session, start: Start, cancel: CancellationToken) -> 
         state.conversation.clone()
     };
     let system = system_prompt(session).await;
+    let system = listings(session, system).await;
     let text = match start {
         Start::Watch(sentence) => {
             conversation.push_driver(sentence);
@@ -90,14 +91,16 @@ pub async fn run(session: &Session, start: Start, cancel: CancellationToken) -> 
     stop
 }
 
-async fn rounds(
+/// Asks the planner round after round until it answers without a tool call (and nothing it
+/// started is still working), the round limit, a cancel or an error. A delegate's run is this too.
+pub(crate) async fn rounds(
     session: &Session,
     system: &PlannerText,
     conversation: &mut Conversation,
     cancel: &CancellationToken,
 ) -> StopReason {
     let offers = session.state().offers;
-    let tools: Vec<_> = tools::specs_for(offers)
+    let tools: Vec<_> = tools::offered(session)
         .iter()
         .map(|spec| {
             let mut schema = spec.schema();
@@ -139,12 +142,19 @@ async fn rounds(
                     account.as_str()
                 )));
             }
+            // Reports of delegates that finished, in start order (DELEG-7).
+            crate::delegate::hand_over(session, conversation, cancel, false).await;
         }
         if let Err(too_long) = conversation.fit(room) {
             return StopReason::Error(too_long.to_string());
         }
         let request = ModelRequest {
-            role: Role::Planner,
+            // A delegate's planner says so on every request (DELEG-4).
+            role: if session.seat.is_some() {
+                Role::Delegate
+            } else {
+                Role::Planner
+            },
             system: system.as_str().to_string(),
             messages: conversation.messages(),
             tools: Some(tools.clone()),
@@ -172,6 +182,15 @@ async fn rounds(
         let tainted = session.state().context.met_untrusted();
         conversation.push_reply(reply.text, reply.tool_calls, tainted);
         if calls.is_empty() {
+            // A turn does not answer while a delegate it started is working: the reports are
+            // waited for and handed to it, and it is asked again (DELEG-7).
+            if crate::delegate::hand_over(session, conversation, cancel, true).await {
+                session.flush_audit();
+                continue;
+            }
+            if cancel.is_cancelled() {
+                return StopReason::Cancelled;
+            }
             return StopReason::EndTurn;
         }
         let mut attachments = Vec::new();
@@ -220,6 +239,44 @@ async fn rounds(
         }
     }
     StopReason::MaxRounds
+}
+
+/// The turn's fixed sets, found afresh at its start: the skills (listed by name and description)
+/// and the delegate definitions the planner may name, each presented as trusted configuration.
+async fn listings(session: &Session, system: PlannerText) -> PlannerText {
+    let found = crate::skills::find(session).await;
+    let definitions = crate::delegate::definitions(session).await;
+    let mut text = system.into_string();
+    if let Some(listing) =
+        crate::delegate::present_listing(session, crate::skills::listing(&found.skills))
+    {
+        text.push('\n');
+        text.push_str(&listing);
+    }
+    if found.left_out > 0 {
+        text.push_str(&format!(
+            "\n{} skill folder(s) were left out: not trusted, not a regular file inside the workspace, too large, or without a name and a description.\n",
+            found.left_out
+        ));
+    }
+    if !definitions.is_empty() {
+        let mut listing = String::from(
+            "Delegate definitions you may name as spawn_agent's kind, besides reader, checker and worker:\n",
+        );
+        for d in &definitions {
+            listing.push_str(&format!("- {}: {}\n", d.name, d.description));
+        }
+        if let Some(shown) = crate::delegate::present_listing(session, Some(listing)) {
+            text.push('\n');
+            text.push_str(&shown);
+        }
+    }
+    {
+        let mut state = session.state();
+        state.skills = found.skills;
+        state.delegation.begin_turn(definitions);
+    }
+    PlannerText::driver(text)
 }
 
 /// The context a planner request is held to: `model.contextTokens`, else what the endpoint's

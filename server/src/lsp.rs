@@ -542,6 +542,14 @@ impl Backend {
                 .into_iter()
                 .map(|w| json!({"path": w.path, "fired": w.fired}))
                 .collect(),
+            delegates: state
+                .delegation
+                .tree()
+                .map(|t| t.delegates())
+                .unwrap_or_default()
+                .into_iter()
+                .map(|d| json!({"number": d.number, "kind": d.name, "depth": d.depth, "state": d.state}))
+                .collect(),
             audit_log: s.audit_log().map(|p| p.display().to_string()),
         })
     }

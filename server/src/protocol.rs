@@ -464,6 +464,9 @@ pub struct StatusResult {
     pub language_servers: Vec<Value>,
     pub jobs: Vec<Value>,
     pub watches: Vec<Value>,
+    /// The delegates of the turn running now, or of the last one: `{ number, kind, depth, state }`
+    /// with `state` `running` or `done`.
+    pub delegates: Vec<Value>,
     pub audit_log: Option<String>,
 }
 

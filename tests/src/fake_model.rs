@@ -192,6 +192,7 @@ impl Reply {
 #[derive(Clone, Debug, Default)]
 pub struct Script {
     queues: HashMap<&'static str, VecDeque<Reply>>,
+    keyed: Vec<(&'static str, String, VecDeque<Reply>)>,
     competent_check: Option<String>,
 }
 
@@ -202,6 +203,14 @@ impl Script {
 
     pub fn delegate(self, replies: Vec<Reply>) -> Script {
         self.role("delegate", replies)
+    }
+
+    /// Replies for the delegate whose request holds `needle` (its task, say), before the
+    /// delegate's own script: delegates run side by side, so which asks first is not fixed.
+    pub fn delegate_when(mut self, needle: impl Into<String>, replies: Vec<Reply>) -> Script {
+        self.keyed
+            .push(("delegate", needle.into(), replies.into_iter().collect()));
+        self
     }
 
     pub fn processor(self, replies: Vec<Reply>) -> Script {
@@ -262,6 +271,7 @@ impl RecordedRequest {
 #[derive(Default)]
 struct State {
     queues: HashMap<&'static str, VecDeque<Reply>>,
+    keyed: Vec<(&'static str, String, VecDeque<Reply>)>,
     competent_check: Option<String>,
     requests: Vec<RecordedRequest>,
     calls_made: u64,
@@ -288,6 +298,7 @@ impl FakeModel {
         let script = build(Script::default());
         let state = Arc::new(Mutex::new(State {
             queues: script.queues,
+            keyed: script.keyed,
             competent_check: script.competent_check,
             ..State::default()
         }));
@@ -543,6 +554,14 @@ fn next_reply(state: &mut State, role: &str, body: &str) -> (Reply, bool) {
             false,
         );
     };
+    let keyed = state.keyed.iter_mut().find(|(r, needle, queue)| {
+        r == role && !queue.is_empty() && body.contains(needle.as_str())
+    });
+    if let Some((_, _, queue)) = keyed
+        && let Some(reply) = queue.pop_front()
+    {
+        return (reply, false);
+    }
     if let Some(reply) = state.queues.get_mut(role).and_then(VecDeque::pop_front) {
         return (reply, false);
     }

@@ -98,6 +98,11 @@ impl AuditTrail {
         });
     }
 
+    /// Appends a record another trail made (a delegate's), keeping the time it was decided.
+    pub fn carry(&mut self, record: AuditRecord) {
+        self.records.push(record);
+    }
+
     pub fn records(&self) -> &[AuditRecord] {
         &self.records
     }

@@ -67,6 +67,9 @@ pub enum Origin {
         path: String,
         line: Option<u64>,
     },
+    /// A delegate's report whose own context met content nobody vouched for, by the delegate's
+    /// number and kind.
+    Report { number: u32, kind: String },
 }
 
 impl fmt::Display for Origin {
@@ -121,6 +124,9 @@ impl fmt::Display for Origin {
                 path,
                 line: None,
             } => write!(f, "{what} from a language server, asked about {path}"),
+            Origin::Report { number, kind } => {
+                write!(f, "the report of delegate {number} ({kind})")
+            }
         }
     }
 }

@@ -1,9 +1,10 @@
 //! The tools offered to the planner, each with its arguments split into routing (where an effect
 //! lands) and content (what it carries), and the path handling they share.
 //!
-//! A tool that is not built is not offered. This build offers every tool of seed 004 but
-//! `spawn_agent` and `load_skill` (CONTRACT §4.1); `watch_file` and `schedule_next` only where
-//! they mean something ([`Offers`]).
+//! A tool that is not built is not offered. This build offers every tool of seed 004 (CONTRACT
+//! §4.1); `watch_file` and `schedule_next` only where they mean something ([`Offers`]),
+//! `load_skill` only where the turn was listed a skill, and a delegate only the tools its seat
+//! holds ([`offered`]).
 
 mod ask_user;
 pub mod content_trust;
@@ -12,6 +13,7 @@ mod fetch_url;
 mod job_output;
 mod land;
 mod list_files;
+mod load_skill;
 mod lsp;
 mod read_file;
 mod read_git;
@@ -19,6 +21,7 @@ mod read_output;
 mod run;
 mod schedule_next;
 pub mod search;
+mod spawn_agent;
 mod spawn_processor;
 mod todo_write;
 mod vet_content;
@@ -172,7 +175,27 @@ pub fn specs() -> Vec<ToolSpec> {
         fetch_url::spec(),
         todo_write::spec(),
         ask_user::spec(),
+        spawn_agent::spec(),
+        load_skill::spec(),
     ]
+}
+
+/// The tools this session's planner is offered in the turn running now: [`specs_for`] its
+/// offers, less `load_skill` where no skill was listed, and for a delegate only those its seat
+/// holds (DELEG-2).
+pub fn offered(session: &Session) -> Vec<ToolSpec> {
+    let (offers, skills) = {
+        let state = session.state();
+        (state.offers, !state.skills.is_empty())
+    };
+    let mut out = specs_for(offers);
+    if !skills {
+        out.retain(|s| s.name != "load_skill");
+    }
+    if let Some(held) = crate::delegate::held(session) {
+        out.retain(|s| held.contains(&s.name));
+    }
+    out
 }
 
 /// What a tool call gave back.
@@ -433,8 +456,9 @@ fn effects_of(tool: &str, args: &Map<String, Value>) -> Effects {
             Some(true) => Effects::Unasked,
             _ => Effects::None,
         },
+        "load_skill" => Effects::None,
         "write_file" | "edit_file" | "run" | "fetch_url" | "vet_content" | "read_output"
-        | "ask_user" => Effects::EachAsked,
+        | "ask_user" | "spawn_agent" => Effects::EachAsked,
         // spawn_processor sends quarantined bytes to a model on the planner's word alone, and
         // anything not listed here is treated the same way.
         _ => Effects::Unasked,
@@ -449,11 +473,33 @@ pub async fn dispatch(
     arguments: &str,
     cancel: &CancellationToken,
 ) -> (ToolOutput, Value, String) {
-    // A tool this turn was not offered is answered as any unknown name is.
-    let offers = session.state().offers;
-    let specs = specs_for(offers);
+    // A tool this turn was not offered is answered as any unknown name is; a delegate naming a
+    // tool its seat does not hold is refused, and the refusal recorded (DELEG-3).
+    let specs = offered(session);
     let Some(spec) = specs.iter().find(|s| s.name == name) else {
         let names: Vec<&str> = specs.iter().map(|s| s.name).collect();
+        if let Some(seat) = &session.seat
+            && specs_for(Offers {
+                watch_file: true,
+                schedule_next: true,
+            })
+            .iter()
+            .any(|s| s.name == name)
+        {
+            session.state().audit.record(
+                Gate::Routing,
+                Decision::Refused,
+                format!("{name}: not held by {}", seat.label()),
+            );
+            return (
+                ToolOutput::refused(format!(
+                    "{name} is not offered to this delegate, so it was not run; its tools are {}",
+                    names.join(", ")
+                )),
+                Value::Null,
+                String::new(),
+            );
+        }
         return (
             ToolOutput::error(format!(
                 "unknown tool `{name}`; the tools are {}",
@@ -544,6 +590,8 @@ pub async fn dispatch(
         "ask_user" => ask_user::run(&call).await,
         "watch_file" => watch_file::run(&call).await,
         "schedule_next" => schedule_next::run(&call),
+        "spawn_agent" => spawn_agent::run(&call).await,
+        "load_skill" => load_skill::run(&call).await,
         other => ToolOutput::error(format!("tool `{other}` is declared but not wired")),
     };
     (output, Value::Object(routing), why)

@@ -1,0 +1,1074 @@
+//! Delegates: second planners a turn starts with `spawn_agent`, each with a context of its own
+//! and a narrower set of tools, whose one report comes back to the run that started it.
+//!
+//! A delegate runs in a session of its own ([`Session::for_delegate`]): its own conversation,
+//! quarantine, audit trail and planner context, and a copy of the parent's trust map, added
+//! directories and remembered verdicts. It shares the workspace, the editor's buffers, the
+//! language servers and the person's screen, through which its questions are put one at a time
+//! with everyone else's ([`OneAtATime`]). It runs as a task of its own beside the turn; the turn
+//! is handed its report, labelled by the delegate's own context, when it finishes, and a turn
+//! that would answer while one is still working waits for it ([`hand_over`]).
+//!
+//! Every delegate of one turn belongs to one [`Tree`]: it numbers them in start order, holds the
+//! ceiling of [`CEILING`], lists the ones running for `session/status`, and carries their audit
+//! records and the person's vouches up to the session the person opened.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio_util::sync::CancellationToken;
+
+use crate::conversation::Conversation;
+use crate::kernel::audit::{AuditRecord, Decision, Gate};
+use crate::kernel::label::Integrity;
+use crate::kernel::labelled::Labelled;
+use crate::kernel::policy::{self, PlannerText};
+use crate::kernel::slot::Origin;
+use crate::kernel::trust::{RuleOrigin, TrustRule};
+use crate::model::{Message, ModelClient};
+use crate::session::{Answer, BoxFuture, Question, Screen, Session, StopReason, Update};
+use crate::skills::{self, Place};
+
+/// How deep a tree of delegates goes: a delegate this many levels below the turn is not offered
+/// `spawn_agent`.
+pub const MAX_DEPTH: u32 = 3;
+/// Most delegates one turn starts, across its whole tree.
+pub const CEILING: usize = 32;
+/// Most entries of one call's `each`.
+pub const MAX_EACH: usize = 8;
+/// Most definitions read from one place.
+const MAX_DEFINITIONS: usize = 64;
+
+/// What every kind may read.
+const READING: &[&str] = &[
+    "read_file",
+    "list_files",
+    "search",
+    "read_git",
+    "vet_content",
+    "load_skill",
+];
+/// What a checker and a worker add: running programs, and a language server with them.
+const RUNNING: &[&str] = &["run", "read_output", "job_output", "lsp"];
+/// What only a worker adds.
+const WRITING: &[&str] = &["write_file", "edit_file", "spawn_processor"];
+/// Offered to no delegate: a question of its own, a task list on the person's screen, a host to
+/// reach, and the two tools that only mean something to a session the person keeps.
+pub const NEVER: &[&str] = &[
+    "ask_user",
+    "todo_write",
+    "fetch_url",
+    "watch_file",
+    "schedule_next",
+];
+
+/// The three kinds of this program's own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Reader,
+    Checker,
+    Worker,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 3] = [Kind::Reader, Kind::Checker, Kind::Worker];
+
+    pub fn parse(name: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Reader => "reader",
+            Kind::Checker => "checker",
+            Kind::Worker => "worker",
+        }
+    }
+
+    /// The tools the kind holds before its parent narrows them, `spawn_agent` aside.
+    pub fn tools(self) -> Vec<&'static str> {
+        let mut out = READING.to_vec();
+        if self != Kind::Reader {
+            out.extend(RUNNING);
+        }
+        if self == Kind::Worker {
+            out.extend(WRITING);
+        }
+        out
+    }
+
+    /// Rounds a delegate of this kind may take.
+    pub fn rounds(self) -> u32 {
+        match self {
+            Kind::Reader => 40,
+            Kind::Checker => 60,
+            Kind::Worker => 80,
+        }
+    }
+
+    /// What a delegate of this kind is told it is for: a constant, so nothing the planner
+    /// writes changes what a delegate is.
+    fn purpose(self) -> &'static str {
+        match self {
+            Kind::Reader => {
+                "You are a reader: you find something out by reading, and report what you found."
+            }
+            Kind::Checker => {
+                "You are a checker: you find out whether something works, by reading, running programs and asking a language server, and report what you found."
+            }
+            Kind::Worker => {
+                "You are a worker: you finish a sub-task, by reading, running programs and writing files, and report what you did."
+            }
+        }
+    }
+}
+
+/// A delegate definition: `.bravebot/agents/<name>.md` or `~/.bravebot/agents/<name>.md`, with
+/// front matter naming a description, optionally the tools it keeps (a comma-separated list) and
+/// a model, and a body that is what its delegate is told it is for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Definition {
+    pub name: String,
+    pub description: String,
+    /// The tools it keeps, when it names them; else a worker's.
+    pub tools: Option<Vec<String>>,
+    pub model: Option<String>,
+    pub body: String,
+}
+
+impl Definition {
+    /// The tools a definition's delegate holds before its parent narrows them: a worker's,
+    /// less those it does not name. `spawn_agent` is kept only where it is named or nothing is.
+    fn tools(&self) -> (Vec<&'static str>, bool) {
+        let all = Kind::Worker.tools();
+        match &self.tools {
+            None => (all, true),
+            Some(named) => (
+                all.into_iter()
+                    .filter(|t| named.iter().any(|n| n == t))
+                    .collect(),
+                named.iter().any(|n| n == "spawn_agent"),
+            ),
+        }
+    }
+}
+
+/// The definitions a turn may name, found afresh at its start. A workspace definition is
+/// content somebody wrote: it is offered only where the trust map trusts its file (read as a
+/// regular file inside the workspace, bounded); one under `~/.bravebot/agents` is trusted by
+/// provenance. A name that is also a kind's is left out.
+pub async fn definitions(session: &Session) -> Vec<Definition> {
+    let mut out: Vec<Definition> = Vec::new();
+    let mut places = vec![(
+        session.cwd.join(".bravebot").join("agents"),
+        Place::Workspace,
+    )];
+    if let Some(home) = skills::home_dir("agents") {
+        places.push((home, Place::Home));
+    }
+    for (dir, place) in places {
+        for entry in skills::entries(dir.clone(), MAX_DEFINITIONS).await {
+            let Some(name) = entry.strip_suffix(".md") else {
+                continue;
+            };
+            if !skills::is_name(name)
+                || Kind::parse(name).is_some()
+                || out.iter().any(|d| d.name == name)
+            {
+                continue;
+            }
+            let path: PathBuf = dir.join(&entry);
+            let Some(text) = skills::read_trusted(session, &path, place).await else {
+                continue;
+            };
+            let Some((keys, body)) = skills::front_matter(&text) else {
+                continue;
+            };
+            let Some(description) = skills::value(&keys, "description") else {
+                continue;
+            };
+            out.push(Definition {
+                name: name.to_string(),
+                description: crate::tools::control_pictures(description)
+                    .chars()
+                    .take(skills::DESCRIPTION_CHARS)
+                    .collect(),
+                tools: skills::value(&keys, "tools").map(|t| {
+                    t.trim_matches(['[', ']'])
+                        .split(',')
+                        .map(|s| s.trim().trim_matches(['"', '\'']).to_string())
+                        .filter(|s| !s.is_empty())
+                        .collect()
+                }),
+                model: skills::value(&keys, "model").map(str::to_string),
+                body: body.trim().to_string(),
+            });
+        }
+    }
+    out
+}
+
+/// Where a delegate's session sits in its tree.
+#[derive(Clone, Debug)]
+pub struct Seat {
+    /// Its number in the turn, in start order from 1.
+    pub number: u32,
+    /// Its kind, or the definition it was started from.
+    pub name: String,
+    /// Levels below the turn: 1 for one the turn started.
+    pub depth: u32,
+    /// The tools it is offered.
+    pub tools: Vec<&'static str>,
+    pub tree: Arc<Tree>,
+}
+
+impl Seat {
+    /// How the delegate is named in the audit trail and on the screen.
+    pub fn label(&self) -> String {
+        format!("delegate {} ({})", self.number, self.name)
+    }
+}
+
+/// One delegate as `session/status` lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Running {
+    pub number: u32,
+    pub name: String,
+    pub depth: u32,
+    /// `running` or `done`.
+    pub state: &'static str,
+}
+
+/// The delegates of one turn.
+#[derive(Debug, Default)]
+pub struct Tree {
+    inner: Mutex<TreeInner>,
+}
+
+#[derive(Debug, Default)]
+struct TreeInner {
+    started: usize,
+    /// Records of the delegates' gates not yet carried into the session's trail.
+    audit: Vec<AuditRecord>,
+    /// Paths the person vouched for inside a delegate, not yet carried into the session.
+    vouches: Vec<TrustRule>,
+    delegates: Vec<Running>,
+}
+
+impl Tree {
+    fn lock(&self) -> MutexGuard<'_, TreeInner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Takes the next number, unless the turn's ceiling is reached.
+    fn take_number(&self) -> Option<u32> {
+        let mut inner = self.lock();
+        (inner.started < CEILING).then(|| {
+            inner.started += 1;
+            inner.started as u32
+        })
+    }
+
+    /// How many more delegates this turn may start.
+    pub fn room(&self) -> usize {
+        CEILING - self.lock().started.min(CEILING)
+    }
+
+    pub fn delegates(&self) -> Vec<Running> {
+        self.lock().delegates.clone()
+    }
+
+    fn set_state(&self, number: u32, state: &'static str) {
+        if let Some(d) = self
+            .lock()
+            .delegates
+            .iter_mut()
+            .find(|d| d.number == number)
+        {
+            d.state = state;
+        }
+    }
+}
+
+/// A run's delegates: the tree they count against and the ones it started itself, in order.
+#[derive(Debug, Default)]
+pub struct Delegation {
+    tree: Option<Arc<Tree>>,
+    children: Vec<Child>,
+    /// The definitions this turn may name, fixed at its start.
+    pub definitions: Vec<Definition>,
+}
+
+#[derive(Debug)]
+struct Child {
+    number: u32,
+    name: String,
+    handle: tokio::task::JoinHandle<Report>,
+}
+
+impl Delegation {
+    /// A delegate's own: the tree of the turn it belongs to.
+    pub fn within(tree: Arc<Tree>) -> Delegation {
+        Delegation {
+            tree: Some(tree),
+            children: Vec::new(),
+            definitions: Vec::new(),
+        }
+    }
+
+    /// A new turn of a session the person opened: a tree of its own.
+    pub fn begin_turn(&mut self, definitions: Vec<Definition>) {
+        for child in self.children.drain(..) {
+            child.handle.abort();
+        }
+        self.tree = Some(Arc::new(Tree::default()));
+        self.definitions = definitions;
+    }
+
+    pub fn tree(&self) -> Option<&Arc<Tree>> {
+        self.tree.as_ref()
+    }
+}
+
+/// What a delegate came back with.
+#[derive(Debug)]
+pub struct Report {
+    number: u32,
+    name: String,
+    /// What it was started on, as the planner wrote the entry (or the task).
+    about: String,
+    /// Its last answer, labelled by its own context.
+    text: Said,
+    stop: StopReason,
+}
+
+/// A report's words: text for the planner where the delegate's context stayed trusted, bytes
+/// for a slot where it did not. Which is decided by the context's label alone.
+#[derive(Debug)]
+enum Said {
+    Trusted(Labelled<String>),
+    Untrusted(Labelled<Vec<u8>>),
+}
+
+/// What the parent resolved a call's `kind` to.
+pub struct Chosen {
+    pub name: String,
+    pub kind: Kind,
+    pub tools: Vec<&'static str>,
+    pub may_delegate: bool,
+    pub model: Option<String>,
+    pub body: Option<String>,
+}
+
+/// Resolves `kind` against the three kinds and the turn's definitions, narrowed by what the
+/// parent holds. `Err` lists the names that would have worked.
+pub fn choose(session: &Session, kind: &str) -> Result<Chosen, String> {
+    let definitions = session.state().delegation.definitions.clone();
+    let (name, base, may_delegate, model, body, rounds_of) = match Kind::parse(kind) {
+        Some(k) => (k.as_str().to_string(), k.tools(), true, None, None, k),
+        None => match definitions.iter().find(|d| d.name == kind) {
+            Some(d) => {
+                let (tools, may) = d.tools();
+                (
+                    d.name.clone(),
+                    tools,
+                    may,
+                    d.model.clone(),
+                    Some(d.body.clone()),
+                    Kind::Worker,
+                )
+            }
+            None => {
+                let mut names: Vec<String> =
+                    Kind::ALL.iter().map(|k| k.as_str().to_string()).collect();
+                names.extend(definitions.iter().map(|d| d.name.clone()));
+                return Err(names.join(", "));
+            }
+        },
+    };
+    let parent = parent_tools(session);
+    let depth = session.seat.as_ref().map_or(0, |s| s.depth) + 1;
+    let tools: Vec<&'static str> = base
+        .into_iter()
+        .filter(|t| parent.contains(t) && !NEVER.contains(t))
+        .collect();
+    let may_delegate = may_delegate && depth < MAX_DEPTH && parent.contains(&"spawn_agent");
+    Ok(Chosen {
+        name,
+        kind: rounds_of,
+        tools,
+        may_delegate,
+        model,
+        body,
+    })
+}
+
+/// What the run asking holds: a delegate's seat, or every tool for the turn.
+fn parent_tools(session: &Session) -> Vec<&'static str> {
+    match &session.seat {
+        Some(seat) => seat.tools.clone(),
+        None => crate::tools::specs().iter().map(|s| s.name).collect(),
+    }
+}
+
+/// The tools a session's planner is offered, where it is a delegate's.
+pub fn held(session: &Session) -> Option<&[&'static str]> {
+    session.seat.as_ref().map(|s| s.tools.as_slice())
+}
+
+/// Starts one delegate the person approved: numbered in the turn's tree, in a session of its
+/// own, as a task beside the turn. `None` when the turn's ceiling is reached.
+pub fn start(
+    session: &Session,
+    chosen: &Chosen,
+    task: String,
+    about: String,
+    cancel: &CancellationToken,
+) -> Option<u32> {
+    let tree = session.state().delegation.tree()?.clone();
+    let number = tree.take_number()?;
+    let depth = session.seat.as_ref().map_or(0, |s| s.depth) + 1;
+    let mut tools = chosen.tools.clone();
+    if chosen.may_delegate {
+        tools.push("spawn_agent");
+    }
+    let seat = Seat {
+        number,
+        name: chosen.name.clone(),
+        depth,
+        tools,
+        tree: tree.clone(),
+    };
+    tree.lock().delegates.push(Running {
+        number,
+        name: chosen.name.clone(),
+        depth,
+        state: "running",
+    });
+    let mut config = session.model.config().clone();
+    if let Some(model) = &chosen.model {
+        config.name = model.clone();
+    }
+    let model = ModelClient::new(config, session.model.egress().clone());
+    let screen: Arc<dyn Screen> = Arc::new(DelegateScreen {
+        parent: session.screen.clone(),
+        label: seat.label(),
+        number,
+    });
+    let definitions = session.state().delegation.definitions.clone();
+    let child = Session::for_delegate(session, seat.clone(), screen, model, chosen.kind.rounds());
+    child.state().delegation.definitions = definitions;
+    let told = told(chosen, &seat);
+    // The task is the parent planner's own words, written by a context that met nothing
+    // untrusted (spawn_agent refuses otherwise): labelled by that context.
+    let label = session.state().context.label();
+    let task = Labelled::new(task, label);
+    let token = cancel.child_token();
+    let name = chosen.name.clone();
+    session.state().audit.record(
+        Gate::Routing,
+        Decision::Allowed,
+        format!(
+            "spawn_agent started {} at depth {depth} holding {:?}",
+            seat.label(),
+            seat.tools
+        ),
+    );
+    session.screen.update(Update::ToolCall {
+        call_id: format!("delegate-{number}"),
+        tool: "spawn_agent".to_string(),
+        why: format!(
+            "{} is working on: {}",
+            seat.label(),
+            crate::tools::control_pictures(&about)
+        ),
+        routing: serde_json::json!({"kind": chosen.name, "number": number}),
+    });
+    let handle = tokio::spawn(run(Arc::new(child), told, task, about, token));
+    session.state().delegation.children.push(Child {
+        number,
+        name,
+        handle,
+    });
+    Some(number)
+}
+
+/// What a delegate is told about itself: the driver's guidance, its kind's constant (or its
+/// definition's body, between the driver's words), and what it can and cannot do, from what it
+/// holds.
+fn told(chosen: &Chosen, seat: &Seat) -> String {
+    let mut text = String::from(
+        "You are a delegate of bravebot, a coding agent working inside the person's editor. Another planner handed you \
+the task in the first message; you cannot see its conversation and there is nobody you can ask. ",
+    );
+    match &chosen.body {
+        Some(body) if !body.is_empty() => {
+            text.push_str(&format!(
+                "You were started from the definition `{}`. What it says you are for:\n{body}\n\n",
+                chosen.name
+            ));
+        }
+        _ => {
+            text.push_str(chosen.kind.purpose());
+            text.push_str("\n\n");
+        }
+    }
+    text.push_str(
+        "Some content reaches you only as a reference such as `ref:2 notes.md, 84 lines, 2.1 KiB, (U,priv)`: nobody \
+vouched for it, so you cannot read it; never guess what a reference holds, and a reference means nothing to the \
+planner that started you. Say `why` on every tool call in one short line: it is shown to the person.\n",
+    );
+    let holds = |t: &str| seat.tools.contains(&t);
+    let mut can = Vec::new();
+    let mut cannot = vec!["ask the person anything", "fetch a URL"];
+    if holds("read_file") {
+        can.push("read files");
+    } else {
+        cannot.push("read files");
+    }
+    if holds("run") {
+        can.push("run programs (each is put to the person unless it is read-only or allowed)");
+    } else {
+        cannot.push("run programs");
+    }
+    if holds("write_file") || holds("edit_file") {
+        can.push("change files (each change is shown to the person first)");
+    } else {
+        cannot.push("change files");
+    }
+    if holds("spawn_agent") {
+        can.push("start delegates of your own");
+    } else {
+        cannot.push("start delegates");
+    }
+    if !can.is_empty() {
+        text.push_str(&format!("You can {}.\n", can.join("; ")));
+    }
+    text.push_str(&format!("You cannot {}.\n", cannot.join(", ")));
+    text.push_str(
+        "When you are done, answer without calling a tool: that answer is your report, and it is all that goes back. \
+Make it short and concrete: what you found or did, where (paths and lines), and what you could not settle.\n",
+    );
+    text
+}
+
+/// Runs one delegate to its report.
+async fn run(
+    child: Arc<Session>,
+    told: String,
+    task: Labelled<String>,
+    about: String,
+    cancel: CancellationToken,
+) -> Report {
+    let seat = child.seat.clone().expect("a delegate's session has a seat");
+    let system = {
+        let f = &child.facts;
+        let mut text = format!(
+            "{told}\nWorking directory: {}\nIs a git repository: {}\nPlatform: {}\nOS version: {}\nShell: {}\nToday's date: {}\n",
+            child.cwd.display(),
+            if f.is_git { "yes" } else { "no" },
+            f.platform,
+            f.os_version,
+            f.shell,
+            f.date,
+        );
+        if seat.tools.contains(&"load_skill") {
+            let found = skills::find(&child).await;
+            if let Some(listing) = present_listing(&child, skills::listing(&found.skills)) {
+                text.push('\n');
+                text.push_str(&listing);
+            }
+            child.state().skills = found.skills;
+        }
+        PlannerText::driver(text)
+    };
+    let mut conversation = Conversation::default();
+    let presented = {
+        let mut state = child.state();
+        let state = &mut *state;
+        match policy::open(task) {
+            Ok(opened) => Some(policy::present(
+                opened,
+                "the delegate's task",
+                &mut state.context,
+                &mut state.audit,
+            )),
+            Err(_) => None,
+        }
+    };
+    let stop = match presented {
+        Some(task) => {
+            conversation.push_prompt(task);
+            crate::turn::rounds(&child, &system, &mut conversation, &cancel).await
+        }
+        None => StopReason::Error("the task was not trusted, so it was not given".into()),
+    };
+    let said = conversation
+        .messages()
+        .into_iter()
+        .rev()
+        .find_map(|m| match m {
+            Message::Assistant { text, tool_calls } if tool_calls.is_empty() => Some(text),
+            _ => None,
+        });
+    // The words are the delegate's, labelled below by its context: they are carried, never
+    // looked at, whatever they say (or however short they are).
+    let text = match (&stop, said) {
+        (StopReason::EndTurn, Some(text)) => text,
+        (StopReason::EndTurn, None) => "(the delegate gave no answer)".to_string(),
+        (stop, Some(text)) => format!(
+            "(the delegate stopped before it finished: {}) {text}",
+            describe(stop)
+        ),
+        (stop, None) => format!(
+            "(the delegate stopped before it finished: {})",
+            describe(stop)
+        ),
+    };
+    // The report is the delegate's output: labelled by its own context, nothing better.
+    let label = child.state().context.label();
+    // What the person vouched for inside it comes back to the session (DELEG-6).
+    let vouches: Vec<TrustRule> = child
+        .state()
+        .trust
+        .rules()
+        .iter()
+        .filter(|r| r.origin == RuleOrigin::Person)
+        .cloned()
+        .collect();
+    child
+        .state()
+        .delegation
+        .children
+        .iter()
+        .for_each(|c| c.handle.abort());
+    child.stop_jobs();
+    child.flush_audit();
+    {
+        let mut inner = seat.tree.lock();
+        inner.vouches.extend(vouches);
+    }
+    seat.tree.set_state(seat.number, "done");
+    let text = match label.integrity {
+        Integrity::Trusted => Said::Trusted(Labelled::new(text, label)),
+        Integrity::Untrusted => Said::Untrusted(Labelled::new(text.into_bytes(), label)),
+    };
+    Report {
+        number: seat.number,
+        name: seat.name.clone(),
+        about,
+        text,
+        stop,
+    }
+}
+
+fn describe(stop: &StopReason) -> String {
+    match stop {
+        StopReason::Error(e) => format!("error: {e}"),
+        other => other.as_str().to_string(),
+    }
+}
+
+/// The listing of skills, presented as trusted configuration, for a system prompt.
+pub fn present_listing(session: &Session, listing: Option<String>) -> Option<String> {
+    let listing = listing?;
+    let mut state = session.state();
+    let state = &mut *state;
+    let opened = policy::open(Labelled::new(
+        listing,
+        crate::kernel::label::Label::TRUSTED_PRIVATE,
+    ))
+    .ok()?;
+    Some(
+        policy::present(
+            opened,
+            "the skills' names and descriptions",
+            &mut state.context,
+            &mut state.audit,
+        )
+        .into_string(),
+    )
+}
+
+/// Hands the run the reports of the delegates it started, in start order: those finished so far,
+/// up to the first still working, or, with `wait`, every one, waiting for each. Returns whether
+/// any report was handed over. A trusted report is presented; one whose delegate's context met
+/// content nobody vouched for is quarantined and the run is given its reference.
+pub async fn hand_over(
+    session: &Session,
+    conversation: &mut Conversation,
+    cancel: &CancellationToken,
+    wait: bool,
+) -> bool {
+    let mut handed = false;
+    loop {
+        let next = {
+            let mut state = session.state();
+            let children = &mut state.delegation.children;
+            match children.first() {
+                Some(c) if wait || c.handle.is_finished() => Some(children.remove(0)),
+                _ => None,
+            }
+        };
+        let Some(child) = next else { break };
+        let report = tokio::select! {
+            r = child.handle => r,
+            () = cancel.cancelled() => break,
+        };
+        let report = match report {
+            Ok(report) => report,
+            Err(_) => Report {
+                number: child.number,
+                name: child.name.clone(),
+                about: String::new(),
+                text: Said::Trusted(Labelled::new(
+                    "(the delegate's task ended without a report)".to_string(),
+                    crate::kernel::label::Label::TRUSTED_PUBLIC,
+                )),
+                stop: StopReason::Cancelled,
+            },
+        };
+        gather_audit(session);
+        let text = receive(session, report);
+        conversation.push_driver(text);
+        handed = true;
+    }
+    gather_audit(session);
+    handed
+}
+
+/// The report as the run's planner is given it.
+fn receive(session: &Session, report: Report) -> PlannerText {
+    let who = format!("delegate {} ({})", report.number, report.name);
+    let about = crate::tools::control_pictures(&report.about);
+    let about: String = about.chars().take(120).collect();
+    let header = format!(
+        "[bravebot: the report of {who}, started on: {about}; it ended with {}]",
+        report.stop.as_str()
+    );
+    session.screen.update(Update::ToolResult {
+        call_id: format!("delegate-{}", report.number),
+        status: crate::session::ToolStatus::Ok,
+        summary: format!("{who} reported ({})", report.stop.as_str()),
+    });
+    match report.text {
+        Said::Trusted(text) => {
+            let mut state = session.state();
+            let state = &mut *state;
+            match policy::open(text) {
+                Ok(opened) => {
+                    let shown = policy::present(
+                        opened,
+                        &format!("the report of {who}"),
+                        &mut state.context,
+                        &mut state.audit,
+                    );
+                    PlannerText::driver(format!("{header}\n{}", shown.as_str()))
+                }
+                Err(_) => PlannerText::driver(format!("{header}\nIts report could not be read.")),
+            }
+        }
+        Said::Untrusted(bytes) => {
+            let label = bytes.label();
+            let reference = {
+                let mut state = session.state();
+                let state = &mut *state;
+                let reference = state.quarantine.put(
+                    bytes,
+                    Origin::Report {
+                        number: report.number,
+                        kind: report.name.clone(),
+                    },
+                );
+                policy::withhold(
+                    &format!("the report of {who}"),
+                    label,
+                    &reference.id.to_string(),
+                    &mut state.audit,
+                );
+                reference
+            };
+            session.screen.update(Update::Quarantined {
+                reference: reference.clone(),
+                origin: format!("the report of {who}"),
+            });
+            PlannerText::driver(format!(
+                "{header}\nIts context met content nobody vouched for, so its report is quarantined: {reference}"
+            ))
+        }
+    }
+}
+
+/// For a delegate's session: moves its new audit records up to its tree, named by the delegate.
+/// Returns whether the session is a delegate's.
+pub fn forward_audit(session: &Session) -> bool {
+    let Some(seat) = &session.seat else {
+        return false;
+    };
+    let fresh: Vec<AuditRecord> = {
+        let mut state = session.state();
+        let from = state.audit_written;
+        let fresh: Vec<AuditRecord> = state.audit.since(from).to_vec();
+        state.audit_written += fresh.len();
+        fresh
+    };
+    let label = seat.label();
+    let mut inner = seat.tree.lock();
+    inner.audit.extend(fresh.into_iter().map(|mut record| {
+        record.detail = format!("{label}: {}", record.detail);
+        record
+    }));
+    true
+}
+
+/// For the session the person opened: carries its delegates' audit records and vouches into its
+/// own trail and trust map.
+pub fn gather_audit(session: &Session) {
+    if session.seat.is_some() {
+        return;
+    }
+    let Some(tree) = session.state().delegation.tree().cloned() else {
+        return;
+    };
+    let (records, vouches) = {
+        let mut inner = tree.lock();
+        (
+            std::mem::take(&mut inner.audit),
+            std::mem::take(&mut inner.vouches),
+        )
+    };
+    if records.is_empty() && vouches.is_empty() {
+        return;
+    }
+    let mut state = session.state();
+    for record in records {
+        state.audit.carry(record);
+    }
+    for rule in vouches {
+        if state.trust.integrity_of(&rule.path) == Some(Integrity::Trusted)
+            && state.trust.rules().contains(&rule)
+        {
+            continue;
+        }
+        let shown = crate::tools::display_path(&session.cwd, &rule.path);
+        state.audit.record(
+            Gate::Trust,
+            Decision::Allowed,
+            format!("{shown} trusted by the person inside a delegate (origin person)"),
+        );
+        state.trust.add(rule);
+    }
+}
+
+/// The delegates of the turn running now (or the last one), for `session/status`.
+pub fn running(session: &Session) -> Vec<Running> {
+    session
+        .state()
+        .delegation
+        .tree()
+        .map(|t| t.delegates())
+        .unwrap_or_default()
+}
+
+/// The session's screen, putting one question at a time: a delegate's question waits while
+/// another's, or the turn's, is open (DELEG-9).
+pub struct OneAtATime {
+    inner: Arc<dyn Screen>,
+    one: tokio::sync::Mutex<()>,
+}
+
+impl OneAtATime {
+    pub fn new(inner: Arc<dyn Screen>) -> OneAtATime {
+        OneAtATime {
+            inner,
+            one: tokio::sync::Mutex::new(()),
+        }
+    }
+}
+
+impl Screen for OneAtATime {
+    fn update(&self, update: Update) {
+        self.inner.update(update);
+    }
+
+    fn ask(&self, question: Question) -> BoxFuture<'_, Answer> {
+        Box::pin(async move {
+            let _one = self.one.lock().await;
+            self.inner.ask(question).await
+        })
+    }
+
+    fn interactive(&self) -> bool {
+        self.inner.interactive()
+    }
+}
+
+/// A delegate's side of the person's screen: its tool calls drawn as lines naming it, its
+/// questions put through the session's one-at-a-time screen with its name beside the reason, and
+/// its streamed text, references, plan and turn end kept off the screen (a reference of its
+/// quarantine names nothing in the session's).
+struct DelegateScreen {
+    parent: Arc<dyn Screen>,
+    label: String,
+    number: u32,
+}
+
+impl Screen for DelegateScreen {
+    fn update(&self, update: Update) {
+        let n = self.number;
+        match update {
+            Update::ToolCall {
+                call_id,
+                tool,
+                why,
+                routing,
+            } => self.parent.update(Update::ToolCall {
+                call_id: format!("delegate-{n}:{call_id}"),
+                tool,
+                why: format!("[{}] {why}", self.label),
+                routing,
+            }),
+            Update::ToolResult {
+                call_id,
+                status,
+                summary,
+            } => self.parent.update(Update::ToolResult {
+                call_id: format!("delegate-{n}:{call_id}"),
+                status,
+                summary,
+            }),
+            update @ (Update::Remark { .. } | Update::Check { .. }) => self.parent.update(update),
+            Update::AgentText { .. }
+            | Update::Quarantined { .. }
+            | Update::RunOutput { .. }
+            | Update::Plan { .. }
+            | Update::TurnEnded { .. } => {}
+        }
+    }
+
+    fn ask(&self, mut question: Question) -> BoxFuture<'_, Answer> {
+        question.why = Some(match question.why.take() {
+            Some(why) => format!("[{}] {why}", self.label),
+            None => format!("[{}]", self.label),
+        });
+        self.parent.ask(question)
+    }
+
+    fn interactive(&self) -> bool {
+        self.parent.interactive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Verifies: DELEG-2
+    #[test]
+    fn each_kind_holds_its_table_and_none_is_offered_a_question_a_plan_or_a_host() {
+        let reader = Kind::Reader.tools();
+        assert!(reader.contains(&"read_file") && reader.contains(&"search"));
+        assert!(!reader.contains(&"run") && !reader.contains(&"lsp"));
+        assert!(!reader.contains(&"write_file"));
+        let checker = Kind::Checker.tools();
+        assert!(checker.contains(&"run") && checker.contains(&"lsp"));
+        assert!(!checker.contains(&"write_file") && !checker.contains(&"edit_file"));
+        let worker = Kind::Worker.tools();
+        assert!(worker.contains(&"write_file") && worker.contains(&"run"));
+        for kind in Kind::ALL {
+            for never in NEVER {
+                assert!(!kind.tools().contains(never), "{kind:?} holds {never}");
+            }
+        }
+    }
+
+    /// A screen whose questions take a while, counting how many are open at once.
+    #[derive(Default)]
+    struct Slow {
+        open: std::sync::atomic::AtomicUsize,
+        most: std::sync::atomic::AtomicUsize,
+        whys: Mutex<Vec<Option<String>>>,
+    }
+
+    impl Screen for Slow {
+        fn update(&self, _update: Update) {}
+
+        fn ask(&self, question: Question) -> BoxFuture<'_, Answer> {
+            use std::sync::atomic::Ordering::SeqCst;
+            Box::pin(async move {
+                self.whys.lock().unwrap().push(question.why.clone());
+                let now = self.open.fetch_add(1, SeqCst) + 1;
+                self.most.fetch_max(now, SeqCst);
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                self.open.fetch_sub(1, SeqCst);
+                Answer::Refused
+            })
+        }
+
+        fn interactive(&self) -> bool {
+            true
+        }
+    }
+
+    fn question() -> Question {
+        Question {
+            kind: crate::session::QuestionKind::Write,
+            title: "write".into(),
+            why: Some("fix it".into()),
+            subject: crate::session::Subject::default(),
+            options: Vec::new(),
+        }
+    }
+
+    // Verifies: DELEG-9
+    #[tokio::test]
+    async fn questions_of_delegates_and_the_turn_are_put_one_at_a_time() {
+        let slow = Arc::new(Slow::default());
+        let one: Arc<dyn Screen> = Arc::new(OneAtATime::new(slow.clone()));
+        let first = DelegateScreen {
+            parent: one.clone(),
+            label: "delegate 1 (reader)".into(),
+            number: 1,
+        };
+        let second = DelegateScreen {
+            parent: one.clone(),
+            label: "delegate 2 (worker)".into(),
+            number: 2,
+        };
+        tokio::join!(
+            one.ask(question()),
+            first.ask(question()),
+            second.ask(question())
+        );
+        assert_eq!(slow.most.load(std::sync::atomic::Ordering::SeqCst), 1);
+        let whys = slow.whys.lock().unwrap().clone();
+        assert_eq!(whys.len(), 3);
+        assert!(
+            whys.contains(&Some("[delegate 2 (worker)] fix it".into())),
+            "{whys:?}"
+        );
+        assert!(
+            whys.contains(&Some("fix it".into())),
+            "the turn's own is unmarked"
+        );
+    }
+
+    // Verifies: DELEG-8
+    #[test]
+    fn a_definition_keeps_only_the_worker_tools_it_names() {
+        let d = Definition {
+            name: "fixer".into(),
+            description: "fixes".into(),
+            tools: Some(vec![
+                "read_file".into(),
+                "edit_file".into(),
+                "fetch_url".into(),
+            ]),
+            model: None,
+            body: String::new(),
+        };
+        let (tools, may) = d.tools();
+        assert_eq!(tools, vec!["read_file", "edit_file"]);
+        assert!(!may, "spawn_agent was not named");
+    }
+}
