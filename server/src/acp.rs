@@ -122,7 +122,10 @@ impl Front {
         opening: setup::Opening,
         cx: &ConnectionTo<Client>,
     ) -> Result<Session> {
-        let host = *self.host.get().ok_or_else(|| invalid_params("initialize first"))?;
+        let host = *self
+            .host
+            .get()
+            .ok_or_else(|| invalid_params("initialize first"))?;
         let files = Arc::new(HostFiles {
             cx: cx.clone(),
             session_id: OnceLock::new(),
@@ -230,7 +233,8 @@ impl Front {
         // The host draws the conversation from these, before the load is answered. A record
         // holds only what the planner could read, so nothing untrusted is replayed.
         for (person, text) in transcript {
-            let chunk = acp::ContentChunk::new(acp::ContentBlock::Text(acp::TextContent::new(text)));
+            let chunk =
+                acp::ContentChunk::new(acp::ContentBlock::Text(acp::TextContent::new(text)));
             let update = if person {
                 acp::SessionUpdate::UserMessageChunk(chunk)
             } else {
@@ -339,18 +343,23 @@ fn stop_reason(stop: StopReason) -> Result<acp::StopReason> {
         StopReason::EndTurn => Ok(acp::StopReason::EndTurn),
         StopReason::Cancelled => Ok(acp::StopReason::Cancelled),
         StopReason::MaxRounds => Ok(acp::StopReason::MaxTurnRequests),
-        StopReason::Error(message) => Err(internal(format!("the turn ended in an error: {message}"))),
+        StopReason::Error(message) => {
+            Err(internal(format!("the turn ended in an error: {message}")))
+        }
     }
 }
 
-async fn prompt(front: Arc<Front>, request: acp::PromptRequest, responder: Responder<acp::PromptResponse>) {
+async fn prompt(
+    front: Arc<Front>,
+    request: acp::PromptRequest,
+    responder: Responder<acp::PromptResponse>,
+) {
     let answer = async {
         let session = front.session(&request.session_id)?;
         let (text, files) = prompt_parts(request.prompt)?;
-        let stop = session
-            .prompt(text, files)
-            .await
-            .map_err(|e| agent_client_protocol::Error::new(ErrorCode::INVALID_REQUEST, e.to_string()))?;
+        let stop = session.prompt(text, files).await.map_err(|e| {
+            agent_client_protocol::Error::new(ErrorCode::INVALID_REQUEST, e.to_string())
+        })?;
         stop_reason(stop).map(acp::PromptResponse::new)
     }
     .await;
@@ -488,9 +497,17 @@ fn tool_kind(tool: &str) -> acp::ToolKind {
 /// The routing argument a call is about, for its title: the planner's routing fields are
 /// trusted and public (they are what the gates judged).
 fn subject_of(routing: &Value) -> Option<&str> {
-    ["path", "command", "url", "pattern", "query", "reference", "name"]
-        .iter()
-        .find_map(|key| routing.get(key).and_then(Value::as_str))
+    [
+        "path",
+        "command",
+        "url",
+        "pattern",
+        "query",
+        "reference",
+        "name",
+    ]
+    .iter()
+    .find_map(|key| routing.get(key).and_then(Value::as_str))
 }
 
 /// Untrusted text for the person's eyes in a host that renders Markdown: every line indented
@@ -555,10 +572,9 @@ impl AcpScreen {
             calls.content.push(block);
             (id, calls.content.clone())
         };
-        self.send(acp::SessionUpdate::ToolCallUpdate(acp::ToolCallUpdate::new(
-            id,
-            acp::ToolCallUpdateFields::new().content(content),
-        )));
+        self.send(acp::SessionUpdate::ToolCallUpdate(
+            acp::ToolCallUpdate::new(id, acp::ToolCallUpdateFields::new().content(content)),
+        ));
     }
 
     fn absolute(&self, path: &str) -> PathBuf {
@@ -788,12 +804,14 @@ impl Screen for AcpScreen {
                     calls.content.push(acp::ToolCallContent::Diff(diff.clone()));
                     calls.content.clone()
                 };
-                self.send(acp::SessionUpdate::ToolCallUpdate(acp::ToolCallUpdate::new(
-                    call_id.clone(),
-                    acp::ToolCallUpdateFields::new()
-                        .status(acp::ToolCallStatus::Pending)
-                        .content(shown),
-                )));
+                self.send(acp::SessionUpdate::ToolCallUpdate(
+                    acp::ToolCallUpdate::new(
+                        call_id.clone(),
+                        acp::ToolCallUpdateFields::new()
+                            .status(acp::ToolCallStatus::Pending)
+                            .content(shown),
+                    ),
+                ));
                 content.push(acp::ToolCallContent::Diff(diff));
             }
             let text = Self::question_text(&question);
@@ -1050,10 +1068,9 @@ mod tests {
         assert_eq!(text, "look at @/w/a.txt");
         assert_eq!(files, vec![PathBuf::from("/w/a.txt")]);
         assert!(
-            prompt_parts(vec![acp::ContentBlock::ResourceLink(acp::ResourceLink::new(
-                "x",
-                "https://example.com/x"
-            ))])
+            prompt_parts(vec![acp::ContentBlock::ResourceLink(
+                acp::ResourceLink::new("x", "https://example.com/x")
+            )])
             .is_err()
         );
     }

@@ -196,7 +196,10 @@ impl Acp {
                     .collect();
                 return (status, rest);
             }
-            assert!(Instant::now() < until, "bravebot did not exit at the end of input");
+            assert!(
+                Instant::now() < until,
+                "bravebot did not exit at the end of input"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -482,7 +485,10 @@ fn acp_a_canary_in_an_untrusted_file_reaches_only_the_question() {
     model.assert_no_planner_request_contains("CANARY-5e1d");
     assert!(model.tool_result("call_vendor").contains("ref:"));
     let updates = serde_json::to_string(&acp.updates()).unwrap();
-    assert!(!updates.contains("CANARY-5e1d"), "an update held the canary");
+    assert!(
+        !updates.contains("CANARY-5e1d"),
+        "an update held the canary"
+    );
     let asked = serde_json::to_string(&acp.requests_of("session/request_permission")).unwrap();
     assert!(
         asked.contains("CANARY-5e1d"),
@@ -647,7 +653,8 @@ fn acp_the_end_of_input_while_a_question_waits_lands_nothing_and_exits() {
             .expect("the question");
         let m: Value = serde_json::from_str(&line).unwrap();
         if m["method"] == "fs/read_text_file" {
-            let reply = json!({"jsonrpc": "2.0", "id": m["id"], "result": {"content": "one\ntwo\n"}});
+            let reply =
+                json!({"jsonrpc": "2.0", "id": m["id"], "result": {"content": "one\ntwo\n"}});
             acp.send(&reply);
         }
         if m["method"] == "session/request_permission" {
@@ -660,4 +667,50 @@ fn acp_the_end_of_input_while_a_question_waits_lands_nothing_and_exits() {
         !rest.iter().any(|m| m["method"] == "fs/write_text_file"),
         "{rest:?}"
     );
+}
+
+// Verifies: ACP-4
+#[test]
+fn acp_todo_write_becomes_a_plan() {
+    let model = FakeModel::start(vec![
+        Reply::tool_call_with_id(
+            "call_todo",
+            "todo_write",
+            json!({"todos": [
+                {"content": "read the notes", "status": "completed"},
+                {"content": "fix the typo", "status": "in_progress"},
+                {"content": "run the tests", "status": "pending"}
+            ], "why": "plan the work"}),
+        ),
+        Reply::text("Planned."),
+    ]);
+    let mut acp = Acp::start(&model, &[], true, host("allow_once", Vec::new()));
+    let session = acp.new_session();
+    acp.prompt(&session, "plan it", &[]).unwrap();
+    let plans: Vec<&Value> = acp
+        .updates()
+        .into_iter()
+        .filter(|u| u["sessionUpdate"] == "plan")
+        .collect();
+    assert_eq!(plans.len(), 1, "{plans:?}");
+    let entries: Vec<(String, String)> = plans[0]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["content"].as_str().unwrap().to_string(),
+                e["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            ("read the notes".to_string(), "completed".to_string()),
+            ("fix the typo".to_string(), "in_progress".to_string()),
+            ("run the tests".to_string(), "pending".to_string()),
+        ]
+    );
+    acp.finish();
 }
