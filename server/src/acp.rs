@@ -1009,7 +1009,7 @@ mod tests {
     #[test]
     fn only_a_selected_offered_option_answers_and_everything_else_refuses() {
         let q = question();
-        let selected = |id: &str| {
+        let selected = |id: &'static str| {
             Some(acp::RequestPermissionOutcome::Selected(
                 acp::SelectedPermissionOutcome::new(id),
             ))

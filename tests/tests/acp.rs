@@ -450,8 +450,7 @@ fn acp_only_a_selected_offered_approving_option_lands_a_change() {
         let status = acp
             .updates()
             .into_iter()
-            .filter(|u| u["toolCallId"] == "call_edit")
-            .next_back()
+            .rfind(|u| u["toolCallId"] == "call_edit")
             .map(|u| u["status"].clone());
         assert_eq!(status, Some(json!("failed")), "{what}");
         acp.finish();
