@@ -42,8 +42,18 @@ struct Acp {
 
 impl Acp {
     fn start(model: &FakeModel, files: &[(&str, &str)], fs: bool, handler: Handler) -> Acp {
-        let home = tempfile::tempdir().unwrap();
-        let workspace = tempfile::tempdir().unwrap();
+        let dirs = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        Acp::start_in(dirs, model, files, fs, handler)
+    }
+
+    /// [`Acp::start`] with a home and a workspace of the caller's (a second connection).
+    fn start_in(
+        (home, workspace): (tempfile::TempDir, tempfile::TempDir),
+        model: &FakeModel,
+        files: &[(&str, &str)],
+        fs: bool,
+        handler: Handler,
+    ) -> Acp {
         for (name, text) in files {
             let path = workspace.path().join(name);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -181,6 +191,16 @@ impl Acp {
             .filter(|m| m["method"] == method && m.get("id").is_some())
             .map(|m| &m["params"])
             .collect()
+    }
+
+    /// Ends the connection and hands back its home and workspace, for another to take up.
+    fn hand_over(mut self) -> (tempfile::TempDir, tempfile::TempDir) {
+        drop(self.stdin.take());
+        let _ = self.child.wait();
+        (
+            std::mem::replace(&mut self._home, tempfile::tempdir().unwrap()),
+            std::mem::replace(&mut self.workspace, tempfile::tempdir().unwrap()),
+        )
     }
 
     /// Closes stdin and waits for the process to end: its exit status, and every message it
@@ -712,4 +732,44 @@ fn acp_todo_write_becomes_a_plan() {
         ]
     );
     acp.finish();
+}
+
+// Verifies: ACP-11
+#[test]
+fn acp_session_load_replays_a_recorded_conversation_and_refuses_what_it_cannot_load() {
+    let model = FakeModel::start(vec![Reply::text("First answer.")]);
+    let mut first = Acp::start(&model, &[], true, host("allow_once", Vec::new()));
+    let session = first.new_session();
+    first.prompt(&session, "first question", &[]).unwrap();
+    let dirs = first.hand_over();
+    let mut second = Acp::start_in(dirs, &model, &[], true, host("allow_once", Vec::new()));
+    let cwd = second.cwd();
+    let loaded = second
+        .request(
+            "session/load",
+            json!({"sessionId": session, "cwd": cwd, "mcpServers": []}),
+        )
+        .unwrap();
+    assert_eq!(loaded["modes"]["currentModeId"], "ask", "{loaded}");
+    let chunks = |kind: &str| -> String {
+        second
+            .updates()
+            .iter()
+            .filter(|u| u["sessionUpdate"] == kind)
+            .map(|u| u["content"]["text"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(chunks("user_message_chunk").contains("first question"));
+    assert!(chunks("agent_message_chunk").contains("First answer."));
+    // Loading it again on the same connection, and an id never recorded, are refused.
+    for id in [session.as_str(), "no-such-session"] {
+        let refused = second
+            .request(
+                "session/load",
+                json!({"sessionId": id, "cwd": cwd, "mcpServers": []}),
+            )
+            .unwrap_err();
+        assert_eq!(refused["code"], -32602, "{id}: {refused}");
+    }
+    second.finish();
 }
