@@ -773,3 +773,42 @@ fn acp_session_load_replays_a_recorded_conversation_and_refuses_what_it_cannot_l
     }
     second.finish();
 }
+
+// Verifies: ACP-13
+#[test]
+fn acp_bad_input_gets_an_error_each_and_the_server_keeps_answering() {
+    let model = FakeModel::start(vec![Reply::text("Still here.")]);
+    let mut acp = Acp::start(&model, &[], true, host("allow_once", Vec::new()));
+    for line in ["this is not json", "[1,2]", "{\"jsonrpc\":\"2.0\"}"] {
+        let stdin = acp.stdin.as_mut().unwrap();
+        writeln!(stdin, "{line}").unwrap();
+    }
+    let wrong = [
+        ("no/such", json!({})),
+        ("session/new", json!({"cwd": "/tmp"})),
+        ("session/new", json!({"cwd": "relative", "mcpServers": []})),
+        ("session/prompt", json!({"sessionId": "nope", "prompt": []})),
+        (
+            "session/set_mode",
+            json!({"sessionId": "nope", "modeId": "plan"}),
+        ),
+    ];
+    for (method, params) in wrong {
+        let error = acp.request(method, params).unwrap_err();
+        let code = error["code"].as_i64().unwrap();
+        assert!([-32601, -32602].contains(&code), "{method}: {error}");
+        assert!(error["message"].as_str().is_some_and(|m| !m.is_empty()));
+    }
+    let errors: Vec<i64> = acp
+        .host
+        .seen
+        .iter()
+        .filter(|m| m["id"].is_null() && m.get("error").is_some())
+        .map(|m| m["error"]["code"].as_i64().unwrap())
+        .collect();
+    assert_eq!(&errors[..2], [-32700, -32600], "{errors:?}");
+    let session = acp.new_session();
+    let reply = acp.prompt(&session, "still there?", &[]).unwrap();
+    assert_eq!(reply["stopReason"], "end_turn");
+    assert!(acp.finish().0.success());
+}
