@@ -308,7 +308,7 @@ fn workspace(cwd: &Path) -> Result<PathBuf> {
 /// A prompt's blocks as the text of the turn and the files the person named. A link to a file
 /// is the person naming it, as `@path` is in the other fronts; anything else is refused with the
 /// reason, since the capabilities said it would not be sent.
-fn prompt_parts(blocks: Vec<acp::ContentBlock>) -> Result<(String, Vec<PathBuf>)> {
+fn prompt_parts(cwd: &Path, blocks: Vec<acp::ContentBlock>) -> Result<(String, Vec<PathBuf>)> {
     let mut text = String::new();
     let mut files = Vec::new();
     for block in blocks {
@@ -325,7 +325,10 @@ fn prompt_parts(blocks: Vec<acp::ContentBlock>) -> Result<(String, Vec<PathBuf>)
                             link.uri
                         ))
                     })?;
-                text.push_str(&format!("@{}", path.display()));
+                text.push_str(&format!(
+                    "@{}",
+                    bravebot_core::tools::display_path(cwd, &path)
+                ));
                 files.push(path);
             }
             _ => {
@@ -356,7 +359,7 @@ async fn prompt(
 ) {
     let answer = async {
         let session = front.session(&request.session_id)?;
-        let (text, files) = prompt_parts(request.prompt)?;
+        let (text, files) = prompt_parts(&session.cwd, request.prompt)?;
         let stop = session.prompt(text, files).await.map_err(|e| {
             agent_client_protocol::Error::new(ErrorCode::INVALID_REQUEST, e.to_string())
         })?;
@@ -1057,17 +1060,24 @@ mod tests {
     // Verifies: ACP-2
     #[test]
     fn a_prompt_takes_text_and_file_links_and_refuses_the_rest() {
-        let (text, files) = prompt_parts(vec![
-            acp::ContentBlock::Text(acp::TextContent::new("look at ")),
-            acp::ContentBlock::ResourceLink(acp::ResourceLink::new("a.txt", "file:///w/a.txt")),
-        ])
+        let (text, files) = prompt_parts(
+            Path::new("/w"),
+            vec![
+                acp::ContentBlock::Text(acp::TextContent::new("look at ")),
+                acp::ContentBlock::ResourceLink(acp::ResourceLink::new("a.txt", "file:///w/a.txt")),
+            ],
+        )
         .unwrap_or_default();
-        assert_eq!(text, "look at @/w/a.txt");
+        assert_eq!(text, "look at @a.txt");
         assert_eq!(files, vec![PathBuf::from("/w/a.txt")]);
         assert!(
-            prompt_parts(vec![acp::ContentBlock::ResourceLink(
-                acp::ResourceLink::new("x", "https://example.com/x")
-            )])
+            prompt_parts(
+                Path::new("/w"),
+                vec![acp::ContentBlock::ResourceLink(acp::ResourceLink::new(
+                    "x",
+                    "https://example.com/x"
+                ))]
+            )
             .is_err()
         );
     }
