@@ -128,7 +128,7 @@ async function world({ files = {}, script, answer, buffers = {}, fs = true }) {
     })
     .onRequest(acp.methods.client.session.requestPermission, async (ctx) => {
       events.push({ kind: "permission", request: ctx.params });
-      return answer ? answer(ctx.params, ctx.agent) : { outcome: { outcome: "cancelled" } };
+      return answer ? answer(ctx.params, ctx.agent, ctx.signal) : { outcome: { outcome: "cancelled" } };
     })
     .onRequest(acp.methods.client.fs.readTextFile, ({ params }) => {
       events.push({ kind: "read", path: params.path });
@@ -346,6 +346,43 @@ test("cancel during a question refuses it and the turn ends cancelled", async ()
     // The session takes the next prompt.
     const again = await w.prompt(sessionId, "anything else?");
     assert(again.stopReason === "end_turn", JSON.stringify(again));
+  } finally {
+    await w.close();
+  }
+});
+
+// Verifies: ACP-9
+test("cancel while the host has not answered withdraws its permission request", async () => {
+  let sessionId;
+  let withdrawn = false;
+  const w = await world({
+    files: { "a.txt": "one\ntwo\n" },
+    script: editScript,
+    answer: async (_request, agent, signal) => {
+      await agent.notify(acp.methods.agent.session.cancel, { sessionId });
+      // The host does not answer; bravebot withdraws the request with $/cancel_request.
+      await within(
+        new Promise((resolve) => {
+          if (signal.aborted) resolve();
+          signal.addEventListener("abort", resolve);
+        }),
+        "the request to be withdrawn",
+      );
+      withdrawn = true;
+      return { outcome: { outcome: "cancelled" } };
+    },
+  });
+  try {
+    ({ sessionId } = await w.session());
+    const reply = await w.prompt(sessionId, [{ type: "text", text: "shout " }, w.link("a.txt")]);
+    assert(reply.stopReason === "cancelled", JSON.stringify(reply));
+    await within(
+      (async () => {
+        while (!withdrawn) await new Promise((r) => setTimeout(r, 20));
+      })(),
+      "the withdrawal",
+    );
+    assert(!w.events.some((e) => e.kind === "write"), "nothing written");
   } finally {
     await w.close();
   }
