@@ -771,10 +771,10 @@ impl Screen for AcpScreen {
     fn ask(&self, question: Question) -> BoxFuture<'_, Answer> {
         Box::pin(async move {
             // The call the question belongs to; one of its own when it came outside any.
-            let call_id = {
+            let (call_id, own) = {
                 let mut calls = self.calls();
                 match calls.current.clone() {
-                    Some(id) => id,
+                    Some(id) => (id, false),
                     None => {
                         calls.asked += 1;
                         let id = format!("question-{}", calls.asked);
@@ -786,7 +786,7 @@ impl Screen for AcpScreen {
                                 .kind(acp::ToolKind::Other)
                                 .status(acp::ToolCallStatus::Pending),
                         ));
-                        id
+                        (id, true)
                     }
                 }
             };
@@ -845,7 +845,7 @@ impl Screen for AcpScreen {
             let request = acp::RequestPermissionRequest::new(
                 self.session_id.clone(),
                 acp::ToolCallUpdate::new(
-                    call_id,
+                    call_id.clone(),
                     acp::ToolCallUpdateFields::new()
                         .title(question.title.clone())
                         .status(acp::ToolCallStatus::Pending)
@@ -857,7 +857,23 @@ impl Screen for AcpScreen {
             let sent = self.cx.send_request(request);
             let _withdraw = WithdrawRequest(Some(sent.cancellation_handle()));
             let reply = sent.block_task().await;
-            read_outcome(&question, reply.ok().map(|r| r.outcome))
+            let answer = read_outcome(&question, reply.ok().map(|r| r.outcome));
+            // A call of the question's own ends with its answer.
+            if own {
+                self.calls().current = None;
+                let status = if answer.approves(&question) {
+                    acp::ToolCallStatus::Completed
+                } else {
+                    acp::ToolCallStatus::Failed
+                };
+                self.send(acp::SessionUpdate::ToolCallUpdate(
+                    acp::ToolCallUpdate::new(
+                        call_id,
+                        acp::ToolCallUpdateFields::new().status(status),
+                    ),
+                ));
+            }
+            answer
         })
     }
 
