@@ -256,13 +256,15 @@ async fn read_unchecked(
     path: &Path,
     limit: u64,
 ) -> Result<Contents, Refusal> {
-    let admitted = {
-        let (reach, path) = (reach.clone(), path.to_path_buf());
-        off_the_workers(move || Ok(reach.admits(&path).is_some())).await?
-    };
-    // Only a path inside the places the person opened is asked of the editor.
-    if admitted {
-        session.files.refresh(path).await;
+    // Only a path inside the places the person opened is asked of an editor that is asked.
+    if session.files.refreshes() {
+        let admitted = {
+            let (reach, path) = (reach.clone(), path.to_path_buf());
+            off_the_workers(move || Ok(reach.admits(&path).is_some())).await?
+        };
+        if admitted {
+            session.files.refresh(path).await;
+        }
     }
     let buffer = session.files.buffer(path);
     let path = path.to_path_buf();

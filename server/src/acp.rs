@@ -946,6 +946,10 @@ impl Files for HostFiles {
         self.texts().get(path).cloned()
     }
 
+    fn refreshes(&self) -> bool {
+        self.enabled
+    }
+
     fn refresh<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             let Some(session_id) = self.session_id.get().filter(|_| self.enabled) else {

@@ -55,6 +55,12 @@ pub trait Files: Send + Sync {
         Box::pin(async {})
     }
 
+    /// Whether [`Files::refresh`] asks the editor anything, so a read that would not need it
+    /// costs nothing more.
+    fn refreshes(&self) -> bool {
+        false
+    }
+
     /// Changes an open buffer, whose text at `version` is `original`, by whole-line `edits`
     /// through the editor, so undo and dirty state stay the editor's. Refused when the buffer is
     /// no longer at `version`.
