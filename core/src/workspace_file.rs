@@ -256,6 +256,16 @@ async fn read_unchecked(
     path: &Path,
     limit: u64,
 ) -> Result<Contents, Refusal> {
+    // Only a path inside the places the person opened is asked of an editor that is asked.
+    if session.files.refreshes() {
+        let admitted = {
+            let (reach, path) = (reach.clone(), path.to_path_buf());
+            off_the_workers(move || Ok(reach.admits(&path).is_some())).await?
+        };
+        if admitted {
+            session.files.refresh(path).await;
+        }
+    }
     let buffer = session.files.buffer(path);
     let path = path.to_path_buf();
     off_the_workers(move || match buffer {

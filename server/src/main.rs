@@ -2,6 +2,7 @@
 //! `doctor` says what is configured and what answers (CONTRACT §1), `demo` shows one turn against
 //! a scripted model built into the binary.
 
+mod acp;
 mod buffers;
 mod demo;
 mod doctor;
@@ -23,6 +24,8 @@ const USAGE: &str = "usage: bravebot <command>
 
 commands:
   lsp                    speak the bravebot protocol on stdin/stdout (started by an editor)
+  acp                    speak the Agent Client Protocol on stdin/stdout (Zed, JetBrains,
+                         Emacs and other ACP hosts)
   exec [--json] [--vet] PROMPT
                          run one headless turn in the current directory; with --vet a
                          check that finds nothing releases output in place of a person
@@ -47,6 +50,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         ["lsp", ..] => run(Mode::Lsp),
+        ["acp"] => run(Mode::Acp),
         ["doctor"] => run(Mode::Doctor),
         ["demo"] => run(Mode::Demo),
         ["exec", rest @ ..] => match exec_args(rest) {
@@ -65,6 +69,7 @@ fn main() -> ExitCode {
 
 enum Mode {
     Lsp,
+    Acp,
     Doctor,
     Demo,
     Exec {
@@ -110,6 +115,16 @@ fn run(mode: Mode) -> ExitCode {
             Mode::Lsp => match network() {
                 Ok(egress) => {
                     if lsp::serve(egress).await {
+                        ExitCode::SUCCESS
+                    } else {
+                        ExitCode::FAILURE
+                    }
+                }
+                Err(code) => code,
+            },
+            Mode::Acp => match network() {
+                Ok(egress) => {
+                    if acp::serve(egress).await {
                         ExitCode::SUCCESS
                     } else {
                         ExitCode::FAILURE

@@ -116,6 +116,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         Ok(disk) => disk,
         Err(refusal) => return refusal,
     };
+    call.session.files.refresh(&path).await;
     let buffer = call.session.files.buffer(&path);
     let current = match (&buffer, &disk) {
         (Some((text, _)), _) => text.as_bytes().to_vec(),

@@ -151,6 +151,7 @@ impl Target {
     /// Reads what is at `path` now: the open buffer, and the disk through the confined reader.
     pub async fn read(call: &Call<'_>, path: PathBuf, shown: String) -> Result<Target, ToolOutput> {
         let disk = read_disk(call, &path, &shown).await?;
+        call.session.files.refresh(&path).await;
         let buffer = call.session.files.buffer(&path);
         Ok(Target::with(call, path, shown, buffer, disk))
     }
@@ -444,6 +445,8 @@ async fn land(
         Some(text) => Labelled::new(text.clone(), proposal.label()),
         None => proposal.with_hunks(accepted),
     };
+    // What the person typed while the question was open is seen before the change lands.
+    session.files.refresh(&target.path).await;
     let outcome = match (&target.buffer, session.files.version(&target.path)) {
         // Still at the version the question was put on: the edits come from the proposal's own
         // diff (or one diff of the person's version), made on the text read then.

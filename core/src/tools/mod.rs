@@ -51,6 +51,19 @@ pub trait Files: Send + Sync {
         self.buffer(path).map(|(_, v)| v)
     }
 
+    /// Brings what [`Files::buffer`] holds for `path` up to date, for an editor that is asked for
+    /// a file's text rather than told of it (ACP's `fs/read_text_file`). Called before a read
+    /// and before a change lands; an editor that keeps its buffers in step needs nothing here.
+    fn refresh<'a>(&'a self, _path: &'a Path) -> crate::session::BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
+
+    /// Whether [`Files::refresh`] asks the editor anything, so a read that would not need it
+    /// costs nothing more.
+    fn refreshes(&self) -> bool {
+        false
+    }
+
     /// Changes an open buffer, whose text at `version` is `original`, by whole-line `edits`
     /// through the editor, so undo and dirty state stay the editor's. Refused when the buffer is
     /// no longer at `version`.
