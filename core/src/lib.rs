@@ -27,6 +27,7 @@ pub mod process;
 pub mod record;
 pub mod run;
 pub mod runner;
+pub mod sandbox;
 pub mod secret;
 pub mod session;
 pub mod settings;
