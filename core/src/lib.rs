@@ -22,6 +22,7 @@ pub mod jobs;
 pub mod kernel;
 pub mod language;
 pub mod looping;
+pub mod mcp;
 pub mod model;
 pub mod process;
 pub mod record;

@@ -140,6 +140,9 @@ pub enum QuestionKind {
     Fetch,
     LspStart,
     VetContent,
+    McpStart,
+    McpTools,
+    McpCall,
 }
 
 impl QuestionKind {
@@ -154,6 +157,9 @@ impl QuestionKind {
             QuestionKind::Fetch => "fetch",
             QuestionKind::LspStart => "lspStart",
             QuestionKind::VetContent => "vetContent",
+            QuestionKind::McpStart => "mcpStart",
+            QuestionKind::McpTools => "mcpTools",
+            QuestionKind::McpCall => "mcpCall",
         }
     }
 }
@@ -362,6 +368,8 @@ pub struct Session {
     /// The inherited variables no program of this session is handed (runs and language servers
     /// alike): the fixed list and the session's credential variables.
     pub withheld: crate::process::Withheld,
+    /// The MCP servers the person declared: started on approval, stopped with the session.
+    pub mcp: crate::mcp::Servers,
     audit_log: Option<PathBuf>,
     /// Where the session's record and the prompt history are kept; `None` keeps neither (an
     /// incognito session, a headless run).
@@ -463,6 +471,7 @@ impl Session {
         );
         let language_servers =
             crate::language::LanguageServers::for_session(&config.cwd, withheld.clone());
+        let mcp = crate::mcp::Servers::new(config.settings.mcp_servers.clone());
         Session {
             id: config.id,
             cwd: config.cwd,
@@ -473,6 +482,7 @@ impl Session {
             files,
             language_servers,
             withheld,
+            mcp,
             audit_log: config.audit_log,
             keep: None,
             context_budget: std::sync::OnceLock::new(),
@@ -749,6 +759,7 @@ impl Session {
         self.cancel();
         self.stop_jobs();
         self.stop_language_servers();
+        self.mcp.stop_all();
     }
 
     /// Stops every background job of the session (the session is ending).

@@ -64,6 +64,29 @@ pub async fn run(egress: Arc<Egress>) -> ExitCode {
     ));
     lines.extend(egress.describe().lines());
     lines.push(format!("confinement: {}", confinement()));
+    let level = bravebot_core::sandbox::level();
+    lines.push(format!(
+        "network denial for confined processes: {}",
+        if level.network_denial() {
+            "enforced by the kernel"
+        } else {
+            "not enforceable here, so a server that does not ask for the network is not started"
+        }
+    ));
+    if settings.mcp_servers.is_empty() {
+        lines.push("MCP servers: none declared in ~/.bravebot/settings.json".to_string());
+    }
+    for server in &settings.mcp_servers {
+        lines.push(format!(
+            "MCP server {}: {} {:?}, reads {:?}, writes {:?}, network {}; started on a session's first turn once approved, confined",
+            server.name,
+            server.command,
+            server.args,
+            server.read,
+            server.write,
+            if server.network { "allowed" } else { "denied" }
+        ));
+    }
     for (language, binary) in LANGUAGE_SERVERS {
         lines.push(match find_on_path(binary) {
             Some(p) => format!(

@@ -67,6 +67,8 @@ pub enum Origin {
         path: String,
         line: Option<u64>,
     },
+    /// What an MCP server's tool answered, by the tool's full name.
+    Mcp { tool: String },
 }
 
 impl fmt::Display for Origin {
@@ -121,6 +123,7 @@ impl fmt::Display for Origin {
                 path,
                 line: None,
             } => write!(f, "{what} from a language server, asked about {path}"),
+            Origin::Mcp { tool } => write!(f, "what {tool} answered"),
         }
     }
 }

@@ -13,6 +13,7 @@ mod job_output;
 mod land;
 mod list_files;
 mod lsp;
+pub mod mcp;
 mod read_file;
 mod read_git;
 mod read_output;
@@ -449,6 +450,9 @@ pub async fn dispatch(
     arguments: &str,
     cancel: &CancellationToken,
 ) -> (ToolOutput, Value, String) {
+    if name.starts_with(mcp::PREFIX) {
+        return mcp::dispatch(session, name, arguments, cancel).await;
+    }
     // A tool this turn was not offered is answered as any unknown name is.
     let offers = session.state().offers;
     let specs = specs_for(offers);
