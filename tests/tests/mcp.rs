@@ -30,11 +30,19 @@ fn offered(request: &Value) -> Vec<String> {
 }
 
 fn settings(readable: &Path, writable: &Path) -> String {
+    settings_with(readable, writable, json!([]), json!([]))
+}
+
+fn settings_with(readable: &Path, writable: &Path, allow: Value, deny: Value) -> String {
+    let env_log = writable.join("env").display().to_string();
     json!({
         "mcp": {
+            "allow": allow,
+            "deny": deny,
             "servers": {
                 "fake": {
                     "command": env!("CARGO_BIN_EXE_fake_mcp_server"),
+                    "args": ["--env-to", env_log],
                     "read": [readable.display().to_string()],
                     "write": [writable.display().to_string()]
                 }
@@ -49,7 +57,9 @@ fn answering(client: &LspClient, tools: &'static str) -> Arc<Mutex<Vec<ServerReq
     let seen = Arc::new(Mutex::new(Vec::new()));
     let kept = seen.clone();
     client.answer_permissions_with(move |q| {
-        kept.lock().unwrap_or_else(|p| p.into_inner()).push(q.clone());
+        kept.lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(q.clone());
         match q.question_kind() {
             Some("mcpStart") | Some("mcpCall") => Answer::choose(q, "allow_once"),
             Some("mcpTools") => Answer::select(tools),
@@ -68,7 +78,7 @@ fn prompt(client: &LspClient, session: &str, text: &str) {
         .unwrap_or_else(|e| panic!("prompt failed: {e}"));
 }
 
-// Verifies: MCP-1, MCP-2, MCP-3, MCP-4, MCP-6, MCP-7, MCP-8
+// Verifies: MCP-2, MCP-3, MCP-4, MCP-5, MCP-6, MCP-7, MCP-8
 #[test]
 fn a_declared_server_is_asked_about_confined_gated_and_its_rug_pull_withheld() {
     let workspace = tempfile::tempdir().expect("workspace");
@@ -80,7 +90,11 @@ fn a_declared_server_is_asked_about_confined_gated_and_its_rug_pull_withheld() {
     std::fs::write(workspace.path().join("in-workspace"), "ws\n").expect("write");
     let r = |p: &Path, f: &str| p.join(f).display().to_string();
     let model = FakeModel::start(vec![
-        call("c1", "mcp__fake__echo", json!({"text": "hello", "why": "try it"})),
+        call(
+            "c1",
+            "mcp__fake__echo",
+            json!({"text": "hello", "why": "try it"}),
+        ),
         call(
             "c2",
             "mcp__fake__copy",
@@ -106,7 +120,11 @@ fn a_declared_server_is_asked_about_confined_gated_and_its_rug_pull_withheld() {
     ]);
     let options = LspOptions::new(workspace.path())
         .model_url(&model.url())
-        .home_file(".bravebot/settings.json", settings(readable.path(), writable.path()))
+        .home_file(
+            ".bravebot/settings.json",
+            settings(readable.path(), writable.path()),
+        )
+        .env("BRAVEBOT_API_KEY", "sk-canary-never-handed-on")
         .timeout(Duration::from_secs(60));
     let client = LspClient::start(options);
     client.initialize(json!({}));
@@ -118,7 +136,9 @@ fn a_declared_server_is_asked_about_confined_gated_and_its_rug_pull_withheld() {
     let kinds: Vec<&str> = asked.iter().filter_map(|q| q.question_kind()).collect();
     assert_eq!(
         kinds,
-        ["mcpStart", "mcpTools", "mcpCall", "mcpCall", "mcpCall", "mcpCall", "mcpCall"],
+        [
+            "mcpStart", "mcpTools", "mcpCall", "mcpCall", "mcpCall", "mcpCall", "mcpCall"
+        ],
         "{asked:#?}"
     );
     // The start question names the program, its arguments, its grants and the network.
@@ -130,15 +150,25 @@ fn a_declared_server_is_asked_about_confined_gated_and_its_rug_pull_withheld() {
         "{start}"
     );
     let plan = start["plan"].to_string();
-    assert!(plan.contains(&readable.path().display().to_string()), "{plan}");
-    assert!(plan.contains(&writable.path().display().to_string()), "{plan}");
+    assert!(
+        plan.contains(&readable.path().display().to_string()),
+        "{plan}"
+    );
+    assert!(
+        plan.contains(&writable.path().display().to_string()),
+        "{plan}"
+    );
     assert!(plan.contains("network: denied"), "{plan}");
     // The tools question shows the server's descriptions, as content nobody vouched for.
     let tools = &asked[1].params["subject"];
     assert!(tools["content"].to_string().contains(FIRST), "{tools}");
     // A call's question names the tool, the server and the arguments.
     let first_call = &asked[2].params;
-    assert!(first_call["title"].as_str().is_some_and(|t| t.contains("echo") && t.contains("fake")));
+    assert!(
+        first_call["title"]
+            .as_str()
+            .is_some_and(|t| t.contains("echo") && t.contains("fake"))
+    );
     assert!(first_call["subject"]["plan"].to_string().contains("hello"));
 
     let planner = model.requests_for("planner");
@@ -166,10 +196,20 @@ fn a_declared_server_is_asked_about_confined_gated_and_its_rug_pull_withheld() {
         std::fs::read_to_string(writable.path().join("a")).expect("copied"),
         "granted text\n"
     );
-    assert!(!writable.path().join("b").exists(), "read outside its grants");
-    assert!(!workspace.path().join("x").exists(), "wrote into the workspace");
+    assert!(
+        !writable.path().join("b").exists(),
+        "read outside its grants"
+    );
+    assert!(
+        !workspace.path().join("x").exists(),
+        "wrote into the workspace"
+    );
     assert!(!writable.path().join("c").exists(), "read the workspace");
     model.assert_no_planner_request_contains(SECRET);
+    // Its environment is bravebot's less the credential.
+    let names = std::fs::read_to_string(writable.path().join("env")).expect("env names");
+    assert!(names.lines().any(|n| n == "PATH"), "{names}");
+    assert!(!names.lines().any(|n| n == "BRAVEBOT_API_KEY"), "{names}");
 
     // session/status reports the server, running and confined, and echo withheld.
     let status = client
@@ -179,7 +219,12 @@ fn a_declared_server_is_asked_about_confined_gated_and_its_rug_pull_withheld() {
     assert_eq!(server["name"], "fake");
     assert_eq!(server["state"], "running, confined");
     let pid = server["pid"].as_u64().expect("a pid");
-    assert!(server["tools"].to_string().contains("mcp__fake__echo: withheld"), "{server}");
+    assert!(
+        server["tools"]
+            .to_string()
+            .contains("mcp__fake__echo: withheld"),
+        "{server}"
+    );
     assert!(
         status["confinement"]
             .as_str()
@@ -200,10 +245,15 @@ fn a_declared_server_is_asked_about_confined_gated_and_its_rug_pull_withheld() {
         .ok();
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while std::path::Path::new(&format!("/proc/{pid}")).exists()
-        && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .is_ok_and(|s| s.rsplit_once(')').is_some_and(|(_, r)| r.trim_start().starts_with('Z')))
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            s.rsplit_once(')')
+                .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+        })
     {
-        assert!(std::time::Instant::now() < deadline, "the server outlived its session");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server outlived its session"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -217,7 +267,10 @@ fn a_description_never_approved_is_offered_as_name_and_schema_only() {
     let model = FakeModel::start(vec![Reply::text("nothing to do")]);
     let options = LspOptions::new(workspace.path())
         .model_url(&model.url())
-        .home_file(".bravebot/settings.json", settings(readable.path(), writable.path()))
+        .home_file(
+            ".bravebot/settings.json",
+            settings(readable.path(), writable.path()),
+        )
         .timeout(Duration::from_secs(60));
     let client = LspClient::start(options);
     client.initialize(json!({}));
@@ -270,6 +323,67 @@ fn a_workspace_settings_file_cannot_declare_a_server() {
         Duration::from_secs(60),
     );
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("settings key not obeyed: mcp.servers"), "{text}");
-    assert!(text.contains("network denial for confined processes"), "{text}");
+    assert!(
+        text.contains("settings key not obeyed: mcp.servers"),
+        "{text}"
+    );
+    assert!(
+        text.contains("network denial for confined processes"),
+        "{text}"
+    );
+}
+
+// Verifies: MCP-4
+#[test]
+fn a_persons_rules_answer_for_a_call_unless_the_context_met_a_description() {
+    let workspace = tempfile::tempdir().expect("workspace");
+    let readable = tempfile::tempdir().expect("readable");
+    let writable = tempfile::tempdir().expect("writable");
+    std::fs::write(readable.path().join("a"), "granted\n").expect("write");
+    let r = |p: &Path, f: &str| p.join(f).display().to_string();
+    let model = FakeModel::start(vec![
+        call(
+            "d1",
+            "mcp__fake__echo",
+            json!({"text": "hi", "why": "denied"}),
+        ),
+        call(
+            "d2",
+            "mcp__fake__copy",
+            json!({"from": r(readable.path(), "a"), "to": r(writable.path(), "a"), "why": "allowed"}),
+        ),
+        Reply::text("done"),
+    ]);
+    let options = LspOptions::new(workspace.path())
+        .model_url(&model.url())
+        .home_file(
+            ".bravebot/settings.json",
+            settings_with(
+                readable.path(),
+                writable.path(),
+                json!(["mcp__fake__*"]),
+                json!(["mcp__fake__echo"]),
+            ),
+        )
+        .timeout(Duration::from_secs(60));
+    let client = LspClient::start(options);
+    client.initialize(json!({}));
+    let questions = answering(&client, "schemas-only");
+    let session = client.new_session();
+    prompt(&client, &session, "use it");
+    let kinds: Vec<String> = questions
+        .lock()
+        .expect("questions")
+        .iter()
+        .filter_map(|q| q.question_kind().map(str::to_string))
+        .collect();
+    // No call was asked about: one was denied by a rule, the other allowed by one.
+    assert_eq!(kinds, ["mcpStart", "mcpTools"]);
+    assert!(
+        model.tool_result("d1").contains("mcp.deny"),
+        "{}",
+        model.tool_result("d1")
+    );
+    assert!(model.tool_result("d2").contains("ref:"));
+    assert!(writable.path().join("a").is_file());
 }
