@@ -78,7 +78,7 @@ fn prompt(client: &LspClient, session: &str, text: &str) {
         .unwrap_or_else(|e| panic!("prompt failed: {e}"));
 }
 
-// Verifies: MCP-2, MCP-3, MCP-4, MCP-5, MCP-6, MCP-7, MCP-8
+// Verifies: MCP-2, MCP-3, MCP-4, MCP-5, MCP-6, MCP-7, MCP-8, MCP-9
 #[test]
 fn a_declared_server_is_asked_about_confined_gated_and_its_rug_pull_withheld() {
     let workspace = tempfile::tempdir().expect("workspace");
@@ -284,7 +284,7 @@ fn a_description_never_approved_is_offered_as_name_and_schema_only() {
     model.assert_no_planner_request_contains("COPY-DESCRIPTION");
 }
 
-// Verifies: MCP-1
+// Verifies: MCP-1, MCP-9
 #[test]
 fn a_workspace_settings_file_cannot_declare_a_server() {
     let workspace = tempfile::tempdir().expect("workspace");

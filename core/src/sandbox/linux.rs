@@ -33,7 +33,7 @@ pub fn abi() -> u32 {
 /// Builds the ruleset for `plan`; every rule is installed, or the plan is refused naming the path.
 pub fn ruleset(plan: &Plan) -> Result<OwnedFd, Refusal> {
     let abi = ABI::from(i32::try_from(plan.abi).unwrap_or(i32::MAX));
-    let failed = |e: &dyn std::fmt::Display| Refusal::NotInstalled("/".into(), e.to_string());
+    let failed = |e: &dyn std::fmt::Display| Refusal::Ruleset(e.to_string());
     let all = AccessFs::from_all(abi);
     let read = AccessFs::from_read(abi);
     let file = AccessFs::from_file(abi);

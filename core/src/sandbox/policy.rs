@@ -171,6 +171,8 @@ pub enum Refusal {
         "the network is to be denied, and this kernel (Landlock ABI {0}) cannot deny it (ABI 4, Linux 6.7, is needed), so the process was not started"
     )]
     NetworkNotEnforceable(u32),
+    #[error("the kernel refused the ruleset ({0}), so nothing was started")]
+    Ruleset(String),
     #[error("a write grant on / confines nothing, so the policy was refused")]
     ConfinesNothing,
     #[error("the grant {} is not an absolute path, so the policy was refused", .0.display())]
