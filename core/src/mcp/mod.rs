@@ -274,6 +274,8 @@ pub struct Running {
     pub pinned: Mutex<BTreeMap<String, (String, Approval)>>,
     /// The newest listing.
     pub listed: Mutex<Listing>,
+    /// Digests the person chose to keep withheld: not put to them again this session.
+    pub declined: Mutex<std::collections::BTreeSet<String>>,
 }
 
 impl std::fmt::Debug for Running {
@@ -460,6 +462,7 @@ pub async fn start(
         child: Mutex::new(Some(child)),
         pinned: Mutex::new(BTreeMap::new()),
         listed: Mutex::new(Listing::default()),
+        declined: Mutex::new(std::collections::BTreeSet::new()),
     };
     if running.relist().await.is_err() {
         running.stop();

@@ -62,10 +62,15 @@ pub async fn prepare(session: &Session, cancel: &CancellationToken) {
                         .set(&entry.name, State::Refused("it stopped answering".into()));
                     continue;
                 }
+                let declined = running
+                    .declined
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .clone();
                 let withheld: Vec<Listed> = running
                     .tools()
                     .into_iter()
-                    .filter(|(_, a)| a.is_none())
+                    .filter(|(t, a)| a.is_none() && !declined.contains(&t.digest))
                     .map(|(t, _)| t)
                     .collect();
                 if !withheld.is_empty() {
@@ -337,7 +342,13 @@ or schema changes later is withheld until you approve it again.{}",
                 Decision::Refused,
                 format!("mcpTools {server}: none offered"),
             );
-            if !again {
+            if again {
+                running
+                    .declined
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .extend(tools.iter().map(|t| t.digest.clone()));
+            } else {
                 running.stop();
                 session.mcp.set(
                     server,
