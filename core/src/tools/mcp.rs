@@ -190,10 +190,11 @@ async fn start(session: &Session, entry: &crate::mcp::ServerEntry, cancel: &Canc
         why: None,
         subject: Subject {
             command: Some(shown_command(&program, &entry.args)),
-            plan,
+            plan: plan.clone(),
             notice: Some(format!(
-                "It runs confined ({}): it can read and write only what is listed, and {}. \
+                "{}. It runs confined ({}): it can read and write only what is listed, and {}. \
 It gets your environment less bravebot's credentials. Its tools are put to you next, and every call is asked.",
+                plan.join("; "),
                 crate::sandbox::level().describe(),
                 if entry.network {
                     "it may reach the network"
