@@ -141,6 +141,9 @@ pub enum QuestionKind {
     LspStart,
     VetContent,
     Delegate,
+    McpStart,
+    McpTools,
+    McpCall,
 }
 
 impl QuestionKind {
@@ -156,6 +159,9 @@ impl QuestionKind {
             QuestionKind::LspStart => "lspStart",
             QuestionKind::VetContent => "vetContent",
             QuestionKind::Delegate => "delegate",
+            QuestionKind::McpStart => "mcpStart",
+            QuestionKind::McpTools => "mcpTools",
+            QuestionKind::McpCall => "mcpCall",
         }
     }
 }
@@ -371,6 +377,8 @@ pub struct Session {
     /// Where this session sits when it is a delegate's: its number, kind, depth, the tools it
     /// holds and the tree it belongs to. `None` for a session the person opened.
     pub seat: Option<crate::delegate::Seat>,
+    /// The MCP servers the person declared: started on approval, stopped with the session.
+    pub mcp: crate::mcp::Servers,
     audit_log: Option<PathBuf>,
     /// Where the session's record and the prompt history are kept; `None` keeps neither (an
     /// incognito session, a headless run).
@@ -474,6 +482,7 @@ impl Session {
             &config.cwd,
             withheld.clone(),
         ));
+        let mcp = crate::mcp::Servers::new(config.settings.mcp_servers.clone());
         Session {
             id: config.id,
             cwd: config.cwd,
@@ -487,6 +496,7 @@ impl Session {
             language_servers,
             withheld,
             seat: None,
+            mcp,
             audit_log: config.audit_log,
             keep: None,
             context_budget: std::sync::OnceLock::new(),
@@ -580,6 +590,8 @@ impl Session {
             language_servers: self.language_servers.clone(),
             withheld: self.withheld.clone(),
             seat: Some(seat),
+            // A delegate starts and calls no MCP server: the narrowest of what its parent holds.
+            mcp: crate::mcp::Servers::new(Vec::new()),
             audit_log: None,
             keep: None,
             context_budget: std::sync::OnceLock::new(),
@@ -835,6 +847,7 @@ impl Session {
         self.cancel();
         self.stop_jobs();
         self.stop_language_servers();
+        self.mcp.stop_all();
     }
 
     /// Stops every background job of the session (the session is ending).

@@ -113,6 +113,12 @@ pub struct Settings {
     /// The shortest wait between two ticks of a loop (`loop.minSeconds`, 60 by default; a test
     /// sets it lower).
     pub loop_min_seconds: u64,
+    /// The MCP servers the person declared (`mcp.servers`, the home file only).
+    pub mcp_servers: Vec<crate::mcp::ServerEntry>,
+    /// MCP tools called unasked (`mcp.allow`) and never (`mcp.deny`), by full name or
+    /// `mcp__<server>__*`; the home file only.
+    pub mcp_allow: Vec<String>,
+    pub mcp_deny: Vec<String>,
 }
 
 impl Default for Settings {
@@ -142,6 +148,9 @@ impl Default for Settings {
             search_max_seconds: 10,
             max_rounds: DEFAULT_MAX_ROUNDS,
             loop_min_seconds: 60,
+            mcp_servers: Vec::new(),
+            mcp_allow: Vec::new(),
+            mcp_deny: Vec::new(),
         }
     }
 }
@@ -237,6 +246,9 @@ const KNOWN_KEYS: &[&str] = &[
     "search.maxSeconds",
     "maxRounds",
     "loop.minSeconds",
+    "mcp.servers",
+    "mcp.allow",
+    "mcp.deny",
 ];
 
 /// Flattens `{"vetting": {"auto": true}}` and `{"vetting.auto": true}` alike into dotted keys.
@@ -454,6 +466,17 @@ fn apply(
         "fetch.deny" => list()
             .map(|l| s.fetch_deny = l)
             .ok_or(bad("a list of hosts")),
+        "mcp.servers" => crate::mcp::parse_servers(value)
+            .map(|l| s.mcp_servers = l)
+            .ok_or(bad(
+                "an object from server name to { command, args, read, write, network }",
+            )),
+        "mcp.allow" => list()
+            .map(|l| s.mcp_allow = l)
+            .ok_or(bad("a list of MCP tool names")),
+        "mcp.deny" => list()
+            .map(|l| s.mcp_deny = l)
+            .ok_or(bad("a list of MCP tool names")),
         "run.allow" => list()
             .map(|l| s.run_allow = l)
             .ok_or(bad("a list of command lines")),

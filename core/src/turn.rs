@@ -100,7 +100,9 @@ pub(crate) async fn rounds(
     cancel: &CancellationToken,
 ) -> StopReason {
     let offers = session.state().offers;
-    let tools: Vec<_> = tools::offered(session)
+    // Declared MCP servers nobody was asked about, and tools withheld since, are put first.
+    tools::mcp::prepare(session, cancel).await;
+    let mut tools: Vec<_> = tools::offered(session)
         .iter()
         .map(|spec| {
             let mut schema = spec.schema();
@@ -113,6 +115,8 @@ pub(crate) async fn rounds(
             schema
         })
         .collect();
+    let native = tools.len();
+    tools.extend(tools::mcp::schemas(session));
     let budget = context_budget(session).await;
     // What the request holds besides the conversation: the reply's room, the system prompt and
     // the tool list, each counted by the same estimate (SESS-12).
@@ -144,6 +148,12 @@ pub(crate) async fn rounds(
             }
             // Reports of delegates that finished, in start order (DELEG-7).
             crate::delegate::hand_over(session, conversation, cancel, false).await;
+        }
+        // A server's tools as they stand this round: one that changed since it was approved is
+        // withheld from here on.
+        if round > 0 {
+            tools.truncate(native);
+            tools.extend(tools::mcp::schemas(session));
         }
         if let Err(too_long) = conversation.fit(room) {
             return StopReason::Error(too_long.to_string());

@@ -64,6 +64,29 @@ pub async fn run(egress: Arc<Egress>) -> ExitCode {
     ));
     lines.extend(egress.describe().lines());
     lines.push(format!("confinement: {}", confinement()));
+    let level = bravebot_core::sandbox::level();
+    lines.push(format!(
+        "network denial for confined processes: {}",
+        if level.network_denial() {
+            "enforced by the kernel"
+        } else {
+            "not enforceable here, so a server that does not ask for the network is not started"
+        }
+    ));
+    if settings.mcp_servers.is_empty() {
+        lines.push("MCP servers: none declared in ~/.bravebot/settings.json".to_string());
+    }
+    for server in &settings.mcp_servers {
+        lines.push(format!(
+            "MCP server {}: {} {:?}, reads {:?}, writes {:?}, network {}; started on a session's first turn once approved, confined",
+            server.name,
+            server.command,
+            server.args,
+            server.read,
+            server.write,
+            if server.network { "allowed" } else { "denied" }
+        ));
+    }
     for (language, binary) in LANGUAGE_SERVERS {
         lines.push(match find_on_path(binary) {
             Some(p) => format!(
@@ -80,31 +103,9 @@ pub async fn run(egress: Arc<Egress>) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// What the kernel offers for confining a process: Landlock's ABI version on Linux.
+/// What the kernel offers for confining a process (SANDBOX-5).
 pub fn confinement() -> String {
-    #[cfg(target_os = "linux")]
-    {
-        const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
-        // SAFETY: asking for the ABI version passes no pointers the kernel writes through.
-        let abi = unsafe {
-            libc::syscall(
-                libc::SYS_landlock_create_ruleset,
-                std::ptr::null::<libc::c_void>(),
-                0usize,
-                LANDLOCK_CREATE_RULESET_VERSION,
-            )
-        };
-        match abi {
-            v if v >= 2 => format!("Landlock ABI {v} available"),
-            1 => "Landlock ABI 1 only: too old to allow renames, so confinement is unavailable"
-                .to_string(),
-            _ => "Landlock unavailable on this kernel".to_string(),
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        "no confinement backend on this platform".to_string()
-    }
+    bravebot_core::sandbox::level().describe()
 }
 
 fn find_on_path(binary: &str) -> Option<std::path::PathBuf> {

@@ -512,10 +512,23 @@ impl Backend {
                 .map(|(_, line)| line.clone())
                 .collect(),
             auto_vetting: json!({"on": s.settings.vetting_auto, "source": s.settings.vetting_auto_source}),
-            confinement: format!(
-                "{}; this session starts no confined process",
-                crate::doctor::confinement()
-            ),
+            confinement: {
+                let started = s.mcp.running().len();
+                format!(
+                    "{}; {}",
+                    crate::doctor::confinement(),
+                    match started {
+                        0 => "this session confines nothing: it started no MCP server".to_string(),
+                        n => format!("this session confines the {n} MCP server(s) it started"),
+                    }
+                )
+            },
+            mcp_servers: s
+                .mcp
+                .status()
+                .into_iter()
+                .map(|m| serde_json::to_value(m).unwrap_or_default())
+                .collect(),
             language_servers: s
                 .language_servers
                 .status()

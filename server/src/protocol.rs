@@ -461,6 +461,8 @@ pub struct StatusResult {
     /// Whether a check that finds nothing answers in the person's place, and which switch said so.
     pub auto_vetting: Value,
     pub confinement: String,
+    /// The MCP servers the person declared: each one's state, grants, network, pid and tools.
+    pub mcp_servers: Vec<Value>,
     pub language_servers: Vec<Value>,
     pub jobs: Vec<Value>,
     pub watches: Vec<Value>,

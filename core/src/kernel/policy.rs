@@ -120,6 +120,18 @@ pub fn release(
     PlannerText(String::from_utf8_lossy(value.value()).into_owned())
 }
 
+/// Joins texts for the person's screen into one, labelled by all of them (the join of their
+/// labels, so the result is no better than its worst part).
+pub fn concat(parts: Vec<Labelled<String>>) -> Labelled<String> {
+    let mut label = Label::TRUSTED_PUBLIC;
+    let mut text = String::new();
+    for part in parts {
+        label = label.join(part.label());
+        text.push_str(part.value());
+    }
+    Labelled::new(text, label)
+}
+
 /// Presents what a program printed after the person, shown those bytes, vouched for the command
 /// that printed them for the rest of the session (the `a` answer at a run prompt, given at the
 /// question that shows its output). The person's gesture is the new provenance, as a yes to a

@@ -70,6 +70,8 @@ pub enum Origin {
     /// A delegate's report whose own context met content nobody vouched for, by the delegate's
     /// number and kind.
     Report { number: u32, kind: String },
+    /// What an MCP server's tool answered, by the tool's full name.
+    Mcp { tool: String },
 }
 
 impl fmt::Display for Origin {
@@ -127,6 +129,7 @@ impl fmt::Display for Origin {
             Origin::Report { number, kind } => {
                 write!(f, "the report of delegate {number} ({kind})")
             }
+            Origin::Mcp { tool } => write!(f, "what {tool} answered"),
         }
     }
 }

@@ -15,6 +15,7 @@ mod land;
 mod list_files;
 mod load_skill;
 mod lsp;
+pub mod mcp;
 mod read_file;
 mod read_git;
 mod read_output;
@@ -486,6 +487,9 @@ pub async fn dispatch(
     arguments: &str,
     cancel: &CancellationToken,
 ) -> (ToolOutput, Value, String) {
+    if name.starts_with(mcp::PREFIX) {
+        return mcp::dispatch(session, name, arguments, cancel).await;
+    }
     // A tool this turn was not offered is answered as any unknown name is; a delegate naming a
     // tool its seat does not hold is refused, and the refusal recorded (DELEG-3).
     let specs = offered(session);

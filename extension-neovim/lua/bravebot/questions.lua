@@ -840,6 +840,8 @@ M.kinds = {
   trustRead = M.content,
   delegate = M.select,
   askUser = M.ask_user,
+  -- An MCP server's tools: names, schemas and descriptions, all the server's words (MCP-9).
+  mcpTools = M.content,
   _unknown = M.unknown,
 }
 

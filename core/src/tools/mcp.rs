@@ -1,0 +1,595 @@
+//! The MCP servers' tools as the planner sees them: `mcp__<server>__<tool>`, each call put to the
+//! person unless a rule of theirs names it, its output a reference.
+//!
+//! At the start of each turn a declared server nobody was asked about is put to the person (the
+//! program, its arguments, its grants and the network), started confined on a yes, and its tools
+//! put to them (names, schemas and descriptions, drawn as untrusted): offered with descriptions,
+//! by name and schema only, or not at all. A running server's tools are listed again at each
+//! turn's start and after each call; a tool that is new or differs from what was approved is
+//! withheld and put to the person at the next turn's start.
+
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::kernel::audit::{Decision, Gate};
+use crate::kernel::context::Routing;
+use crate::kernel::policy::{self, Endorsement, PlannerText};
+use crate::kernel::slot::Origin;
+use crate::mcp::{Approval, Listed, Running, State};
+use crate::model::ToolSchema;
+use crate::session::{OptionKind, Question, QuestionKind, QuestionOption, Session, Subject};
+
+use super::{Call, ToolOutput};
+
+pub const PREFIX: &str = "mcp__";
+
+fn full_name(server: &str, tool: &str) -> String {
+    format!("{PREFIX}{server}__{tool}")
+}
+
+fn option(id: &str, name: &str, kind: OptionKind) -> QuestionOption {
+    QuestionOption {
+        id: id.into(),
+        name: name.into(),
+        kind,
+    }
+}
+
+/// A program and its arguments with their boundaries visible.
+fn shown_command(program: &std::path::Path, args: &[String]) -> String {
+    let mut out = program.display().to_string();
+    for a in args {
+        out.push(' ');
+        out.push_str(&serde_json::to_string(a).unwrap_or_default());
+    }
+    out
+}
+
+/// Puts every declared server nobody was asked about to the person, and every tool withheld since
+/// the last approval. Runs at the start of a turn.
+pub async fn prepare(session: &Session, cancel: &CancellationToken) {
+    for entry in session.mcp.entries().to_vec() {
+        if cancel.is_cancelled() {
+            return;
+        }
+        match session.mcp.state(&entry.name) {
+            Some(State::Unasked) => start(session, &entry, cancel).await,
+            Some(State::Running(running)) => {
+                if running.relist().await.is_err() {
+                    running.stop();
+                    session
+                        .mcp
+                        .set(&entry.name, State::Refused("it stopped answering".into()));
+                    continue;
+                }
+                let declined = running
+                    .declined
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .clone();
+                let withheld: Vec<Listed> = running
+                    .tools()
+                    .into_iter()
+                    .filter(|(t, a)| a.is_none() && !declined.contains(&t.digest))
+                    .map(|(t, _)| t)
+                    .collect();
+                if !withheld.is_empty() {
+                    approve_tools(session, &entry.name, &running, withheld, true, cancel).await;
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn record(session: &Session, gate: Gate, decision: Decision, detail: String) {
+    session.state().audit.record(gate, decision, detail);
+}
+
+async fn ask(
+    session: &Session,
+    question: Question,
+    cancel: &CancellationToken,
+) -> crate::session::Answer {
+    tokio::select! {
+        a = session.screen.ask(question) => a,
+        () = cancel.cancelled() => crate::session::Answer::Refused,
+    }
+}
+
+async fn start(session: &Session, entry: &crate::mcp::ServerEntry, cancel: &CancellationToken) {
+    let name = entry.name.clone();
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let Some(program) =
+        crate::mcp::resolve_program(&entry.command, std::env::var_os("PATH").as_deref())
+    else {
+        let why = format!("{} is not an executable program here", entry.command);
+        record(
+            session,
+            Gate::Question,
+            Decision::Refused,
+            format!("mcpStart {name}: {why}"),
+        );
+        session.mcp.set(&name, State::Refused(why));
+        return;
+    };
+    let policy = match crate::mcp::server_policy(entry, &program, home.as_deref()) {
+        Ok(p) => p,
+        Err(why) => {
+            record(
+                session,
+                Gate::Question,
+                Decision::Refused,
+                format!("mcpStart {name}: {why}"),
+            );
+            session.mcp.set(&name, State::Refused(why));
+            return;
+        }
+    };
+    // Confinement is planned and built before the person is asked, so what they are shown is
+    // what the server will get, and a server that cannot be confined is never put to them.
+    let prepared = tokio::task::spawn_blocking(move || crate::sandbox::prepare(&policy)).await;
+    let confined = match prepared {
+        Ok(Ok(c)) => c,
+        Ok(Err(refusal)) => {
+            let why = refusal.to_string();
+            record(
+                session,
+                Gate::Question,
+                Decision::Refused,
+                format!("mcpStart {name}: {why}"),
+            );
+            session.mcp.set(&name, State::Refused(why));
+            return;
+        }
+        Err(_) => {
+            session.mcp.set(
+                &name,
+                State::Refused("the confinement could not be prepared".into()),
+            );
+            return;
+        }
+    };
+    if !session.screen.interactive() {
+        record(
+            session,
+            Gate::Question,
+            Decision::Refused,
+            format!("mcpStart {name}: nobody is watching to approve it"),
+        );
+        session.mcp.set(
+            &name,
+            State::Declined("nobody was watching to approve it".into()),
+        );
+        return;
+    }
+    let mut plan = vec![
+        format!(
+            "reads: {}",
+            if entry.read.is_empty() {
+                "nothing of yours".to_string()
+            } else {
+                entry.read.join(", ")
+            }
+        ),
+        format!(
+            "writes: {}",
+            if entry.write.is_empty() {
+                "nothing".to_string()
+            } else {
+                entry.write.join(", ")
+            }
+        ),
+        "and, for any program: reads the system's programs, libraries and /etc; writes /dev/null"
+            .to_string(),
+    ];
+    plan.extend(confined.plan.notes());
+    let question = Question {
+        kind: QuestionKind::McpStart,
+        title: format!("Start the MCP server `{name}`?"),
+        why: None,
+        subject: Subject {
+            command: Some(shown_command(&program, &entry.args)),
+            plan: plan.clone(),
+            notice: Some(format!(
+                "{}. It runs confined ({}): it can read and write only what is listed, and {}. \
+It gets your environment less bravebot's credentials. Its tools are put to you next, and every call is asked.",
+                plan.join("; "),
+                crate::sandbox::level().describe(),
+                if entry.network {
+                    "it may reach the network"
+                } else {
+                    "it cannot reach the network"
+                }
+            )),
+            ..Subject::default()
+        },
+        options: vec![
+            option("start", "Start it for this session", OptionKind::AllowOnce),
+            option("not-now", "Not in this session", OptionKind::RejectOnce),
+        ],
+    };
+    let answer = ask(session, question.clone(), cancel).await;
+    if !answer.approves(&question) {
+        record(
+            session,
+            Gate::Question,
+            Decision::Refused,
+            format!("mcpStart {name}: refused"),
+        );
+        session
+            .mcp
+            .set(&name, State::Declined("the person said no".into()));
+        return;
+    }
+    record(
+        session,
+        Gate::Question,
+        Decision::Allowed,
+        format!("mcpStart {name}: approved"),
+    );
+    match crate::mcp::start(&program, entry, &session.cwd, &session.withheld, &confined).await {
+        Ok(running) => {
+            let running = std::sync::Arc::new(running);
+            session.mcp.set(&name, State::Running(running.clone()));
+            let tools: Vec<Listed> = running.tools().into_iter().map(|(t, _)| t).collect();
+            approve_tools(session, &name, &running, tools, false, cancel).await;
+        }
+        Err(why) => {
+            record(
+                session,
+                Gate::Question,
+                Decision::Refused,
+                format!("mcpStart {name}: {why}"),
+            );
+            session.mcp.set(&name, State::Refused(why));
+        }
+    }
+}
+
+/// Puts a server's tools to the person: names, schemas and descriptions, all drawn as untrusted.
+async fn approve_tools(
+    session: &Session,
+    server: &str,
+    running: &std::sync::Arc<Running>,
+    tools: Vec<Listed>,
+    again: bool,
+    cancel: &CancellationToken,
+) {
+    let shown = policy::concat(tools.iter().map(|t| t.shown.clone()).collect());
+    let unusable = running
+        .listed
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .unusable;
+    let question = Question {
+        kind: QuestionKind::McpTools,
+        title: if again {
+            format!(
+                "`{server}` now lists {} tool(s) that differ from what you approved or are new: offer them?",
+                tools.len()
+            )
+        } else {
+            format!(
+                "Offer the {} tool(s) of `{server}` to the planner?",
+                tools.len()
+            )
+        },
+        why: None,
+        subject: Subject {
+            content: Some(shown),
+            origin: Some(format!("the MCP server {server}'s own words")),
+            notice: Some(format!(
+                "Descriptions are the server's words and can carry instructions. Offered with descriptions, \
+they reach the planner as content nobody vouched for, so every effect after that is put to you. Offered by \
+name and schema only, the planner sees neither descriptions nor the schema's own text. A tool whose description \
+or schema changes later is withheld until you approve it again.{}",
+                if unusable > 0 {
+                    format!(
+                        " {unusable} tool(s) have names a planner cannot call and are not offered."
+                    )
+                } else {
+                    String::new()
+                }
+            )),
+            ..Subject::default()
+        },
+        options: vec![
+            option(
+                "with-descriptions",
+                "Offer them with their descriptions",
+                OptionKind::AllowOnce,
+            ),
+            option(
+                "schemas-only",
+                "Offer their names and schemas only",
+                OptionKind::AllowOnce,
+            ),
+            option(
+                "none",
+                if again {
+                    "Keep them withheld"
+                } else {
+                    "Offer none, and stop the server"
+                },
+                OptionKind::RejectOnce,
+            ),
+        ],
+    };
+    let answer = ask(session, question.clone(), cancel).await;
+    let chosen = answer.chosen(&question).map(|o| o.id.as_str());
+    let approval = match chosen {
+        Some("with-descriptions") if answer.approves(&question) => Some(Approval::WithDescription),
+        Some("schemas-only") if answer.approves(&question) => Some(Approval::NameAndSchema),
+        _ => None,
+    };
+    match approval {
+        Some(approval) => {
+            running.pin(&tools, approval);
+            record(
+                session,
+                Gate::Question,
+                Decision::Allowed,
+                format!(
+                    "mcpTools {server}: {} tool(s) offered, {approval:?}",
+                    tools.len()
+                ),
+            );
+        }
+        None => {
+            record(
+                session,
+                Gate::Question,
+                Decision::Refused,
+                format!("mcpTools {server}: none offered"),
+            );
+            if again {
+                running
+                    .declined
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .extend(tools.iter().map(|t| t.digest.clone()));
+            } else {
+                running.stop();
+                session.mcp.set(
+                    server,
+                    State::Declined("the person offered none of its tools".into()),
+                );
+            }
+        }
+    }
+}
+
+/// The MCP tools this round is offered: every tool whose listing matches what the person approved.
+/// A description the person approved is released to the planner (the context has then met content
+/// nobody vouched for); otherwise the tool is its name and structural schema.
+pub fn schemas(session: &Session) -> Vec<ToolSchema> {
+    let mut out = Vec::new();
+    for (server, running) in session.mcp.running() {
+        for (tool, approval) in running.tools() {
+            let Some(approval) = approval else { continue };
+            let name = full_name(&server, &tool.name);
+            let description = match approval {
+                Approval::NameAndSchema => PlannerText::driver(format!(
+                    "A tool of the MCP server `{server}`; its description was not approved, so it is not shown."
+                )),
+                Approval::WithDescription => {
+                    let mut state = session.state();
+                    let state = &mut *state;
+                    let released = policy::release(
+                        &tool.description,
+                        Endorsement::Person,
+                        &format!("the description of {name}"),
+                        &mut state.context,
+                        &mut state.audit,
+                    );
+                    PlannerText::driver(format!(
+                        "A tool of the MCP server `{server}`. Its description, in the server's words: {}",
+                        released.as_str()
+                    ))
+                }
+            };
+            let mut parameters = match tool.schema {
+                Value::Object(m) => m,
+                _ => Map::new(),
+            };
+            parameters.insert("type".into(), json!("object"));
+            let properties = parameters.entry("properties").or_insert_with(|| json!({}));
+            if let Value::Object(p) = properties {
+                p.insert(
+                    "why".into(),
+                    json!({"type": "string", "description": "one line saying what this call is for; shown to the person"}),
+                );
+            }
+            out.push(ToolSchema {
+                name,
+                description: description.as_str().to_string(),
+                parameters: Value::Object(parameters),
+            });
+        }
+    }
+    out
+}
+
+/// Whether a person-written rule names this tool: by its full name, or `mcp__<server>__*`.
+fn named_by(rules: &[String], server: &str, full: &str) -> bool {
+    let whole = format!("{PREFIX}{server}__*");
+    rules.iter().any(|r| r == full || *r == whole)
+}
+
+/// Runs a call to `mcp__<server>__<tool>`.
+pub async fn dispatch(
+    session: &Session,
+    name: &str,
+    arguments: &str,
+    cancel: &CancellationToken,
+) -> (ToolOutput, Value, String) {
+    let offered = session
+        .mcp
+        .running()
+        .into_iter()
+        .find_map(|(server, running)| {
+            running
+                .tools()
+                .into_iter()
+                .find(|(t, a)| a.is_some() && full_name(&server, &t.name) == name)
+                .map(|(t, _)| (server, running.clone(), t))
+        });
+    let Some((server, running, tool)) = offered else {
+        return (
+            ToolOutput::error(format!(
+                "unknown tool `{name}`: no MCP server of this session offers it now"
+            )),
+            Value::Null,
+            String::new(),
+        );
+    };
+    let mut args = match serde_json::from_str::<Value>(if arguments.trim().is_empty() {
+        "{}"
+    } else {
+        arguments
+    }) {
+        Ok(Value::Object(map)) => map,
+        _ => {
+            return (
+                ToolOutput::error(format!("arguments of {name} must be a JSON object")),
+                Value::Null,
+                String::new(),
+            );
+        }
+    };
+    let why = match args.remove("why") {
+        Some(Value::String(w)) => w,
+        _ => String::new(),
+    };
+    let call = Call {
+        session,
+        tool: "mcp",
+        args: args.clone(),
+        why: why.clone(),
+        cancel,
+    };
+    let shown_args = Value::Object(args.clone());
+    let output = gate_and_call(&call, &server, &running, &tool, name, args).await;
+    (output, shown_args, why)
+}
+
+async fn gate_and_call(
+    call: &Call<'_>,
+    server: &str,
+    running: &Running,
+    tool: &Listed,
+    name: &str,
+    args: Map<String, Value>,
+) -> ToolOutput {
+    let session = call.session;
+    if named_by(&session.settings.mcp_deny, server, name) {
+        call.record(
+            Gate::Question,
+            Decision::Refused,
+            format!("mcpCall {name}: mcp.deny names it"),
+        );
+        return ToolOutput::refused(format!("{name} is denied by the person's mcp.deny rule"));
+    }
+    let routing = session.state().context.routing();
+    let allowed = named_by(&session.settings.mcp_allow, server, name) && routing == Routing::Own;
+    if allowed {
+        call.record(
+            Gate::Question,
+            Decision::Allowed,
+            format!("mcpCall {name}: mcp.allow names it"),
+        );
+    } else {
+        if !session.screen.interactive() {
+            call.record(
+                Gate::Question,
+                Decision::Refused,
+                format!("mcpCall {name}: nobody is watching"),
+            );
+            return ToolOutput::refused(format!(
+                "nobody is watching this session to approve a call to {name}, so it was not made"
+            ));
+        }
+        let mut plan: Vec<String> = serde_json::to_string_pretty(&Value::Object(args.clone()))
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect();
+        if plan.is_empty() {
+            plan.push("{}".into());
+        }
+        let question = Question {
+            kind: QuestionKind::McpCall,
+            title: format!("Call `{}` on the MCP server `{server}`?", tool.name),
+            why: Some(call.why.clone()).filter(|w| !w.is_empty()),
+            subject: Subject {
+                command: Some(name.to_string()),
+                plan,
+                notice: Some(format!(
+                    "The server runs confined; what it answers is held back from the planner as a reference.{}",
+                    if routing == Routing::PersonOnly {
+                        " This conversation has met content nobody vouched for, so no rule answers for you."
+                    } else {
+                        ""
+                    }
+                )),
+                ..Subject::default()
+            },
+            options: vec![
+                option("call", "Call it", OptionKind::AllowOnce),
+                option("no", "Don't call it", OptionKind::RejectOnce),
+            ],
+        };
+        let answer = call.ask(question.clone()).await;
+        if !answer.approves(&question) {
+            call.record(
+                Gate::Question,
+                Decision::Refused,
+                format!("mcpCall {name}: refused"),
+            );
+            return ToolOutput::refused(format!("the person did not approve calling {name}"));
+        }
+        call.record(
+            Gate::Question,
+            Decision::Allowed,
+            format!("mcpCall {name}: approved"),
+        );
+    }
+    let result = tokio::select! {
+        r = running.call(&tool.name, args) => r,
+        () = call.cancel.cancelled() => Err(crate::mcp::CallError::Cancelled),
+    };
+    // A server may change its tools on any call: listed again now, so a changed one is withheld
+    // from the next round.
+    let _ = running.relist().await;
+    match result {
+        Err(e) => {
+            call.record(
+                Gate::Present,
+                Decision::Observed,
+                format!("mcpCall {name}: {}", e.describe()),
+            );
+            ToolOutput::error(format!("{name}: {}", e.describe()))
+        }
+        Ok(returned) => {
+            let reference = call.quarantine(
+                returned.text,
+                Origin::Mcp {
+                    tool: name.to_string(),
+                },
+                name,
+                format!("the answer of {name}"),
+            );
+            let pictures = match returned.pictures {
+                0 => String::new(),
+                n => format!(" It also held {n} picture(s) or sound(s), which are not kept."),
+            };
+            ToolOutput::ok(
+                PlannerText::driver(format!(
+                    "{name} answered. Nobody vouched for what an MCP server says, so it is held back as {reference}.{pictures}"
+                )),
+                format!("{name} answered: {}", reference.id),
+            )
+        }
+    }
+}

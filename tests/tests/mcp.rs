@@ -1,0 +1,389 @@
+//! MCP servers end to end, over real stdio against the fake model and a small MCP server written
+//! for these tests (`tests/src/bin/fake_mcp_server.rs`): the start question, the tools question,
+//! a call's question, the output as a reference, a changed description withheld, and a server
+//! that reaches for paths outside the workspace getting exactly its grants.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bravebot_tests::fake_model::{FakeModel, Reply};
+use bravebot_tests::lsp_client::{Answer, LspClient, LspOptions, ServerRequest};
+use serde_json::{Value, json};
+
+const FIRST: &str = "ECHO-DESCRIPTION-FIRST";
+const RUG: &str = "RUG-PULL-CANARY";
+const SECRET: &str = "OUTSIDE-SECRET-c41e";
+
+fn call(id: &str, name: &str, args: Value) -> Reply {
+    Reply::tool_call_with_id(id, name, args)
+}
+
+/// The names of the tools one planner request offered.
+fn offered(request: &Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+fn settings(readable: &Path, writable: &Path) -> String {
+    settings_with(readable, writable, json!([]), json!([]))
+}
+
+fn settings_with(readable: &Path, writable: &Path, allow: Value, deny: Value) -> String {
+    let env_log = writable.join("env").display().to_string();
+    json!({
+        "mcp": {
+            "allow": allow,
+            "deny": deny,
+            "servers": {
+                "fake": {
+                    "command": env!("CARGO_BIN_EXE_fake_mcp_server"),
+                    "args": ["--env-to", env_log],
+                    "read": [readable.display().to_string()],
+                    "write": [writable.display().to_string()]
+                }
+            }
+        }
+    })
+    .to_string()
+}
+
+/// Answers every MCP question with `tools` for the tools question, and keeps them all.
+fn answering(client: &LspClient, tools: &'static str) -> Arc<Mutex<Vec<ServerRequest>>> {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let kept = seen.clone();
+    client.answer_permissions_with(move |q| {
+        kept.lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(q.clone());
+        match q.question_kind() {
+            Some("mcpStart") | Some("mcpCall") => Answer::choose(q, "allow_once"),
+            Some("mcpTools") => Answer::select(tools),
+            _ => Answer::choose(q, "reject_once"),
+        }
+    });
+    seen
+}
+
+fn prompt(client: &LspClient, session: &str, text: &str) {
+    client
+        .request(
+            "bravebot/session/prompt",
+            json!({"sessionId": session, "text": text, "files": []}),
+        )
+        .unwrap_or_else(|e| panic!("prompt failed: {e}"));
+}
+
+// Verifies: MCP-2, MCP-3, MCP-4, MCP-5, MCP-6, MCP-7, MCP-8, MCP-9
+#[test]
+fn a_declared_server_is_asked_about_confined_gated_and_its_rug_pull_withheld() {
+    let workspace = tempfile::tempdir().expect("workspace");
+    let readable = tempfile::tempdir().expect("readable");
+    let writable = tempfile::tempdir().expect("writable");
+    let outside = tempfile::tempdir().expect("outside");
+    std::fs::write(readable.path().join("a"), "granted text\n").expect("write");
+    std::fs::write(outside.path().join("secret"), SECRET).expect("write");
+    std::fs::write(workspace.path().join("in-workspace"), "ws\n").expect("write");
+    let r = |p: &Path, f: &str| p.join(f).display().to_string();
+    let model = FakeModel::start(vec![
+        call(
+            "c1",
+            "mcp__fake__echo",
+            json!({"text": "hello", "why": "try it"}),
+        ),
+        call(
+            "c2",
+            "mcp__fake__copy",
+            json!({"from": r(readable.path(), "a"), "to": r(writable.path(), "a"), "why": "copy granted"}),
+        ),
+        call(
+            "c3",
+            "mcp__fake__copy",
+            json!({"from": r(outside.path(), "secret"), "to": r(writable.path(), "b"), "why": "copy outside"}),
+        ),
+        call(
+            "c4",
+            "mcp__fake__copy",
+            json!({"from": r(readable.path(), "a"), "to": r(workspace.path(), "x"), "why": "into the workspace"}),
+        ),
+        call(
+            "c5",
+            "mcp__fake__copy",
+            json!({"from": r(workspace.path(), "in-workspace"), "to": r(writable.path(), "c"), "why": "from the workspace"}),
+        ),
+        Reply::text("done"),
+        Reply::text("second turn done"),
+    ]);
+    let options = LspOptions::new(workspace.path())
+        .model_url(&model.url())
+        .home_file(
+            ".bravebot/settings.json",
+            settings(readable.path(), writable.path()),
+        )
+        .env("BRAVEBOT_API_KEY", "sk-canary-never-handed-on")
+        .timeout(Duration::from_secs(60));
+    let client = LspClient::start(options);
+    client.initialize(json!({}));
+    let questions = answering(&client, "with-descriptions");
+    let session = client.new_session();
+    prompt(&client, &session, "use the fake server");
+
+    let asked: Vec<ServerRequest> = questions.lock().expect("questions").clone();
+    let kinds: Vec<&str> = asked.iter().filter_map(|q| q.question_kind()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "mcpStart", "mcpTools", "mcpCall", "mcpCall", "mcpCall", "mcpCall", "mcpCall"
+        ],
+        "{asked:#?}"
+    );
+    // The start question names the program, its arguments, its grants and the network.
+    let start = &asked[0].params["subject"];
+    assert!(
+        start["command"]
+            .as_str()
+            .is_some_and(|c| c.contains("fake_mcp_server")),
+        "{start}"
+    );
+    let plan = start["plan"].to_string();
+    assert!(
+        plan.contains(&readable.path().display().to_string()),
+        "{plan}"
+    );
+    assert!(
+        plan.contains(&writable.path().display().to_string()),
+        "{plan}"
+    );
+    assert!(plan.contains("network: denied"), "{plan}");
+    // The tools question shows the server's descriptions, as content nobody vouched for.
+    let tools = &asked[1].params["subject"];
+    assert!(tools["content"].to_string().contains(FIRST), "{tools}");
+    // A call's question names the tool, the server and the arguments.
+    let first_call = &asked[2].params;
+    assert!(
+        first_call["title"]
+            .as_str()
+            .is_some_and(|t| t.contains("echo") && t.contains("fake"))
+    );
+    assert!(first_call["subject"]["plan"].to_string().contains("hello"));
+
+    let planner = model.requests_for("planner");
+    // The first request offers both tools, with the approved description.
+    let first = offered(&planner[0].body);
+    assert!(first.contains(&"mcp__fake__echo".to_string()), "{first:?}");
+    assert!(first.contains(&"mcp__fake__copy".to_string()), "{first:?}");
+    assert!(planner[0].raw_body.contains(FIRST));
+    // The schema's own text does not reach the planner.
+    assert!(!planner[0].raw_body.contains("what to repeat"));
+    // Output is a reference, never the server's words.
+    let result = model.tool_result("c1");
+    assert!(result.contains("ref:"), "{result}");
+    model.assert_no_planner_request_contains("echo: hello");
+    // After its first call echo's description changed: withheld from every later round, and the
+    // new words never reach the planner.
+    for later in &planner[1..] {
+        let names = offered(&later.body);
+        assert!(!names.contains(&"mcp__fake__echo".to_string()), "{names:?}");
+        assert!(names.contains(&"mcp__fake__copy".to_string()), "{names:?}");
+    }
+    model.assert_no_planner_request_contains(RUG);
+    // Exactly its grants: it copied what it may read into what it may write, and nothing else.
+    assert_eq!(
+        std::fs::read_to_string(writable.path().join("a")).expect("copied"),
+        "granted text\n"
+    );
+    assert!(
+        !writable.path().join("b").exists(),
+        "read outside its grants"
+    );
+    assert!(
+        !workspace.path().join("x").exists(),
+        "wrote into the workspace"
+    );
+    assert!(!writable.path().join("c").exists(), "read the workspace");
+    model.assert_no_planner_request_contains(SECRET);
+    // Its environment is bravebot's less the credential.
+    let names = std::fs::read_to_string(writable.path().join("env")).expect("env names");
+    assert!(names.lines().any(|n| n == "PATH"), "{names}");
+    assert!(!names.lines().any(|n| n == "BRAVEBOT_API_KEY"), "{names}");
+
+    // session/status reports the server, running and confined, and echo withheld.
+    let status = client
+        .request("bravebot/session/status", json!({"sessionId": session}))
+        .expect("status");
+    let server = &status["mcpServers"][0];
+    assert_eq!(server["name"], "fake");
+    assert_eq!(server["state"], "running, confined");
+    let pid = server["pid"].as_u64().expect("a pid");
+    assert!(
+        server["tools"]
+            .to_string()
+            .contains("mcp__fake__echo: withheld"),
+        "{server}"
+    );
+    assert!(
+        status["confinement"]
+            .as_str()
+            .is_some_and(|c| c.contains("confines the 1 MCP server")),
+        "{status}"
+    );
+
+    // The next turn puts the changed tool to the person again, showing its new description.
+    prompt(&client, &session, "again");
+    let asked: Vec<ServerRequest> = questions.lock().expect("questions").clone();
+    let again = asked.last().expect("a question");
+    assert_eq!(again.question_kind(), Some("mcpTools"));
+    assert!(again.params["subject"]["content"].to_string().contains(RUG));
+
+    // Ending the session stops the server.
+    client
+        .request("bravebot/session/end", json!({"sessionId": session}))
+        .ok();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while std::path::Path::new(&format!("/proc/{pid}")).exists()
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            s.rsplit_once(')')
+                .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+        })
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server outlived its session"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+// Verifies: MCP-5
+#[test]
+fn a_description_never_approved_is_offered_as_name_and_schema_only() {
+    let workspace = tempfile::tempdir().expect("workspace");
+    let readable = tempfile::tempdir().expect("readable");
+    let writable = tempfile::tempdir().expect("writable");
+    let model = FakeModel::start(vec![Reply::text("nothing to do")]);
+    let options = LspOptions::new(workspace.path())
+        .model_url(&model.url())
+        .home_file(
+            ".bravebot/settings.json",
+            settings(readable.path(), writable.path()),
+        )
+        .timeout(Duration::from_secs(60));
+    let client = LspClient::start(options);
+    client.initialize(json!({}));
+    let _questions = answering(&client, "schemas-only");
+    let session = client.new_session();
+    prompt(&client, &session, "hello");
+    let planner = model.requests_for("planner");
+    let names = offered(&planner[0].body);
+    assert!(names.contains(&"mcp__fake__echo".to_string()), "{names:?}");
+    model.assert_no_planner_request_contains(FIRST);
+    model.assert_no_planner_request_contains("COPY-DESCRIPTION");
+}
+
+// Verifies: MCP-1, MCP-9
+#[test]
+fn a_workspace_settings_file_cannot_declare_a_server() {
+    let workspace = tempfile::tempdir().expect("workspace");
+    let readable = tempfile::tempdir().expect("readable");
+    let writable = tempfile::tempdir().expect("writable");
+    std::fs::create_dir_all(workspace.path().join(".bravebot")).expect("mkdir");
+    std::fs::write(
+        workspace.path().join(".bravebot/settings.json"),
+        settings(readable.path(), writable.path()),
+    )
+    .expect("write");
+    let model = FakeModel::start(vec![Reply::text("nothing to do")]);
+    let options = LspOptions::new(workspace.path())
+        .model_url(&model.url())
+        .timeout(Duration::from_secs(60));
+    let client = LspClient::start(options);
+    client.initialize(json!({}));
+    let questions = answering(&client, "with-descriptions");
+    let session = client.new_session();
+    prompt(&client, &session, "hello");
+    assert!(questions.lock().expect("questions").is_empty());
+    let names = offered(&model.requests_for("planner")[0].body);
+    assert!(names.iter().all(|n| !n.starts_with("mcp__")), "{names:?}");
+    // doctor, run in that workspace, says the key was not obeyed.
+    let home = tempfile::tempdir().expect("home");
+    let out = bravebot_tests::lsp_client::run_with_timeout(
+        {
+            let mut c = bravebot_tests::lsp_client::bravebot_command(
+                &bravebot_tests::lsp_client::bravebot_binary(),
+                home.path(),
+                workspace.path(),
+            );
+            c.arg("doctor").env("BRAVEBOT_MODEL_URL", model.url());
+            c
+        },
+        Duration::from_secs(60),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("settings key not obeyed: mcp.servers"),
+        "{text}"
+    );
+    assert!(
+        text.contains("network denial for confined processes"),
+        "{text}"
+    );
+}
+
+// Verifies: MCP-4
+#[test]
+fn a_persons_rules_answer_for_a_call_unless_the_context_met_a_description() {
+    let workspace = tempfile::tempdir().expect("workspace");
+    let readable = tempfile::tempdir().expect("readable");
+    let writable = tempfile::tempdir().expect("writable");
+    std::fs::write(readable.path().join("a"), "granted\n").expect("write");
+    let r = |p: &Path, f: &str| p.join(f).display().to_string();
+    let model = FakeModel::start(vec![
+        call(
+            "d1",
+            "mcp__fake__echo",
+            json!({"text": "hi", "why": "denied"}),
+        ),
+        call(
+            "d2",
+            "mcp__fake__copy",
+            json!({"from": r(readable.path(), "a"), "to": r(writable.path(), "a"), "why": "allowed"}),
+        ),
+        Reply::text("done"),
+    ]);
+    let options = LspOptions::new(workspace.path())
+        .model_url(&model.url())
+        .home_file(
+            ".bravebot/settings.json",
+            settings_with(
+                readable.path(),
+                writable.path(),
+                json!(["mcp__fake__*"]),
+                json!(["mcp__fake__echo"]),
+            ),
+        )
+        .timeout(Duration::from_secs(60));
+    let client = LspClient::start(options);
+    client.initialize(json!({}));
+    let questions = answering(&client, "schemas-only");
+    let session = client.new_session();
+    prompt(&client, &session, "use it");
+    let kinds: Vec<String> = questions
+        .lock()
+        .expect("questions")
+        .iter()
+        .filter_map(|q| q.question_kind().map(str::to_string))
+        .collect();
+    // No call was asked about: one was denied by a rule, the other allowed by one.
+    assert_eq!(kinds, ["mcpStart", "mcpTools"]);
+    assert!(
+        model.tool_result("d1").contains("mcp.deny"),
+        "{}",
+        model.tool_result("d1")
+    );
+    assert!(model.tool_result("d2").contains("ref:"));
+    assert!(writable.path().join("a").is_file());
+}
