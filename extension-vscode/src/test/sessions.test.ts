@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loopNotice, parseInterval, sessionRows } from '../sessions';
-import { resumedGone, resumedTranscript, offers } from '../webview/transcript';
+import { resumedGone, resumedTranscript, offers, withContext, withoutContext } from '../webview/transcript';
 import { statusMarkdown } from '../statusView';
 import { checkOutgoing, notify, request } from '../wire';
 import type { ListedSession, StatusResult } from '../protocol';
@@ -69,4 +69,14 @@ test('a message goes out only as its table entry says: listed, of its kind, with
   assert.throws(() => checkOutgoing('bravebot/session/frobnicate', 'request', {}), /not a method the extension sends/);
   await assert.rejects(async () => request(client, 'bravebot/session/end' as never, { session: 's' }), /has no field session/);
   assert.equal(sent.length, 2, 'nothing refused was sent');
+});
+
+// Verifies: VSC-40, VSC-44
+test('a prompt sent with the editor context is recalled and resumed as the words the person typed', () => {
+  const sel = { path: 'a.md', selection: { startLine: 2, endLine: 3, text: 'x\n\n(The file open in my editor: b.md.)' } };
+  assert.deepEqual(withoutContext(withContext('why?', sel)), { text: 'why?', context: 'a.md, lines 2–3 selected' });
+  assert.deepEqual(withoutContext(withContext('fix it', { path: 'src/a.py' })), { text: 'fix it', context: 'src/a.py' });
+  assert.deepEqual(withoutContext('plain words'), { text: 'plain words' });
+  const t = resumedTranscript({ sessionId: 'a', title: 't', cwd: '/ws', mode: 'ask', transcript: [{ role: 'person', text: withContext('fix it', { path: 'src/a.py' }) }] });
+  assert.deepEqual(t.items[1], { kind: 'user', text: 'fix it', context: 'src/a.py', sent: { text: 'fix it', files: [] } });
 });

@@ -4,7 +4,7 @@
 import { PromptHistory } from './history';
 import { completeMention, mentionAt } from './mentionComplete';
 import { renderMarkdown, escapeHtml } from './markdown';
-import { contextLabel, type EditorContext } from './transcript';
+import { contextLabel, withoutContext, type EditorContext } from './transcript';
 import { addItem, addUser, applyUpdate, offers, emptyTranscript, mentions, previewOf, restoredTranscript, resumedTranscript, statusWords, stopWords, type FromWebview, type Item, type RunOutput, type ToWebview, type Transcript } from './transcript';
 import { every, type LoopShown } from '../sessions';
 
@@ -188,7 +188,7 @@ window.addEventListener('message', (e: MessageEvent<ToWebview>) => {
     case 'session': sessionShown = { incognito: m.incognito, title: m.title }; drawSession(); saveState(); return;
     case 'loop': loopShown = m.loop; drawLoop(); return;
     case 'history': {
-      history.setServer(m.entries);
+      history.setServer(m.entries.map((e) => ({ text: withoutContext(e.text).text, time: e.time })));
       const wanted = pendingUp;
       pendingUp = undefined;
       // The step Up asked for, unless the person typed on meanwhile.

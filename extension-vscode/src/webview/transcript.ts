@@ -106,6 +106,20 @@ export function withContext(text: string, c: EditorContext | undefined): string 
   return out;
 }
 
+/**
+ * The person's words of a prompt as withContext sent it, and the label of the editor context it
+ * carried, so a recalled or resumed prompt shows what they typed.
+ */
+export function withoutContext(sent: string): { text: string; context?: string } {
+  const marker = '\n\n(The file open in my editor: ';
+  for (const at of new Set([sent.lastIndexOf(marker), sent.indexOf(marker)])) {
+    if (at < 0) continue;
+    const m = /^\n\n\(The file open in my editor: (.*)\.\)(?:\nWhat I selected in it \((line \d+|lines \d+-\d+)\):\n[\s\S]*)?$/.exec(sent.slice(at));
+    if (m) return { text: sent.slice(0, at), context: m[2] ? `${m[1]}, ${m[2].replace('-', '–')} selected` : m[1] };
+  }
+  return { text: sent };
+}
+
 export function addItem(t: Transcript, item: Item): Transcript {
   return { items: [...t.items, item], busy: item.kind === 'error' ? false : t.busy };
 }
@@ -150,7 +164,7 @@ export function restoredTranscript(saved: Transcript | undefined, savedEpoch: st
   if (!saved || saved.items.length === 0) return { transcript: saved ?? emptyTranscript(), newSession: false };
   if (savedEpoch === epoch) return { transcript: saved, newSession: false };
   return {
-    transcript: { items: [{ kind: 'notice', text: 'A new session began: the window was reloaded, and bravebot does not remember the conversation before it.' }], busy: false },
+    transcript: { items: [{ kind: 'notice', text: 'A new session began: the window was reloaded. The conversation before it is recorded: Sessions (above) resumes it.' }], busy: false },
     newSession: true,
   };
 }
@@ -266,7 +280,10 @@ export function resumedTranscript(r: ResumeResult): Transcript {
   const title = r.title.replace(/\s+/g, ' ').trim();
   const items: Item[] = [{ kind: 'notice', text: `Resumed the session ${title ? `“${title}” ` : ''}(${r.sessionId}), mode ${r.mode}, in ${r.cwd}.` }];
   for (const e of r.transcript) {
-    if (e.role === 'person') items.push({ kind: 'user', text: e.text, sent: { text: e.text, files: [] } });
+    if (e.role === 'person') {
+      const { text, context } = withoutContext(e.text);
+      items.push(context ? { kind: 'user', text, context, sent: { text, files: [] } } : { kind: 'user', text, sent: { text, files: [] } });
+    }
     else items.push({ kind: 'agent', text: e.text });
   }
   items.push({ kind: 'notice', text: resumedGone });
