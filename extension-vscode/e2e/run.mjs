@@ -217,6 +217,18 @@ function harness(page, ws, model, name) {
       });
       await page.keyboard.press('Enter');
     },
+    /**
+     * Reloads the window (Developer: Reload Window), which starts a new extension host and so a
+     * new server, and waits for the new workbench. The load is listened for before the command
+     * runs, so a fast reload is not missed.
+     */
+    async reload() {
+      const loaded = page.waitForEvent('load', { timeout: DEADLINE });
+      await h.command('Developer: Reload Window');
+      await loaded;
+      await page.locator('.monaco-workbench').waitFor();
+      await page.locator('.activitybar .action-item a[aria-label^="bravebot"]').waitFor();
+    },
     /** Runs a command from the command palette, by keyboard. */
     async command(title) {
       await h.quickInput('Control+Shift+P', `>${title}`, title);
@@ -1035,9 +1047,7 @@ test('after a window reload the old transcript is cleared and the chat says a ne
     await h.prompt('first');
     await h.turnEnded();
     // Developer: Reload Window, as a person reloads: the view's state is saved on the way out.
-    await h.command('Developer: Reload Window');
-    await h.page.waitForEvent('load');
-    await h.page.locator('.monaco-workbench').waitFor();
+    await h.reload();
     await h.openChat();
     await h.chat.locator('#input').waitFor();
     await h.chat.locator('.notice', { hasText: 'A new session began' }).waitFor();
@@ -1267,9 +1277,7 @@ test('a session ended before the server restarts is resumed from the list with i
     await h.prompt('a throwaway question');
     await h.turnEnded();
     // The window reloads, and with it the server: nothing of the old process is left.
-    await h.command('Developer: Reload Window');
-    await h.page.waitForEvent('load');
-    await h.page.locator('.monaco-workbench').waitFor();
+    await h.reload();
     await h.openChat();
     await h.chat.locator('.notice', { hasText: 'A new session began' }).waitFor();
     eq(await h.chat.locator('.msg').count(), 0, 'messages left from before the reload');

@@ -549,7 +549,10 @@ fn extension_ts() -> Vec<(String, String)> {
                     walk(&path, &name, out);
                 }
             } else if path.extension().is_some_and(|e| e == "ts") {
-                out.push((name, std::fs::read_to_string(&path).expect("a readable file")));
+                out.push((
+                    name,
+                    std::fs::read_to_string(&path).expect("a readable file"),
+                ));
             }
         }
     }
