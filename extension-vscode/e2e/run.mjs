@@ -286,8 +286,19 @@ function harness(page, ws, model, name) {
     async openChat() {
       // The icon toggles: clicked while its view shows, it would hide the sidebar.
       const item = page.locator('.activitybar .action-item').filter({ has: page.locator('a[aria-label^="bravebot"]') });
-      if (!(await item.getAttribute('class')).split(/\s+/).includes('checked')) await item.locator('a').click();
-      await chat.locator('#input').waitFor();
+      const input = chat.locator('#input');
+      // After a reload the container can come back checked with the side bar hidden: a click then
+      // shows it. The state is looked at again after each click, never assumed.
+      await until('the chat view to show', async () => {
+        if (await input.isVisible().catch(() => false)) return true;
+        const checked = ((await item.getAttribute('class')) ?? '').split(/\s+/).includes('checked');
+        const sidebar = await page.locator('.part.sidebar').isVisible().catch(() => false);
+        if (!checked || !sidebar) {
+          await item.locator('a').click();
+          await input.waitFor({ timeout: 10000 }).catch(() => undefined);
+        }
+        return false;
+      });
     },
     /** Types a prompt into the chat and sends it with the Send button. */
     async prompt(text) {
@@ -1261,7 +1272,9 @@ function tree(dir) {
 
 /** The rows of the quick pick on screen, as their label texts. */
 async function quickPickRows(h) {
-  return h.page.locator('.quick-input-widget .quick-input-list .monaco-list-row .label-name').allInnerTexts();
+  // A row's first label is its title; its detail line has labels of its own.
+  return h.page.locator('.quick-input-widget .quick-input-list .monaco-list-row').evaluateAll((rows) =>
+    rows.map((r) => r.querySelector('.label-name')?.textContent ?? ''));
 }
 
 // Verifies: VSC-40, VSC-41, VSC-44, VSC-47
