@@ -1317,7 +1317,7 @@ test('a session ended before the server restarts is resumed from the list with i
     eq(await h.chat.locator('.msg.agent').innerText(), 'I will remember kiwi.', 'the agent\u2019s reply, drawn again');
     eq(await h.chat.locator('.msg.agent strong').innerText(), 'kiwi', 'the reply as markdown');
     await h.chat.locator('.notice', { hasText: 'references are gone' }).waitFor();
-    eq(await h.chat.locator('#session').innerText(), 'remember the word kiwi', 'the toolbar names the resumed session');
+    eq(await h.chat.locator('#session').innerText(), 'resumed: remember the word kiwi', 'the toolbar names the resumed session');
     await h.shot('resumed');
     // The next prompt goes to the resumed session: the model sees its conversation.
     await h.prompt('what was the word?');

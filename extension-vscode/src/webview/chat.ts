@@ -346,7 +346,7 @@ function drawSession(): void {
   const el = $('session');
   el.hidden = !sessionShown.incognito && !sessionShown.title;
   el.classList.toggle('incognito', sessionShown.incognito);
-  el.textContent = sessionShown.incognito ? 'incognito' : sessionShown.title ?? '';
+  el.textContent = sessionShown.incognito ? 'incognito' : sessionShown.title ? `resumed: ${sessionShown.title}` : 'resumed session';
   el.title = sessionShown.incognito
     ? 'An incognito session: nothing of it is written under ~/.bravebot (no record, no prompt history, no audit file)'
     : `Resumed session: ${sessionShown.title ?? ''}`;
