@@ -197,7 +197,7 @@ export class Ctx implements vscode.Disposable {
     const what = this.state !== 'idle' ? 'still working on a turn' : 'running a loop';
     const choice = await vscode.window.showWarningMessage(
       `bravebot is ${what}. End it and ${then}?`,
-      { modal: true, detail: 'The session is ended (bravebot/session/end): its turn is cancelled and its questions refused. Its record stays, so it can be resumed.' },
+      { modal: true, detail: 'Its turn is cancelled and its questions refused. The session stays recorded, so Sessions can bring it back.' },
       `End it and ${then}`,
     );
     return choice !== undefined;

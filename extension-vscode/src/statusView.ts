@@ -23,9 +23,8 @@ export function statusMarkdown(s: StatusResult): string {
     '',
     '## Everything the server reports',
     '',
-    '```json',
-    JSON.stringify(s, null, 2),
-    '```',
+    // Indented rather than fenced: the view is read as text, where fences would show as backticks.
+    ...JSON.stringify(s, null, 2).split('\n').map((l) => `    ${l}`),
     '',
   ].join('\n');
 }
