@@ -197,7 +197,12 @@ export class Ctx implements vscode.Disposable {
     const what = this.state !== 'idle' ? 'still working on a turn' : 'running a loop';
     const choice = await vscode.window.showWarningMessage(
       `bravebot is ${what}. End it and ${then}?`,
-      { modal: true, detail: 'Its turn is cancelled and its questions refused. The session stays recorded, so Sessions can bring it back.' },
+      {
+        modal: true,
+        detail: this.incognito
+          ? 'Its turn is cancelled and its questions refused. It is incognito: nothing of it can be brought back.'
+          : 'Its turn is cancelled and its questions refused. The session stays recorded, so Sessions can bring it back.',
+      },
       `End it and ${then}`,
     );
     return choice !== undefined;
