@@ -104,6 +104,11 @@ function verdictWarning(q: Extract<ToWebview, { type: 'question' }>): string {
   return '';
 }
 
+/** A title's `quoted` parts as code, so no literal backticks show; `escaped` is HTML-escaped already. */
+function codeSpans(escaped: string): string {
+  return escaped.replace(/`([^`]+)`/g, '<code>$1</code>');
+}
+
 function questionHtml(q: Extract<ToWebview, { type: 'question' }>): string {
   const untrusted = q.content !== undefined;
   const id = escapeHtml(q.questionId);
@@ -118,7 +123,7 @@ function questionHtml(q: Extract<ToWebview, { type: 'question' }>): string {
   // nothing); Tab reaches its buttons and Escape dismisses it, which refuses.
   return `<div class="card question" tabindex="-1" role="group" aria-label="${escapeHtml(q.lines[0] ?? q.kind)}" data-question="${id}" data-kind="${escapeHtml(q.kind)}">` +
     (warning ? `<div class="verdict-warning" role="alert">${escapeHtml(warning)}</div>` : '') +
-    q.lines.map((l, i) => (i === 0 ? `<strong>${escapeHtml(l)}</strong>` : `<div${l.startsWith('host: ') ? ' class="host"' : ''}>${escapeHtml(l)}</div>`)).join('') +
+    q.lines.map((l, i) => (i === 0 ? `<strong>${codeSpans(escapeHtml(l))}</strong>` : `<div${l.startsWith('host: ') ? ' class="host"' : ''}>${escapeHtml(l)}</div>`)).join('') +
     (untrusted ? `<div class="untrusted"><div class="frame-label">untrusted content${q.verdict ? ` · verdict: ${escapeHtml(q.verdict)}` : ''}</div><pre>${escapeHtml(q.content ?? '')}</pre>` +
       (q.verdictText ? `<div class="frame-label">the check's words</div><pre class="check-words">${escapeHtml(q.verdictText)}</pre>` : '') + '</div>' : '') +
     (q.unsaved?.length ? `<div class="unsaved" role="note">Unsaved changes: the program will read these files as they are on disk, not as the editor shows them: ${escapeHtml(q.unsaved.join(', '))} ` +
