@@ -214,9 +214,13 @@ export class Ctx implements vscode.Disposable {
     this.sessionId = undefined;
     this.loop = undefined;
     this.postLoop();
+    if (id && this.client) {
+      // The turn is cancelled before any of its questions is refused here: a refusal heard first
+      // would let the turn go on and ask the model again after the person chose to end it.
+      await notify(this.client, 'bravebot/session/cancel', { sessionId: id }).catch(() => undefined);
+      await request(this.client, 'bravebot/session/end', { sessionId: id }).catch((err) => this.logError('session end', err instanceof Error ? err.message : String(err)));
+    }
     this.questions.refuseAll();
-    if (!id || !this.client) return;
-    await request(this.client, 'bravebot/session/end', { sessionId: id }).catch((err) => this.logError('session end', err instanceof Error ? err.message : String(err)));
   }
 
   /**
