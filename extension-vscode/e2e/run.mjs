@@ -217,6 +217,18 @@ function harness(page, ws, model, name) {
       });
       await page.keyboard.press('Enter');
     },
+    /**
+     * Reloads the window (Developer: Reload Window), which starts a new extension host and so a
+     * new server, and waits for the new workbench. The load is listened for before the command
+     * runs, so a fast reload is not missed.
+     */
+    async reload() {
+      const loaded = page.waitForEvent('load', { timeout: DEADLINE });
+      await h.command('Developer: Reload Window');
+      await loaded;
+      await page.locator('.monaco-workbench').waitFor();
+      await page.locator('.activitybar .action-item a[aria-label^="bravebot"]').waitFor();
+    },
     /** Runs a command from the command palette, by keyboard. */
     async command(title) {
       await h.quickInput('Control+Shift+P', `>${title}`, title);
@@ -274,8 +286,19 @@ function harness(page, ws, model, name) {
     async openChat() {
       // The icon toggles: clicked while its view shows, it would hide the sidebar.
       const item = page.locator('.activitybar .action-item').filter({ has: page.locator('a[aria-label^="bravebot"]') });
-      if (!(await item.getAttribute('class')).split(/\s+/).includes('checked')) await item.locator('a').click();
-      await chat.locator('#input').waitFor();
+      const input = chat.locator('#input');
+      // After a reload the container can come back checked with the side bar hidden: a click then
+      // shows it. The state is looked at again after each click, never assumed.
+      await until('the chat view to show', async () => {
+        if (await input.isVisible().catch(() => false)) return true;
+        const checked = ((await item.getAttribute('class')) ?? '').split(/\s+/).includes('checked');
+        const sidebar = await page.locator('.part.sidebar').isVisible().catch(() => false);
+        if (!checked || !sidebar) {
+          await item.locator('a').click();
+          await input.waitFor({ timeout: 10000 }).catch(() => undefined);
+        }
+        return false;
+      });
     },
     /** Types a prompt into the chat and sends it with the Send button. */
     async prompt(text) {
@@ -347,8 +370,16 @@ function test(name, fn) {
  * Sets up a case: a workspace with `files`, a fake model with `script`, code-server with the
  * extension pointed at both, and a browser page on the workbench.
  */
-async function withEditor(slug, files, script, fn, { programs = [], machine = {}, viewport = { width: 1400, height: 900 } } = {}) {
+async function withEditor(slug, files, script, fn, { programs = [], machine = {}, viewport = { width: 1400, height: 900 }, homeSettings } = {}) {
   const dir = fs.mkdtempSync(path.join(scratch, `${slug}-`));
+  // A home of the case's own: the server's state directory (~/.bravebot: records, the prompt
+  // history) is the case's, and `homeSettings` are its settings.
+  const home = path.join(dir, 'home');
+  fs.mkdirSync(home);
+  if (homeSettings) {
+    fs.mkdirSync(path.join(home, '.bravebot'), { mode: 0o700 });
+    fs.writeFileSync(path.join(home, '.bravebot', 'settings.json'), JSON.stringify(homeSettings));
+  }
   // Stand-ins for programs the server looks for on PATH (a case that refuses to start them).
   const bin = path.join(dir, 'bin');
   fs.mkdirSync(bin);
@@ -377,12 +408,13 @@ async function withEditor(slug, files, script, fn, { programs = [], machine = {}
     'bravebot.model.api': 'openai',
     'bravebot.model.baseUrl': model.url,
     ...machine,
-  }, { ...process.env, PATH: `${bin}:${process.env.PATH}` });
+  }, { ...process.env, PATH: `${bin}:${process.env.PATH}`, HOME: home });
   const context = await browser.newContext({ viewport });
   const page = await context.newPage();
   page.setDefaultTimeout(DEADLINE);
   const h = harness(page, ws, model, slug);
   h.profile = cs.profile;
+  h.home = home;
   try {
     await page.goto(cs.url);
     await page.locator('.monaco-workbench').waitFor();
@@ -1026,9 +1058,7 @@ test('after a window reload the old transcript is cleared and the chat says a ne
     await h.prompt('first');
     await h.turnEnded();
     // Developer: Reload Window, as a person reloads: the view's state is saved on the way out.
-    await h.command('Developer: Reload Window');
-    await h.page.waitForEvent('load');
-    await h.page.locator('.monaco-workbench').waitFor();
+    await h.reload();
     await h.openChat();
     await h.chat.locator('#input').waitFor();
     await h.chat.locator('.notice', { hasText: 'A new session began' }).waitFor();
@@ -1084,7 +1114,7 @@ test('an accepted edit to a buffer without unsaved changes is saved, and a run c
 });
 
 
-// Verifies: VSC-15, VSC-23
+// Verifies: VSC-15, VSC-23, VSC-47
 test('New while a turn runs asks first; the last message offers Retry, which sends it again, and Edit, which puts it back in the prompt box', async () => {
   const script = {
     planner: [
@@ -1108,7 +1138,7 @@ test('New while a turn runs asks first; the last message offers Retry, which sen
     eq(await card.count(), 1, 'the run card after keeping the turn');
     check(!(await h.chat.locator('.msg.user .msg-actions').isVisible()), 'no Retry or Edit while the turn runs');
     await h.chat.locator('#new').click();
-    await dialog.locator('.monaco-button', { hasText: 'Cancel the turn and start anew' }).click();
+    await dialog.locator('.monaco-button', { hasText: 'End it and start a new session' }).click();
     await h.chat.locator('.notice', { hasText: 'A new session began.' }).waitFor();
     await untilEq('question cards after New', () => h.chat.locator('.card.question').count(), 0);
     // The new session's first message, then Retry on it.
@@ -1229,6 +1259,202 @@ test('Show Audit Trail is a read-only view grouped by turn, each headed by its t
     check(/a\.txt/.test(turn1) && /^- /m.test(turn1), `turn 1 holds its gate decisions about a.txt: ${turn1}`);
     check(!(await h.page.locator('.tab.active').getAttribute('class')).split(/\s+/).includes('dirty'), 'the audit view is not a dirty document');
     await h.shot('audit');
+  });
+});
+
+/** Every file under `dir`, as sorted paths relative to it; none when it does not exist. */
+function tree(dir) {
+  if (!fs.existsSync(dir)) return [];
+  return fs.readdirSync(dir, { recursive: true, withFileTypes: true })
+    .map((e) => path.relative(dir, path.join(e.parentPath ?? e.path, e.name)) + (e.isDirectory() ? '/' : ''))
+    .sort();
+}
+
+/** The rows of the quick pick on screen, as their label texts. */
+async function quickPickRows(h) {
+  // A row's first label is its title; its detail line has labels of its own.
+  return h.page.locator('.quick-input-widget .quick-input-list .monaco-list-row').evaluateAll((rows) =>
+    rows.map((r) => r.querySelector('.label-name')?.textContent ?? ''));
+}
+
+// Verifies: VSC-40, VSC-41, VSC-44, VSC-47
+test('a session ended before the server restarts is resumed from the list with its conversation, Up recalls its prompt, and a deleted one is gone', async () => {
+  const script = { planner: [{ text: 'I will remember **kiwi**.' }, { text: 'Nothing to say.' }, { text: 'The word was kiwi.' }] };
+  await withEditor('resume', {}, script, async (h) => {
+    await h.openChat();
+    await h.prompt('remember the word kiwi');
+    await h.turnEnded();
+    // New lets the first session go (bravebot/session/end) and a second one takes a prompt.
+    await h.chat.locator('#new').click();
+    await h.chat.locator('.notice', { hasText: 'A new session began.' }).waitFor();
+    await h.prompt('a throwaway question');
+    await h.turnEnded();
+    // The window reloads, and with it the server: nothing of the old process is left.
+    await h.reload();
+    await h.openChat();
+    await h.chat.locator('.notice', { hasText: 'A new session began' }).waitFor();
+    eq(await h.chat.locator('.msg').count(), 0, 'messages left from before the reload');
+    // Up recalls both sessions' prompts, newest first: the view kept none, the server has them.
+    const input = h.chat.locator('#input');
+    await input.click();
+    await input.press('ArrowUp');
+    await untilEq('the prompt the first Up recalls', () => input.inputValue(), 'a throwaway question');
+    await input.press('ArrowUp');
+    await untilEq('the prompt the second Up recalls', () => input.inputValue(), 'remember the word kiwi');
+    await input.press('ArrowDown');
+    await input.press('ArrowDown');
+    await untilEq('the draft after walking back down', () => input.inputValue(), '');
+    // The list, from the chat's Sessions button: both records, titled by their first prompts.
+    await h.chat.locator('#sessions').click();
+    await quickInputTitled(h, 'resume a session');
+    await untilEq('the recorded sessions, newest first', () => quickPickRows(h), ['a throwaway question', 'remember the word kiwi']);
+    const described = await h.page.locator('.quick-input-widget .quick-input-list .monaco-list-row .label-description').first().innerText();
+    check(/(just now|min ago) · \d{4}-\d\d-\d\d \d\d:\d\d UTC/.test(described), `a row says when its session was written: ${described}`);
+    await h.shot('session-list');
+    await pickRow(h, 'remember the word kiwi', 'resume a session');
+    await h.chat.locator('.notice', { hasText: 'Resumed the session “remember the word kiwi”' }).waitFor();
+    eq(await h.userMessages(), ['remember the word kiwi'], 'the person\u2019s prompt, drawn again');
+    eq(await h.chat.locator('.msg.agent').innerText(), 'I will remember kiwi.', 'the agent\u2019s reply, drawn again');
+    eq(await h.chat.locator('.msg.agent strong').innerText(), 'kiwi', 'the reply as markdown');
+    await h.chat.locator('.notice', { hasText: 'references are gone' }).waitFor();
+    eq(await h.chat.locator('#session').innerText(), 'resumed: remember the word kiwi', 'the toolbar names the resumed session');
+    await h.shot('resumed');
+    // The next prompt goes to the resumed session: the model sees its conversation.
+    await h.prompt('what was the word?');
+    await h.chat.locator('.msg.agent', { hasText: 'The word was kiwi.' }).waitFor();
+    const planner = () => h.model.requests().filter((r) => r.role === 'planner').map((r) => JSON.stringify(r.body.messages));
+    await untilEq('planner requests recorded', () => planner().length, 3);
+    const last = planner()[2];
+    check(last.includes('remember the word kiwi') && last.includes('I will remember') && last.includes('what was the word?') && !last.includes('a throwaway question'),
+      `the resumed conversation went to the model with the new prompt: ${last}`);
+    // Deleting asks first; the record goes only on Delete.
+    await h.command('bravebot: Delete a Session…');
+    await pickRow(h, 'a throwaway question', 'delete a session');
+    const dialog = h.page.locator('.monaco-dialog-box');
+    await dialog.filter({ hasText: 'Delete the session “a throwaway question”?' }).waitFor();
+    await h.shot('delete-asks');
+    await dialog.locator('.monaco-button', { hasText: /^Cancel$/ }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    const records = () => tree(path.join(h.home, '.bravebot', 'sessions')).filter((p) => p.endsWith('/')).filter((p) => p.split('/').length === 2).length;
+    eq(records(), 2, 'records after Cancel');
+    await h.command('bravebot: Delete a Session…');
+    await pickRow(h, 'a throwaway question', 'delete a session');
+    await dialog.filter({ hasText: 'Delete the session' }).locator('.monaco-button', { hasText: /^Delete$/ }).click();
+    await untilEq('records after Delete', records, 1);
+    // Only the current session is left, and the list says there is nothing else.
+    await h.command('bravebot: Resume a Session…');
+    await h.page.locator('.notifications-toasts', { hasText: 'no other session is recorded' }).waitFor();
+  });
+});
+
+// Verifies: VSC-45
+test('an incognito session says so in the chat and leaves nothing under ~/.bravebot', async () => {
+  const script = { planner: [
+    { tool: 'read_file', id: 'call_read', args: { path: 'a.txt', why: 'look' } },
+    { text: 'Read it; nothing of this is kept.' },
+    { text: 'This one is recorded.' },
+  ] };
+  await withEditor('incognito', { 'a.txt': 'alpha\n' }, script, async (h) => {
+    const state = path.join(h.home, '.bravebot');
+    const before = tree(state);
+    await h.openChat();
+    await h.command('bravebot: New Incognito Session');
+    await h.chat.locator('.notice', { hasText: 'A new incognito session began: nothing of it is written under ~/.bravebot' }).waitFor();
+    await untilEq('the toolbar while incognito', () => h.chat.locator('#session').innerText(), 'incognito');
+    await h.prompt('look at @a.txt');
+    await h.chat.locator('.msg.agent', { hasText: 'nothing of this is kept' }).waitFor();
+    await h.turnEnded();
+    await h.shot('incognito');
+    eq(tree(state), before, 'files under ~/.bravebot after an incognito turn');
+    // The next New is an ordinary session again, and it is recorded: the listing can see a change.
+    await h.chat.locator('#new').click();
+    await h.chat.locator('.notice', { hasText: 'A new session began.' }).waitFor();
+    await untilEq('the toolbar label after New', () => h.chat.locator('#session').isVisible(), false);
+    await h.prompt('now recorded');
+    await h.turnEnded();
+    await until('a record under ~/.bravebot/sessions', () => tree(state).some((p) => p.startsWith('sessions/') && !p.endsWith('/')));
+    check(tree(state).includes('history.jsonl'), `the ordinary session's prompt is in the history: ${tree(state)}`);
+    check(!fs.readFileSync(path.join(state, 'history.jsonl'), 'utf8').includes('look at'), 'the incognito prompt is not in the history');
+  });
+});
+
+// Verifies: VSC-42
+test('a loop ticks at an interval with each tick in the chat and Stop loop counts them, and a self-paced one shows its quiet ticks', async () => {
+  const script = { planner: [
+    // Self-paced: two quiet ticks ask for the next, the third does not, which ends the loop.
+    { tool: 'schedule_next', id: 'call_s1', args: { delay_seconds: 1, noop: true, reason: 'the build is still running' } },
+    { text: 'Still running.' },
+    { tool: 'schedule_next', id: 'call_s2', args: { delay_seconds: 1, noop: true, reason: 'still running, again' } },
+    { text: 'Still running.' },
+    { text: 'The build finished.' },
+    // Every second: as many ticks as come before Stop loop.
+    ...Array.from({ length: 60 }, () => ({ text: 'Nothing new in the log.' })),
+  ] };
+  await withEditor('loop', {}, script, async (h) => {
+    await h.openChat();
+    await h.command('bravebot: Start a Loop…');
+    await typeIntoQuickInput(h, 'check the build', "the loop's prompt");
+    await pickRow(h, 'Self-paced', 'how often the loop ticks');
+    await h.chat.locator('.notice', { hasText: 'Loop started, self-paced' }).waitFor();
+    await h.chat.locator('.notice', { hasText: 'The loop ended: this tick did not ask for another with schedule_next.' }).waitFor();
+    eq(await h.chat.locator('.loop-tick').allInnerTexts(), ['loop tick 1: check the build', 'loop tick 2: check the build', 'loop tick 3: check the build'], 'the ticks');
+    const paced = await h.chat.locator('.next-tick').allInnerTexts();
+    eq(paced.length, 2, 'schedule_next results in sight');
+    check(paced[1].includes('still running, again; quiet ticks: 2'), `the reason and the quiet ticks reach the screen: ${paced}`);
+    await untilEq('the loop bar once the loop ended', () => h.chat.locator('#loopbar').isVisible(), false);
+    await h.shot('loop-self-paced');
+    // Every second (loop.minSeconds is 1 in this home), until Stop loop.
+    await h.command('bravebot: Start a Loop…');
+    await typeIntoQuickInput(h, 'look at the log', "the loop's prompt");
+    await pickRow(h, 'Another interval', 'how often the loop ticks');
+    await typeIntoQuickInput(h, '1s', "the loop's interval");
+    await h.chat.locator('.notice', { hasText: 'Loop started, every 1 s' }).waitFor();
+    await h.chat.locator('.loop-tick', { hasText: 'loop tick 2: look at the log' }).waitFor();
+    check(/^Loop every 1 s · \d+ ticks · look at the log/.test(await h.chat.locator('#loop-label').innerText()), 'the loop bar shows the pace and the ticks');
+    await h.shot('loop-running');
+    await h.chat.locator('#loop-stop').click();
+    const stopped = h.chat.locator('.notice', { hasText: /^Loop stopped after \d+ ticks?, 0 of them quiet\.$/ });
+    await stopped.waitFor();
+    const ran = Number(/after (\d+)/.exec(await stopped.innerText())[1]);
+    check(ran >= 2, `at least the two ticks seen ran: ${ran}`);
+    await untilEq('the loop bar once stopped', () => h.chat.locator('#loopbar').isVisible(), false);
+    // Stopping again says nothing was running.
+    await h.command('bravebot: Stop the Loop');
+    await h.chat.locator('.notice', { hasText: 'No loop was running.' }).waitFor();
+  }, { homeSettings: { loop: { minSeconds: 1 } } });
+});
+
+// Verifies: VSC-43
+test('a watch the agent arms is listed in Show Status, and a change to its file starts a turn and counts a firing', async () => {
+  const script = { planner: [
+    { tool: 'watch_file', id: 'call_watch', args: { path: 'build.log' } },
+    { text: 'Watching build.log.' },
+    { text: 'The build log changed.' },
+  ] };
+  await withEditor('watch', { 'build.log': 'building\n' }, script, async (h) => {
+    await h.openChat();
+    await h.prompt('tell me when build.log changes');
+    await h.chat.locator('.msg.agent', { hasText: 'Watching build.log.' }).waitFor();
+    await h.turnEnded();
+    const status = async (fired) => {
+      await h.command('bravebot: Show Status');
+      await h.page.locator('.tab.active', { hasText: 'bravebot status' }).waitFor();
+      let text = '';
+      try {
+        await until(`the status to list the watch, fired ${fired}`, async () => {
+          text = (await h.lines()).join('\n');
+          return new RegExp(`## Watches\\s+- \\S*build\\.log: fired ${fired}\\b`).test(text);
+        });
+      } catch (err) {
+        throw new Failure(`${err.message}; it shows:\n${text}`);
+      }
+    };
+    await status('0 times');
+    await h.shot('status-watch');
+    fs.appendFileSync(h.file('build.log'), 'done\n');
+    await h.chat.locator('.msg.agent', { hasText: 'The build log changed.' }).waitFor();
+    await untilEq('turns ended', () => h.chat.locator('.turn-ended').count(), 2);
+    await status('once');
   });
 });
 

@@ -23,10 +23,18 @@ function oneLine(text: string, max = 80): string {
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
+/**
+ * A label written as the server writes it, `(T,pub)` or `(U,priv)`, in words: trusted or
+ * untrusted, public or private. Anything else is left as it is.
+ */
+export function labelWords(detail: string): string {
+  return detail.replace(/\((T|U),(pub|priv)\)/g, (_, t: string, p: string) => `(${t === 'T' ? 'trusted' : 'untrusted'}, ${p === 'pub' ? 'public' : 'private'})`);
+}
+
 /** Markdown: records before the first prompt (session set-up), then a section per turn. */
 export function auditMarkdown(records: readonly AuditRecord[], turns: readonly TurnMark[], now: Date): string {
   const out = ['# bravebot audit trail', '', `As of ${clock(now)}. A turn's time is when it began; each record's (UTC) is when its gate decided.`, ''];
-  const row = (r: AuditRecord): string => `- ${timeOf(r.at)}${r.decision === 'refused' ? '**refused**' : r.decision} · ${r.gate} · ${r.detail}`;
+  const row = (r: AuditRecord): string => `- ${timeOf(r.at)}${r.decision === 'refused' ? '**refused**' : r.decision} · ${r.gate} · ${labelWords(r.detail)}`;
   const first = turns[0]?.recordsBefore ?? records.length;
   if (first > 0) out.push('## Before the first prompt', '', ...records.slice(0, first).map(row), '');
   turns.forEach((t, i) => {

@@ -3,15 +3,100 @@
 import * as vscode from 'vscode';
 import type { Ctx } from './ctx';
 import { secretKey } from './config';
-import { methods, modes, type AuditResult, type Mode, type StatusResult } from './protocol';
+import { modes, type AuditResult, type Mode, type StatusResult } from './protocol';
 import { checkSetup, chooseModel, getStarted, locateServer } from './setup';
 import { auditMarkdown } from './auditView';
+import { parseInterval, sessionRows, type SessionRow } from './sessions';
+import { statusMarkdown } from './statusView';
 
 export type Command = (ctx: Ctx, ...args: any[]) => unknown;
 
-/** A read-only view of the server's answer (never a dirty Untitled file). */
-async function showJson(ctx: Ctx, title: string, value: unknown): Promise<void> {
-  await ctx.showInfo(title, `# ${title}\n\n\`\`\`json\n${JSON.stringify(value, null, 2)}\n\`\`\`\n`);
+type Row = vscode.QuickPickItem & { sessionId: string };
+
+const deleteButton: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('trash'), tooltip: 'Delete this session' };
+
+/** The recorded sessions as Quick Pick rows (the current one left out); unreadable ones are warned of. */
+async function sessionPickRows(ctx: Ctx, withDelete: boolean): Promise<Row[]> {
+  const r = await ctx.listSessions();
+  for (const u of r.unreadable) void vscode.window.showWarningMessage(`bravebot: a session record cannot be read: ${u.sessionId}: ${u.error}`);
+  const root = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+  return sessionRows(r.sessions, ctx.currentSession, root, Date.now() / 1000).map((row: SessionRow) => ({ ...row, buttons: withDelete ? [deleteButton] : [] }));
+}
+
+/** Deletes a session after the person confirms; whether it was deleted. */
+async function confirmDelete(ctx: Ctx, row: Row): Promise<boolean> {
+  const choice = await vscode.window.showWarningMessage(
+    `Delete the session “${row.label}”?`,
+    { modal: true, detail: 'Its record and audit trail are removed from ~/.bravebot/sessions and it can no longer be resumed. The prompt history keeps its prompts.' },
+    'Delete',
+  );
+  if (choice !== 'Delete') return false;
+  await ctx.deleteSession(row.sessionId);
+  void vscode.window.showInformationMessage(`bravebot: deleted the session “${row.label}”`);
+  return true;
+}
+
+/** One of the recorded sessions, picked by the person; none when they close the list. */
+async function pickSession(ctx: Ctx, title: string, withDelete: boolean): Promise<Row | undefined> {
+  const rows = await sessionPickRows(ctx, withDelete);
+  if (rows.length === 0) {
+    void vscode.window.showInformationMessage('bravebot: no other session is recorded under ~/.bravebot/sessions');
+    return undefined;
+  }
+  const qp = vscode.window.createQuickPick<Row>();
+  qp.title = title;
+  qp.placeholder = withDelete ? 'Newest first. Enter resumes; the bin deletes.' : 'Newest first.';
+  qp.matchOnDescription = true;
+  qp.matchOnDetail = true;
+  qp.ignoreFocusOut = true;
+  qp.items = rows;
+  return new Promise<Row | undefined>((resolve) => {
+    let done = false;
+    const finish = (r: Row | undefined): void => {
+      if (done) return;
+      done = true;
+      resolve(r);
+      qp.dispose();
+    };
+    qp.onDidAccept(() => finish(qp.selectedItems[0]));
+    qp.onDidHide(() => finish(undefined));
+    qp.onDidTriggerItemButton(async (e) => {
+      // The list stays put behind the confirmation and shows what is left.
+      qp.busy = true;
+      try {
+        if (await confirmDelete(ctx, e.item)) qp.items = await sessionPickRows(ctx, withDelete);
+      } finally {
+        qp.busy = false;
+      }
+      if (qp.items.length === 0) finish(undefined);
+      else qp.show();
+    });
+    qp.show();
+  });
+}
+
+/** `Every 10 min` and the like, or self-paced, or another interval typed in. */
+async function pickInterval(): Promise<number | null | undefined> {
+  type Pace = vscode.QuickPickItem & { seconds: number | null | 'other' };
+  const paces: Pace[] = [
+    { label: 'Self-paced', description: 'each tick asks for the next with schedule_next', seconds: null },
+    { label: 'Every minute', seconds: 60 },
+    { label: 'Every 5 minutes', seconds: 300 },
+    { label: 'Every 10 minutes', seconds: 600 },
+    { label: 'Every 30 minutes', seconds: 1800 },
+    { label: 'Every hour', seconds: 3600 },
+    { label: 'Another interval…', description: 'as 90, 90s, 10m or 1h', seconds: 'other' },
+  ];
+  const pace = await vscode.window.showQuickPick(paces, { title: 'bravebot: how often the loop ticks', ignoreFocusOut: true });
+  if (!pace) return undefined;
+  if (pace.seconds !== 'other') return pace.seconds;
+  const typed = await vscode.window.showInputBox({
+    title: 'bravebot: the loop\'s interval',
+    prompt: 'Seconds, or with a unit: 90, 90s, 10m, 1h. The server holds it between loop.minSeconds (a minute unless set) and an hour.',
+    ignoreFocusOut: true,
+    validateInput: (v) => (parseInterval(v) === undefined ? 'a whole number of seconds, minutes (m) or hours (h)' : undefined),
+  });
+  return typed === undefined ? undefined : parseInterval(typed);
 }
 
 function activeFile(uri?: vscode.Uri): string | undefined {
@@ -24,6 +109,39 @@ export const commands: Record<string, Command> = {
 
   'bravebot.newSession': (ctx) => ctx.newSession(),
 
+  'bravebot.newIncognitoSession': async (ctx) => {
+    await ctx.chat.reveal(false);
+    await ctx.newSession({ incognito: true });
+  },
+
+  'bravebot.sessions': async (ctx) => {
+    const row = await pickSession(ctx, 'bravebot: resume a session', true);
+    if (!row) return;
+    await ctx.chat.reveal(false);
+    await ctx.resume(row.sessionId);
+  },
+
+  'bravebot.deleteSession': async (ctx) => {
+    const row = await pickSession(ctx, 'bravebot: delete a session', false);
+    if (row) await confirmDelete(ctx, row);
+  },
+
+  'bravebot.startLoop': async (ctx) => {
+    const prompt = (await vscode.window.showInputBox({
+      title: 'bravebot: the loop\'s prompt',
+      prompt: 'Sent now and again at each tick, unchanged.',
+      placeHolder: 'for example: check the build log and tell me what changed',
+      ignoreFocusOut: true,
+    }))?.trim();
+    if (!prompt) return;
+    const seconds = await pickInterval();
+    if (seconds === undefined) return;
+    await ctx.chat.reveal(false);
+    await ctx.startLoop(prompt, seconds ?? undefined);
+  },
+
+  'bravebot.stopLoop': (ctx) => ctx.stopLoop(),
+
   'bravebot.cancel': (ctx) => ctx.cancel(),
 
   'bravebot.setMode': async (ctx, mode?: Mode) => {
@@ -34,21 +152,21 @@ export const commands: Record<string, Command> = {
   'bravebot.trustFile': async (ctx, uri?: vscode.Uri) => {
     const path = activeFile(uri);
     if (!path) return vscode.window.showWarningMessage('bravebot: open a file on disk to trust it');
-    await ctx.request(methods.sessionTrust, { path, scope: 'file' });
+    await ctx.request('bravebot/session/trust', { path, scope: 'file' });
     void vscode.window.showInformationMessage(`bravebot: trusted ${vscode.workspace.asRelativePath(path)} for this session`);
   },
 
   'bravebot.addDirectory': async (ctx, uri?: vscode.Uri) => {
     const dir = uri ?? (await vscode.window.showOpenDialog({ canSelectFiles: false, canSelectFolders: true, openLabel: 'Add directory' }))?.[0];
     if (!dir) return;
-    await ctx.request(methods.sessionTrust, { path: dir.fsPath, scope: 'directory' });
+    await ctx.request('bravebot/session/trust', { path: dir.fsPath, scope: 'directory' });
     void vscode.window.showInformationMessage(`bravebot: added ${dir.fsPath}`);
   },
 
-  'bravebot.showStatus': async (ctx) => showJson(ctx, 'bravebot status', await ctx.request<StatusResult>(methods.sessionStatus, {})),
+  'bravebot.showStatus': async (ctx) => ctx.showInfo('bravebot status', statusMarkdown(await ctx.request<StatusResult>('bravebot/session/status', {}))),
 
   'bravebot.showAudit': async (ctx) => {
-    const { records } = await ctx.request<AuditResult>(methods.sessionAudit, {});
+    const { records } = await ctx.request<AuditResult>('bravebot/session/audit', {});
     await ctx.showInfo('bravebot audit trail', auditMarkdown(records, ctx.turns, new Date()));
   },
 

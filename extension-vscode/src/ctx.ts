@@ -8,13 +8,22 @@ import { Config, secretKey } from './config';
 import type { TurnMark } from './auditView';
 import {
   type AuditResult,
+  type HistoryResult,
+  type ListSessionsResult,
+  type LoopResult,
+  type LoopStopResult,
   methods,
   type Mode,
+  type NewSessionParams,
+  type OutgoingMethod,
   type PromptResult,
   type RequestPermissionParams,
   type PermissionReply,
+  type ResumeResult,
   type UpdateNotification,
 } from './protocol';
+import { notify, request } from './wire';
+import { loopNotice, type LoopState, type LoopShown } from './sessions';
 import type { ChatViewProvider } from './webview/provider';
 import { Questions } from './questions';
 import { refreshSetup, resolveServer } from './setup';
@@ -24,12 +33,25 @@ export const infoScheme = 'bravebot-info';
 
 export type SessionState = 'idle' | 'thinking' | 'waiting';
 
+/** Said in the chat when an incognito session opens (SESS-10). */
+export const incognitoNotice =
+  'A new incognito session began: nothing of it is written under ~/.bravebot (no record, no prompt history, no audit file), and it cannot be resumed.';
+
 export class Ctx implements vscode.Disposable {
   readonly config = new Config();
   readonly output = vscode.window.createOutputChannel('bravebot');
   private client: LanguageClient | undefined;
   private starting: Promise<LanguageClient> | undefined;
   private sessionId: string | undefined;
+  /** The session being opened, so two callers at once share one. */
+  private opening: Promise<string> | undefined;
+  /** Whether the next session opened (and the current one) is incognito. */
+  private incognito = false;
+  /** The loop the current session runs, as this extension started it. */
+  private loop: LoopState | undefined;
+  /** Prompts sent and not yet answered: while there are none, turns the server starts (a loop's
+   * tick, a watch firing) set the state themselves. */
+  private inFlight = 0;
   private state: SessionState = 'idle';
   private readonly statusItem = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 10);
   private readonly disposables: vscode.Disposable[] = [];
@@ -65,7 +87,7 @@ export class Ctx implements vscode.Disposable {
     this.state = state;
     const text = { idle: '$(hubot) bravebot', thinking: '$(loading~spin) bravebot: thinking', waiting: '$(bell) bravebot: waiting for you' }[state];
     this.statusItem.text = text;
-    this.statusItem.tooltip = `bravebot is ${state === 'waiting' ? 'waiting for you' : state}; click to open the chat`;
+    this.statusItem.tooltip = `bravebot is ${state === 'waiting' ? 'waiting for you' : state}${this.incognito ? ' (incognito session)' : ''}; click to open the chat`;
     this.chat.post({ type: 'state', state });
   }
 
@@ -99,11 +121,12 @@ export class Ctx implements vscode.Disposable {
   }
 
   async restart(notice?: string): Promise<void> {
+    const hadSession = this.sessionId !== undefined;
+    await this.discard();
     const old = this.client;
     this.client = undefined;
-    const hadSession = this.sessionId !== undefined;
-    this.sessionId = undefined;
-    this.questions.refuseAll();
+    this.incognito = false;
+    this.postSession();
     if (old) await old.stop().catch(() => undefined);
     // Without a session nothing on screen belongs to the old server: an error from a prompt
     // that could not start stays, with its Retry.
@@ -137,32 +160,161 @@ export class Ctx implements vscode.Disposable {
 
   async session(): Promise<string> {
     if (this.sessionId) return this.sessionId;
+    this.opening ??= this.open().finally(() => (this.opening = undefined));
+    return this.opening;
+  }
+
+  private async open(): Promise<string> {
     const client = await this.ensureClient();
     const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-    const r = await client.sendRequest<{ sessionId: string }>(methods.sessionNew, cwd ? { cwd } : {});
+    const params: NewSessionParams = cwd ? { cwd } : {};
+    if (this.incognito) params.incognito = true;
+    const r = await request<{ sessionId: string }>(client, 'bravebot/session/new', params);
     this.sessionId = r.sessionId;
     this.turns = [];
-    if (this.mode !== 'ask') await client.sendRequest(methods.sessionSetMode, { sessionId: r.sessionId, mode: this.mode });
+    this.postSession();
+    if (this.mode !== 'ask') await request(client, 'bravebot/session/setMode', { sessionId: r.sessionId, mode: this.mode });
     return r.sessionId;
   }
 
+  /** Tells the chat which session it shows: incognito, or resumed with a title. */
+  private postSession(title?: string): void {
+    this.chat.post({ type: 'session', incognito: this.incognito, title });
+  }
+
+  private postLoop(): void {
+    const l = this.loop;
+    const shown: LoopShown | undefined = l && { prompt: l.prompt, ticks: l.ticks, intervalSeconds: l.intervalSeconds };
+    this.chat.post({ type: 'loop', loop: shown });
+  }
+
   /**
-   * Starts a new session. A running turn is not dropped silently: the person is asked first,
-   * and the turn is cancelled (its questions refused) only if they say so.
+   * Whether the current session may be let go of: a running turn or a loop is never dropped
+   * silently. The person is asked, and says whether to end it.
    */
-  async newSession(): Promise<void> {
-    if (this.state !== 'idle') {
-      const choice = await vscode.window.showWarningMessage(
-        'bravebot is still working on a turn. Start a new session and cancel it?',
-        { modal: true },
-        'Cancel the turn and start anew',
-      );
-      if (!choice) return;
-    }
-    if (this.sessionId) await this.cancel();
+  private async mayDiscard(then: string): Promise<boolean> {
+    if (this.state === 'idle' && !this.loop) return true;
+    const what = this.state !== 'idle' ? 'still working on a turn' : 'running a loop';
+    const choice = await vscode.window.showWarningMessage(
+      `bravebot is ${what}. End it and ${then}?`,
+      {
+        modal: true,
+        detail: this.incognito
+          ? 'Its turn is cancelled and its questions refused. It is incognito: nothing of it can be brought back.'
+          : 'Its turn is cancelled and its questions refused. The session stays recorded, so Sessions can bring it back.',
+      },
+      `End it and ${then}`,
+    );
+    return choice !== undefined;
+  }
+
+  /** Lets the current session go: the server is told to end it (its record stays). */
+  private async discard(): Promise<void> {
+    const id = this.sessionId;
     this.sessionId = undefined;
-    this.chat.post({ type: 'reset', notice: 'A new session began.' });
+    this.loop = undefined;
+    this.postLoop();
+    if (id && this.client) {
+      // The turn is cancelled before any of its questions is refused here: a refusal heard first
+      // would let the turn go on and ask the model again after the person chose to end it.
+      await notify(this.client, 'bravebot/session/cancel', { sessionId: id }).catch(() => undefined);
+      await request(this.client, 'bravebot/session/end', { sessionId: id }).catch((err) => this.logError('session end', err instanceof Error ? err.message : String(err)));
+    }
+    this.questions.refuseAll();
+  }
+
+  /**
+   * Starts a new session, incognito or not. A running turn or loop is not dropped silently: the
+   * person is asked first, and the old session is ended only if they say so.
+   */
+  async newSession(opts: { incognito?: boolean } = {}): Promise<void> {
+    if (!(await this.mayDiscard(opts.incognito ? 'start an incognito session' : 'start a new session'))) return;
+    await this.discard();
+    this.incognito = opts.incognito ?? false;
+    this.chat.post({ type: 'reset', notice: this.incognito ? incognitoNotice : 'A new session began.' });
+    this.postSession();
     await this.session();
+  }
+
+  /** The server's records, newest first. */
+  async listSessions(): Promise<ListSessionsResult> {
+    const client = await this.ensureClient();
+    return request<ListSessionsResult>(client, 'bravebot/session/list', {});
+  }
+
+  get currentSession(): string | undefined {
+    return this.sessionId;
+  }
+
+  /** Resumes a recorded session: it becomes the chat's, drawn from the transcript the server keeps. */
+  async resume(id: string): Promise<boolean> {
+    if (!(await this.mayDiscard('resume the other session'))) return false;
+    const client = await this.ensureClient();
+    const r = await request<ResumeResult>(client, 'bravebot/session/resume', { sessionId: id });
+    if (this.sessionId !== r.sessionId) await this.discard();
+    this.sessionId = r.sessionId;
+    this.incognito = false;
+    this.turns = [];
+    this.mode = r.mode;
+    this.chat.post({ type: 'resumed', result: r });
+    this.chat.post({ type: 'mode', mode: r.mode });
+    this.postSession(r.title);
+    return true;
+  }
+
+  async deleteSession(id: string): Promise<void> {
+    const client = await this.ensureClient();
+    await request(client, 'bravebot/session/delete', { sessionId: id });
+  }
+
+  /** Every session's prompts from the server's history, oldest first; none where it cannot answer. */
+  async history(): Promise<{ text: string; time: number }[]> {
+    try {
+      const client = await this.ensureClient();
+      const r = await request<HistoryResult>(client, 'bravebot/history/list', { limit: 200 });
+      return r.entries.map((e) => ({ text: e.text, time: e.time })).reverse();
+    } catch (err) {
+      this.logError('history', err instanceof Error ? err.message : String(err));
+      return [];
+    }
+  }
+
+  /** Starts a loop over `prompt`, every `intervalSeconds`, or self-paced when there is none. */
+  async startLoop(prompt: string, intervalSeconds?: number): Promise<void> {
+    const sessionId = await this.session();
+    const client = await this.ensureClient();
+    this.chat.post({ type: 'user', text: prompt });
+    // Marked before the request: the first tick's updates may come before its answer.
+    this.loop = { prompt, ticks: 0, inTick: false, selfPaced: intervalSeconds === undefined, askedNext: false, intervalSeconds };
+    this.postLoop();
+    this.chat.post({ type: 'item', item: { kind: 'notice', text: loopNotice('started', { intervalSeconds }) } });
+    let r: LoopResult;
+    try {
+      r = await request<LoopResult>(client, 'bravebot/session/loop', intervalSeconds === undefined ? { sessionId, prompt } : { sessionId, prompt, intervalSeconds });
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      this.loop = undefined;
+      this.postLoop();
+      this.logError('loop', message);
+      this.chat.post({ type: 'item', item: { kind: 'notice', text: `The loop was refused: ${message}` } });
+      return;
+    }
+    if (this.loop && r.intervalSeconds !== undefined && r.intervalSeconds !== intervalSeconds) {
+      this.loop.intervalSeconds = r.intervalSeconds;
+      this.postLoop();
+      this.chat.post({ type: 'item', item: { kind: 'notice', text: loopNotice('kept', { intervalSeconds: r.intervalSeconds }) } });
+    }
+  }
+
+  async stopLoop(): Promise<void> {
+    let text = 'No loop was running.';
+    if (this.client && this.sessionId) {
+      const r = await request<LoopStopResult>(this.client, 'bravebot/session/loop/stop', { sessionId: this.sessionId });
+      if (r.stopped) text = loopNotice('stopped', r);
+    }
+    this.loop = undefined;
+    this.postLoop();
+    this.chat.post({ type: 'item', item: { kind: 'notice', text } });
   }
 
   /** The prompts of this session, for the audit view's turns (see auditView.ts). */
@@ -172,37 +324,66 @@ export class Ctx implements vscode.Disposable {
     const sessionId = await this.session();
     const client = await this.ensureClient();
     // How many gate decisions came before this turn: the audit view groups the rest under it.
-    const before = await client.sendRequest<AuditResult>(methods.sessionAudit, { sessionId });
+    const before = await request<AuditResult>(client, 'bravebot/session/audit', { sessionId });
     if (this.sessionId === sessionId) this.turns.push({ at: new Date(), text, recordsBefore: before.records.length });
+    // The person's own turn, between a loop's ticks, is no tick (see onUpdate).
+    this.inFlight++;
     this.setState('thinking');
     try {
-      return await client.sendRequest<PromptResult>(methods.sessionPrompt, { sessionId, text, files });
+      return await request<PromptResult>(client, 'bravebot/session/prompt', { sessionId, text, files });
     } finally {
-      this.setState('idle');
+      this.inFlight--;
+      if (this.inFlight === 0) this.setState('idle');
     }
   }
 
   async cancel(): Promise<void> {
     if (!this.client || !this.sessionId) return;
-    await this.client.sendNotification(methods.sessionCancel, { sessionId: this.sessionId });
+    await notify(this.client, 'bravebot/session/cancel', { sessionId: this.sessionId });
     this.questions.refuseAll();
   }
 
   async setMode(mode: Mode): Promise<void> {
     this.mode = mode;
     this.chat.post({ type: 'mode', mode });
-    if (this.client && this.sessionId) await this.client.sendRequest(methods.sessionSetMode, { sessionId: this.sessionId, mode });
+    if (this.client && this.sessionId) await request(this.client, 'bravebot/session/setMode', { sessionId: this.sessionId, mode });
   }
 
-  async request<R>(method: string, params: object): Promise<R> {
+  async request<R>(method: OutgoingMethod, params: object): Promise<R> {
     const sessionId = await this.session();
     const client = await this.ensureClient();
-    return client.sendRequest<R>(method, { sessionId, ...params });
+    return request<R>(client, method, { sessionId, ...params });
   }
 
   private onUpdate(n: UpdateNotification): void {
     if (n.sessionId !== this.sessionId) return;
-    this.chat.post({ type: 'update', update: n.update });
+    const u = n.update;
+    const loop = this.loop;
+    // A turn the server started (a loop's tick, a watch firing) sets the state itself.
+    if (this.inFlight === 0 && u.kind !== 'turnEnded' && this.state === 'idle') this.setState('thinking');
+    // A loop's tick sends no prompt from here: its first update says a tick began. Updates while
+    // a prompt of the person's runs are that turn's, no tick.
+    if (loop && !loop.inTick && this.inFlight === 0 && u.kind !== 'turnEnded') {
+      loop.inTick = true;
+      loop.ticks += 1;
+      this.chat.post({ type: 'item', item: { kind: 'loopTick', n: loop.ticks, prompt: loop.prompt } });
+      this.postLoop();
+    }
+    if (loop && u.kind === 'toolCall' && u.tool === 'schedule_next') loop.askedNext = true;
+    this.chat.post({ type: 'update', update: u });
+    if (u.kind !== 'turnEnded') return;
+    if (this.inFlight === 0) this.setState('idle');
+    if (!loop?.inTick) return;
+    // The server ends a loop on a tick's error, and a self-paced one on a tick that did not ask
+    // for the next (LOOP-2, LOOP-3): said here rather than at the next stop.
+    const over = u.stopReason === 'error' ? 'ended' : loop.selfPaced && !loop.askedNext ? 'unasked' : undefined;
+    loop.inTick = false;
+    loop.askedNext = false;
+    if (over) {
+      this.loop = undefined;
+      this.postLoop();
+      this.chat.post({ type: 'item', item: { kind: 'notice', text: loopNotice(over, {}) } });
+    }
   }
 
   private async onQuestion(p: RequestPermissionParams, token: vscode.CancellationToken): Promise<PermissionReply> {
@@ -216,6 +397,8 @@ export class Ctx implements vscode.Disposable {
 
   dispose(): void {
     this.questions.refuseAll();
+    // The server ends its sessions when it exits; a window closing tells it first where it can.
+    if (this.client && this.sessionId) void request(this.client, 'bravebot/session/end', { sessionId: this.sessionId }).catch(() => undefined);
     void this.client?.stop();
     for (const d of this.disposables) d.dispose();
   }

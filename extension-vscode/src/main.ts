@@ -91,6 +91,11 @@ async function onChatMessage(c: Ctx, m: FromWebview): Promise<void> {
       return c.cancel();
     case 'newSession':
       return c.newSession();
+    case 'wantHistory':
+      c.chat.post({ type: 'history', entries: await c.history() });
+      return;
+    case 'stopLoop':
+      return c.stopLoop();
     case 'setMode':
       return c.setMode(m.mode as Mode);
     case 'answer':

@@ -21,6 +21,38 @@ export const methods = {
   sessionEnd: 'bravebot/session/end',
 } as const;
 
+/**
+ * Every message this extension sends, with its kind and the params fields it may carry. src/wire.ts
+ * sends only what this table lists and refuses any other field; tests/tests/protocol_fronts.rs
+ * reads this table (keep one entry a line) and checks it against server/src/protocol.rs and
+ * server/src/lsp.rs, so the extension and the server cannot drift apart.
+ */
+export const outgoing = {
+  'bravebot/session/new': { kind: 'request', params: ['cwd', 'incognito'] },
+  'bravebot/session/prompt': { kind: 'request', params: ['sessionId', 'text', 'files'] },
+  'bravebot/session/cancel': { kind: 'notification', params: ['sessionId'] },
+  'bravebot/session/status': { kind: 'request', params: ['sessionId'] },
+  'bravebot/session/audit': { kind: 'request', params: ['sessionId'] },
+  'bravebot/session/setMode': { kind: 'request', params: ['sessionId', 'mode'] },
+  'bravebot/session/trust': { kind: 'request', params: ['sessionId', 'path', 'scope', 'deny'] },
+  'bravebot/session/list': { kind: 'request', params: ['cwd'] },
+  'bravebot/session/resume': { kind: 'request', params: ['sessionId'] },
+  'bravebot/session/delete': { kind: 'request', params: ['sessionId'] },
+  'bravebot/history/list': { kind: 'request', params: ['limit'] },
+  'bravebot/session/loop': { kind: 'request', params: ['sessionId', 'prompt', 'intervalSeconds'] },
+  'bravebot/session/loop/stop': { kind: 'request', params: ['sessionId'] },
+  'bravebot/session/end': { kind: 'request', params: ['sessionId'] },
+  'bravebot/session/show': { kind: 'request', params: ['sessionId', 'ref'] },
+} as const;
+
+/** Server → client: what ctx.ts handles. */
+export const incoming = {
+  'bravebot/session/update': { kind: 'notification' },
+  'bravebot/session/requestPermission': { kind: 'request' },
+} as const;
+
+export type OutgoingMethod = keyof typeof outgoing;
+
 /** The command the server's code actions carry; `workspace/executeCommand` answers a question. */
 export const answerCommand = 'bravebot.answer';
 
@@ -37,7 +69,7 @@ export interface InitializationOptions {
   clientName?: string;
 }
 
-export interface NewSessionParams { cwd?: string }
+export interface NewSessionParams { cwd?: string; incognito?: boolean }
 export interface NewSessionResult { sessionId: string }
 
 export interface PromptParams { sessionId: string; text: string; files?: string[] }
@@ -45,6 +77,27 @@ export type StopReason = 'endTurn' | 'cancelled' | 'maxRounds' | 'error';
 export interface PromptResult { stopReason: StopReason; error?: { message: string } }
 
 export interface SessionParams { sessionId: string }
+
+/** `bravebot/session/list`: times in seconds since the epoch, newest written first. */
+export interface ListSessionsParams { cwd?: string }
+export interface ListedSession { sessionId: string; title: string; created: number; updated: number; mode: string; model: string; cwd: string }
+export interface UnreadableSession { sessionId: string; error: string }
+export interface ListSessionsResult { sessions: ListedSession[]; unreadable: UnreadableSession[] }
+
+/** `bravebot/session/resume`: the transcript is the person's prompts and the agent's replies, in order. */
+export interface TranscriptEntry { role: 'person' | 'agent'; text: string }
+export interface ResumeResult { sessionId: string; title: string; cwd: string; mode: Mode; transcript: TranscriptEntry[] }
+
+/** `bravebot/session/loop`: no interval is a self-paced loop (the planner calls schedule_next). */
+export interface LoopParams { sessionId: string; prompt: string; intervalSeconds?: number }
+/** The interval the server keeps (held between loop.minSeconds and an hour); absent when self-paced. */
+export interface LoopResult { intervalSeconds?: number }
+export interface LoopStopResult { stopped: boolean; ticks: number; quietTicks: number }
+
+/** `bravebot/history/list`: every session's prompts, newest first; `time` in seconds. */
+export interface HistoryParams { limit?: number }
+export interface HistoryEntry { text: string; time: number; sessionId: string; cwd: string }
+export interface HistoryResult { entries: HistoryEntry[] }
 export type Mode = 'ask' | 'acceptEdits' | 'plan';
 export const modes: readonly Mode[] = ['ask', 'acceptEdits', 'plan'];
 export interface SetModeParams { sessionId: string; mode: Mode }

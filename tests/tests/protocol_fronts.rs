@@ -8,7 +8,10 @@
 //! nothing a notification), and the params fields from the handler's params struct. The plugin's
 //! side is `extension-neovim/lua/bravebot/protocol.lua`, the one module through which the plugin
 //! sends anything and which refuses, at run time, a field its list does not name; no other Lua file
-//! may name a `bravebot/` method or call a client's `request` or `notify` itself.
+//! may name a `bravebot/` method or call a client's `request` or `notify` itself. The VS Code
+//! extension's side is the `outgoing` and `incoming` tables of `extension-vscode/src/protocol.ts`,
+//! through which `extension-vscode/src/wire.ts` sends everything, refusing at run time what the
+//! table does not list; no other TypeScript file may call `sendRequest` or `sendNotification`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -400,6 +403,184 @@ fn no_neovim_plugin_file_but_protocol_lua_sends_to_the_server() {
                 problems.push(format!(
                     "{name} contains `{needle}`: send through protocol.lua"
                 ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The entries of `export const <table> = { ... }` in protocol.ts, one a line:
+/// `'bravebot/x': { kind: 'request', params: ['a', 'b'] },`.
+fn ts_table(source: &str, table: &str) -> BTreeMap<String, LuaMethod> {
+    let body = block(source, &format!("export const {table} = {{"))
+        .unwrap_or_else(|| panic!("protocol.ts has no `export const {table} = {{`"));
+    let mut out = BTreeMap::new();
+    for line in body.lines().skip(1) {
+        let Some(rest) = line.trim().strip_prefix("'bravebot/") else {
+            continue;
+        };
+        let (name, rest) = rest.split_once("':").expect("a quoted method name");
+        let kind = rest
+            .split("kind: '")
+            .nth(1)
+            .and_then(|k| k.split('\'').next())
+            .unwrap_or_else(|| panic!("bravebot/{name} has no kind"))
+            .to_owned();
+        let params = rest
+            .split("params: [")
+            .nth(1)
+            .map(|p| {
+                p.split(']')
+                    .next()
+                    .unwrap_or_default()
+                    .split(',')
+                    .map(|f| f.trim().trim_matches('\'').to_owned())
+                    .filter(|f| !f.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.insert(format!("bravebot/{name}"), LuaMethod { kind, params });
+    }
+    out
+}
+
+const TS_PROTOCOL: &str = "extension-vscode/src/protocol.ts";
+const TS_WIRE: &str = "extension-vscode/src/wire.ts";
+
+/// Every method the server answers is in the extension's `outgoing` table with the server's kind,
+/// params fields the server declares and every field it requires; every method the server sends is
+/// in `incoming` and handled in ctx.ts.
+// Verifies: VSC-46
+#[test]
+fn the_vscode_extension_sends_each_method_with_the_kind_and_fields_the_server_declares() {
+    let methods = server_methods();
+    let ts = read(TS_PROTOCOL);
+    let outgoing = ts_table(&ts, "outgoing");
+    let incoming = ts_table(&ts, "incoming");
+    assert!(
+        outgoing.len() >= 7 && !incoming.is_empty(),
+        "reading protocol.ts found too little: {outgoing:?} {incoming:?}"
+    );
+    let ctx = read("extension-vscode/src/ctx.ts");
+    let mut problems = Vec::new();
+    for m in &methods {
+        if m.incoming_to_server {
+            let Some(entry) = outgoing.get(&m.name) else {
+                problems.push(format!("{} is missing from outgoing", m.name));
+                continue;
+            };
+            if entry.kind != m.kind.lua() {
+                problems.push(format!(
+                    "{} is a {} on the server but the extension sends it as a {}",
+                    m.name,
+                    m.kind.lua(),
+                    entry.kind
+                ));
+            }
+            for field in &entry.params {
+                if !m.fields.iter().any(|f| &f.name == field) {
+                    problems.push(format!(
+                        "{} sends field {field}, which the server does not declare ({:?})",
+                        m.name, m.fields
+                    ));
+                }
+            }
+            for field in m.fields.iter().filter(|f| f.required) {
+                if !entry.params.contains(&field.name) {
+                    problems.push(format!(
+                        "{} cannot send {}, which the server requires",
+                        m.name, field.name
+                    ));
+                }
+            }
+        } else {
+            match incoming.get(&m.name) {
+                None => problems.push(format!("{} is missing from incoming", m.name)),
+                Some(entry) if entry.kind != m.kind.lua() => problems.push(format!(
+                    "{} is a {} from the server, listed as a {}",
+                    m.name,
+                    m.kind.lua(),
+                    entry.kind
+                )),
+                Some(_) => {}
+            }
+            // ctx.ts registers it through protocol.ts's `methods` name for it.
+            let constant = ts.lines().find_map(|l| {
+                let (lhs, rhs) = l.split_once(": '")?;
+                (rhs.trim_end_matches(',').trim_end_matches('\'') == m.name)
+                    .then(|| lhs.trim().to_owned())
+            });
+            let registered = constant.is_some_and(|c| {
+                let on = if m.kind == Kind::Request {
+                    "onRequest"
+                } else {
+                    "onNotification"
+                };
+                ctx.contains(&format!("client.{on}(methods.{c},"))
+            });
+            if !registered {
+                problems.push(format!("ctx.ts registers no handler for {}", m.name));
+            }
+        }
+    }
+    for name in outgoing.keys().chain(incoming.keys()) {
+        if !methods.iter().any(|m| &m.name == name) {
+            problems.push(format!(
+                "protocol.ts lists {name}, which the server does not have"
+            ));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "the VS Code extension and the server disagree:\n{}",
+        problems.join("\n")
+    );
+}
+
+/// The `.ts` files of the extension's sources, tests left out, as (path, text).
+fn extension_ts() -> Vec<(String, String)> {
+    fn walk(dir: &Path, rel: &str, out: &mut Vec<(String, String)>) {
+        let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{rel}: {e}"));
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = format!("{rel}/{}", entry.file_name().to_string_lossy());
+            if path.is_dir() {
+                if entry.file_name() != "test" {
+                    walk(&path, &name, out);
+                }
+            } else if path.extension().is_some_and(|e| e == "ts") {
+                out.push((
+                    name,
+                    std::fs::read_to_string(&path).expect("a readable file"),
+                ));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(
+        &root().join("extension-vscode/src"),
+        "extension-vscode/src",
+        &mut out,
+    );
+    out.sort();
+    out
+}
+
+// Verifies: VSC-46
+/// wire.ts is the only way out: no other file of the extension sends to the server itself.
+#[test]
+fn no_vscode_extension_file_but_wire_ts_sends_to_the_server() {
+    let files = extension_ts();
+    assert!(
+        files.iter().any(|(name, _)| name == TS_WIRE) && files.len() >= 10,
+        "{TS_WIRE} is missing, or too few files were found: {:?}",
+        files.iter().map(|(n, _)| n).collect::<Vec<_>>()
+    );
+    let mut problems = Vec::new();
+    for (name, text) in files.iter().filter(|(name, _)| name != TS_WIRE) {
+        for needle in [".sendRequest(", ".sendNotification(", ".sendRequest<"] {
+            if text.contains(needle) {
+                problems.push(format!("{name} contains `{needle}`: send through wire.ts"));
             }
         }
     }

@@ -72,21 +72,39 @@ test('markdown renders lists, emphasis, tables and links, and never raw HTML, sc
   assert.ok(ts.includes('hljs-') && ts.includes('&lt;x&gt;') && !ts.includes('<x>'), ts);
 });
 
-// Verifies: VSC-7
+// Verifies: VSC-7, VSC-44
 test('Up and Down walk the sent prompts and come back to the draft', () => {
-  const h = new PromptHistory(['one'], 3);
-  h.add('two');
-  h.add('two');
+  const h = new PromptHistory([{ text: 'one', time: 1 }], 3);
+  h.add('two', 2);
+  h.add('two', 3);
   assert.deepEqual(h.list, ['one', 'two'], 'a repeat is kept once');
+  assert.equal(h.walking, false);
   assert.equal(h.previous('half typ'), 'two');
+  assert.equal(h.walking, true);
   assert.equal(h.previous('two'), 'one');
   assert.equal(h.previous('one'), undefined, 'nothing before the oldest');
   assert.equal(h.next(), 'two');
   assert.equal(h.next(), 'half typ', 'the draft comes back');
   assert.equal(h.next(), undefined);
-  h.add('three');
-  h.add('four');
+  h.add('three', 4);
+  h.add('four', 5);
   assert.deepEqual(h.list, ['two', 'three', 'four'], 'at most the limit, oldest dropped');
+});
+
+// Verifies: VSC-44
+test('the server history of every session merges by time with the prompts it keeps no record of', () => {
+  const h = new PromptHistory();
+  // Sent from this view: one the server also has (a recorded session) and one it has not (incognito).
+  h.add('fix the tests', 100.4);
+  h.add('secret incognito prompt', 200);
+  h.setServer([{ text: 'last week', time: 10 }, { text: 'from the other window', time: 150 }, { text: 'fix the tests', time: 100 }].sort((a, b) => a.time - b.time));
+  assert.deepEqual(h.list, ['last week', 'fix the tests', 'from the other window', 'secret incognito prompt']);
+  assert.equal(h.previous(''), 'secret incognito prompt');
+  assert.equal(h.previous(''), 'from the other window');
+  assert.equal(h.previous(''), 'fix the tests', 'the prompt sent here and recorded by the server is there once');
+  assert.equal(h.previous(''), 'last week', 'a prompt of an earlier session is recalled');
+  h.setServer([]);
+  assert.equal(h.walking, false, 'a new list starts the walk anew');
 });
 
 // Verifies: VSC-14

@@ -62,6 +62,10 @@ test('struct fields match the server', () => {
     ['PermissionOption', 'PermissionOption'], ['AnswerArguments', 'AnswerArguments'], ['PromptParams', 'PromptParams'],
     ['StatusResult', 'StatusResult'], ['TrustParams', 'TrustParams'], ['AuditRecord', 'AuditRecord'],
     ['AnswerResult', 'AnswerResult'], ['ModelStatus', 'ModelStatus'], ['TrustRuleStatus', 'TrustRuleStatus'], ['CheckStatus', 'CheckStatus'],
+    ['NewSessionParams', 'NewSessionParams'], ['ListSessionsParams', 'ListSessionsParams'], ['ListSessionsResult', 'ListSessionsResult'],
+    ['ListedSession', 'ListedSession'], ['UnreadableSession', 'UnreadableSession'], ['ResumeResult', 'ResumeResult'],
+    ['TranscriptEntry', 'TranscriptEntry'], ['LoopParams', 'LoopParams'], ['LoopResult', 'LoopResult'], ['LoopStopResult', 'LoopStopResult'],
+    ['HistoryParams', 'HistoryParams'], ['HistoryResult', 'HistoryResult'], ['HistoryEntry', 'HistoryEntry'],
   ];
   for (const [r, t] of pairs) {
     const body = tsInterface(t);

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { explainError } from '../explain';
 import { modelsRequest, parseModels } from '../models';
-import { auditMarkdown } from '../auditView';
+import { auditMarkdown, labelWords } from '../auditView';
 
 const settings = { serverPath: 'bravebot', baseUrl: 'http://127.0.0.1:9/v1' };
 
@@ -46,4 +46,6 @@ test('the audit trail is grouped by turn, each headed by when it began and its w
   assert.ok(md.includes('## Before the first prompt\n\n- 14:03:01 · allowed · read · AGENTS.md\n'), md);
   assert.ok(md.includes('## Turn 1 · 2026-12-01 14:03:11 UTC · “read a and b”\n\n- 14:04:02 · allowed · read · a.txt\n- 14:05:03 · **refused** · read · b.txt\n'), md);
   assert.ok(md.includes('## Turn 2 · 2026-12-01 14:05:00 UTC · “and c”\n\n- 14:06:04 · allowed · read · c.txt\n'), md);
+  // Labels read as words, not the server's shorthand.
+  assert.equal(labelWords('file_read produced (T,priv); b is (U,pub), not (X,y)'), 'file_read produced (trusted, private); b is (untrusted, public), not (X,y)');
 });

@@ -4,15 +4,18 @@
 import { PromptHistory } from './history';
 import { completeMention, mentionAt } from './mentionComplete';
 import { renderMarkdown, escapeHtml } from './markdown';
-import { contextLabel, type EditorContext } from './transcript';
-import { addItem, addUser, applyUpdate, offers, emptyTranscript, mentions, previewOf, restoredTranscript, statusWords, stopWords, type FromWebview, type Item, type RunOutput, type ToWebview, type Transcript } from './transcript';
+import { contextLabel, withoutContext, type EditorContext } from './transcript';
+import { addItem, addUser, applyUpdate, offers, emptyTranscript, mentions, previewOf, restoredTranscript, resumedTranscript, statusWords, stopWords, type FromWebview, type Item, type RunOutput, type ToWebview, type Transcript } from './transcript';
+import { every, type LoopShown } from '../sessions';
 
 declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void; getState(): unknown; setState(s: unknown): void };
 
-/** What the view keeps while it is hidden: the transcript and the prompts sent. */
+/**
+ * What the view keeps while it is hidden: the transcript (never an incognito session's: VS Code
+ * writes view state to disk). The prompt history is the server's, asked for when Up is pressed.
+ */
 interface ViewState {
   transcript: Transcript;
-  history: string[];
   /** The extension host the transcript was made with (see restoredTranscript). */
   epoch?: string;
 }
@@ -21,7 +24,12 @@ const vscode = acquireVsCodeApi();
 const saved = vscode.getState() as Partial<ViewState> | undefined;
 let transcript: Transcript = saved?.transcript ?? emptyTranscript();
 let epoch: string | undefined = saved?.epoch;
-const history = new PromptHistory(saved?.history ?? []);
+const history = new PromptHistory();
+/** Which session the chat shows (see the `session` message). */
+let sessionShown: { incognito: boolean; title?: string } = { incognito: false };
+let loopShown: LoopShown | undefined;
+/** Up was pressed at the draft and the server's history is on its way: the step waits for it. */
+let pendingUp: { value: string } | undefined;
 const questions = new Map<string, Extract<ToWebview, { type: 'question' }>>();
 
 const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
@@ -44,6 +52,8 @@ function itemHtml(it: Item, index: number): string {
       const status = it.status ?? 'running';
       return `<div class="tool-wrap" data-status="${escapeHtml(status)}"><details class="card tool" data-call="${escapeHtml(it.callId)}"><summary>${escapeHtml(it.tool)} <span class="status ${escapeHtml(status)}" title="status: ${escapeHtml(status)}">${escapeHtml(statusWords(it.status))}</span></summary>` +
         `<div>${escapeHtml(it.why)}</div>${it.summary ? `<pre>${escapeHtml(it.summary)}</pre>` : ''}</details>` +
+        // A loop's pace is read at a glance: the next look, its reason and the quiet ticks.
+        (it.tool === 'schedule_next' && it.summary ? `<div class="meta next-tick">${escapeHtml(it.summary)}</div>` : '') +
         (it.output ?? []).map((o, i) => outputHtml(it.callId, i, o)).join('') + '</div>';
     }
     case 'quarantined':
@@ -57,6 +67,8 @@ function itemHtml(it: Item, index: number): string {
     }
     case 'notice':
       return `<div class="notice" role="status">${escapeHtml(it.text)}</div>`;
+    case 'loopTick':
+      return `<div class="loop-tick" data-tick="${it.n}">loop tick ${it.n}: ${escapeHtml(it.prompt)}</div>`;
     case 'remark':
       return `<div class="untrusted remark" role="note"><div class="frame-label">remark · for you only</div>${escapeHtml(it.text)}</div>`;
     case 'check':
@@ -92,6 +104,11 @@ function verdictWarning(q: Extract<ToWebview, { type: 'question' }>): string {
   return '';
 }
 
+/** A title's `quoted` parts as code, so no literal backticks show; `escaped` is HTML-escaped already. */
+function codeSpans(escaped: string): string {
+  return escaped.replace(/`([^`]+)`/g, '<code>$1</code>');
+}
+
 function questionHtml(q: Extract<ToWebview, { type: 'question' }>): string {
   const untrusted = q.content !== undefined;
   const id = escapeHtml(q.questionId);
@@ -106,7 +123,7 @@ function questionHtml(q: Extract<ToWebview, { type: 'question' }>): string {
   // nothing); Tab reaches its buttons and Escape dismisses it, which refuses.
   return `<div class="card question" tabindex="-1" role="group" aria-label="${escapeHtml(q.lines[0] ?? q.kind)}" data-question="${id}" data-kind="${escapeHtml(q.kind)}">` +
     (warning ? `<div class="verdict-warning" role="alert">${escapeHtml(warning)}</div>` : '') +
-    q.lines.map((l, i) => (i === 0 ? `<strong>${escapeHtml(l)}</strong>` : `<div${l.startsWith('host: ') ? ' class="host"' : ''}>${escapeHtml(l)}</div>`)).join('') +
+    q.lines.map((l, i) => (i === 0 ? `<strong>${codeSpans(escapeHtml(l))}</strong>` : `<div${l.startsWith('host: ') ? ' class="host"' : ''}>${escapeHtml(l)}</div>`)).join('') +
     (untrusted ? `<div class="untrusted"><div class="frame-label">untrusted content${q.verdict ? ` · verdict: ${escapeHtml(q.verdict)}` : ''}</div><pre>${escapeHtml(q.content ?? '')}</pre>` +
       (q.verdictText ? `<div class="frame-label">the check's words</div><pre class="check-words">${escapeHtml(q.verdictText)}</pre>` : '') + '</div>' : '') +
     (q.unsaved?.length ? `<div class="unsaved" role="note">Unsaved changes: the program will read these files as they are on disk, not as the editor shows them: ${escapeHtml(q.unsaved.join(', '))} ` +
@@ -169,6 +186,20 @@ window.addEventListener('message', (e: MessageEvent<ToWebview>) => {
       transcript = m.notice ? addItem(emptyTranscript(), { kind: 'notice', text: m.notice }) : emptyTranscript();
       questions.clear(); openCards.clear(); expanded.clear(); renderQuestions();
       break;
+    case 'resumed':
+      transcript = resumedTranscript(m.result);
+      questions.clear(); openCards.clear(); expanded.clear(); renderQuestions();
+      break;
+    case 'session': sessionShown = { incognito: m.incognito, title: m.title }; drawSession(); saveState(); return;
+    case 'loop': loopShown = m.loop; drawLoop(); return;
+    case 'history': {
+      history.setServer(m.entries.map((e) => ({ text: withoutContext(e.text).text, time: e.time })));
+      const wanted = pendingUp;
+      pendingUp = undefined;
+      // The step Up asked for, unless the person typed on meanwhile.
+      if (wanted && input.value === wanted.value) recall(history.previous(input.value));
+      return;
+    }
     case 'hello': {
       const r = restoredTranscript(transcript, epoch, m.epoch);
       transcript = r.transcript;
@@ -311,7 +342,29 @@ $('context-toggle').addEventListener('click', () => {
 });
 
 function saveState(): void {
-  vscode.setState({ transcript, history: history.list, epoch } satisfies ViewState);
+  // An incognito session leaves its conversation nowhere, VS Code's storage included.
+  vscode.setState({ transcript: sessionShown.incognito ? emptyTranscript() : transcript, epoch } satisfies ViewState);
+}
+
+/** The toolbar names an incognito session, and a resumed one by its title. */
+function drawSession(): void {
+  const el = $('session');
+  el.hidden = !sessionShown.incognito && !sessionShown.title;
+  el.classList.toggle('incognito', sessionShown.incognito);
+  el.textContent = sessionShown.incognito ? 'incognito' : sessionShown.title ? `resumed: ${sessionShown.title}` : 'resumed session';
+  el.title = sessionShown.incognito
+    ? 'An incognito session: nothing of it is written under ~/.bravebot (no record, no prompt history, no audit file)'
+    : `Resumed session: ${sessionShown.title ?? ''}`;
+  document.body.classList.toggle('incognito', sessionShown.incognito);
+}
+
+/** Above the prompt box while a loop runs: its prompt, pace and ticks, and Stop loop. */
+function drawLoop(): void {
+  const bar = $('loopbar');
+  bar.hidden = !loopShown;
+  if (!loopShown) return;
+  const pace = loopShown.intervalSeconds === undefined ? 'self-paced' : every(loopShown.intervalSeconds);
+  $('loop-label').textContent = `Loop ${pace} · ${loopShown.ticks} ${loopShown.ticks === 1 ? 'tick' : 'ticks'} · ${loopShown.prompt}`;
 }
 
 function send(): void {
@@ -319,7 +372,6 @@ function send(): void {
   if (!text) return;
   input.value = '';
   history.add(text);
-  saveState();
   vscode.postMessage({ type: 'prompt', text, files: mentions(text), context: leaveOut ? undefined : editorCtx });
 }
 
@@ -416,6 +468,13 @@ input.addEventListener('keydown', (e) => {
   // Up on the first line and Down on the last walk the prompts sent, as in a shell.
   const before = input.value.slice(0, input.selectionStart);
   const after = input.value.slice(input.selectionEnd);
+  // A walk starts with the server's history, every session's: the first step waits for it.
+  if (e.key === 'ArrowUp' && !before.includes('\n') && !history.walking) {
+    e.preventDefault();
+    if (!pendingUp) vscode.postMessage({ type: 'wantHistory' });
+    pendingUp = { value: input.value };
+    return;
+  }
   const walked =
     (e.key === 'ArrowUp' && !before.includes('\n') && recall(history.previous(input.value))) ||
     (e.key === 'ArrowDown' && !after.includes('\n') && recall(history.next()));
@@ -424,6 +483,8 @@ input.addEventListener('keydown', (e) => {
 $('cancel').addEventListener('click', () => vscode.postMessage({ type: 'cancel' }));
 setState('idle');
 $('new').addEventListener('click', () => vscode.postMessage({ type: 'newSession' }));
+$('sessions').addEventListener('click', () => vscode.postMessage({ type: 'command', command: 'bravebot.sessions' }));
+$('loop-stop').addEventListener('click', () => vscode.postMessage({ type: 'stopLoop' }));
 mode.addEventListener('change', () => vscode.postMessage({ type: 'setMode', mode: mode.value }));
 
 render();

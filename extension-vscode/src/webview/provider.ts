@@ -60,10 +60,13 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   <label for="mode">Mode</label>
   <select id="mode" title="ask: every change is asked about; accept edits: edits land unasked; plan: nothing changes"><option value="ask">ask</option><option value="acceptEdits">accept edits</option><option value="plan">plan</option></select>
   <button id="new" class="secondary" title="Start a new session">New</button>
+  <button id="sessions" class="secondary" title="Resume or delete a recorded session">Sessions</button>
+  <span id="session" hidden></span>
   <span id="state" aria-live="polite">idle</span>
 </div>
 <main id="log" aria-live="polite"></main>
 <div id="silence" class="meta" role="status" hidden></div>
+<div id="loopbar" role="status" hidden><span id="loop-label"></span> <button id="loop-stop" type="button" class="secondary" title="Stop the loop (bravebot/session/loop/stop); a tick already running goes on to its end">Stop loop</button></div>
 <section id="questions" aria-label="Questions waiting for you"></section>
 <form id="form"><ul id="mentions" role="listbox" aria-label="Workspace files" hidden></ul><div id="context" class="meta" hidden><span id="context-label"></span> <button id="context-toggle" type="button" class="secondary" title="Whether the file open in your editor (and what you selected) goes with the prompt">Leave out</button></div><textarea id="input" rows="3" placeholder="Ask bravebot; @path mentions a file. Ctrl+Enter sends." aria-label="Prompt"></textarea>
 <div id="actions"><button id="cancel" type="button" class="secondary" title="Cancel the turn" disabled>Cancel</button><button id="send" type="submit">Send</button></div></form>

@@ -1,7 +1,8 @@
 // The chat transcript as data: session updates folded into items the webview renders. Pure, so the
 // message handling is tested without a browser or VS Code.
 
-import type { SessionUpdate, TodoItem } from '../protocol';
+import type { ResumeResult, SessionUpdate, TodoItem } from '../protocol';
+import type { LoopShown } from '../sessions';
 
 export type Item =
   /** `sent` is what Retry sends again: the words, the files and the editor context as they went. */
@@ -17,7 +18,9 @@ export type Item =
   /** Why a turn ended in an error, what to change, and the prompt a Retry sends again. */
   | { kind: 'error'; text: string; hint?: string; action?: ErrorAction; retry?: { text: string; files: string[]; context?: EditorContext } }
   /** Something the extension tells the person about the session itself (a new one began). */
-  | { kind: 'notice'; text: string };
+  | { kind: 'notice'; text: string }
+  /** A loop's tick began: the prompt was sent again, unchanged. */
+  | { kind: 'loopTick'; n: number; prompt: string };
 
 /** What a run printed on one stream: untrusted bytes for the person's eyes only. */
 export interface RunOutput { stream: string; text: string; bytes: number; trusted: boolean }
@@ -34,6 +37,7 @@ export const allowedCommands: readonly string[] = [
   'bravebot.getStarted',
   'bravebot.showLog',
   'bravebot.openSettings',
+  'bravebot.sessions',
 ];
 
 export interface Transcript {
@@ -102,6 +106,20 @@ export function withContext(text: string, c: EditorContext | undefined): string 
   return out;
 }
 
+/**
+ * The person's words of a prompt as withContext sent it, and the label of the editor context it
+ * carried, so a recalled or resumed prompt shows what they typed.
+ */
+export function withoutContext(sent: string): { text: string; context?: string } {
+  const marker = '\n\n(The file open in my editor: ';
+  for (const at of new Set([sent.lastIndexOf(marker), sent.indexOf(marker)])) {
+    if (at < 0) continue;
+    const m = /^\n\n\(The file open in my editor: (.*)\.\)(?:\nWhat I selected in it \((line \d+|lines \d+-\d+)\):\n[\s\S]*)?$/.exec(sent.slice(at));
+    if (m) return { text: sent.slice(0, at), context: m[2] ? `${m[1]}, ${m[2].replace('-', '–')} selected` : m[1] };
+  }
+  return { text: sent };
+}
+
 export function addItem(t: Transcript, item: Item): Transcript {
   return { items: [...t.items, item], busy: item.kind === 'error' ? false : t.busy };
 }
@@ -146,7 +164,7 @@ export function restoredTranscript(saved: Transcript | undefined, savedEpoch: st
   if (!saved || saved.items.length === 0) return { transcript: saved ?? emptyTranscript(), newSession: false };
   if (savedEpoch === epoch) return { transcript: saved, newSession: false };
   return {
-    transcript: { items: [{ kind: 'notice', text: 'A new session began: the window was reloaded, and bravebot does not remember the conversation before it.' }], busy: false },
+    transcript: { items: [{ kind: 'notice', text: 'A new session began: the window was reloaded. The conversation before it is recorded: Sessions (above) resumes it.' }], busy: false },
     newSession: true,
   };
 }
@@ -221,7 +239,15 @@ export type ToWebview =
   | { type: 'unsaved'; questionId: string; files: string[] }
   /** Workspace files for the `@` mention being typed (answer to `complete` with the same seq). */
   | { type: 'completions'; seq: number; paths: string[] }
-  | { type: 'reset'; notice?: string };
+  | { type: 'reset'; notice?: string }
+  /** Which session the chat shows: an incognito one says so, a resumed one names its title. */
+  | { type: 'session'; incognito: boolean; title?: string }
+  /** A session resumed: the chat is drawn anew from the server's transcript. */
+  | { type: 'resumed'; result: ResumeResult }
+  /** The loop the session runs, or none. */
+  | { type: 'loop'; loop?: LoopShown }
+  /** The server's prompt history (every session's), oldest first; time in seconds. */
+  | { type: 'history'; entries: { text: string; time: number }[] };
 
 export type FromWebview =
   | { type: 'ready' }
@@ -237,7 +263,32 @@ export type FromWebview =
   | { type: 'copy'; text: string }
   /** The `@` mention being typed: which workspace files fit it. */
   | { type: 'complete'; seq: number; query: string }
-  | { type: 'insert'; text: string };
+  | { type: 'insert'; text: string }
+  /** Up began a walk through the prompts: the server's history is wanted. */
+  | { type: 'wantHistory' }
+  | { type: 'stopLoop' };
+
+/** The sentence a resumed chat carries: references from before the resume are gone (SESS-7). */
+export const resumedGone = 'Quarantined items from before the resume and their references are gone: ask again for what you need.';
+
+/**
+ * The chat of a resumed session: a line naming it, then its transcript as the server returns it
+ * (the person's prompts as their messages, the agent's replies as its text), then the sentence
+ * that earlier references are gone. The last prompt offers Retry and Edit as any sent one does.
+ */
+export function resumedTranscript(r: ResumeResult): Transcript {
+  const title = r.title.replace(/\s+/g, ' ').trim();
+  const items: Item[] = [{ kind: 'notice', text: `Resumed the session ${title ? `“${title}” ` : ''}(${r.sessionId}), mode ${r.mode}, in ${r.cwd}.` }];
+  for (const e of r.transcript) {
+    if (e.role === 'person') {
+      const { text, context } = withoutContext(e.text);
+      items.push(context ? { kind: 'user', text, context, sent: { text, files: [] } } : { kind: 'user', text, sent: { text, files: [] } });
+    }
+    else items.push({ kind: 'agent', text: e.text });
+  }
+  items.push({ kind: 'notice', text: resumedGone });
+  return { items, busy: false };
+}
 
 /** `@path` mentions in a prompt, sent as `files`. */
 export function mentions(text: string): string[] {
