@@ -40,7 +40,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 pub use include::Include;
-pub use pattern::{MAX_NESTING, MAX_PATTERN_CHARS, MAX_PATTERNS, Pattern, PatternError};
+pub use pattern::{
+    LineSearcher, MAX_NESTING, MAX_PATTERN_CHARS, MAX_PATTERNS, Pattern, PatternError,
+};
 pub use walk::{
     Keep, Limits, MAX_LINE_CHARS, Match, Outcome, Request, SKIPPED_DIRECTORIES, Stop, search_tree,
     search_tree_keeping,

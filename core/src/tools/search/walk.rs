@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::include::Include;
-use super::pattern::Pattern;
+use super::pattern::{LineSearcher, Pattern};
 use crate::tools::Files;
 
 /// Directory names a search never walks: version control, build output and caches, and
@@ -320,10 +320,16 @@ impl Search<'_> {
         let next = std::sync::atomic::AtomicUsize::new(0);
         let (request, files, keep) = (self.request, self.files, self.keep);
         let mut read: Vec<(usize, Read)> = if readers <= 1 {
+            let mut searcher = LineSearcher::default();
             queued
                 .iter()
                 .enumerate()
-                .map(|(i, (path, _))| (i, read_file(request, files, keep, path, false)))
+                .map(|(i, (path, _))| {
+                    (
+                        i,
+                        read_file(request, files, keep, &mut searcher, path, false),
+                    )
+                })
                 .collect()
         } else {
             std::thread::scope(|scope| {
@@ -331,12 +337,15 @@ impl Search<'_> {
                     .map(|_| {
                         scope.spawn(|| {
                             let mut done = Vec::new();
+                            let mut searcher = LineSearcher::default();
                             loop {
                                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                                 let Some((path, _)) = queued.get(i) else {
                                     return done;
                                 };
-                                done.push((i, read_file(request, files, keep, path, false)));
+                                let read =
+                                    read_file(request, files, keep, &mut searcher, path, false);
+                                done.push((i, read));
                             }
                         })
                     })
@@ -363,7 +372,15 @@ impl Search<'_> {
         if !self.meet(&path, named)? {
             return ControlFlow::Continue(());
         }
-        let read = read_file(self.request, self.files, self.keep, &path, named);
+        let mut searcher = LineSearcher::default();
+        let read = read_file(
+            self.request,
+            self.files,
+            self.keep,
+            &mut searcher,
+            &path,
+            named,
+        );
         self.take(path, read)
     }
 
@@ -465,6 +482,7 @@ fn read_file(
     request: &Request<'_>,
     files: &dyn Files,
     keep: &Keep<'_>,
+    searcher: &mut LineSearcher,
     path: &Path,
     named: bool,
 ) -> Read {
@@ -499,13 +517,15 @@ fn read_file(
         .saturating_add(request.limits.max_matches)
         .saturating_add(1);
     let mut lines = Vec::new();
-    let _ = request.pattern.each_matching_line(&bytes, |line, text| {
-        if lines.len() >= most {
-            return ControlFlow::Break(());
-        }
-        lines.push((line, shorten(text)));
-        ControlFlow::Continue(())
-    });
+    let _ = request
+        .pattern
+        .each_matching_line_with(searcher, &bytes, |line, text| {
+            if lines.len() >= most {
+                return ControlFlow::Break(());
+            }
+            lines.push((line, shorten(text)));
+            ControlFlow::Continue(())
+        });
     let bytes = (!lines.is_empty()
         && keep.files > 0
         && bytes.len() as u64 <= keep.max_bytes
