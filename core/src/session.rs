@@ -374,6 +374,8 @@ pub struct Session {
     /// Counts turns that ended, so a firing or a tick waiting for the session can wait for one.
     turn_done: tokio::sync::watch::Sender<u64>,
     ended: std::sync::atomic::AtomicBool,
+    /// Where this session's capped searches stopped, for the pages they name.
+    pub(crate) search_pages: crate::tools::search::Pages,
     state: Mutex<SessionState>,
     turn: Mutex<Option<CancellationToken>>,
 }
@@ -504,6 +506,7 @@ impl Session {
                 audit_written: 0,
             }),
             turn: Mutex::new(None),
+            search_pages: crate::tools::search::Pages::default(),
         }
     }
 

@@ -10,7 +10,8 @@
 //! megabytes of Rust, C and generated bindings. For each pattern it times
 //! [`search_tree`](bravebot_core::tools::search::search_tree) with every cap lifted (all matches
 //! counted, no file, size or time cap) and `rg` with the same pattern, both on a warm page cache,
-//! and prints the median of five runs and each side's count of matching lines.
+//! and prints the median of seven runs, interleaved with ripgrep's, each side's count of matching
+//! lines, the ratios and the one-minute load average before and after.
 //!
 //! ripgrep runs as `rg -uu -c` (no ignore files, hidden files searched, binary files skipped) with
 //! the directories `search` skips by name excluded, so both walk the same files. The engine reads on
@@ -26,20 +27,21 @@ use std::time::{Duration, Instant};
 use bravebot_core::tools::DiskOnly;
 use bravebot_core::tools::search::{Limits, Pattern, Request, SKIPPED_DIRECTORIES, search_tree};
 
-const RUNS: usize = 5;
+const RUNS: usize = 7;
 
-/// Patterns both engines read the same way: a common literal, a rare one, a regular expression
-/// with a class, one folded for case, an alternation, and one that backtracks exponentially on an
-/// engine that backtracks.
-const PATTERNS: &[(&str, bool)] = &[
-    ("unsafe", true),
-    ("zqxjkv", true),
-    ("fn [a-z_]+\\(", true),
-    ("todo", false),
-    ("Result<|Option<", true),
-    ("(a+)+$", true),
-    ("^\\s*//.*\\bpanic", true),
-    ("\\w+_unchecked\\b", true),
+/// One pattern of the table: what kind of search it stands for, the pattern, and whether case
+/// counts. Both engines read each the same way.
+const PATTERNS: &[(&str, &str, bool)] = &[
+    ("literal", "unsafe", true),
+    ("no match", "zqxjkv", true),
+    ("many matches", "self", true),
+    ("regex with classes", "fn [a-z_]+\\(", true),
+    ("case-insensitive", "todo", false),
+    ("alternation", "Result<|Option<", true),
+    ("Unicode word boundaries", "\\w+_unchecked\\b", true),
+    ("Unicode word boundaries", "^\\s*//.*\\bpanic", true),
+    ("Unicode word classes", "\\b\\w+_\\w+_\\w+\\b", true),
+    ("built to backtrack", "(a+)+$", true),
 ];
 
 fn main() {
@@ -49,18 +51,29 @@ fn main() {
         .unwrap_or_else(default_tree);
     let tree = std::fs::canonicalize(&tree).expect("the tree exists");
     println!("tree: {}", tree.display());
-    if Command::new("rg").arg("--version").output().is_err() {
+    let rg = rg_available();
+    if !rg {
         eprintln!("warning: rg is not installed (apt-get install ripgrep); timing search alone");
     }
+    println!("runs: {RUNS} of each, interleaved (search, rg, rg -j1), after one warm-up round");
     println!(
-        "{:<22} {:>11} {:>9} {:>9} {:>11} {:>11} {:>9}",
-        "pattern", "search ms", "files", "matches", "rg ms", "rg -j1 ms", "rg match"
+        "{:<24} {:<22} {:>10} {:>8} {:>9} {:>9} {:>10} {:>9} {:>7} {:>7}  load",
+        "kind",
+        "pattern",
+        "search ms",
+        "files",
+        "matches",
+        "rg ms",
+        "rg -j1 ms",
+        "rg match",
+        "/rg",
+        "/rg-j1"
     );
-    for &(pattern, case_sensitive) in PATTERNS {
+    for &(kind, pattern, case_sensitive) in PATTERNS {
         let compiled = Pattern::compile(&[pattern], case_sensitive).expect("compiles");
         let mut files = 0;
         let mut matches = 0;
-        let ours = median(|| {
+        let mut ours = || {
             let request = Request {
                 root: &tree,
                 workspace: &tree,
@@ -73,30 +86,70 @@ fn main() {
                     deadline: None,
                     max_file_bytes: u64::MAX,
                 },
+                resume: None,
             };
             let outcome = search_tree(&request, &DiskOnly, &|| false);
             files = outcome.files_read.len();
             matches = outcome.counted;
-        });
+        };
         let mut rg_matches = None;
-        let rg_all = rg_available()
-            .then(|| median(|| rg_matches = run_rg(&tree, pattern, case_sensitive, None)));
-        let rg_one = rg_available()
-            .then(|| median(|| rg_matches = run_rg(&tree, pattern, case_sensitive, Some(1))));
+        let load_before = load();
+        let mut times: [Vec<Duration>; 3] = Default::default();
+        for round in 0..=RUNS {
+            let mut timed = |which: usize, run: &mut dyn FnMut()| {
+                let began = Instant::now();
+                run();
+                if round > 0 {
+                    times[which].push(began.elapsed());
+                }
+            };
+            timed(0, &mut ours);
+            if rg {
+                timed(1, &mut || {
+                    rg_matches = run_rg(&tree, pattern, case_sensitive, None)
+                });
+                timed(2, &mut || {
+                    rg_matches = run_rg(&tree, pattern, case_sensitive, Some(1));
+                });
+            }
+        }
+        let [ours_t, rg_t, rg1_t] = times.map(median);
         let ms = |d: Option<Duration>| {
             d.map_or("-".to_string(), |d| format!("{:.1}", d.as_secs_f64() * 1e3))
         };
+        let ratio = |d: Option<Duration>| match (ours_t, d) {
+            (Some(a), Some(b)) => format!("{:.2}", a.as_secs_f64() / b.as_secs_f64()),
+            _ => "-".to_string(),
+        };
         println!(
-            "{:<22} {:>11} {:>9} {:>9} {:>11} {:>11} {:>9}",
+            "{:<24} {:<22} {:>10} {:>8} {:>9} {:>9} {:>10} {:>9} {:>7} {:>7}  {} to {}{}",
+            kind,
             format!("{pattern}{}", if case_sensitive { "" } else { " (-i)" }),
-            ms(Some(ours)),
+            ms(ours_t),
             files,
             matches,
-            ms(rg_all),
-            ms(rg_one),
+            ms(rg_t),
+            ms(rg1_t),
             rg_matches.map_or("-".to_string(), |n| n.to_string()),
+            ratio(rg_t),
+            ratio(rg1_t),
+            load_before,
+            load(),
+            if rg_matches.is_some_and(|n| n != matches) {
+                "  (counts differ)"
+            } else {
+                ""
+            },
         );
     }
+}
+
+/// The one-minute load average, as `uptime` shows it.
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "?".to_string())
 }
 
 fn default_tree() -> PathBuf {
@@ -143,16 +196,8 @@ fn run_rg(
     )
 }
 
-/// The median wall time of [`RUNS`] runs, after one run to warm the page cache.
-fn median(mut run: impl FnMut()) -> Duration {
-    run();
-    let mut times: Vec<Duration> = (0..RUNS)
-        .map(|_| {
-            let began = Instant::now();
-            run();
-            began.elapsed()
-        })
-        .collect();
+/// The median of the timed runs, if there were any.
+fn median(mut times: Vec<Duration>) -> Option<Duration> {
     times.sort();
-    times[RUNS / 2]
+    times.get(times.len() / 2).copied()
 }

@@ -15,6 +15,7 @@
 //! tool labels the result from that list.
 
 use std::ffi::OsString;
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -89,6 +90,30 @@ pub struct Request<'a> {
     /// Matches to pass over before the first one returned.
     pub offset: usize,
     pub limits: Limits,
+    /// Where the page before this one stopped, when `offset` is the one it named: the files
+    /// before that place are met but not read again, unless one of them changed.
+    pub resume: Option<&'a Resume>,
+}
+
+/// Where a search stopped at the match cap, kept so that the page it names can start there
+/// rather than read every file before it again.
+///
+/// It names the file holding the first match left behind (by its place among the files the walk
+/// selected, and its path), how many matches lay before that file, and a digest of the path and
+/// stamp (size, modification time and inode, or an open buffer's version) of every file selected
+/// before it. A page resumes only where the walk meets the same file at the same place with the
+/// same digest; otherwise it reads from the start, as a search without it does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resume {
+    /// The offset the capped result named.
+    pub next_offset: usize,
+    /// The file's place among the files selected, from 1.
+    selected: usize,
+    path: PathBuf,
+    /// Matches counted before the file.
+    counted: usize,
+    /// The digest of the files selected before it.
+    before: u64,
 }
 
 /// A matching line.
@@ -146,6 +171,11 @@ pub struct Outcome {
     /// Files and directories the walk met that a deny rule covers, in walk order: left out
     /// unread.
     pub denied: Vec<PathBuf>,
+    /// Where the next page starts, when the search stopped at the match cap.
+    pub resume: Option<Resume>,
+    /// Whether this search started where the page before it stopped, reading none of the files
+    /// before that place.
+    pub resumed: bool,
 }
 
 /// Which searched files' bytes a search keeps for a check: those `wanted` says, with a returned
@@ -190,6 +220,25 @@ pub fn search_tree_keeping(
     cancelled: &dyn Fn() -> bool,
     keep: &Keep<'_>,
 ) -> Outcome {
+    if let Some(resume) = request.resume {
+        let resumed = search_from(request, files, cancelled, keep, Some(resume));
+        // A page whose place the walk did not meet as it was left is read from the start.
+        if let Ok(outcome) = resumed {
+            return outcome;
+        }
+    }
+    search_from(request, files, cancelled, keep, None).unwrap_or_default()
+}
+
+/// One search, resuming at `resume` when given; `Err` where the walk did not meet the place it
+/// names as it was left.
+fn search_from(
+    request: &Request<'_>,
+    files: &dyn Files,
+    cancelled: &dyn Fn() -> bool,
+    keep: &Keep<'_>,
+    resume: Option<&Resume>,
+) -> Result<Outcome, ()> {
     let mut search = Search {
         request,
         files,
@@ -197,6 +246,9 @@ pub fn search_tree_keeping(
         keep,
         out: Outcome::default(),
         queued: Vec::new(),
+        resuming: resume,
+        stale: false,
+        digest: DefaultHasher::new(),
     };
     let flow = match std::fs::symlink_metadata(request.root) {
         Ok(meta) if meta.is_dir() || meta.file_type().is_symlink() && request.root.is_dir() => {
@@ -215,8 +267,11 @@ pub fn search_tree_keeping(
         }
     };
     let _ = flow;
+    if search.stale || search.resuming.is_some() {
+        return Err(());
+    }
     search.out.skipped.sort_unstable();
-    search.out
+    Ok(search.out)
 }
 
 struct Search<'a> {
@@ -228,6 +283,12 @@ struct Search<'a> {
     /// Files met and selected, waiting to be read together, each with the files met and
     /// selected once it was.
     queued: Vec<(PathBuf, (u64, usize))>,
+    /// The place this search resumes at, until the walk reaches it.
+    resuming: Option<&'a Resume>,
+    /// Whether the walk met something other than what the place it resumes at was left with.
+    stale: bool,
+    /// The digest of the path and stamp of every file selected so far, in walk order.
+    digest: DefaultHasher,
 }
 
 impl Search<'_> {
@@ -297,6 +358,12 @@ impl Search<'_> {
     /// reading it to [`Search::read_queued`], which reads [`CHUNK`] files at a time in parallel.
     fn queue(&mut self, path: PathBuf) -> ControlFlow<()> {
         if self.meet(&path, false)? {
+            if self.resuming.is_some() {
+                self.pass_before_resuming(&path, false)?;
+                if self.resuming.is_some() {
+                    return ControlFlow::Continue(());
+                }
+            }
             let counts = (self.out.files_met, self.out.files_selected);
             self.queued.push((path, counts));
             if self.queued.len() >= CHUNK {
@@ -319,7 +386,7 @@ impl Search<'_> {
             .min(queued.len());
         let next = std::sync::atomic::AtomicUsize::new(0);
         let (request, files, keep) = (self.request, self.files, self.keep);
-        let mut read: Vec<(usize, Read)> = if readers <= 1 {
+        let mut read: Vec<(usize, (Read, String))> = if readers <= 1 {
             let mut searcher = LineSearcher::default();
             queued
                 .iter()
@@ -358,7 +425,7 @@ impl Search<'_> {
         };
         read.sort_unstable_by_key(|(i, _)| *i);
         for ((_, read), (path, counts)) in read.into_iter().zip(queued) {
-            if self.take(path, read).is_break() {
+            if self.take(path, read, counts.1).is_break() {
                 // Read one by one, the walk would have met nothing after this file.
                 (self.out.files_met, self.out.files_selected) = counts;
                 return ControlFlow::Break(());
@@ -372,6 +439,9 @@ impl Search<'_> {
         if !self.meet(&path, named)? {
             return ControlFlow::Continue(());
         }
+        if self.resuming.is_some() {
+            self.pass_before_resuming(&path, named)?;
+        }
         let mut searcher = LineSearcher::default();
         let read = read_file(
             self.request,
@@ -381,7 +451,33 @@ impl Search<'_> {
             &path,
             named,
         );
-        self.take(path, read)
+        let selected = self.out.files_selected;
+        self.take(path, read, selected)
+    }
+
+    /// A file selected while resuming: one before the place resumed at is taken into the digest
+    /// unread; at the place itself, the search goes on from the counts left there if the file and
+    /// the digest are the ones left, and stops as stale if not.
+    fn pass_before_resuming(&mut self, path: &Path, named: bool) -> ControlFlow<()> {
+        let Some(resume) = self.resuming else {
+            return ControlFlow::Continue(());
+        };
+        let selected = self.out.files_selected;
+        if selected < resume.selected {
+            (path, stamp(self.files, path, named).as_str()).hash(&mut self.digest);
+            return ControlFlow::Continue(());
+        }
+        if selected == resume.selected
+            && path == resume.path
+            && self.digest.finish() == resume.before
+        {
+            self.resuming = None;
+            self.out.resumed = true;
+            self.out.counted = resume.counted;
+            return ControlFlow::Continue(());
+        }
+        self.stale = true;
+        ControlFlow::Break(())
     }
 
     /// Counts a file against the file cap and asks `include` about it; `true` when it is to be
@@ -408,7 +504,15 @@ impl Search<'_> {
 
     /// Takes one file's reading into the outcome, in walk order: counts, matches from `offset`
     /// up to the cap, and the bytes a check may be shown.
-    fn take(&mut self, path: PathBuf, read: Read) -> ControlFlow<()> {
+    fn take(
+        &mut self,
+        path: PathBuf,
+        (read, stamp): (Read, String),
+        selected: usize,
+    ) -> ControlFlow<()> {
+        let before = self.digest.clone();
+        (path.as_path(), stamp.as_str()).hash(&mut self.digest);
+        let counted_before = self.out.counted;
         let (lines, bytes) = match read {
             Read::TooLarge => {
                 self.out.too_large += 1;
@@ -434,6 +538,13 @@ impl Search<'_> {
             let index = self.out.counted;
             if index >= offset && self.out.matches.len() >= cap {
                 self.out.stop = Some(Stop::MatchCap { next_offset: index });
+                self.out.resume = Some(Resume {
+                    next_offset: index,
+                    selected,
+                    path: path.clone(),
+                    counted: counted_before,
+                    before: before.finish(),
+                });
                 flow = ControlFlow::Break(());
                 break;
             }
@@ -485,12 +596,18 @@ fn read_file(
     searcher: &mut LineSearcher,
     path: &Path,
     named: bool,
-) -> Read {
-    let bytes = match files.buffer(path) {
-        Some((text, _)) if text.len() as u64 > request.limits.max_file_bytes => {
-            return Read::TooLarge;
+) -> (Read, String) {
+    let (bytes, stamp) = match files.buffer(path) {
+        Some((text, version)) if text.len() as u64 > request.limits.max_file_bytes => {
+            return (
+                Read::TooLarge,
+                crate::workspace_file::buffer_token(path, version),
+            );
         }
-        Some((text, _)) => text.as_bytes().to_vec(),
+        Some((text, version)) => (
+            text.as_bytes().to_vec(),
+            crate::workspace_file::buffer_token(path, version),
+        ),
         // Opened without following a link or waiting on a FIFO: an entry swapped after the
         // directory was listed is unreadable rather than a way out or a hang. A root named
         // directly was confined by its real path, which is the one opened.
@@ -501,14 +618,16 @@ fn read_file(
                 path.to_path_buf()
             };
             match crate::workspace_file::read_regular(&at, request.limits.max_file_bytes) {
-                Ok(file) => file.bytes,
-                Err(crate::workspace_file::Refusal::TooLarge { .. }) => return Read::TooLarge,
-                Err(_) => return Read::Unreadable,
+                Ok(file) => (file.bytes, file.token),
+                Err(crate::workspace_file::Refusal::TooLarge { .. }) => {
+                    return (Read::TooLarge, disk_stamp(&at));
+                }
+                Err(_) => return (Read::Unreadable, disk_stamp(&at)),
             }
         }
     };
     if bytes.contains(&0) {
-        return Read::Binary;
+        return (Read::Binary, stamp);
     }
     // No file can give the outcome more lines than these: the matches passed over, the cap,
     // and the one that shows the cap was reached.
@@ -531,7 +650,24 @@ fn read_file(
         && bytes.len() as u64 <= keep.max_bytes
         && (keep.wanted)(path))
     .then_some(bytes);
-    Read::Text { lines, bytes }
+    (Read::Text { lines, bytes }, stamp)
+}
+
+/// The stamp of a file left unread before the place a page resumes at: what reading it would
+/// have stamped it with (an open buffer's version, or the size, modification time and inode).
+fn stamp(files: &dyn Files, path: &Path, named: bool) -> String {
+    if let Some((_, version)) = files.buffer(path) {
+        return crate::workspace_file::buffer_token(path, version);
+    }
+    if named {
+        disk_stamp(&crate::workspace_file::real_path(path))
+    } else {
+        disk_stamp(path)
+    }
+}
+
+fn disk_stamp(path: &Path) -> String {
+    crate::workspace_file::metadata_token(std::fs::symlink_metadata(path).ok().as_ref())
 }
 
 fn shorten(line: &[u8]) -> String {
@@ -581,6 +717,7 @@ mod tests {
                     deadline: None,
                     max_file_bytes: 1 << 20,
                 },
+                resume: None,
             };
             search_tree(&request, &DiskOnly, &|| false)
         };
@@ -636,5 +773,111 @@ mod tests {
                 .collect();
             assert_eq!(shown(&capped), within);
         }
+    }
+
+    /// Open buffers whose version a test can move.
+    struct Buffers(std::sync::Mutex<Vec<(PathBuf, String, i32)>>);
+
+    impl Files for Buffers {
+        fn buffer(&self, path: &Path) -> Option<(std::sync::Arc<str>, i32)> {
+            let buffers = self.0.lock().expect("lock");
+            buffers
+                .iter()
+                .find(|(p, _, _)| p == path)
+                .map(|(_, text, version)| (text.as_str().into(), *version))
+        }
+
+        fn apply_edit<'a>(
+            &'a self,
+            _path: &'a Path,
+            _version: i32,
+            _original: &'a str,
+            _edits: &'a [crate::kernel::proposal::LineEdit],
+        ) -> crate::session::BoxFuture<'a, Result<(), String>> {
+            Box::pin(async { Err("not in this test".to_string()) })
+        }
+    }
+
+    // Verifies: SEARCH-30
+    #[test]
+    fn a_page_resumed_where_the_one_before_stopped_is_the_page_a_rescan_gives() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = std::fs::canonicalize(tmp.path()).expect("real");
+        for i in 0..40 {
+            let dir = if i < 20 {
+                root.clone()
+            } else {
+                root.join("sub")
+            };
+            std::fs::create_dir_all(&dir).expect("mkdir");
+            std::fs::write(dir.join(format!("f{i:02}.txt")), "hit\nno\nhit\n").expect("write");
+        }
+        let open = root.join("f03.txt");
+        let files = Buffers(std::sync::Mutex::new(vec![(
+            open.clone(),
+            "hit\nhit\nhit\n".to_string(),
+            1,
+        )]));
+        let pattern = Pattern::compile(&["hit"], true).expect("compiles");
+        let search = |offset: usize, resume: Option<&Resume>| {
+            let request = Request {
+                root: &root,
+                workspace: &root,
+                pattern: &pattern,
+                include: None,
+                offset,
+                limits: Limits {
+                    max_matches: 25,
+                    max_files: u64::MAX,
+                    deadline: None,
+                    max_file_bytes: 1 << 20,
+                },
+                resume,
+            };
+            search_tree(&request, &files, &|| false)
+        };
+        let first = search(0, None);
+        assert_eq!(first.stop, Some(Stop::MatchCap { next_offset: 25 }));
+        let mark = first
+            .resume
+            .clone()
+            .expect("a capped page leaves its place");
+        // Two matches a file, three in f03's open buffer: match 25 is the first of f12.
+        let resumed = search(25, Some(&mark));
+        let rescanned = search(25, None);
+        assert!(resumed.resumed && !rescanned.resumed);
+        assert_eq!(resumed.matches, rescanned.matches);
+        assert_eq!(resumed.stop, rescanned.stop);
+        assert_eq!(resumed.resume, rescanned.resume);
+        assert_eq!(resumed.counted, rescanned.counted);
+        assert_eq!(resumed.files_met, rescanned.files_met);
+        assert!(
+            resumed.files_read[0].ends_with("f12.txt"),
+            "{:?}",
+            resumed.files_read
+        );
+        assert_eq!(resumed.files_read[..], rescanned.files_read[12..]);
+        // The next page resumes from the resumed one's place as well.
+        let next = resumed.resume.clone().expect("capped again");
+        let third = search(next.next_offset, Some(&next));
+        assert!(third.resumed);
+        assert_eq!(third.matches, search(next.next_offset, None).matches);
+        // An open buffer before the place that moved to a new version: read from the start.
+        files.0.lock().expect("lock")[0] = (open.clone(), "hit\n".to_string(), 2);
+        let moved = search(25, Some(&mark));
+        assert!(!moved.resumed);
+        assert_eq!(moved.matches, search(25, None).matches);
+        assert_eq!(moved.files_read.len(), search(25, None).files_read.len());
+        files.0.lock().expect("lock")[0] = (open, "hit\nhit\nhit\n".to_string(), 1);
+        assert!(search(25, Some(&mark)).resumed);
+        // A file before the place removed, or the file at the place itself: from the start.
+        std::fs::remove_file(root.join("f12.txt")).expect("remove");
+        let gone = search(25, Some(&mark));
+        assert!(!gone.resumed);
+        assert_eq!(gone.matches, search(25, None).matches);
+        std::fs::remove_file(root.join("f00.txt")).expect("remove");
+        let shifted = search(25, Some(&mark));
+        assert!(!shifted.resumed);
+        assert_eq!(shifted.matches, search(25, None).matches);
     }
 }
