@@ -339,7 +339,9 @@ fn read_handle(file: File, limit: u64, real: PathBuf) -> Result<Contents, Refusa
     if meta.len() > limit {
         return Err(Refusal::TooLarge { limit });
     }
-    let mut bytes = Vec::new();
+    // Room for the size measured and the one byte past it, so the read takes two calls rather
+    // than a probe and a run of doublings.
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len().saturating_add(1)).unwrap_or(0));
     // One byte past the bound tells a file that grew since it was measured from one that did not.
     file.take(limit.saturating_add(1))
         .read_to_end(&mut bytes)

@@ -672,6 +672,10 @@ fn disk_stamp(path: &Path) -> String {
 
 fn shorten(line: &[u8]) -> String {
     let text = String::from_utf8_lossy(line);
+    // A line of no more bytes than the cap has no more characters either.
+    if line.len() <= MAX_LINE_CHARS {
+        return text.into_owned();
+    }
     match text.char_indices().nth(MAX_LINE_CHARS) {
         Some((cut, _)) => format!("{}… [line shortened]", &text[..cut]),
         None => text.into_owned(),
