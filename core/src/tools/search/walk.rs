@@ -7,8 +7,10 @@
 //! ([`SKIPPED_DIRECTORIES`]); the project's `.gitignore` is not consulted, and no symbolic link
 //! is followed, to a file or a directory, so the walk stays inside the directory it was given.
 //!
-//! Files are met (counted, selected) in walk order and read and searched [`CHUNK`] at a time on
-//! up to [`READERS`] threads; their results are taken in walk order, so the outcome is the one
+//! Files are met (counted, selected) in walk order and read and searched a chunk at a time on
+//! up to [`READERS`] threads, the chunks growing from [`FIRST_CHUNK`] files to [`LAST_CHUNK`] (so
+//! a search that stops at the cap early reads few files past it, and a long one waits for its
+//! threads seldom); their results are taken in walk order, so the outcome is the one
 //! reading them one by one gives, whatever the threads did first.
 //!
 //! This module decides nothing about trust: it reports every file whose bytes it read, and the
@@ -248,6 +250,7 @@ fn search_from(
         queued: Vec::new(),
         resuming: resume,
         stale: false,
+        chunk: FIRST_CHUNK,
         digest: DefaultHasher::new(),
     };
     let flow = match std::fs::symlink_metadata(request.root) {
@@ -287,6 +290,8 @@ struct Search<'a> {
     resuming: Option<&'a Resume>,
     /// Whether the walk met something other than what the place it resumes at was left with.
     stale: bool,
+    /// How many files the next chunk reads together.
+    chunk: usize,
     /// The digest of the path and stamp of every file selected so far, in walk order.
     digest: DefaultHasher,
 }
@@ -355,7 +360,7 @@ impl Search<'_> {
     }
 
     /// Meets one file of the walk: counts it and asks `include` now, in walk order, and leaves
-    /// reading it to [`Search::read_queued`], which reads [`CHUNK`] files at a time in parallel.
+    /// reading it to [`Search::read_queued`], which reads a chunk of files at a time in parallel.
     fn queue(&mut self, path: PathBuf) -> ControlFlow<()> {
         if self.meet(&path, false)? {
             if self.resuming.is_some() {
@@ -366,7 +371,8 @@ impl Search<'_> {
             }
             let counts = (self.out.files_met, self.out.files_selected);
             self.queued.push((path, counts));
-            if self.queued.len() >= CHUNK {
+            if self.queued.len() >= self.chunk {
+                self.chunk = (self.chunk * 2).min(LAST_CHUNK);
                 return self.read_queued();
             }
         }
@@ -387,15 +393,12 @@ impl Search<'_> {
         let next = std::sync::atomic::AtomicUsize::new(0);
         let (request, files, keep) = (self.request, self.files, self.keep);
         let mut read: Vec<(usize, (Read, String))> = if readers <= 1 {
-            let mut searcher = LineSearcher::default();
+            let mut reader = Reader::default();
             queued
                 .iter()
                 .enumerate()
                 .map(|(i, (path, _))| {
-                    (
-                        i,
-                        read_file(request, files, keep, &mut searcher, path, false),
-                    )
+                    (i, read_file(request, files, keep, &mut reader, path, false))
                 })
                 .collect()
         } else {
@@ -404,14 +407,14 @@ impl Search<'_> {
                     .map(|_| {
                         scope.spawn(|| {
                             let mut done = Vec::new();
-                            let mut searcher = LineSearcher::default();
+                            let mut reader = Reader::default();
                             loop {
                                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                                 let Some((path, _)) = queued.get(i) else {
                                     return done;
                                 };
                                 let read =
-                                    read_file(request, files, keep, &mut searcher, path, false);
+                                    read_file(request, files, keep, &mut reader, path, false);
                                 done.push((i, read));
                             }
                         })
@@ -442,12 +445,12 @@ impl Search<'_> {
         if self.resuming.is_some() {
             self.pass_before_resuming(&path, named)?;
         }
-        let mut searcher = LineSearcher::default();
+        let mut reader = Reader::default();
         let read = read_file(
             self.request,
             self.files,
             self.keep,
-            &mut searcher,
+            &mut reader,
             &path,
             named,
         );
@@ -570,8 +573,11 @@ impl Search<'_> {
     }
 }
 
-/// Files read together, in parallel, between two looks at the caps and the merge in walk order.
-const CHUNK: usize = 64;
+/// Files read together, in parallel, between two looks at the caps and the merge in walk order: the
+/// first chunk; each next one is twice as large, up to [`LAST_CHUNK`].
+const FIRST_CHUNK: usize = 16;
+/// The largest chunk.
+const LAST_CHUNK: usize = 1024;
 /// The most threads that read and search at once.
 const READERS: usize = 4;
 
@@ -588,25 +594,34 @@ enum Read {
     },
 }
 
+/// What one reading thread keeps from file to file: ripgrep's searcher with its line buffer, and
+/// the buffer files are read into, so neither is allocated again for each file.
+#[derive(Default)]
+struct Reader {
+    searcher: LineSearcher,
+    buffer: Vec<u8>,
+}
+
 /// Reads one file (an open buffer first) and finds its matching lines. Touches nothing shared.
 fn read_file(
     request: &Request<'_>,
     files: &dyn Files,
     keep: &Keep<'_>,
-    searcher: &mut LineSearcher,
+    reader: &mut Reader,
     path: &Path,
     named: bool,
 ) -> (Read, String) {
-    let (bytes, stamp) = match files.buffer(path) {
+    let open = files.buffer(path);
+    let (bytes, stamp): (&[u8], String) = match &open {
         Some((text, version)) if text.len() as u64 > request.limits.max_file_bytes => {
             return (
                 Read::TooLarge,
-                crate::workspace_file::buffer_token(path, version),
+                crate::workspace_file::buffer_token(path, *version),
             );
         }
         Some((text, version)) => (
-            text.as_bytes().to_vec(),
-            crate::workspace_file::buffer_token(path, version),
+            text.as_bytes(),
+            crate::workspace_file::buffer_token(path, *version),
         ),
         // Opened without following a link or waiting on a FIFO: an entry swapped after the
         // directory was listed is unreadable rather than a way out or a hang. A root named
@@ -617,8 +632,12 @@ fn read_file(
             } else {
                 path.to_path_buf()
             };
-            match crate::workspace_file::read_regular(&at, request.limits.max_file_bytes) {
-                Ok(file) => (file.bytes, file.token),
+            match crate::workspace_file::read_regular_into(
+                &at,
+                request.limits.max_file_bytes,
+                &mut reader.buffer,
+            ) {
+                Ok(token) => (reader.buffer.as_slice(), token),
                 Err(crate::workspace_file::Refusal::TooLarge { .. }) => {
                     return (Read::TooLarge, disk_stamp(&at));
                 }
@@ -638,7 +657,7 @@ fn read_file(
     let mut lines = Vec::new();
     let _ = request
         .pattern
-        .each_matching_line_with(searcher, &bytes, |line, text| {
+        .each_matching_line_with(&mut reader.searcher, bytes, |line, text| {
             if lines.len() >= most {
                 return ControlFlow::Break(());
             }
@@ -649,7 +668,7 @@ fn read_file(
         && keep.files > 0
         && bytes.len() as u64 <= keep.max_bytes
         && (keep.wanted)(path))
-    .then_some(bytes);
+    .then(|| bytes.to_vec());
     (Read::Text { lines, bytes }, stamp)
 }
 
