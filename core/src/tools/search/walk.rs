@@ -7,19 +7,21 @@
 //! ([`SKIPPED_DIRECTORIES`]); the project's `.gitignore` is not consulted, and no symbolic link
 //! is followed, to a file or a directory, so the walk stays inside the directory it was given.
 //!
-//! Files are met (counted, selected) in walk order and read and searched a chunk at a time on
-//! up to [`READERS`] threads, the chunks growing from [`FIRST_CHUNK`] files to [`LAST_CHUNK`] (so
-//! a search that stops at the cap early reads few files past it, and a long one waits for its
-//! threads seldom); their results are taken in walk order, so the outcome is the one
+//! Files are met (counted, selected) in walk order and read and searched on up to [`READERS`]
+//! threads while the walk goes on, at most [`AHEAD`] files ahead of the one taken next (so a
+//! search that stops at the cap reads few files past it); their results are taken in walk order, so the outcome is the one
 //! reading them one by one gives, whatever the threads did first.
 //!
 //! This module decides nothing about trust: it reports every file whose bytes it read, and the
 //! tool labels the result from that list.
 
+use std::collections::{HashMap, VecDeque};
 use std::ffi::OsString;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::Instant;
 
 use super::include::Include;
@@ -247,29 +249,34 @@ fn search_from(
         cancelled,
         keep,
         out: Outcome::default(),
-        queued: Vec::new(),
+        pending: VecDeque::new(),
+        arrived: HashMap::new(),
+        taken: 0,
+        sent: 0,
+        jobs: None,
+        results: None,
+        halt: Arc::new(AtomicBool::new(false)),
+        reader: Reader::default(),
         resuming: resume,
         stale: false,
-        chunk: FIRST_CHUNK,
         digest: DefaultHasher::new(),
     };
-    let flow = match std::fs::symlink_metadata(request.root) {
+    match std::fs::symlink_metadata(request.root) {
         Ok(meta) if meta.is_dir() || meta.file_type().is_symlink() && request.root.is_dir() => {
-            // Files met before a cap or the deadline stopped the walk are still read, as they
-            // would have been one by one.
-            let flow = search.walk();
-            match search.read_queued() {
-                ControlFlow::Break(()) => ControlFlow::Break(()),
-                ControlFlow::Continue(()) => flow,
+            let readers = std::thread::available_parallelism()
+                .map_or(1, std::num::NonZeroUsize::get)
+                .clamp(1, READERS);
+            if readers <= 1 {
+                let _ = search.walk();
+            } else {
+                search.walk_with_readers(readers);
             }
         }
-        Ok(_) => search.file(request.root.to_path_buf(), true),
-        Err(_) => {
-            search.out.unreadable += 1;
-            ControlFlow::Continue(())
+        Ok(_) => {
+            let _ = search.file(request.root.to_path_buf(), true);
         }
-    };
-    let _ = flow;
+        Err(_) => search.out.unreadable += 1,
+    }
     if search.stale || search.resuming.is_some() {
         return Err(());
     }
@@ -277,21 +284,35 @@ fn search_from(
     Ok(search.out)
 }
 
+/// A file for a reading thread: its place in walk order and its path.
+type Job = (usize, PathBuf);
+
 struct Search<'a> {
     request: &'a Request<'a>,
     files: &'a dyn Files,
     cancelled: &'a dyn Fn() -> bool,
     keep: &'a Keep<'a>,
     out: Outcome,
-    /// Files met and selected, waiting to be read together, each with the files met and
-    /// selected once it was.
-    queued: Vec<(PathBuf, (u64, usize))>,
+    /// Files met and selected and handed to the reading threads, not yet taken, in walk order,
+    /// each with the files met and selected once it was.
+    pending: VecDeque<(PathBuf, (u64, usize))>,
+    /// Readings that came back before every file ahead of them, by place.
+    arrived: HashMap<usize, (Read, String)>,
+    /// Files taken so far: the place of the first pending one.
+    taken: usize,
+    /// Files handed to the reading threads so far.
+    sent: usize,
+    /// Where files go to be read; `None` when this thread reads them itself.
+    jobs: Option<mpsc::Sender<Job>>,
+    results: Option<mpsc::Receiver<(usize, (Read, String))>>,
+    /// Tells the reading threads to read nothing more.
+    halt: Arc<AtomicBool>,
+    /// The reader of the files this thread reads itself.
+    reader: Reader,
     /// The place this search resumes at, until the walk reaches it.
     resuming: Option<&'a Resume>,
     /// Whether the walk met something other than what the place it resumes at was left with.
     stale: bool,
-    /// How many files the next chunk reads together.
-    chunk: usize,
     /// The digest of the path and stamp of every file selected so far, in walk order.
     digest: DefaultHasher,
 }
@@ -356,11 +377,94 @@ impl Search<'_> {
             }
             level = next;
         }
-        self.read_queued()
+        ControlFlow::Continue(())
+    }
+
+    /// The walk with `readers` threads reading and searching the files it selects, at most
+    /// [`AHEAD`] files ahead of the one taken next; their readings are taken in walk order.
+    /// Files met before a cap or the deadline stopped the walk are still read, as they would
+    /// have been one by one.
+    fn walk_with_readers(&mut self, readers: usize) {
+        let (request, files, keep) = (self.request, self.files, self.keep);
+        let (job_tx, job_rx) = mpsc::channel::<Job>();
+        let (result_tx, result_rx) = mpsc::channel();
+        let job_rx = Mutex::new(job_rx);
+        let halt = self.halt.clone();
+        std::thread::scope(|scope| {
+            for _ in 0..readers {
+                let (job_rx, result_tx, halt) = (&job_rx, result_tx.clone(), halt.clone());
+                scope.spawn(move || {
+                    let mut reader = Reader::default();
+                    loop {
+                        let job = job_rx.lock().map_or(None, |jobs| jobs.recv().ok());
+                        let Some((place, path)) = job else { return };
+                        if halt.load(Ordering::Relaxed) {
+                            return;
+                        }
+                        let read = read_file(request, files, keep, &mut reader, &path, false);
+                        if result_tx.send((place, read)).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+            drop(result_tx);
+            self.jobs = Some(job_tx);
+            self.results = Some(result_rx);
+            let _ = self.walk();
+            // Unless the match cap was reached, what the walk met is read, whether it ended or
+            // stopped at the file cap, the clock or a cancellation.
+            if !halt.load(Ordering::Relaxed) {
+                let _ = self.take_arrived(Wait::ForAll);
+            }
+            // Closing the queue ends the threads once they finish the file in hand.
+            halt.store(true, Ordering::Relaxed);
+            self.jobs = None;
+        });
+        self.results = None;
+    }
+
+    /// Takes, in walk order, the readings that came back, waiting as `wait` says; breaks where a
+    /// reading reached the match cap, after which nothing later is taken or counted.
+    fn take_arrived(&mut self, wait: Wait) -> ControlFlow<()> {
+        loop {
+            if let Some(results) = &self.results {
+                while let Ok((place, read)) = results.try_recv() {
+                    self.arrived.insert(place, read);
+                }
+            }
+            while let Some(read) = self.arrived.remove(&self.taken) {
+                let Some((path, counts)) = self.pending.pop_front() else {
+                    break;
+                };
+                self.taken += 1;
+                if self.take(path, read, counts.1).is_break() {
+                    // Read one by one, the walk would have met nothing after this file.
+                    (self.out.files_met, self.out.files_selected) = counts;
+                    self.halt.store(true, Ordering::Relaxed);
+                    self.pending.clear();
+                    return ControlFlow::Break(());
+                }
+            }
+            let waiting = match wait {
+                Wait::ForRoom => self.pending.len() >= AHEAD,
+                Wait::ForAll => !self.pending.is_empty(),
+            };
+            if !waiting {
+                return ControlFlow::Continue(());
+            }
+            match self.results.as_ref().map(mpsc::Receiver::recv) {
+                Some(Ok((place, read))) => {
+                    self.arrived.insert(place, read);
+                }
+                // Every reading thread is gone: nothing more will come back.
+                _ => return ControlFlow::Continue(()),
+            }
+        }
     }
 
     /// Meets one file of the walk: counts it and asks `include` now, in walk order, and leaves
-    /// reading it to [`Search::read_queued`], which reads a chunk of files at a time in parallel.
+    /// reading it to the reading threads, or reads it at once where there are none.
     fn queue(&mut self, path: PathBuf) -> ControlFlow<()> {
         if self.meet(&path, false)? {
             if self.resuming.is_some() {
@@ -370,69 +474,23 @@ impl Search<'_> {
                 }
             }
             let counts = (self.out.files_met, self.out.files_selected);
-            self.queued.push((path, counts));
-            if self.queued.len() >= self.chunk {
-                self.chunk = (self.chunk * 2).min(LAST_CHUNK);
-                return self.read_queued();
+            let Some(jobs) = &self.jobs else {
+                let read = read_file(
+                    self.request,
+                    self.files,
+                    self.keep,
+                    &mut self.reader,
+                    &path,
+                    false,
+                );
+                return self.take(path, read, counts.1);
+            };
+            if jobs.send((self.sent, path.clone())).is_err() {
+                return ControlFlow::Continue(());
             }
-        }
-        ControlFlow::Continue(())
-    }
-
-    /// Reads and searches the queued files on up to [`READERS`] threads, then takes their
-    /// results in walk order, as reading them one by one would have.
-    fn read_queued(&mut self) -> ControlFlow<()> {
-        let queued = std::mem::take(&mut self.queued);
-        if queued.is_empty() {
-            return ControlFlow::Continue(());
-        }
-        let readers = std::thread::available_parallelism()
-            .map_or(1, std::num::NonZeroUsize::get)
-            .clamp(1, READERS)
-            .min(queued.len());
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let (request, files, keep) = (self.request, self.files, self.keep);
-        let mut read: Vec<(usize, (Read, String))> = if readers <= 1 {
-            let mut reader = Reader::default();
-            queued
-                .iter()
-                .enumerate()
-                .map(|(i, (path, _))| {
-                    (i, read_file(request, files, keep, &mut reader, path, false))
-                })
-                .collect()
-        } else {
-            std::thread::scope(|scope| {
-                let workers: Vec<_> = (0..readers)
-                    .map(|_| {
-                        scope.spawn(|| {
-                            let mut done = Vec::new();
-                            let mut reader = Reader::default();
-                            loop {
-                                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                                let Some((path, _)) = queued.get(i) else {
-                                    return done;
-                                };
-                                let read =
-                                    read_file(request, files, keep, &mut reader, path, false);
-                                done.push((i, read));
-                            }
-                        })
-                    })
-                    .collect();
-                workers
-                    .into_iter()
-                    .flat_map(|w| w.join().unwrap_or_default())
-                    .collect()
-            })
-        };
-        read.sort_unstable_by_key(|(i, _)| *i);
-        for ((_, read), (path, counts)) in read.into_iter().zip(queued) {
-            if self.take(path, read, counts.1).is_break() {
-                // Read one by one, the walk would have met nothing after this file.
-                (self.out.files_met, self.out.files_selected) = counts;
-                return ControlFlow::Break(());
-            }
+            self.sent += 1;
+            self.pending.push_back((path, counts));
+            return self.take_arrived(Wait::ForRoom);
         }
         ControlFlow::Continue(())
     }
@@ -445,12 +503,11 @@ impl Search<'_> {
         if self.resuming.is_some() {
             self.pass_before_resuming(&path, named)?;
         }
-        let mut reader = Reader::default();
         let read = read_file(
             self.request,
             self.files,
             self.keep,
-            &mut reader,
+            &mut self.reader,
             &path,
             named,
         );
@@ -573,11 +630,19 @@ impl Search<'_> {
     }
 }
 
-/// Files read together, in parallel, between two looks at the caps and the merge in walk order: the
-/// first chunk; each next one is twice as large, up to [`LAST_CHUNK`].
-const FIRST_CHUNK: usize = 16;
-/// The largest chunk.
-const LAST_CHUNK: usize = 1024;
+/// The most files handed to the reading threads and not yet taken: how far reading runs ahead of
+/// the merge in walk order, and so how many files a search stopped at the match cap may have read
+/// past the one where it stopped (their readings are dropped).
+const AHEAD: usize = 64;
+
+/// How long [`Search::take_arrived`] waits for readings.
+#[derive(Clone, Copy)]
+enum Wait {
+    /// Until fewer than [`AHEAD`] files are pending.
+    ForRoom,
+    /// Until every pending file is taken.
+    ForAll,
+}
 /// The most threads that read and search at once.
 const READERS: usize = 4;
 
