@@ -477,7 +477,7 @@ mod tests {
         assert_eq!(braces_as_literals(r"a{2,9}\{x\}"), r"a\{2,9\}\{x\}");
     }
 
-    // Verifies: SEARCH-2
+    // Verifies: SEARCH-2, SEARCH-4
     #[test]
     fn search_refusals_name_the_construct() {
         for back in [r"(a)\1", r"(?<n>a)\k<n>", r"(a)\k'n'", "(?P<n>a)(?P=n)"] {
