@@ -391,6 +391,8 @@ pub struct Session {
     /// Counts turns that ended, so a firing or a tick waiting for the session can wait for one.
     turn_done: tokio::sync::watch::Sender<u64>,
     ended: std::sync::atomic::AtomicBool,
+    /// Where this session's capped searches stopped, for the pages they name.
+    pub(crate) search_pages: crate::tools::search::Pages,
     state: Mutex<SessionState>,
     turn: Mutex<Option<CancellationToken>>,
 }
@@ -530,6 +532,7 @@ impl Session {
                 audit_written: 0,
             }),
             turn: Mutex::new(None),
+            search_pages: crate::tools::search::Pages::default(),
         }
     }
 
@@ -592,6 +595,7 @@ impl Session {
             seat: Some(seat),
             // A delegate starts and calls no MCP server: the narrowest of what its parent holds.
             mcp: crate::mcp::Servers::new(Vec::new()),
+            search_pages: crate::tools::search::Pages::default(),
             audit_log: None,
             keep: None,
             context_budget: std::sync::OnceLock::new(),

@@ -344,25 +344,46 @@ pub fn read_regular(path: &Path, limit: u64) -> Result<Contents, Refusal> {
 
 /// What both readers do once a handle is open: ask it what it is, then read within the bound.
 fn read_handle(file: File, limit: u64, real: PathBuf) -> Result<Contents, Refusal> {
+    let mut bytes = Vec::new();
+    let token = read_handle_into(file, limit, &mut bytes)?;
+    Ok(Contents {
+        bytes,
+        token,
+        version: None,
+        real,
+    })
+}
+
+/// As [`read_regular`], into `bytes` (emptied first) rather than a new buffer, so a caller that
+/// reads many files in a row (the search walk) reuses one; gives the change token.
+pub fn read_regular_into(path: &Path, limit: u64, bytes: &mut Vec<u8>) -> Result<String, Refusal> {
+    use std::os::unix::fs::OpenOptionsExt;
+    bytes.clear();
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| refusal_of_open(path, &e))?;
+    read_handle_into(file, limit, bytes)
+}
+
+fn read_handle_into(file: File, limit: u64, bytes: &mut Vec<u8>) -> Result<String, Refusal> {
     let meta = file.metadata().map_err(|e| from_io(&e))?;
     kind_of(&meta)?;
     if meta.len() > limit {
         return Err(Refusal::TooLarge { limit });
     }
-    let mut bytes = Vec::new();
+    // Room for the size measured and the one byte past it, so the read takes two calls rather
+    // than a probe and a run of doublings.
+    bytes.reserve(usize::try_from(meta.len().saturating_add(1)).unwrap_or(0));
     // One byte past the bound tells a file that grew since it was measured from one that did not.
     file.take(limit.saturating_add(1))
-        .read_to_end(&mut bytes)
+        .read_to_end(bytes)
         .map_err(|e| from_io(&e))?;
     if bytes.len() as u64 > limit {
         return Err(Refusal::TooLarge { limit });
     }
-    Ok(Contents {
-        bytes,
-        token: metadata_token(Some(&meta)),
-        version: None,
-        real,
-    })
+    Ok(metadata_token(Some(&meta)))
 }
 
 /// A regular file passes; everything else is named.

@@ -208,6 +208,7 @@ fn engine(root: &Path, patterns: &[&str], case_sensitive: bool, limits: Limits) 
         include: None,
         offset: 0,
         limits,
+        resume: None,
     };
     search_tree(&request, &DiskOnly, &|| false)
         .matches
@@ -459,6 +460,57 @@ async fn search_capped_and_continued_with_offset_yields_every_match_once() {
         "{}",
         results[4]
     );
+}
+
+// Verifies: SEARCH-30
+#[tokio::test]
+async fn a_page_continues_where_the_one_before_stopped_unless_a_file_before_it_changed() {
+    let page =
+        |offset: usize| search(json!({"pattern": "^needle", "offset": offset, "why": "page"}));
+    let f = fixture(
+        vec![
+            page(0),
+            page(200),
+            Reply::text("done"),
+            page(200),
+            Reply::text("done"),
+        ],
+        Settings::default(),
+        Arc::new(DiskOnly),
+    );
+    f.trust("");
+    let tree = |first: usize| {
+        let mut want = Vec::new();
+        for (file, count) in [("a.txt", first), ("m/b.txt", 200), ("z/y/c.txt", 130)] {
+            let text: String = (1..=count)
+                .map(|i| format!("needle {file} {i}\nhay\n"))
+                .collect();
+            f.write(file, &text);
+            want.extend((1..=count).map(|i| format!("{file}:{}:needle {file} {i}", 2 * i - 1)));
+        }
+        want
+    };
+    let before = tree(120);
+    f.prompt().await;
+    // a.txt lies before where page 1 stopped (in m/b.txt); it changes between the turns.
+    let after = tree(150);
+    f.prompt().await;
+    let results = f.tool_results();
+    assert_eq!(results.len(), 3, "{results:?}");
+    // Page 2 starts in m/b.txt without reading a.txt again, and holds what a rescan would.
+    assert!(
+        results[1].contains(
+            "[continued where the page before stopped: the files before match 200 were not read again]"
+        ),
+        "{}",
+        results[1]
+    );
+    assert!(results[1].contains("; 2 files read\n"), "{}", results[1]);
+    assert_eq!(match_lines(&results[1]), before[200..400]);
+    // Once a file before that place changed, the same page is read from the start.
+    assert!(!results[2].contains("continued"), "{}", results[2]);
+    assert!(results[2].contains("; 3 files read\n"), "{}", results[2]);
+    assert_eq!(match_lines(&results[2]), after[200..400]);
 }
 
 // Verifies: SEARCH-2
@@ -805,6 +857,7 @@ fn search_include_expands_braces_and_reads_slashes_from_directory_or_root() {
             include: Some(&include),
             offset: 0,
             limits: limits(),
+            resume: None,
         };
         let outcome = search_tree(&request, &DiskOnly, &|| false);
         assert_eq!(outcome.stop, None::<Stop>);

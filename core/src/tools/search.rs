@@ -24,6 +24,7 @@
 //!     include: None,
 //!     offset: 0,
 //!     limits: Limits { max_matches: 200, max_files: 20_000, deadline: None, max_file_bytes: 8 << 20 },
+//!     resume: None,
 //! };
 //! let outcome = search_tree(&request, &DiskOnly, &|| false);
 //! assert!(outcome.stop.is_none() || !outcome.matches.is_empty());
@@ -40,10 +41,12 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 pub use include::Include;
-pub use pattern::{MAX_NESTING, MAX_PATTERN_CHARS, MAX_PATTERNS, Pattern, PatternError};
+pub use pattern::{
+    LineSearcher, MAX_NESTING, MAX_PATTERN_CHARS, MAX_PATTERNS, Pattern, PatternError,
+};
 pub use walk::{
-    Keep, Limits, MAX_LINE_CHARS, Match, Outcome, Request, SKIPPED_DIRECTORIES, Stop, search_tree,
-    search_tree_keeping,
+    Keep, Limits, MAX_LINE_CHARS, Match, Outcome, Request, Resume, SKIPPED_DIRECTORIES, Stop,
+    search_tree, search_tree_keeping,
 };
 
 use super::content_trust::{self, Candidate, Hold};
@@ -72,7 +75,9 @@ The engine never backtracks. Supported: literals, ., *, +, ?, |, (...), (?:...),
 lookaround, named groups, other flags, and counted repetition: { and } are ordinary characters. `pattern` may be a \
 list; a line matching any of them matches. `include` is a glob (*, ?, ** and braces like **/*.{rs,toml}); one \
 without a slash matches file names at any depth. At most 200 matches come back per call; a capped result names the \
-offset to continue from. Version control, build output, caches and vendored dependencies are not searched. Lines \
+offset to continue from, and asking for that offset with the same arguments starts where the result stopped, \
+without reading the files before it again (unless one of them changed since: then the search reads from the start). \
+A match lies within one line. Version control, build output, caches and vendored dependencies are not searched. Lines \
 from files nobody vouched for are shown once a check passes the file; the lines of files it does not pass are held \
 back in one reference (ref:N), and the result says which files and why.",
         args: vec![
@@ -207,6 +212,14 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         format!("search.directory {shown} proposed by the model, confined and non-destructive"),
     );
     let settings = &session.settings;
+    let page = PageKey {
+        root: root.clone(),
+        patterns: args.patterns.clone(),
+        case_sensitive: args.case_sensitive,
+        include: args.include.clone(),
+        max_files: settings.search_max_files,
+    };
+    let resume = session.search_pages.find(&page, args.offset);
     let started = Instant::now();
     let limits = Limits {
         max_matches: MAX_MATCHES,
@@ -238,6 +251,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
                 include: include.as_ref(),
                 offset,
                 limits,
+                resume: resume.as_ref(),
             };
             let wanted = |p: &Path| keep_checks && trust.integrity_of(p).is_none();
             let denied = |p: &Path| trust.denied(p).is_some();
@@ -254,6 +268,9 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             Err(e) => return ToolOutput::error(format!("the search stopped unexpectedly: {e}")),
         }
     };
+    if let Some(next) = &outcome.resume {
+        session.search_pages.keep(page, next.clone());
+    }
     let query = Query {
         patterns: &args.patterns,
         shown: &shown,
@@ -277,6 +294,43 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         ),
     );
     respond(call, &query, &outcome, sorted, withheld)
+}
+
+/// How many places where a capped search stopped a session keeps, the newest first.
+const KEPT_PAGES: usize = 8;
+
+/// The places where a session's capped searches stopped, each under the search it belongs to, so
+/// that asking for the offset one named starts there instead of reading every file before it
+/// again (SEARCH-30). A place is only a hint: the walk checks it and reads from the start when
+/// the files before it are not the ones it was left with.
+#[derive(Default)]
+pub struct Pages(std::sync::Mutex<Vec<(PageKey, Resume)>>);
+
+/// Which search a place belongs to: everything that decides the walk and the matches.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PageKey {
+    root: PathBuf,
+    patterns: Vec<String>,
+    case_sensitive: bool,
+    include: Option<String>,
+    max_files: u64,
+}
+
+impl Pages {
+    fn find(&self, key: &PageKey, offset: usize) -> Option<Resume> {
+        let pages = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        pages
+            .iter()
+            .find(|(k, r)| k == key && r.next_offset == offset && offset > 0)
+            .map(|(_, r)| r.clone())
+    }
+
+    fn keep(&self, key: PageKey, resume: Resume) {
+        let mut pages = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        pages.retain(|(k, r)| !(k == &key && r.next_offset == resume.next_offset));
+        pages.insert(0, (key, resume));
+        pages.truncate(KEPT_PAGES);
+    }
 }
 
 /// Most files one search has checked; past it the rest of the matching files are held back and
@@ -532,6 +586,12 @@ fn notes(query: &Query<'_>, outcome: &Outcome, withheld: bool) -> Vec<String> {
         out.push(format!(
             "[not walked, by name: {}]",
             outcome.skipped.join(", ")
+        ));
+    }
+    if outcome.resumed {
+        out.push(format!(
+            "[continued where the page before stopped: the files before match {} were not read again]",
+            query.offset
         ));
     }
     if outcome.links > 0 {

@@ -1,5 +1,6 @@
-//! The pattern language of `search`, compiled onto the `regex` crate, and the loop that finds the
-//! matching lines of a file.
+//! The pattern language of `search`, checked here and matched by ripgrep's own line-oriented
+//! searcher (`grep-searcher` over a `grep-regex` matcher), and the loop that finds the matching
+//! lines of a file.
 //!
 //! The engine never backtracks: matching costs the length of the text times the size of the
 //! compiled pattern, whatever the pattern is, and the size is bounded here by a cap on each
@@ -9,10 +10,19 @@
 //! repetition is not refused but absent: `{` and `}` are ordinary characters, escaped before the
 //! pattern reaches the engine, because nesting two counted repetitions multiplies the states a
 //! short pattern expands to.
+//!
+//! The matcher is built with `\n` as its line terminator, so no match can contain a line break:
+//! `\s` and `[^x]` lose `\n`, and a pattern that can only match by crossing a line is refused.
+//! `\A` and `\z` are written as `^` and `$` for it, which on one line mean the same. The searcher
+//! then finds candidate lines with the matcher's literal prefilters and confirms each on its
+//! line, as ripgrep does.
 
 use std::ops::ControlFlow;
 
-use regex::bytes::{Regex, RegexBuilder};
+use grep_matcher::Matcher;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{Searcher, SearcherBuilder, Sink, SinkMatch};
+use regex::bytes::RegexBuilder;
 use regex_syntax::ast::{self, AssertionKind, Ast, ErrorKind, Flag, FlagsItemKind, GroupKind};
 
 use crate::tools::control_pictures;
@@ -68,6 +78,10 @@ pub enum PatternError {
         "pattern `{pattern}` opens a group with `(?{next}`, a form this engine does not have: the groups are (...), (?:...), (?i) and (?-i)"
     )]
     GroupForm { pattern: String, next: String },
+    #[error(
+        "pattern `{pattern}` matches a line break, which no search result can hold: each match lies within one line, so search for one line's text"
+    )]
+    LineBreak { pattern: String },
     #[error("pattern `{pattern}` is not a regular expression this engine reads: {reason}")]
     Syntax { pattern: String, reason: String },
 }
@@ -75,21 +89,17 @@ pub enum PatternError {
 /// One or more patterns compiled into one expression: a line matches if any of them does.
 #[derive(Clone, Debug)]
 pub struct Pattern {
-    regex: Regex,
-    /// Whether the whole text may be searched at once and each hit checked against its line. Not
-    /// where the pattern anchors to the start or end of the text (`\A`, `\z`): on a whole file
-    /// those would mean the file's ends rather than each line's.
-    whole_text: bool,
-    /// Whether the pattern holds a Unicode word boundary (`\b`, `\B`). The regex crate's lazy
-    /// DFA cannot decide one next to a non-ASCII byte and hands the rest of the haystack to a
-    /// much slower engine; such a pattern searches runs of ASCII lines whole and each line that
-    /// holds a non-ASCII byte alone, so the slow engine only ever sees one line.
-    unicode_word: bool,
-    /// For such a pattern, a literal every match contains (the longest literal piece of a
-    /// pattern that is a sequence), found the way the regex crate finds literals: only the lines
-    /// holding it can match, and only they are matched, each alone. The line-oriented searcher
-    /// of ripgrep prefilters the same way.
-    required: Option<Regex>,
+    matcher: RegexMatcher,
+}
+
+/// The searcher one thread reuses for every file it searches: it owns ripgrep's line buffer, which
+/// is worth allocating once rather than per file.
+pub struct LineSearcher(Searcher);
+
+impl Default for LineSearcher {
+    fn default() -> LineSearcher {
+        LineSearcher(SearcherBuilder::new().line_number(true).build())
+    }
 }
 
 impl Pattern {
@@ -108,11 +118,11 @@ impl Pattern {
             });
         }
         let mut branches = Vec::with_capacity(patterns.len());
-        let mut whole_text = true;
+        let mut line_branches = Vec::with_capacity(patterns.len());
         for pattern in patterns {
             let checked = check(pattern.as_ref())?;
-            whole_text &= !checked.anchors_to_text;
             branches.push(format!("(?:{})", checked.rewritten));
+            line_branches.push(format!("(?:{})", checked.per_line));
         }
         let source = branches.join("|");
         let shown = || {
@@ -124,7 +134,9 @@ impl Pattern {
                     .join("`, `"),
             )
         };
-        let regex = RegexBuilder::new(&source)
+        // The regex crate reads the pattern as written first: its errors name what is wrong in
+        // the person's terms, and its size cap is the one the refusal speaks of.
+        RegexBuilder::new(&source)
             .case_insensitive(!case_sensitive)
             .multi_line(true)
             .size_limit(PROGRAM_LIMIT)
@@ -139,28 +151,24 @@ impl Pattern {
                     reason: one_line(&other.to_string()),
                 },
             })?;
-        // A pattern the engine compiled parses; should it not, the plain path is as correct.
-        let hir = regex_syntax::ParserBuilder::new()
+        let matcher = RegexMatcherBuilder::new()
             .case_insensitive(!case_sensitive)
             .multi_line(true)
+            .line_terminator(Some(b'\n'))
+            .size_limit(PROGRAM_LIMIT)
+            .dfa_size_limit(DFA_LIMIT)
             .nest_limit(MAX_NESTING + 1)
-            .build()
-            .parse(&source)
-            .ok();
-        let unicode_word = hir
-            .as_ref()
-            .is_some_and(|hir| hir.properties().look_set().contains_word_unicode());
-        let required = hir
-            .as_ref()
-            .filter(|_| unicode_word)
-            .and_then(required_literal)
-            .and_then(|literal| Regex::new(&regex::escape(&literal)).ok());
-        Ok(Pattern {
-            regex,
-            whole_text,
-            unicode_word,
-            required,
-        })
+            .build(&line_branches.join("|"))
+            .map_err(|e| match e.kind() {
+                grep_regex::ErrorKind::NotAllowed(_) => {
+                    PatternError::LineBreak { pattern: shown() }
+                }
+                _ => PatternError::Syntax {
+                    pattern: shown(),
+                    reason: one_line(&e.to_string()),
+                },
+            })?;
+        Ok(Pattern { matcher })
     }
 
     /// Calls `found` with the 1-based number and the text of each line of `text` that matches,
@@ -169,170 +177,74 @@ impl Pattern {
     pub fn each_matching_line(
         &self,
         text: &[u8],
+        found: impl FnMut(usize, &[u8]) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        self.each_matching_line_with(&mut LineSearcher::default(), text, found)
+    }
+
+    /// [`Pattern::each_matching_line`] with a searcher the caller keeps from file to file.
+    pub fn each_matching_line_with(
+        &self,
+        searcher: &mut LineSearcher,
+        text: &[u8],
         mut found: impl FnMut(usize, &[u8]) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
-        if !self.whole_text {
-            for (index, line) in lines(text).enumerate() {
-                if self.regex.is_match(line) {
-                    found(index + 1, line)?;
-                }
-            }
-            return ControlFlow::Continue(());
+        let mut sink = Lines {
+            found: &mut found,
+            stopped: false,
+        };
+        // Searching a slice in memory fails only if the sink does, and this one never does.
+        let _ = searcher.0.search_slice(&self.matcher, text, &mut sink);
+        if sink.stopped {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
         }
-        if let Some(required) = &self.required {
-            return self.each_candidate_line(text, required, &mut found);
-        }
-        if !self.unicode_word {
-            return self.each_matching_line_whole(text, 1, &mut found);
-        }
-        // Runs of ASCII lines are searched whole; a line holding a non-ASCII byte is matched
-        // alone. Either way a line matches exactly when it matches alone.
-        let mut start = 0;
-        let mut line_number = 1;
-        while start < text.len() {
-            let Some(wide) = text[start..].iter().position(|b| !b.is_ascii()) else {
-                return self.each_matching_line_whole(&text[start..], line_number, &mut found);
-            };
-            let wide = start + wide;
-            let line_start = text[start..wide]
-                .iter()
-                .rposition(|&b| b == b'\n')
-                .map_or(start, |i| start + i + 1);
-            let line_end = text[wide..]
-                .iter()
-                .position(|&b| b == b'\n')
-                .map_or(text.len(), |i| wide + i);
-            let run = &text[start..line_start];
-            self.each_matching_line_whole(run, line_number, &mut found)?;
-            line_number += count_newlines(run);
-            let line = &text[line_start..line_end];
-            if self.regex.is_match(line) {
-                found(line_number, line)?;
-            }
-            line_number += 1;
-            start = line_end + 1;
-        }
-        ControlFlow::Continue(())
-    }
-
-    /// [`Pattern::each_matching_line`] matching alone each line that holds `required`.
-    fn each_candidate_line(
-        &self,
-        text: &[u8],
-        required: &Regex,
-        found: &mut impl FnMut(usize, &[u8]) -> ControlFlow<()>,
-    ) -> ControlFlow<()> {
-        let mut position = 0;
-        let mut line_number = 1;
-        let mut counted_to = 0;
-        while let Some(hit) = required.find_at(text, position) {
-            let start = hit.start();
-            let line_start = text[position..start]
-                .iter()
-                .rposition(|&b| b == b'\n')
-                .map_or(position, |i| position + i + 1);
-            let line_end = text[start..]
-                .iter()
-                .position(|&b| b == b'\n')
-                .map_or(text.len(), |i| start + i);
-            line_number += count_newlines(&text[counted_to..line_start]);
-            counted_to = line_start;
-            let line = &text[line_start..line_end];
-            if self.regex.is_match(line) {
-                found(line_number, line)?;
-            }
-            if line_end >= text.len() {
-                break;
-            }
-            position = line_end + 1;
-        }
-        ControlFlow::Continue(())
-    }
-
-    /// [`Pattern::each_matching_line`] over `text` searched whole, its first line numbered
-    /// `first_line`.
-    fn each_matching_line_whole(
-        &self,
-        text: &[u8],
-        first_line: usize,
-        found: &mut impl FnMut(usize, &[u8]) -> ControlFlow<()>,
-    ) -> ControlFlow<()> {
-        // Search the whole text, then judge each hit by its line: a hit lying inside one line is
-        // a match of that line (with multi-line anchors, `^`, `$` and `\b` see the same
-        // neighbours either way), and one running past the line's end is checked again on the
-        // line alone, since a class such as `[^x]` or `\s` can step over a line break.
-        let mut position = 0;
-        let mut line_number = first_line;
-        let mut counted_to = 0;
-        while position < text.len() {
-            let Some(hit) = self.regex.find_at(text, position) else {
-                break;
-            };
-            let start = hit.start();
-            if start == text.len() && text.last() == Some(&b'\n') {
-                break;
-            }
-            let line_start = text[position..start]
-                .iter()
-                .rposition(|&b| b == b'\n')
-                .map_or(position, |i| position + i + 1);
-            let line_end = text[start..]
-                .iter()
-                .position(|&b| b == b'\n')
-                .map_or(text.len(), |i| start + i);
-            line_number += count_newlines(&text[counted_to..line_start]);
-            counted_to = line_start;
-            let line = &text[line_start..line_end];
-            if hit.end() <= line_end || self.regex.is_match(line) {
-                found(line_number, line)?;
-            }
-            position = line_end + 1;
-        }
-        ControlFlow::Continue(())
     }
 
     /// Whether one line matches.
     pub fn is_match(&self, line: &[u8]) -> bool {
-        self.regex.is_match(line)
+        self.matcher.is_match(line).unwrap_or(false)
     }
 }
 
-/// The longest literal piece of a pattern that is one sequence (captures looked through), when
-/// it is at least two bytes and holds no line break: every match of the pattern contains it.
-fn required_literal(hir: &regex_syntax::hir::Hir) -> Option<String> {
-    use regex_syntax::hir::HirKind;
-    let mut hir = hir;
-    while let HirKind::Capture(capture) = hir.kind() {
-        hir = &capture.sub;
-    }
-    let pieces = match hir.kind() {
-        HirKind::Concat(pieces) => pieces.as_slice(),
-        _ => std::slice::from_ref(hir),
-    };
-    pieces
-        .iter()
-        .filter_map(|piece| match piece.kind() {
-            HirKind::Literal(literal) => std::str::from_utf8(&literal.0).ok(),
-            _ => None,
-        })
-        .filter(|literal| literal.len() >= 2 && !literal.contains('\n'))
-        .max_by_key(|literal| literal.len())
-        .map(str::to_owned)
+/// The searcher's sink: each matching line, numbered, without its line break.
+struct Lines<'f, F> {
+    found: &'f mut F,
+    stopped: bool,
 }
 
+impl<F: FnMut(usize, &[u8]) -> ControlFlow<()>> Sink for Lines<'_, F> {
+    type Error = std::io::Error;
+
+    fn matched(&mut self, _: &Searcher, found: &SinkMatch<'_>) -> Result<bool, std::io::Error> {
+        let first = found
+            .line_number()
+            .and_then(|n| usize::try_from(n).ok())
+            .unwrap_or(1);
+        for (index, line) in found.lines().enumerate() {
+            let line = line.strip_suffix(b"\n").unwrap_or(line);
+            if (self.found)(first + index, line).is_break() {
+                self.stopped = true;
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
 fn lines(text: &[u8]) -> impl Iterator<Item = &[u8]> {
     let body = text.strip_suffix(b"\n").unwrap_or(text);
     let empty = text.is_empty();
     body.split(|&b| b == b'\n').filter(move |_| !empty)
 }
 
-fn count_newlines(bytes: &[u8]) -> usize {
-    bytes.iter().filter(|&&b| b == b'\n').count()
-}
-
 struct Checked {
+    /// The pattern with its braces escaped, as the regex crate reads it.
     rewritten: String,
-    anchors_to_text: bool,
+    /// The same with `\A` and `\z` written as `^` and `$`, as the line matcher reads it.
+    per_line: String,
 }
 
 /// Checks one pattern and rewrites its braces as ordinary characters.
@@ -381,11 +293,17 @@ fn check(pattern: &str) -> Result<Checked, PatternError> {
             });
         }
     };
-    let mut anchors_to_text = false;
-    visit(&tree, &mut anchors_to_text).map_err(|refusal| refusal.into_error(shown()))?;
+    let mut anchors = Vec::new();
+    visit(&tree, &mut anchors).map_err(|refusal| refusal.into_error(shown()))?;
+    // Spans come from the parse of `rewritten`, in the order met; spliced from the last back.
+    anchors.sort_unstable_by_key(|(span, _)| std::cmp::Reverse(span.start.offset));
+    let mut per_line = rewritten.clone();
+    for (span, with) in anchors {
+        per_line.replace_range(span.start.offset..span.end.offset, with);
+    }
     Ok(Checked {
         rewritten,
-        anchors_to_text,
+        per_line,
     })
 }
 
@@ -437,26 +355,29 @@ impl Refusal {
 
 /// Walks the parsed pattern for the constructs the engine has but this tool refuses. The depth
 /// is bounded by the nesting cap the parser enforced.
-fn visit(node: &Ast, anchors_to_text: &mut bool) -> Result<(), Refusal> {
+/// The anchors to the text's ends (`\A`, `\z`) are collected with the line anchor each becomes.
+fn visit(node: &Ast, anchors: &mut Vec<(ast::Span, &'static str)>) -> Result<(), Refusal> {
     match node {
         Ast::Flags(set) => flags(&set.flags),
         Ast::Assertion(a) => {
-            if matches!(a.kind, AssertionKind::StartText | AssertionKind::EndText) {
-                *anchors_to_text = true;
+            match a.kind {
+                AssertionKind::StartText => anchors.push((a.span, "^")),
+                AssertionKind::EndText => anchors.push((a.span, "$")),
+                _ => {}
             }
             Ok(())
         }
-        Ast::Repetition(r) => visit(&r.ast, anchors_to_text),
+        Ast::Repetition(r) => visit(&r.ast, anchors),
         Ast::Group(g) => {
             match &g.kind {
                 GroupKind::CaptureName { .. } => return Err(Refusal::NamedGroup),
                 GroupKind::NonCapturing(f) => flags(f)?,
                 GroupKind::CaptureIndex(_) => {}
             }
-            visit(&g.ast, anchors_to_text)
+            visit(&g.ast, anchors)
         }
-        Ast::Alternation(a) => a.asts.iter().try_for_each(|n| visit(n, anchors_to_text)),
-        Ast::Concat(c) => c.asts.iter().try_for_each(|n| visit(n, anchors_to_text)),
+        Ast::Alternation(a) => a.asts.iter().try_for_each(|n| visit(n, anchors)),
+        Ast::Concat(c) => c.asts.iter().try_for_each(|n| visit(n, anchors)),
         Ast::Empty(_)
         | Ast::Literal(_)
         | Ast::Dot(_)
@@ -556,7 +477,7 @@ mod tests {
         assert_eq!(braces_as_literals(r"a{2,9}\{x\}"), r"a\{2,9\}\{x\}");
     }
 
-    // Verifies: SEARCH-2
+    // Verifies: SEARCH-2, SEARCH-4
     #[test]
     fn search_refusals_name_the_construct() {
         for back in [r"(a)\1", r"(?<n>a)\k<n>", r"(a)\k'n'", "(?P<n>a)(?P=n)"] {
@@ -602,6 +523,13 @@ mod tests {
             "{}",
             refusal("(a")
         );
+        for crossing in [r"a\nb", r"[\n]", "x\ny"] {
+            assert!(
+                refusal(crossing).contains("matches a line break"),
+                "{crossing}: {}",
+                refusal(crossing)
+            );
+        }
         let many = vec!["a"; MAX_PATTERNS + 1];
         assert!(Pattern::compile(&many, true).is_err());
         assert!(Pattern::compile::<&str>(&[], true).is_err());
@@ -668,7 +596,6 @@ mod tests {
             &[r"\Bnchecked"],
         ] {
             let pattern = Pattern::compile(patterns, true).expect("compiles");
-            assert!(pattern.unicode_word, "{patterns:?}");
             let alone: Vec<(usize, String)> = lines(text.as_bytes())
                 .enumerate()
                 .filter(|(_, line)| pattern.is_match(line))
@@ -682,11 +609,6 @@ mod tests {
         assert_eq!(
             numbers(&matching(&[r"\w+_unchecked\b"], true, "é\nx_unchecked\n")),
             [2]
-        );
-        assert!(
-            !Pattern::compile(&["unsafe"], true)
-                .expect("compiles")
-                .unicode_word
         );
     }
 

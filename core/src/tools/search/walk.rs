@@ -7,20 +7,25 @@
 //! ([`SKIPPED_DIRECTORIES`]); the project's `.gitignore` is not consulted, and no symbolic link
 //! is followed, to a file or a directory, so the walk stays inside the directory it was given.
 //!
-//! Files are met (counted, selected) in walk order and read and searched [`CHUNK`] at a time on
-//! up to [`READERS`] threads; their results are taken in walk order, so the outcome is the one
+//! Files are met (counted, selected) in walk order and read and searched on up to [`READERS`]
+//! threads while the walk goes on, at most [`AHEAD`] files ahead of the one taken next (so a
+//! search that stops at the cap reads few files past it); their results are taken in walk order, so the outcome is the one
 //! reading them one by one gives, whatever the threads did first.
 //!
 //! This module decides nothing about trust: it reports every file whose bytes it read, and the
 //! tool labels the result from that list.
 
+use std::collections::{HashMap, VecDeque};
 use std::ffi::OsString;
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::Instant;
 
 use super::include::Include;
-use super::pattern::Pattern;
+use super::pattern::{LineSearcher, Pattern};
 use crate::tools::Files;
 
 /// Directory names a search never walks: version control, build output and caches, and
@@ -89,6 +94,30 @@ pub struct Request<'a> {
     /// Matches to pass over before the first one returned.
     pub offset: usize,
     pub limits: Limits,
+    /// Where the page before this one stopped, when `offset` is the one it named: the files
+    /// before that place are met but not read again, unless one of them changed.
+    pub resume: Option<&'a Resume>,
+}
+
+/// Where a search stopped at the match cap, kept so that the page it names can start there
+/// rather than read every file before it again.
+///
+/// It names the file holding the first match left behind (by its place among the files the walk
+/// selected, and its path), how many matches lay before that file, and a digest of the path and
+/// stamp (size, modification time and inode, or an open buffer's version) of every file selected
+/// before it. A page resumes only where the walk meets the same file at the same place with the
+/// same digest; otherwise it reads from the start, as a search without it does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resume {
+    /// The offset the capped result named.
+    pub next_offset: usize,
+    /// The file's place among the files selected, from 1.
+    selected: usize,
+    path: PathBuf,
+    /// Matches counted before the file.
+    counted: usize,
+    /// The digest of the files selected before it.
+    before: u64,
 }
 
 /// A matching line.
@@ -146,6 +175,11 @@ pub struct Outcome {
     /// Files and directories the walk met that a deny rule covers, in walk order: left out
     /// unread.
     pub denied: Vec<PathBuf>,
+    /// Where the next page starts, when the search stopped at the match cap.
+    pub resume: Option<Resume>,
+    /// Whether this search started where the page before it stopped, reading none of the files
+    /// before that place.
+    pub resumed: bool,
 }
 
 /// Which searched files' bytes a search keeps for a check: those `wanted` says, with a returned
@@ -190,34 +224,68 @@ pub fn search_tree_keeping(
     cancelled: &dyn Fn() -> bool,
     keep: &Keep<'_>,
 ) -> Outcome {
+    if let Some(resume) = request.resume {
+        let resumed = search_from(request, files, cancelled, keep, Some(resume));
+        // A page whose place the walk did not meet as it was left is read from the start.
+        if let Ok(outcome) = resumed {
+            return outcome;
+        }
+    }
+    search_from(request, files, cancelled, keep, None).unwrap_or_default()
+}
+
+/// One search, resuming at `resume` when given; `Err` where the walk did not meet the place it
+/// names as it was left.
+fn search_from(
+    request: &Request<'_>,
+    files: &dyn Files,
+    cancelled: &dyn Fn() -> bool,
+    keep: &Keep<'_>,
+    resume: Option<&Resume>,
+) -> Result<Outcome, ()> {
     let mut search = Search {
         request,
         files,
         cancelled,
         keep,
         out: Outcome::default(),
-        queued: Vec::new(),
+        pending: VecDeque::new(),
+        arrived: HashMap::new(),
+        taken: 0,
+        sent: 0,
+        jobs: None,
+        results: None,
+        halt: Arc::new(AtomicBool::new(false)),
+        reader: Reader::default(),
+        resuming: resume,
+        stale: false,
+        digest: DefaultHasher::new(),
     };
-    let flow = match std::fs::symlink_metadata(request.root) {
+    match std::fs::symlink_metadata(request.root) {
         Ok(meta) if meta.is_dir() || meta.file_type().is_symlink() && request.root.is_dir() => {
-            // Files met before a cap or the deadline stopped the walk are still read, as they
-            // would have been one by one.
-            let flow = search.walk();
-            match search.read_queued() {
-                ControlFlow::Break(()) => ControlFlow::Break(()),
-                ControlFlow::Continue(()) => flow,
+            let readers = std::thread::available_parallelism()
+                .map_or(1, std::num::NonZeroUsize::get)
+                .clamp(1, READERS);
+            if readers <= 1 {
+                let _ = search.walk();
+            } else {
+                search.walk_with_readers(readers);
             }
         }
-        Ok(_) => search.file(request.root.to_path_buf(), true),
-        Err(_) => {
-            search.out.unreadable += 1;
-            ControlFlow::Continue(())
+        Ok(_) => {
+            let _ = search.file(request.root.to_path_buf(), true);
         }
-    };
-    let _ = flow;
+        Err(_) => search.out.unreadable += 1,
+    }
+    if search.stale || search.resuming.is_some() {
+        return Err(());
+    }
     search.out.skipped.sort_unstable();
-    search.out
+    Ok(search.out)
 }
+
+/// A file for a reading thread: its place in walk order and its path.
+type Job = (usize, PathBuf);
 
 struct Search<'a> {
     request: &'a Request<'a>,
@@ -225,9 +293,28 @@ struct Search<'a> {
     cancelled: &'a dyn Fn() -> bool,
     keep: &'a Keep<'a>,
     out: Outcome,
-    /// Files met and selected, waiting to be read together, each with the files met and
-    /// selected once it was.
-    queued: Vec<(PathBuf, (u64, usize))>,
+    /// Files met and selected and handed to the reading threads, not yet taken, in walk order,
+    /// each with the files met and selected once it was.
+    pending: VecDeque<(PathBuf, (u64, usize))>,
+    /// Readings that came back before every file ahead of them, by place.
+    arrived: HashMap<usize, (Read, String)>,
+    /// Files taken so far: the place of the first pending one.
+    taken: usize,
+    /// Files handed to the reading threads so far.
+    sent: usize,
+    /// Where files go to be read; `None` when this thread reads them itself.
+    jobs: Option<mpsc::Sender<Job>>,
+    results: Option<mpsc::Receiver<(usize, (Read, String))>>,
+    /// Tells the reading threads to read nothing more.
+    halt: Arc<AtomicBool>,
+    /// The reader of the files this thread reads itself.
+    reader: Reader,
+    /// The place this search resumes at, until the walk reaches it.
+    resuming: Option<&'a Resume>,
+    /// Whether the walk met something other than what the place it resumes at was left with.
+    stale: bool,
+    /// The digest of the path and stamp of every file selected so far, in walk order.
+    digest: DefaultHasher,
 }
 
 impl Search<'_> {
@@ -290,70 +377,120 @@ impl Search<'_> {
             }
             level = next;
         }
-        self.read_queued()
-    }
-
-    /// Meets one file of the walk: counts it and asks `include` now, in walk order, and leaves
-    /// reading it to [`Search::read_queued`], which reads [`CHUNK`] files at a time in parallel.
-    fn queue(&mut self, path: PathBuf) -> ControlFlow<()> {
-        if self.meet(&path, false)? {
-            let counts = (self.out.files_met, self.out.files_selected);
-            self.queued.push((path, counts));
-            if self.queued.len() >= CHUNK {
-                return self.read_queued();
-            }
-        }
         ControlFlow::Continue(())
     }
 
-    /// Reads and searches the queued files on up to [`READERS`] threads, then takes their
-    /// results in walk order, as reading them one by one would have.
-    fn read_queued(&mut self) -> ControlFlow<()> {
-        let queued = std::mem::take(&mut self.queued);
-        if queued.is_empty() {
-            return ControlFlow::Continue(());
-        }
-        let readers = std::thread::available_parallelism()
-            .map_or(1, std::num::NonZeroUsize::get)
-            .clamp(1, READERS)
-            .min(queued.len());
-        let next = std::sync::atomic::AtomicUsize::new(0);
+    /// The walk with `readers` threads reading and searching the files it selects, at most
+    /// [`AHEAD`] files ahead of the one taken next; their readings are taken in walk order.
+    /// Files met before a cap or the deadline stopped the walk are still read, as they would
+    /// have been one by one.
+    fn walk_with_readers(&mut self, readers: usize) {
         let (request, files, keep) = (self.request, self.files, self.keep);
-        let mut read: Vec<(usize, Read)> = if readers <= 1 {
-            queued
-                .iter()
-                .enumerate()
-                .map(|(i, (path, _))| (i, read_file(request, files, keep, path, false)))
-                .collect()
-        } else {
-            std::thread::scope(|scope| {
-                let workers: Vec<_> = (0..readers)
-                    .map(|_| {
-                        scope.spawn(|| {
-                            let mut done = Vec::new();
-                            loop {
-                                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                                let Some((path, _)) = queued.get(i) else {
-                                    return done;
-                                };
-                                done.push((i, read_file(request, files, keep, path, false)));
-                            }
-                        })
-                    })
-                    .collect();
-                workers
-                    .into_iter()
-                    .flat_map(|w| w.join().unwrap_or_default())
-                    .collect()
-            })
-        };
-        read.sort_unstable_by_key(|(i, _)| *i);
-        for ((_, read), (path, counts)) in read.into_iter().zip(queued) {
-            if self.take(path, read).is_break() {
-                // Read one by one, the walk would have met nothing after this file.
-                (self.out.files_met, self.out.files_selected) = counts;
-                return ControlFlow::Break(());
+        let (job_tx, job_rx) = mpsc::channel::<Job>();
+        let (result_tx, result_rx) = mpsc::channel();
+        let job_rx = Mutex::new(job_rx);
+        let halt = self.halt.clone();
+        std::thread::scope(|scope| {
+            for _ in 0..readers {
+                let (job_rx, result_tx, halt) = (&job_rx, result_tx.clone(), halt.clone());
+                scope.spawn(move || {
+                    let mut reader = Reader::default();
+                    loop {
+                        let job = job_rx.lock().map_or(None, |jobs| jobs.recv().ok());
+                        let Some((place, path)) = job else { return };
+                        if halt.load(Ordering::Relaxed) {
+                            return;
+                        }
+                        let read = read_file(request, files, keep, &mut reader, &path, false);
+                        if result_tx.send((place, read)).is_err() {
+                            return;
+                        }
+                    }
+                });
             }
+            drop(result_tx);
+            self.jobs = Some(job_tx);
+            self.results = Some(result_rx);
+            let _ = self.walk();
+            // Unless the match cap was reached, what the walk met is read, whether it ended or
+            // stopped at the file cap, the clock or a cancellation.
+            if !halt.load(Ordering::Relaxed) {
+                let _ = self.take_arrived(Wait::ForAll);
+            }
+            // Closing the queue ends the threads once they finish the file in hand.
+            halt.store(true, Ordering::Relaxed);
+            self.jobs = None;
+        });
+        self.results = None;
+    }
+
+    /// Takes, in walk order, the readings that came back, waiting as `wait` says; breaks where a
+    /// reading reached the match cap, after which nothing later is taken or counted.
+    fn take_arrived(&mut self, wait: Wait) -> ControlFlow<()> {
+        loop {
+            if let Some(results) = &self.results {
+                while let Ok((place, read)) = results.try_recv() {
+                    self.arrived.insert(place, read);
+                }
+            }
+            while let Some(read) = self.arrived.remove(&self.taken) {
+                let Some((path, counts)) = self.pending.pop_front() else {
+                    break;
+                };
+                self.taken += 1;
+                if self.take(path, read, counts.1).is_break() {
+                    // Read one by one, the walk would have met nothing after this file.
+                    (self.out.files_met, self.out.files_selected) = counts;
+                    self.halt.store(true, Ordering::Relaxed);
+                    self.pending.clear();
+                    return ControlFlow::Break(());
+                }
+            }
+            let waiting = match wait {
+                Wait::ForRoom => self.pending.len() >= AHEAD,
+                Wait::ForAll => !self.pending.is_empty(),
+            };
+            if !waiting {
+                return ControlFlow::Continue(());
+            }
+            match self.results.as_ref().map(mpsc::Receiver::recv) {
+                Some(Ok((place, read))) => {
+                    self.arrived.insert(place, read);
+                }
+                // Every reading thread is gone: nothing more will come back.
+                _ => return ControlFlow::Continue(()),
+            }
+        }
+    }
+
+    /// Meets one file of the walk: counts it and asks `include` now, in walk order, and leaves
+    /// reading it to the reading threads, or reads it at once where there are none.
+    fn queue(&mut self, path: PathBuf) -> ControlFlow<()> {
+        if self.meet(&path, false)? {
+            if self.resuming.is_some() {
+                self.pass_before_resuming(&path, false)?;
+                if self.resuming.is_some() {
+                    return ControlFlow::Continue(());
+                }
+            }
+            let counts = (self.out.files_met, self.out.files_selected);
+            let Some(jobs) = &self.jobs else {
+                let read = read_file(
+                    self.request,
+                    self.files,
+                    self.keep,
+                    &mut self.reader,
+                    &path,
+                    false,
+                );
+                return self.take(path, read, counts.1);
+            };
+            if jobs.send((self.sent, path.clone())).is_err() {
+                return ControlFlow::Continue(());
+            }
+            self.sent += 1;
+            self.pending.push_back((path, counts));
+            return self.take_arrived(Wait::ForRoom);
         }
         ControlFlow::Continue(())
     }
@@ -363,8 +500,44 @@ impl Search<'_> {
         if !self.meet(&path, named)? {
             return ControlFlow::Continue(());
         }
-        let read = read_file(self.request, self.files, self.keep, &path, named);
-        self.take(path, read)
+        if self.resuming.is_some() {
+            self.pass_before_resuming(&path, named)?;
+        }
+        let read = read_file(
+            self.request,
+            self.files,
+            self.keep,
+            &mut self.reader,
+            &path,
+            named,
+        );
+        let selected = self.out.files_selected;
+        self.take(path, read, selected)
+    }
+
+    /// A file selected while resuming: one before the place resumed at is taken into the digest
+    /// unread; at the place itself, the search goes on from the counts left there if the file and
+    /// the digest are the ones left, and stops as stale if not.
+    fn pass_before_resuming(&mut self, path: &Path, named: bool) -> ControlFlow<()> {
+        let Some(resume) = self.resuming else {
+            return ControlFlow::Continue(());
+        };
+        let selected = self.out.files_selected;
+        if selected < resume.selected {
+            (path, stamp(self.files, path, named).as_str()).hash(&mut self.digest);
+            return ControlFlow::Continue(());
+        }
+        if selected == resume.selected
+            && path == resume.path
+            && self.digest.finish() == resume.before
+        {
+            self.resuming = None;
+            self.out.resumed = true;
+            self.out.counted = resume.counted;
+            return ControlFlow::Continue(());
+        }
+        self.stale = true;
+        ControlFlow::Break(())
     }
 
     /// Counts a file against the file cap and asks `include` about it; `true` when it is to be
@@ -391,7 +564,15 @@ impl Search<'_> {
 
     /// Takes one file's reading into the outcome, in walk order: counts, matches from `offset`
     /// up to the cap, and the bytes a check may be shown.
-    fn take(&mut self, path: PathBuf, read: Read) -> ControlFlow<()> {
+    fn take(
+        &mut self,
+        path: PathBuf,
+        (read, stamp): (Read, String),
+        selected: usize,
+    ) -> ControlFlow<()> {
+        let before = self.digest.clone();
+        (path.as_path(), stamp.as_str()).hash(&mut self.digest);
+        let counted_before = self.out.counted;
         let (lines, bytes) = match read {
             Read::TooLarge => {
                 self.out.too_large += 1;
@@ -417,6 +598,13 @@ impl Search<'_> {
             let index = self.out.counted;
             if index >= offset && self.out.matches.len() >= cap {
                 self.out.stop = Some(Stop::MatchCap { next_offset: index });
+                self.out.resume = Some(Resume {
+                    next_offset: index,
+                    selected,
+                    path: path.clone(),
+                    counted: counted_before,
+                    before: before.finish(),
+                });
                 flow = ControlFlow::Break(());
                 break;
             }
@@ -442,8 +630,19 @@ impl Search<'_> {
     }
 }
 
-/// Files read together, in parallel, between two looks at the caps and the merge in walk order.
-const CHUNK: usize = 64;
+/// The most files handed to the reading threads and not yet taken: how far reading runs ahead of
+/// the merge in walk order, and so how many files a search stopped at the match cap may have read
+/// past the one where it stopped (their readings are dropped).
+const AHEAD: usize = 64;
+
+/// How long [`Search::take_arrived`] waits for readings.
+#[derive(Clone, Copy)]
+enum Wait {
+    /// Until fewer than [`AHEAD`] files are pending.
+    ForRoom,
+    /// Until every pending file is taken.
+    ForAll,
+}
 /// The most threads that read and search at once.
 const READERS: usize = 4;
 
@@ -460,19 +659,35 @@ enum Read {
     },
 }
 
+/// What one reading thread keeps from file to file: ripgrep's searcher with its line buffer, and
+/// the buffer files are read into, so neither is allocated again for each file.
+#[derive(Default)]
+struct Reader {
+    searcher: LineSearcher,
+    buffer: Vec<u8>,
+}
+
 /// Reads one file (an open buffer first) and finds its matching lines. Touches nothing shared.
 fn read_file(
     request: &Request<'_>,
     files: &dyn Files,
     keep: &Keep<'_>,
+    reader: &mut Reader,
     path: &Path,
     named: bool,
-) -> Read {
-    let bytes = match files.buffer(path) {
-        Some((text, _)) if text.len() as u64 > request.limits.max_file_bytes => {
-            return Read::TooLarge;
+) -> (Read, String) {
+    let open = files.buffer(path);
+    let (bytes, stamp): (&[u8], String) = match &open {
+        Some((text, version)) if text.len() as u64 > request.limits.max_file_bytes => {
+            return (
+                Read::TooLarge,
+                crate::workspace_file::buffer_token(path, *version),
+            );
         }
-        Some((text, _)) => text.as_bytes().to_vec(),
+        Some((text, version)) => (
+            text.as_bytes(),
+            crate::workspace_file::buffer_token(path, *version),
+        ),
         // Opened without following a link or waiting on a FIFO: an entry swapped after the
         // directory was listed is unreadable rather than a way out or a hang. A root named
         // directly was confined by its real path, which is the one opened.
@@ -482,15 +697,21 @@ fn read_file(
             } else {
                 path.to_path_buf()
             };
-            match crate::workspace_file::read_regular(&at, request.limits.max_file_bytes) {
-                Ok(file) => file.bytes,
-                Err(crate::workspace_file::Refusal::TooLarge { .. }) => return Read::TooLarge,
-                Err(_) => return Read::Unreadable,
+            match crate::workspace_file::read_regular_into(
+                &at,
+                request.limits.max_file_bytes,
+                &mut reader.buffer,
+            ) {
+                Ok(token) => (reader.buffer.as_slice(), token),
+                Err(crate::workspace_file::Refusal::TooLarge { .. }) => {
+                    return (Read::TooLarge, disk_stamp(&at));
+                }
+                Err(_) => return (Read::Unreadable, disk_stamp(&at)),
             }
         }
     };
     if bytes.contains(&0) {
-        return Read::Binary;
+        return (Read::Binary, stamp);
     }
     // No file can give the outcome more lines than these: the matches passed over, the cap,
     // and the one that shows the cap was reached.
@@ -499,23 +720,46 @@ fn read_file(
         .saturating_add(request.limits.max_matches)
         .saturating_add(1);
     let mut lines = Vec::new();
-    let _ = request.pattern.each_matching_line(&bytes, |line, text| {
-        if lines.len() >= most {
-            return ControlFlow::Break(());
-        }
-        lines.push((line, shorten(text)));
-        ControlFlow::Continue(())
-    });
+    let _ = request
+        .pattern
+        .each_matching_line_with(&mut reader.searcher, bytes, |line, text| {
+            if lines.len() >= most {
+                return ControlFlow::Break(());
+            }
+            lines.push((line, shorten(text)));
+            ControlFlow::Continue(())
+        });
     let bytes = (!lines.is_empty()
         && keep.files > 0
         && bytes.len() as u64 <= keep.max_bytes
         && (keep.wanted)(path))
-    .then_some(bytes);
-    Read::Text { lines, bytes }
+    .then(|| bytes.to_vec());
+    (Read::Text { lines, bytes }, stamp)
+}
+
+/// The stamp of a file left unread before the place a page resumes at: what reading it would
+/// have stamped it with (an open buffer's version, or the size, modification time and inode).
+fn stamp(files: &dyn Files, path: &Path, named: bool) -> String {
+    if let Some((_, version)) = files.buffer(path) {
+        return crate::workspace_file::buffer_token(path, version);
+    }
+    if named {
+        disk_stamp(&crate::workspace_file::real_path(path))
+    } else {
+        disk_stamp(path)
+    }
+}
+
+fn disk_stamp(path: &Path) -> String {
+    crate::workspace_file::metadata_token(std::fs::symlink_metadata(path).ok().as_ref())
 }
 
 fn shorten(line: &[u8]) -> String {
     let text = String::from_utf8_lossy(line);
+    // A line of no more bytes than the cap has no more characters either.
+    if line.len() <= MAX_LINE_CHARS {
+        return text.into_owned();
+    }
     match text.char_indices().nth(MAX_LINE_CHARS) {
         Some((cut, _)) => format!("{}… [line shortened]", &text[..cut]),
         None => text.into_owned(),
@@ -561,6 +805,7 @@ mod tests {
                     deadline: None,
                     max_file_bytes: 1 << 20,
                 },
+                resume: None,
             };
             search_tree(&request, &DiskOnly, &|| false)
         };
@@ -616,5 +861,111 @@ mod tests {
                 .collect();
             assert_eq!(shown(&capped), within);
         }
+    }
+
+    /// Open buffers whose version a test can move.
+    struct Buffers(std::sync::Mutex<Vec<(PathBuf, String, i32)>>);
+
+    impl Files for Buffers {
+        fn buffer(&self, path: &Path) -> Option<(std::sync::Arc<str>, i32)> {
+            let buffers = self.0.lock().expect("lock");
+            buffers
+                .iter()
+                .find(|(p, _, _)| p == path)
+                .map(|(_, text, version)| (text.as_str().into(), *version))
+        }
+
+        fn apply_edit<'a>(
+            &'a self,
+            _path: &'a Path,
+            _version: i32,
+            _original: &'a str,
+            _edits: &'a [crate::kernel::proposal::LineEdit],
+        ) -> crate::session::BoxFuture<'a, Result<(), String>> {
+            Box::pin(async { Err("not in this test".to_string()) })
+        }
+    }
+
+    // Verifies: SEARCH-30
+    #[test]
+    fn a_page_resumed_where_the_one_before_stopped_is_the_page_a_rescan_gives() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = std::fs::canonicalize(tmp.path()).expect("real");
+        for i in 0..40 {
+            let dir = if i < 20 {
+                root.clone()
+            } else {
+                root.join("sub")
+            };
+            std::fs::create_dir_all(&dir).expect("mkdir");
+            std::fs::write(dir.join(format!("f{i:02}.txt")), "hit\nno\nhit\n").expect("write");
+        }
+        let open = root.join("f03.txt");
+        let files = Buffers(std::sync::Mutex::new(vec![(
+            open.clone(),
+            "hit\nhit\nhit\n".to_string(),
+            1,
+        )]));
+        let pattern = Pattern::compile(&["hit"], true).expect("compiles");
+        let search = |offset: usize, resume: Option<&Resume>| {
+            let request = Request {
+                root: &root,
+                workspace: &root,
+                pattern: &pattern,
+                include: None,
+                offset,
+                limits: Limits {
+                    max_matches: 25,
+                    max_files: u64::MAX,
+                    deadline: None,
+                    max_file_bytes: 1 << 20,
+                },
+                resume,
+            };
+            search_tree(&request, &files, &|| false)
+        };
+        let first = search(0, None);
+        assert_eq!(first.stop, Some(Stop::MatchCap { next_offset: 25 }));
+        let mark = first
+            .resume
+            .clone()
+            .expect("a capped page leaves its place");
+        // Two matches a file, three in f03's open buffer: match 25 is the first of f12.
+        let resumed = search(25, Some(&mark));
+        let rescanned = search(25, None);
+        assert!(resumed.resumed && !rescanned.resumed);
+        assert_eq!(resumed.matches, rescanned.matches);
+        assert_eq!(resumed.stop, rescanned.stop);
+        assert_eq!(resumed.resume, rescanned.resume);
+        assert_eq!(resumed.counted, rescanned.counted);
+        assert_eq!(resumed.files_met, rescanned.files_met);
+        assert!(
+            resumed.files_read[0].ends_with("f12.txt"),
+            "{:?}",
+            resumed.files_read
+        );
+        assert_eq!(resumed.files_read[..], rescanned.files_read[12..]);
+        // The next page resumes from the resumed one's place as well.
+        let next = resumed.resume.clone().expect("capped again");
+        let third = search(next.next_offset, Some(&next));
+        assert!(third.resumed);
+        assert_eq!(third.matches, search(next.next_offset, None).matches);
+        // An open buffer before the place that moved to a new version: read from the start.
+        files.0.lock().expect("lock")[0] = (open.clone(), "hit\n".to_string(), 2);
+        let moved = search(25, Some(&mark));
+        assert!(!moved.resumed);
+        assert_eq!(moved.matches, search(25, None).matches);
+        assert_eq!(moved.files_read.len(), search(25, None).files_read.len());
+        files.0.lock().expect("lock")[0] = (open, "hit\nhit\nhit\n".to_string(), 1);
+        assert!(search(25, Some(&mark)).resumed);
+        // A file before the place removed, or the file at the place itself: from the start.
+        std::fs::remove_file(root.join("f12.txt")).expect("remove");
+        let gone = search(25, Some(&mark));
+        assert!(!gone.resumed);
+        assert_eq!(gone.matches, search(25, None).matches);
+        std::fs::remove_file(root.join("f00.txt")).expect("remove");
+        let shifted = search(25, Some(&mark));
+        assert!(!shifted.resumed);
+        assert_eq!(shifted.matches, search(25, None).matches);
     }
 }
