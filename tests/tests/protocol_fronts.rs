@@ -273,6 +273,59 @@ fn lua_table(source: &str, table: &str) -> BTreeMap<String, LuaMethod> {
 }
 
 /// The `.lua` files of the plugin, as (path relative to the repository, text).
+/// What is wrong with how a front sends the server's method `m`, as listed in its table `entry`
+/// (`front` names it in messages, `table` is the table's name).
+fn compare_outgoing(
+    m: &ServerMethod,
+    entry: Option<&LuaMethod>,
+    front: &str,
+    table: &str,
+) -> Vec<String> {
+    let Some(entry) = entry else {
+        return vec![format!("{} is missing from {table}", m.name)];
+    };
+    let mut problems = Vec::new();
+    if entry.kind != m.kind.lua() {
+        problems.push(format!(
+            "{} is a {} on the server but the {front} sends it as a {}",
+            m.name,
+            m.kind.lua(),
+            entry.kind
+        ));
+    }
+    for field in &entry.params {
+        if !m.fields.iter().any(|f| &f.name == field) {
+            problems.push(format!(
+                "{} sends field {field}, which the server does not declare ({:?})",
+                m.name, m.fields
+            ));
+        }
+    }
+    for field in m.fields.iter().filter(|f| f.required) {
+        if !entry.params.contains(&field.name) {
+            problems.push(format!(
+                "{} cannot send {}, which the server requires",
+                m.name, field.name
+            ));
+        }
+    }
+    problems
+}
+
+/// What is wrong with how a front lists the method `m` the server sends (`table` names the list).
+fn compare_incoming(m: &ServerMethod, entry: Option<&LuaMethod>, table: &str) -> Vec<String> {
+    match entry {
+        None => vec![format!("{} is missing from {table}", m.name)],
+        Some(entry) if entry.kind != m.kind.lua() => vec![format!(
+            "{} is a {} from the server, listed as a {}",
+            m.name,
+            m.kind.lua(),
+            entry.kind
+        )],
+        Some(_) => Vec::new(),
+    }
+}
+
 fn plugin_lua() -> Vec<(String, String)> {
     let mut out = Vec::new();
     for dir in ["extension-neovim/lua/bravebot", "extension-neovim/plugin"] {
@@ -313,45 +366,14 @@ fn the_neovim_plugin_sends_each_method_with_the_kind_and_fields_the_server_decla
     let mut problems = Vec::new();
     for m in &methods {
         if m.incoming_to_server {
-            let Some(entry) = outgoing.get(&m.name) else {
-                problems.push(format!("{} is missing from M.outgoing", m.name));
-                continue;
-            };
-            if entry.kind != m.kind.lua() {
-                problems.push(format!(
-                    "{} is a {} on the server but the plugin sends it as a {}",
-                    m.name,
-                    m.kind.lua(),
-                    entry.kind
-                ));
-            }
-            for field in &entry.params {
-                if !m.fields.iter().any(|f| &f.name == field) {
-                    problems.push(format!(
-                        "{} sends field {field}, which the server does not declare ({:?})",
-                        m.name, m.fields
-                    ));
-                }
-            }
-            for field in m.fields.iter().filter(|f| f.required) {
-                if !entry.params.contains(&field.name) {
-                    problems.push(format!(
-                        "{} cannot send {}, which the server requires",
-                        m.name, field.name
-                    ));
-                }
-            }
+            problems.extend(compare_outgoing(
+                m,
+                outgoing.get(&m.name),
+                "plugin",
+                "M.outgoing",
+            ));
         } else {
-            match incoming.get(&m.name) {
-                None => problems.push(format!("{} is missing from M.incoming", m.name)),
-                Some(entry) if entry.kind != m.kind.lua() => problems.push(format!(
-                    "{} is a {} from the server, listed as a {}",
-                    m.name,
-                    m.kind.lua(),
-                    entry.kind
-                )),
-                Some(_) => {}
-            }
+            problems.extend(compare_incoming(m, incoming.get(&m.name), "M.incoming"));
             // handlers.lua registers it through protocol.lua's constant for it.
             let constant = lua.lines().find_map(|l| {
                 let (lhs, rhs) = l.split_once(" = '")?;
@@ -465,45 +487,14 @@ fn the_vscode_extension_sends_each_method_with_the_kind_and_fields_the_server_de
     let mut problems = Vec::new();
     for m in &methods {
         if m.incoming_to_server {
-            let Some(entry) = outgoing.get(&m.name) else {
-                problems.push(format!("{} is missing from outgoing", m.name));
-                continue;
-            };
-            if entry.kind != m.kind.lua() {
-                problems.push(format!(
-                    "{} is a {} on the server but the extension sends it as a {}",
-                    m.name,
-                    m.kind.lua(),
-                    entry.kind
-                ));
-            }
-            for field in &entry.params {
-                if !m.fields.iter().any(|f| &f.name == field) {
-                    problems.push(format!(
-                        "{} sends field {field}, which the server does not declare ({:?})",
-                        m.name, m.fields
-                    ));
-                }
-            }
-            for field in m.fields.iter().filter(|f| f.required) {
-                if !entry.params.contains(&field.name) {
-                    problems.push(format!(
-                        "{} cannot send {}, which the server requires",
-                        m.name, field.name
-                    ));
-                }
-            }
+            problems.extend(compare_outgoing(
+                m,
+                outgoing.get(&m.name),
+                "extension",
+                "outgoing",
+            ));
         } else {
-            match incoming.get(&m.name) {
-                None => problems.push(format!("{} is missing from incoming", m.name)),
-                Some(entry) if entry.kind != m.kind.lua() => problems.push(format!(
-                    "{} is a {} from the server, listed as a {}",
-                    m.name,
-                    m.kind.lua(),
-                    entry.kind
-                )),
-                Some(_) => {}
-            }
+            problems.extend(compare_incoming(m, incoming.get(&m.name), "incoming"));
             // ctx.ts registers it through protocol.ts's `methods` name for it.
             let constant = ts.lines().find_map(|l| {
                 let (lhs, rhs) = l.split_once(": '")?;
