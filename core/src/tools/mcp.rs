@@ -97,6 +97,18 @@ async fn ask(
     }
 }
 
+/// A server that will not start: the refusal goes to the audit trail and to its state, which
+/// `session/status` shows.
+fn refuse_start(session: &Session, name: &str, why: String) {
+    record(
+        session,
+        Gate::Question,
+        Decision::Refused,
+        format!("mcpStart {name}: {why}"),
+    );
+    session.mcp.set(name, State::Refused(why));
+}
+
 async fn start(session: &Session, entry: &crate::mcp::ServerEntry, cancel: &CancellationToken) {
     let name = entry.name.clone();
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
@@ -104,25 +116,13 @@ async fn start(session: &Session, entry: &crate::mcp::ServerEntry, cancel: &Canc
         crate::mcp::resolve_program(&entry.command, std::env::var_os("PATH").as_deref())
     else {
         let why = format!("{} is not an executable program here", entry.command);
-        record(
-            session,
-            Gate::Question,
-            Decision::Refused,
-            format!("mcpStart {name}: {why}"),
-        );
-        session.mcp.set(&name, State::Refused(why));
+        refuse_start(session, &name, why);
         return;
     };
     let policy = match crate::mcp::server_policy(entry, &program, home.as_deref()) {
         Ok(p) => p,
         Err(why) => {
-            record(
-                session,
-                Gate::Question,
-                Decision::Refused,
-                format!("mcpStart {name}: {why}"),
-            );
-            session.mcp.set(&name, State::Refused(why));
+            refuse_start(session, &name, why);
             return;
         }
     };
@@ -133,19 +133,14 @@ async fn start(session: &Session, entry: &crate::mcp::ServerEntry, cancel: &Canc
         Ok(Ok(c)) => c,
         Ok(Err(refusal)) => {
             let why = refusal.to_string();
-            record(
-                session,
-                Gate::Question,
-                Decision::Refused,
-                format!("mcpStart {name}: {why}"),
-            );
-            session.mcp.set(&name, State::Refused(why));
+            refuse_start(session, &name, why);
             return;
         }
         Err(_) => {
-            session.mcp.set(
+            refuse_start(
+                session,
                 &name,
-                State::Refused("the confinement could not be prepared".into()),
+                "the confinement could not be prepared".into(),
             );
             return;
         }
@@ -236,13 +231,7 @@ It gets your environment less bravebot's credentials. Its tools are put to you n
             approve_tools(session, &name, &running, tools, false, cancel).await;
         }
         Err(why) => {
-            record(
-                session,
-                Gate::Question,
-                Decision::Refused,
-                format!("mcpStart {name}: {why}"),
-            );
-            session.mcp.set(&name, State::Refused(why));
+            refuse_start(session, &name, why);
         }
     }
 }
