@@ -121,7 +121,8 @@ export interface UpdateNotification { sessionId: string; update: SessionUpdate }
 
 export type QuestionKind =
   | 'write' | 'edit' | 'run' | 'fetch' | 'lspStart'
-  | 'readOutput' | 'vetContent' | 'trustRead' | 'delegate' | 'askUser';
+  | 'readOutput' | 'vetContent' | 'trustRead' | 'delegate' | 'askUser'
+  | 'mcpStart' | 'mcpTools' | 'mcpCall';
 
 export interface HunkRange { oldStart: number; oldLines: number; newStart: number; newLines: number }
 
@@ -198,8 +199,10 @@ export interface StatusResult {
   rememberedRuns: string[];
   autoVetting: unknown;
   confinement: string;
+  mcpServers: unknown[];
   languageServers: unknown[];
   jobs: unknown[];
   watches: unknown[];
+  delegates: unknown[];
   auditLog: string | null;
 }

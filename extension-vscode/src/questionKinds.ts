@@ -21,6 +21,11 @@ export const presentations: Readonly<Record<QuestionKind, Presentation>> = {
   trustRead: 'card',
   delegate: 'card',
   askUser: 'card',
+  // MCP (specs/mcp.md): starting a server and each call are cards; a server's tool list carries
+  // its descriptions, the server's own words, so it is framed as untrusted content.
+  mcpStart: 'card',
+  mcpTools: 'content',
+  mcpCall: 'card',
 };
 
 export const questionKinds = Object.keys(presentations) as QuestionKind[];
