@@ -198,6 +198,20 @@ pub fn spawn(spec: Spec<'_>) -> Result<Child, SpawnError> {
         .map_err(|source| SpawnError { program, source })
 }
 
+/// Starts one program as [`spawn`] does, confined by `confined` from its first instruction (the
+/// Landlock ruleset is applied in the child before it runs the program, SANDBOX-1).
+pub fn spawn_confined(
+    spec: Spec<'_>,
+    confined: &crate::sandbox::Confined,
+) -> Result<Child, SpawnError> {
+    let program = spec.program.to_path_buf();
+    let mut command = command(spec);
+    confined.apply(command.as_std_mut());
+    command
+        .spawn()
+        .map_err(|source| SpawnError { program, source })
+}
+
 /// The command [`spawn`] starts, built in one place.
 fn command(spec: Spec<'_>) -> Command {
     let mut command = Command::new(spec.program);

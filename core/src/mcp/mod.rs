@@ -422,22 +422,28 @@ pub async fn start(
     withheld: &crate::process::Withheld,
     confined: &sandbox::Confined,
 ) -> Result<Running, String> {
-    let mut command = tokio::process::Command::new(program);
-    command
-        .args(&entry.args)
-        .current_dir(cwd)
-        .kill_on_drop(true)
-        .process_group(0)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null());
-    for name in withheld.names() {
-        command.env_remove(name);
-    }
-    confined.apply(command.as_std_mut());
-    let mut child = command
-        .spawn()
-        .map_err(|e| format!("{} could not be started confined: {e}", program.display()))?;
+    let arg0 = program.to_string_lossy();
+    let mut child = crate::process::spawn_confined(
+        crate::process::Spec {
+            program,
+            arg0: &arg0,
+            args: &entry.args,
+            cwd,
+            env: Vec::new(),
+            withheld,
+            stdin: std::process::Stdio::piped(),
+            stdout: std::process::Stdio::piped(),
+            stderr: std::process::Stdio::null(),
+        },
+        confined,
+    )
+    .map_err(|e| {
+        format!(
+            "{} could not be started confined: {}",
+            program.display(),
+            e.source
+        )
+    })?;
     let pid = child.id();
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         return Err("the server's standard streams could not be opened".into());
