@@ -9,3 +9,4 @@ pub mod fuzz;
 pub mod git_fixture;
 pub mod lsp_client;
 pub mod project_session;
+pub mod setup;

@@ -11,7 +11,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use bravebot_tests::fake_model::{FakeModel, Reply};
-use bravebot_tests::lsp_client::{Answer, LspClient, LspOptions};
+use bravebot_tests::lsp_client::Answer;
+use bravebot_tests::setup::Setup;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
@@ -22,13 +23,18 @@ const CANARY: &str = "CANARY-outside-5d21-never-in-a-planner-request";
 const PROMPTLY: Duration = Duration::from_secs(15);
 
 /// A running server in a fresh workspace, with a directory beside it holding the canary.
-struct Setup {
-    // Field order is drop order: the server goes before the model and the directories.
-    client: LspClient,
-    session: String,
-    model: FakeModel,
-    workspace: TempDir,
+struct Confined {
+    // Field order is drop order: the server goes before the outside directory.
+    setup: Setup,
     outside: TempDir,
+}
+
+impl std::ops::Deref for Confined {
+    type Target = Setup;
+
+    fn deref(&self) -> &Setup {
+        &self.setup
+    }
 }
 
 /// A workspace and an outside directory whose `credentials` holds the canary.
@@ -59,49 +65,22 @@ fn fifo(at: &Path) {
     assert!(made.success(), "mkfifo {}", at.display());
 }
 
-impl Setup {
-    fn start(workspace: TempDir, outside: TempDir, model: FakeModel) -> Setup {
-        let options = LspOptions::new(workspace.path())
-            .model_url(&model.url())
-            .timeout(PROMPTLY);
-        let client = LspClient::start(options);
-        client.initialize(json!({}));
-        let session = client.new_session();
-        Setup {
-            client,
-            session,
-            model,
-            workspace,
-            outside,
-        }
+impl Confined {
+    fn start(workspace: TempDir, outside: TempDir, model: FakeModel) -> Confined {
+        let setup = Setup::in_workspace(workspace, model, |o, _| o.timeout(PROMPTLY), json!({}));
+        Confined { setup, outside }
     }
 
     /// Sends a prompt and waits for the turn to end, failing if it took longer than [`PROMPTLY`].
-    fn prompt(&self, text: &str) -> Value {
+    fn turn(&self, text: &str) -> Value {
         let started = Instant::now();
-        let result = self
-            .client
-            .request(
-                "bravebot/session/prompt",
-                json!({ "sessionId": self.session, "text": text, "files": [] }),
-            )
-            .unwrap_or_else(|error| self.client.fail(&format!("prompt was refused: {error}")));
+        let result = self.prompt_text(text, &[]);
         assert!(
             started.elapsed() < PROMPTLY,
             "the turn took {:?}",
             started.elapsed()
         );
         result
-    }
-
-    /// The server still answers: a status request comes back.
-    fn status(&self) -> Value {
-        self.client
-            .request(
-                "bravebot/session/status",
-                json!({ "sessionId": self.session }),
-            )
-            .unwrap_or_else(|error| self.client.fail(&format!("status was refused: {error}")))
     }
 
     /// The system prompt of the first planner request.
@@ -149,8 +128,8 @@ fn agents_md_linking_out_of_the_workspace_is_not_read_and_its_canary_reaches_no_
         ),
         Reply::text("ok"),
     ]);
-    let s = Setup::start(workspace, outside, model);
-    assert_eq!(s.prompt("hi")["stopReason"], "endTurn");
+    let s = Confined::start(workspace, outside, model);
+    assert_eq!(s.turn("hi")["stopReason"], "endTurn");
     let system = s.system_prompt();
     assert!(
         system.contains("AGENTS.md was not read") && system.contains("outside the workspace"),
@@ -173,19 +152,19 @@ fn agents_md_that_is_dev_zero_a_fifo_or_a_directory_leaves_the_turn_prompt_and_t
     // /dev/zero, before the session starts.
     let (workspace, outside) = directories();
     link(Path::new("/dev/zero"), &workspace.path().join("AGENTS.md"));
-    let s = Setup::start(workspace, outside, answer_turn());
-    assert_eq!(s.prompt("hi")["stopReason"], "endTurn");
+    let s = Confined::start(workspace, outside, answer_turn());
+    assert_eq!(s.turn("hi")["stopReason"], "endTurn");
     assert!(s.system_prompt().contains("AGENTS.md was not read"));
     assert!(s.status()["trustRules"].is_array());
 
     // A FIFO put in place after the session trusted a regular AGENTS.md: the read itself refuses.
     let (workspace, outside) = directories();
     write(workspace.path(), "AGENTS.md", "regular at the start\n");
-    let s = Setup::start(workspace, outside, answer_turn());
+    let s = Confined::start(workspace, outside, answer_turn());
     let agents = s.workspace.path().join("AGENTS.md");
     std::fs::remove_file(&agents).expect("remove AGENTS.md");
     fifo(&agents);
-    assert_eq!(s.prompt("hi")["stopReason"], "endTurn");
+    assert_eq!(s.turn("hi")["stopReason"], "endTurn");
     let system = s.system_prompt();
     assert!(
         system.contains("AGENTS.md was not read") && system.contains("a FIFO"),
@@ -196,8 +175,8 @@ fn agents_md_that_is_dev_zero_a_fifo_or_a_directory_leaves_the_turn_prompt_and_t
     // A directory named AGENTS.md.
     let (workspace, outside) = directories();
     std::fs::create_dir(workspace.path().join("AGENTS.md")).expect("mkdir AGENTS.md");
-    let s = Setup::start(workspace, outside, answer_turn());
-    assert_eq!(s.prompt("hi")["stopReason"], "endTurn");
+    let s = Confined::start(workspace, outside, answer_turn());
+    assert_eq!(s.turn("hi")["stopReason"], "endTurn");
     assert!(
         s.system_prompt().contains("AGENTS.md was not read"),
         "{}",
@@ -214,8 +193,8 @@ fn an_agents_md_over_its_bound_is_said_to_be_too_large_and_none_of_it_is_sent() 
         big.push_str("Keep every answer short and concrete, and say why.\n");
     }
     write(workspace.path(), "AGENTS.md", &big);
-    let s = Setup::start(workspace, outside, answer_turn());
-    assert_eq!(s.prompt("hi")["stopReason"], "endTurn");
+    let s = Confined::start(workspace, outside, answer_turn());
+    assert_eq!(s.turn("hi")["stopReason"], "endTurn");
     let system = s.system_prompt();
     assert!(
         system.contains("AGENTS.md was not read") && system.contains("larger than 256 KiB"),
@@ -234,8 +213,8 @@ fn a_regular_agents_md_and_one_linking_within_the_workspace_reach_the_system_pro
         "AGENTS.md",
         "Answer in haiku. plain-agents-4410\n",
     );
-    let s = Setup::start(workspace, outside, answer_turn());
-    assert_eq!(s.prompt("hi")["stopReason"], "endTurn");
+    let s = Confined::start(workspace, outside, answer_turn());
+    assert_eq!(s.turn("hi")["stopReason"], "endTurn");
     assert!(s.system_prompt().contains("plain-agents-4410"));
 
     let (workspace, outside) = directories();
@@ -245,8 +224,8 @@ fn a_regular_agents_md_and_one_linking_within_the_workspace_reach_the_system_pro
         "Answer in prose. linked-agents-5520\n",
     );
     link(Path::new("CLAUDE.md"), &workspace.path().join("AGENTS.md"));
-    let s = Setup::start(workspace, outside, answer_turn());
-    assert_eq!(s.prompt("hi")["stopReason"], "endTurn");
+    let s = Confined::start(workspace, outside, answer_turn());
+    assert_eq!(s.turn("hi")["stopReason"], "endTurn");
     assert!(s.system_prompt().contains("linked-agents-5520"));
 }
 
@@ -264,13 +243,13 @@ fn skills_are_trusted_only_where_they_stay_inside_the_workspace() {
         ),
         Reply::text("ok"),
     ]);
-    let s = Setup::start(workspace, outside, model);
+    let s = Confined::start(workspace, outside, model);
     assert!(
         !s.trust_rules().iter().any(|r| r.contains("skills")),
         "{:?}",
         s.trust_rules()
     );
-    assert_eq!(s.prompt("go")["stopReason"], "endTurn");
+    assert_eq!(s.turn("go")["stopReason"], "endTurn");
     let result = s.model.tool_result("call_skill");
     assert!(result.starts_with("refused:"), "{result}");
     s.model.assert_no_planner_request_contains(CANARY);
@@ -300,7 +279,7 @@ fn skills_are_trusted_only_where_they_stay_inside_the_workspace() {
         ),
         Reply::text("ok"),
     ]);
-    let s = Setup::start(workspace, outside, model);
+    let s = Confined::start(workspace, outside, model);
     assert!(
         s.trust_rules()
             .iter()
@@ -308,7 +287,7 @@ fn skills_are_trusted_only_where_they_stay_inside_the_workspace() {
         "{:?}",
         s.trust_rules()
     );
-    assert_eq!(s.prompt("go")["stopReason"], "endTurn");
+    assert_eq!(s.turn("go")["stopReason"], "endTurn");
     assert!(
         s.model
             .tool_result("call_release")
@@ -365,13 +344,13 @@ fn withheld_entries_that_link_out_or_are_fifos_are_refused_through_every_path_re
         Reply::tool_calls(path_refs("ref:1")),
         Reply::text("done"),
     ]);
-    let s = Setup::start(workspace, outside, model);
+    let s = Confined::start(workspace, outside, model);
     s.client
         .answer_permissions_with(|q| match q.question_kind() {
             Some("run") => Answer::choose(q, "allow_once"),
             _ => Answer::choose(q, "reject_once"),
         });
-    assert_eq!(s.prompt("work in dl")["stopReason"], "endTurn");
+    assert_eq!(s.turn("work in dl")["stopReason"], "endTurn");
     let listing = s.model.tool_result("call_list");
     assert_eq!(
         file_references(&listing),

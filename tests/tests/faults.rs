@@ -6,68 +6,33 @@
 use std::path::{Path, PathBuf};
 
 use bravebot_tests::fake_model::{FakeModel, Reply};
-use bravebot_tests::lsp_client::{Answer, LspClient, LspOptions, REQUEST_PERMISSION};
+use bravebot_tests::lsp_client::{Answer, LspOptions, REQUEST_PERMISSION};
+use bravebot_tests::setup::Setup;
 use serde_json::{Value, json};
-use tempfile::TempDir;
 
 const ORIGINAL: &str = "the original notes, as the person wrote them\n";
 
-struct Setup {
-    // Field order is drop order: the server goes before the model and the workspace.
-    client: LspClient,
-    session: String,
-    model: FakeModel,
-    workspace: TempDir,
+/// A server over a workspace holding `notes.md` and whatever `prepare` made in it.
+fn start(model: FakeModel, prepare: impl FnOnce(&Path)) -> Setup {
+    start_with(model, |w| prepare(w), |options, ()| options).0
 }
 
-impl Setup {
-    fn start(model: FakeModel, prepare: impl FnOnce(&Path)) -> Setup {
-        Setup::start_with(model, |w| prepare(w), |options, ()| options).0
-    }
+/// Starts the server once `prepare` made the workspace; `options` may use what it made.
+fn start_with<T>(
+    model: FakeModel,
+    prepare: impl FnOnce(&Path) -> T,
+    options: impl FnOnce(LspOptions, &T) -> LspOptions,
+) -> (Setup, T) {
+    let workspace = tempfile::tempdir().expect("create a workspace");
+    std::fs::write(workspace.path().join("notes.md"), ORIGINAL).expect("write notes.md");
+    let made = prepare(workspace.path());
+    let setup = Setup::in_workspace(workspace, model, |o, _| options(o, &made), json!({}));
+    (setup, made)
+}
 
-    /// Starts the server once `prepare` made the workspace; `options` may use what it made.
-    fn start_with<T>(
-        model: FakeModel,
-        prepare: impl FnOnce(&Path) -> T,
-        options: impl FnOnce(LspOptions, &T) -> LspOptions,
-    ) -> (Setup, T) {
-        let workspace = tempfile::tempdir().expect("create a workspace");
-        std::fs::write(workspace.path().join("notes.md"), ORIGINAL).expect("write notes.md");
-        let made = prepare(workspace.path());
-        let options = options(LspOptions::new(workspace.path()), &made);
-        let client = LspClient::start(options.model_url(&model.url()));
-        client.initialize(json!({}));
-        let session = client.new_session();
-        let setup = Setup {
-            client,
-            session,
-            model,
-            workspace,
-        };
-        (setup, made)
-    }
-
-    fn prompt(&self, text: &str) -> Value {
-        self.client
-            .request(
-                "bravebot/session/prompt",
-                json!({"sessionId": self.session, "text": text, "files": ["notes.md"]}),
-            )
-            .unwrap_or_else(|e| self.client.fail(&format!("the prompt was refused: {e}")))
-    }
-
-    fn notes(&self) -> String {
-        std::fs::read_to_string(self.workspace.path().join("notes.md")).unwrap_or_default()
-    }
-
-    /// The `toolResult` update of `call_id`.
-    fn tool_update(&self, call_id: &str) -> Value {
-        self.client
-            .updates(&self.session)
-            .into_iter()
-            .find(|u| u["kind"] == "toolResult" && u["callId"] == call_id)
-            .unwrap_or_else(|| self.client.fail(&format!("no toolResult for {call_id}")))
-    }
+/// Sends `text` with `notes.md` named and waits for the turn to end.
+fn prompt(s: &Setup, text: &str) -> Value {
+    s.prompt_text(text, &["notes.md"])
 }
 
 fn names_in(dir: &Path) -> Vec<String> {
@@ -96,17 +61,21 @@ fn a_model_stream_that_closes_mid_reply_ends_the_turn_with_an_error_and_applies_
         .cut_off(),
         Reply::text("the next turn is whole"),
     ]);
-    let s = Setup::start(model, |_| {});
+    let s = start(model, |_| {});
     s.client
         .answer_permissions_with(|q| Answer::choose(q, "allow_once"));
-    let result = s.prompt("rewrite the notes");
+    let result = prompt(&s, "rewrite the notes");
     assert_eq!(result["stopReason"], "error", "{result}");
     let message = result["error"]["message"].as_str().unwrap_or_default();
     assert!(
         message.contains("model") && message.contains("[DONE]"),
         "the error does not say the model's reply broke off: {message}"
     );
-    assert_eq!(s.notes(), ORIGINAL, "half a reply changed the file");
+    assert_eq!(
+        s.disk("notes.md"),
+        ORIGINAL,
+        "half a reply changed the file"
+    );
     assert!(
         s.client.questions().is_empty(),
         "half a reply was put as a question"
@@ -117,7 +86,7 @@ fn a_model_stream_that_closes_mid_reply_ends_the_turn_with_an_error_and_applies_
         "a tool call of half a reply ran: {updates:#?}"
     );
     // The session is not wedged: the next turn runs.
-    let next = s.prompt("again");
+    let next = prompt(&s, "again");
     assert_eq!(next["stopReason"], "endTurn", "{next}");
     s.client.shutdown();
 }
@@ -131,8 +100,8 @@ fn a_500_ends_the_turn_unretried_and_a_503_is_retried_once() {
         Reply::error(503, "busy, try again"),
         Reply::text("answered after the retry"),
     ]);
-    let s = Setup::start(model, |_| {});
-    let first = s.prompt("hello");
+    let s = start(model, |_| {});
+    let first = prompt(&s, "hello");
     assert_eq!(first["stopReason"], "error", "{first}");
     let message = first["error"]["message"].as_str().unwrap_or_default();
     assert!(
@@ -144,9 +113,9 @@ fn a_500_ends_the_turn_unretried_and_a_503_is_retried_once() {
         1,
         "a 500 was retried"
     );
-    let second = s.prompt("hello again");
+    let second = prompt(&s, "hello again");
     assert_eq!(second["stopReason"], "endTurn", "{second}");
-    let third = s.prompt("and again");
+    let third = prompt(&s, "and again");
     assert_eq!(
         third["stopReason"], "endTurn",
         "a 503 was not retried: {third}"
@@ -297,14 +266,14 @@ fn a_write_that_runs_out_of_space_leaves_the_original_and_no_temporary_file() {
         Reply::text("done"),
     ]);
     let wrappers = tempfile::tempdir().expect("a directory for the wrapper");
-    let (s, constrained) = Setup::start_with(
+    let (s, constrained) = start_with(
         model,
         |w| Constrained::make(w, "full", false),
         |options, made| made.limit(options, wrappers.path()),
     );
     s.client
         .answer_permissions_with(|q| Answer::choose(q, "allow_once"));
-    let result = s.prompt("rewrite full/notes.md");
+    let result = prompt(&s, "rewrite full/notes.md");
     assert_eq!(result["stopReason"], "endTurn", "{result}");
     assert!(
         s.client.questions().len() == 1,
@@ -335,7 +304,7 @@ fn a_write_into_a_read_only_directory_leaves_the_original_and_no_temporary_file(
         ),
         Reply::text("done"),
     ]);
-    let (s, constrained) = Setup::start_with(
+    let (s, constrained) = start_with(
         model,
         |w| Constrained::make(w, "locked", true),
         |options, _| options,
@@ -407,7 +376,7 @@ fn a_fifo_a_device_and_a_socket_are_refused_without_blocking_by_read_search_and_
         ),
         Reply::text("done"),
     ]);
-    let (s, listener) = Setup::start_with(
+    let (s, listener) = start_with(
         model,
         |w| {
             assert!(
@@ -430,7 +399,7 @@ fn a_fifo_a_device_and_a_socket_are_refused_without_blocking_by_read_search_and_
         .expect("add /dev");
     s.client
         .answer_permissions_with(|q| Answer::choose(q, "allow_once"));
-    let result = s.prompt("look around");
+    let result = prompt(&s, "look around");
     assert_eq!(result["stopReason"], "endTurn", "{result}");
     for (id, kind) in [
         ("read_pipe", "a FIFO"),
@@ -484,7 +453,7 @@ fn the_editor_going_away_mid_question_refuses_every_pending_question_and_lands_n
         ),
         Reply::text("should never be asked for"),
     ]);
-    let mut s = Setup::start(model, |w| {
+    let mut s = start(model, |w| {
         std::fs::write(w.join("other.md"), "the other file\n").expect("write other.md");
     });
     s.client.answer_permissions_with(|_| Answer::Hold);
@@ -513,7 +482,7 @@ fn the_editor_going_away_mid_question_refuses_every_pending_question_and_lands_n
         "{}",
         s.client.stderr()
     );
-    assert_eq!(s.notes(), ORIGINAL);
+    assert_eq!(s.disk("notes.md"), ORIGINAL);
     assert_eq!(
         std::fs::read_to_string(s.workspace.path().join("other.md")).unwrap_or_default(),
         "the other file\n"

@@ -11,7 +11,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use bravebot_tests::fake_model::{FakeModel, Reply};
-use bravebot_tests::lsp_client::{Answer, LspClient, LspOptions};
+use bravebot_tests::lsp_client::Answer;
+use bravebot_tests::setup::Setup;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
@@ -20,63 +21,25 @@ const FAKE_DETAIL_CANARY: &str = "CANARY-fake-detail-6631";
 const FAKE_ERROR_CANARY: &str = "CANARY-fake-error";
 const PYTHON_HOVER_CANARY: &str = "CANARY-pyright-hover-7731";
 
-struct Setup {
-    client: LspClient,
-    session: String,
-    model: FakeModel,
-    workspace: TempDir,
-    /// Where fake servers live, when the test made some.
-    _bin: Option<TempDir>,
+/// The server over `workspace`, with `path` as its `PATH` when given.
+fn start(workspace: TempDir, model: FakeModel, path: Option<&Path>, init: Value) -> Setup {
+    Setup::in_workspace(
+        workspace,
+        model,
+        |options, _| match path {
+            Some(path) => options.env("PATH", path),
+            None => options,
+        },
+        init,
+    )
 }
 
-impl Setup {
-    fn start(workspace: TempDir, model: FakeModel, path: Option<&Path>, init: Value) -> Setup {
-        let mut options = LspOptions::new(workspace.path()).model_url(&model.url());
-        if let Some(path) = path {
-            options = options.env("PATH", path);
-        }
-        let client = LspClient::start(options);
-        client.initialize(init);
-        let session = client.new_session();
-        Setup {
-            client,
-            session,
-            model,
-            workspace,
-            _bin: None,
-        }
-    }
-
-    fn prompt(&self) {
-        self.client
-            .request(
-                "bravebot/session/prompt",
-                json!({"sessionId": self.session, "text": "go"}),
-            )
-            .unwrap_or_else(|e| self.client.fail(&format!("prompt refused: {e}")));
-    }
-
-    fn servers(&self) -> Vec<Value> {
-        let status = self
-            .client
-            .request(
-                "bravebot/session/status",
-                json!({"sessionId": self.session}),
-            )
-            .unwrap_or_else(|e| self.client.fail(&format!("status refused: {e}")));
-        status["languageServers"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
-    }
-
-    fn audit(&self) -> String {
-        let audit = self
-            .client
-            .request("bravebot/session/audit", json!({"sessionId": self.session}))
-            .unwrap_or_else(|e| self.client.fail(&format!("audit refused: {e}")));
-        audit.to_string()
-    }
+/// The language servers `session/status` reports.
+fn servers(s: &Setup) -> Vec<Value> {
+    s.status()["languageServers"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
 }
 
 fn call(id: &str, args: Value) -> Reply {
@@ -206,7 +169,7 @@ fn a_missing_binary_and_a_language_without_a_server_are_their_own_answers() {
         Reply::text("done"),
     ]);
     let empty = tempfile::tempdir().expect("empty PATH");
-    let s = Setup::start(
+    let s = start(
         workspace(&[
             ("app.py", "def f():\n    pass\n"),
             ("notes.md", "# notes\n"),
@@ -216,7 +179,7 @@ fn a_missing_binary_and_a_language_without_a_server_are_their_own_answers() {
         json!({}),
     );
     allow_lsp(&s);
-    s.prompt();
+    s.prompt(&[]);
     let missing = s.model.tool_result("call_py");
     assert!(
         missing.contains("pyright-langserver` was not found on PATH")
@@ -232,7 +195,7 @@ fn a_missing_binary_and_a_language_without_a_server_are_their_own_answers() {
         s.client.questions().is_empty(),
         "nothing to start, nothing asked"
     );
-    assert!(s.servers().is_empty());
+    assert!(servers(&s).is_empty());
     s.client.shutdown();
 }
 
@@ -260,7 +223,7 @@ fn a_server_that_fails_to_start_and_one_that_crashes_are_their_own_answers() {
         ],
         None,
     );
-    let mut s = Setup::start(
+    let s = start(
         workspace(&[
             ("app.py", "x = 1\n"),
             ("main.c", "int main(void) { return 0; }\n"),
@@ -269,9 +232,8 @@ fn a_server_that_fails_to_start_and_one_that_crashes_are_their_own_answers() {
         Some(bin.path()),
         json!({}),
     );
-    s._bin = Some(bin);
     allow_lsp(&s);
-    s.prompt();
+    s.prompt(&[]);
     let failed = s.model.tool_result("call_fail_1");
     assert!(
         failed.contains("failed to start: it exited before it finished starting (exit code 3)"),
@@ -336,15 +298,14 @@ fn locations_are_structure_and_the_text_beside_them_and_hover_are_references() {
         Reply::text("done"),
     ]);
     let bin = fake_servers(&[("pyright-langserver", "")], None);
-    let mut s = Setup::start(
+    let s = start(
         workspace(&[("app.py", "import os\nprint(os.getcwd())\n")]),
         model,
         Some(bin.path()),
         json!({}),
     );
-    s._bin = Some(bin);
     allow_lsp(&s);
-    s.prompt();
+    s.prompt(&[]);
     let definition = s.model.tool_result("call_def");
     assert!(
         definition.contains("app.py:1:5\n")
@@ -399,7 +360,7 @@ fn locations_are_structure_and_the_text_beside_them_and_hover_are_references() {
             .any(|u| u["kind"] == "quarantined" || u.to_string().contains("hover text")),
         "the person is told what was quarantined"
     );
-    let audit = s.audit();
+    let audit = s.audit().to_string();
     assert!(audit.contains("lsp: started the python server"), "{audit}");
     assert!(audit.contains("lsp.goToDefinition at app.py:2:5 sent to the python server"));
     assert!(!audit.contains(FAKE_HOVER_CANARY) && !audit.contains(FAKE_DETAIL_CANARY));
@@ -440,13 +401,12 @@ fn requests_wait_for_initialize_and_a_server_that_ignores_shutdown_is_killed() {
         )],
         Some(&log),
     );
-    let mut s = Setup::start(
+    let s = start(
         workspace(&[("a.py", "a = 1\n")]),
         model,
         Some(bin.path()),
         json!({}),
     );
-    s._bin = Some(bin);
     allow_lsp(&s);
     // The editor holds unsaved text: the server is shown the buffer, not the disk.
     let uri = bravebot_tests::lsp_client::file_uri(&s.workspace.path().join("a.py"));
@@ -454,7 +414,7 @@ fn requests_wait_for_initialize_and_a_server_that_ignores_shutdown_is_killed() {
         "textDocument/didOpen",
         json!({"textDocument": {"uri": uri, "languageId": "python", "version": 3, "text": "unsaved = 2\n"}}),
     );
-    s.prompt();
+    s.prompt(&[]);
     let answer = s.model.tool_result("call_def");
     assert!(answer.contains("\na.py:1:5"), "{answer}");
     let received = std::fs::read_to_string(&log).expect("the fake server's log");
@@ -480,7 +440,7 @@ fn requests_wait_for_initialize_and_a_server_that_ignores_shutdown_is_killed() {
         ],
         "nothing before initialize completed: {order:?}"
     );
-    let servers = s.servers();
+    let servers = servers(&s);
     assert_eq!(servers.len(), 1, "{servers:?}");
     assert_eq!(servers[0]["language"], "python");
     assert_eq!(servers[0]["state"], "ready");
@@ -501,20 +461,20 @@ fn nobody_watching_refuses_and_a_refusal_for_the_session_is_kept() {
         Reply::text("done"),
     ]);
     let bin = fake_servers(&[("pyright-langserver", "")], None);
-    let unwatched = Setup::start(
+    let unwatched = start(
         workspace(&[("a.py", "a = 1\n")]),
         model,
         Some(bin.path()),
         json!({"interactive": false}),
     );
-    unwatched.prompt();
+    unwatched.prompt(&[]);
     let refused = unwatched.model.tool_result("call_1");
     assert!(
         refused.starts_with("refused: nobody is watching")
             && refused.contains("not an empty answer"),
         "{refused}"
     );
-    assert!(unwatched.servers().is_empty());
+    assert!(servers(&unwatched).is_empty());
     unwatched.client.shutdown();
 
     let symbols = |id: &str| {
@@ -529,7 +489,7 @@ fn nobody_watching_refuses_and_a_refusal_for_the_session_is_kept() {
         symbols("call_after"),
         Reply::text("done"),
     ]);
-    let s = Setup::start(
+    let s = start(
         workspace(&[("a.py", "a = 1\n")]),
         model,
         Some(bin.path()),
@@ -540,7 +500,7 @@ fn nobody_watching_refuses_and_a_refusal_for_the_session_is_kept() {
         let kind = answers.pop().unwrap_or("allow_once");
         Answer::choose(q, kind)
     });
-    s.prompt();
+    s.prompt(&[]);
     assert_eq!(
         s.client.questions().len(),
         2,
@@ -552,7 +512,7 @@ fn nobody_watching_refuses_and_a_refusal_for_the_session_is_kept() {
             .tool_result("call_after")
             .contains("chose not to start the Python language server in this session")
     );
-    assert!(s.servers().is_empty());
+    assert!(servers(&s).is_empty());
     s.client.shutdown();
 }
 
@@ -584,9 +544,9 @@ fn pyright_answers_definition_references_symbols_and_hover_and_is_kept_warm() {
         at("call_restarted", "goToDefinition", "app.py", 5, 11),
         Reply::text("third turn done"),
     ]);
-    let s = Setup::start(fixture("python"), model, None, json!({}));
+    let s = start(fixture("python"), model, None, json!({}));
     allow_lsp(&s);
-    s.prompt();
+    s.prompt(&[]);
     let definition = s.model.tool_result("call_def");
     assert!(definition.contains("\nutil.py:4:5"), "{definition}");
     let references = s.model.tool_result("call_refs");
@@ -610,13 +570,13 @@ fn pyright_answers_definition_references_symbols_and_hover_and_is_kept_warm() {
         implementation.contains("does not implement goToImplementation"),
         "{implementation}"
     );
-    let first = pids(&s.servers());
+    let first = pids(&servers(&s));
     assert_eq!(first.len(), 1);
 
-    s.prompt();
+    s.prompt(&[]);
     let warm = s.model.tool_result("call_warm");
     assert!(warm.contains("\nutil.py:9:7"), "{warm}");
-    assert_eq!(pids(&s.servers()), first, "the same server answered");
+    assert_eq!(pids(&servers(&s)), first, "the same server answered");
     assert_eq!(s.client.questions().len(), 1, "asked once for the session");
 
     // A server killed from outside is a crash: the next question restarts it, once.
@@ -628,18 +588,18 @@ fn pyright_answers_definition_references_symbols_and_hover_and_is_kept_warm() {
     assert_gone(first[0]);
     // Once the session has seen the server's output end, status calls it crashed.
     let deadline = Instant::now() + Duration::from_secs(10);
-    while s.servers()[0]["state"] != "crashed" {
-        assert!(Instant::now() < deadline, "{:?}", s.servers());
+    while servers(&s)[0]["state"] != "crashed" {
+        assert!(Instant::now() < deadline, "{:?}", servers(&s));
         std::thread::sleep(Duration::from_millis(20));
     }
-    s.prompt();
+    s.prompt(&[]);
     let restarted = s.model.tool_result("call_restarted");
     assert!(
         restarted.contains("had crashed (signal 9) and was restarted")
             && restarted.contains("\nutil.py:4:5"),
         "{restarted}"
     );
-    let second = pids(&s.servers());
+    let second = pids(&servers(&s));
     assert_ne!(second, first);
     assert_eq!(
         s.client.questions().len(),
@@ -667,9 +627,9 @@ fn typescript_language_server_answers_with_the_declaration_not_the_import() {
         ),
         Reply::text("done"),
     ]);
-    let s = Setup::start(fixture("typescript"), model, None, json!({}));
+    let s = start(fixture("typescript"), model, None, json!({}));
     allow_lsp(&s);
-    s.prompt();
+    s.prompt(&[]);
     let definition = s.model.tool_result("call_def");
     assert!(definition.contains("\nsrc/util.ts:1:17"), "{definition}");
     assert!(
@@ -680,7 +640,7 @@ fn typescript_language_server_answers_with_the_declaration_not_the_import() {
     for place in ["src/util.ts:1:17", "src/util.ts:9:12", "src/main.ts:3:13"] {
         assert!(references.contains(place), "{place} in {references}");
     }
-    let servers = pids(&s.servers());
+    let servers = pids(&servers(&s));
     s.client.shutdown();
     for pid in servers {
         assert_gone(pid);
@@ -704,16 +664,16 @@ fn clangd_answers_definition_and_document_symbols() {
         ),
         Reply::text("done"),
     ]);
-    let s = Setup::start(fixture("c"), model, None, json!({}));
+    let s = start(fixture("c"), model, None, json!({}));
     allow_lsp(&s);
-    s.prompt();
+    s.prompt(&[]);
     let definition = s.model.tool_result("call_def");
     assert!(definition.contains("\nmain.c:3:12"), "{definition}");
     let symbols = s.model.tool_result("call_symbols");
     for symbol in ["main.c:3:12 function twice", "main.c:5:5 function main"] {
         assert!(symbols.contains(symbol), "{symbol} in {symbols}");
     }
-    let servers = pids(&s.servers());
+    let servers = pids(&servers(&s));
     s.client.shutdown();
     for pid in servers {
         assert_gone(pid);

@@ -6,79 +6,19 @@
 use std::path::Path;
 
 use bravebot_tests::fake_model::{FakeModel, Reply};
-use bravebot_tests::lsp_client::{Answer, LspClient, LspOptions};
-use serde_json::{Value, json};
-use tempfile::TempDir;
+use bravebot_tests::lsp_client::{Answer, LspOptions};
+use bravebot_tests::setup::Setup;
+use serde_json::json;
 
 const CANARY: &str = "CANARY-allowlist-5521";
 
-struct Setup {
-    client: LspClient,
-    session: String,
-    model: FakeModel,
-    workspace: TempDir,
-}
-
-impl Setup {
-    /// A workspace holding `files` (a path ending in `*` is made executable), and a server whose
-    /// options `tune` may add to (it is handed the workspace's path).
-    fn start(
-        files: &[(&str, &str)],
-        model: FakeModel,
-        tune: impl FnOnce(LspOptions, &Path) -> LspOptions,
-    ) -> Setup {
-        let workspace = tempfile::tempdir().expect("workspace");
-        let root = std::fs::canonicalize(workspace.path()).expect("root");
-        for (path, text) in files {
-            let (path, executable) = match path.strip_suffix('*') {
-                Some(p) => (p, true),
-                None => (*path, false),
-            };
-            let p = root.join(path);
-            std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-            std::fs::write(&p, text).expect("write");
-            if executable {
-                let mut perms = std::fs::metadata(&p).expect("meta").permissions();
-                std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
-                std::fs::set_permissions(&p, perms).expect("chmod");
-            }
-        }
-        let options = tune(
-            LspOptions::new(&root).model_url(&model.url()),
-            root.as_path(),
-        );
-        let client = LspClient::start(options);
-        client.initialize(json!({}));
-        let session = client.new_session();
-        Setup {
-            client,
-            session,
-            model,
-            workspace,
-        }
-    }
-
-    fn root(&self) -> std::path::PathBuf {
-        std::fs::canonicalize(self.workspace.path()).expect("root")
-    }
-
-    fn prompt(&self, files: &[&str]) -> Value {
-        self.client
-            .request(
-                "bravebot/session/prompt",
-                json!({"sessionId": self.session, "text": "go", "files": files}),
-            )
-            .unwrap_or_else(|e| self.client.fail(&format!("prompt refused: {e}")))
-    }
-
-    /// How many `run` questions were put.
-    fn run_questions(&self) -> usize {
-        self.client
-            .questions()
-            .iter()
-            .filter(|q| q.question_kind() == Some("run"))
-            .count()
-    }
+/// How many `run` questions were put.
+fn run_questions(s: &Setup) -> usize {
+    s.client
+        .questions()
+        .iter()
+        .filter(|q| q.question_kind() == Some("run"))
+        .count()
 }
 
 /// A planner that makes one `run` call per line, `call_0`, `call_1`, …, then stops.
@@ -124,10 +64,10 @@ fn options_that_execute_or_write_put_a_question_and_nothing_runs_unasked() {
         "wc --files0=AGENTS.md",
     ];
     let model = planner_running(&lines, None);
-    let s = Setup::start(&[("AGENTS.md", agents)], model, no_settings);
+    let s = Setup::start_with(&[("AGENTS.md", agents)], model, no_settings, json!({}));
     // The person refuses every question.
     s.prompt(&[]);
-    assert_eq!(s.run_questions(), lines.len(), "every line was asked about");
+    assert_eq!(run_questions(&s), lines.len(), "every line was asked about");
     for (index, _) in lines.iter().enumerate() {
         let result = s.model.tool_result(&format!("call_{index}"));
         assert!(result.contains("did not approve"), "{result}");
@@ -162,7 +102,7 @@ fn reading_what_nobody_vouched_for_asks_and_no_canary_reaches_the_planner() {
         ],
         None,
     );
-    let s = Setup::start(
+    let s = Setup::start_with(
         &[
             ("AGENTS.md", "house rules\n"),
             ("vendor/a/x", &format!("{CANARY} a\n")),
@@ -174,10 +114,11 @@ fn reading_what_nobody_vouched_for_asks_and_no_canary_reaches_the_planner() {
             std::os::unix::fs::symlink("/dev/zero", root.join("zero")).expect("symlink");
             options
         },
+        json!({}),
     );
     // The person vouches for the link's path; its target is still outside every opened place.
     s.prompt(&["linked.txt", "zero"]);
-    assert_eq!(s.run_questions(), 7, "every line was asked about");
+    assert_eq!(run_questions(&s), 7, "every line was asked about");
     s.model.assert_no_planner_request_contains(CANARY);
     s.client.shutdown();
 }
@@ -195,7 +136,7 @@ fn ordinary_reads_over_vouched_files_still_run_unasked() {
         ],
         None,
     );
-    let s = Setup::start(
+    let s = Setup::start_with(
         &[
             ("AGENTS.md", "rule one\nrule two\n"),
             ("notes.md", "alpha\nbeta\n"),
@@ -203,9 +144,10 @@ fn ordinary_reads_over_vouched_files_still_run_unasked() {
         ],
         model,
         no_settings,
+        json!({}),
     );
     s.prompt(&["notes.md", "docs"]);
-    assert_eq!(s.run_questions(), 0, "no read was asked about");
+    assert_eq!(run_questions(&s), 0, "no read was asked about");
     let counted = s.model.tool_result("call_0");
     assert!(
         counted.contains("read-only") && counted.contains("stdout") && counted.contains("2\n"),
@@ -246,7 +188,7 @@ fn an_allow_rule_never_covers_a_program_the_workspace_supplies() {
         Reply::text("done"),
     ]);
     let settings = r#"{"run": {"allow": ["git", "./build.sh", "cat"]}}"#;
-    let s = Setup::start(
+    let s = Setup::start_with(
         &[
             ("git*", marker),
             (".venv/bin/git*", marker),
@@ -262,9 +204,10 @@ fn an_allow_rule_never_covers_a_program_the_workspace_supplies() {
                 format!("{}:{path}", root.join(".venv/bin").display()),
             )
         },
+        json!({}),
     );
     s.prompt(&[]);
-    assert_eq!(s.run_questions(), 5, "every line was asked about");
+    assert_eq!(run_questions(&s), 5, "every line was asked about");
     for ran in [
         "ran-git",
         ".venv/bin/ran-git",
@@ -298,10 +241,11 @@ fn a_file_a_run_approved_once_writes_through_its_arguments_is_marked_untrusted()
         ),
         Reply::text("done"),
     ]);
-    let s = Setup::start(
+    let s = Setup::start_with(
         &[("vendor/page.txt", &format!("{CANARY}\n"))],
         model,
         no_settings,
+        json!({}),
     );
     s.client
         .answer_permissions_with(|q| match q.question_kind() {
@@ -337,13 +281,18 @@ fn a_table_program_outside_the_system_directories_is_asked_about() {
     std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
     std::fs::set_permissions(&cat, perms).expect("chmod");
     let model = planner_running(&["cat AGENTS.md"], None);
-    let s = Setup::start(&[("AGENTS.md", "rules\n")], model, |options, _| {
-        let path = std::env::var("PATH").unwrap_or_default();
-        options.env("PATH", format!("{}:{path}", elsewhere.path().display()))
-    });
+    let s = Setup::start_with(
+        &[("AGENTS.md", "rules\n")],
+        model,
+        |options, _| {
+            let path = std::env::var("PATH").unwrap_or_default();
+            options.env("PATH", format!("{}:{path}", elsewhere.path().display()))
+        },
+        json!({}),
+    );
     s.prompt(&[]);
     assert_eq!(
-        s.run_questions(),
+        run_questions(&s),
         1,
         "a cat found outside /usr/bin is asked about"
     );

@@ -3,57 +3,12 @@
 //! facts about an unvouched file's text, and questions answered where nobody looked.
 
 use bravebot_tests::fake_model::{FakeModel, Reply};
-use bravebot_tests::lsp_client::{
-    Answer, LspClient, LspOptions, REQUEST_PERMISSION, SHOW_MESSAGE_REQUEST,
-};
+use bravebot_tests::lsp_client::{Answer, LspClient, REQUEST_PERMISSION, SHOW_MESSAGE_REQUEST};
+use bravebot_tests::setup::Setup;
 use serde_json::{Value, json};
-use tempfile::TempDir;
 
 /// A string planted in quarantined content; the fake endpoint echoes it back in its errors.
 const CANARY: &str = "CANARY-side-5521";
-
-struct Setup {
-    // Field order is drop order: the server goes before the model and the workspace.
-    client: LspClient,
-    session: String,
-    model: FakeModel,
-    workspace: TempDir,
-}
-
-impl Setup {
-    fn start(
-        files: &[(&str, &str)],
-        model: FakeModel,
-        configure: impl FnOnce(LspOptions) -> LspOptions,
-        init: Value,
-    ) -> Setup {
-        let workspace = tempfile::tempdir().expect("workspace");
-        for (path, text) in files {
-            let p = workspace.path().join(path);
-            std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-            std::fs::write(p, text).expect("write");
-        }
-        let options = configure(LspOptions::new(workspace.path()).model_url(&model.url()));
-        let client = LspClient::start(options);
-        client.initialize(init);
-        let session = client.new_session();
-        Setup {
-            client,
-            session,
-            model,
-            workspace,
-        }
-    }
-
-    fn prompt(&self, files: &[&str]) -> Value {
-        self.client
-            .request(
-                "bravebot/session/prompt",
-                json!({"sessionId": self.session, "text": "go", "files": files}),
-            )
-            .unwrap_or_else(|e| self.client.fail(&format!("prompt refused: {e}")))
-    }
-}
 
 fn call(id: &str, tool: &str, args: Value) -> Reply {
     Reply::tool_call_with_id(id, tool, args)
@@ -81,10 +36,10 @@ fn no_run_child_is_handed_a_credential_variable_whatever_its_name() {
         // Named by the client's initializationOptions.
         ("CLIENT_MODEL_KEY", "SECRET-client-5"),
     ];
-    let s = Setup::start(
+    let s = Setup::start_with(
         &[],
         model,
-        |mut options| {
+        |mut options, _| {
             for (name, value) in secrets {
                 options = options.env(name, value);
             }
@@ -144,10 +99,10 @@ fn processor_model(processor: Vec<Reply>) -> FakeModel {
 fn a_processors_endpoint_error_reaches_the_planner_as_its_kind_only() {
     let echo = format!("the request was: fix the typo in Teh fox {CANARY}");
     let model = processor_model(vec![Reply::error(400, &echo), Reply::error(500, &echo)]);
-    let s = Setup::start(
+    let s = Setup::start_with(
         &[("vendor/notes.md", &format!("Teh fox {CANARY}\n"))],
         model,
-        |o| o,
+        |o, _| o,
         json!({}),
     );
     s.prompt(&[]);
@@ -188,10 +143,10 @@ fn a_checks_endpoint_error_is_inconclusive_and_reaches_no_planner_or_trail() {
         ])
         .check(vec![Reply::error(400, &echo)])
     });
-    let s = Setup::start(
+    let s = Setup::start_with(
         &[("vendor/notes.md", &format!("Teh fox {CANARY}\n"))],
         model,
-        |o| o,
+        |o, _| o,
         json!({}),
     );
     s.prompt(&[]);
@@ -237,13 +192,13 @@ fn a_stale_position_in_an_unvouched_file_says_nothing_of_its_text() {
         ),
         Reply::text("done"),
     ]);
-    let s = Setup::start(
+    let s = Setup::start_with(
         &[
             ("vendor/lib.py", &format!("{line}\n{line}\n")),
             ("mine.py", &format!("{line}\n")),
         ],
         model,
-        |o| o,
+        |o, _| o,
         json!({}),
     );
     s.prompt(&["mine.py"]);
@@ -304,10 +259,10 @@ fn code_actions_answer_only_when_invoked_and_question_ids_cannot_be_guessed() {
         ])
         .check(vec![Reply::text(UNSAFE)])
     });
-    let s = Setup::start(
+    let s = Setup::start_with(
         &[("vendor/notes.md", &format!("Teh fox {CANARY}\n"))],
         model,
-        |o| o,
+        |o, _| o,
         json!({}),
     );
     s.client.answer_permissions_with(|_| Answer::Hold);
@@ -418,14 +373,14 @@ fn a_message_box_client_sees_a_bounded_preview_and_is_never_asked_about_a_diff_i
         .check(vec![Reply::text(UNSAFE)])
         .processor(vec![Reply::text("fixed it\n<<<DOCUMENT>>>\nThe fox.\n")])
     });
-    let s = Setup::start(
+    let s = Setup::start_with(
         &[
             ("vendor/notes.md", &planted),
             ("short.txt", "old\n"),
             ("long.txt", "old\n"),
         ],
         model,
-        LspOptions::without_permissions_capability,
+        |o, _| o.without_permissions_capability(),
         json!({}),
     );
     // Approve what names short.txt; dismiss everything else.
