@@ -639,6 +639,10 @@ test('keyboard only: a prompt, a run card answered with Tab and Enter, an untrus
     await run.waitFor();
     await until('the run card to take focus', () => focused(run));
     check((await run.innerText()).includes('cat vendor/page.txt'), `the run card shows the command: ${await run.innerText()}`);
+    // Nothing in this window has unsaved changes, so the card names none (were it to, its note and
+    // the tabs marked dirty say which).
+    const dirtyTabs = await h.page.locator('.tab.dirty').evaluateAll((tabs) => tabs.map((t) => t.getAttribute('aria-label')));
+    check(await run.locator('.unsaved').count() === 0, `the run card names no unsaved files: ${await run.innerText()}; dirty tabs: ${JSON.stringify(dirtyTabs)}`);
     // The safe answer is first: Tab reaches the refusal before the approval.
     await h.page.keyboard.press('Tab');
     await untilEq('the first button Tab reaches', async () => (await h.chat.locator('button:focus').allInnerTexts()), ["Don't run it"]);
