@@ -426,6 +426,11 @@ async function withEditor(slug, files, script, fn, { programs = [], machine = {}
     const logs = path.join(cs.profile, 'logs');
     if (fs.existsSync(logs)) fs.cpSync(logs, path.join(artifacts, `fail-${slug}-logs`), { recursive: true });
     fs.copyFileSync(path.join(dir, 'code-server.log'), path.join(artifacts, `fail-${slug}-code-server.log`));
+    // What the chat held (the page's HTML does not include the webview's frames) and what the
+    // fake model was sent, so a failure can be told apart from a webview that never drew.
+    const drawn = await h.chat.locator('body').evaluate((b) => b.outerHTML, null, { timeout: 5000 }).catch((e) => `the chat could not be read: ${e.message}`);
+    fs.writeFileSync(path.join(artifacts, `fail-${slug}-chat.html`), drawn);
+    fs.writeFileSync(path.join(artifacts, `fail-${slug}-model.json`), JSON.stringify(model.requests(), null, 1));
     throw err;
   } finally {
     await context.close().catch(() => {});
