@@ -671,7 +671,7 @@ fn delegate_updates(client: &LspClient, session: &str) -> Vec<Value> {
         .collect()
 }
 
-// Verifies: DELEG-60, DELEG-61
+// Verifies: DELEG-60, DELEG-61, PROTO-12
 #[test]
 fn the_screen_is_told_where_each_delegate_stands_and_given_its_report_with_its_label() {
     let model = FakeModel::start_with(|m| {
@@ -826,7 +826,7 @@ fn the_screen_is_told_where_each_delegate_stands_and_given_its_report_with_its_l
     client.shutdown();
 }
 
-// Verifies: DELEG-61
+// Verifies: DELEG-10, DELEG-61
 #[test]
 fn status_lists_a_delegate_waiting_on_the_person_as_waiting() {
     let model = FakeModel::start_with(|m| {
@@ -849,6 +849,7 @@ fn status_lists_a_delegate_waiting_on_the_person_as_waiting() {
     let client = LspClient::start(LspOptions::new(workspace.path()).model_url(&model.url()));
     client.initialize(json!({}));
     let session = client.new_session();
+    client.answer_permissions_with(|_| Answer::Hold);
     let pending = client.send_request(
         "bravebot/session/prompt",
         json!({"sessionId": session, "text": "read the notes", "files": []}),
