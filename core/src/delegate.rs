@@ -1093,11 +1093,19 @@ mod tests {
             parent: one.clone(),
             label: "delegate 1 (reader)".into(),
             number: 1,
+            name: "reader".into(),
+            depth: 1,
+            about: String::new(),
+            tree: Arc::new(Tree::default()),
         };
         let second = DelegateScreen {
             parent: one.clone(),
             label: "delegate 2 (worker)".into(),
             number: 2,
+            name: "worker".into(),
+            depth: 1,
+            about: String::new(),
+            tree: Arc::new(Tree::default()),
         };
         tokio::join!(
             one.ask(question()),
