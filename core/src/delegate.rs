@@ -454,6 +454,10 @@ pub fn start(
         parent: session.screen.clone(),
         label: seat.label(),
         number,
+        name: chosen.name.clone(),
+        depth,
+        about: crate::tools::control_pictures(&about),
+        tree: tree.clone(),
     });
     let definitions = session.state().delegation.definitions.clone();
     let child = Session::for_delegate(session, seat.clone(), screen, model, chosen.kind.rounds());
@@ -483,6 +487,15 @@ pub fn start(
             crate::tools::control_pictures(&about)
         ),
         routing: serde_json::json!({"kind": chosen.name, "number": number}),
+    });
+    session.screen.update(Update::Delegate {
+        number,
+        name: chosen.name.clone(),
+        depth,
+        state: "running",
+        about: crate::tools::control_pictures(&about),
+        stop_reason: None,
+        report: None,
     });
     let handle = tokio::spawn(run(Arc::new(child), told, task, about, token));
     session.state().delegation.children.push(Child {
@@ -648,7 +661,19 @@ async fn run(
         let mut inner = seat.tree.lock();
         inner.vouches.extend(vouches);
     }
-    seat.tree.set_state(seat.number, "done");
+    let ended = ended_state(&stop);
+    seat.tree.set_state(seat.number, ended);
+    // The person's screen is one of the places untrusted bytes may go: the report is drawn there
+    // with the delegate's label, for the editor to frame as that label says.
+    child.screen.update(Update::Delegate {
+        number: seat.number,
+        name: seat.name.clone(),
+        depth: seat.depth,
+        state: ended,
+        about: crate::tools::control_pictures(&about),
+        stop_reason: Some(stop.clone()),
+        report: Some(Labelled::new(text.clone(), label)),
+    });
     let text = match label.integrity {
         Integrity::Trusted => Said::Trusted(Labelled::new(text, label)),
         Integrity::Untrusted => Said::Untrusted(Labelled::new(text.into_bytes(), label)),
@@ -659,6 +684,16 @@ async fn run(
         about,
         text,
         stop,
+    }
+}
+
+/// The state a delegate that stopped is listed in: `done` when it answered, `cancelled` when its
+/// turn was, `failed` when it ran out of rounds or met an error.
+fn ended_state(stop: &StopReason) -> &'static str {
+    match stop {
+        StopReason::EndTurn => "done",
+        StopReason::Cancelled => "cancelled",
+        StopReason::MaxRounds | StopReason::Error(_) => "failed",
     }
 }
 
@@ -911,6 +946,26 @@ struct DelegateScreen {
     parent: Arc<dyn Screen>,
     label: String,
     number: u32,
+    name: String,
+    depth: u32,
+    about: String,
+    tree: Arc<Tree>,
+}
+
+impl DelegateScreen {
+    /// Lists the delegate in `state` and tells the screen (DELEG-60).
+    fn set_state(&self, state: &'static str) {
+        self.tree.set_state(self.number, state);
+        self.parent.update(Update::Delegate {
+            number: self.number,
+            name: self.name.clone(),
+            depth: self.depth,
+            state,
+            about: self.about.clone(),
+            stop_reason: None,
+            report: None,
+        });
+    }
 }
 
 impl Screen for DelegateScreen {
@@ -937,7 +992,11 @@ impl Screen for DelegateScreen {
                 status,
                 summary,
             }),
-            update @ (Update::Remark { .. } | Update::Check { .. }) => self.parent.update(update),
+            // A delegate's own state, and that of the delegates it started, go up unchanged:
+            // numbers are the turn's, so each names one delegate.
+            update @ (Update::Remark { .. } | Update::Check { .. } | Update::Delegate { .. }) => {
+                self.parent.update(update)
+            }
             Update::AgentText { .. }
             | Update::Quarantined { .. }
             | Update::RunOutput { .. }
@@ -951,7 +1010,12 @@ impl Screen for DelegateScreen {
             Some(why) => format!("[{}] {why}", self.label),
             None => format!("[{}]", self.label),
         });
-        self.parent.ask(question)
+        Box::pin(async move {
+            self.set_state("waiting");
+            let answer = self.parent.ask(question).await;
+            self.set_state("running");
+            answer
+        })
     }
 
     fn interactive(&self) -> bool {
@@ -1029,11 +1093,19 @@ mod tests {
             parent: one.clone(),
             label: "delegate 1 (reader)".into(),
             number: 1,
+            name: "reader".into(),
+            depth: 1,
+            about: String::new(),
+            tree: Arc::new(Tree::default()),
         };
         let second = DelegateScreen {
             parent: one.clone(),
             label: "delegate 2 (worker)".into(),
             number: 2,
+            name: "worker".into(),
+            depth: 1,
+            about: String::new(),
+            tree: Arc::new(Tree::default()),
         };
         tokio::join!(
             one.ask(question()),

@@ -127,6 +127,20 @@ pub enum Update {
     TurnEnded {
         stop_reason: StopReason,
     },
+    /// Where a delegate stands, for the person's screen only (DELEG-60): sent when it starts
+    /// (`running`), when a question of its own waits on the person (`waiting`) and is answered
+    /// (`running` again), and when it ends (`done`, `failed` or `cancelled`, with how it stopped
+    /// and its report, labelled by the delegate's own context).
+    Delegate {
+        number: u32,
+        name: String,
+        depth: u32,
+        state: &'static str,
+        /// The first line of what it was started on.
+        about: String,
+        stop_reason: Option<StopReason>,
+        report: Option<Labelled<String>>,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

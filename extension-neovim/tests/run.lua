@@ -776,6 +776,116 @@ case('the trustRead question shows the verdict, the sentence and the preview, an
   ws.stop()
 end)
 
+-- The fan-out the VS Code suite's delegate case also runs: two readers of unvouched files the
+-- check finds unsafe. The first is held on its trustRead question behind the turn's second start
+-- and the person trusts its file, so its context stays trusted; the second's file is kept
+-- quarantined and then shown to it once (vet_content), so its context meets content nobody
+-- vouched for and its report comes back untrusted.
+local DELEGATE_SCRIPT = {
+  planner = {
+    { tool = 'spawn_agent', id = 'fan', args = { kind = 'reader', task = 'Read the file named below and say its first word.',
+      each = { 'alpha.txt', 'vendor/beta.txt' }, why = 'read two files side by side' } },
+    { text = 'waiting for the readers' },
+    { text = 'both reported' },
+  },
+  delegateWhen = {
+    { needle = 'alpha.txt', replies = {
+      { tool = 'read_file', id = 'call_a', args = { path = 'alpha.txt', why = 'read alpha' } },
+      { text = 'alpha.txt begins with WORD-ALPHA' },
+    } },
+    { needle = 'vendor/beta.txt', replies = {
+      { tool = 'read_file', id = 'call_b', args = { path = 'vendor/beta.txt', why = 'read beta' } },
+      { tool = 'vet_content', id = 'call_v', args = { ref = 'ref:0', expects = 'the first word of the file', why = 'see beta' } },
+      { text = 'vendor/beta.txt begins with WORD-BETA' },
+    } },
+  },
+  competentCheck = 'WORD-',
+}
+
+-- Verifies: NVIM-60, NVIM-61, DELEG-60, DELEG-61
+case('each delegate has lines in the chat with its number, kind, state and report, its calls indented under it, and status lists the running ones', function()
+  local ws = workspace({ ['alpha.txt'] = 'WORD-ALPHA and more\n', ['vendor/beta.txt'] = 'WORD-BETA and more\n' }, DELEGATE_SCRIPT)
+  local chat = require('bravebot.chat')
+  local recorded = {}
+  local orig = chat.on_update
+  chat.on_update = function(state, update, sid)
+    table.insert(recorded, vim.deepcopy(update))
+    return orig(state, update, sid)
+  end
+  local q = require('bravebot.questions')
+  --- Answers the oldest question with the option called `name`, by its number and <CR>.
+  local function choose(name)
+    wait(function() return #q.pending > 0 and question_floats()[1] ~= nil end, 'a question to answer with ' .. name)
+    local lines = float_lines(question_floats()[1])
+    local n
+    for _, l in ipairs(lines) do
+      n = n or l:match('^%S*%s*(%d+)  ' .. vim.pesc(name) .. '$')
+    end
+    assert(n, name .. ' is not offered: ' .. table.concat(lines, '\n'))
+    local entry = q.pending[1]
+    vim.cmd('Bravebot answer')
+    press(n .. '<CR>')
+    wait(function() return q.pending[1] ~= entry end, 'the answered question to go')
+    return lines
+  end
+  local stop
+  require('bravebot.client').prompt('who starts with what', nil, function(r) stop = r end)
+  choose('Start it')
+  -- The second start is asked while the first delegate's own question waits behind it: the
+  -- first is listed as running (or waiting on the person), never as ended.
+  wait(function() return #q.pending > 0 end, 'the second delegate question')
+  vim.cmd('Bravebot status')
+  local stext = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  assert(stext:find('delegates running:\n  delegate 1 (reader), depth 1: ', 1, true), stext)
+  assert(not stext:find('delegate 2', 1, true), stext)
+  vim.api.nvim_feedkeys('q', 'x', false)
+  choose('Start it')
+  -- Each delegate's question says which delegate asks.
+  local asked = table.concat(choose('Trust this file for the session'), '\n')
+  assert(asked:find('[delegate 1 (reader)]', 1, true), asked)
+  asked = table.concat(choose('Keep it quarantined'), '\n')
+  assert(asked:find('[delegate 2 (reader)]', 1, true), asked)
+  choose('Show it to the agent this once')
+  wait(function() return stop ~= nil end, 'the turn to end')
+  chat.on_update = orig
+  vim.fn.mkdir(repo .. '/target/e2e/neovim', 'p')
+  write(repo .. '/target/e2e/neovim/delegate-updates.json', vim.json.encode(recorded))
+  local lines = ws.chat_lines()
+  local text = table.concat(lines, '\n')
+  local function at(pattern)
+    for i, l in ipairs(lines) do
+      if l:find(pattern, 1, true) then
+        return i
+      end
+    end
+    error('no line holds ' .. pattern .. ':\n' .. text)
+  end
+  -- Number, kind, state and task on each state's line; the calls indented under it.
+  local started1 = at('◆ delegate 1 · reader · running: alpha.txt')
+  at('◆ delegate 2 · reader · running: vendor/beta.txt')
+  at('◆ delegate 1 · reader · waiting on you: alpha.txt')
+  local call1 = at('    ▸ read_file: [delegate 1 (reader)] read alpha')
+  at('    ▸ read_file: [delegate 2 (reader)] read beta')
+  assert(started1 < call1, text)
+  local done1 = at('◆ delegate 1 · reader · done: alpha.txt')
+  local done2 = at('◆ delegate 2 · reader · done: vendor/beta.txt')
+  -- A report is drawn as its label says: the first delegate's context stayed trusted (the person
+  -- trusted alpha.txt); the second's met content nobody vouched for (shown to it once), so its
+  -- report is in the margin.
+  eq('    report of delegate 1 (trusted, (T,priv)):', lines[done1 + 1], 'the trusted report header')
+  eq('    alpha.txt begins with WORD-ALPHA', lines[done1 + 2], 'the trusted report')
+  assert(lines[done2 + 1]:find('^' .. vim.pesc(chat.MARGIN) .. 'report of delegate 2 %(untrusted'), lines[done2 + 1])
+  assert(vim.tbl_contains(lines, chat.MARGIN .. 'vendor/beta.txt begins with WORD-BETA'), text)
+  assert(not text:find('delegate also sent', 1, true), 'every field of the delegate update is drawn: ' .. text)
+  -- After the turn nothing runs; status lists both as done.
+  vim.cmd('Bravebot status')
+  stext = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  assert(stext:find('delegates running: none', 1, true), stext)
+  assert(stext:find('depth=1, kind=reader, number=2, state=done', 1, true), stext)
+  vim.api.nvim_feedkeys('q', 'x', false)
+  ws.stop()
+end)
+
 -- Verifies: NVIM-13
 case('askUser shows its header, the options and Skip, and Skip is marked', function()
   local got = ask({ kind = 'askUser', title = 'Colour', subject = { question = 'Which colour?', header = 'Colour' }, options = {

@@ -1467,6 +1467,98 @@ test('a watch the agent arms is listed in Show Status, and a change to its file 
   });
 });
 
+// Verifies: VSC-60, VSC-61, VSC-62, VSC-63, DELEG-60, DELEG-61
+test('two reader delegates each get a card with number, kind and state, their calls grouped under it, and reports framed as their labels say', async () => {
+  // The Neovim suite's fan-out: two readers of unvouched files the check finds unsafe. The first
+  // is held on its trustRead question behind the turn's second start, and the person trusts its
+  // file; the second's is kept quarantined and then shown to it once, so its context meets
+  // content nobody vouched for.
+  const script = {
+    planner: [
+      { tool: 'spawn_agent', id: 'fan', args: { kind: 'reader', task: 'Read the file named below and say its first word.', each: ['alpha.txt', 'vendor/beta.txt'], why: 'read two files side by side' } },
+      { text: 'waiting for the readers' },
+      { text: 'both reported' },
+    ],
+    delegateWhen: [
+      { needle: 'alpha.txt', replies: [{ tool: 'read_file', id: 'call_a', args: { path: 'alpha.txt', why: 'read alpha' } }, { text: 'alpha.txt begins with **WORD-ALPHA**' }] },
+      { needle: 'vendor/beta.txt', replies: [{ tool: 'read_file', id: 'call_b', args: { path: 'vendor/beta.txt', why: 'read beta' } }, { tool: 'vet_content', id: 'call_v', args: { ref: 'ref:0', expects: 'the first word of the file', why: 'see beta' } }, { text: 'vendor/beta.txt begins with WORD-BETA' }] },
+    ],
+    competentCheck: 'WORD-',
+  };
+  const files = { 'alpha.txt': 'WORD-ALPHA and more\n', 'vendor/beta.txt': 'WORD-BETA and more\n' };
+  await withEditor('delegates', files, script, async (h) => {
+    await h.openChat();
+    await h.prompt('who starts with what');
+    const answer = async (kind, button) => {
+      const first = h.chat.locator(`.card.question[data-kind="${kind}"]`).first();
+      await first.waitFor();
+      // This card, by its question: the next one may be of the same kind.
+      const card = h.chat.locator(`.card.question[data-question="${await first.getAttribute('data-question')}"]`);
+      const text = await card.innerText();
+      await card.getByRole('button', { name: button, exact: true }).click();
+      await untilEq(`the ${kind} card to go`, () => card.count(), 0);
+      return text;
+    };
+    const first = h.chat.locator('.card.delegate[data-delegate="1"]');
+    const second = h.chat.locator('.card.delegate[data-delegate="2"]');
+    await answer('delegate', 'Start it');
+    await first.waitFor();
+    // While the turn asks about the second, Show Status lists the first as running.
+    await h.chat.locator('.card.question[data-kind="delegate"]').waitFor();
+    await h.command('bravebot: Show Status');
+    await h.page.locator('.tab.active', { hasText: 'bravebot status' }).waitFor();
+    let shown = '';
+    try {
+      await until('the status to list delegate 1 running', async () => {
+        shown = (await h.lines()).join('\n');
+        return /## Delegates\s+- delegate 1 \(reader\), depth 1: (running|waiting on you)/.test(shown);
+      });
+    } catch (err) {
+      throw new Failure(`${err.message}; it shows:\n${shown}`);
+    }
+    check(!shown.includes('delegate 2'), `delegate 2 is not started yet: ${shown}`);
+    await h.openChat();
+    await answer('delegate', 'Start it');
+    // The first reader's own question is a card like any other that says which delegate asks.
+    const trust = h.chat.locator('.card.question[data-kind="trustRead"]');
+    await trust.waitFor();
+    eq(await trust.locator('.asked-by').innerText(), 'asked by delegate 1 (reader)', 'the asker of the trustRead card');
+    await untilEq('delegate 1 waits on the person', () => first.getAttribute('data-state'), 'waiting');
+    check((await first.locator('.delegate-head').innerText()).includes('waiting on you'), 'the state in words');
+    await h.shot('waiting');
+    await answer('trustRead', 'Trust this file for the session');
+    const beta = h.chat.locator('.card.question[data-kind="trustRead"]');
+    await beta.waitFor();
+    eq(await beta.locator('.asked-by').innerText(), 'asked by delegate 2 (reader)', 'the asker of the second trustRead card');
+    await answer('trustRead', 'Keep it quarantined');
+    await answer('vetContent', 'Show it to the agent this once');
+    await h.turnEnded();
+    // One card a delegate, in start order, each with its number, kind, state and task.
+    eq(await h.chat.locator('.card.delegate').evaluateAll((cs) => cs.map((c) => c.dataset.delegate)), ['1', '2'], 'delegate cards in start order');
+    for (const [card, n, task, calls] of [[first, 1, 'alpha.txt', ['read_file']], [second, 2, 'vendor/beta.txt', ['read_file', 'vet_content']]]) {
+      eq(await card.getAttribute('data-state'), 'done', `delegate ${n}'s state`);
+      eq((await card.locator('.delegate-head').innerText()).replace(/\s+/g, ' ').trim(), `delegate ${n} · reader · done`, `delegate ${n}'s head`);
+      eq(await card.locator('.delegate-task').innerText(), task, `delegate ${n}'s task`);
+      // Its calls are under it, never among the turn's own tool cards.
+      eq(await card.locator('.delegate-calls .card.tool summary').allInnerTexts().then((l) => l.map((t) => t.split(/\s/)[0])), calls, `delegate ${n}'s calls`);
+    }
+    eq(await h.chat.locator('#log > .tool-wrap .card.tool summary').allInnerTexts().then((l) => l.map((t) => t.split(/\s/)[0])), ['spawn_agent'], 'the turn\'s own tool cards');
+    // The reports as their labels say: the first trusted, as the agent's words; the second
+    // inside the untrusted frame, and the agent holds only its reference.
+    const trusted = first.locator('.delegate-report.trusted');
+    eq(await trusted.locator('strong').innerText(), 'WORD-ALPHA', 'the trusted report is drawn as markdown');
+    check((await trusted.locator('.frame-label').innerText()).toLowerCase().includes('trusted'), 'the trusted report says so');
+    eq(await first.locator('.untrusted').count(), 0, 'no untrusted frame on the trusted report');
+    const framed = second.locator('.delegate-report.untrusted');
+    eq(await framed.locator('pre').innerText(), 'vendor/beta.txt begins with WORD-BETA', 'the untrusted report inside the frame');
+    check((await framed.locator('.frame-label').innerText()).toLowerCase().includes('untrusted'), 'the frame says untrusted');
+    const last = h.model.requests().filter((r) => r.role === 'planner').pop();
+    const sent = JSON.stringify(last.body.messages);
+    check(sent.includes('alpha.txt begins with **WORD-ALPHA**') && !sent.includes('vendor/beta.txt begins with'), 'the planner got the trusted report and only a reference for the other');
+    await h.shot('cards');
+  });
+});
+
 // Runner -----------------------------------------------------------------------------------------
 
 const filter = process.argv[2];

@@ -115,7 +115,13 @@ export type SessionUpdate =
   /** What a finished run printed on one stream, for the person only (drawn in the untrusted frame). */
   | { kind: 'runOutput'; stream: string; text: string; bytes: number; trusted: boolean; label: string }
   | { kind: 'plan'; todos: TodoItem[] }
-  | { kind: 'turnEnded'; stopReason: StopReason };
+  | { kind: 'turnEnded'; stopReason: StopReason }
+  /**
+   * Where a delegate stands (DELEG-60): `state` is `running`, `waiting` (a question of its own
+   * waits on the person), `done`, `failed` or `cancelled`; an ended one carries `stopReason` and
+   * its `report`, untrusted unless `trusted` (drawn in the untrusted frame), with its `label`.
+   */
+  | { kind: 'delegate'; callId: string; number: number; delegateKind: string; depth: number; state: string; task: string; stopReason?: StopReason; report?: string; trusted?: boolean; label?: string };
 
 export interface UpdateNotification { sessionId: string; update: SessionUpdate }
 

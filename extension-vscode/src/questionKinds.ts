@@ -80,6 +80,16 @@ export function diffAnswer(p: RequestPermissionParams, approve: boolean, proposa
 }
 
 /** The lines a card shows above its options, each on its own line (the fetch host among them). */
+/**
+ * Which delegate puts a question: the server begins a delegate's question's `why` with its name,
+ * `[delegate N (kind)]` (DELEG-9); the innermost one of a nested delegate's is the asker.
+ * `undefined`: the turn's own question.
+ */
+export function askedBy(why: string | undefined): string | undefined {
+  const m = /^(?:\[delegate \d+ \([^)\]]*\)\] )*\[(delegate \d+ \([^)\]]*\))\]/.exec(why ?? '');
+  return m ? m[1] : undefined;
+}
+
 export function describe(p: RequestPermissionParams): string[] {
   const s = p.subject;
   const lines = [p.title || p.kind];

@@ -7,7 +7,7 @@ import * as vscode from 'vscode';
 import type { Ctx } from './ctx';
 import { HunkSelection, applyHunks, previewStarts } from './hunks';
 import type { AnswerArguments, AnswerResult, Outcome, RequestPermissionParams } from './protocol';
-import { approvingOption, cancelled, describe, diffAnswer, isApproving, presentationOf, select } from './questionKinds';
+import { approvingOption, askedBy, cancelled, describe, diffAnswer, isApproving, presentationOf, select } from './questionKinds';
 import { Review } from './review';
 
 export const proposalScheme = 'bravebot-proposal';
@@ -310,6 +310,7 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
       questionId: p.params.questionId,
       kind: p.params.kind,
       lines: describe(p.params),
+      askedBy: askedBy(p.params.why),
       content: s.content,
       verdict: s.verdict,
       verdictText: s.verdictText,

@@ -746,7 +746,8 @@ impl Screen for AcpScreen {
                 };
                 self.add_content(block);
             }
-            Update::Check { .. } => {}
+            // The delegate's start and report already stand as its `spawn_agent` tool call.
+            Update::Check { .. } | Update::Delegate { .. } => {}
             Update::Plan { todos } => self.send(acp::SessionUpdate::Plan(acp::Plan::new(
                 todos
                     .into_iter()

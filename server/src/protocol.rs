@@ -290,6 +290,29 @@ pub enum SessionUpdate {
     TurnEnded {
         stop_reason: &'static str,
     },
+    /// Where a delegate stands (DELEG-60), for the person only: `state` is `running`, `waiting`
+    /// (a question of its own waits on the person), `done`, `failed` or `cancelled`. `callId`
+    /// is the `delegate-N` of the `toolCall` that drew its start; `delegateKind` its kind or
+    /// definition name; `task` the first line of what it was started on. An ended one carries
+    /// `stopReason` and its `report`, untrusted unless `trusted` (drawn inside the margin like
+    /// every untrusted byte), with the `label` of the delegate's context.
+    #[serde(rename_all = "camelCase")]
+    Delegate {
+        call_id: String,
+        number: u32,
+        delegate_kind: String,
+        depth: u32,
+        state: &'static str,
+        task: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        stop_reason: Option<&'static str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        report: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        trusted: Option<bool>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        label: Option<String>,
+    },
 }
 
 #[derive(Debug, Serialize)]

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bravebot_core::kernel::policy;
-use bravebot_core::session::{Answer, BoxFuture, CheckState, Question, Screen, Update};
+use bravebot_core::session::{Answer, BoxFuture, CheckState, Question, Screen, StopReason, Update};
 use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
@@ -702,6 +702,27 @@ pub fn wire_update(update: Update) -> SessionUpdate {
         },
         Update::TurnEnded { stop_reason } => SessionUpdate::TurnEnded {
             stop_reason: stop_reason.as_str(),
+        },
+        // The screen is one of the places untrusted bytes may go: the report with its label.
+        Update::Delegate {
+            number,
+            name,
+            depth,
+            state,
+            about,
+            stop_reason,
+            report,
+        } => SessionUpdate::Delegate {
+            call_id: format!("delegate-{number}"),
+            number,
+            delegate_kind: name,
+            depth,
+            state,
+            task: about,
+            stop_reason: stop_reason.as_ref().map(StopReason::as_str),
+            trusted: report.as_ref().map(|r| r.label().is_trusted()),
+            label: report.as_ref().map(|r| r.label().to_string()),
+            report: report.as_ref().map(|r| policy::to_screen(r).clone()),
         },
     }
 }

@@ -96,6 +96,21 @@ impl Transcript {
                     self.line(&format!("  │ {line}"));
                 }
             }
+            Update::Delegate {
+                number,
+                name,
+                state,
+                report,
+                ..
+            } => {
+                self.line(&format!("  delegate {number} ({name}): {state}"));
+                // The screen is one of the places untrusted bytes may go; the margin marks them.
+                if let Some(report) = report {
+                    for line in bravebot_core::kernel::policy::to_screen(&report).lines() {
+                        self.line(&format!("  │ {line}"));
+                    }
+                }
+            }
             // A headless run's transcript is often read by another program, so what a run printed
             // stays in its slot here; the tool line says how it ended.
             Update::RunOutput { .. } | Update::TurnEnded { .. } => {}

@@ -661,3 +661,213 @@ fn a_path_the_person_vouches_for_inside_a_delegate_comes_back_to_the_session() {
     );
     client.shutdown();
 }
+
+/// The `delegate` updates of a session, in the order they came.
+fn delegate_updates(client: &LspClient, session: &str) -> Vec<Value> {
+    client
+        .updates(session)
+        .into_iter()
+        .filter(|u| u["kind"] == "delegate")
+        .collect()
+}
+
+// Verifies: DELEG-60, DELEG-61, PROTO-12
+#[test]
+fn the_screen_is_told_where_each_delegate_stands_and_given_its_report_with_its_label() {
+    let model = FakeModel::start_with(|m| {
+        m.planner(vec![
+            Reply::tool_call_with_id(
+                "fan",
+                "spawn_agent",
+                json!({
+                    "kind": "reader",
+                    "task": "Read the file named below and say its first word.",
+                    "each": ["alpha.txt", "vendor/beta.txt"],
+                    "why": "read two files side by side"
+                }),
+            ),
+            Reply::text("waiting for the readers"),
+            Reply::text("both reported"),
+        ])
+        .delegate_when(
+            "alpha.txt",
+            vec![
+                Reply::tool_call(
+                    "read_file",
+                    json!({"path": "alpha.txt", "why": "read alpha"}),
+                ),
+                Reply::text("alpha.txt begins with WORD-ALPHA"),
+            ],
+        )
+        .delegate_when(
+            "vendor/beta.txt",
+            vec![
+                Reply::tool_call(
+                    "read_file",
+                    json!({"path": "vendor/beta.txt", "why": "read beta"}),
+                ),
+                Reply::tool_call(
+                    "vet_content",
+                    json!({"ref": "ref:0", "expects": "the first word", "why": "see beta"}),
+                ),
+                Reply::text("vendor/beta.txt begins with WORD-BETA"),
+            ],
+        )
+        // Both files are unvouched and judged unsafe: the person trusts alpha.txt, and keeps
+        // vendor/beta.txt quarantined, then shows it to its reader once, so that reader's
+        // context meets bytes nobody vouched for.
+        .competent_check("WORD-")
+    });
+    let workspace = tempfile::tempdir().expect("workspace");
+    std::fs::write(workspace.path().join("alpha.txt"), "WORD-ALPHA and more\n").expect("write");
+    std::fs::create_dir_all(workspace.path().join("vendor")).expect("mkdir");
+    std::fs::write(
+        workspace.path().join("vendor/beta.txt"),
+        "WORD-BETA and more\n",
+    )
+    .expect("write");
+    let client = LspClient::start(LspOptions::new(workspace.path()).model_url(&model.url()));
+    client.initialize(json!({}));
+    let session = client.new_session();
+    // The turn's two starts are answered first, so the first reader's question waits behind
+    // the second start and the second reader runs meanwhile.
+    client.answer_permissions_with(|q| {
+        let beta = q.params["why"]
+            .as_str()
+            .is_some_and(|w| w.starts_with("[delegate 2 (reader)]"));
+        if q.question_kind() == Some("trustRead") && beta {
+            Answer::choose(q, "reject_once")
+        } else {
+            Answer::choose(q, "allow_once")
+        }
+    });
+    let result = prompt(&client, &session, "who starts with what", json!([]));
+    assert_eq!(result["stopReason"], "endTurn");
+    assert_eq!(
+        kinds(&client),
+        [
+            "delegate",
+            "delegate",
+            "trustRead",
+            "trustRead",
+            "vetContent"
+        ]
+    );
+    let updates = delegate_updates(&client, &session);
+    let of = |n: u64| -> Vec<&Value> { updates.iter().filter(|u| u["number"] == n).collect() };
+    let states =
+        |n: u64| -> Vec<&str> { of(n).iter().filter_map(|u| u["state"].as_str()).collect() };
+    assert_eq!(
+        states(1),
+        ["running", "waiting", "running", "done"],
+        "{updates:#?}"
+    );
+    assert_eq!(
+        states(2),
+        [
+            "running", "waiting", "running", "waiting", "running", "done"
+        ],
+        "{updates:#?}"
+    );
+    for (n, task) in [(1, "alpha.txt"), (2, "vendor/beta.txt")] {
+        for u in of(n) {
+            assert_eq!(u["callId"], format!("delegate-{n}"));
+            assert_eq!(u["delegateKind"], "reader");
+            assert_eq!(u["depth"], 1);
+            assert_eq!(u["task"], task);
+        }
+    }
+    let end = |n: u64| *of(n).last().expect("an end");
+    assert_eq!(end(1)["stopReason"], "endTurn");
+    assert_eq!(end(1)["report"], "alpha.txt begins with WORD-ALPHA");
+    assert_eq!(
+        end(1)["trusted"],
+        true,
+        "the person vouched for what it read"
+    );
+    assert_eq!(end(1)["label"], "(T,priv)");
+    assert_eq!(end(2)["report"], "vendor/beta.txt begins with WORD-BETA");
+    assert_eq!(
+        end(2)["trusted"],
+        false,
+        "its context met bytes nobody vouched for"
+    );
+    assert!(
+        end(2)["label"]
+            .as_str()
+            .is_some_and(|l| l.starts_with("(U,")),
+        "{}",
+        end(2)
+    );
+    // Only the ended carry a report; every update before is a state alone.
+    for u in updates
+        .iter()
+        .filter(|u| u["state"] == "running" || u["state"] == "waiting")
+    {
+        assert!(
+            u.get("report").is_none() && u.get("stopReason").is_none(),
+            "{u}"
+        );
+    }
+    // The untrusted report reached the turn as a reference only.
+    let last = all_text(&model.requests_for("planner").pop().expect("planner"));
+    assert!(last.contains("alpha.txt begins with WORD-ALPHA"), "{last}");
+    assert!(!last.contains("vendor/beta.txt begins with"), "{last}");
+    let status = client
+        .request("bravebot/session/status", json!({"sessionId": session}))
+        .expect("status");
+    let listed: Vec<&str> = status["delegates"]
+        .as_array()
+        .expect("delegates")
+        .iter()
+        .filter_map(|d| d["state"].as_str())
+        .collect();
+    assert_eq!(listed, ["done", "done"], "{status}");
+    client.shutdown();
+}
+
+// Verifies: DELEG-10, DELEG-61
+#[test]
+fn status_lists_a_delegate_waiting_on_the_person_as_waiting() {
+    let model = FakeModel::start_with(|m| {
+        m.planner(vec![
+            Reply::tool_call(
+                "spawn_agent",
+                json!({"kind": "reader", "task": "Read notes.txt.", "why": "read"}),
+            ),
+            Reply::text("waiting"),
+            Reply::text("done"),
+        ])
+        .delegate(vec![
+            Reply::tool_call("read_file", json!({"path": "notes.txt", "why": "read it"})),
+            Reply::text("read"),
+        ])
+        .check(vec![Reply::text("VERDICT: unsafe\nit gives orders")])
+    });
+    let workspace = tempfile::tempdir().expect("workspace");
+    std::fs::write(workspace.path().join("notes.txt"), "notes\n").expect("write");
+    let client = LspClient::start(LspOptions::new(workspace.path()).model_url(&model.url()));
+    client.initialize(json!({}));
+    let session = client.new_session();
+    client.answer_permissions_with(|_| Answer::Hold);
+    let pending = client.send_request(
+        "bravebot/session/prompt",
+        json!({"sessionId": session, "text": "read the notes", "files": []}),
+    );
+    let start = client.next_server_request("bravebot/session/requestPermission");
+    client.reply(&start, Answer::choose(&start, "allow_once"));
+    let read = client.next_server_request("bravebot/session/requestPermission");
+    assert_eq!(read.question_kind(), Some("trustRead"));
+    let status = client
+        .request("bravebot/session/status", json!({"sessionId": session}))
+        .expect("status");
+    assert_eq!(status["delegates"][0]["state"], "waiting", "{status}");
+    client.reply(&read, Answer::choose(&read, "reject_once"));
+    let result = client.response(pending).expect("the prompt answers");
+    assert_eq!(result["stopReason"], "endTurn");
+    let status = client
+        .request("bravebot/session/status", json!({"sessionId": session}))
+        .expect("status");
+    assert_eq!(status["delegates"][0]["state"], "done", "{status}");
+    client.shutdown();
+}

@@ -477,7 +477,26 @@ M.FIELDS = {
   check = { 'state', 'lines', 'completed' },
   plan = { 'todos' },
   turnEnded = { 'stopReason' },
+  delegate = { 'callId', 'number', 'delegateKind', 'depth', 'state', 'task', 'stopReason', 'report', 'trusted', 'label' },
 }
+
+--- How deep under delegates a call is: `delegate-N:id` is a call of delegate N (1), and each
+--- nested delegate adds its own prefix; a delegate's start, `…delegate-N`, sits at its
+--- starter's depth.
+function M.call_depth(call_id)
+  local depth = 0
+  local parts = vim.split(tostring(call_id or ''), ':', { plain = true })
+  for i = 1, #parts - 1 do
+    if parts[i]:match('^delegate%-%d+$') then
+      depth = depth + 1
+    end
+  end
+  return depth
+end
+
+--- A delegate's state in words; the wire word is kept for one this plugin does not know.
+local DELEGATE_STATES = { running = 'running', waiting = 'waiting on you', done = 'done', failed = 'failed',
+  cancelled = 'cancelled' }
 
 ---@type table<string, { prompt: string, ticks: integer, waiting: boolean }> the loop each session runs
 M.loops = {}
@@ -501,7 +520,9 @@ function M.on_update(state, update, session_id)
   elseif kind == 'toolCall' then
     M.calls[key(state, session_id)] = update.callId
     local why = one_line(update.why)
-    local line = '▸ ' .. one_line(update.tool) .. (why ~= '' and (': ' .. why) or '')
+    -- A delegate's call is indented under it, four columns a level (DELEG-60).
+    local indent = string.rep('    ', M.call_depth(update.callId))
+    local line = indent .. '▸ ' .. one_line(update.tool) .. (why ~= '' and (': ' .. why) or '')
     local routing = routing_text(update.routing)
     if routing ~= '' then
       line = line .. ' (' .. routing .. ')'
@@ -509,8 +530,9 @@ function M.on_update(state, update, session_id)
     append(c, { line }, 'BravebotTool')
   elseif kind == 'toolResult' then
     local lines = {}
+    local indent = string.rep('    ', M.call_depth(update.callId))
     for i, l in ipairs(vim.split(update.summary or '', '\n', { plain = true })) do
-      lines[i] = (i == 1 and ('  ↳ ' .. one_line(update.status) .. ': ') or '    ') .. l
+      lines[i] = indent .. (i == 1 and ('  ↳ ' .. one_line(update.status) .. ': ') or '    ') .. l
     end
     -- A tool that ran and failed (a run's non-zero exit), or could not run, reads as an error.
     local failed = update.status == 'failed' or update.status == 'error'
@@ -559,6 +581,29 @@ function M.on_update(state, update, session_id)
       table.insert(lines, string.format('- [%s] %s', mark, one_line(t.content)))
     end
     append(c, lines, nil)
+  elseif kind == 'delegate' then
+    -- One line a state: number, kind, state and task, at the depth of whoever started it; an
+    -- ended one's report follows, a trusted one as plain lines, an untrusted one in the margin.
+    local indent = string.rep('    ', math.max(0, (tonumber(update.depth) or 1) - 1))
+    local words = DELEGATE_STATES[update.state] or one_line(update.state)
+    local line = string.format('%s◆ delegate %s · %s · %s: %s', indent, one_line(update.number), one_line(update.delegateKind),
+      words, one_line(update.task))
+    if update.stopReason ~= nil and update.stopReason ~= 'endTurn' then
+      line = line .. ' (stopped: ' .. one_line(update.stopReason) .. ')'
+    end
+    append(c, { line }, update.state == 'failed' and 'BravebotError' or 'BravebotTool')
+    if update.report ~= nil then
+      if update.trusted == true then
+        local lines = { string.format('%s    report of delegate %s (trusted, %s):', indent, one_line(update.number), one_line(update.label)) }
+        for _, l in ipairs(vim.split(update.report, '\n', { plain = true })) do
+          table.insert(lines, indent .. '    ' .. l)
+        end
+        append(c, lines, nil)
+      else
+        append_untrusted(c, string.format('report of delegate %s (untrusted, %s: its context met content nobody vouched for; the agent holds only a reference):',
+          one_line(update.number), one_line(update.label)), update.report)
+      end
+    end
   elseif kind == 'turnEnded' then
     -- The stop reason in words; one this plugin does not know is shown as sent.
     local words = ({ endTurn = 'done', cancelled = 'cancelled', maxRounds = 'stopped after too many rounds',

@@ -26,6 +26,19 @@ end
 --- The status as readable lines: one a field, a list's items each on its own line.
 function M.status_lines(result)
   local lines = {}
+  -- The delegates running first, in words (DELEG-60): what the person most often looks for.
+  local running = vim.tbl_filter(function(d)
+    return type(d) == 'table' and (d.state == 'running' or d.state == 'waiting')
+  end, type(result.delegates) == 'table' and result.delegates or {})
+  if #running == 0 then
+    table.insert(lines, 'delegates running: none')
+  else
+    table.insert(lines, 'delegates running:')
+    for _, d in ipairs(running) do
+      table.insert(lines, string.format('  delegate %s (%s), depth %s: %s', flat(d.number), flat(d.kind), flat(d.depth),
+        d.state == 'waiting' and 'waiting on you' or 'running'))
+    end
+  end
   local names = vim.tbl_keys(result)
   table.sort(names)
   for _, name in ipairs(names) do

@@ -5,7 +5,7 @@ import { PromptHistory } from './history';
 import { completeMention, mentionAt } from './mentionComplete';
 import { renderMarkdown, escapeHtml } from './markdown';
 import { contextLabel, withoutContext, type EditorContext } from './transcript';
-import { addItem, addUser, applyUpdate, offers, emptyTranscript, mentions, previewOf, restoredTranscript, resumedTranscript, statusWords, stopWords, type FromWebview, type Item, type RunOutput, type ToWebview, type Transcript } from './transcript';
+import { addItem, addUser, applyUpdate, delegateStateWords, offers, emptyTranscript, mentions, previewOf, restoredTranscript, resumedTranscript, statusWords, stopWords, type DelegateItem, type FromWebview, type Item, type RunOutput, type ToWebview, type ToolItem, type Transcript } from './transcript';
 import { every, type LoopShown } from '../sessions';
 
 declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void; getState(): unknown; setState(s: unknown): void };
@@ -48,10 +48,11 @@ function itemHtml(it: Item, index: number): string {
           `<button class="secondary" data-edit="${index}" title="Put this message in the prompt box to change and send it; the agent still remembers the first one">Edit</button></div>` : '') + '</div>';
     case 'agent':
       return `<div class="msg agent">${renderMarkdown(it.text)}</div>`;
+    case 'delegate':
+      return delegateHtml(it);
     case 'tool': {
       const status = it.status ?? 'running';
-      return `<div class="tool-wrap" data-status="${escapeHtml(status)}"><details class="card tool" data-call="${escapeHtml(it.callId)}"><summary>${escapeHtml(it.tool)} <span class="status ${escapeHtml(status)}" title="status: ${escapeHtml(status)}">${escapeHtml(statusWords(it.status))}</span></summary>` +
-        `<div>${escapeHtml(it.why)}</div>${it.summary ? `<pre>${escapeHtml(it.summary)}</pre>` : ''}</details>` +
+      return `<div class="tool-wrap" data-status="${escapeHtml(status)}">${toolCardHtml(it)}` +
         // A loop's pace is read at a glance: the next look, its reason and the quiet ticks.
         (it.tool === 'schedule_next' && it.summary ? `<div class="meta next-tick">${escapeHtml(it.summary)}</div>` : '') +
         (it.output ?? []).map((o, i) => outputHtml(it.callId, i, o)).join('') + '</div>';
@@ -78,6 +79,32 @@ function itemHtml(it: Item, index: number): string {
     case 'turnEnded':
       return `<div class="meta turn-ended" data-stop="${escapeHtml(it.stopReason)}" title="stop reason: ${escapeHtml(it.stopReason)}">turn ended: ${escapeHtml(stopWords(it.stopReason))}</div>`;
   }
+}
+
+/** A tool call's card: its name and status, opened for why and how it ended. */
+function toolCardHtml(it: ToolItem, why = it.why): string {
+  const status = it.status ?? 'running';
+  return `<details class="card tool" data-call="${escapeHtml(it.callId)}"><summary>${escapeHtml(it.tool)} <span class="status ${escapeHtml(status)}" title="status: ${escapeHtml(status)}">${escapeHtml(statusWords(it.status))}</span></summary>` +
+    `<div>${escapeHtml(why)}</div>${it.summary ? `<pre>${escapeHtml(it.summary)}</pre>` : ''}</details>`;
+}
+
+/**
+ * A delegate's card: number, kind and state on its first line, its task, its own calls under it
+ * (each without the `[delegate N (kind)]` its why begins with: the card says whose they are) and,
+ * once it ended, its report: a trusted one as the agent's words, an untrusted one inside the
+ * untrusted frame, as the label the server sent says.
+ */
+function delegateHtml(d: DelegateItem): string {
+  const calls = d.calls.map((c) => `<div class="tool-wrap" data-status="${escapeHtml(c.status ?? 'running')}">${toolCardHtml(c, c.why.replace(/^(\[delegate \d+ \([^)\]]*\)\] ?)+/, ''))}</div>`).join('');
+  const report = d.report === undefined ? '' : d.report.trusted
+    ? `<div class="delegate-report trusted" title="${escapeHtml(`label ${d.report.label}`)}"><div class="frame-label">report · trusted${d.handed ? ' · handed to the agent' : ''}</div>${renderMarkdown(d.report.text)}</div>`
+    : `<div class="delegate-report untrusted" role="note" title="${escapeHtml(`label ${d.report.label}`)}"><div class="frame-label">report · untrusted: its context met content nobody vouched for · the agent holds only a reference</div><pre>${escapeHtml(d.report.text)}</pre></div>`;
+  const ended = d.stopReason && d.stopReason !== 'endTurn' ? ` <span class="meta">(${escapeHtml(stopWords(d.stopReason))})</span>` : '';
+  return `<div class="card delegate" data-delegate="${d.number}" data-state="${escapeHtml(d.state)}" data-depth="${d.depth}" style="margin-left: ${Math.min(d.depth - 1, 3) * 12}px">` +
+    `<div class="delegate-head"><strong>delegate ${d.number}</strong> · <span class="delegate-kind">${escapeHtml(d.delegateKind)}</span> · ` +
+    `<span class="status ${escapeHtml(d.state)}" title="state: ${escapeHtml(d.state)}">${escapeHtml(delegateStateWords(d.state))}</span>${ended}</div>` +
+    `<div class="delegate-task" title="${escapeHtml(d.task)}">${escapeHtml(d.task)}</div>` +
+    (calls ? `<div class="delegate-calls">${calls}</div>` : '') + report + '</div>';
 }
 
 /** Run outputs the person expanded, by call and index; they stay expanded across redraws. */
@@ -121,7 +148,8 @@ function questionHtml(q: Extract<ToWebview, { type: 'question' }>): string {
   const warning = verdictWarning(q);
   // The card itself takes focus when it arrives (never a button, so a stray Enter approves
   // nothing); Tab reaches its buttons and Escape dismisses it, which refuses.
-  return `<div class="card question" tabindex="-1" role="group" aria-label="${escapeHtml(q.lines[0] ?? q.kind)}" data-question="${id}" data-kind="${escapeHtml(q.kind)}">` +
+  return `<div class="card question" tabindex="-1" role="group" aria-label="${escapeHtml(q.lines[0] ?? q.kind)}" data-question="${id}" data-kind="${escapeHtml(q.kind)}"${q.askedBy ? ` data-asked-by="${escapeHtml(q.askedBy)}"` : ''}>` +
+    (q.askedBy ? `<div class="asked-by">asked by ${escapeHtml(q.askedBy)}</div>` : '') +
     (warning ? `<div class="verdict-warning" role="alert">${escapeHtml(warning)}</div>` : '') +
     q.lines.map((l, i) => (i === 0 ? `<strong>${codeSpans(escapeHtml(l))}</strong>` : `<div${l.startsWith('host: ') ? ' class="host"' : ''}>${escapeHtml(l)}</div>`)).join('') +
     (untrusted ? `<div class="untrusted"><div class="frame-label">untrusted content${q.verdict ? ` · verdict: ${escapeHtml(q.verdict)}` : ''}</div><pre>${escapeHtml(q.content ?? '')}</pre>` +

@@ -8,7 +8,12 @@ export type Item =
   /** `sent` is what Retry sends again: the words, the files and the editor context as they went. */
   | { kind: 'user'; text: string; context?: string; sent?: SentPrompt }
   | { kind: 'agent'; text: string }
-  | { kind: 'tool'; callId: string; tool: string; why: string; status?: string; summary?: string; output?: RunOutput[] }
+  | ToolItem
+  /**
+   * One delegate: its number, kind, state and task, its own tool calls (never among the turn's
+   * cards) and, once it ends, its report; `handed` once the turn was given the report.
+   */
+  | DelegateItem
   /** Quarantined notices and remarks are shown in a separate frame: they are not the agent's words. */
   | { kind: 'quarantined'; ref: string; origin: string; lines: number; bytes: number; label: string }
   | { kind: 'remark'; text: string }
@@ -21,6 +26,59 @@ export type Item =
   | { kind: 'notice'; text: string }
   /** A loop's tick began: the prompt was sent again, unchanged. */
   | { kind: 'loopTick'; n: number; prompt: string };
+
+export interface ToolItem { kind: 'tool'; callId: string; tool: string; why: string; status?: string; summary?: string; output?: RunOutput[] }
+
+export interface DelegateItem {
+  kind: 'delegate';
+  number: number;
+  delegateKind: string;
+  depth: number;
+  state: string;
+  task: string;
+  calls: ToolItem[];
+  stopReason?: string;
+  report?: { text: string; trusted: boolean; label: string };
+  handed?: boolean;
+}
+
+/**
+ * Whose a call is: `delegate-N` is delegate N's start (drawn by whoever started it), and
+ * `…delegate-N:id` is call `id` of delegate N (a delegate's calls are named `delegate-N:<id>`,
+ * and a nested one's carry every level's prefix). `undefined`: the turn's own call.
+ */
+export function delegateOfCall(callId: string): { start: number } | { owner: number } | undefined {
+  const parts = callId.split(':');
+  const n = (s: string | undefined): number | undefined => {
+    const m = /^delegate-(\d+)$/.exec(s ?? '');
+    return m ? Number(m[1]) : undefined;
+  };
+  const last = n(parts[parts.length - 1]);
+  if (last !== undefined) return { start: last };
+  const owner = n(parts[parts.length - 2]);
+  return owner === undefined ? undefined : { owner };
+}
+
+/** Plain words for a delegate's state; the wire word stays in the hover. */
+export function delegateStateWords(state: string): string {
+  switch (state) {
+    case 'running': return 'running';
+    case 'waiting': return 'waiting on you';
+    case 'done': return 'done';
+    case 'failed': return 'failed';
+    case 'cancelled': return 'cancelled';
+    default: return state;
+  }
+}
+
+/** The delegate card for `number`, made when its first sign arrives. */
+function delegateCard(items: Item[], number: number): { index: number; card: DelegateItem } {
+  const index = items.findIndex((x) => x.kind === 'delegate' && x.number === number);
+  if (index >= 0) return { index, card: items[index] as DelegateItem };
+  const card: DelegateItem = { kind: 'delegate', number, delegateKind: '?', depth: 1, state: 'running', task: '', calls: [] };
+  items.push(card);
+  return { index: items.length - 1, card };
+}
 
 /** What a run printed on one stream: untrusted bytes for the person's eyes only. */
 export interface RunOutput { stream: string; text: string; bytes: number; trusted: boolean }
@@ -178,10 +236,41 @@ export function applyUpdate(t: Transcript, u: SessionUpdate): Transcript {
       if (last?.kind === 'agent') items[items.length - 1] = { ...last, text: last.text + u.delta };
       else items.push({ kind: 'agent', text: u.delta });
       return { items, busy: true };
-    case 'toolCall':
-      items.push({ kind: 'tool', callId: u.callId, tool: u.tool, why: u.why });
+    case 'toolCall': {
+      const whose = delegateOfCall(u.callId);
+      if (whose && 'start' in whose) {
+        // The start of a delegate is its card, not a tool card; its `delegate` update fills it.
+        const { index, card } = delegateCard(items, whose.start);
+        const routing = (u.routing ?? {}) as { kind?: unknown };
+        if (card.delegateKind === '?' && typeof routing.kind === 'string') items[index] = { ...card, delegateKind: routing.kind };
+      } else if (whose) {
+        const { index, card } = delegateCard(items, whose.owner);
+        items[index] = { ...card, calls: [...card.calls, { kind: 'tool', callId: u.callId, tool: u.tool, why: u.why }] };
+      } else items.push({ kind: 'tool', callId: u.callId, tool: u.tool, why: u.why });
       return { items, busy: true };
+    }
+    case 'delegate': {
+      const { index, card } = delegateCard(items, u.number);
+      const next: DelegateItem = { ...card, delegateKind: u.delegateKind, depth: u.depth, state: u.state, task: u.task };
+      if (u.stopReason !== undefined) next.stopReason = u.stopReason;
+      if (u.report !== undefined) next.report = { text: u.report, trusted: u.trusted === true, label: u.label ?? '' };
+      items[index] = next;
+      return { items, busy: t.busy };
+    }
     case 'toolResult': {
+      const whose = delegateOfCall(u.callId);
+      if (whose && 'start' in whose) {
+        const { index, card } = delegateCard(items, whose.start);
+        items[index] = { ...card, handed: true };
+        return { items, busy: t.busy };
+      }
+      if (whose) {
+        const { index, card } = delegateCard(items, whose.owner);
+        const calls = card.calls.map((c) => (c.callId === u.callId ? { ...c, status: u.status, summary: u.summary } : c));
+        if (!card.calls.some((c) => c.callId === u.callId)) calls.push({ kind: 'tool', callId: u.callId, tool: '?', why: '', status: u.status, summary: u.summary });
+        items[index] = { ...card, calls };
+        return { items, busy: t.busy };
+      }
       const i = items.findIndex((x) => x.kind === 'tool' && x.callId === u.callId);
       if (i >= 0) items[i] = { ...(items[i] as Extract<Item, { kind: 'tool' }>), status: u.status, summary: u.summary };
       else items.push({ kind: 'tool', callId: u.callId, tool: '?', why: '', status: u.status, summary: u.summary });
@@ -226,7 +315,7 @@ export type ToWebview =
   | { type: 'user'; text: string; context?: string; sent?: SentPrompt }
   | { type: 'mode'; mode: string }
   | { type: 'state'; state: 'idle' | 'thinking' | 'waiting' }
-  | { type: 'question'; questionId: string; kind: string; lines: string[]; content?: string; verdict?: string; verdictText?: string; ownWords?: boolean; unsaved?: string[]; options: { optionId: string; name: string; kind: string }[] }
+  | { type: 'question'; questionId: string; kind: string; lines: string[]; askedBy?: string; content?: string; verdict?: string; verdictText?: string; ownWords?: boolean; unsaved?: string[]; options: { optionId: string; name: string; kind: string }[] }
   | { type: 'questionDone'; questionId: string }
   /** Sent once the page is ready: which extension host it now talks to (see restoredTranscript). */
   | { type: 'hello'; epoch: string }

@@ -5,7 +5,11 @@
 //! "call_run", "args": {...}}], "check": [{"text": "VERDICT: safe"}]}`; a reply may also be
 //! `{"error": 500, "message": "..."}` (an HTTP error), `{"broken": true}` (a stream that breaks
 //! off), `{"stall": "first words"}` (a stream that starts and then hangs until the client hangs
-//! up) or carry `"nonStreaming": true` (one JSON body). The server's base URL is
+//! up) or carry `"nonStreaming": true` (one JSON body). `"delegateWhen": [{"needle": "alpha.txt",
+//! "replies": [...]}]` scripts the delegate whose request holds `needle` apart from the others
+//! (delegates run side by side, so which asks first is not fixed); `"competentCheck": "needle"`
+//! answers every check past the script `VERDICT: unsafe` when it holds `needle`, else `VERDICT:
+//! safe`. The server's base URL is
 //! printed as the first line of stdout; every request received so far (role and body) is written
 //! to `REQUESTS.json` as it arrives. The server stops when stdin ends.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fixture: failing loudly is the point.
@@ -17,9 +21,14 @@ use bravebot_tests::fake_model::{FakeModel, Reply, Script};
 use serde_json::{Value, json};
 
 fn replies(script: &Value, role: &str) -> Vec<Reply> {
-    let Some(items) = script.get(role).and_then(Value::as_array) else {
-        return Vec::new();
-    };
+    script
+        .get(role)
+        .and_then(Value::as_array)
+        .map(|items| parse(items))
+        .unwrap_or_default()
+}
+
+fn parse(items: &[Value]) -> Vec<Reply> {
     items
         .iter()
         .map(|item| {
@@ -65,10 +74,31 @@ fn main() {
         serde_json::from_str(&std::fs::read_to_string(&script_path).expect("read the script"))
             .expect("the script is JSON");
     let model = FakeModel::start_with(|s: Script| {
-        s.planner(replies(&script, "planner"))
+        let mut s = s
+            .planner(replies(&script, "planner"))
             .delegate(replies(&script, "delegate"))
             .processor(replies(&script, "processor"))
-            .check(replies(&script, "check"))
+            .check(replies(&script, "check"));
+        for when in script
+            .get("delegateWhen")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let needle = when
+                .get("needle")
+                .and_then(Value::as_str)
+                .expect("a needle");
+            let items = when
+                .get("replies")
+                .and_then(Value::as_array)
+                .expect("replies");
+            s = s.delegate_when(needle, parse(items));
+        }
+        if let Some(needle) = script.get("competentCheck").and_then(Value::as_str) {
+            s = s.competent_check(needle);
+        }
+        s
     });
     // The one line a caller waits for; stdout carries nothing else.
     let mut stdout = std::io::stdout();
