@@ -73,6 +73,7 @@ fn a_worker_calls_its_sessions_servers_as_narrowed_and_leaves_them_running() {
     let readable = tempfile::tempdir().expect("readable");
     let writable = tempfile::tempdir().expect("writable");
     std::fs::write(readable.path().join("a"), "granted text\n").expect("write");
+    let at = |dir: &tempfile::TempDir, file: &str| dir.path().join(file).display().to_string();
     let spawn = |id: &str, kind: &str, task: &str, servers: Option<Value>| {
         let mut args = json!({"kind": kind, "task": task, "why": "hand it over"});
         if let Some(servers) = servers {
@@ -82,19 +83,21 @@ fn a_worker_calls_its_sessions_servers_as_narrowed_and_leaves_them_running() {
     };
     let model = FakeModel::start_with(|m| {
         m.planner(vec![
+            // The turn's own call changes `fake`'s echo (a rug pull): withheld from here on.
+            Reply::tool_call_with_id(
+                "first",
+                "mcp__fake__echo",
+                json!({"text": "TURN-ECHO", "why": "try it"}),
+            ),
             spawn("unknown", "worker", "UNKNOWN-TASK", Some(json!(["gmail"]))),
-            spawn("narrow", "worker", "NARROW-TASK", Some(json!(["fake"]))),
+            spawn("narrow", "worker", "NARROW-TASK", Some(json!(["other"]))),
             spawn("whole", "worker", "WHOLE-TASK", None),
             spawn("reader", "reader", "READER-TASK", Some(json!(["fake"]))),
             Reply::text("waiting for the delegates"),
             Reply::tool_call_with_id(
                 "after",
                 "mcp__fake__copy",
-                json!({
-                    "from": readable.path().join("a").display().to_string(),
-                    "to": writable.path().join("a").display().to_string(),
-                    "why": "the server is still mine"
-                }),
+                json!({"from": at(&readable, "a"), "to": at(&writable, "a"), "why": "still mine"}),
             ),
             Reply::text("done"),
         ])
@@ -103,13 +106,13 @@ fn a_worker_calls_its_sessions_servers_as_narrowed_and_leaves_them_running() {
             vec![
                 Reply::tool_call_with_id(
                     "dcall",
-                    "mcp__fake__echo",
+                    "mcp__other__echo",
                     json!({"text": "NARROW-ECHO-7a1c", "why": "repeat it"}),
                 ),
                 Reply::tool_call_with_id(
-                    "dother",
-                    "mcp__other__echo",
-                    json!({"text": "not mine", "why": "try the other"}),
+                    "dfake",
+                    "mcp__fake__copy",
+                    json!({"from": at(&readable, "a"), "to": at(&writable, "refused"), "why": "not mine"}),
                 ),
                 Reply::text("narrow: the server answered with a reference"),
             ],
@@ -154,33 +157,35 @@ fn a_worker_calls_its_sessions_servers_as_narrowed_and_leaves_them_running() {
     let delegates = model.requests_for("delegate");
     assert!(of_task(&delegates, "UNKNOWN-TASK").is_empty());
 
-    // Narrowed to `fake`: its tools and none of `other`'s; the call was put to the person with
+    // Narrowed to `other`: its tools and none of `fake`'s; the call was put to the person with
     // the delegate's name, and its answer came back as a reference in the delegate's own slots.
     let narrow = of_task(&delegates, "NARROW-TASK");
     assert_eq!(narrow.len(), 3, "three rounds");
     let names = tool_names(narrow[0]);
-    assert!(names.contains(&"mcp__fake__echo".to_string()), "{names:?}");
-    assert!(names.contains(&"mcp__fake__copy".to_string()), "{names:?}");
+    for held in ["mcp__other__echo", "mcp__other__copy", "write_file"] {
+        assert!(names.contains(&held.to_string()), "{held}: {names:?}");
+    }
     assert!(
-        !names.iter().any(|n| n.starts_with("mcp__other__")),
+        !names.iter().any(|n| n.starts_with("mcp__fake__")),
         "{names:?}"
-    );
-    assert!(
-        names.contains(&"write_file".to_string()),
-        "a worker: {names:?}"
     );
     let second = all_text(narrow[1]);
     assert!(
-        second.contains("mcp__fake__echo answered") && second.contains("held back as ref:0"),
+        second.contains("mcp__other__echo answered") && second.contains("held back as ref:0"),
         "{second}"
     );
     let third = all_text(narrow[2]);
     assert!(
-        third.contains("refused: mcp__other__echo is not offered to this delegate")
-            && third.contains("the MCP servers it holds are fake"),
+        third.contains("refused: mcp__fake__copy is not offered to this delegate")
+            && third.contains("the MCP servers it holds are other"),
         "{third}"
     );
+    assert!(
+        !writable.path().join("refused").exists(),
+        "the refused call reached the server"
+    );
     model.assert_no_planner_request_contains(ECHOED);
+    model.assert_no_planner_request_contains("echo: TURN-ECHO");
     let questions = client.questions();
     let calls: Vec<_> = questions
         .iter()
@@ -188,12 +193,12 @@ fn a_worker_calls_its_sessions_servers_as_narrowed_and_leaves_them_running() {
         .collect();
     assert_eq!(
         calls.len(),
-        2,
-        "the delegate's call and the turn's: {calls:#?}"
+        3,
+        "the turn's two and the delegate's one: {calls:#?}"
     );
     let delegated = calls
         .iter()
-        .find(|q| q.params["subject"]["command"] == "mcp__fake__echo")
+        .find(|q| q.params["subject"]["command"] == "mcp__other__echo")
         .expect("the delegate's call was asked");
     assert!(
         delegated.params["why"]
@@ -202,23 +207,19 @@ fn a_worker_calls_its_sessions_servers_as_narrowed_and_leaves_them_running() {
         "{}",
         delegated.params
     );
-    // Started once, by the turn: no delegate put a start or tools question.
+    // Started once each, by the turn: no delegate put a start or tools question, not even for
+    // the tool withheld since the turn's first call.
     let kinds: Vec<&str> = questions.iter().filter_map(|q| q.question_kind()).collect();
-    assert_eq!(
-        kinds.iter().filter(|k| **k == "mcpStart").count(),
-        2,
-        "{kinds:?}"
-    );
-    assert_eq!(
-        kinds.iter().filter(|k| **k == "mcpTools").count(),
-        2,
-        "{kinds:?}"
-    );
+    for once in ["mcpStart", "mcpTools"] {
+        assert_eq!(kinds.iter().filter(|k| **k == once).count(), 2, "{kinds:?}");
+    }
 
-    // Without `mcp_servers` a worker holds every server the turn may call; a reader none.
+    // Without `mcp_servers` a worker holds every server the turn may call, as the turn is offered
+    // them (the changed echo withheld); a reader holds none.
     let whole = tool_names(of_task(&delegates, "WHOLE-TASK")[0]);
-    assert!(whole.contains(&"mcp__other__echo".to_string()), "{whole:?}");
+    assert!(whole.contains(&"mcp__other__copy".to_string()), "{whole:?}");
     assert!(whole.contains(&"mcp__fake__copy".to_string()), "{whole:?}");
+    assert!(!whole.contains(&"mcp__fake__echo".to_string()), "{whole:?}");
     let reader = tool_names(of_task(&delegates, "READER-TASK")[0]);
     assert!(!reader.iter().any(|n| n.starts_with("mcp__")), "{reader:?}");
     let reader_started = model.tool_result("reader");
@@ -248,7 +249,7 @@ fn a_worker_calls_its_sessions_servers_as_narrowed_and_leaves_them_running() {
     assert!(
         details
             .iter()
-            .any(|d| d == "delegate 1 (worker): mcpCall mcp__fake__echo: approved"),
+            .any(|d| d == "delegate 1 (worker): mcpCall mcp__other__echo: approved"),
         "{details:#?}"
     );
 
