@@ -166,7 +166,7 @@ impl Definition {
             None => true,
             Some(named) => {
                 let whole = format!("{}{server}__*", crate::tools::mcp::PREFIX);
-                named.iter().any(|n| *n == whole)
+                named.contains(&whole)
             }
         }
     }
