@@ -4,8 +4,9 @@
 //! A delegate runs in a session of its own ([`Session::for_delegate`]): its own conversation,
 //! quarantine, audit trail and planner context, and a copy of the parent's trust map, added
 //! directories and remembered verdicts. It shares the workspace, the editor's buffers, the
-//! language servers and the person's screen, through which its questions are put one at a time
-//! with everyone else's ([`OneAtATime`]). It runs as a task of its own beside the turn; the turn
+//! language servers, the running MCP servers its seat keeps (never starting or stopping one) and
+//! the person's screen, through which its questions are put one at a time with everyone else's
+//! ([`OneAtATime`]). It runs as a task of its own beside the turn; the turn
 //! is handed its report, labelled by the delegate's own context, when it finishes, and a turn
 //! that would answer while one is still working waits for it ([`hand_over`]).
 //!
@@ -97,6 +98,12 @@ impl Kind {
         out
     }
 
+    /// Whether the kind calls MCP servers: a worker does, the servers its parent may call less
+    /// what `mcp_servers` leaves out (seed 004's table); a reader and a checker call none.
+    pub fn calls_servers(self) -> bool {
+        self == Kind::Worker
+    }
+
     /// Rounds a delegate of this kind may take.
     pub fn rounds(self) -> u32 {
         match self {
@@ -149,6 +156,18 @@ impl Definition {
                     .collect(),
                 named.iter().any(|n| n == "spawn_agent"),
             ),
+        }
+    }
+
+    /// Whether a definition's delegate keeps an MCP server its parent may call: every one where
+    /// `tools` is absent, else only a server `tools` names as `mcp__<server>__*`.
+    fn keeps_server(&self, server: &str) -> bool {
+        match &self.tools {
+            None => true,
+            Some(named) => {
+                let whole = format!("{}{server}__*", crate::tools::mcp::PREFIX);
+                named.contains(&whole)
+            }
         }
     }
 }
@@ -219,6 +238,9 @@ pub struct Seat {
     pub depth: u32,
     /// The tools it is offered.
     pub tools: Vec<&'static str>,
+    /// The MCP servers whose tools it is offered: the session's own, running ones, out of those
+    /// its parent could call (DELEG-20).
+    pub mcp: Vec<String>,
     pub tree: Arc<Tree>,
 }
 
@@ -356,6 +378,8 @@ pub struct Chosen {
     pub kind: Kind,
     pub tools: Vec<&'static str>,
     pub may_delegate: bool,
+    /// The MCP servers it keeps, before `mcp_servers` narrows them.
+    pub mcp: Vec<String>,
     pub model: Option<String>,
     pub body: Option<String>,
 }
@@ -364,8 +388,21 @@ pub struct Chosen {
 /// parent holds. `Err` lists the names that would have worked.
 pub fn choose(session: &Session, kind: &str) -> Result<Chosen, String> {
     let definitions = session.state().delegation.definitions.clone();
-    let (name, base, may_delegate, model, body, rounds_of) = match Kind::parse(kind) {
-        Some(k) => (k.as_str().to_string(), k.tools(), true, None, None, k),
+    let servers = callable_servers(session);
+    let (name, base, may_delegate, mcp, model, body, rounds_of) = match Kind::parse(kind) {
+        Some(k) => (
+            k.as_str().to_string(),
+            k.tools(),
+            true,
+            if k.calls_servers() {
+                servers
+            } else {
+                Vec::new()
+            },
+            None,
+            None,
+            k,
+        ),
         None => match definitions.iter().find(|d| d.name == kind) {
             Some(d) => {
                 let (tools, may) = d.tools();
@@ -373,6 +410,7 @@ pub fn choose(session: &Session, kind: &str) -> Result<Chosen, String> {
                     d.name.clone(),
                     tools,
                     may,
+                    servers.into_iter().filter(|s| d.keeps_server(s)).collect(),
                     d.model.clone(),
                     Some(d.body.clone()),
                     Kind::Worker,
@@ -398,9 +436,31 @@ pub fn choose(session: &Session, kind: &str) -> Result<Chosen, String> {
         kind: rounds_of,
         tools,
         may_delegate,
+        mcp,
         model,
         body,
     })
+}
+
+/// The MCP servers a run may call now: the running servers of the session, and for a delegate
+/// only those its seat names.
+pub fn callable_servers(session: &Session) -> Vec<String> {
+    session
+        .mcp
+        .running()
+        .into_iter()
+        .map(|(name, _)| name)
+        .filter(|name| may_call(session, name))
+        .collect()
+}
+
+/// Whether the run may call the server of this name, were it running: the session the person
+/// opened may call each of its own; a delegate, those its seat names.
+pub fn may_call(session: &Session, server: &str) -> bool {
+    session
+        .seat
+        .as_ref()
+        .is_none_or(|seat| seat.mcp.iter().any(|s| s == server))
 }
 
 /// What the run asking holds: a delegate's seat, or every tool for the turn.
@@ -437,6 +497,7 @@ pub fn start(
         name: chosen.name.clone(),
         depth,
         tools,
+        mcp: chosen.mcp.clone(),
         tree: tree.clone(),
     };
     tree.lock().delegates.push(Running {
@@ -473,9 +534,10 @@ pub fn start(
         Gate::Routing,
         Decision::Allowed,
         format!(
-            "spawn_agent started {} at depth {depth} holding {:?}",
+            "spawn_agent started {} at depth {depth} holding {:?} and the MCP servers {:?}",
             seat.label(),
-            seat.tools
+            seat.tools,
+            seat.mcp
         ),
     );
     session.screen.update(Update::ToolCall {
@@ -532,6 +594,12 @@ vouched for it, so you cannot read it; never guess what a reference holds, and a
 planner that started you. Say `why` on every tool call in one short line: it is shown to the person.\n",
     );
     let holds = |t: &str| seat.tools.contains(&t);
+    let servers = (!seat.mcp.is_empty()).then(|| {
+        format!(
+            "call the tools of the MCP servers {} (each call is put to the person unless a rule of theirs names it, and what a server answers reaches you only as a reference)",
+            seat.mcp.join(", ")
+        )
+    });
     let mut can = Vec::new();
     let mut cannot = vec!["ask the person anything", "fetch a URL"];
     if holds("read_file") {
@@ -548,6 +616,9 @@ planner that started you. Say `why` on every tool call in one short line: it is 
         can.push("change files (each change is shown to the person first)");
     } else {
         cannot.push("change files");
+    }
+    if let Some(servers) = &servers {
+        can.push(servers.as_str());
     }
     if holds("spawn_agent") {
         can.push("start delegates of your own");
@@ -1142,5 +1213,34 @@ mod tests {
         let (tools, may) = d.tools();
         assert_eq!(tools, vec!["read_file", "edit_file"]);
         assert!(!may, "spawn_agent was not named");
+    }
+
+    // Verifies: DELEG-20
+    #[test]
+    fn a_definition_keeps_an_mcp_server_only_where_its_tools_name_it_whole() {
+        let mut d = Definition {
+            name: "mailer".into(),
+            description: "sends".into(),
+            tools: None,
+            model: None,
+            body: String::new(),
+        };
+        assert!(
+            d.keeps_server("gmail") && d.keeps_server("notes"),
+            "no tools: all"
+        );
+        d.tools = Some(vec![
+            "read_file".into(),
+            "mcp__gmail__*".into(),
+            "mcp__notes__search".into(),
+        ]);
+        assert!(d.keeps_server("gmail"));
+        assert!(
+            !d.keeps_server("notes"),
+            "one tool does not name the server"
+        );
+        assert!(!d.keeps_server("gmai"));
+        assert!(Kind::Worker.calls_servers());
+        assert!(!Kind::Reader.calls_servers() && !Kind::Checker.calls_servers());
     }
 }

@@ -391,8 +391,10 @@ pub struct Session {
     /// Where this session sits when it is a delegate's: its number, kind, depth, the tools it
     /// holds and the tree it belongs to. `None` for a session the person opened.
     pub seat: Option<crate::delegate::Seat>,
-    /// The MCP servers the person declared: started on approval, stopped with the session.
-    pub mcp: crate::mcp::Servers,
+    /// The MCP servers the person declared: started on approval, stopped with the session. A
+    /// delegate shares its session's (the same processes, pins and approvals) and calls only the
+    /// ones its seat names; it never starts or stops one.
+    pub mcp: Arc<crate::mcp::Servers>,
     audit_log: Option<PathBuf>,
     /// Where the session's record and the prompt history are kept; `None` keeps neither (an
     /// incognito session, a headless run).
@@ -498,7 +500,9 @@ impl Session {
             &config.cwd,
             withheld.clone(),
         ));
-        let mcp = crate::mcp::Servers::new(config.settings.mcp_servers.clone());
+        let mcp = Arc::new(crate::mcp::Servers::new(
+            config.settings.mcp_servers.clone(),
+        ));
         Session {
             id: config.id,
             cwd: config.cwd,
@@ -551,7 +555,7 @@ impl Session {
     }
 
     /// The session a delegate runs in: the parent's workspace, settings (less the round limit
-    /// its seat sets), files, language servers and screen (through `screen`), with a state of its
+    /// its seat sets), files, language servers, MCP servers and screen (through `screen`), with a state of its
     /// own: a fresh conversation, quarantine, audit trail and context, and a copy of the parent's
     /// trust map, added directories and verdicts. No standing approval is copied: every write and
     /// run of a delegate is asked for on its own (DELEG-5).
@@ -607,8 +611,9 @@ impl Session {
             language_servers: self.language_servers.clone(),
             withheld: self.withheld.clone(),
             seat: Some(seat),
-            // A delegate starts and calls no MCP server: the narrowest of what its parent holds.
-            mcp: crate::mcp::Servers::new(Vec::new()),
+            // The session's own servers, running as they are: the seat says which of them this
+            // delegate may call (DELEG-20), and it starts and stops none (MCP-20).
+            mcp: self.mcp.clone(),
             search_pages: crate::tools::search::Pages::default(),
             audit_log: None,
             keep: None,
@@ -865,7 +870,10 @@ impl Session {
         self.cancel();
         self.stop_jobs();
         self.stop_language_servers();
-        self.mcp.stop_all();
+        // A delegate's servers are its session's, which stops them when it ends (MCP-20).
+        if self.seat.is_none() {
+            self.mcp.stop_all();
+        }
     }
 
     /// Stops every background job of the session (the session is ending).

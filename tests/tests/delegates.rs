@@ -182,7 +182,7 @@ fn three_readers_fan_out_and_their_reports_reach_the_turn_in_start_order() {
     client.shutdown();
 }
 
-// Verifies: DELEG-1, DELEG-12, DELEG-14
+// Verifies: DELEG-1, DELEG-12, DELEG-21
 #[test]
 fn the_ceiling_starts_what_fits_and_says_how_many_did_not() {
     let eight: Vec<String> = (0..8).map(|i| format!("part {i}")).collect();
@@ -238,6 +238,14 @@ fn the_ceiling_starts_what_fits_and_says_how_many_did_not() {
     assert!(
         over.contains("2 did not start: the turn reached its ceiling of 32 delegates"),
         "{over}"
+    );
+    // No server is declared here, so the run holds none to narrow.
+    let mail = model.tool_result("mail");
+    assert!(
+        mail.starts_with("refused:")
+            && mail.contains("no grant for the MCP server `gmail`")
+            && mail.contains("it holds none"),
+        "{mail}"
     );
     let nine = model.tool_result("nine");
     assert!(

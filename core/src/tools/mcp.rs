@@ -46,8 +46,13 @@ fn shown_command(program: &std::path::Path, args: &[String]) -> String {
 }
 
 /// Puts every declared server nobody was asked about to the person, and every tool withheld since
-/// the last approval. Runs at the start of a turn.
+/// the last approval. Runs at the start of a turn. A delegate puts no MCP question: it calls the
+/// servers its session started, as the person approved them at the turn's start, and a tool
+/// withheld since is put to the person at the next turn's start (MCP-20).
 pub async fn prepare(session: &Session, cancel: &CancellationToken) {
+    if session.seat.is_some() {
+        return;
+    }
     for entry in session.mcp.entries().to_vec() {
         if cancel.is_cancelled() {
             return;
@@ -349,12 +354,38 @@ or schema changes later is withheld until you approve it again.{}",
     }
 }
 
-/// The MCP tools this round is offered: every tool whose listing matches what the person approved.
-/// A description the person approved is released to the planner (the context has then met content
-/// nobody vouched for); otherwise the tool is its name and structural schema.
+/// The running servers this run may call: every one of the session's, or for a delegate the ones
+/// its seat names (DELEG-20).
+fn callable(session: &Session) -> Vec<(String, std::sync::Arc<Running>)> {
+    session
+        .mcp
+        .running()
+        .into_iter()
+        .filter(|(server, _)| crate::delegate::may_call(session, server))
+        .collect()
+}
+
+/// The tool of this full name that a server offers now, among `servers`.
+fn find_offered(
+    servers: Vec<(String, std::sync::Arc<Running>)>,
+    name: &str,
+) -> Option<(String, std::sync::Arc<Running>, Listed)> {
+    servers.into_iter().find_map(|(server, running)| {
+        running
+            .tools()
+            .into_iter()
+            .find(|(t, a)| a.is_some() && full_name(&server, &t.name) == name)
+            .map(|(t, _)| (server, running.clone(), t))
+    })
+}
+
+/// The MCP tools this round is offered: every tool whose listing matches what the person approved,
+/// of the servers this run may call. A description the person approved is released to the planner
+/// (the context has then met content nobody vouched for); otherwise the tool is its name and
+/// structural schema.
 pub fn schemas(session: &Session) -> Vec<ToolSchema> {
     let mut out = Vec::new();
-    for (server, running) in session.mcp.running() {
+    for (server, running) in callable(session) {
         for (tool, approval) in running.tools() {
             let Some(approval) = approval else { continue };
             let name = full_name(&server, &tool.name);
@@ -413,18 +444,35 @@ pub async fn dispatch(
     arguments: &str,
     cancel: &CancellationToken,
 ) -> (ToolOutput, Value, String) {
-    let offered = session
-        .mcp
-        .running()
-        .into_iter()
-        .find_map(|(server, running)| {
-            running
-                .tools()
-                .into_iter()
-                .find(|(t, a)| a.is_some() && full_name(&server, &t.name) == name)
-                .map(|(t, _)| (server, running.clone(), t))
-        });
+    let offered = find_offered(callable(session), name);
     let Some((server, running, tool)) = offered else {
+        // A tool of a server the session offers but this delegate does not hold is refused, as
+        // a native tool its seat does not hold is (DELEG-3, DELEG-20).
+        if let Some(seat) = &session.seat
+            && let Some((server, _, _)) = find_offered(session.mcp.running(), name)
+        {
+            session.state().audit.record(
+                Gate::Routing,
+                Decision::Refused,
+                format!(
+                    "{name}: the MCP server {server} is not held by {}",
+                    seat.label()
+                ),
+            );
+            let held = crate::delegate::callable_servers(session);
+            return (
+                ToolOutput::refused(format!(
+                    "{name} is not offered to this delegate, so it was not called; the MCP servers it holds are {}",
+                    if held.is_empty() {
+                        "none".to_string()
+                    } else {
+                        held.join(", ")
+                    }
+                )),
+                Value::Null,
+                String::new(),
+            );
+        }
         return (
             ToolOutput::error(format!(
                 "unknown tool `{name}`: no MCP server of this session offers it now"

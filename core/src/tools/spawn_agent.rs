@@ -1,9 +1,11 @@
 //! `spawn_agent`: hands a sub-task to a delegate, a second planner with a context of its own and
 //! a narrower set of tools, and gets back one report later.
 //!
-//! The call is refused whole where the run's context met content nobody vouched for (CTX-1), and
+//! The call is refused whole where the run's context met content nobody vouched for (CTX-1),
 //! where `each` names none or more than eight, an `mcp_servers` name the run holds no grant for,
-//! or a kind that is neither one of the three nor a definition of this turn. Otherwise each
+//! where nobody is watching to approve a delegate, or a kind that is neither one of the three
+//! nor a definition of this turn. A worker keeps the MCP servers the run may call, narrowed by
+//! `mcp_servers`; a reader and a checker keep none. Otherwise each
 //! delegate is put to the person as a `delegate` question of its own and starts on their yes,
 //! numbered in the turn's tree, until the turn's ceiling; the call answers once every one was
 //! asked, and the reports arrive on their own ([`crate::delegate::hand_over`]).
@@ -24,10 +26,11 @@ pub fn spec() -> ToolSpec {
         name: "spawn_agent",
         description: "Hand a sub-task to a delegate: a second planner with its own context and fewer tools, which \
 answers with one short report. Use it for work that would otherwise fill this conversation with reading. `kind` is \
-reader (reads), checker (reads, runs programs, asks a language server) or worker (also writes files), or the name of \
-a definition you were listed. The delegate sees nothing of this conversation: `task` is the whole of what it is told. \
-`each` starts one delegate per entry (at most 8), each told `task` followed by its entry. The call returns once the \
-person approved them; each report arrives later, numbered in start order.",
+reader (reads), checker (reads, runs programs, asks a language server) or worker (also writes files and calls the \
+MCP servers you may call, or only those `mcp_servers` names), or the name of a definition you were listed. The \
+delegate sees nothing of this conversation: `task` is the whole of what it is told. `each` starts one delegate per \
+entry (at most 8), each told `task` followed by its entry. The call returns once the person approved them; each \
+report arrives later, numbered in start order.",
         args: vec![
             ArgSpec {
                 name: "kind",
@@ -108,22 +111,54 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             entries.len()
         ));
     }
-    match call.args.get("mcp_servers") {
-        None | Some(Value::Null) => {}
+    // `mcp_servers` only narrows: every name must be a server this run may call now (DELEG-21).
+    let narrowed: Option<Vec<String>> = match call.args.get("mcp_servers") {
+        None | Some(Value::Null) => None,
         Some(Value::Array(names)) => {
-            // This build reaches no MCP server, so the run holds no grant for any: only the empty
-            // list, which keeps none, is a narrowing of what it holds.
-            if let Some(first) = names.first() {
-                let shown = first.as_str().unwrap_or("?");
+            let names: Option<Vec<String>> = names
+                .iter()
+                .map(|v| v.as_str().map(str::to_string))
+                .collect();
+            let Some(names) = names else {
+                return ToolOutput::error("`mcp_servers` must be a list of server names");
+            };
+            let held = delegate::callable_servers(session);
+            if let Some(unheld) = names.iter().find(|n| !held.contains(n)) {
+                call.record(
+                    Gate::Routing,
+                    Decision::Refused,
+                    format!(
+                        "spawn_agent.mcp_servers names `{}`, a server this run holds no grant for",
+                        super::control_pictures(unheld)
+                    ),
+                );
                 return ToolOutput::refused(format!(
-                    "this run holds no grant for the MCP server `{}`; it holds none, so nothing was started",
-                    super::control_pictures(shown)
+                    "this run holds no grant for the MCP server `{}`, so nothing was started; {}",
+                    super::control_pictures(unheld),
+                    if held.is_empty() {
+                        "it holds none".to_string()
+                    } else {
+                        format!("the servers it holds are {}", held.join(", "))
+                    }
                 ));
             }
+            Some(names)
         }
         Some(_) => return ToolOutput::error("`mcp_servers` must be a list of server names"),
+    };
+    // Nobody can approve a delegate where nobody is watching: refused before anything is put,
+    // as `ask_user` is there (DELEG-22).
+    if !session.screen.interactive() {
+        call.record(
+            Gate::Question,
+            Decision::Refused,
+            "spawn_agent: nobody is watching to approve a delegate",
+        );
+        return ToolOutput::refused(
+            "nobody is watching this run to approve a delegate, so none was started; do the work with the tools you hold",
+        );
     }
-    let chosen = match delegate::choose(session, &kind) {
+    let mut chosen = match delegate::choose(session, &kind) {
         Ok(c) => c,
         Err(names) => {
             call.record(
@@ -137,6 +172,10 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             ));
         }
     };
+    let asked_for_servers = narrowed.as_ref().is_some_and(|n| !n.is_empty());
+    if let Some(names) = &narrowed {
+        chosen.mcp.retain(|s| names.contains(s));
+    }
     let entries: Vec<(String, String)> = match &each {
         None => vec![(task.clone(), first_line(&task))],
         Some(entries) => entries
@@ -159,8 +198,16 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
                     session.state().context.label().join(Label::TRUSTED_PUBLIC),
                 )),
                 notice: Some(format!(
-                    "It may use: {}. Each of its writes and runs is put to you on its own.",
-                    chosen.tools.join(", ")
+                    "It may use: {}{}. Each of its writes and runs is put to you on its own.",
+                    chosen.tools.join(", "),
+                    if chosen.mcp.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            "; and the tools of the MCP servers {}, each call asked unless your mcp.allow names it",
+                            chosen.mcp.join(", ")
+                        )
+                    }
                 )),
                 ..Subject::default()
             },
@@ -231,6 +278,12 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         text.push_str(&format!(
             "; {} did not start: the turn reached its ceiling of {CEILING} delegates",
             over.len()
+        ));
+    }
+    if asked_for_servers && !started.is_empty() && chosen.mcp.is_empty() {
+        text.push_str(&format!(
+            "; a {} delegate holds none of the MCP servers `mcp_servers` named, so it calls none",
+            chosen.name
         ));
     }
     let summary = text.clone();
