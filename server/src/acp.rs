@@ -898,29 +898,50 @@ fn read_outcome(question: &Question, outcome: Option<acp::RequestPermissionOutco
 /// The host's buffers, where it offers to read and write them: a file's text is asked for with
 /// `fs/read_text_file` before each read and before a change lands, and an approved change is
 /// sent whole with `fs/write_text_file`, so it lands on the editor's undo stack. ACP has no
-/// version numbers, so one is kept here per file, moved on whenever the text the host gives
-/// differs from the text it gave last or when a change is written.
+/// version numbers, so one is kept here per file (`Versions`).
 struct HostFiles {
     cx: ConnectionTo<Client>,
     session_id: OnceLock<String>,
     enabled: bool,
-    texts: Mutex<HashMap<PathBuf, (Arc<str>, i32)>>,
+    texts: Mutex<Versions>,
+}
+
+/// The text the host last gave for each file, with a version of bravebot's own. The version
+/// moves every time the host hands text and every time a change is written, whatever the text
+/// says: telling "the same text again" from "new text" would mean comparing a file's bytes,
+/// which may be bytes nobody vouched for (ACP-8). A change whose question was put on an older
+/// version is re-based (trusted) or refused (untrusted), as after typing in an LSP editor.
+#[derive(Default)]
+struct Versions(HashMap<PathBuf, (Arc<str>, i32)>);
+
+impl Versions {
+    /// Keeps `text` as the file's, at the next version.
+    fn keep(&mut self, path: &Path, text: String) -> i32 {
+        let version = self
+            .0
+            .get(path)
+            .map_or(1, |(_, version)| version.wrapping_add(1));
+        self.0
+            .insert(path.to_path_buf(), (Arc::from(text), version));
+        version
+    }
+
+    fn get(&self, path: &Path) -> Option<&(Arc<str>, i32)> {
+        self.0.get(path)
+    }
+
+    fn remove(&mut self, path: &Path) {
+        self.0.remove(path);
+    }
 }
 
 impl HostFiles {
-    fn texts(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, (Arc<str>, i32)>> {
+    fn texts(&self) -> std::sync::MutexGuard<'_, Versions> {
         self.texts.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Keeps `text` as the file's, with a new version when it is not what was kept.
     fn keep(&self, path: &Path, text: String) {
-        let mut texts = self.texts();
-        let version = match texts.get(path) {
-            Some((kept, version)) if **kept == *text => *version,
-            Some((_, version)) => version.wrapping_add(1),
-            None => 1,
-        };
-        texts.insert(path.to_path_buf(), (Arc::from(text), version));
+        self.texts().keep(path, text);
     }
 }
 
@@ -1066,6 +1087,20 @@ mod tests {
             Ok("one\ntwo\nthree\nfour\n")
         );
         assert!(apply_line_edits("one\n", &edits).is_err());
+    }
+
+    // Verifies: ACP-8
+    #[test]
+    fn a_files_version_moves_whenever_the_host_hands_text_whatever_it_says() {
+        let mut versions = Versions::default();
+        let path = Path::new("/w/a.txt");
+        assert_eq!(versions.keep(path, "one\n".into()), 1);
+        // The same text again moves it too: nothing here compares what a file says.
+        assert_eq!(versions.keep(path, "one\n".into()), 2);
+        assert_eq!(versions.keep(path, "two\n".into()), 3);
+        assert_eq!(versions.get(path).map(|(t, v)| (&**t, *v)), Some(("two\n", 3)));
+        versions.remove(path);
+        assert_eq!(versions.keep(path, "two\n".into()), 1);
     }
 
     // Verifies: ACP-7

@@ -417,6 +417,44 @@ fn acp_an_edit_shows_its_diff_before_its_question_and_lands_through_the_editor()
     acp.finish();
 }
 
+// Verifies: ACP-8
+#[test]
+fn acp_typing_elsewhere_while_an_edit_waits_is_kept_and_the_edit_lands_re_based() {
+    let model = edit_model();
+    let mut answered = false;
+    let mut acp = Acp::start(
+        &model,
+        &[("a.txt", "one\ntwo\n")],
+        true,
+        Box::new(move |method, params, _| match method {
+            "session/request_permission" => {
+                answered = true;
+                let id = params["options"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|o| o["kind"] == "allow_once")
+                    .map(|o| o["optionId"].clone());
+                Ok(json!({"outcome": {"outcome": "selected", "optionId": id}}))
+            }
+            // The person typed a line above while the question waited.
+            "fs/read_text_file" if answered => Ok(json!({"content": "zero\none\ntwo\n"})),
+            "fs/read_text_file" => Ok(json!({"content": "one\ntwo\n"})),
+            "fs/write_text_file" => Ok(json!({})),
+            other => Err(json!({"code": -32601, "message": format!("no {other}")})),
+        }),
+    );
+    let session = acp.new_session();
+    let reply = acp.prompt(&session, "shout ", &["a.txt"]).unwrap();
+    assert_eq!(reply["stopReason"], "end_turn");
+    let writes = acp.requests_of("fs/write_text_file");
+    assert_eq!(writes.len(), 1, "{writes:?}");
+    assert_eq!(writes[0]["content"], "zero\none\nTWO\n");
+    let result = model.tool_result("call_edit");
+    assert!(result.contains("re-based"), "{result}");
+    acp.finish();
+}
+
 // Verifies: ACP-6
 #[test]
 fn acp_only_a_selected_offered_approving_option_lands_a_change() {
