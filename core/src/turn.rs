@@ -122,7 +122,11 @@ pub async fn run(session: &Session, start: Start, cancel: CancellationToken) -> 
             PlannerText::driver(format!(
                 "[bravebot: a picture ({}) the person put in their prompt{}]",
                 picture.media_type,
-                if picture.from_file { ", from a file" } else { "" }
+                if picture.from_file {
+                    ", from a file"
+                } else {
+                    ""
+                }
             )),
             Part::EncodedImage {
                 media_type: picture.media_type,

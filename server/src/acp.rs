@@ -329,7 +329,7 @@ fn prompt_picture(image: acp::ImageContent) -> Result<PromptPicture> {
     }
     let base64 = image.data.trim();
     let well_formed = !base64.is_empty()
-        && base64.len() % 4 == 0
+        && base64.len().is_multiple_of(4)
         && base64
             .trim_end_matches('=')
             .bytes()
@@ -407,8 +407,8 @@ async fn prompt(
             .prompt_with_pictures(text, files, pictures)
             .await
             .map_err(|e| {
-            agent_client_protocol::Error::new(ErrorCode::INVALID_REQUEST, e.to_string())
-        })?;
+                agent_client_protocol::Error::new(ErrorCode::INVALID_REQUEST, e.to_string())
+            })?;
         stop_reason(stop).map(acp::PromptResponse::new)
     }
     .await;
@@ -1144,7 +1144,10 @@ mod tests {
         // The same text again moves it too: nothing here compares what a file says.
         assert_eq!(versions.keep(path, "one\n".into()), 2);
         assert_eq!(versions.keep(path, "two\n".into()), 3);
-        assert_eq!(versions.get(path).map(|(t, v)| (&**t, *v)), Some(("two\n", 3)));
+        assert_eq!(
+            versions.get(path).map(|(t, v)| (&**t, *v)),
+            Some(("two\n", 3))
+        );
         versions.remove(path);
         assert_eq!(versions.keep(path, "two\n".into()), 1);
     }
@@ -1189,7 +1192,11 @@ mod tests {
         let image = |data: &str, mime: &str| acp::ImageContent::new(data, mime);
         let pasted = prompt_picture(image("iVBORw0KGgo=", "image/png")).expect("a png");
         assert_eq!(
-            (pasted.media_type.as_str(), pasted.base64.as_str(), pasted.from_file),
+            (
+                pasted.media_type.as_str(),
+                pasted.base64.as_str(),
+                pasted.from_file
+            ),
             ("image/png", "iVBORw0KGgo=", false)
         );
         let from_file = prompt_picture(
@@ -1204,7 +1211,10 @@ mod tests {
             ("", "image/png"),
             ("iVBORw0KGgo", "image/png"),
         ] {
-            assert!(prompt_picture(image(data, mime)).is_err(), "{mime} {data:?}");
+            assert!(
+                prompt_picture(image(data, mime)).is_err(),
+                "{mime} {data:?}"
+            );
         }
     }
 }

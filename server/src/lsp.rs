@@ -31,8 +31,8 @@ use crate::protocol::{
     ErrorInfo, HistoryParams, HistoryResult, InitializationOptions, ListSessionsParams,
     ListSessionsResult, ListedSession, LoopParams, LoopResult, LoopStopResult, ModelStatus,
     NewSessionParams, NewSessionResult, PromptParams, PromptResult, ResumeResult, SessionParams,
-    SetModeParams, ShowParams, ShowResult, ShownPicture, StatusResult, TranscriptEntry, TrustParams,
-    TrustRuleStatus, UnreadableSession, method,
+    SetModeParams, ShowParams, ShowResult, ShownPicture, StatusResult, TranscriptEntry,
+    TrustParams, TrustRuleStatus, UnreadableSession, method,
 };
 use crate::screen::{HunkVerdict, LspScreen, Questions};
 use crate::setup;

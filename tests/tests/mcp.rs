@@ -453,7 +453,11 @@ fn a_servers_picture_is_kept_as_a_picture_shown_to_the_person_and_looked_at_by_a
     model.assert_no_planner_request_contains("image/png");
     model.assert_no_planner_request_contains("PICTURE-CAPTION");
     for request in model.requests_for("planner") {
-        assert!(picture_urls(&request.body).is_empty(), "{}", request.raw_body);
+        assert!(
+            picture_urls(&request.body).is_empty(),
+            "{}",
+            request.raw_body
+        );
     }
     // The processor is handed it as a picture, as the server sent it.
     let processor = model.requests_for("processor");

@@ -362,7 +362,10 @@ mod tests {
         expect!["ref:0 a picture mcp__fake__picture answered, 12 B of base64, (U,priv)"]
             .assert_eq(&r.to_string());
         let slot = q.get(r.id).expect("the slot");
-        assert_eq!(slot.media_type().map(Labelled::label), Some(Label::UNTRUSTED_PRIVATE));
+        assert_eq!(
+            slot.media_type().map(Labelled::label),
+            Some(Label::UNTRUSTED_PRIVATE)
+        );
     }
 
     // Verifies: SLOT-1

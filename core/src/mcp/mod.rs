@@ -393,8 +393,7 @@ impl Running {
                 }
             }
         }
-        if no_blocks && let Some(structured) = &result.structured_content
-        {
+        if no_blocks && let Some(structured) = &result.structured_content {
             text.push_str(&structured.to_string());
         }
         Ok(Returned {

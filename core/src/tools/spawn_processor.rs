@@ -136,7 +136,9 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
                             &format!("spawn_processor {id}"),
                             &mut state.audit,
                         ),
-                        None => return ToolOutput::error(format!("internal: {id} has no media type")),
+                        None => {
+                            return ToolOutput::error(format!("internal: {id} has no media type"));
+                        }
                     };
                     parts.push(Part::EncodedImage { media_type, base64 });
                 }
