@@ -165,7 +165,8 @@ impl Conversation {
         );
     }
 
-    /// A picture let through by a release, after the round's results.
+    /// A picture let through by a release, after the round's results, or one the person put in
+    /// a prompt, after its text.
     pub fn push_picture(&mut self, said: PlannerText, picture: Part) {
         self.push(
             Message::User(vec![Part::Text(said.into_string()), picture]),
@@ -456,6 +457,7 @@ fn entry_tokens(e: &Entry) -> usize {
                 Part::Text(t) => estimate_tokens(t),
                 // A picture's data goes as base64, a third larger than its bytes.
                 Part::Image { data, .. } => (data.len() * 4 / 3).div_ceil(4),
+                Part::EncodedImage { base64, .. } => base64.len().div_ceil(4),
             })
             .sum(),
         Message::Assistant { text, tool_calls } => {
@@ -474,7 +476,7 @@ fn parts_text(parts: &[Part]) -> String {
         .iter()
         .filter_map(|p| match p {
             Part::Text(t) => Some(t.as_str()),
-            Part::Image { .. } => None,
+            Part::Image { .. } | Part::EncodedImage { .. } => None,
         })
         .collect::<Vec<_>>()
         .join("\n")

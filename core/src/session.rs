@@ -802,7 +802,20 @@ impl Session {
     /// Runs one turn to its end. `files` are paths the person named: each is trusted for the
     /// session before the turn starts.
     pub async fn prompt(&self, text: String, files: Vec<PathBuf>) -> Result<StopReason, Busy> {
-        self.start_turn(turn::Start::Prompt(text), files).await
+        self.start_turn(turn::Start::Prompt(text, Vec::new()), files)
+            .await
+    }
+
+    /// [`Session::prompt`] with pictures the person put in the prompt, which the planner is sent
+    /// as pictures after the prompt's text.
+    pub async fn prompt_with_pictures(
+        &self,
+        text: String,
+        files: Vec<PathBuf>,
+        pictures: Vec<turn::PromptPicture>,
+    ) -> Result<StopReason, Busy> {
+        self.start_turn(turn::Start::Prompt(text, pictures), files)
+            .await
     }
 
     pub(crate) async fn start_turn(
@@ -828,7 +841,7 @@ impl Session {
         for file in files {
             self.trust_path(&file, Scope::File);
         }
-        if let turn::Start::Prompt(text) = &start {
+        if let turn::Start::Prompt(text, _) = &start {
             {
                 let mut state = self.state();
                 if state.title.is_none() {

@@ -13,7 +13,7 @@ use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::{Integrity, Label};
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
-use crate::model::{ModelRequest, Role, StreamEvent};
+use crate::model::{ModelRequest, Part, Role, StreamEvent};
 use crate::session::{Session, StopReason, Update};
 use crate::tools::{self, ToolOutput};
 use crate::workspace_file::{self, Refusal};
@@ -30,13 +30,23 @@ const MAX_REPLY_TOKENS: u32 = 8192;
 /// What starts a turn.
 #[derive(Clone, Debug)]
 pub enum Start {
-    /// The person's prompt.
-    Prompt(String),
+    /// The person's prompt, and the pictures they put in it.
+    Prompt(String, Vec<PromptPicture>),
     /// A watch fired: the driver's fixed sentence naming the path.
     Watch(PlannerText),
     /// A loop's tick: the person's line sent again unchanged. A self-paced loop's tick is offered
     /// `schedule_next`; a tick of a loop with an interval is not.
     Tick { prompt: String, self_paced: bool },
+}
+
+/// A picture the person put in a prompt: base64 as their editor sent it, of a media type the
+/// front checked. Trusted by provenance like the prompt's words; private when the editor says it
+/// came from a file (what came off the machine is private), public when it was pasted.
+#[derive(Clone, Debug)]
+pub struct PromptPicture {
+    pub media_type: String,
+    pub base64: String,
+    pub from_file: bool,
 }
 
 /// Runs one turn. The caller has already applied the prompt's `files` gestures.
@@ -48,7 +58,7 @@ pub async fn run(session: &Session, start: Start, cancel: CancellationToken) -> 
         // Offered only where the turn will be asked again (seed 004): a self-paced tick, or a
         // line the person typed where somebody is watching and no loop runs yet.
         let again = match &start {
-            Start::Prompt(_) => session.screen.interactive() && state.looping.is_none(),
+            Start::Prompt(..) => session.screen.interactive() && state.looping.is_none(),
             Start::Tick { self_paced, .. } => *self_paced,
             Start::Watch(_) => false,
         };
@@ -60,12 +70,13 @@ pub async fn run(session: &Session, start: Start, cancel: CancellationToken) -> 
     };
     let system = system_prompt(session).await;
     let system = listings(session, system).await;
-    let text = match start {
+    let (text, pictures) = match start {
         Start::Watch(sentence) => {
             conversation.push_driver(sentence);
-            None
+            (None, Vec::new())
         }
-        Start::Prompt(text) | Start::Tick { prompt: text, .. } => Some(text),
+        Start::Prompt(text, pictures) => (Some(text), pictures),
+        Start::Tick { prompt: text, .. } => (Some(text), Vec::new()),
     };
     if let Some(text) = text {
         let prompt = {
@@ -85,6 +96,43 @@ pub async fn run(session: &Session, start: Start, cancel: CancellationToken) -> 
             }
         };
         conversation.push_prompt(prompt);
+    }
+    // Each picture follows the prompt as a picture part (ACP-30), its first label from where the
+    // person's editor says it came from.
+    for picture in pictures {
+        let label = if picture.from_file {
+            Label::TRUSTED_PRIVATE
+        } else {
+            Label::TRUSTED_PUBLIC
+        };
+        let base64 = {
+            let mut state = session.state();
+            let state = &mut *state;
+            match policy::open(Labelled::new(picture.base64, label)) {
+                Ok(opened) => policy::present(
+                    opened,
+                    "a picture in the person's prompt",
+                    &mut state.context,
+                    &mut state.audit,
+                ),
+                Err(_) => return StopReason::Error("internal: a picture did not open".into()),
+            }
+        };
+        conversation.push_picture(
+            PlannerText::driver(format!(
+                "[bravebot: a picture ({}) the person put in their prompt{}]",
+                picture.media_type,
+                if picture.from_file {
+                    ", from a file"
+                } else {
+                    ""
+                }
+            )),
+            Part::EncodedImage {
+                media_type: picture.media_type,
+                base64: base64.into_string(),
+            },
+        );
     }
     let stop = rounds(session, &system, &mut conversation, &cancel).await;
     session.state().conversation = conversation;

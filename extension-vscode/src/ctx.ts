@@ -20,6 +20,7 @@ import {
   type RequestPermissionParams,
   type PermissionReply,
   type ResumeResult,
+  type ShowResult,
   type UpdateNotification,
 } from './protocol';
 import { notify, request } from './wire';
@@ -337,6 +338,17 @@ export class Ctx implements vscode.Disposable {
     }
   }
 
+  /** A server's picture is asked for as soon as it is held, for the chat to draw (MCP-31). */
+  private showPicture(sessionId: string, ref: string): void {
+    const client = this.client;
+    if (!client) return;
+    request<ShowResult>(client, 'bravebot/session/show', { sessionId, ref })
+      .then((shown) => {
+        if (shown.picture) this.chat.post({ type: 'picture', ref, picture: shown.picture });
+      })
+      .catch((err) => this.logError('session show', err instanceof Error ? err.message : String(err)));
+  }
+
   async cancel(): Promise<void> {
     if (!this.client || !this.sessionId) return;
     await notify(this.client, 'bravebot/session/cancel', { sessionId: this.sessionId });
@@ -371,6 +383,7 @@ export class Ctx implements vscode.Disposable {
     }
     if (loop && u.kind === 'toolCall' && u.tool === 'schedule_next') loop.askedNext = true;
     this.chat.post({ type: 'update', update: u });
+    if (u.kind === 'quarantined' && u.picture === true) this.showPicture(n.sessionId, u.ref);
     if (u.kind !== 'turnEnded') return;
     if (this.inFlight === 0) this.setState('idle');
     if (!loop?.inTick) return;

@@ -95,6 +95,9 @@ export interface LoopResult { intervalSeconds?: number }
 export interface LoopStopResult { stopped: boolean; ticks: number; quietTicks: number }
 
 /** `bravebot/history/list`: every session's prompts, newest first; `time` in seconds. */
+/** `bravebot/session/show`: a slot's bytes for the person only; a server's picture as it sent it. */
+export interface ShowResult { ref: string; origin: string; label: string; lines: number; bytes: number; text: string; picture?: { mediaType: string; data: string } }
+
 export interface HistoryParams { limit?: number }
 export interface HistoryEntry { text: string; time: number; sessionId: string; cwd: string }
 export interface HistoryResult { entries: HistoryEntry[] }
@@ -109,7 +112,8 @@ export type SessionUpdate =
   | { kind: 'agentText'; delta: string }
   | { kind: 'toolCall'; callId: string; tool: string; why: string; routing: unknown }
   | { kind: 'toolResult'; callId: string; status: string; summary: string }
-  | { kind: 'quarantined'; ref: string; origin: string; lines: number; bytes: number; label: string }
+  /** `picture`: a picture an MCP server sent, which `session/show` gives as one (MCP-31). */
+  | { kind: 'quarantined'; ref: string; origin: string; lines: number; bytes: number; label: string; picture?: boolean }
   | { kind: 'remark'; text: string }
   | { kind: 'check'; state: string; lines?: number; completed?: boolean; verdict?: string }
   /** What a finished run printed on one stream, for the person only (drawn in the untrusted frame). */

@@ -23,6 +23,7 @@ use bravebot_core::session::{
 };
 use bravebot_core::settings::Mode;
 use bravebot_core::tools::Files;
+use bravebot_core::turn::PromptPicture;
 use serde_json::Value;
 
 use crate::setup;
@@ -170,7 +171,8 @@ impl Front {
                     .load_session(setup::state_dir().is_some())
                     .prompt_capabilities(
                         acp::PromptCapabilities::new()
-                            .image(false)
+                            // A picture in a prompt reaches the planner as a picture (ACP-30).
+                            .image(true)
                             .audio(false)
                             .embedded_context(false),
                     ),
@@ -308,9 +310,49 @@ fn workspace(cwd: &Path) -> Result<PathBuf> {
 /// A prompt's blocks as the text of the turn and the files the person named. A link to a file
 /// is the person naming it, as `@path` is in the other fronts; anything else is refused with the
 /// reason, since the capabilities said it would not be sent.
-fn prompt_parts(cwd: &Path, blocks: Vec<acp::ContentBlock>) -> Result<(String, Vec<PathBuf>)> {
+/// The media types a picture in a prompt may have: the ones every model backend that takes
+/// pictures reads.
+const PROMPT_PICTURE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+/// A prompt's text, the files it links and the pictures it holds.
+type PromptParts = (String, Vec<PathBuf>, Vec<PromptPicture>);
+
+/// A picture the person put in a prompt: their own words, so it is checked here (a media type the
+/// backends read, base64 data) and a bad one is refused whole with invalid params.
+fn prompt_picture(image: acp::ImageContent) -> Result<PromptPicture> {
+    if !PROMPT_PICTURE_TYPES.contains(&image.mime_type.as_str()) {
+        return Err(invalid_params(format!(
+            "a picture of type {} is not taken: bravebot takes {}",
+            image.mime_type,
+            PROMPT_PICTURE_TYPES.join(", ")
+        )));
+    }
+    let base64 = image.data.trim();
+    let well_formed = !base64.is_empty()
+        && base64.len().is_multiple_of(4)
+        && base64
+            .trim_end_matches('=')
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
+        && base64.len() - base64.trim_end_matches('=').len() <= 2;
+    if !well_formed {
+        return Err(invalid_params(
+            "a picture's data is not base64: nothing was sent",
+        ));
+    }
+    Ok(PromptPicture {
+        media_type: image.mime_type,
+        base64: base64.to_string(),
+        // A picture the editor names a source for came off the machine (a file, most often), so
+        // it is private; one pasted with no source is as public as the words typed.
+        from_file: image.uri.is_some(),
+    })
+}
+
+fn prompt_parts(cwd: &Path, blocks: Vec<acp::ContentBlock>) -> Result<PromptParts> {
     let mut text = String::new();
     let mut files = Vec::new();
+    let mut pictures = Vec::new();
     for block in blocks {
         match block {
             acp::ContentBlock::Text(t) => text.push_str(&t.text),
@@ -331,14 +373,15 @@ fn prompt_parts(cwd: &Path, blocks: Vec<acp::ContentBlock>) -> Result<(String, V
                 ));
                 files.push(path);
             }
+            acp::ContentBlock::Image(image) => pictures.push(prompt_picture(image)?),
             _ => {
                 return Err(invalid_params(
-                    "bravebot takes text and links to files in a prompt; images, audio and embedded resources are not read",
+                    "bravebot takes text, links to files and pictures in a prompt; audio and embedded resources are not read",
                 ));
             }
         }
     }
-    Ok((text, files))
+    Ok((text, files, pictures))
 }
 
 fn stop_reason(stop: StopReason) -> Result<acp::StopReason> {
@@ -359,10 +402,13 @@ async fn prompt(
 ) {
     let answer = async {
         let session = front.session(&request.session_id)?;
-        let (text, files) = prompt_parts(&session.cwd, request.prompt)?;
-        let stop = session.prompt(text, files).await.map_err(|e| {
-            agent_client_protocol::Error::new(ErrorCode::INVALID_REQUEST, e.to_string())
-        })?;
+        let (text, files, pictures) = prompt_parts(&session.cwd, request.prompt)?;
+        let stop = session
+            .prompt_with_pictures(text, files, pictures)
+            .await
+            .map_err(|e| {
+                agent_client_protocol::Error::new(ErrorCode::INVALID_REQUEST, e.to_string())
+            })?;
         stop_reason(stop).map(acp::PromptResponse::new)
     }
     .await;
@@ -899,29 +945,50 @@ fn read_outcome(question: &Question, outcome: Option<acp::RequestPermissionOutco
 /// The host's buffers, where it offers to read and write them: a file's text is asked for with
 /// `fs/read_text_file` before each read and before a change lands, and an approved change is
 /// sent whole with `fs/write_text_file`, so it lands on the editor's undo stack. ACP has no
-/// version numbers, so one is kept here per file, moved on whenever the text the host gives
-/// differs from the text it gave last or when a change is written.
+/// version numbers, so one is kept here per file (`Versions`).
 struct HostFiles {
     cx: ConnectionTo<Client>,
     session_id: OnceLock<String>,
     enabled: bool,
-    texts: Mutex<HashMap<PathBuf, (Arc<str>, i32)>>,
+    texts: Mutex<Versions>,
+}
+
+/// The text the host last gave for each file, with a version of bravebot's own. The version
+/// moves every time the host hands text and every time a change is written, whatever the text
+/// says: telling "the same text again" from "new text" would mean comparing a file's bytes,
+/// which may be bytes nobody vouched for (ACP-8). A change whose question was put on an older
+/// version is re-based (trusted) or refused (untrusted), as after typing in an LSP editor.
+#[derive(Default)]
+struct Versions(HashMap<PathBuf, (Arc<str>, i32)>);
+
+impl Versions {
+    /// Keeps `text` as the file's, at the next version.
+    fn keep(&mut self, path: &Path, text: String) -> i32 {
+        let version = self
+            .0
+            .get(path)
+            .map_or(1, |(_, version)| version.wrapping_add(1));
+        self.0
+            .insert(path.to_path_buf(), (Arc::from(text), version));
+        version
+    }
+
+    fn get(&self, path: &Path) -> Option<&(Arc<str>, i32)> {
+        self.0.get(path)
+    }
+
+    fn remove(&mut self, path: &Path) {
+        self.0.remove(path);
+    }
 }
 
 impl HostFiles {
-    fn texts(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, (Arc<str>, i32)>> {
+    fn texts(&self) -> std::sync::MutexGuard<'_, Versions> {
         self.texts.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Keeps `text` as the file's, with a new version when it is not what was kept.
     fn keep(&self, path: &Path, text: String) {
-        let mut texts = self.texts();
-        let version = match texts.get(path) {
-            Some((kept, version)) if **kept == *text => *version,
-            Some((_, version)) => version.wrapping_add(1),
-            None => 1,
-        };
-        texts.insert(path.to_path_buf(), (Arc::from(text), version));
+        self.texts().keep(path, text);
     }
 }
 
@@ -1069,6 +1136,23 @@ mod tests {
         assert!(apply_line_edits("one\n", &edits).is_err());
     }
 
+    // Verifies: ACP-8
+    #[test]
+    fn a_files_version_moves_whenever_the_host_hands_text_whatever_it_says() {
+        let mut versions = Versions::default();
+        let path = Path::new("/w/a.txt");
+        assert_eq!(versions.keep(path, "one\n".into()), 1);
+        // The same text again moves it too: nothing here compares what a file says.
+        assert_eq!(versions.keep(path, "one\n".into()), 2);
+        assert_eq!(versions.keep(path, "two\n".into()), 3);
+        assert_eq!(
+            versions.get(path).map(|(t, v)| (&**t, *v)),
+            Some(("two\n", 3))
+        );
+        versions.remove(path);
+        assert_eq!(versions.keep(path, "two\n".into()), 1);
+    }
+
     // Verifies: ACP-7
     #[test]
     fn untrusted_text_is_drawn_as_a_literal_block_with_controls_pictured() {
@@ -1081,7 +1165,7 @@ mod tests {
     // Verifies: ACP-2
     #[test]
     fn a_prompt_takes_text_and_file_links_and_refuses_the_rest() {
-        let (text, files) = prompt_parts(
+        let (text, files, _) = prompt_parts(
             Path::new("/w"),
             vec![
                 acp::ContentBlock::Text(acp::TextContent::new("look at ")),
@@ -1101,5 +1185,37 @@ mod tests {
             )
             .is_err()
         );
+    }
+
+    // Verifies: ACP-31
+    #[test]
+    fn a_prompts_picture_is_checked_and_its_source_makes_it_private() {
+        let image = |data: &str, mime: &str| acp::ImageContent::new(data, mime);
+        let pasted = prompt_picture(image("iVBORw0KGgo=", "image/png")).expect("a png");
+        assert_eq!(
+            (
+                pasted.media_type.as_str(),
+                pasted.base64.as_str(),
+                pasted.from_file
+            ),
+            ("image/png", "iVBORw0KGgo=", false)
+        );
+        let from_file = prompt_picture(
+            image("iVBORw0KGgo=", "image/png").uri("file:///w/shot.png".to_string()),
+        )
+        .expect("a png from a file");
+        assert!(from_file.from_file);
+        for (data, mime) in [
+            ("PHN2Zz4=", "image/svg+xml"),
+            ("iVBORw0KGgo=", "text/plain"),
+            ("not base64!", "image/png"),
+            ("", "image/png"),
+            ("iVBORw0KGgo", "image/png"),
+        ] {
+            assert!(
+                prompt_picture(image(data, mime)).is_err(),
+                "{mime} {data:?}"
+            );
+        }
     }
 }

@@ -31,8 +31,8 @@ use crate::protocol::{
     ErrorInfo, HistoryParams, HistoryResult, InitializationOptions, ListSessionsParams,
     ListSessionsResult, ListedSession, LoopParams, LoopResult, LoopStopResult, ModelStatus,
     NewSessionParams, NewSessionResult, PromptParams, PromptResult, ResumeResult, SessionParams,
-    SetModeParams, ShowParams, ShowResult, StatusResult, TranscriptEntry, TrustParams,
-    TrustRuleStatus, UnreadableSession, method,
+    SetModeParams, ShowParams, ShowResult, ShownPicture, StatusResult, TranscriptEntry,
+    TrustParams, TrustRuleStatus, UnreadableSession, method,
 };
 use crate::screen::{HunkVerdict, LspScreen, Questions};
 use crate::setup;
@@ -612,11 +612,21 @@ impl Backend {
         let found = {
             let state = s.state();
             state.quarantine.get(id).map(|slot| {
-                let text = policy::text_for_display(slot.content());
-                (slot.reference.clone(), policy::to_screen(&text).clone())
+                // The screen is one of the places untrusted bytes may go: a server's picture as
+                // it sent it, anything else as text.
+                let picture = slot.media_type().map(|media_type| ShownPicture {
+                    media_type: policy::to_screen(media_type).clone(),
+                    data: String::from_utf8_lossy(policy::to_screen::<Vec<u8>>(slot.content()))
+                        .into_owned(),
+                });
+                let text = match picture {
+                    Some(_) => String::new(),
+                    None => policy::to_screen(&policy::text_for_display(slot.content())).clone(),
+                };
+                (slot.reference.clone(), text, picture)
             })
         };
-        let Some((reference, text)) = found else {
+        let Some((reference, text, picture)) = found else {
             return Err(invalid_params(format!(
                 "this session holds no {id}: the chat names the references it has"
             )));
@@ -636,6 +646,7 @@ impl Backend {
             lines: reference.lines,
             bytes: reference.bytes,
             text,
+            picture,
         })
     }
 

@@ -222,7 +222,20 @@ pub struct ShowResult {
     pub lines: usize,
     pub bytes: usize,
     /// The bytes as text (what is not UTF-8 replaced), untrusted: drawn inside the margin.
+    /// Empty for a picture.
     pub text: String,
+    /// A picture an MCP server sent, for the person's screen only (MCP-31).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub picture: Option<ShownPicture>,
+}
+
+/// A picture as the server sent it: the media type it claimed and its base64, both untrusted.
+/// An editor draws it only when `mediaType` is one of the picture types it allows.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShownPicture {
+    pub media_type: String,
+    pub data: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -261,6 +274,10 @@ pub enum SessionUpdate {
         lines: usize,
         bytes: usize,
         label: String,
+        /// `true` for a picture an MCP server sent, which `session/show` gives as a picture
+        /// (MCP-31); absent otherwise. Told by where the slot came from, never by its bytes.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        picture: bool,
     },
     /// A processor's remark, for the person only; untrusted, drawn inside the margin.
     Remark {

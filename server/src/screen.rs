@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bravebot_core::kernel::policy;
+use bravebot_core::kernel::slot::Origin;
 use bravebot_core::session::{Answer, BoxFuture, CheckState, Question, Screen, StopReason, Update};
 use serde_json::Value;
 use tokio::sync::oneshot;
@@ -656,6 +657,7 @@ pub fn wire_update(update: Update) -> SessionUpdate {
         },
         Update::Quarantined { reference, origin } => SessionUpdate::Quarantined {
             reference: reference.id.to_string(),
+            picture: matches!(reference.origin, Origin::McpPicture { .. }),
             origin,
             lines: reference.lines,
             bytes: reference.bytes,

@@ -200,7 +200,7 @@ test("initialize says what bravebot takes, and a streamed answer arrives as mess
     assert(w.init.protocolVersion === 1, JSON.stringify(w.init));
     const caps = w.init.agentCapabilities;
     assert(caps.loadSession === true, `loadSession: ${JSON.stringify(caps)}`);
-    assert(caps.promptCapabilities.image === false && caps.promptCapabilities.embeddedContext === false, JSON.stringify(caps));
+    assert(caps.promptCapabilities.image === true && caps.promptCapabilities.embeddedContext === false, JSON.stringify(caps));
     const { sessionId, modes } = await w.session();
     assert(modes.currentModeId === "ask", JSON.stringify(modes));
     assert(JSON.stringify(modes.availableModes.map((m) => m.id)) === '["ask","acceptEdits","plan"]', JSON.stringify(modes));
@@ -212,6 +212,37 @@ test("initialize says what bravebot takes, and a streamed answer arrives as mess
       .map((u) => u.content.text)
       .join("");
     assert(said === "Hello from the fake model, in pieces.", said);
+  } finally {
+    await w.close();
+  }
+});
+
+// Verifies: ACP-30, ACP-31
+test("a picture in a prompt reaches the planner as an image_url part after the prompt's text", async () => {
+  const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+  const w = await world({ script: { planner: [{ text: "A red pixel." }] } });
+  try {
+    const { sessionId } = await w.session();
+    const reply = await w.prompt(sessionId, [
+      { type: "text", text: "what is in this picture?" },
+      { type: "image", data: png, mimeType: "image/png" },
+    ]);
+    assert(reply.stopReason === "end_turn", JSON.stringify(reply));
+    await w.model.waitPlanner(1);
+    const messages = w.model.planner()[0].body.messages;
+    const promptAt = messages.findIndex((m) => m.content === "what is in this picture?");
+    const pictureAt = messages.findIndex((m) => Array.isArray(m.content) && m.content.some((p) => p.type === "image_url"));
+    assert(promptAt >= 0 && pictureAt > promptAt, JSON.stringify(messages));
+    const part = messages[pictureAt].content.find((p) => p.type === "image_url");
+    assert(part.image_url.url === `data:image/png;base64,${png}`, JSON.stringify(part));
+    // A type no backend reads is refused with invalid params.
+    let refused;
+    try {
+      await w.prompt(sessionId, [{ type: "image", data: "PHN2Zz4=", mimeType: "image/svg+xml" }]);
+    } catch (e) {
+      refused = e;
+    }
+    assert(refused && refused.code === -32602, `refused: ${JSON.stringify(refused)}`);
   } finally {
     await w.close();
   }

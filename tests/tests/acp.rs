@@ -282,7 +282,8 @@ fn acp_initialize_says_what_bravebot_takes_and_text_streams_as_message_chunks() 
         .unwrap();
     let caps = &init["agentCapabilities"];
     assert_eq!(caps["loadSession"], true, "{init}");
-    assert_eq!(caps["promptCapabilities"]["image"], false, "{init}");
+    assert_eq!(caps["promptCapabilities"]["image"], true, "{init}");
+    assert_eq!(caps["promptCapabilities"]["audio"], false, "{init}");
     assert_eq!(init["agentInfo"]["name"], "bravebot", "{init}");
     let session = acp.new_session();
     let reply = acp.prompt(&session, "say hello", &[]).unwrap();
@@ -299,7 +300,7 @@ fn acp_initialize_says_what_bravebot_takes_and_text_streams_as_message_chunks() 
 
 // Verifies: ACP-2
 #[test]
-fn acp_session_new_refuses_mcp_servers_from_the_host_and_a_prompt_refuses_images() {
+fn acp_session_new_refuses_mcp_servers_from_the_host_and_a_prompt_refuses_sound() {
     let model = FakeModel::start(vec![]);
     let mut acp = Acp::start(&model, &[], true, host("allow_once", Vec::new()));
     let cwd = acp.cwd();
@@ -321,7 +322,7 @@ fn acp_session_new_refuses_mcp_servers_from_the_host_and_a_prompt_refuses_images
     let refused = acp
         .request(
             "session/prompt",
-            json!({"sessionId": session, "prompt": [{"type": "image", "data": "AA==", "mimeType": "image/png"}]}),
+            json!({"sessionId": session, "prompt": [{"type": "audio", "data": "AA==", "mimeType": "audio/wav"}]}),
         )
         .unwrap_err();
     assert_eq!(refused["code"], -32602, "{refused}");
@@ -414,6 +415,44 @@ fn acp_an_edit_shows_its_diff_before_its_question_and_lands_through_the_editor()
         std::fs::read_to_string(acp.cwd().join("a.txt")).unwrap(),
         "one\ntwo\n"
     );
+    acp.finish();
+}
+
+// Verifies: ACP-8
+#[test]
+fn acp_typing_elsewhere_while_an_edit_waits_is_kept_and_the_edit_lands_re_based() {
+    let model = edit_model();
+    let mut answered = false;
+    let mut acp = Acp::start(
+        &model,
+        &[("a.txt", "one\ntwo\n")],
+        true,
+        Box::new(move |method, params, _| match method {
+            "session/request_permission" => {
+                answered = true;
+                let id = params["options"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|o| o["kind"] == "allow_once")
+                    .map(|o| o["optionId"].clone());
+                Ok(json!({"outcome": {"outcome": "selected", "optionId": id}}))
+            }
+            // The person typed a line above while the question waited.
+            "fs/read_text_file" if answered => Ok(json!({"content": "zero\none\ntwo\n"})),
+            "fs/read_text_file" => Ok(json!({"content": "one\ntwo\n"})),
+            "fs/write_text_file" => Ok(json!({})),
+            other => Err(json!({"code": -32601, "message": format!("no {other}")})),
+        }),
+    );
+    let session = acp.new_session();
+    let reply = acp.prompt(&session, "shout ", &["a.txt"]).unwrap();
+    assert_eq!(reply["stopReason"], "end_turn");
+    let writes = acp.requests_of("fs/write_text_file");
+    assert_eq!(writes.len(), 1, "{writes:?}");
+    assert_eq!(writes[0]["content"], "zero\none\nTWO\n");
+    let result = model.tool_result("call_edit");
+    assert!(result.contains("re-based"), "{result}");
     acp.finish();
 }
 
@@ -811,4 +850,113 @@ fn acp_bad_input_gets_an_error_each_and_the_server_keeps_answering() {
     let reply = acp.prompt(&session, "still there?", &[]).unwrap();
     assert_eq!(reply["stopReason"], "end_turn");
     assert!(acp.finish().0.success());
+}
+
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+
+/// The `image_url` URLs of one planner request, by message index.
+fn picture_urls(request: &Value) -> Vec<(usize, String)> {
+    request["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .filter_map(|(i, m)| m["content"].as_array().map(|c| (i, c)))
+        .flat_map(|(i, c)| {
+            c.iter()
+                .filter(|p| p["type"] == "image_url")
+                .filter_map(move |p| p["image_url"]["url"].as_str().map(|u| (i, u.to_string())))
+        })
+        .collect()
+}
+
+// Verifies: ACP-30, ACP-31
+#[test]
+fn acp_a_picture_in_a_prompt_reaches_the_planner_as_a_picture_and_one_from_a_file_is_private() {
+    let fetch = |id: &str| {
+        Reply::tool_call_with_id(
+            id,
+            "fetch_url",
+            json!({"url": "http://127.0.0.1:9/x", "why": "look it up"}),
+        )
+    };
+    let model = FakeModel::start_with(|s| {
+        s.planner(vec![
+            fetch("call_public"),
+            Reply::text("A red pixel."),
+            fetch("call_private"),
+            Reply::text("Not fetched."),
+        ])
+    });
+    // The person's rule lets a context holding nothing private fetch from this host unasked.
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join(".bravebot")).unwrap();
+    std::fs::write(
+        home.path().join(".bravebot/settings.json"),
+        json!({"fetch": {"allow": ["127.0.0.1:9"]}}).to_string(),
+    )
+    .unwrap();
+    let mut acp = Acp::start_in(
+        (home, tempfile::tempdir().unwrap()),
+        &model,
+        &[],
+        true,
+        host("reject_once", Vec::new()),
+    );
+    let session = acp.new_session();
+    let reply = acp
+        .request(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [
+                {"type": "text", "text": "what is in this picture?"},
+                {"type": "image", "data": PNG, "mimeType": "image/png"}
+            ]}),
+        )
+        .unwrap();
+    assert_eq!(reply["stopReason"], "end_turn");
+    let planner = model.requests_for("planner");
+    let urls = picture_urls(&planner[0].body);
+    assert_eq!(
+        urls.iter().map(|(_, u)| u.as_str()).collect::<Vec<_>>(),
+        [format!("data:image/png;base64,{PNG}")]
+    );
+    // After the prompt's words, as the person put it.
+    let messages = planner[0].body["messages"].as_array().unwrap();
+    let prompt_at = messages
+        .iter()
+        .position(|m| m["content"] == "what is in this picture?")
+        .expect("the prompt");
+    assert!(urls[0].0 > prompt_at, "{messages:?}");
+    // A pasted picture is as public as the words: the rule answered, nobody was asked.
+    assert!(acp.requests_of("session/request_permission").is_empty());
+
+    // A picture the editor names a source for is private: the rule no longer answers for the
+    // context holding it, so the fetch is put to the person (GATE-4), who refuses.
+    let reply = acp
+        .request(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [
+                {"type": "text", "text": "and this one, then look it up"},
+                {"type": "image", "data": PNG, "mimeType": "image/png", "uri": "file:///tmp/shot.png"}
+            ]}),
+        )
+        .unwrap();
+    assert_eq!(reply["stopReason"], "end_turn");
+    assert_eq!(acp.requests_of("session/request_permission").len(), 1);
+    let refused = model.tool_result("call_private");
+    assert!(refused.contains("refused"), "{refused}");
+
+    // A picture of a type no backend reads is refused whole and starts no turn.
+    let before = model.requests_for("planner").len();
+    let refused = acp
+        .request(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [
+                {"type": "image", "data": "PHN2Zz4=", "mimeType": "image/svg+xml"}
+            ]}),
+        )
+        .unwrap_err();
+    assert_eq!(refused["code"], -32602, "{refused}");
+    assert_eq!(model.requests_for("planner").len(), before);
+    acp.finish();
 }

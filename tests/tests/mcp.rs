@@ -387,3 +387,109 @@ fn a_persons_rules_answer_for_a_call_unless_the_context_met_a_description() {
     assert!(model.tool_result("d2").contains("ref:"));
     assert!(writable.path().join("a").is_file());
 }
+
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+
+/// The `image_url` URLs of one recorded request's messages.
+fn picture_urls(request: &Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .filter(|p| p["type"] == "image_url")
+        .filter_map(|p| p["image_url"]["url"].as_str().map(str::to_string))
+        .collect()
+}
+
+// Verifies: MCP-30, MCP-31, MCP-32, MCP-33
+#[test]
+fn a_servers_picture_is_kept_as_a_picture_shown_to_the_person_and_looked_at_by_a_processor() {
+    let workspace = tempfile::tempdir().expect("workspace");
+    let model = FakeModel::start_with(|s| {
+        s.planner(vec![
+            call("p1", "mcp__fake__picture", json!({"why": "draw it"})),
+            call(
+                "p2",
+                "spawn_processor",
+                json!({"reads": ["ref:1"], "instruction": "Say what the chart shows.", "why": "look at it"}),
+            ),
+            call(
+                "p3",
+                "vet_content",
+                json!({"ref": "ref:1", "expects": "a chart", "why": "see it myself"}),
+            ),
+            Reply::text("done"),
+        ])
+        .processor(vec![Reply::text(
+            "One red pixel.\n<<<DOCUMENT>>>\nA chart of one pixel.\n",
+        )])
+    });
+    let settings = json!({"mcp": {"servers": {"fake": {
+        "command": env!("CARGO_BIN_EXE_fake_mcp_server"),
+        "args": ["--picture"]
+    }}}})
+    .to_string();
+    let options = LspOptions::new(workspace.path())
+        .model_url(&model.url())
+        .home_file(".bravebot/settings.json", settings)
+        .timeout(Duration::from_secs(60));
+    let client = LspClient::start(options);
+    client.initialize(json!({}));
+    let _questions = answering(&client, "schemas-only");
+    let session = client.new_session();
+    prompt(&client, &session, "draw a chart");
+
+    // The planner is told of the picture by reference, tool and size; never its bytes or the
+    // media type the server claimed.
+    let said = model.tool_result("p1");
+    assert!(
+        said.contains("ref:1 a picture mcp__fake__picture answered, 96 B of base64, (U,priv)"),
+        "{said}"
+    );
+    assert!(!said.contains("not kept"), "{said}");
+    model.assert_no_planner_request_contains("iVBORw0KGgo");
+    model.assert_no_planner_request_contains("image/png");
+    model.assert_no_planner_request_contains("PICTURE-CAPTION");
+    for request in model.requests_for("planner") {
+        assert!(
+            picture_urls(&request.body).is_empty(),
+            "{}",
+            request.raw_body
+        );
+    }
+    // The processor is handed it as a picture, as the server sent it.
+    let processor = model.requests_for("processor");
+    assert_eq!(processor.len(), 1);
+    assert_eq!(
+        picture_urls(&processor[0].body),
+        [format!("data:image/png;base64,{PNG}")]
+    );
+    // It is not released to the planner.
+    let refused = model.tool_result("p3");
+    assert!(refused.contains("not released"), "{refused}");
+    // The person's screen is told it is a picture, and is given it to draw.
+    let updates = client.updates(&session);
+    let held = updates
+        .iter()
+        .find(|u| u["kind"] == "quarantined" && u["ref"] == "ref:1")
+        .expect("the picture's quarantined update");
+    assert_eq!(held["picture"], true, "{held}");
+    assert!(
+        updates
+            .iter()
+            .filter(|u| u["kind"] == "quarantined" && u["ref"] == "ref:0")
+            .all(|u| u.get("picture").is_none()),
+        "{updates:?}"
+    );
+    let shown = client
+        .request(
+            "bravebot/session/show",
+            json!({"sessionId": session, "ref": "ref:1"}),
+        )
+        .expect("show");
+    assert_eq!(shown["picture"]["mediaType"], "image/png", "{shown}");
+    assert_eq!(shown["picture"]["data"], PNG, "{shown}");
+    assert_eq!(shown["text"], "", "{shown}");
+}

@@ -391,6 +391,29 @@ pub fn picture_bytes(value: &Labelled<Vec<u8>>) -> Vec<u8> {
     value.value().clone()
 }
 
+/// A picture an MCP server sent, carried into a processor's request body as it came: the media
+/// type the server claimed and its base64, both untrusted, neither read here (the request body is
+/// one of the places untrusted bytes may go). Recorded like every slot a processor is handed.
+pub fn encoded_picture_to_processor(
+    base64: &Labelled<Vec<u8>>,
+    media_type: &Labelled<String>,
+    what: &str,
+    audit: &mut AuditTrail,
+) -> (String, String) {
+    audit.record(
+        Gate::Check,
+        Decision::Allowed,
+        format!(
+            "{what} ({}, a picture) sent to an isolated processor with no tools",
+            base64.label().join(media_type.label())
+        ),
+    );
+    (
+        media_type.value().clone(),
+        String::from_utf8_lossy(base64.value()).into_owned(),
+    )
+}
+
 /// What a check said.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {

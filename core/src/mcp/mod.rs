@@ -309,10 +309,19 @@ impl CallError {
     }
 }
 
-/// A call's content, untrusted, and how many pictures it held (not kept).
+/// A call's content, untrusted: its text, its pictures as they came, and how many sounds it held
+/// (not kept).
 pub struct Returned {
     pub text: Labelled<Vec<u8>>,
-    pub pictures: usize,
+    pub pictures: Vec<Picture>,
+    pub sounds: usize,
+}
+
+/// A picture a server answered: its base64 as sent and the media type it claimed, both untrusted
+/// and neither decoded nor looked at here.
+pub struct Picture {
+    pub base64: Labelled<Vec<u8>>,
+    pub media_type: Labelled<String>,
 }
 
 impl Running {
@@ -364,28 +373,33 @@ impl Running {
             .map_err(|_| CallError::TimedOut)?
             .map_err(|e| kind(&e))?;
         let mut text = String::new();
-        let mut pictures = 0;
-        for block in &result.content {
+        let mut pictures = Vec::new();
+        let mut sounds = 0;
+        let no_blocks = result.content.is_empty();
+        for block in result.content {
             match block {
                 ContentBlock::Text(t) => {
                     text.push_str(&t.text);
                     text.push('\n');
                 }
-                ContentBlock::Image(_) | ContentBlock::Audio(_) => pictures += 1,
+                ContentBlock::Image(image) => pictures.push(Picture {
+                    base64: Labelled::new(image.data.into_bytes(), Label::UNTRUSTED_PRIVATE),
+                    media_type: Labelled::new(image.mime_type, Label::UNTRUSTED_PRIVATE),
+                }),
+                ContentBlock::Audio(_) => sounds += 1,
                 other => {
-                    text.push_str(&serde_json::to_string(other).unwrap_or_default());
+                    text.push_str(&serde_json::to_string(&other).unwrap_or_default());
                     text.push('\n');
                 }
             }
         }
-        if result.content.is_empty()
-            && let Some(structured) = &result.structured_content
-        {
+        if no_blocks && let Some(structured) = &result.structured_content {
             text.push_str(&structured.to_string());
         }
         Ok(Returned {
             text: Labelled::new(text.into_bytes(), Label::UNTRUSTED_PRIVATE),
             pictures,
+            sounds,
         })
     }
 

@@ -181,6 +181,10 @@ fn block(part: &Part) -> Value {
             "type": "image",
             "source": {"type": "base64", "media_type": media_type, "data": base64(data)},
         }),
+        Part::EncodedImage { media_type, base64 } => json!({
+            "type": "image",
+            "source": {"type": "base64", "media_type": media_type, "data": base64},
+        }),
     }
 }
 

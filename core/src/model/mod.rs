@@ -61,6 +61,13 @@ pub enum Part {
         media_type: String,
         data: Vec<u8>,
     },
+    /// A picture whose bytes arrived base64-encoded, sent on as it came: what an MCP server
+    /// answered (decoding it would read bytes nobody vouched for; only a processor's request holds
+    /// one) or a picture in the person's prompt.
+    EncodedImage {
+        media_type: String,
+        base64: String,
+    },
 }
 
 /// A tool call the model made, with its arguments as the JSON text the model wrote.

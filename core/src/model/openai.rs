@@ -44,7 +44,9 @@ pub(super) fn request_body(model: &str, request: &ModelRequest) -> Value {
                             }
                             text.push_str(piece);
                         }
-                        Part::Image { .. } => held_pictures.push(picture(part)),
+                        Part::Image { .. } | Part::EncodedImage { .. } => {
+                            held_pictures.push(picture(part))
+                        }
                     }
                 }
                 messages.push(json!({"role": "tool", "tool_call_id": call_id, "content": text}));
@@ -96,7 +98,9 @@ pub(super) fn encode(message: &Message) -> Encoded {
                         }
                         text.push_str(piece);
                     }
-                    Part::Image { .. } => pictures.push(picture(part).to_string()),
+                    Part::Image { .. } | Part::EncodedImage { .. } => {
+                        pictures.push(picture(part).to_string())
+                    }
                 }
             }
             json!({"role": "tool", "tool_call_id": call_id, "content": text})
@@ -222,7 +226,7 @@ fn content(parts: &[Part]) -> Value {
             .iter()
             .map(|part| match part {
                 Part::Text(text) => json!({"type": "text", "text": text}),
-                Part::Image { .. } => picture(part),
+                Part::Image { .. } | Part::EncodedImage { .. } => picture(part),
             })
             .collect(),
     )
@@ -234,6 +238,10 @@ fn picture(part: &Part) -> Value {
         Part::Image { media_type, data } => json!({
             "type": "image_url",
             "image_url": {"url": format!("data:{media_type};base64,{}", base64(data))},
+        }),
+        Part::EncodedImage { media_type, base64 } => json!({
+            "type": "image_url",
+            "image_url": {"url": format!("data:{media_type};base64,{base64}")},
         }),
         Part::Text(text) => json!({"type": "text", "text": text}),
     }

@@ -490,14 +490,14 @@ async fn land(
                             .files
                             .apply_edit(&target.path, version, &text, policy::to_buffer_edits(&edits))
                             .await
-                            .map(|()| "the editor's buffer, re-based over the person's typing")
+                            .map(|()| "the editor's buffer, re-based onto the text it holds now")
                     }
                     Err(RebaseRefusal::Overlap) => Err(
                         "the person typed into lines this change touches while it was pending; nothing was overwritten"
                             .to_string(),
                     ),
                     Err(RebaseRefusal::Untrusted) => Err(
-                        "the buffer changed while the change was pending, and content nobody vouched for is never re-based; nothing was overwritten"
+                        "the buffer is not at the version the question was put on (it changed, or the editor gives no versions and was read again), and content nobody vouched for is never re-based; nothing was overwritten"
                             .to_string(),
                     ),
                 },

@@ -14,10 +14,12 @@ use tokio_util::sync::CancellationToken;
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::context::Routing;
 use crate::kernel::policy::{self, Endorsement, PlannerText};
-use crate::kernel::slot::Origin;
+use crate::kernel::slot::{Origin, Reference};
 use crate::mcp::{Approval, Listed, Running, State};
 use crate::model::ToolSchema;
-use crate::session::{OptionKind, Question, QuestionKind, QuestionOption, Session, Subject};
+use crate::session::{
+    OptionKind, Question, QuestionKind, QuestionOption, Session, Subject, Update,
+};
 
 use super::{Call, ToolOutput};
 
@@ -617,16 +619,61 @@ async fn gate_and_call(
                 name,
                 format!("the answer of {name}"),
             );
-            let pictures = match returned.pictures {
-                0 => String::new(),
-                n => format!(" It also held {n} picture(s) or sound(s), which are not kept."),
-            };
-            ToolOutput::ok(
-                PlannerText::driver(format!(
-                    "{name} answered. Nobody vouched for what an MCP server says, so it is held back as {reference}.{pictures}"
-                )),
-                format!("{name} answered: {}", reference.id),
-            )
+            // Each picture is a slot of its own, kept as the server sent it (MCP-30).
+            let pictures: Vec<Reference> = returned
+                .pictures
+                .into_iter()
+                .map(|picture| quarantine_picture(call, name, picture))
+                .collect();
+            let mut said = format!(
+                "{name} answered. Nobody vouched for what an MCP server says, so it is held back as {reference}."
+            );
+            if !pictures.is_empty() {
+                let listed: Vec<String> = pictures.iter().map(ToString::to_string).collect();
+                said.push_str(&format!(
+                    " It also sent {} picture(s), each held back the same way: {}. Hand one to spawn_processor to have it looked at.",
+                    pictures.len(),
+                    listed.join("; ")
+                ));
+            }
+            if returned.sounds > 0 {
+                said.push_str(&format!(
+                    " It also sent {} sound(s), which are not kept.",
+                    returned.sounds
+                ));
+            }
+            let mut summary = format!("{name} answered: {}", reference.id);
+            for picture in &pictures {
+                summary.push_str(&format!(", {} (a picture)", picture.id));
+            }
+            ToolOutput::ok(PlannerText::driver(said), summary)
         }
     }
+}
+
+/// Puts one picture a server sent into a slot of its own, records it as withheld, and tells the
+/// person's screen (which may ask to see it: `bravebot/session/show`). The planner gets the
+/// reference only.
+fn quarantine_picture(call: &Call<'_>, name: &str, picture: crate::mcp::Picture) -> Reference {
+    let label = picture.base64.label().join(picture.media_type.label());
+    let reference = {
+        let mut state = call.session.state();
+        let state = &mut *state;
+        let reference =
+            state
+                .quarantine
+                .put_picture(picture.base64, picture.media_type, name.to_string());
+        policy::withhold(
+            &format!("a picture {name} answered"),
+            label,
+            &reference.id.to_string(),
+            &mut state.audit,
+        );
+        reference
+    };
+    call.session.screen.update(Update::Quarantined {
+        reference: reference.clone(),
+        origin: format!("a picture in the answer of {name}"),
+    });
+    reference
 }

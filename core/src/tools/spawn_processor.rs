@@ -125,6 +125,23 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
                         data: policy::picture_bytes(slot.content()),
                     });
                 }
+                Origin::McpPicture { tool } => {
+                    parts.push(Part::Text(format!(
+                        "Document {id} is a picture {tool} answered:"
+                    )));
+                    let (media_type, base64) = match slot.media_type() {
+                        Some(media_type) => policy::encoded_picture_to_processor(
+                            slot.content(),
+                            media_type,
+                            &format!("spawn_processor {id}"),
+                            &mut state.audit,
+                        ),
+                        None => {
+                            return ToolOutput::error(format!("internal: {id} has no media type"));
+                        }
+                    };
+                    parts.push(Part::EncodedImage { media_type, base64 });
+                }
                 _ => {
                     let text = policy::to_processor_request(
                         slot.content(),

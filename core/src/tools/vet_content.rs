@@ -150,6 +150,13 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
                 "{id} stands for a directory; there are no bytes to show"
             ));
         }
+        // A server's picture comes with a media type only the server vouches for, so it is not let
+        // through to you; a processor can look at it (MCP-33).
+        (Origin::McpPicture { tool }, _) => {
+            return ToolOutput::refused(format!(
+                "{id} is a picture {tool} answered; it is not released to you. Hand it to spawn_processor, which looks at it, and work with what that holds"
+            ));
+        }
         (origin, _) => (content, plain_origin(origin)),
     };
     let picture = match &reference.origin {

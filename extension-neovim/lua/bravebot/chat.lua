@@ -426,6 +426,12 @@ function M.show_float(shown)
   local buf = vim.api.nvim_create_buf(false, true)
   local width = math.min(100, vim.o.columns - 4)
   local body = {}
+  if type(shown.picture) == 'table' then
+    -- A terminal cannot draw a picture: what is held is said instead, the type being the
+    -- server's word, inside the margin with everything else it sent.
+    table.insert(body, M.MARGIN .. string.format('A picture (%s, %s bytes of base64) is held; a terminal cannot draw it.',
+      one_line(shown.picture.mediaType), one_line(#(shown.picture.data or ''))))
+  end
   for _, l in ipairs(vim.split(shown.text or '', '\n', { plain = true })) do
     for _, piece in ipairs(M.cut(l, width - 4)) do
       table.insert(body, M.MARGIN .. piece)
@@ -471,7 +477,7 @@ M.FIELDS = {
   agentText = { 'delta' },
   toolCall = { 'callId', 'tool', 'why', 'routing' },
   toolResult = { 'callId', 'status', 'summary' },
-  quarantined = { 'ref', 'origin', 'lines', 'bytes', 'label' },
+  quarantined = { 'ref', 'origin', 'lines', 'bytes', 'label', 'picture' },
   remark = { 'text' },
   runOutput = { 'stream', 'text', 'bytes', 'trusted', 'label' },
   check = { 'state', 'lines', 'completed' },
@@ -561,6 +567,9 @@ function M.on_update(state, update, session_id)
     append_untrusted(c, string.format('quarantined %s %s from %s: %s lines, %s bytes', one_line(update.ref),
       one_line(update.label), one_line(update.origin), one_line(update.lines), one_line(update.bytes)), nil)
     append(c, { '  ' .. M.explain(update.ref, update.label) }, 'BravebotTool')
+    if update.picture == true then
+      append(c, { '  It is a picture: a terminal cannot draw it, so :Bravebot show says what kind it is.' }, 'BravebotTool')
+    end
     c.refs = c.refs or {}
     table.insert(c.refs, { ref = update.ref, label = update.label, origin = update.origin })
   elseif kind == 'remark' then

@@ -154,3 +154,24 @@ test('only the last message offers Retry and Edit, and only an error after it of
   const none = { resend: false, edit: false, retry: false };
   assert.deepEqual([offers(t, 0), offers(t, 1), offers(t, 2)], [none, none, { resend: true, edit: true, retry: false }]);
 });
+
+// Verifies: MCP-31
+test('a picture a server sent is drawn only as a data: URL of an allowed picture type with base64 data', async () => {
+  const { attachPicture, pictureSrc } = await import('../webview/transcript');
+  const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+  assert.equal(pictureSrc({ mediaType: 'image/png', data: png }), `data:image/png;base64,${png}`);
+  for (const [mediaType, data] of [
+    ['image/svg+xml', 'PHN2Zz4='],
+    ['text/html', 'PGI+'],
+    ['image/png;x', png],
+    ['image/png', '"><script>x</script>'],
+    ['image/png', 'iVBORw0KGgo'],
+    ['image/png', ''],
+  ]) {
+    assert.equal(pictureSrc({ mediaType, data }), undefined, `${mediaType} ${data}`);
+  }
+  let t = applyUpdate(emptyTranscript(), { kind: 'quarantined', ref: 'ref:1', origin: 'a picture', lines: 0, bytes: 96, label: '(U,priv)', picture: true });
+  t = applyUpdate(t, { kind: 'quarantined', ref: 'ref:2', origin: 'web', lines: 1, bytes: 3, label: '(U,pub)' });
+  t = attachPicture(t, 'ref:1', { mediaType: 'image/png', data: png });
+  assert.deepEqual(t.items.map((i) => (i.kind === 'quarantined' ? i.picture?.mediaType : undefined)), ['image/png', undefined]);
+});

@@ -6,6 +6,7 @@ import { completeMention, mentionAt } from './mentionComplete';
 import { renderMarkdown, escapeHtml } from './markdown';
 import { contextLabel, withoutContext, type EditorContext } from './transcript';
 import { addItem, addUser, applyUpdate, delegateStateWords, offers, emptyTranscript, mentions, previewOf, restoredTranscript, resumedTranscript, statusWords, stopWords, type DelegateItem, type FromWebview, type Item, type RunOutput, type ToWebview, type ToolItem, type Transcript } from './transcript';
+import { attachPicture, drawnPictureTypes, pictureSrc, type HeldPicture } from './transcript';
 import { every, type LoopShown } from '../sessions';
 
 declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void; getState(): unknown; setState(s: unknown): void };
@@ -59,7 +60,7 @@ function itemHtml(it: Item, index: number): string {
     }
     case 'quarantined':
       return `<div class="untrusted" role="note" title="${escapeHtml(`${it.ref}, label ${it.label}`)}"><div class="frame-label">quarantined · not shown to the agent</div>` +
-        `${escapeHtml(it.origin)}: ${it.lines} lines, ${it.bytes} bytes, kept from the agent unless you let it read them</div>`;
+        `${escapeHtml(it.origin)}: ${it.lines} lines, ${it.bytes} bytes, kept from the agent unless you let it read them${pictureHtml(it.picture)}</div>`;
     case 'error': {
       const retry = it.retry && offered.retry ? `<button class="retry" data-retry="${index}">Retry</button>` : '';
       const action = it.action ? `<button class="secondary" data-command="${escapeHtml(it.action.command)}">${escapeHtml(it.action.label)}</button>` : '';
@@ -105,6 +106,15 @@ function delegateHtml(d: DelegateItem): string {
     `<span class="status ${escapeHtml(d.state)}" title="state: ${escapeHtml(d.state)}">${escapeHtml(delegateStateWords(d.state))}</span>${ended}</div>` +
     `<div class="delegate-task" title="${escapeHtml(d.task)}">${escapeHtml(d.task)}</div>` +
     (calls ? `<div class="delegate-calls">${calls}</div>` : '') + report + '</div>';
+}
+
+/** A server's picture inside its quarantined frame: drawn when its type is one the chat draws, named otherwise. */
+function pictureHtml(p: HeldPicture | undefined): string {
+  if (!p) return '';
+  const src = pictureSrc(p);
+  return src
+    ? `<div class="frame-label">the picture the server sent · for you only</div><img class="held-picture" alt="a picture an MCP server sent" src="${escapeHtml(src)}">`
+    : `<div class="frame-label">a picture of type ${escapeHtml(p.mediaType)}, not drawn: the chat draws ${escapeHtml(drawnPictureTypes.join(', '))} only</div>`;
 }
 
 /** Run outputs the person expanded, by call and index; they stay expanded across redraws. */
@@ -201,6 +211,7 @@ window.addEventListener('message', (e: MessageEvent<ToWebview>) => {
   const m = e.data;
   switch (m.type) {
     case 'update': heard = Date.now(); transcript = applyUpdate(transcript, m.update); break;
+    case 'picture': transcript = attachPicture(transcript, m.ref, m.picture); break;
     case 'user': transcript = addUser(transcript, m.text, m.context, m.sent); break;
     case 'context': editorCtx = m.context; drawContext(); return;
     case 'insertPrompt': {

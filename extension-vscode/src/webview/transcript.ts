@@ -15,7 +15,7 @@ export type Item =
    */
   | DelegateItem
   /** Quarantined notices and remarks are shown in a separate frame: they are not the agent's words. */
-  | { kind: 'quarantined'; ref: string; origin: string; lines: number; bytes: number; label: string }
+  | { kind: 'quarantined'; ref: string; origin: string; lines: number; bytes: number; label: string; picture?: HeldPicture }
   | { kind: 'remark'; text: string }
   | { kind: 'check'; state: string; verdict?: string }
   | { kind: 'plan'; todos: TodoItem[] }
@@ -78,6 +78,30 @@ function delegateCard(items: Item[], number: number): { index: number; card: Del
   const card: DelegateItem = { kind: 'delegate', number, delegateKind: '?', depth: 1, state: 'running', task: '', calls: [] };
   items.push(card);
   return { index: items.length - 1, card };
+}
+
+/** A picture an MCP server sent, as it sent it (untrusted): drawn only through `pictureSrc`. */
+export interface HeldPicture { mediaType: string; data: string }
+
+/** The picture types the chat draws; its content security policy allows `data:` images only. */
+export const drawnPictureTypes = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'];
+
+/**
+ * The `data:` URL a held picture is drawn from, or undefined when its type is not one the chat
+ * draws or its data is not base64: then it is named, not drawn. No SVG: it is a document.
+ */
+export function pictureSrc(p: HeldPicture): string | undefined {
+  if (!drawnPictureTypes.includes(p.mediaType)) return undefined;
+  if (p.data.length === 0 || p.data.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(p.data)) return undefined;
+  return `data:${p.mediaType};base64,${p.data}`;
+}
+
+/** The quarantined notice of `ref` with the picture the server sent for it. */
+export function attachPicture(t: Transcript, ref: string, picture: HeldPicture): Transcript {
+  return {
+    ...t,
+    items: t.items.map((it) => (it.kind === 'quarantined' && it.ref === ref ? { ...it, picture } : it)),
+  };
 }
 
 /** What a run printed on one stream: untrusted bytes for the person's eyes only. */
@@ -336,7 +360,9 @@ export type ToWebview =
   /** The loop the session runs, or none. */
   | { type: 'loop'; loop?: LoopShown }
   /** The server's prompt history (every session's), oldest first; time in seconds. */
-  | { type: 'history'; entries: { text: string; time: number }[] };
+  | { type: 'history'; entries: { text: string; time: number }[] }
+  /** A picture an MCP server sent for the quarantined notice of `ref` (MCP-31). */
+  | { type: 'picture'; ref: string; picture: HeldPicture };
 
 export type FromWebview =
   | { type: 'ready' }
