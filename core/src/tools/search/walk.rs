@@ -8,9 +8,11 @@
 //! is followed, to a file or a directory, so the walk stays inside the directory it was given.
 //!
 //! Files are met (counted, selected) in walk order and read and searched on up to [`READERS`]
-//! threads while the walk goes on, at most [`AHEAD`] files ahead of the one taken next (so a
-//! search that stops at the cap reads few files past it); their results are taken in walk order, so the outcome is the one
-//! reading them one by one gives, whatever the threads did first.
+//! threads while the walk goes on, handed over [`BATCH`] at a time and at most [`AHEAD`] files
+//! ahead of the one taken next (so a search that stops at the cap reads few files past it); their
+//! results are taken in walk order, so the outcome is the one reading them one by one gives,
+//! whatever the threads did first. Each listed file is opened by its name in the directory the
+//! walk holds open, so the kernel looks up one name rather than the whole path.
 //!
 //! This module decides nothing about trust: it reports every file whose bytes it read, and the
 //! tool labels the result from that list.
