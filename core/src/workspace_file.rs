@@ -357,6 +357,16 @@ fn read_handle(file: File, limit: u64, real: PathBuf) -> Result<Contents, Refusa
 /// As [`read_regular`], into `bytes` (emptied first) rather than a new buffer, so a caller that
 /// reads many files in a row (the search walk) reuses one; gives the change token.
 pub fn read_regular_into(path: &Path, limit: u64, bytes: &mut Vec<u8>) -> Result<String, Refusal> {
+    let meta = read_regular_into_measured(path, limit, bytes)?;
+    Ok(metadata_token(Some(&meta)))
+}
+
+/// As [`read_regular_into`], giving the metadata the file was measured by rather than its token.
+pub fn read_regular_into_measured(
+    path: &Path,
+    limit: u64,
+    bytes: &mut Vec<u8>,
+) -> Result<Metadata, Refusal> {
     use std::os::unix::fs::OpenOptionsExt;
     bytes.clear();
     let file = std::fs::OpenOptions::new()
@@ -364,10 +374,48 @@ pub fn read_regular_into(path: &Path, limit: u64, bytes: &mut Vec<u8>) -> Result
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)
         .map_err(|e| refusal_of_open(path, &e))?;
-    read_handle_into(file, limit, bytes)
+    read_measured_into(file, limit, bytes)
 }
 
 fn read_handle_into(file: File, limit: u64, bytes: &mut Vec<u8>) -> Result<String, Refusal> {
+    let meta = read_measured_into(file, limit, bytes)?;
+    Ok(metadata_token(Some(&meta)))
+}
+
+/// Reads the entry `name` of a directory already open as `directory` into `bytes` (emptied first),
+/// as [`read_regular_into`] reads a path: the name is looked up in that directory alone, opened
+/// without following a link, without blocking and without becoming a terminal, and refused unless
+/// the handle is a regular file within `limit`. Gives the file's metadata (what its change token is
+/// made from). A walk that lists a directory and then reads its files this way has the kernel look
+/// up one name per file rather than every component of its path, and a directory on the way
+/// swapped for a link after it was opened changes nothing.
+pub fn read_entry_into(
+    directory: &std::os::fd::OwnedFd,
+    name: &std::ffi::OsStr,
+    limit: u64,
+    bytes: &mut Vec<u8>,
+) -> Result<Metadata, Refusal> {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::unix::ffi::OsStrExt;
+    bytes.clear();
+    let name = std::ffi::CString::new(name.as_bytes())
+        .map_err(|_| Refusal::Unreadable("a NUL in a file name".into()))?;
+    let flags =
+        libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC;
+    // SAFETY: `name` is a NUL-terminated string that outlives the call, and `directory` is an
+    // open descriptor the caller owns for the duration of the call.
+    let fd = unsafe { libc::openat(directory.as_raw_fd(), name.as_ptr(), flags) };
+    if fd < 0 {
+        return Err(from_io(&std::io::Error::last_os_error()));
+    }
+    // SAFETY: `fd` was just returned by openat and nothing else owns it.
+    let file = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+    read_measured_into(file, limit, bytes)
+}
+
+/// What the readers into a caller's buffer do once a handle is open: ask it what it is, then read
+/// within the bound; gives the metadata the handle was measured by.
+fn read_measured_into(file: File, limit: u64, bytes: &mut Vec<u8>) -> Result<Metadata, Refusal> {
     let meta = file.metadata().map_err(|e| from_io(&e))?;
     kind_of(&meta)?;
     if meta.len() > limit {
@@ -383,7 +431,7 @@ fn read_handle_into(file: File, limit: u64, bytes: &mut Vec<u8>) -> Result<Strin
     if bytes.len() as u64 > limit {
         return Err(Refusal::TooLarge { limit });
     }
-    Ok(metadata_token(Some(&meta)))
+    Ok(meta)
 }
 
 /// A regular file passes; everything else is named.
@@ -499,6 +547,8 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+    use std::ffi::OsStr;
+    use std::os::fd::OwnedFd;
 
     fn reach(dir: &Path) -> Reach {
         Reach::workspace(dir)
@@ -638,6 +688,41 @@ mod tests {
                 .bytes,
             b"plain\n"
         );
+    }
+
+    // Verifies: SEARCH-40
+    #[test]
+    fn an_entry_is_read_by_its_name_in_the_directory_held_open_never_through_a_link() {
+        let (ws, elsewhere) = workspace();
+        let listed = ws.path().join("d");
+        std::fs::create_dir(&listed).unwrap();
+        std::fs::write(listed.join("x"), "listed\n").unwrap();
+        std::fs::write(elsewhere.path().join("x"), "secret\n").unwrap();
+        let held = OwnedFd::from(File::open(&listed).unwrap());
+        // The directory is moved away after it was opened and a link to elsewhere put in its place:
+        // the entry is still the one in the directory held open, never the link's.
+        std::fs::rename(&listed, ws.path().join("moved")).unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), &listed).unwrap();
+        let mut bytes = Vec::new();
+        let meta = read_entry_into(&held, OsStr::new("x"), READ_LIMIT, &mut bytes).unwrap();
+        assert_eq!((bytes.as_slice(), meta.len()), (&b"listed\n"[..], 7));
+        assert_eq!(std::fs::read(listed.join("x")).unwrap(), b"secret\n");
+        // An entry that is a link, a FIFO or too large is refused at once and reads nothing.
+        let moved = OwnedFd::from(File::open(ws.path().join("moved")).unwrap());
+        std::os::unix::fs::symlink(elsewhere.path().join("x"), ws.path().join("moved/l")).unwrap();
+        assert!(read_entry_into(&moved, OsStr::new("l"), READ_LIMIT, &mut bytes).is_err());
+        let c = CString::new(ws.path().join("moved/pipe").as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: `c` is a NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert_eq!(
+            read_entry_into(&moved, OsStr::new("pipe"), READ_LIMIT, &mut bytes).err(),
+            Some(Refusal::NotRegular("a FIFO"))
+        );
+        assert_eq!(
+            read_entry_into(&moved, OsStr::new("x"), 3, &mut bytes).err(),
+            Some(Refusal::TooLarge { limit: 3 })
+        );
+        assert!(bytes.len() <= 4);
     }
 
     // Verifies: READ-8

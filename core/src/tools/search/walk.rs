@@ -8,9 +8,11 @@
 //! is followed, to a file or a directory, so the walk stays inside the directory it was given.
 //!
 //! Files are met (counted, selected) in walk order and read and searched on up to [`READERS`]
-//! threads while the walk goes on, at most [`AHEAD`] files ahead of the one taken next (so a
-//! search that stops at the cap reads few files past it); their results are taken in walk order, so the outcome is the one
-//! reading them one by one gives, whatever the threads did first.
+//! threads while the walk goes on, handed over [`BATCH`] at a time and at most [`AHEAD`] files
+//! ahead of the one taken next (so a search that stops at the cap reads few files past it); their
+//! results are taken in walk order, so the outcome is the one reading them one by one gives,
+//! whatever the threads did first. Each listed file is opened by its name in the directory the
+//! walk holds open, so the kernel looks up one name rather than the whole path.
 //!
 //! This module decides nothing about trust: it reports every file whose bytes it read, and the
 //! tool labels the result from that list.
@@ -19,6 +21,7 @@ use std::collections::{HashMap, VecDeque};
 use std::ffi::OsString;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::ops::ControlFlow;
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
@@ -253,6 +256,7 @@ fn search_from(
         arrived: HashMap::new(),
         taken: 0,
         sent: 0,
+        batch: Vec::new(),
         jobs: None,
         results: None,
         halt: Arc::new(AtomicBool::new(false)),
@@ -284,8 +288,18 @@ fn search_from(
     Ok(search.out)
 }
 
-/// A file for a reading thread: its place in walk order and its path.
-type Job = (usize, PathBuf);
+/// Files for a reading thread: the place in walk order of the first, and a run of consecutive
+/// files from there.
+type Job = (usize, Vec<Entry>);
+
+/// A file the walk met: its path, and the directory it was listed in, held open so that the file
+/// is opened by its name in that directory (`None` where the directory could not be held open: the
+/// file is then opened by its path).
+type Entry = (Option<Arc<OwnedFd>>, PathBuf);
+
+/// What a reading thread sends back for one [`Job`]: the place of the first file and each file's
+/// reading, in order.
+type Readings = (usize, Vec<(Read, Stamp)>);
 
 struct Search<'a> {
     request: &'a Request<'a>,
@@ -297,14 +311,17 @@ struct Search<'a> {
     /// each with the files met and selected once it was.
     pending: VecDeque<(PathBuf, (u64, usize))>,
     /// Readings that came back before every file ahead of them, by place.
-    arrived: HashMap<usize, (Read, String)>,
+    arrived: HashMap<usize, (Read, Stamp)>,
     /// Files taken so far: the place of the first pending one.
     taken: usize,
-    /// Files handed to the reading threads so far.
+    /// Files handed to the reading threads so far, or gathered into `batch` to be.
     sent: usize,
+    /// Files met and selected, not yet handed to the reading threads: sent together, so that a
+    /// run of files costs one message and one wake-up rather than one for each file.
+    batch: Vec<Entry>,
     /// Where files go to be read; `None` when this thread reads them itself.
     jobs: Option<mpsc::Sender<Job>>,
-    results: Option<mpsc::Receiver<(usize, (Read, String))>>,
+    results: Option<mpsc::Receiver<Readings>>,
     /// Tells the reading threads to read nothing more.
     halt: Arc<AtomicBool>,
     /// The reader of the files this thread reads itself.
@@ -353,6 +370,8 @@ impl Search<'_> {
                         }
                     };
                 entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+                // Held open for its files to be opened by name; on failure they are opened by path.
+                let handle = open_directory(&directory).ok().map(Arc::new);
                 let mut subdirectories = Vec::new();
                 for (name, kind) in entries {
                     let path = directory.join(&name);
@@ -370,7 +389,7 @@ impl Search<'_> {
                             None => subdirectories.push(path),
                         }
                     } else if kind.is_file() {
-                        self.queue(path)?;
+                        self.queue(path, handle.as_ref())?;
                     }
                 }
                 next.extend(subdirectories);
@@ -397,12 +416,16 @@ impl Search<'_> {
                     let mut reader = Reader::default();
                     loop {
                         let job = job_rx.lock().map_or(None, |jobs| jobs.recv().ok());
-                        let Some((place, path)) = job else { return };
-                        if halt.load(Ordering::Relaxed) {
-                            return;
+                        let Some((place, entries)) = job else { return };
+                        let mut readings = Vec::with_capacity(entries.len());
+                        for (directory, path) in &entries {
+                            if halt.load(Ordering::Relaxed) {
+                                return;
+                            }
+                            let at = At::Listed(directory.as_deref());
+                            readings.push(read_file(request, files, keep, &mut reader, path, at));
                         }
-                        let read = read_file(request, files, keep, &mut reader, &path, false);
-                        if result_tx.send((place, read)).is_err() {
+                        if result_tx.send((place, readings)).is_err() {
                             return;
                         }
                     }
@@ -429,8 +452,8 @@ impl Search<'_> {
     fn take_arrived(&mut self, wait: Wait) -> ControlFlow<()> {
         loop {
             if let Some(results) = &self.results {
-                while let Ok((place, read)) = results.try_recv() {
-                    self.arrived.insert(place, read);
+                while let Ok(readings) = results.try_recv() {
+                    arrive(&mut self.arrived, readings);
                 }
             }
             while let Some(read) = self.arrived.remove(&self.taken) {
@@ -453,10 +476,10 @@ impl Search<'_> {
             if !waiting {
                 return ControlFlow::Continue(());
             }
+            // Before waiting, what is gathered goes out: the readings waited for may be in it.
+            self.send_batch();
             match self.results.as_ref().map(mpsc::Receiver::recv) {
-                Some(Ok((place, read))) => {
-                    self.arrived.insert(place, read);
-                }
+                Some(Ok(readings)) => arrive(&mut self.arrived, readings),
                 // Every reading thread is gone: nothing more will come back.
                 _ => return ControlFlow::Continue(()),
             }
@@ -465,7 +488,7 @@ impl Search<'_> {
 
     /// Meets one file of the walk: counts it and asks `include` now, in walk order, and leaves
     /// reading it to the reading threads, or reads it at once where there are none.
-    fn queue(&mut self, path: PathBuf) -> ControlFlow<()> {
+    fn queue(&mut self, path: PathBuf, directory: Option<&Arc<OwnedFd>>) -> ControlFlow<()> {
         if self.meet(&path, false)? {
             if self.resuming.is_some() {
                 self.pass_before_resuming(&path, false)?;
@@ -474,25 +497,39 @@ impl Search<'_> {
                 }
             }
             let counts = (self.out.files_met, self.out.files_selected);
-            let Some(jobs) = &self.jobs else {
+            if self.jobs.is_none() {
                 let read = read_file(
                     self.request,
                     self.files,
                     self.keep,
                     &mut self.reader,
                     &path,
-                    false,
+                    At::Listed(directory.map(Arc::as_ref)),
                 );
                 return self.take(path, read, counts.1);
-            };
-            if jobs.send((self.sent, path.clone())).is_err() {
-                return ControlFlow::Continue(());
             }
-            self.sent += 1;
+            self.batch.push((directory.cloned(), path.clone()));
             self.pending.push_back((path, counts));
+            if self.batch.len() >= BATCH {
+                self.send_batch();
+            }
             return self.take_arrived(Wait::ForRoom);
         }
         ControlFlow::Continue(())
+    }
+
+    /// Hands the files gathered in `batch` to the reading threads as one job.
+    fn send_batch(&mut self) {
+        if self.batch.is_empty() {
+            return;
+        }
+        let paths = std::mem::take(&mut self.batch);
+        let first = self.sent;
+        self.sent += paths.len();
+        if let Some(jobs) = &self.jobs {
+            // The threads are gone only once halted, and then nothing more is taken.
+            let _ = jobs.send((first, paths));
+        }
     }
 
     /// A file named as the root: met, read and searched at once.
@@ -503,13 +540,14 @@ impl Search<'_> {
         if self.resuming.is_some() {
             self.pass_before_resuming(&path, named)?;
         }
+        let at = if named { At::Named } else { At::Listed(None) };
         let read = read_file(
             self.request,
             self.files,
             self.keep,
             &mut self.reader,
             &path,
-            named,
+            at,
         );
         let selected = self.out.files_selected;
         self.take(path, read, selected)
@@ -524,7 +562,7 @@ impl Search<'_> {
         };
         let selected = self.out.files_selected;
         if selected < resume.selected {
-            (path, stamp(self.files, path, named).as_str()).hash(&mut self.digest);
+            (path.as_os_str(), stamp(self.files, path, named)).hash(&mut self.digest);
             return ControlFlow::Continue(());
         }
         if selected == resume.selected
@@ -567,11 +605,11 @@ impl Search<'_> {
     fn take(
         &mut self,
         path: PathBuf,
-        (read, stamp): (Read, String),
+        (read, stamp): (Read, Stamp),
         selected: usize,
     ) -> ControlFlow<()> {
         let before = self.digest.clone();
-        (path.as_path(), stamp.as_str()).hash(&mut self.digest);
+        (path.as_os_str(), stamp).hash(&mut self.digest);
         let counted_before = self.out.counted;
         let (lines, bytes) = match read {
             Read::TooLarge => {
@@ -633,7 +671,11 @@ impl Search<'_> {
 /// The most files handed to the reading threads and not yet taken: how far reading runs ahead of
 /// the merge in walk order, and so how many files a search stopped at the match cap may have read
 /// past the one where it stopped (their readings are dropped).
-const AHEAD: usize = 64;
+const AHEAD: usize = 128;
+
+/// How many files the walk gathers before handing them to a reading thread as one job (fewer
+/// when it has to wait for a reading, and at the end of the walk).
+const BATCH: usize = 16;
 
 /// How long [`Search::take_arrived`] waits for readings.
 #[derive(Clone, Copy)]
@@ -667,6 +709,15 @@ struct Reader {
     buffer: Vec<u8>,
 }
 
+/// Where a file to be read was found.
+#[derive(Clone, Copy)]
+enum At<'a> {
+    /// Named as the root of the search: confined by its real path, which is the one opened.
+    Named,
+    /// Listed by the walk, in the directory held open here when it could be.
+    Listed(Option<&'a OwnedFd>),
+}
+
 /// Reads one file (an open buffer first) and finds its matching lines. Touches nothing shared.
 fn read_file(
     request: &Request<'_>,
@@ -674,43 +725,43 @@ fn read_file(
     keep: &Keep<'_>,
     reader: &mut Reader,
     path: &Path,
-    named: bool,
-) -> (Read, String) {
+    at: At<'_>,
+) -> (Read, Stamp) {
+    use crate::workspace_file::{Refusal, read_entry_into};
     let open = files.buffer(path);
-    let (bytes, stamp): (&[u8], String) = match &open {
-        Some((text, version)) if text.len() as u64 > request.limits.max_file_bytes => {
-            return (
-                Read::TooLarge,
-                crate::workspace_file::buffer_token(path, *version),
-            );
+    let limit = request.limits.max_file_bytes;
+    let (bytes, stamp): (&[u8], Stamp) = match &open {
+        Some((text, _)) if text.len() as u64 > limit => {
+            return (Read::TooLarge, buffer_stamp(open.as_ref()));
         }
-        Some((text, version)) => (
-            text.as_bytes(),
-            crate::workspace_file::buffer_token(path, *version),
-        ),
+        Some((text, _)) => (text.as_bytes(), buffer_stamp(open.as_ref())),
         // Opened without following a link or waiting on a FIFO: an entry swapped after the
-        // directory was listed is unreadable rather than a way out or a hang. A root named
-        // directly was confined by its real path, which is the one opened.
+        // directory was listed is unreadable rather than a way out or a hang.
         None => {
-            let at = if named {
-                crate::workspace_file::real_path(path)
-            } else {
-                path.to_path_buf()
-            };
-            match crate::workspace_file::read_regular_into(
-                &at,
-                request.limits.max_file_bytes,
-                &mut reader.buffer,
-            ) {
-                Ok(token) => (reader.buffer.as_slice(), token),
-                Err(crate::workspace_file::Refusal::TooLarge { .. }) => {
-                    return (Read::TooLarge, disk_stamp(&at));
+            let (read, stamped) = match (at, path.file_name()) {
+                (At::Listed(Some(directory)), Some(name)) => (
+                    read_entry_into(directory, name, limit, &mut reader.buffer),
+                    path.to_path_buf(),
+                ),
+                (At::Named, _) => {
+                    let real = crate::workspace_file::real_path(path);
+                    (read_measured(&real, limit, &mut reader.buffer), real)
                 }
-                Err(_) => return (Read::Unreadable, disk_stamp(&at)),
+                _ => (
+                    read_measured(path, limit, &mut reader.buffer),
+                    path.to_path_buf(),
+                ),
+            };
+            match read {
+                Ok(meta) => (reader.buffer.as_slice(), disk_stamp_of(Some(&meta))),
+                Err(Refusal::TooLarge { .. }) => return (Read::TooLarge, disk_stamp(&stamped)),
+                Err(_) => return (Read::Unreadable, disk_stamp(&stamped)),
             }
         }
     };
-    if bytes.contains(&0) {
+    // `memchr` scans with the processor's vector instructions, where `contains` goes a byte or a
+    // word at a time.
+    if memchr::memchr(0, bytes).is_some() {
         return (Read::Binary, stamp);
     }
     // No file can give the outcome more lines than these: the matches passed over, the cap,
@@ -737,11 +788,26 @@ fn read_file(
     (Read::Text { lines, bytes }, stamp)
 }
 
+/// Keeps the readings a thread sent back by place until their turn comes.
+fn arrive(arrived: &mut HashMap<usize, (Read, Stamp)>, (first, readings): Readings) {
+    for (i, read) in readings.into_iter().enumerate() {
+        arrived.insert(first + i, read);
+    }
+}
+
+/// What a page's digest holds of one file besides its path: an open buffer's version, or the
+/// size, modification time and inode on disk (all absent for a file that is not there).
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
+enum Stamp {
+    Buffer(i32),
+    Disk(Option<(u64, Option<std::time::SystemTime>, u64)>),
+}
+
 /// The stamp of a file left unread before the place a page resumes at: what reading it would
-/// have stamped it with (an open buffer's version, or the size, modification time and inode).
-fn stamp(files: &dyn Files, path: &Path, named: bool) -> String {
-    if let Some((_, version)) = files.buffer(path) {
-        return crate::workspace_file::buffer_token(path, version);
+/// have stamped it with.
+fn stamp(files: &dyn Files, path: &Path, named: bool) -> Stamp {
+    if let Some(open) = files.buffer(path) {
+        return buffer_stamp(Some(&open));
     }
     if named {
         disk_stamp(&crate::workspace_file::real_path(path))
@@ -750,8 +816,41 @@ fn stamp(files: &dyn Files, path: &Path, named: bool) -> String {
     }
 }
 
-fn disk_stamp(path: &Path) -> String {
-    crate::workspace_file::metadata_token(std::fs::symlink_metadata(path).ok().as_ref())
+fn buffer_stamp(open: Option<&(Arc<str>, i32)>) -> Stamp {
+    Stamp::Buffer(open.map_or(0, |(_, version)| *version))
+}
+
+fn disk_stamp(path: &Path) -> Stamp {
+    disk_stamp_of(std::fs::symlink_metadata(path).ok().as_ref())
+}
+
+fn disk_stamp_of(meta: Option<&std::fs::Metadata>) -> Stamp {
+    use std::os::unix::fs::MetadataExt;
+    Stamp::Disk(meta.map(|m| (m.len(), m.modified().ok(), m.ino())))
+}
+
+/// A file read by its path, as a listed file is when its directory could not be held open.
+fn read_measured(
+    path: &Path,
+    limit: u64,
+    bytes: &mut Vec<u8>,
+) -> Result<std::fs::Metadata, crate::workspace_file::Refusal> {
+    crate::workspace_file::read_regular_into_measured(path, limit, bytes)
+}
+
+/// Opens a directory the walk is about to list, without following a link, to open its files by
+/// name in it.
+fn open_directory(path: &Path) -> std::io::Result<OwnedFd> {
+    use std::os::unix::fs::OpenOptionsExt;
+    #[cfg(target_os = "linux")]
+    const HOLD: libc::c_int = libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW;
+    #[cfg(not(target_os = "linux"))]
+    const HOLD: libc::c_int = libc::O_DIRECTORY | libc::O_NOFOLLOW;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(HOLD)
+        .open(path)
+        .map(OwnedFd::from)
 }
 
 fn shorten(line: &[u8]) -> String {
