@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MessageQueue } from '../messageQueue';
-import { addItem, addUser, applyUpdate, emptyTranscript, mentions, offers } from '../webview/transcript';
+import { addItem, addUser, applyUpdate, counted, emptyTranscript, mentions, offers } from '../webview/transcript';
 import { renderMarkdown } from '../webview/markdown';
 import { PromptHistory } from '../webview/history';
 import type { SessionUpdate } from '../protocol';
@@ -174,4 +174,11 @@ test('a picture a server sent is drawn only as a data: URL of an allowed picture
   t = applyUpdate(t, { kind: 'quarantined', ref: 'ref:2', origin: 'web', lines: 1, bytes: 3, label: '(U,pub)' });
   t = attachPicture(t, 'ref:1', { mediaType: 'image/png', data: png });
   assert.deepEqual(t.items.map((i) => (i.kind === 'quarantined' ? i.picture?.mediaType : undefined)), ['image/png', undefined]);
+});
+
+// Verifies: VSC-2
+test('a count in the chat is singular for one and plural otherwise', () => {
+  assert.equal(counted(1, 'line'), '1 line');
+  assert.equal(counted(0, 'line'), '0 lines');
+  assert.equal(counted(37, 'byte'), '37 bytes');
 });

@@ -6,7 +6,7 @@ import { completeMention, mentionAt } from './mentionComplete';
 import { renderMarkdown, escapeHtml } from './markdown';
 import { contextLabel, withoutContext, type EditorContext } from './transcript';
 import { addItem, addUser, applyUpdate, delegateStateWords, offers, emptyTranscript, mentions, previewOf, restoredTranscript, resumedTranscript, statusWords, stopWords, type DelegateItem, type FromWebview, type Item, type RunOutput, type ToWebview, type ToolItem, type Transcript } from './transcript';
-import { attachPicture, drawnPictureTypes, pictureSrc, type HeldPicture } from './transcript';
+import { attachPicture, counted, drawnPictureTypes, pictureSrc, type HeldPicture } from './transcript';
 import { every, type LoopShown } from '../sessions';
 
 declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void; getState(): unknown; setState(s: unknown): void };
@@ -60,7 +60,7 @@ function itemHtml(it: Item, index: number): string {
     }
     case 'quarantined':
       return `<div class="untrusted" role="note" title="${escapeHtml(`${it.ref}, label ${it.label}`)}"><div class="frame-label">quarantined · not shown to the agent</div>` +
-        `${escapeHtml(it.origin)}: ${it.lines} lines, ${it.bytes} bytes, kept from the agent unless you let it read them${pictureHtml(it.picture)}</div>`;
+        `${escapeHtml(it.origin)}: ${counted(it.lines, 'line')}, ${counted(it.bytes, 'byte')}, kept from the agent unless you let it read them${pictureHtml(it.picture)}</div>`;
     case 'error': {
       const retry = it.retry && offered.retry ? `<button class="retry" data-retry="${index}">Retry</button>` : '';
       const action = it.action ? `<button class="secondary" data-command="${escapeHtml(it.action.command)}">${escapeHtml(it.action.label)}</button>` : '';

@@ -80,6 +80,11 @@ function delegateCard(items: Item[], number: number): { index: number; card: Del
   return { index: items.length - 1, card };
 }
 
+/** `n` and its noun, singular for one: "1 line", "37 bytes". */
+export function counted(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
 /** A picture an MCP server sent, as it sent it (untrusted): drawn only through `pictureSrc`. */
 export interface HeldPicture { mediaType: string; data: string }
 
