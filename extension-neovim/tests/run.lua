@@ -869,6 +869,8 @@ case('each delegate has lines in the chat with its number, kind, state and repor
   assert(started1 < call1, text)
   local done1 = at('◆ delegate 1 · reader · done: alpha.txt')
   local done2 = at('◆ delegate 2 · reader · done: vendor/beta.txt')
+  -- A check of a one-line file says so in words.
+  at('  · check started (1 line)')
   -- A report is drawn as its label says: the first delegate's context stayed trusted (the person
   -- trusted alpha.txt); the second's met content nobody vouched for (shown to it once), so its
   -- report is in the margin.

@@ -577,7 +577,7 @@ function M.on_update(state, update, session_id)
   elseif kind == 'check' then
     local s = 'check ' .. one_line(update.state)
     if update.lines ~= nil then
-      s = s .. ' (' .. one_line(update.lines) .. ' lines)'
+      s = s .. ' (' .. one_line(update.lines) .. (update.lines == 1 and ' line)' or ' lines)')
     end
     if update.completed ~= nil then
       s = s .. (update.completed == true and ', completed' or ', not completed')
