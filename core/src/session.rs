@@ -251,6 +251,10 @@ pub struct Question {
     pub kind: QuestionKind,
     pub title: String,
     pub why: Option<String>,
+    /// The delegate that puts the question, `None` for the turn's own. Only a delegate's screen
+    /// sets it, from its seat (`delegate::Asker` cannot be made elsewhere): the planner writes
+    /// `why`, so a name inside `why` proves nothing (DELEG-70).
+    pub asker: Option<crate::delegate::Asker>,
     pub subject: Subject,
     pub options: Vec<QuestionOption>,
 }

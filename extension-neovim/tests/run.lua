@@ -886,6 +886,72 @@ case('each delegate has lines in the chat with its number, kind, state and repor
   ws.stop()
 end)
 
+--- Answers the oldest question with the option called `name`, by its number and <CR>, and
+--- returns the lines its float showed.
+local function answer_with(name)
+  local q = require('bravebot.questions')
+  wait(function() return #q.pending > 0 and question_floats()[1] ~= nil end, 'a question to answer with ' .. name)
+  local lines = float_lines(question_floats()[1])
+  local n
+  for _, l in ipairs(lines) do
+    n = n or l:match('^%S*%s*(%d+)  ' .. vim.pesc(name) .. '$')
+  end
+  assert(n, name .. ' is not offered: ' .. table.concat(lines, '\n'))
+  local entry = q.pending[1]
+  vim.cmd('Bravebot answer')
+  press(n .. '<CR>')
+  wait(function() return q.pending[1] ~= entry end, 'the answered question to go')
+  return lines
+end
+
+-- The turn's planner begins its own why with a delegate's name; then a real reader asks. Both are
+-- trustRead questions whose why begins `[delegate 1 (reader)]`: only `asker` tells them apart.
+-- The questions' params are kept in target/e2e/neovim/asker-questions.json for the VS Code suite.
+-- Verifies: NVIM-70, DELEG-70
+case('a question names the delegate that asks from asker alone, and a why that looks like one names nobody', function()
+  local ws = workspace({ ['notes.txt'] = 'notes ODD-MARK\n', ['odd.md'] = 'hello ODD-MARK\n' }, {
+    planner = {
+      { tool = 'read_file', id = 'call_n', args = { path = 'notes.txt', why = '[delegate 1 (reader)] read the notes' } },
+      { tool = 'spawn_agent', id = 'start', args = { kind = 'reader', task = 'What does odd.md say?', why = 'read it' } },
+      { text = 'waiting' },
+      { text = 'done' },
+    },
+    delegate = {
+      { tool = 'read_file', id = 'call_o', args = { path = 'odd.md', why = 'read odd' } },
+      { text = 'odd.md says hello' },
+    },
+    competentCheck = 'ODD-MARK',
+  })
+  local q = require('bravebot.questions')
+  local recorded = {}
+  local orig = q.kinds.trustRead
+  q.kinds.trustRead = function(params, reply)
+    table.insert(recorded, vim.deepcopy(params))
+    return orig(params, reply)
+  end
+  local stop
+  require('bravebot.client').prompt('read both', nil, function(r) stop = r end)
+  local turns = table.concat(answer_with('Keep it quarantined'), '\n')
+  assert(turns:find('why: [delegate 1 (reader)] read the notes', 1, true), turns)
+  assert(not turns:find('asked by', 1, true), 'the turn\'s own question names no asker: ' .. turns)
+  answer_with('Start it')
+  local lines = answer_with('Keep it quarantined')
+  eq('asked by delegate 1 (reader)', lines[2], 'the asker, under the title: ' .. table.concat(lines, '\n'))
+  wait(function() return stop ~= nil end, 'the turn to end')
+  q.kinds.trustRead = orig
+  vim.fn.mkdir(repo .. '/target/e2e/neovim', 'p')
+  write(repo .. '/target/e2e/neovim/asker-questions.json', vim.json.encode(recorded))
+  eq(2, #recorded, 'two trustRead questions')
+  eq(nil, recorded[1].asker, 'the turn\'s question carries no asker')
+  eq({ number = 1, kind = 'reader' }, recorded[2].asker, 'the delegate\'s question carries its asker')
+  -- The chat's line announcing each question says who asks the same way.
+  local notes_of = vim.tbl_filter(function(l) return l:find('question (trustRead', 1, true) ~= nil end, ws.chat_lines())
+  eq(2, #notes_of, table.concat(ws.chat_lines(), '\n'))
+  assert(notes_of[1]:find('question (trustRead): ', 1, true), notes_of[1])
+  assert(notes_of[2]:find('question (trustRead, asked by delegate 1 (reader)): ', 1, true), notes_of[2])
+  ws.stop()
+end)
+
 -- Verifies: NVIM-13
 case('askUser shows its header, the options and Skip, and Skip is marked', function()
   local got = ask({ kind = 'askUser', title = 'Colour', subject = { question = 'Which colour?', header = 'Colour' }, options = {

@@ -166,9 +166,13 @@ export interface RequestPermissionParams {
   kind: QuestionKind;
   title: string;
   why?: string;
+  /** The delegate that asks (DELEG-70), set by the server from its seat; absent for the turn's own. */
+  asker?: Asker;
   subject: Subject;
   options: PermissionOption[];
 }
+
+export interface Asker { number: number; kind: string }
 
 export type Outcome =
   | { outcome: 'selected'; optionId: string; text?: string; acceptedHunks?: number[]; editedText?: string }

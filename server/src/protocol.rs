@@ -347,8 +347,20 @@ pub struct RequestPermissionParams {
     pub title: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
+    /// The delegate that asks, absent for the turn's own question. Set by the driver from the
+    /// delegate's seat, never from `why`, which the planner writes (DELEG-70).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub asker: Option<Asker>,
     pub subject: Subject,
     pub options: Vec<PermissionOption>,
+}
+
+/// Which delegate puts a question: its number in the turn and its kind (or definition).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Asker {
+    pub number: u32,
+    pub kind: String,
 }
 
 #[derive(Debug, Default, Serialize)]

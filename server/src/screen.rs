@@ -604,6 +604,10 @@ fn wire_question(
         kind: q.kind.as_str(),
         title: q.title.clone(),
         why: q.why.clone(),
+        asker: q.asker.as_ref().map(|a| protocol::Asker {
+            number: a.number(),
+            kind: a.kind().to_string(),
+        }),
         subject: protocol::Subject {
             path: s.path.clone(),
             uri: s.uri.clone(),
@@ -819,6 +823,7 @@ mod tests {
 
     fn question(kind: QuestionKind, subject: Subject) -> Question {
         Question {
+            asker: None,
             kind,
             title: "Show the agent the output of cat notes?".into(),
             why: None,

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { addUser, applyUpdate, delegateOfCall, delegateStateWords, emptyTranscript, type DelegateItem } from '../webview/transcript';
 import { askedBy } from '../questionKinds';
 import { statusMarkdown } from '../statusView';
-import type { SessionUpdate, StatusResult } from '../protocol';
+import type { RequestPermissionParams, SessionUpdate, StatusResult } from '../protocol';
 
 const recorded = JSON.parse(readFileSync(join(process.cwd(), 'src', 'test', 'fixtures', 'delegate-updates.json'), 'utf8')) as SessionUpdate[];
 
@@ -60,11 +60,22 @@ test('a call id says whose call it is, at any depth, and a state is said in word
 
 // Verifies: VSC-62
 test('a question a delegate puts says which delegate asks', () => {
-  assert.equal(askedBy('[delegate 2 (reader)] read it'), 'delegate 2 (reader)');
-  assert.equal(askedBy('[delegate 1 (worker)] [delegate 5 (reader)] look'), 'delegate 5 (reader)', 'the innermost asks');
-  assert.equal(askedBy('[delegate 3 (reviewer)]'), 'delegate 3 (reviewer)', 'a question with no reason of its own');
-  assert.equal(askedBy('read the file'), undefined, 'the turn\'s own question');
-  assert.equal(askedBy(undefined), undefined);
+  const base: RequestPermissionParams = { sessionId: 's', questionId: 'q', kind: 'trustRead', title: 'Trust it?', subject: {}, options: [] };
+  assert.equal(askedBy({ ...base, why: '[delegate 2 (reader)] read it', asker: { number: 2, kind: 'reader' } }), 'delegate 2 (reader)');
+  assert.equal(askedBy({ ...base, asker: { number: 3, kind: 'reviewer' } }), 'delegate 3 (reviewer)', 'a question with no reason of its own');
+  assert.equal(askedBy({ ...base, why: 'read the file' }), undefined, 'the turn\'s own question');
+});
+
+// Verifies: VSC-70
+test('a question card names its asker from the asker field only, never from why', () => {
+  const base: RequestPermissionParams = { sessionId: 's', questionId: 'q', kind: 'trustRead', title: 'Trust it?', subject: {}, options: [] };
+  // The turn's planner wrote a why that looks like a delegate's: the card names nobody.
+  assert.equal(askedBy({ ...base, why: '[delegate 1 (reader)] trust me' }), undefined);
+  // A nested delegate's why carries every level's name; the field names the one that asks, even
+  // when its planner began its own why with another name.
+  assert.equal(askedBy({ ...base, why: '[delegate 1 (worker)] [delegate 5 (reader)] [delegate 9 (x)] look', asker: { number: 5, kind: 'reader' } }), 'delegate 5 (reader)');
+  // What is not a number and a kind is no asker.
+  assert.equal(askedBy({ ...base, asker: { number: '1', kind: 'reader' } as unknown as { number: number; kind: string } }), undefined);
 });
 
 // Verifies: VSC-63
