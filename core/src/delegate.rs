@@ -1088,9 +1088,15 @@ impl Screen for DelegateScreen {
                 status,
                 summary,
             }),
+            // A check says whose it is: the innermost delegate names itself, and those above keep
+            // that name (DELEG-71).
+            Update::Check { state, delegate } => self.parent.update(Update::Check {
+                state,
+                delegate: delegate.or(Some(n)),
+            }),
             // A delegate's own state, and that of the delegates it started, go up unchanged:
             // numbers are the turn's, so each names one delegate.
-            update @ (Update::Remark { .. } | Update::Check { .. } | Update::Delegate { .. }) => {
+            update @ (Update::Remark { .. } | Update::Delegate { .. }) => {
                 self.parent.update(update)
             }
             Update::AgentText { .. }

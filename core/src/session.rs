@@ -111,6 +111,10 @@ pub enum Update {
     },
     Check {
         state: CheckState,
+        /// The delegate whose check it is, `None` for the turn's: set by the delegate's screen
+        /// (the innermost one of a nested delegate's), so an editor draws it in that delegate's
+        /// place (DELEG-71).
+        delegate: Option<u32>,
     },
     /// What a finished run printed on one stream, for the person's screen only: it is sent during
     /// the tool call announced last, reaches no model and no file, and is untrusted unless every

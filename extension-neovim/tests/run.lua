@@ -802,7 +802,7 @@ local DELEGATE_SCRIPT = {
   competentCheck = 'WORD-',
 }
 
--- Verifies: NVIM-60, NVIM-61, DELEG-60, DELEG-61
+-- Verifies: NVIM-60, NVIM-61, NVIM-71, DELEG-60, DELEG-61
 case('each delegate has lines in the chat with its number, kind, state and report, its calls indented under it, and status lists the running ones', function()
   local ws = workspace({ ['alpha.txt'] = 'WORD-ALPHA and more\n', ['vendor/beta.txt'] = 'WORD-BETA and more\n' }, DELEGATE_SCRIPT)
   local chat = require('bravebot.chat')
@@ -865,6 +865,10 @@ case('each delegate has lines in the chat with its number, kind, state and repor
   at('◆ delegate 2 · reader · running: vendor/beta.txt')
   at('◆ delegate 1 · reader · waiting on you: alpha.txt')
   local call1 = at('    ▸ read_file: [delegate 1 (reader)] read alpha')
+  -- Each delegate's checks are indented under it and name it (NVIM-71).
+  assert(at('      · check started (1 lines), delegate 1') > call1, text)
+  at('      · check ended, completed, delegate 2')
+  assert(not text:find('check also sent', 1, true), 'every field of the check update is drawn: ' .. text)
   at('    ▸ read_file: [delegate 2 (reader)] read beta')
   assert(started1 < call1, text)
   local done1 = at('◆ delegate 1 · reader · done: alpha.txt')

@@ -289,6 +289,9 @@ pub enum SessionUpdate {
         lines: Option<usize>,
         #[serde(skip_serializing_if = "Option::is_none")]
         completed: Option<bool>,
+        /// The number of the delegate whose check it is; absent for the turn's own (DELEG-71).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        delegate: Option<u32>,
     },
     /// What a finished run printed on one stream (`stdout` or `stderr`), for the person only: sent
     /// while its tool call is the one announced last, bounded, untrusted unless `trusted`, and

@@ -673,17 +673,21 @@ pub fn wire_update(update: Update) -> SessionUpdate {
         },
         Update::Check {
             state: CheckState::Started { lines },
+            delegate,
         } => SessionUpdate::Check {
             state: "started",
             lines: Some(lines),
             completed: None,
+            delegate,
         },
         Update::Check {
             state: CheckState::Ended { completed },
+            delegate,
         } => SessionUpdate::Check {
             state: "ended",
             lines: None,
             completed: Some(completed),
+            delegate,
         },
         // The screen is one of the places untrusted bytes may go.
         Update::RunOutput {
