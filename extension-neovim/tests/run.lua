@@ -1670,6 +1670,44 @@ case(':checkhealth bravebot reports the state directory, its permissions, record
   end)
 end)
 
+-- A picture an MCP server sent (the fake server's `--picture` tool, declared in a home of the
+-- case's own): the chat says it is one, and :Bravebot show says what is held, since a terminal
+-- cannot draw it. The start, tools and call questions are answered in their floats.
+-- Verifies: MCP-31
+case(':Bravebot show of a picture an MCP server sent says a picture of that type and size is held', function()
+  with_home({ mcp = { servers = { fake = { command = repo .. '/target/debug/fake_mcp_server', args = { '--picture' } } } } }, function()
+    local ws = workspace({}, {
+      planner = {
+        { tool = 'mcp__fake__picture', id = 'p1', args = { why = 'draw it' } },
+        { text = 'drawn' },
+      },
+    })
+    local stop
+    require('bravebot.client').prompt('draw a chart', nil, function(r) stop = r end)
+    answer_with('Start it for this session')
+    answer_with('Offer their names and schemas only')
+    answer_with('Call it')
+    wait(function() return stop ~= nil end, 'the turn to end')
+    eq('endTurn', stop, 'stopReason')
+    local text = table.concat(ws.chat_lines(), '\n')
+    assert(text:find('It is a picture: a terminal cannot draw it, so :Bravebot show says what kind it is.', 1, true), text)
+    vim.cmd('Bravebot show ref:1')
+    local w = vim.api.nvim_get_current_win()
+    eq('editor', vim.api.nvim_win_get_config(w).relative, 'a float')
+    local lines = float_lines(w)
+    eq('│ A picture (image/png, 96 bytes of base64) is held; a terminal cannot draw it.', lines[5], table.concat(lines, '\n'))
+    eq(5, #lines, 'nothing but the notice: the text of a picture slot is empty')
+    press('q')
+    -- The planner never saw the picture's bytes.
+    for _, r in ipairs(ws.requests()) do
+      if r.role == 'planner' then
+        assert(not vim.json.encode(r.body):find('iVBORw0KGgo', 1, true), 'a planner request holds the picture')
+      end
+    end
+    ws.stop()
+  end)
+end)
+
 -- Runner -----------------------------------------------------------------------------------------
 
 local passed, failed = 0, 0
