@@ -910,7 +910,8 @@ end
 
 -- The turn's planner begins its own why with a delegate's name; then a real reader asks. Both are
 -- trustRead questions whose why begins `[delegate 1 (reader)]`: only `asker` tells them apart.
--- The questions' params are kept in target/e2e/neovim/asker-questions.json for the VS Code suite.
+-- The questions' params are written to target/e2e/neovim/asker-questions.json, which the VS Code
+-- suite keeps as src/test/fixtures/asker-questions.json.
 -- Verifies: NVIM-70, DELEG-70
 case('a question names the delegate that asks from asker alone, and a why that looks like one names nobody', function()
   local ws = workspace({ ['notes.txt'] = 'notes ODD-MARK\n', ['odd.md'] = 'hello ODD-MARK\n' }, {

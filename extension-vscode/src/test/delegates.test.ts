@@ -94,6 +94,12 @@ test('a question card names its asker from the asker field only, never from why'
   assert.equal(askedBy({ ...base, why: '[delegate 1 (worker)] [delegate 5 (reader)] [delegate 9 (x)] look', asker: { number: 5, kind: 'reader' } }), 'delegate 5 (reader)');
   // What is not a number and a kind is no asker.
   assert.equal(askedBy({ ...base, asker: { number: '1', kind: 'reader' } as unknown as { number: number; kind: string } }), undefined);
+  // The questions the real server put when the turn's planner began its why with a delegate's name
+  // and then a real reader asked (recorded by the Neovim suite's case "a question names the
+  // delegate that asks from asker alone…" into target/e2e/neovim/asker-questions.json, kept here):
+  // both whys begin `[delegate 1 (reader)]`, and only the reader's names an asker.
+  const asked = JSON.parse(readFileSync(join(process.cwd(), 'src', 'test', 'fixtures', 'asker-questions.json'), 'utf8')) as RequestPermissionParams[];
+  assert.deepEqual(asked.map((q) => [q.why?.startsWith('[delegate 1 (reader)]'), askedBy(q)]), [[true, undefined], [true, 'delegate 1 (reader)']]);
 });
 
 // Verifies: VSC-63
