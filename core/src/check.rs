@@ -44,6 +44,7 @@ pub async fn run(
     let (lines, _) = policy::measure(content);
     session.screen.update(Update::Check {
         state: CheckState::Started { lines },
+        delegate: None,
     });
     let literal = {
         let mut state = session.state();
@@ -107,6 +108,7 @@ pub async fn run(
     let completed = outcome.reasons.is_some();
     session.screen.update(Update::Check {
         state: CheckState::Ended { completed },
+        delegate: None,
     });
     outcome
 }

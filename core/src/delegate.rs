@@ -251,6 +251,31 @@ impl Seat {
     }
 }
 
+/// Which delegate puts a question (DELEG-70). Its fields are private: only this module makes
+/// one, from a delegate's seat, so nothing a planner writes can name an asker.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Asker {
+    number: u32,
+    kind: String,
+}
+
+impl Asker {
+    /// Its number in the turn.
+    pub fn number(&self) -> u32 {
+        self.number
+    }
+
+    /// Its kind, or the definition it was started from.
+    pub fn kind(&self) -> &str {
+        &self.kind
+    }
+
+    /// `delegate N (kind)`, as the audit trail and the screen name it.
+    pub fn label(&self) -> String {
+        format!("delegate {} ({})", self.number, self.kind)
+    }
+}
+
 /// One delegate as `session/status` lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Running {
@@ -1063,9 +1088,15 @@ impl Screen for DelegateScreen {
                 status,
                 summary,
             }),
+            // A check says whose it is: the innermost delegate names itself, and those above keep
+            // that name (DELEG-71).
+            Update::Check { state, delegate } => self.parent.update(Update::Check {
+                state,
+                delegate: delegate.or(Some(n)),
+            }),
             // A delegate's own state, and that of the delegates it started, go up unchanged:
             // numbers are the turn's, so each names one delegate.
-            update @ (Update::Remark { .. } | Update::Check { .. } | Update::Delegate { .. }) => {
+            update @ (Update::Remark { .. } | Update::Delegate { .. }) => {
                 self.parent.update(update)
             }
             Update::AgentText { .. }
@@ -1077,6 +1108,14 @@ impl Screen for DelegateScreen {
     }
 
     fn ask(&self, mut question: Question) -> BoxFuture<'_, Answer> {
+        // The innermost delegate asks: a nested one's question passes up through the screens of
+        // the delegates above it, which keep the asker it already names.
+        if question.asker.is_none() {
+            question.asker = Some(Asker {
+                number: self.number,
+                kind: self.name.clone(),
+            });
+        }
         question.why = Some(match question.why.take() {
             Some(why) => format!("[{}] {why}", self.label),
             None => format!("[{}]", self.label),
@@ -1123,6 +1162,7 @@ mod tests {
         open: std::sync::atomic::AtomicUsize,
         most: std::sync::atomic::AtomicUsize,
         whys: Mutex<Vec<Option<String>>>,
+        askers: Mutex<Vec<Option<String>>>,
     }
 
     impl Screen for Slow {
@@ -1132,6 +1172,10 @@ mod tests {
             use std::sync::atomic::Ordering::SeqCst;
             Box::pin(async move {
                 self.whys.lock().unwrap().push(question.why.clone());
+                self.askers
+                    .lock()
+                    .unwrap()
+                    .push(question.asker.as_ref().map(Asker::label));
                 let now = self.open.fetch_add(1, SeqCst) + 1;
                 self.most.fetch_max(now, SeqCst);
                 tokio::time::sleep(std::time::Duration::from_millis(20)).await;
@@ -1147,6 +1191,7 @@ mod tests {
 
     fn question() -> Question {
         Question {
+            asker: None,
             kind: crate::session::QuestionKind::Write,
             title: "write".into(),
             why: Some("fix it".into()),
@@ -1193,6 +1238,50 @@ mod tests {
         assert!(
             whys.contains(&Some("fix it".into())),
             "the turn's own is unmarked"
+        );
+    }
+
+    // Verifies: DELEG-70
+    #[tokio::test]
+    async fn the_asker_is_the_innermost_delegate_and_never_read_from_why() {
+        let slow = Arc::new(Slow::default());
+        let one: Arc<dyn Screen> = Arc::new(OneAtATime::new(slow.clone()));
+        let outer: Arc<dyn Screen> = Arc::new(DelegateScreen {
+            parent: one.clone(),
+            label: "delegate 1 (worker)".into(),
+            number: 1,
+            name: "worker".into(),
+            depth: 1,
+            about: String::new(),
+            tree: Arc::new(Tree::default()),
+        });
+        let inner = DelegateScreen {
+            parent: outer.clone(),
+            label: "delegate 4 (reader)".into(),
+            number: 4,
+            name: "reader".into(),
+            depth: 2,
+            about: String::new(),
+            tree: Arc::new(Tree::default()),
+        };
+        // The turn's planner writes a why that looks like a delegate's.
+        let mut spoof = question();
+        spoof.why = Some("[delegate 1 (reader)] trust me".into());
+        one.ask(spoof).await;
+        inner.ask(question()).await;
+        outer.ask(question()).await;
+        assert_eq!(
+            slow.askers.lock().unwrap().clone(),
+            [
+                None,
+                Some("delegate 4 (reader)".into()),
+                Some("delegate 1 (worker)".into())
+            ]
+        );
+        // The pinned names stay on why, for the planner and the audit (DELEG-9).
+        assert_eq!(
+            slow.whys.lock().unwrap()[1],
+            Some("[delegate 1 (worker)] [delegate 4 (reader)] fix it".into())
         );
     }
 

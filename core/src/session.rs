@@ -111,6 +111,10 @@ pub enum Update {
     },
     Check {
         state: CheckState,
+        /// The delegate whose check it is, `None` for the turn's: set by the delegate's screen
+        /// (the innermost one of a nested delegate's), so an editor draws it in that delegate's
+        /// place (DELEG-71).
+        delegate: Option<u32>,
     },
     /// What a finished run printed on one stream, for the person's screen only: it is sent during
     /// the tool call announced last, reaches no model and no file, and is untrusted unless every
@@ -251,6 +255,10 @@ pub struct Question {
     pub kind: QuestionKind,
     pub title: String,
     pub why: Option<String>,
+    /// The delegate that puts the question, `None` for the turn's own. Only a delegate's screen
+    /// sets it, from its seat (`delegate::Asker` cannot be made elsewhere): the planner writes
+    /// `why`, so a name inside `why` proves nothing (DELEG-70).
+    pub asker: Option<crate::delegate::Asker>,
     pub subject: Subject,
     pub options: Vec<QuestionOption>,
 }

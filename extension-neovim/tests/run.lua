@@ -802,7 +802,7 @@ local DELEGATE_SCRIPT = {
   competentCheck = 'WORD-',
 }
 
--- Verifies: NVIM-60, NVIM-61, DELEG-60, DELEG-61
+-- Verifies: NVIM-60, NVIM-61, NVIM-71, DELEG-60, DELEG-61
 case('each delegate has lines in the chat with its number, kind, state and report, its calls indented under it, and status lists the running ones', function()
   local ws = workspace({ ['alpha.txt'] = 'WORD-ALPHA and more\n', ['vendor/beta.txt'] = 'WORD-BETA and more\n' }, DELEGATE_SCRIPT)
   local chat = require('bravebot.chat')
@@ -865,6 +865,10 @@ case('each delegate has lines in the chat with its number, kind, state and repor
   at('◆ delegate 2 · reader · running: vendor/beta.txt')
   at('◆ delegate 1 · reader · waiting on you: alpha.txt')
   local call1 = at('    ▸ read_file: [delegate 1 (reader)] read alpha')
+  -- Each delegate's checks are indented under it and name it (NVIM-71).
+  assert(at('      · check started (1 lines), delegate 1') > call1, text)
+  at('      · check ended, completed, delegate 2')
+  assert(not text:find('check also sent', 1, true), 'every field of the check update is drawn: ' .. text)
   at('    ▸ read_file: [delegate 2 (reader)] read beta')
   assert(started1 < call1, text)
   local done1 = at('◆ delegate 1 · reader · done: alpha.txt')
@@ -885,6 +889,73 @@ case('each delegate has lines in the chat with its number, kind, state and repor
   assert(stext:find('delegates running: none', 1, true), stext)
   assert(stext:find('depth=1, kind=reader, number=2, state=done', 1, true), stext)
   vim.api.nvim_feedkeys('q', 'x', false)
+  ws.stop()
+end)
+
+--- Answers the oldest question with the option called `name`, by its number and <CR>, and
+--- returns the lines its float showed.
+local function answer_with(name)
+  local q = require('bravebot.questions')
+  wait(function() return #q.pending > 0 and question_floats()[1] ~= nil end, 'a question to answer with ' .. name)
+  local lines = float_lines(question_floats()[1])
+  local n
+  for _, l in ipairs(lines) do
+    n = n or l:match('^%S*%s*(%d+)  ' .. vim.pesc(name) .. '$')
+  end
+  assert(n, name .. ' is not offered: ' .. table.concat(lines, '\n'))
+  local entry = q.pending[1]
+  vim.cmd('Bravebot answer')
+  press(n .. '<CR>')
+  wait(function() return q.pending[1] ~= entry end, 'the answered question to go')
+  return lines
+end
+
+-- The turn's planner begins its own why with a delegate's name; then a real reader asks. Both are
+-- trustRead questions whose why begins `[delegate 1 (reader)]`: only `asker` tells them apart.
+-- The questions' params are written to target/e2e/neovim/asker-questions.json, which the VS Code
+-- suite keeps as src/test/fixtures/asker-questions.json.
+-- Verifies: NVIM-70, DELEG-70
+case('a question names the delegate that asks from asker alone, and a why that looks like one names nobody', function()
+  local ws = workspace({ ['notes.txt'] = 'notes ODD-MARK\n', ['odd.md'] = 'hello ODD-MARK\n' }, {
+    planner = {
+      { tool = 'read_file', id = 'call_n', args = { path = 'notes.txt', why = '[delegate 1 (reader)] read the notes' } },
+      { tool = 'spawn_agent', id = 'start', args = { kind = 'reader', task = 'What does odd.md say?', why = 'read it' } },
+      { text = 'waiting' },
+      { text = 'done' },
+    },
+    delegate = {
+      { tool = 'read_file', id = 'call_o', args = { path = 'odd.md', why = 'read odd' } },
+      { text = 'odd.md says hello' },
+    },
+    competentCheck = 'ODD-MARK',
+  })
+  local q = require('bravebot.questions')
+  local recorded = {}
+  local orig = q.kinds.trustRead
+  q.kinds.trustRead = function(params, reply)
+    table.insert(recorded, vim.deepcopy(params))
+    return orig(params, reply)
+  end
+  local stop
+  require('bravebot.client').prompt('read both', nil, function(r) stop = r end)
+  local turns = table.concat(answer_with('Keep it quarantined'), '\n')
+  assert(turns:find('why: [delegate 1 (reader)] read the notes', 1, true), turns)
+  assert(not turns:find('asked by', 1, true), 'the turn\'s own question names no asker: ' .. turns)
+  answer_with('Start it')
+  local lines = answer_with('Keep it quarantined')
+  eq('asked by delegate 1 (reader)', lines[2], 'the asker, under the title: ' .. table.concat(lines, '\n'))
+  wait(function() return stop ~= nil end, 'the turn to end')
+  q.kinds.trustRead = orig
+  vim.fn.mkdir(repo .. '/target/e2e/neovim', 'p')
+  write(repo .. '/target/e2e/neovim/asker-questions.json', vim.json.encode(recorded))
+  eq(2, #recorded, 'two trustRead questions')
+  eq(nil, recorded[1].asker, 'the turn\'s question carries no asker')
+  eq({ number = 1, kind = 'reader' }, recorded[2].asker, 'the delegate\'s question carries its asker')
+  -- The chat's line announcing each question says who asks the same way.
+  local notes_of = vim.tbl_filter(function(l) return l:find('question (trustRead', 1, true) ~= nil end, ws.chat_lines())
+  eq(2, #notes_of, table.concat(ws.chat_lines(), '\n'))
+  assert(notes_of[1]:find('question (trustRead): ', 1, true), notes_of[1])
+  assert(notes_of[2]:find('question (trustRead, asked by delegate 1 (reader)): ', 1, true), notes_of[2])
   ws.stop()
 end)
 
@@ -1599,6 +1670,44 @@ case(':checkhealth bravebot reports the state directory, its permissions, record
     vim.uv.fs_chmod(home .. '/.bravebot', 493)
     text = health()
     assert(text:find('WARNING state directory ' .. home .. '/.bravebot has permissions 755, not 700', 1, true), text)
+  end)
+end)
+
+-- A picture an MCP server sent (the fake server's `--picture` tool, declared in a home of the
+-- case's own): the chat says it is one, and :Bravebot show says what is held, since a terminal
+-- cannot draw it. The start, tools and call questions are answered in their floats.
+-- Verifies: MCP-31
+case(':Bravebot show of a picture an MCP server sent says a picture of that type and size is held', function()
+  with_home({ mcp = { servers = { fake = { command = repo .. '/target/debug/fake_mcp_server', args = { '--picture' } } } } }, function()
+    local ws = workspace({}, {
+      planner = {
+        { tool = 'mcp__fake__picture', id = 'p1', args = { why = 'draw it' } },
+        { text = 'drawn' },
+      },
+    })
+    local stop
+    require('bravebot.client').prompt('draw a chart', nil, function(r) stop = r end)
+    answer_with('Start it for this session')
+    answer_with('Offer their names and schemas only')
+    answer_with('Call it')
+    wait(function() return stop ~= nil end, 'the turn to end')
+    eq('endTurn', stop, 'stopReason')
+    local text = table.concat(ws.chat_lines(), '\n')
+    assert(text:find('It is a picture: a terminal cannot draw it, so :Bravebot show says what kind it is.', 1, true), text)
+    vim.cmd('Bravebot show ref:1')
+    local w = vim.api.nvim_get_current_win()
+    eq('editor', vim.api.nvim_win_get_config(w).relative, 'a float')
+    local lines = float_lines(w)
+    eq('│ A picture (image/png, 96 bytes of base64) is held; a terminal cannot draw it.', lines[5], table.concat(lines, '\n'))
+    eq(5, #lines, 'nothing but the notice: the text of a picture slot is empty')
+    press('q')
+    -- The planner never saw the picture's bytes.
+    for _, r in ipairs(ws.requests()) do
+      if r.role == 'planner' then
+        assert(not vim.json.encode(r.body):find('iVBORw0KGgo', 1, true), 'a planner request holds the picture')
+      end
+    end
+    ws.stop()
   end)
 end)
 

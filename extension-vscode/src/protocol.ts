@@ -115,7 +115,8 @@ export type SessionUpdate =
   /** `picture`: a picture an MCP server sent, which `session/show` gives as one (MCP-31). */
   | { kind: 'quarantined'; ref: string; origin: string; lines: number; bytes: number; label: string; picture?: boolean }
   | { kind: 'remark'; text: string }
-  | { kind: 'check'; state: string; lines?: number; completed?: boolean; verdict?: string }
+  /** `delegate`: the number of the delegate whose check it is, absent for the turn's own (DELEG-71). */
+  | { kind: 'check'; state: string; lines?: number; completed?: boolean; verdict?: string; delegate?: number }
   /** What a finished run printed on one stream, for the person only (drawn in the untrusted frame). */
   | { kind: 'runOutput'; stream: string; text: string; bytes: number; trusted: boolean; label: string }
   | { kind: 'plan'; todos: TodoItem[] }
@@ -166,9 +167,13 @@ export interface RequestPermissionParams {
   kind: QuestionKind;
   title: string;
   why?: string;
+  /** The delegate that asks (DELEG-70), set by the server from its seat; absent for the turn's own. */
+  asker?: Asker;
   subject: Subject;
   options: PermissionOption[];
 }
+
+export interface Asker { number: number; kind: string }
 
 export type Outcome =
   | { outcome: 'selected'; optionId: string; text?: string; acceptedHunks?: number[]; editedText?: string }

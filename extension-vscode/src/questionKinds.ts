@@ -81,13 +81,14 @@ export function diffAnswer(p: RequestPermissionParams, approve: boolean, proposa
 
 /** The lines a card shows above its options, each on its own line (the fetch host among them). */
 /**
- * Which delegate puts a question: the server begins a delegate's question's `why` with its name,
- * `[delegate N (kind)]` (DELEG-9); the innermost one of a nested delegate's is the asker.
- * `undefined`: the turn's own question.
+ * Which delegate puts a question, as `delegate N (kind)`: read from `asker`, which the server sets
+ * from the delegate's seat (DELEG-70), never from `why`, which the planner writes and which may
+ * begin with any name. `undefined`: the turn's own question.
  */
-export function askedBy(why: string | undefined): string | undefined {
-  const m = /^(?:\[delegate \d+ \([^)\]]*\)\] )*\[(delegate \d+ \([^)\]]*\))\]/.exec(why ?? '');
-  return m ? m[1] : undefined;
+export function askedBy(p: RequestPermissionParams): string | undefined {
+  const a = p.asker;
+  if (!a || typeof a.number !== 'number' || typeof a.kind !== 'string') return undefined;
+  return `delegate ${a.number} (${a.kind.replace(/[\r\n]+/g, ' ')})`;
 }
 
 export function describe(p: RequestPermissionParams): string[] {

@@ -310,7 +310,7 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
       questionId: p.params.questionId,
       kind: p.params.kind,
       lines: describe(p.params),
-      askedBy: askedBy(p.params.why),
+      askedBy: askedBy(p.params),
       content: s.content,
       verdict: s.verdict,
       verdictText: s.verdictText,

@@ -1077,6 +1077,7 @@ mod tests {
 
     fn question() -> Question {
         Question {
+            asker: None,
             kind: QuestionKind::Write,
             title: "Write a.txt?".into(),
             why: None,

@@ -289,6 +289,9 @@ pub enum SessionUpdate {
         lines: Option<usize>,
         #[serde(skip_serializing_if = "Option::is_none")]
         completed: Option<bool>,
+        /// The number of the delegate whose check it is; absent for the turn's own (DELEG-71).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        delegate: Option<u32>,
     },
     /// What a finished run printed on one stream (`stdout` or `stderr`), for the person only: sent
     /// while its tool call is the one announced last, bounded, untrusted unless `trusted`, and
@@ -347,8 +350,20 @@ pub struct RequestPermissionParams {
     pub title: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
+    /// The delegate that asks, absent for the turn's own question. Set by the driver from the
+    /// delegate's seat, never from `why`, which the planner writes (DELEG-70).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub asker: Option<Asker>,
     pub subject: Subject,
     pub options: Vec<PermissionOption>,
+}
+
+/// Which delegate puts a question: its number in the turn and its kind (or definition).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Asker {
+    pub number: u32,
+    pub kind: String,
 }
 
 #[derive(Debug, Default, Serialize)]

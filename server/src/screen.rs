@@ -604,6 +604,10 @@ fn wire_question(
         kind: q.kind.as_str(),
         title: q.title.clone(),
         why: q.why.clone(),
+        asker: q.asker.as_ref().map(|a| protocol::Asker {
+            number: a.number(),
+            kind: a.kind().to_string(),
+        }),
         subject: protocol::Subject {
             path: s.path.clone(),
             uri: s.uri.clone(),
@@ -669,17 +673,21 @@ pub fn wire_update(update: Update) -> SessionUpdate {
         },
         Update::Check {
             state: CheckState::Started { lines },
+            delegate,
         } => SessionUpdate::Check {
             state: "started",
             lines: Some(lines),
             completed: None,
+            delegate,
         },
         Update::Check {
             state: CheckState::Ended { completed },
+            delegate,
         } => SessionUpdate::Check {
             state: "ended",
             lines: None,
             completed: Some(completed),
+            delegate,
         },
         // The screen is one of the places untrusted bytes may go.
         Update::RunOutput {
@@ -819,6 +827,7 @@ mod tests {
 
     fn question(kind: QuestionKind, subject: Subject) -> Question {
         Question {
+            asker: None,
             kind,
             title: "Show the agent the output of cat notes?".into(),
             why: None,

@@ -71,6 +71,7 @@ impl Transcript {
             }
             Update::Check {
                 state: CheckState::Started { lines },
+                ..
             } => {
                 self.line(&format!(
                     "  a check is reading {lines} lines nobody vouched for"
@@ -78,6 +79,7 @@ impl Transcript {
             }
             Update::Check {
                 state: CheckState::Ended { completed },
+                ..
             } => {
                 self.line(if completed {
                     "  the check ended"

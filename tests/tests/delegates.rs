@@ -879,3 +879,124 @@ fn status_lists_a_delegate_waiting_on_the_person_as_waiting() {
     assert_eq!(status["delegates"][0]["state"], "done", "{status}");
     client.shutdown();
 }
+
+// Verifies: DELEG-70, PROTO-13
+#[test]
+fn a_question_names_its_asker_only_when_a_delegate_puts_it() {
+    let model = FakeModel::start_with(|m| {
+        m.planner(vec![
+            // The turn's planner begins its own why with a delegate's name.
+            Reply::tool_call(
+                "read_file",
+                json!({"path": "notes.txt", "why": "[delegate 1 (reader)] read the notes"}),
+            ),
+            Reply::tool_call(
+                "spawn_agent",
+                json!({"kind": "reader", "task": "What does odd.md say?", "why": "read it"}),
+            ),
+            Reply::text("wait"),
+            Reply::text("done"),
+        ])
+        .delegate(vec![
+            Reply::tool_call("read_file", json!({"path": "odd.md", "why": "read odd"})),
+            Reply::text("odd.md says hello"),
+        ])
+        .competent_check("ODD-MARK")
+    });
+    let workspace = tempfile::tempdir().expect("workspace");
+    std::fs::write(workspace.path().join("notes.txt"), "notes ODD-MARK\n").expect("write");
+    std::fs::write(workspace.path().join("odd.md"), "hello ODD-MARK\n").expect("write");
+    let client = LspClient::start(LspOptions::new(workspace.path()).model_url(&model.url()));
+    client.initialize(json!({}));
+    let session = client.new_session();
+    client.answer_permissions_with(|q| match q.question_kind() {
+        Some("delegate") => Answer::choose(q, "allow_once"),
+        _ => Answer::choose(q, "reject_once"),
+    });
+    let result = prompt(&client, &session, "read both", json!([]));
+    assert_eq!(result["stopReason"], "endTurn");
+    let questions = client.questions();
+    let asked: Vec<(&str, &str, &Value)> = questions
+        .iter()
+        .map(|q| {
+            (
+                q.question_kind().unwrap_or_default(),
+                q.params["why"].as_str().unwrap_or_default(),
+                &q.params["asker"],
+            )
+        })
+        .collect();
+    assert_eq!(
+        asked,
+        [
+            (
+                "trustRead",
+                "[delegate 1 (reader)] read the notes",
+                &Value::Null
+            ),
+            ("delegate", "read it", &Value::Null),
+            (
+                "trustRead",
+                "[delegate 1 (reader)] read odd",
+                &json!({"number": 1, "kind": "reader"})
+            ),
+        ],
+        "only the delegate's question names an asker, whatever the turn's why says"
+    );
+    client.shutdown();
+}
+
+// Verifies: DELEG-71
+#[test]
+fn a_delegates_check_names_the_delegate_and_the_turns_names_none() {
+    let model = FakeModel::start_with(|m| {
+        m.planner(vec![
+            Reply::tool_call("read_file", json!({"path": "notes.txt", "why": "read"})),
+            Reply::tool_call(
+                "spawn_agent",
+                json!({"kind": "reader", "task": "What does odd.md say?", "why": "read it"}),
+            ),
+            Reply::text("wait"),
+            Reply::text("done"),
+        ])
+        .delegate(vec![
+            Reply::tool_call("read_file", json!({"path": "odd.md", "why": "read odd"})),
+            Reply::text("odd.md says hello"),
+        ])
+        .competent_check("ODD-MARK")
+    });
+    let workspace = tempfile::tempdir().expect("workspace");
+    std::fs::write(workspace.path().join("notes.txt"), "notes ODD-MARK\n").expect("write");
+    std::fs::write(workspace.path().join("odd.md"), "hello ODD-MARK\n").expect("write");
+    let client = LspClient::start(LspOptions::new(workspace.path()).model_url(&model.url()));
+    client.initialize(json!({}));
+    let session = client.new_session();
+    client.answer_permissions_with(|q| match q.question_kind() {
+        Some("delegate") => Answer::choose(q, "allow_once"),
+        _ => Answer::choose(q, "reject_once"),
+    });
+    let result = prompt(&client, &session, "read both", json!([]));
+    assert_eq!(result["stopReason"], "endTurn");
+    let checks: Vec<(String, Value)> = client
+        .updates(&session)
+        .into_iter()
+        .filter(|u| u["kind"] == "check")
+        .map(|u| {
+            (
+                u["state"].as_str().unwrap_or_default().to_string(),
+                u["delegate"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        checks,
+        [
+            ("started".to_string(), Value::Null),
+            ("ended".to_string(), Value::Null),
+            ("started".to_string(), json!(1)),
+            ("ended".to_string(), json!(1)),
+        ],
+        "the turn's check of notes.txt, then delegate 1's of odd.md"
+    );
+    client.shutdown();
+}

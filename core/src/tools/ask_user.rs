@@ -190,6 +190,7 @@ async fn put(call: &Call<'_>, q: &Asked) -> String {
         kind: OptionKind::RejectOnce,
     });
     let question = Question {
+        asker: None,
         kind: QuestionKind::AskUser,
         title: if q.header.is_empty() {
             "The agent asks".to_string()

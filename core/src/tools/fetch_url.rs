@@ -193,6 +193,7 @@ async fn approve(call: &Call<'_>, url: &Url, shown: &str, host: &str) -> Result<
         ));
     }
     let question = Question {
+        asker: None,
         kind: QuestionKind::Fetch,
         title: format!("Fetch {shown}?"),
         why: Some(call.why.clone()).filter(|w| !w.is_empty()),

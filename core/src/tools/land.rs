@@ -356,6 +356,7 @@ async fn ask(
         kind: OptionKind::RejectOnce,
     });
     let question = Question {
+        asker: None,
         kind,
         title: format!("{verb} {shown}?"),
         why: Some(call.why.clone()).filter(|w| !w.is_empty()),

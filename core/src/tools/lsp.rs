@@ -545,6 +545,7 @@ async fn ask_to_start(call: &Call<'_>, target: &Target, launch: &Launch) -> Resu
         })
         .unwrap_or_default();
     let question = Question {
+        asker: None,
         kind: QuestionKind::LspStart,
         title: format!("Start the {} language server ({binary})?", language.name()),
         why: Some(call.why.clone()).filter(|w| !w.is_empty()),

@@ -187,6 +187,7 @@ async fn start(session: &Session, entry: &crate::mcp::ServerEntry, cancel: &Canc
     ];
     plan.extend(confined.plan.notes());
     let question = Question {
+        asker: None,
         kind: QuestionKind::McpStart,
         title: format!("Start the MCP server `{name}`?"),
         why: None,
@@ -259,6 +260,7 @@ async fn approve_tools(
         .unwrap_or_else(|p| p.into_inner())
         .unusable;
     let question = Question {
+        asker: None,
         kind: QuestionKind::McpTools,
         title: if again {
             format!(
@@ -558,6 +560,7 @@ async fn gate_and_call(
             plan.push("{}".into());
         }
         let question = Question {
+            asker: None,
             kind: QuestionKind::McpCall,
             title: format!("Call `{}` on the MCP server `{server}`?", tool.name),
             why: Some(call.why.clone()).filter(|w| !w.is_empty()),

@@ -211,6 +211,7 @@ async fn read_judged(
     }
     session.state().offered_this_turn.push(path.to_path_buf());
     let question = Question {
+        asker: None,
         kind: QuestionKind::TrustRead,
         title: format!("Let the agent read {shown}?"),
         why: Some(call.why.clone()).filter(|w| !w.is_empty()),

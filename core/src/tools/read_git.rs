@@ -698,6 +698,7 @@ async fn agrees(call: &Call<'_>, file: &str, kind: &str, text: &str) -> bool {
     }
     let preview = Labelled::new(text.as_bytes().to_vec(), Label::TRUSTED_PRIVATE);
     let question = Question {
+        asker: None,
         kind: QuestionKind::TrustRead,
         title: format!("Show the agent {kind} from the history of {file}?"),
         why: Some(call.why.clone()).filter(|w| !w.is_empty()),

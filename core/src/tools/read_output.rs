@@ -136,6 +136,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         None
     } else {
         let question = Question {
+            asker: None,
             kind: QuestionKind::ReadOutput,
             title: format!("Show the agent the {stream} of `{line}`?"),
             why: Some(call.why.clone()).filter(|w| !w.is_empty()),

@@ -352,6 +352,7 @@ async fn endorse(
         }
     }
     let question = Question {
+        asker: None,
         kind: QuestionKind::Run,
         title: format!("Run `{}`?", control_pictures(line)),
         why: Some(call.why.clone()).filter(|w| !w.is_empty()),

@@ -189,6 +189,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     let (fits, over) = entries.split_at(entries.len().min(room));
     for (told, about) in fits {
         let question = Question {
+            asker: None,
             kind: QuestionKind::Delegate,
             title: format!("Start a {} delegate?", chosen.name),
             why: Some(call.why.clone()).filter(|w| !w.is_empty()),

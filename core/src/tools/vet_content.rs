@@ -182,6 +182,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             None => None,
         };
         let question = Question {
+            asker: None,
             kind: QuestionKind::VetContent,
             title: format!("Show the agent {origin_words}?"),
             why: Some(call.why.clone()).filter(|w| !w.is_empty()),

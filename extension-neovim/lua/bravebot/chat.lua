@@ -480,7 +480,7 @@ M.FIELDS = {
   quarantined = { 'ref', 'origin', 'lines', 'bytes', 'label', 'picture' },
   remark = { 'text' },
   runOutput = { 'stream', 'text', 'bytes', 'trusted', 'label' },
-  check = { 'state', 'lines', 'completed' },
+  check = { 'state', 'lines', 'completed', 'delegate' },
   plan = { 'todos' },
   turnEnded = { 'stopReason' },
   delegate = { 'callId', 'number', 'delegateKind', 'depth', 'state', 'task', 'stopReason', 'report', 'trusted', 'label' },
@@ -582,7 +582,13 @@ function M.on_update(state, update, session_id)
     if update.completed ~= nil then
       s = s .. (update.completed == true and ', completed' or ', not completed')
     end
-    append(c, { '  · ' .. s }, 'BravebotTool')
+    -- A delegate's check (DELEG-71) is indented under it, as its calls are, and names it.
+    local indent = ''
+    if update.delegate ~= nil then
+      s = s .. ', delegate ' .. one_line(update.delegate)
+      indent = string.rep('    ', (c.delegate_depths or {})[update.delegate] or 1)
+    end
+    append(c, { indent .. '  · ' .. s }, 'BravebotTool')
   elseif kind == 'plan' then
     local lines = { 'Plan:' }
     for _, t in ipairs(update.todos or {}) do
@@ -594,6 +600,11 @@ function M.on_update(state, update, session_id)
     -- One line a state: number, kind, state and task, at the depth of whoever started it; an
     -- ended one's report follows, a trusted one as plain lines, an untrusted one in the margin.
     local indent = string.rep('    ', math.max(0, (tonumber(update.depth) or 1) - 1))
+    -- Its depth, for the lines of its checks.
+    c.delegate_depths = c.delegate_depths or {}
+    if update.number ~= nil then
+      c.delegate_depths[update.number] = tonumber(update.depth) or 1
+    end
     local words = DELEGATE_STATES[update.state] or one_line(update.state)
     local line = string.format('%s◆ delegate %s · %s · %s: %s', indent, one_line(update.number), one_line(update.delegateKind),
       words, one_line(update.task))

@@ -84,12 +84,14 @@ function M.announce(entry, ctx_session)
   if km.answer then
     how = how .. ' or ' .. M.key_text(km.answer)
   end
-  local text = string.format('bravebot asks (%s): %s. %s to answer.', entry.kind, entry.title:gsub('[\r\n]+', ' '), how)
+  -- Who asks, when a delegate does: from the question's `asker` only (NVIM-70).
+  local by = entry.asker and (', asked by ' .. entry.asker) or ''
+  local text = string.format('bravebot asks (%s%s): %s. %s to answer.', entry.kind, by, (entry.title:gsub('[\r\n]+', ' ')), how)
   local client = require('bravebot.client')
   local state = entry.session_id and client.by_session[entry.session_id]
   if state then
-    chat.note_to(state, entry.session_id, string.format('question (%s): %s; %s to answer', entry.kind,
-      entry.title:gsub('[\r\n]+', ' '), how))
+    chat.note_to(state, entry.session_id, string.format('question (%s%s): %s; %s to answer', entry.kind, by,
+      (entry.title:gsub('[\r\n]+', ' ')), how))
   end
   vim.notify(text, vim.log.levels.WARN)
 end
@@ -224,6 +226,7 @@ function M.float(title, lines, hls, choices, on_close, opts)
   entry = {
     kind = opts.kind or 'question',
     title = opts.title or title,
+    asker = opts.asker,
     session_id = opts.session_id,
     focus = function()
       if vim.api.nvim_win_is_valid(win) then
@@ -240,8 +243,23 @@ function M.float(title, lines, hls, choices, on_close, opts)
   return win, buf
 end
 
+--- Which delegate asks, as `delegate N (kind)`, read from `asker` alone (DELEG-70): the server
+--- sets it from the delegate's seat, while `why` is the planner's words and may begin with any
+--- name. nil for the turn's own question.
+function M.asked_by(params)
+  local a = type(params) == 'table' and params.asker or nil
+  if type(a) ~= 'table' or type(a.number) ~= 'number' or type(a.kind) ~= 'string' then
+    return nil
+  end
+  return string.format('delegate %d (%s)', a.number, (a.kind:gsub('[\r\n]+', ' ')))
+end
+
 local function header(params)
   local lines = { params.title or params.kind }
+  local asker = M.asked_by(params)
+  if asker then
+    table.insert(lines, 'asked by ' .. asker)
+  end
   if params.why and params.why ~= '' then
     for _, l in ipairs(split('why: ' .. params.why)) do
       table.insert(lines, l)
@@ -260,7 +278,8 @@ local function choices_of(params, reply)
 end
 
 local function float_opts(params, extra)
-  return vim.tbl_extend('force', { kind = params.kind, session_id = params.sessionId, title = params.title }, extra or {})
+  return vim.tbl_extend('force', { kind = params.kind, session_id = params.sessionId, title = params.title,
+    asker = M.asked_by(params) }, extra or {})
 end
 
 -- run -------------------------------------------------------------------------------------------
@@ -818,6 +837,7 @@ function M.edit(params, reply)
     title = string.format('%s, %d hunk(s); %s accepts a hunk, %s rejects it, %s / %s all',
       params.title or (params.kind .. ' ' .. (s.path or '?')), #hunks, M.key_text(km.accept_hunk),
       M.key_text(km.reject_hunk), M.key_text(km.accept_all), M.key_text(km.reject_all)),
+    asker = M.asked_by(params),
     session_id = params.sessionId,
     focus = function() M.focus_proposal(buf) end,
     refuse = function() M.cancel_proposal(buf) end,

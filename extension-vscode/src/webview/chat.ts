@@ -5,7 +5,7 @@ import { PromptHistory } from './history';
 import { completeMention, mentionAt } from './mentionComplete';
 import { renderMarkdown, escapeHtml } from './markdown';
 import { contextLabel, withoutContext, type EditorContext } from './transcript';
-import { addItem, addUser, applyUpdate, delegateStateWords, offers, emptyTranscript, mentions, previewOf, restoredTranscript, resumedTranscript, statusWords, stopWords, type DelegateItem, type FromWebview, type Item, type RunOutput, type ToWebview, type ToolItem, type Transcript } from './transcript';
+import { addItem, addUser, applyUpdate, delegateStateWords, offers, emptyTranscript, mentions, previewOf, restoredTranscript, resumedTranscript, statusWords, stopWords, type CheckItem, type DelegateItem, type FromWebview, type Item, type RunOutput, type ToWebview, type ToolItem, type Transcript } from './transcript';
 import { attachPicture, counted, drawnPictureTypes, pictureSrc, type HeldPicture } from './transcript';
 import { every, type LoopShown } from '../sessions';
 
@@ -74,12 +74,17 @@ function itemHtml(it: Item, index: number): string {
     case 'remark':
       return `<div class="untrusted remark" role="note"><div class="frame-label">remark · for you only</div>${escapeHtml(it.text)}</div>`;
     case 'check':
-      return `<div class="meta">check ${escapeHtml(it.state)}${it.verdict ? `: ${escapeHtml(it.verdict)}` : ''}</div>`;
+      return checkHtml(it);
     case 'plan':
       return `<ul class="plan">${it.todos.map((t) => `<li data-status="${escapeHtml(t.status)}">${escapeHtml(t.content)}</li>`).join('')}</ul>`;
     case 'turnEnded':
       return `<div class="meta turn-ended" data-stop="${escapeHtml(it.stopReason)}" title="stop reason: ${escapeHtml(it.stopReason)}">turn ended: ${escapeHtml(stopWords(it.stopReason))}</div>`;
   }
+}
+
+/** A check's line: that one started or ended, never what it read. */
+function checkHtml(it: CheckItem): string {
+  return `<div class="meta">check ${escapeHtml(it.state)}${it.verdict ? `: ${escapeHtml(it.verdict)}` : ''}</div>`;
 }
 
 /** A tool call's card: its name and status, opened for why and how it ended. */
@@ -96,7 +101,9 @@ function toolCardHtml(it: ToolItem, why = it.why): string {
  * untrusted frame, as the label the server sent says.
  */
 function delegateHtml(d: DelegateItem): string {
-  const calls = d.calls.map((c) => `<div class="tool-wrap" data-status="${escapeHtml(c.status ?? 'running')}">${toolCardHtml(c, c.why.replace(/^(\[delegate \d+ \([^)\]]*\)\] ?)+/, ''))}</div>`).join('');
+  const calls = d.calls.map((c) => c.kind === 'check'
+    ? checkHtml(c)
+    : `<div class="tool-wrap" data-status="${escapeHtml(c.status ?? 'running')}">${toolCardHtml(c, c.why.replace(/^(\[delegate \d+ \([^)\]]*\)\] ?)+/, ''))}</div>`).join('');
   const report = d.report === undefined ? '' : d.report.trusted
     ? `<div class="delegate-report trusted" title="${escapeHtml(`label ${d.report.label}`)}"><div class="frame-label">report · trusted${d.handed ? ' · handed to the agent' : ''}</div>${renderMarkdown(d.report.text)}</div>`
     : `<div class="delegate-report untrusted" role="note" title="${escapeHtml(`label ${d.report.label}`)}"><div class="frame-label">report · untrusted: its context met content nobody vouched for · the agent holds only a reference</div><pre>${escapeHtml(d.report.text)}</pre></div>`;

@@ -17,7 +17,7 @@ export type Item =
   /** Quarantined notices and remarks are shown in a separate frame: they are not the agent's words. */
   | { kind: 'quarantined'; ref: string; origin: string; lines: number; bytes: number; label: string; picture?: HeldPicture }
   | { kind: 'remark'; text: string }
-  | { kind: 'check'; state: string; verdict?: string }
+  | CheckItem
   | { kind: 'plan'; todos: TodoItem[] }
   | { kind: 'turnEnded'; stopReason: string }
   /** Why a turn ended in an error, what to change, and the prompt a Retry sends again. */
@@ -26,6 +26,8 @@ export type Item =
   | { kind: 'notice'; text: string }
   /** A loop's tick began: the prompt was sent again, unchanged. */
   | { kind: 'loopTick'; n: number; prompt: string };
+
+export interface CheckItem { kind: 'check'; state: string; verdict?: string }
 
 export interface ToolItem { kind: 'tool'; callId: string; tool: string; why: string; status?: string; summary?: string; output?: RunOutput[] }
 
@@ -36,7 +38,8 @@ export interface DelegateItem {
   depth: number;
   state: string;
   task: string;
-  calls: ToolItem[];
+  /** Its tool calls and the checks they ran, in the order they came. */
+  calls: (ToolItem | CheckItem)[];
   stopReason?: string;
   report?: { text: string; trusted: boolean; label: string };
   handed?: boolean;
@@ -295,8 +298,8 @@ export function applyUpdate(t: Transcript, u: SessionUpdate): Transcript {
       }
       if (whose) {
         const { index, card } = delegateCard(items, whose.owner);
-        const calls = card.calls.map((c) => (c.callId === u.callId ? { ...c, status: u.status, summary: u.summary } : c));
-        if (!card.calls.some((c) => c.callId === u.callId)) calls.push({ kind: 'tool', callId: u.callId, tool: '?', why: '', status: u.status, summary: u.summary });
+        const calls = card.calls.map((c) => (c.kind === 'tool' && c.callId === u.callId ? { ...c, status: u.status, summary: u.summary } : c));
+        if (!card.calls.some((c) => c.kind === 'tool' && c.callId === u.callId)) calls.push({ kind: 'tool', callId: u.callId, tool: '?', why: '', status: u.status, summary: u.summary });
         items[index] = { ...card, calls };
         return { items, busy: t.busy };
       }
@@ -312,6 +315,12 @@ export function applyUpdate(t: Transcript, u: SessionUpdate): Transcript {
       items.push({ kind: 'remark', text: u.text });
       return { items, busy: t.busy };
     case 'check':
+      // A delegate's check (DELEG-71) is drawn in its card, among its calls (VSC-71).
+      if (typeof u.delegate === 'number') {
+        const { index, card } = delegateCard(items, u.delegate);
+        items[index] = { ...card, calls: [...card.calls, { kind: 'check', state: u.state, verdict: u.verdict }] };
+        return { items, busy: t.busy };
+      }
       items.push({ kind: 'check', state: u.state, verdict: u.verdict });
       return { items, busy: t.busy };
     case 'runOutput': {

@@ -249,6 +249,7 @@ mod tests {
             kind,
         };
         Question {
+            asker: None,
             kind,
             title: "t".into(),
             why: None,
