@@ -1172,7 +1172,7 @@ mod tests {
         }
     }
 
-    // Verifies: SEARCH-30
+    // Verifies: SEARCH-30, SEARCH-42
     #[test]
     fn a_page_resumed_where_the_one_before_stopped_is_the_page_a_rescan_gives() {
         let tmp = tempfile::tempdir().expect("tempdir");
