@@ -8,15 +8,17 @@
 //!
 //! `TREE` defaults to the unpacked crate sources under `~/.cargo/registry/src/`, a few hundred
 //! megabytes of Rust, C and generated bindings. For each pattern it times
-//! [`search_tree`](bravebot_core::tools::search::search_tree) with every cap lifted (all matches
-//! counted, no file, size or time cap) and `rg` with the same pattern, both on a warm page cache,
+//! [`search_tree`](bravebot_core::tools::search::search_tree) asked for a page past the last match
+//! (every match counted and none shown, as `rg -c` does; no file, size or time cap) and `rg` with
+//! the same pattern, both on a warm page cache,
 //! and prints the median of seven runs, interleaved with ripgrep's, each side's count of matching
 //! lines, the ratios and the one-minute load average before and after.
 //!
 //! Then it times pages of `unsafe` at the tool's cap of 200 matches, each asked for by the offset
 //! the page before named: once resuming at the place the page before left (as a session does,
 //! SEARCH-30) and once read from the start, interleaved. `BENCH_SEARCH_ONLY=PATTERN` times one
-//! pattern of the table alone.
+//! pattern of the table alone; `BENCH_SEARCH_LINES=1` asks `search` for every match from offset 0
+//! instead, so that each is given its path and text, which `rg -c` never builds.
 //!
 //! ripgrep runs as `rg -uu -c` (no ignore files, hidden files searched, binary files skipped) with
 //! the directories `search` skips by name excluded, so both walk the same files. The engine reads on
@@ -80,6 +82,15 @@ fn main() {
         "cpu/rg"
     );
     let only = std::env::var("BENCH_SEARCH_ONLY").ok();
+    let every_line = std::env::var_os("BENCH_SEARCH_LINES").is_some();
+    println!(
+        "search asked for {}",
+        if every_line {
+            "every match from offset 0, each with its path and text"
+        } else {
+            "the page past the last match: every match counted, none shown"
+        }
+    );
     for &(kind, pattern, case_sensitive) in PATTERNS {
         if only.as_deref().is_some_and(|o| o != pattern) {
             continue;
@@ -93,9 +104,9 @@ fn main() {
                 workspace: &tree,
                 pattern: &compiled,
                 include: None,
-                offset: 0,
+                offset: if every_line { 0 } else { usize::MAX },
                 limits: Limits {
-                    max_matches: usize::MAX,
+                    max_matches: if every_line { usize::MAX } else { 200 },
                     max_files: u64::MAX,
                     deadline: None,
                     max_file_bytes: u64::MAX,
@@ -103,6 +114,7 @@ fn main() {
                 resume: None,
             };
             let outcome = search_tree(&request, &DiskOnly, &|| false);
+            assert!(outcome.stop.is_none(), "the whole tree is searched");
             files = outcome.files_read.len();
             matches = outcome.counted;
         };

@@ -189,6 +189,20 @@ impl Pattern {
         text: &[u8],
         mut found: impl FnMut(usize, &[u8]) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
+        self.each_matching_line_at(searcher, text, |line, range| {
+            found(line, text.get(range).unwrap_or_default())
+        })
+    }
+
+    /// As [`Pattern::each_matching_line_with`], giving each matching line as the range of `text`
+    /// it spans (its line break left out) rather than as a copy: a caller that shows only some
+    /// of the lines cuts those from `text` and merely counts the rest.
+    pub fn each_matching_line_at(
+        &self,
+        searcher: &mut LineSearcher,
+        text: &[u8],
+        mut found: impl FnMut(usize, std::ops::Range<usize>) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
         let mut sink = Lines {
             found: &mut found,
             stopped: false,
@@ -208,13 +222,14 @@ impl Pattern {
     }
 }
 
-/// The searcher's sink: each matching line, numbered, without its line break.
+/// The searcher's sink: each matching line, numbered, as the range of the searched text it spans
+/// without its line break.
 struct Lines<'f, F> {
     found: &'f mut F,
     stopped: bool,
 }
 
-impl<F: FnMut(usize, &[u8]) -> ControlFlow<()>> Sink for Lines<'_, F> {
+impl<F: FnMut(usize, std::ops::Range<usize>) -> ControlFlow<()>> Sink for Lines<'_, F> {
     type Error = std::io::Error;
 
     fn matched(&mut self, _: &Searcher, found: &SinkMatch<'_>) -> Result<bool, std::io::Error> {
@@ -222,12 +237,16 @@ impl<F: FnMut(usize, &[u8]) -> ControlFlow<()>> Sink for Lines<'_, F> {
             .line_number()
             .and_then(|n| usize::try_from(n).ok())
             .unwrap_or(1);
+        // A slice is searched in place, so the offset is into the text given.
+        let mut start = usize::try_from(found.absolute_byte_offset()).unwrap_or(usize::MAX);
         for (index, line) in found.lines().enumerate() {
-            let line = line.strip_suffix(b"\n").unwrap_or(line);
-            if (self.found)(first + index, line).is_break() {
+            let next = start.saturating_add(line.len());
+            let end = next.saturating_sub(usize::from(line.ends_with(b"\n")));
+            if (self.found)(first + index, start..end).is_break() {
                 self.stopped = true;
                 return Ok(false);
             }
+            start = next;
         }
         Ok(true)
     }

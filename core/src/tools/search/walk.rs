@@ -23,7 +23,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::ops::ControlFlow;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Instant;
 
@@ -246,6 +246,7 @@ fn search_from(
     keep: &Keep<'_>,
     resume: Option<&Resume>,
 ) -> Result<Outcome, ()> {
+    let spare = Arc::new(Mutex::new(Vec::new()));
     let mut search = Search {
         request,
         files,
@@ -260,7 +261,12 @@ fn search_from(
         jobs: None,
         results: None,
         halt: Arc::new(AtomicBool::new(false)),
-        reader: Reader::default(),
+        floor: Arc::new(AtomicUsize::new(0)),
+        spare: spare.clone(),
+        reader: Reader {
+            spare,
+            ..Reader::default()
+        },
         resuming: resume,
         stale: false,
         digest: DefaultHasher::new(),
@@ -324,6 +330,13 @@ struct Search<'a> {
     results: Option<mpsc::Receiver<Readings>>,
     /// Tells the reading threads to read nothing more.
     halt: Arc<AtomicBool>,
+    /// The matches counted in the files taken so far, for the reading threads: no file they
+    /// read has fewer matches before it, so none needs a line this many matches short of the
+    /// page's end.
+    floor: Arc<AtomicUsize>,
+    /// Read buffers the files taken have finished with, for the reading threads to read into
+    /// again rather than allocate.
+    spare: Arc<Mutex<Vec<Vec<u8>>>>,
     /// The reader of the files this thread reads itself.
     reader: Reader,
     /// The place this search resumes at, until the walk reaches it.
@@ -404,16 +417,22 @@ impl Search<'_> {
     /// Files met before a cap or the deadline stopped the walk are still read, as they would
     /// have been one by one.
     fn walk_with_readers(&mut self, readers: usize) {
-        let (request, files, keep) = (self.request, self.files, self.keep);
+        let request = self.request;
+        let files = self.files;
         let (job_tx, job_rx) = mpsc::channel::<Job>();
         let (result_tx, result_rx) = mpsc::channel();
         let job_rx = Mutex::new(job_rx);
         let halt = self.halt.clone();
+        let (floor, spare) = (self.floor.clone(), self.spare.clone());
         std::thread::scope(|scope| {
             for _ in 0..readers {
                 let (job_rx, result_tx, halt) = (&job_rx, result_tx.clone(), halt.clone());
+                let (floor, spare) = (&floor, spare.clone());
                 scope.spawn(move || {
-                    let mut reader = Reader::default();
+                    let mut reader = Reader {
+                        spare,
+                        ..Reader::default()
+                    };
                     loop {
                         let job = job_rx.lock().map_or(None, |jobs| jobs.recv().ok());
                         let Some((place, entries)) = job else { return };
@@ -423,7 +442,8 @@ impl Search<'_> {
                                 return;
                             }
                             let at = At::Listed(directory.as_deref());
-                            readings.push(read_file(request, files, keep, &mut reader, path, at));
+                            let floor = floor.load(Ordering::Relaxed);
+                            readings.push(read_file(request, files, &mut reader, floor, path, at));
                         }
                         if result_tx.send((place, readings)).is_err() {
                             return;
@@ -501,8 +521,8 @@ impl Search<'_> {
                 let read = read_file(
                     self.request,
                     self.files,
-                    self.keep,
                     &mut self.reader,
+                    self.out.counted,
                     &path,
                     At::Listed(directory.map(Arc::as_ref)),
                 );
@@ -544,8 +564,8 @@ impl Search<'_> {
         let read = read_file(
             self.request,
             self.files,
-            self.keep,
             &mut self.reader,
+            self.out.counted,
             &path,
             at,
         );
@@ -601,7 +621,8 @@ impl Search<'_> {
     }
 
     /// Takes one file's reading into the outcome, in walk order: counts, matches from `offset`
-    /// up to the cap, and the bytes a check may be shown.
+    /// up to the cap (only these are cut from the bytes and given a path and text; the others
+    /// are counted), and the bytes a check may be shown.
     fn take(
         &mut self,
         path: PathBuf,
@@ -632,9 +653,14 @@ impl Search<'_> {
         let shown_before = self.out.matches.len();
         let mut flow = ControlFlow::Continue(());
         let matched_here = !lines.is_empty();
-        for (line, text) in lines {
+        // The matches passed over by `offset` are only counted, and only those from it on are
+        // given a path and a text.
+        let passed = offset.saturating_sub(counted_before).min(lines.len());
+        self.out.counted += passed;
+        let searched = bytes.as_ref().map_or(&[][..], Searched::as_bytes);
+        for &(line, ref range) in &lines[passed..] {
             let index = self.out.counted;
-            if index >= offset && self.out.matches.len() >= cap {
+            if self.out.matches.len() >= cap {
                 self.out.stop = Some(Stop::MatchCap { next_offset: index });
                 self.out.resume = Some(Resume {
                     next_offset: index,
@@ -647,26 +673,38 @@ impl Search<'_> {
                 break;
             }
             self.out.counted += 1;
-            if index >= offset {
-                self.out.matches.push(Match {
-                    path: path.clone(),
-                    line,
-                    text,
-                });
-            }
+            self.out.matches.push(Match {
+                path: path.clone(),
+                line,
+                text: shorten(searched.get(range.clone()).unwrap_or_default()),
+            });
         }
+        self.floor.store(self.out.counted, Ordering::Relaxed);
         if matched_here {
             self.out.files_matched += 1;
         }
-        if let Some(bytes) = bytes
-            && self.out.matches.len() > shown_before
+        let Some(bytes) = bytes else {
+            return flow;
+        };
+        if self.out.matches.len() > shown_before
             && self.out.kept.len() < self.keep.files
+            && bytes.as_bytes().len() as u64 <= self.keep.max_bytes
+            && (self.keep.wanted)(&path)
         {
-            self.out.kept.push((path, bytes));
+            self.out.kept.push((path, bytes.into_vec()));
+        } else if let Searched::Read(buffer) = bytes {
+            let mut spare = self.spare.lock().unwrap_or_else(|p| p.into_inner());
+            if spare.len() < SPARE_BUFFERS {
+                spare.push(buffer);
+            }
         }
         flow
     }
 }
+
+/// Read buffers kept for reuse once the files read into them are taken; past these they are
+/// freed.
+const SPARE_BUFFERS: usize = 2 * READERS;
 
 /// The most files handed to the reading threads and not yet taken: how far reading runs ahead of
 /// the merge in walk order, and so how many files a search stopped at the match cap may have read
@@ -693,20 +731,48 @@ enum Read {
     TooLarge,
     Unreadable,
     Binary,
-    /// The matching lines (number and shortened text), at most as many as the request could
-    /// take from one file, and the bytes when a check may be shown them.
+    /// The matching lines, each as its number and the range of the bytes it spans, at most as
+    /// many as the request could take from this file, and the bytes searched when there is a
+    /// line to cut from them.
     Text {
-        lines: Vec<(usize, String)>,
-        bytes: Option<Vec<u8>>,
+        lines: Vec<(usize, std::ops::Range<usize>)>,
+        bytes: Option<Searched>,
     },
 }
 
+/// The bytes a file was searched in, handed with its matching lines to the walk's thread, which
+/// cuts the lines shown from them and shows a check these very bytes.
+enum Searched {
+    /// Read from disk into a buffer of the reader's, now the reading's.
+    Read(Vec<u8>),
+    /// An open buffer's text.
+    Buffer(Arc<str>),
+}
+
+impl Searched {
+    fn as_bytes(&self) -> &[u8] {
+        match self {
+            Searched::Read(bytes) => bytes,
+            Searched::Buffer(text) => text.as_bytes(),
+        }
+    }
+
+    fn into_vec(self) -> Vec<u8> {
+        match self {
+            Searched::Read(bytes) => bytes,
+            Searched::Buffer(text) => text.as_bytes().to_vec(),
+        }
+    }
+}
+
 /// What one reading thread keeps from file to file: ripgrep's searcher with its line buffer, and
-/// the buffer files are read into, so neither is allocated again for each file.
+/// the buffer files are read into, so neither is allocated again for each file. A buffer handed
+/// on with a file's lines is replaced from the spare ones the walk gives back.
 #[derive(Default)]
 struct Reader {
     searcher: LineSearcher,
     buffer: Vec<u8>,
+    spare: Arc<Mutex<Vec<Vec<u8>>>>,
 }
 
 /// Where a file to be read was found.
@@ -718,23 +784,28 @@ enum At<'a> {
     Listed(Option<&'a OwnedFd>),
 }
 
-/// Reads one file (an open buffer first) and finds its matching lines. Touches nothing shared.
+/// Reads one file (an open buffer first) and finds its matching lines. Touches nothing shared
+/// but the spare buffers. `floor` is a number of matches no fewer than lie before this file.
 fn read_file(
     request: &Request<'_>,
     files: &dyn Files,
-    keep: &Keep<'_>,
     reader: &mut Reader,
+    floor: usize,
     path: &Path,
     at: At<'_>,
 ) -> (Read, Stamp) {
     use crate::workspace_file::{Refusal, read_entry_into};
     let open = files.buffer(path);
     let limit = request.limits.max_file_bytes;
-    let (bytes, stamp): (&[u8], Stamp) = match &open {
+    if reader.buffer.capacity() == 0 {
+        let mut spare = reader.spare.lock().unwrap_or_else(|p| p.into_inner());
+        reader.buffer = spare.pop().unwrap_or_default();
+    }
+    let stamp = match &open {
         Some((text, _)) if text.len() as u64 > limit => {
             return (Read::TooLarge, buffer_stamp(open.as_ref()));
         }
-        Some((text, _)) => (text.as_bytes(), buffer_stamp(open.as_ref())),
+        Some(_) => buffer_stamp(open.as_ref()),
         // Opened without following a link or waiting on a FIFO: an entry swapped after the
         // directory was listed is unreadable rather than a way out or a hang.
         None => {
@@ -753,11 +824,15 @@ fn read_file(
                 ),
             };
             match read {
-                Ok(meta) => (reader.buffer.as_slice(), disk_stamp_of(Some(&meta))),
+                Ok(meta) => disk_stamp_of(Some(&meta)),
                 Err(Refusal::TooLarge { .. }) => return (Read::TooLarge, disk_stamp(&stamped)),
                 Err(_) => return (Read::Unreadable, disk_stamp(&stamped)),
             }
         }
+    };
+    let bytes: &[u8] = match &open {
+        Some((text, _)) => text.as_bytes(),
+        None => &reader.buffer,
     };
     // `memchr` scans with the processor's vector instructions, where `contains` goes a byte or a
     // word at a time.
@@ -765,26 +840,29 @@ fn read_file(
         return (Read::Binary, stamp);
     }
     // No file can give the outcome more lines than these: the matches passed over, the cap,
-    // and the one that shows the cap was reached.
+    // and the one that shows the cap was reached, less the matches already counted before it.
     let most = request
         .offset
         .saturating_add(request.limits.max_matches)
-        .saturating_add(1);
+        .saturating_add(1)
+        .saturating_sub(floor)
+        .max(1);
     let mut lines = Vec::new();
     let _ = request
         .pattern
-        .each_matching_line_with(&mut reader.searcher, bytes, |line, text| {
+        .each_matching_line_at(&mut reader.searcher, bytes, |line, range| {
             if lines.len() >= most {
                 return ControlFlow::Break(());
             }
-            lines.push((line, shorten(text)));
+            lines.push((line, range));
             ControlFlow::Continue(())
         });
-    let bytes = (!lines.is_empty()
-        && keep.files > 0
-        && bytes.len() as u64 <= keep.max_bytes
-        && (keep.wanted)(path))
-    .then(|| bytes.to_vec());
+    // The bytes go with the lines only where there are lines to cut from them.
+    let bytes = match open {
+        _ if lines.is_empty() => None,
+        Some((text, _)) => Some(Searched::Buffer(text)),
+        None => Some(Searched::Read(std::mem::take(&mut reader.buffer))),
+    };
     (Read::Text { lines, bytes }, stamp)
 }
 
@@ -985,7 +1063,116 @@ mod tests {
         }
     }
 
-    // Verifies: SEARCH-30
+    // Verifies: SEARCH-42
+    #[test]
+    fn matches_passed_over_are_counted_exactly_and_a_page_holds_the_lines_as_written() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = std::fs::canonicalize(tmp.path()).expect("real");
+        // 120 files over two levels with 0 to 9 matches each, every line's text its own; some
+        // lines end in \r\n, some files lack a final line break, and one is an open buffer.
+        let mut expected: Vec<(PathBuf, usize, String)> = Vec::new();
+        let mut disk = Vec::new();
+        for level in 0..2 {
+            for i in 0..60 {
+                let dir = if level == 0 {
+                    root.clone()
+                } else {
+                    root.join("deep")
+                };
+                std::fs::create_dir_all(&dir).expect("mkdir");
+                let path = dir.join(format!("f{i:02}.txt"));
+                let mut text = String::new();
+                for j in 0..(i * 7 + level) % 10 {
+                    text.push_str(&format!("no {j}\n"));
+                    let line = format!("hit {level} {i} {j} é{}", "x".repeat(j));
+                    let number = text.lines().count() + 1;
+                    text.push_str(&line);
+                    text.push_str(if j % 3 == 0 { "\r\n" } else { "\n" });
+                    let shown = if j % 3 == 0 {
+                        format!("{line}\r")
+                    } else {
+                        line
+                    };
+                    expected.push((path.clone(), number, shown));
+                }
+                if i % 4 == 0 {
+                    text.push_str("last hit without a break");
+                    expected.push((
+                        path.clone(),
+                        text.lines().count(),
+                        "last hit without a break".to_string(),
+                    ));
+                }
+                disk.push((path, text));
+            }
+        }
+        // The open buffer's text is searched rather than the disk's.
+        let (open_path, open_text) = disk[5].clone();
+        for (path, text) in &disk {
+            let written = if *path == open_path {
+                "nothing\n"
+            } else {
+                text
+            };
+            std::fs::write(path, written).expect("write");
+        }
+        let files = Buffers(std::sync::Mutex::new(vec![(open_path, open_text, 1)]));
+        let pattern = Pattern::compile(&["hit"], true).expect("compiles");
+        let total = expected.len();
+        assert!(total > 300, "{total}");
+        let search = |offset: usize, max_matches: usize| {
+            let request = Request {
+                root: &root,
+                workspace: &root,
+                pattern: &pattern,
+                include: None,
+                offset,
+                limits: Limits {
+                    max_matches,
+                    max_files: u64::MAX,
+                    deadline: None,
+                    max_file_bytes: 1 << 20,
+                },
+                resume: None,
+            };
+            search_tree(&request, &files, &|| false)
+        };
+        let lines = |out: &Outcome| -> Vec<(PathBuf, usize, String)> {
+            out.matches
+                .iter()
+                .map(|m| (m.path.clone(), m.line, m.text.clone()))
+                .collect()
+        };
+        for _ in 0..3 {
+            // Every match, each as written.
+            let all = search(0, usize::MAX);
+            assert_eq!(lines(&all), expected);
+            assert_eq!((all.counted, all.stop), (total, None));
+            // Pages from offsets before, inside and at the end of files, each the slice of the
+            // whole, and stopping where the next page starts.
+            for offset in [0, 1, 7, 99, 150, total - 30, total - 25] {
+                let page = search(offset, 25);
+                assert_eq!(lines(&page), expected[offset..(offset + 25).min(total)]);
+                if offset + 25 < total {
+                    let next = offset + 25;
+                    assert_eq!(page.stop, Some(Stop::MatchCap { next_offset: next }));
+                    assert_eq!(page.counted, next);
+                } else {
+                    assert_eq!((page.stop, page.counted), (None, total));
+                }
+            }
+            // A page past the last match shows nothing and has counted every match.
+            for offset in [total, total + 1, usize::MAX] {
+                let past = search(offset, 25);
+                assert!(past.matches.is_empty());
+                assert_eq!((past.counted, past.stop), (total, None));
+                assert_eq!(past.files_read.len(), 120);
+                assert_eq!(past.files_matched, all.files_matched);
+            }
+        }
+    }
+
+    // Verifies: SEARCH-30, SEARCH-42
     #[test]
     fn a_page_resumed_where_the_one_before_stopped_is_the_page_a_rescan_gives() {
         let tmp = tempfile::tempdir().expect("tempdir");
