@@ -830,7 +830,9 @@ case('each delegate has lines in the chat with its number, kind, state and repor
   end
   local stop
   require('bravebot.client').prompt('who starts with what', nil, function(r) stop = r end)
-  choose('Start it')
+  -- The start question shows what the delegate will be told, its entry of `each` included.
+  local start1 = table.concat(choose('Start it'), '\n')
+  assert(start1:find('it will be told:\n  Read the file named below and say its first word.\n  \n  alpha.txt', 1, true), start1)
   -- The second start is asked while the first delegate's own question waits behind it: the
   -- first is listed as running (or waiting on the person), never as ended.
   wait(function() return #q.pending > 0 end, 'the second delegate question')
@@ -866,15 +868,14 @@ case('each delegate has lines in the chat with its number, kind, state and repor
   at('◆ delegate 1 · reader · waiting on you: alpha.txt')
   local call1 = at('    ▸ read_file: [delegate 1 (reader)] read alpha')
   -- Each delegate's checks are indented under it and name it (NVIM-71).
-  assert(at('      · check started (1 lines), delegate 1') > call1, text)
+  -- A check of a one-line file says so in words ("1 line").
+  assert(at('      · check started (1 line), delegate 1') > call1, text)
   at('      · check ended, completed, delegate 2')
   assert(not text:find('check also sent', 1, true), 'every field of the check update is drawn: ' .. text)
   at('    ▸ read_file: [delegate 2 (reader)] read beta')
   assert(started1 < call1, text)
   local done1 = at('◆ delegate 1 · reader · done: alpha.txt')
   local done2 = at('◆ delegate 2 · reader · done: vendor/beta.txt')
-  -- A check of a one-line file says so in words.
-  at('  · check started (1 line)')
   -- A report is drawn as its label says: the first delegate's context stayed trusted (the person
   -- trusted alpha.txt); the second's met content nobody vouched for (shown to it once), so its
   -- report is in the margin.
