@@ -1501,6 +1501,11 @@ test('two reader delegates each get a card with number, kind and state, their ca
     };
     const first = h.chat.locator('.card.delegate[data-delegate="1"]');
     const second = h.chat.locator('.card.delegate[data-delegate="2"]');
+    const started = h.chat.locator('.card.question[data-kind="delegate"]').first();
+    await started.waitFor();
+    // The start card shows what the delegate will be told, its entry included, as the planner's words.
+    check((await started.locator('.delegate-told pre').innerText()).includes('alpha.txt'), `the start card shows the task: ${await started.innerText()}`);
+    eq(await started.locator('.untrusted').count(), 0, 'the task is not framed as untrusted content');
     await answer('delegate', 'Start it');
     await first.waitFor();
     // While the turn asks about the second, Show Status lists the first as running.

@@ -366,7 +366,7 @@ function M.content(params, reply)
     float_opts(params))
 end
 
--- fetch, lspStart, delegate, and kinds this plugin does not know ------------------------------------
+-- fetch, lspStart, and kinds this plugin does not know ------------------------------------
 
 function M.select(params, reply)
   local s = params.subject or {}
@@ -383,6 +383,29 @@ function M.select(params, reply)
   end
   return M.float('bravebot: ' .. tostring(params.kind), lines, {}, choices_of(params, reply),
     function() reply(nil) end, float_opts(params))
+end
+
+-- delegate: what the delegate will be told, then what it may use ---------------------------------
+
+--- A delegate's start question shows the task it will be told (the entry of `each` last), so the
+--- person knows which delegate they start. A run whose context met unvouched content cannot
+--- delegate (DELEG-5), so this text is the planner's own.
+function M.delegate(params, reply)
+  local s = params.subject or {}
+  local lines = header(params)
+  if s.content and s.content ~= '' then
+    table.insert(lines, 'it will be told:')
+    for _, l in ipairs(split(s.content)) do
+      table.insert(lines, '  ' .. l)
+    end
+  end
+  if s.notice and s.notice ~= '' then
+    for _, l in ipairs(split('notice: ' .. s.notice)) do
+      table.insert(lines, l)
+    end
+  end
+  return M.float('bravebot: delegate', lines, {}, choices_of(params, reply), function() reply(nil) end,
+    float_opts(params))
 end
 
 -- askUser: the header, the question, its options, "in my own words" and Skip ----------------------
@@ -858,7 +881,7 @@ M.kinds = {
   readOutput = M.content,
   vetContent = M.content,
   trustRead = M.content,
-  delegate = M.select,
+  delegate = M.delegate,
   askUser = M.ask_user,
   -- An MCP server's tools: names, schemas and descriptions, all the server's words (MCP-9).
   mcpTools = M.content,

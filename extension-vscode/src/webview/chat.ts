@@ -154,7 +154,10 @@ function codeSpans(escaped: string): string {
 }
 
 function questionHtml(q: Extract<ToWebview, { type: 'question' }>): string {
-  const untrusted = q.content !== undefined;
+  // A delegate's start question carries the task it will be told: the planner's words (a context
+  // that met unvouched content starts no delegate, DELEG-5), shown as such, not framed untrusted.
+  const told = q.kind === 'delegate' ? q.content : undefined;
+  const untrusted = q.content !== undefined && told === undefined;
   const id = escapeHtml(q.questionId);
   // The safe answer comes first and is the primary button: refusing, or keeping content
   // quarantined. Tab reaches it before any approving one.
@@ -169,6 +172,7 @@ function questionHtml(q: Extract<ToWebview, { type: 'question' }>): string {
     (q.askedBy ? `<div class="asked-by">asked by ${escapeHtml(q.askedBy)}</div>` : '') +
     (warning ? `<div class="verdict-warning" role="alert">${escapeHtml(warning)}</div>` : '') +
     q.lines.map((l, i) => (i === 0 ? `<strong>${codeSpans(escapeHtml(l))}</strong>` : `<div${l.startsWith('host: ') ? ' class="host"' : ''}>${escapeHtml(l)}</div>`)).join('') +
+    (told !== undefined ? `<div class="delegate-told"><div class="frame-label">it will be told</div><pre>${escapeHtml(told)}</pre></div>` : '') +
     (untrusted ? `<div class="untrusted"><div class="frame-label">untrusted content${q.verdict ? ` · verdict: ${escapeHtml(q.verdict)}` : ''}</div><pre>${escapeHtml(q.content ?? '')}</pre>` +
       (q.verdictText ? `<div class="frame-label">the check's words</div><pre class="check-words">${escapeHtml(q.verdictText)}</pre>` : '') + '</div>' : '') +
     (q.unsaved?.length ? `<div class="unsaved" role="note">Unsaved changes: the program will read these files as they are on disk, not as the editor shows them: ${escapeHtml(q.unsaved.join(', '))} ` +
