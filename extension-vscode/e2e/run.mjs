@@ -412,6 +412,17 @@ async function withEditor(slug, files, script, fn, { programs = [], machine = {}
   const context = await browser.newContext({ viewport });
   const page = await context.newPage();
   page.setDefaultTimeout(DEADLINE);
+  // What the browser said while the case ran (its frames' console, page errors, frames loaded and
+  // gone), kept for a failure: a webview that goes blank leaves no trace in the extension's log.
+  const browserLog = [];
+  const note = (what) => browserLog.push(`${((Date.now() - t0) / 1000).toFixed(1)}s ${what}`);
+  page.on('console', (m) => note(`console.${m.type()} [${m.location().url}] ${m.text()}`));
+  page.on('pageerror', (e) => note(`pageerror ${e.stack ?? e}`));
+  page.on('crash', () => note('page crashed'));
+  page.on('frameattached', (f) => note(`frame attached ${f.name()}`));
+  page.on('framedetached', (f) => note(`frame detached ${f.name()} ${f.url()}`));
+  page.on('framenavigated', (f) => note(`frame navigated ${f.name()} ${f.url().slice(0, 160)}`));
+  page.on('requestfailed', (r) => note(`request failed ${r.url().slice(0, 160)}: ${r.failure()?.errorText}`));
   const h = harness(page, ws, model, slug);
   h.profile = cs.profile;
   h.home = home;
@@ -431,6 +442,7 @@ async function withEditor(slug, files, script, fn, { programs = [], machine = {}
     const drawn = await h.chat.locator('body').evaluate((b) => b.outerHTML, null, { timeout: 5000 }).catch((e) => `the chat could not be read: ${e.message}`);
     fs.writeFileSync(path.join(artifacts, `fail-${slug}-chat.html`), drawn);
     fs.writeFileSync(path.join(artifacts, `fail-${slug}-model.json`), JSON.stringify(model.requests(), null, 1));
+    fs.writeFileSync(path.join(artifacts, `fail-${slug}-browser.log`), browserLog.join('\n') + '\n');
     throw err;
   } finally {
     await context.close().catch(() => {});
