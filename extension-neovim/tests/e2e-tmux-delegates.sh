@@ -5,31 +5,9 @@
 # reports. Text captures go to target/e2e/neovim/dNN-name.txt, to be read.
 # Usage: extension-neovim/tests/e2e-tmux-delegates.sh [NVIM]
 set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
-nvim="${1:-$root/.venv/bin/nvim}"
-out="$root/target/e2e/neovim"
-bravebot="$root/target/debug/bravebot"
-fake="$root/target/debug/fake_model_server"
-for f in "$nvim" "$bravebot" "$fake"; do
-  [ -x "$f" ] || { echo "e2e-tmux-delegates.sh: $f not found (cargo build; .venv for nvim)" >&2; exit 1; }
-done
-command -v tmux >/dev/null || { echo "e2e-tmux-delegates.sh: tmux not found" >&2; exit 1; }
-mkdir -p "$out"
-rm -f "$out"/d[0-9][0-9]-*.txt
-tmp="$(mktemp -d)"
-sock="$tmp/tmux.sock"
-cleanup() {
-  tmux -S "$sock" kill-server 2>/dev/null || true
-  [ -n "${fake_pid:-}" ] && kill "$fake_pid" 2>/dev/null || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-export HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/config" XDG_DATA_HOME="$tmp/data" \
-  XDG_STATE_HOME="$tmp/state" XDG_CACHE_HOME="$tmp/cache"
-mkdir -p "$HOME" "$XDG_CONFIG_HOME/nvim" "$XDG_STATE_HOME" "$XDG_CACHE_HOME"
-unset BRAVEBOT_MODEL_URL BRAVEBOT_MODEL BRAVEBOT_MODEL_API BRAVEBOT_API_KEY
+name=e2e-tmux-delegates.sh prefix=d
+# shellcheck source=extension-neovim/tests/e2e-tmux-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/e2e-tmux-lib.sh"
 
 ws="$tmp/project"
 mkdir -p "$ws/vendor"
@@ -55,47 +33,8 @@ cat > "$tmp/script.json" <<'EOF'
 ],
 "competentCheck": "WORD-"}
 EOF
-mkfifo "$tmp/fake.in"
-"$fake" "$tmp/script.json" "$tmp/requests.json" < "$tmp/fake.in" > "$tmp/fake.out" &
-fake_pid=$!
-exec 3> "$tmp/fake.in"
-for _ in $(seq 1 100); do grep -q http "$tmp/fake.out" 2>/dev/null && break; sleep 0.1; done
-url="$(grep -o 'http[^ ]*' "$tmp/fake.out" | head -1)"
-
-mkdir -p "$XDG_DATA_HOME/nvim/site/pack/bravebot/start"
-ln -s "$root/extension-neovim" "$XDG_DATA_HOME/nvim/site/pack/bravebot/start/bravebot"
-cat > "$XDG_CONFIG_HOME/nvim/init.lua" <<EOF
-require('bravebot').setup({
-  cmd = { '$bravebot', 'lsp' },
-  model = { api = 'openai', baseUrl = '$url', name = 'fake-model' },
-})
-EOF
-
-n=0
-capture() {
-  n=$((n + 1))
-  tmux -S "$sock" capture-pane -p -t e2e > "$out/d$(printf '%02d' "$n")-$1.txt"
-}
-wait_for() {
-  for _ in $(seq 1 150); do
-    tmux -S "$sock" capture-pane -p -t e2e | grep -qF -- "$1" && return 0
-    sleep 0.2
-  done
-  echo "e2e-tmux-delegates.sh: the screen never showed: $1" >&2
-}
-keys() { tmux -S "$sock" send-keys -t e2e "$@"; }
-# Answers the question on screen with the option called $1: its number, then <CR>.
-answer() {
-  wait_for "$1"
-  keys Escape ':Bravebot answer' Enter
-  sleep 0.5
-  local pick
-  pick="$(tmux -S "$sock" capture-pane -p -t e2e | grep -o "[0-9]  $1" | head -1 | cut -c1)"
-  keys "$pick"
-  sleep 0.3
-  keys Enter
-  sleep 0.5
-}
+start_fake
+install_plugin
 
 tmux -S "$sock" new-session -d -s e2e -x 150 -y 50 -c "$ws" "$nvim alpha.txt"
 wait_for 'WORD-ALPHA'
