@@ -911,6 +911,43 @@ local function answer_with(name)
   return lines
 end
 
+-- Verifies: NVIM-27
+case('the chat follows new lines while its cursor is on the last line, and stays where the person moved it', function()
+  local ws = workspace({ ['a.txt'] = 'alpha\n' }, { planner = {
+    { text = 'first answer\nover\nseveral\nlines' },
+    { text = 'second answer\nalso\nover lines' },
+    { tool = 'read_file', id = 'call_r', args = { path = 'a.txt', why = 'read a' } },
+    { text = 'read it' },
+  }, check = { { text = UNSAFE } } })
+  vim.cmd('Bravebot chat')
+  local cbuf = require('bravebot.chat').buf(ws.state())
+  local cwin = vim.fn.bufwinid(cbuf)
+  -- The person reads in the chat window, on its last line, while the turn streams in.
+  vim.api.nvim_set_current_win(cwin)
+  local stop
+  local function turn(text, what)
+    stop = nil
+    require('bravebot.client').prompt(text, nil, function(r) stop = r end)
+    wait(function() return stop ~= nil end, what)
+  end
+  turn('say it', 'the first turn to end')
+  eq(cwin, vim.api.nvim_get_current_win(), 'the chat window is still the current one')
+  eq(vim.api.nvim_buf_line_count(cbuf), vim.api.nvim_win_get_cursor(cwin)[1], 'the cursor followed to the last line')
+  -- Moved up, it stays: the next turn's lines leave it there.
+  vim.api.nvim_win_set_cursor(cwin, { 2, 0 })
+  turn('say more', 'the second turn to end')
+  eq(2, vim.api.nvim_win_get_cursor(cwin)[1], 'the cursor stays where the person put it')
+  assert(table.concat(ws.chat_lines(), '\n'):find('over lines', 1, true), 'the second answer is drawn')
+  -- A one-line file's check says "1 line", not "1 lines".
+  stop = nil
+  require('bravebot.client').prompt('read a', nil, function(r) stop = r end)
+  answer_with('Keep it quarantined')
+  wait(function() return stop ~= nil end, 'the third turn to end')
+  local text = table.concat(ws.chat_lines(), '\n')
+  assert(text:find('(1 line)', 1, true) and not text:find('1 lines', 1, true), text)
+  ws.stop()
+end)
+
 -- The turn's planner begins its own why with a delegate's name; then a real reader asks. Both are
 -- trustRead questions whose why begins `[delegate 1 (reader)]`: only `asker` tells them apart.
 -- The questions' params are written to target/e2e/neovim/asker-questions.json, which the VS Code

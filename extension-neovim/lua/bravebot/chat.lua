@@ -165,21 +165,30 @@ function M.replace(state, old_session_id)
   end
 end
 
+--- Windows on `buf` that follow its end: every one but the person's current window, and that one
+--- too while its cursor sits on the last line (as a terminal's tail follows); one whose cursor
+--- the person moved up stays where they put it.
+local function following(buf)
+  local count = vim.api.nvim_buf_line_count(buf)
+  local current = vim.api.nvim_get_current_win()
+  return vim.tbl_filter(function(win)
+    return win ~= current or vim.api.nvim_win_get_cursor(win)[1] >= count
+  end, vim.fn.win_findbuf(buf))
+end
+
 local function set_lines(buf, first, last, lines)
+  local wins = following(buf)
   vim.bo[buf].modifiable = true
   vim.api.nvim_buf_set_lines(buf, first, last, false, lines)
   vim.bo[buf].modifiable = false
+  local count = vim.api.nvim_buf_line_count(buf)
+  for _, win in ipairs(wins) do
+    pcall(vim.api.nvim_win_set_cursor, win, { count, 0 })
+  end
 end
 
 local function is_empty(buf)
   return vim.api.nvim_buf_line_count(buf) == 1 and vim.api.nvim_buf_get_lines(buf, 0, 1, false)[1] == ''
-end
-
-function M.follow(buf)
-  local win = vim.fn.bufwinid(buf)
-  if win ~= -1 and vim.api.nvim_get_current_win() ~= win then
-    vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(buf), 0 })
-  end
 end
 
 --- Append whole lines, each with an optional highlight group over the whole line.
@@ -192,7 +201,6 @@ local function append(c, lines, hl)
       vim.api.nvim_buf_set_extmark(buf, M.ns, start + i, 0, { line_hl_group = hl, end_col = #lines[i + 1] })
     end
   end
-  M.follow(buf)
 end
 
 --- The width untrusted lines are cut to, so a long one wraps onto lines that keep the margin.
@@ -256,7 +264,6 @@ local function append_text(c, delta)
   local last = vim.api.nvim_buf_get_lines(buf, n - 1, n, false)[1] or ''
   parts[1] = last .. parts[1]
   set_lines(buf, n - 1, n, parts)
-  M.follow(buf)
 end
 
 function M.prompt(state, text, files)
@@ -369,6 +376,12 @@ local function one_line(s)
   return (tostring(s):gsub('[\r\n]+', ' '))
 end
 
+--- `n` and the word it counts, singular for one: "1 line", "2 lines". `n` is a count the server
+--- sent; anything but a number is drawn as it came, with the plural.
+local function count_of(n, word)
+  return one_line(n) .. ' ' .. word .. (n == 1 and '' or 's')
+end
+
 --- A tool call's arguments (what the server calls routing: the call's arguments but `why`), as
 --- `name=value` pairs in name order.
 local function routing_text(routing)
@@ -417,7 +430,7 @@ end
 --- A slot's bytes in a float, every line inside the margin, under what they are in plain words.
 function M.show_float(shown)
   local lines = {
-    string.format('%s from %s: %s lines, %s bytes', one_line(shown.ref), one_line(shown.origin), one_line(shown.lines), one_line(shown.bytes)),
+    string.format('%s from %s: %s, %s', one_line(shown.ref), one_line(shown.origin), count_of(shown.lines, 'line'), count_of(shown.bytes, 'byte')),
     M.label_words(shown.label) .. '.',
     'Shown to you only: the agent holds ' .. one_line(shown.ref) .. ' and never reads these bytes.',
     '',
@@ -560,12 +573,12 @@ function M.on_update(state, update, session_id)
       end
     end
     if #all > #shown then
-      table.insert(lines, string.format('%s… %d more lines', M.MARGIN, #all - #shown))
+      table.insert(lines, M.MARGIN .. '… ' .. count_of(#all - #shown, 'more line'))
     end
     append(c, lines, 'BravebotUntrusted')
   elseif kind == 'quarantined' then
-    append_untrusted(c, string.format('quarantined %s %s from %s: %s lines, %s bytes', one_line(update.ref),
-      one_line(update.label), one_line(update.origin), one_line(update.lines), one_line(update.bytes)), nil)
+    append_untrusted(c, string.format('quarantined %s %s from %s: %s, %s', one_line(update.ref),
+      one_line(update.label), one_line(update.origin), count_of(update.lines, 'line'), count_of(update.bytes, 'byte')), nil)
     append(c, { '  ' .. M.explain(update.ref, update.label) }, 'BravebotTool')
     if update.picture == true then
       append(c, { '  It is a picture: a terminal cannot draw it, so :Bravebot show says what kind it is.' }, 'BravebotTool')
@@ -577,7 +590,7 @@ function M.on_update(state, update, session_id)
   elseif kind == 'check' then
     local s = 'check ' .. one_line(update.state)
     if update.lines ~= nil then
-      s = s .. ' (' .. one_line(update.lines) .. (update.lines == 1 and ' line)' or ' lines)')
+      s = s .. ' (' .. count_of(update.lines, 'line') .. ')'
     end
     if update.completed ~= nil then
       s = s .. (update.completed == true and ', completed' or ', not completed')
