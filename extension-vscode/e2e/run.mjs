@@ -299,6 +299,8 @@ function harness(page, ws, model, name) {
         }
         return false;
       });
+      // The page draws before its script runs; Send is enabled once the script has wired it.
+      await chat.locator('#send:enabled').waitFor();
     },
     /** Types a prompt into the chat and sends it with the Send button. */
     async prompt(text) {

@@ -486,7 +486,9 @@ mentionList.addEventListener('mousedown', (e) => {
   acceptMention(li.dataset.path ?? '');
 });
 
-$('form').addEventListener('submit', (e) => { e.preventDefault(); send(); });
+$('send').addEventListener('click', send);
+// Nothing in the form submits it natively (VSC-27); should anything ever, the view stays put.
+$('form').addEventListener('submit', (e) => e.preventDefault());
 input.addEventListener('keydown', (e) => {
   if (offered.length > 0 && !e.ctrlKey && !e.metaKey) {
     const step = e.key === 'ArrowDown' ? 1 : e.key === 'ArrowUp' ? -1 : 0;
@@ -541,4 +543,6 @@ render();
 renderQuestions();
 // The view may have been focused before this script ran.
 if (document.hasFocus() && document.activeElement === document.body) input.focus();
+// Everything is wired: Send works from here on (the page draws it disabled until now, VSC-27).
+$<HTMLButtonElement>('send').disabled = false;
 vscode.postMessage({ type: 'ready' });

@@ -3,6 +3,7 @@
 
 import * as vscode from 'vscode';
 import { MessageQueue } from '../messageQueue';
+import { chatPage } from './page';
 import type { FromWebview, ToWebview } from './transcript';
 
 export class ChatViewProvider implements vscode.WebviewViewProvider {
@@ -48,29 +49,11 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
 
   private html(webview: vscode.Webview): string {
     const nonce = Array.from({ length: 32 }, () => Math.floor(Math.random() * 36).toString(36)).join('');
-    const script = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview.js'));
-    const style = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', 'chat.css'));
-    return `<!DOCTYPE html>
-<html lang="en"><head><meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; style-src ${webview.cspSource}; script-src 'nonce-${nonce}';">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${style}"><title>bravebot</title></head>
-<body>
-<div id="toolbar" role="toolbar">
-  <label for="mode">Mode</label>
-  <select id="mode" title="ask: every change is asked about; accept edits: edits land unasked; plan: nothing changes"><option value="ask">ask</option><option value="acceptEdits">accept edits</option><option value="plan">plan</option></select>
-  <button id="new" class="secondary" title="Start a new session">New</button>
-  <button id="sessions" class="secondary" title="Resume or delete a recorded session">Sessions</button>
-  <span id="session" hidden></span>
-  <span id="state" aria-live="polite">idle</span>
-</div>
-<main id="log" aria-live="polite"></main>
-<div id="silence" class="meta" role="status" hidden></div>
-<div id="loopbar" role="status" hidden><span id="loop-label"></span> <button id="loop-stop" type="button" class="secondary" title="Stop the loop (bravebot/session/loop/stop); a tick already running goes on to its end">Stop loop</button></div>
-<section id="questions" aria-label="Questions waiting for you"></section>
-<form id="form"><ul id="mentions" role="listbox" aria-label="Workspace files" hidden></ul><div id="context" class="meta" hidden><span id="context-label"></span> <button id="context-toggle" type="button" class="secondary" title="Whether the file open in your editor (and what you selected) goes with the prompt">Leave out</button></div><textarea id="input" rows="3" placeholder="Ask bravebot; @path mentions a file. Ctrl+Enter sends." aria-label="Prompt"></textarea>
-<div id="actions"><button id="cancel" type="button" class="secondary" title="Cancel the turn" disabled>Cancel</button><button id="send" type="submit">Send</button></div></form>
-<script nonce="${nonce}" src="${script}"></script>
-</body></html>`;
+    return chatPage({
+      cspSource: webview.cspSource,
+      nonce,
+      script: webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview.js')).toString(),
+      style: webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', 'chat.css')).toString(),
+    });
   }
 }
