@@ -1084,7 +1084,7 @@ test('after a window reload the old transcript is cleared and the chat says a ne
     await h.reload();
     await h.openChat();
     await h.chat.locator('#input').waitFor();
-    await h.chat.locator('.notice', { hasText: 'A new session began' }).waitFor();
+    await h.chat.locator('.notice', { hasText: 'the window was reloaded' }).waitFor();
     eq(await h.chat.locator('.msg').count(), 0, 'messages left from before the reload');
     await h.shot('reloaded');
     await h.prompt('second');
@@ -1315,7 +1315,7 @@ test('a session ended before the server restarts is resumed from the list with i
     // The window reloads, and with it the server: nothing of the old process is left.
     await h.reload();
     await h.openChat();
-    await h.chat.locator('.notice', { hasText: 'A new session began' }).waitFor();
+    await h.chat.locator('.notice', { hasText: 'the window was reloaded' }).waitFor();
     eq(await h.chat.locator('.msg').count(), 0, 'messages left from before the reload');
     // Up recalls both sessions' prompts, newest first: the view kept none, the server has them.
     const input = h.chat.locator('#input');
