@@ -293,7 +293,8 @@ impl Updates {
             session_id: self.session_id.clone(),
             update: wire_update(update),
         };
-        self.outbox.notify(protocol::method::SESSION_UPDATE, &params);
+        self.outbox
+            .notify(protocol::method::SESSION_UPDATE, &params);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Held> {
@@ -371,7 +372,10 @@ impl Screen for LspScreen {
                 // Serialised once, straight into the frame the transport writes: an edit's
                 // question carries both texts, and no other copy of them is made (WRITE-60).
                 let params = wire_question(&self.session_id, &question_id, &question, options);
-                let reply = self.updates.outbox.request(method::SESSION_REQUEST_PERMISSION, &params);
+                let reply = self
+                    .updates
+                    .outbox
+                    .request(method::SESSION_REQUEST_PERMISSION, &params);
                 let qid = question_id.clone();
                 tokio::spawn(async move {
                     let reply = match reply {
@@ -600,7 +604,8 @@ fn wire_question<'a>(
 ) -> RequestPermissionParams<'a> {
     let s = &q.subject;
     // The screen is one of the places untrusted bytes may go.
-    let shown = |text: &'a Option<Labelled<String>>| text.as_ref().map(|t| policy::to_screen(t).as_str());
+    let shown =
+        |text: &'a Option<Labelled<String>>| text.as_ref().map(|t| policy::to_screen(t).as_str());
     RequestPermissionParams {
         session_id,
         question_id,

@@ -11,21 +11,21 @@
 //!
 //! The language server itself is still tower-lsp-server's `LspService`; this module only feeds it.
 
+use std::collections::HashMap;
 use std::future::poll_fn;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use bravebot_core::pieces::{PIECE, Pieces};
 
 use futures::{FutureExt, SinkExt, StreamExt};
+use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::io::{
     AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader,
 };
-use serde::Serialize;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
 use tower_lsp_server::jsonrpc::{Request, Response};
@@ -345,7 +345,10 @@ impl Outbox {
     /// Queues a request to the client at once, its `params` serialised straight into the frame,
     /// and answers what waits for the reply; `None` when it could not be serialised.
     pub fn request<P: Serialize + ?Sized>(&self, method: &str, params: &P) -> Option<Reply> {
-        let id = format!("bravebot-{}", self.asked.next.fetch_add(1, Ordering::Relaxed) + 1);
+        let id = format!(
+            "bravebot-{}",
+            self.asked.next.fetch_add(1, Ordering::Relaxed) + 1
+        );
         let message = match Outgoing::of(&OwnRequest {
             jsonrpc: "2.0",
             id: &id,
@@ -753,6 +756,63 @@ mod tests {
         assert_eq!(receive(&mut client_in).await["id"], json!(3));
         drop(client_out);
         server.await.unwrap();
+    }
+
+    // Verifies: WRITE-60
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_request_of_the_servers_own_is_written_whole_in_order_and_its_reply_answers_it() {
+        let (mut client_out, server_in) = tokio::io::duplex(64 * 1024);
+        let (server_out, client_in) = tokio::io::duplex(64 * 1024);
+        let mut client_in = BufReader::new(client_in);
+        let (service, socket) = LspService::new(|_| Quiet);
+        let (asker, receiver) = outbox();
+        let server = tokio::spawn(serve(
+            server_in,
+            server_out,
+            (asker.clone(), receiver),
+            service,
+            socket,
+            || {},
+        ));
+        // Many pieces and more than one write's batch, with characters JSON escapes.
+        let text: String = (0..40_000)
+            .map(|n| format!("line {n}: \"quoted\" \\ tab\there\n"))
+            .collect();
+        assert!(text.len() > 4 * WRITE_BATCH);
+        asker.notify("test/before", &json!({"n": 1}));
+        let first = asker
+            .request("test/ask", &json!({"text": text}))
+            .expect("serialised");
+        asker.notify("test/after", &json!({"n": 2}));
+        let before = receive(&mut client_in).await;
+        assert_eq!(before["method"], "test/before", "{before}");
+        let asked = receive(&mut client_in).await;
+        assert_eq!(asked["method"], "test/ask");
+        assert!(
+            asked["params"]["text"] == text.as_str(),
+            "the text arrives whole"
+        );
+        assert_eq!(asked["id"], "bravebot-1");
+        let after = receive(&mut client_in).await;
+        assert_eq!(after["method"], "test/after", "{after}");
+        // A reply for another id does not answer it; the one with its id does.
+        send(
+            &mut client_out,
+            &json!({"jsonrpc": "2.0", "id": "bravebot-9", "result": "not this"}),
+        )
+        .await;
+        send(
+            &mut client_out,
+            &json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"outcome": "yes"}}),
+        )
+        .await;
+        assert_eq!(first.result().await, Some(json!({"outcome": "yes"})));
+        // A request still waiting when the input ends is answered with nothing: refused.
+        let second = asker.request("test/ask", &json!({})).expect("serialised");
+        assert_eq!(receive(&mut client_in).await["id"], "bravebot-2");
+        drop(client_out);
+        server.await.unwrap();
+        assert_eq!(second.result().await, None);
     }
 
     async fn send(to: &mut DuplexStream, message: &Value) {
