@@ -678,3 +678,61 @@ fn changes_five_lines_apart_are_two_hunks_and_each_can_be_kept_alone() {
     );
     s.client.shutdown();
 }
+
+// Verifies: WRITE-60, WRITE-12
+#[test]
+fn an_edit_of_a_large_open_buffer_asks_with_both_whole_texts_and_lands_one_line() {
+    // About 1.5 MiB of lines with characters JSON escapes: the question is many pieces long.
+    let lines: Vec<String> = (0..24_000)
+        .map(|i| format!("{i:06} \"quoted\" \\ and a tab\there {}\n", "x".repeat(24)))
+        .collect();
+    let text = lines.concat();
+    let target = lines[12_000].clone();
+    let model = one_call(
+        "call_edit",
+        "edit_file",
+        json!({"path": "big.txt", "old_text": target, "new_text": "edited\n", "why": "tidy"}),
+    );
+    let s = Setup::start(&[("big.txt", text.as_str())], model);
+    s.open("big.txt", 3, &text);
+    s.client
+        .answer_permissions_with(|q| Answer::choose(q, "allow_once"));
+    s.prompt(&["big.txt"]);
+    let expected = text.replacen(&target, "edited\n", 1);
+    let questions = s.client.questions();
+    assert_eq!(questions.len(), 1);
+    let q = &questions[0];
+    assert!(q.id.is_string(), "the question's id is a string: {}", q.id);
+    assert!(
+        q.params["subject"]["original"] == text.as_str(),
+        "the whole original"
+    );
+    assert!(
+        q.params["subject"]["proposed"] == expected.as_str(),
+        "the whole proposal"
+    );
+    assert_eq!(
+        q.params["subject"]["hunks"],
+        json!([{"oldStart": 12_000, "oldLines": 1, "newStart": 12_000, "newLines": 1}])
+    );
+    let edits = s.apply_edits();
+    assert_eq!(edits.len(), 1, "one applyEdit");
+    let sent = &edits[0].params["edit"]["documentChanges"][0]["edits"];
+    assert_eq!(
+        sent.as_array().map(Vec::len),
+        Some(1),
+        "one line replaced: {sent}"
+    );
+    assert!(
+        applied(&text, &edits[0]) == expected,
+        "the edit lands the proposal"
+    );
+    assert!(
+        s.model
+            .tool_result("call_edit")
+            .contains("landed in the editor's buffer"),
+        "{}",
+        s.model.tool_result("call_edit")
+    );
+    s.client.shutdown();
+}
