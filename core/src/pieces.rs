@@ -102,6 +102,7 @@ mod tests {
 
     use super::*;
 
+    // Verifies: WRITE-60
     #[test]
     fn pieces_keep_the_bytes_in_order_and_hold_at_most_one_piece_beyond_them() {
         let mut pieces = Pieces::default();
