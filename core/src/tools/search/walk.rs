@@ -1178,6 +1178,30 @@ mod tests {
     use super::*;
     use crate::tools::DiskOnly;
 
+    /// A search of all of `root` (also its workspace) for `pattern`, with no file cap, no
+    /// deadline and no page to resume; a test changes what it varies.
+    fn whole_tree<'a>(
+        root: &'a Path,
+        pattern: &'a Pattern,
+        offset: usize,
+        max_matches: usize,
+    ) -> Request<'a> {
+        Request {
+            root,
+            workspace: root,
+            pattern,
+            include: None,
+            offset,
+            limits: Limits {
+                max_matches,
+                max_files: u64::MAX,
+                deadline: None,
+                max_file_bytes: 1 << 20,
+            },
+            resume: None,
+        }
+    }
+
     // Verifies: SEARCH-18
     #[test]
     fn files_read_in_parallel_give_the_outcome_of_reading_them_in_walk_order() {
@@ -1200,20 +1224,8 @@ mod tests {
         }
         let pattern = Pattern::compile(&["hit"], true).expect("compiles");
         let search = |offset: usize, max_matches: usize, max_files: u64| {
-            let request = Request {
-                root: tmp.path(),
-                workspace: tmp.path(),
-                pattern: &pattern,
-                include: None,
-                offset,
-                limits: Limits {
-                    max_matches,
-                    max_files,
-                    deadline: None,
-                    max_file_bytes: 1 << 20,
-                },
-                resume: None,
-            };
+            let mut request = whole_tree(tmp.path(), &pattern, offset, max_matches);
+            request.limits.max_files = max_files;
             search_tree(&request, &DiskOnly, &|| false)
         };
         // The order one by one: root files, then sub's; each file's lines in order.
@@ -1302,20 +1314,7 @@ mod tests {
         }
         let pattern = Pattern::compile(&["hit"], true).expect("compiles");
         let search = |offset: usize, max_matches: usize, ahead_bytes: u64| {
-            let request = Request {
-                root: &root,
-                workspace: &root,
-                pattern: &pattern,
-                include: None,
-                offset,
-                limits: Limits {
-                    max_matches,
-                    max_files: u64::MAX,
-                    deadline: None,
-                    max_file_bytes: 1 << 20,
-                },
-                resume: None,
-            };
+            let request = whole_tree(&root, &pattern, offset, max_matches);
             let reading = Reading {
                 readers: 3,
                 ahead_bytes,
@@ -1441,20 +1440,7 @@ mod tests {
         let total = expected.len();
         assert!(total > 300, "{total}");
         let search = |offset: usize, max_matches: usize| {
-            let request = Request {
-                root: &root,
-                workspace: &root,
-                pattern: &pattern,
-                include: None,
-                offset,
-                limits: Limits {
-                    max_matches,
-                    max_files: u64::MAX,
-                    deadline: None,
-                    max_file_bytes: 1 << 20,
-                },
-                resume: None,
-            };
+            let request = whole_tree(&root, &pattern, offset, max_matches);
             search_tree(&request, &files, &|| false)
         };
         let lines = |out: &Outcome| -> Vec<(PathBuf, usize, String)> {
@@ -1514,20 +1500,8 @@ mod tests {
         )]));
         let pattern = Pattern::compile(&["hit"], true).expect("compiles");
         let search = |offset: usize, resume: Option<&Resume>| {
-            let request = Request {
-                root: &root,
-                workspace: &root,
-                pattern: &pattern,
-                include: None,
-                offset,
-                limits: Limits {
-                    max_matches: 25,
-                    max_files: u64::MAX,
-                    deadline: None,
-                    max_file_bytes: 1 << 20,
-                },
-                resume,
-            };
+            let mut request = whole_tree(&root, &pattern, offset, 25);
+            request.resume = resume;
             search_tree(&request, &files, &|| false)
         };
         let first = search(0, None);
