@@ -425,15 +425,14 @@ impl Search<'_> {
                     .saturating_sub(self.out.files_met);
                 let (cancelled, deadline) = (&self.cancelled, self.request.limits.deadline);
                 let out_of_time = || cancelled() || deadline.is_some_and(|d| Instant::now() >= d);
-                let denied = &self.keep.denied;
+                // Every regular file counts here, a denied one too (the walk does not meet it),
+                // so the walk's own work per entry stays a name and a type.
                 let read = read_sorted(&directory, files_left, out_of_time, |e| {
                     let kind = e.file_type().ok()?;
-                    // Counted as the walk counts a file it meets: a regular file not denied.
-                    let counts = kind.is_file() && !denied(&directory.join(e.file_name()));
                     Some(Kept {
                         name: e.file_name(),
                         value: kind,
-                        counts,
+                        counts: kind.is_file(),
                     })
                 });
                 let (entries, cut) = match read {
