@@ -300,13 +300,18 @@ pub fn to_screen<T>(value: &Labelled<T>) -> &T {
     value.value()
 }
 
-/// The first `max_lines` lines of quarantined bytes, for a question drawn on the person's screen.
-/// The text keeps its label; only the screen may show it.
+/// The first `max_lines` lines of quarantined bytes, and at most [`PREVIEW_BYTES`] of them, for a
+/// question drawn on the person's screen. The text keeps its label; only the screen may show it.
 pub fn preview_for_screen(value: &Labelled<Vec<u8>>, max_lines: usize) -> Labelled<String> {
-    let text = String::from_utf8_lossy(value.value());
+    // Only the head is decoded: a file of megabytes without a line break is one "line".
+    let bytes = value.value();
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(PREVIEW_BYTES)]);
     let head: Vec<&str> = text.split_inclusive('\n').take(max_lines).collect();
     Labelled::new(head.concat(), value.label())
 }
+
+/// Most bytes of content a question's preview holds, whatever its lines (JUDGE-5).
+pub const PREVIEW_BYTES: usize = 8 * 1024;
 
 /// The content a check is asked about, encoded as one JSON string literal so that whatever it
 /// holds stays on one physical line of the request (seed 000). Bytes that are not UTF-8 are
@@ -479,6 +484,18 @@ mod tests {
             },
             Label::UNTRUSTED_PRIVATE,
         )
+    }
+
+    // Verifies: JUDGE-5
+    #[test]
+    fn a_preview_is_the_head_in_lines_and_in_bytes() {
+        let lines = Labelled::new(b"a\nb\nc\n".to_vec(), Label::UNTRUSTED_PRIVATE);
+        assert_eq!(preview_for_screen(&lines, 2).value(), "a\nb\n");
+        // Four MiB with no line break, as a binary file has: the preview is its head alone.
+        let one_line = Labelled::new(vec![0xff; 4 << 20], Label::UNTRUSTED_PRIVATE);
+        let preview = preview_for_screen(&one_line, 40);
+        assert_eq!(preview.value().chars().count(), PREVIEW_BYTES);
+        assert_eq!(preview.label(), Label::UNTRUSTED_PRIVATE);
     }
 
     // Verifies: AUDIT-1, CHECK-3
