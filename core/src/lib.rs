@@ -25,6 +25,7 @@ pub mod language;
 pub mod looping;
 pub mod mcp;
 pub mod model;
+pub mod pieces;
 pub mod process;
 pub mod record;
 pub mod run;

@@ -236,8 +236,9 @@ pub struct Subject {
     /// For `edit` and `write`: the unified diff, the whole original and the whole proposal, and
     /// the hunks (0-based line ranges of the original) the person may accept one by one.
     pub diff: Option<Labelled<String>>,
-    pub original: Option<Labelled<String>>,
-    pub proposed: Option<Labelled<String>>,
+    /// Shared with the proposal: the question holds no copy of either text.
+    pub original: Option<Labelled<Arc<String>>>,
+    pub proposed: Option<Labelled<Arc<String>>>,
     pub hunks: Vec<crate::kernel::proposal::Hunk>,
     /// For `run`: the compiled plan, one line a step, argument boundaries visible; and the line
     /// the planner wrote, as context.
@@ -292,10 +293,13 @@ impl Answer {
 
     /// The option an answer selected, if the question offered it.
     pub fn chosen<'q>(&self, question: &'q Question) -> Option<&'q QuestionOption> {
+        self.chosen_among(&question.options)
+    }
+
+    /// [`Answer::chosen`], among the options a question offered.
+    pub fn chosen_among<'q>(&self, offered: &'q [QuestionOption]) -> Option<&'q QuestionOption> {
         match self {
-            Answer::Selected { option_id, .. } => {
-                question.options.iter().find(|o| &o.id == option_id)
-            }
+            Answer::Selected { option_id, .. } => offered.iter().find(|o| &o.id == option_id),
             Answer::Refused => None,
         }
     }

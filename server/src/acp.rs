@@ -847,8 +847,13 @@ impl Screen for AcpScreen {
             if let (QuestionKind::Edit | QuestionKind::Write, Some(path), Some(proposed)) =
                 (question.kind, &s.path, &s.proposed)
             {
-                let diff = acp::Diff::new(self.absolute(path), policy::to_screen(proposed).clone())
-                    .old_text(s.original.as_ref().map(|o| policy::to_screen(o).clone()));
+                let diff =
+                    acp::Diff::new(self.absolute(path), policy::to_screen(proposed).to_string())
+                        .old_text(
+                            s.original
+                                .as_ref()
+                                .map(|o| policy::to_screen(o).to_string()),
+                        );
                 let shown = {
                     let mut calls = self.calls();
                     calls.content.push(acp::ToolCallContent::Diff(diff.clone()));

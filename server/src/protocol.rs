@@ -343,18 +343,18 @@ pub struct TodoItem {
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct RequestPermissionParams {
-    pub session_id: String,
-    pub question_id: String,
+pub struct RequestPermissionParams<'a> {
+    pub session_id: &'a str,
+    pub question_id: &'a str,
     pub kind: &'static str,
-    pub title: String,
+    pub title: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub why: Option<String>,
+    pub why: Option<&'a str>,
     /// The delegate that asks, absent for the turn's own question. Set by the driver from the
     /// delegate's seat, never from `why`, which the planner writes (DELEG-70).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub asker: Option<Asker>,
-    pub subject: Subject,
+    pub subject: Subject<'a>,
     pub options: Vec<PermissionOption>,
 }
 
@@ -368,51 +368,51 @@ pub struct Asker {
 
 #[derive(Debug, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Subject {
+pub struct Subject<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub path: Option<String>,
+    pub path: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub uri: Option<String>,
+    pub uri: Option<&'a str>,
     /// Content nobody vouched for: clients draw it inside a visible margin.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub content: Option<String>,
+    pub content: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verdict: Option<&'static str>,
     /// The check's own sentence, untrusted like the content.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub verdict_text: Option<String>,
+    pub verdict_text: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub origin: Option<String>,
+    pub origin: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub question: Option<String>,
+    pub question: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub header: Option<String>,
+    pub header: Option<&'a str>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub multiple: bool,
     /// For `edit` and `write`: the unified diff, the whole original and proposal.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub diff: Option<String>,
+    pub diff: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub original: Option<String>,
+    pub original: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub proposed: Option<String>,
+    pub proposed: Option<&'a str>,
     /// The hunks of `diff`, in order: what `acceptedHunks` indexes.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hunks: Vec<HunkRange>,
     /// For `run`: the compiled plan, one line a step with argument boundaries visible, and the
     /// line the planner wrote.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub plan: Vec<String>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    pub plan: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub command: Option<String>,
+    pub command: Option<&'a str>,
     /// What the person must know to decide, in plain words.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub notice: Option<String>,
+    pub notice: Option<&'a str>,
     /// For `fetch`: the URL, and the host it reaches as the URL parser reads it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub url: Option<String>,
+    pub url: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub host: Option<String>,
+    pub host: Option<&'a str>,
 }
 
 /// One hunk's lines, 0-based as LSP counts them: `oldStart`/`oldLines` in the original (the
@@ -553,17 +553,6 @@ pub struct TrustRuleStatus {
     pub scope: &'static str,
     pub origin: &'static str,
     pub trusted: bool,
-}
-
-/// A server → client request, for `Client::send_request`.
-pub enum RequestPermission {}
-
-impl tower_lsp_server::ls_types::request::Request for RequestPermission {
-    // `Value` because the trait wants params that also deserialize; the server serializes a
-    // [`RequestPermissionParams`] into it.
-    type Params = Value;
-    type Result = Value;
-    const METHOD: &'static str = method::SESSION_REQUEST_PERMISSION;
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use bravebot_core::kernel::labelled::Labelled;
 use bravebot_core::kernel::policy;
 use bravebot_core::kernel::slot::Origin;
 use bravebot_core::session::{Answer, BoxFuture, CheckState, Question, Screen, StopReason, Update};
@@ -20,8 +21,8 @@ use tower_lsp_server::Client;
 use tower_lsp_server::ls_types::{MessageActionItem, MessageType};
 
 use crate::protocol::{
-    self, HunkRange, Outcome, PermissionOption, PermissionReply, RequestPermission,
-    RequestPermissionParams, SessionUpdate, TodoItem, UpdateNotification,
+    self, HunkRange, Outcome, PermissionOption, PermissionReply, RequestPermissionParams,
+    SessionUpdate, TodoItem, UpdateNotification, method,
 };
 use crate::transport::Outbox;
 
@@ -292,10 +293,8 @@ impl Updates {
             session_id: self.session_id.clone(),
             update: wire_update(update),
         };
-        match serde_json::to_value(params) {
-            Ok(v) => self.outbox.notify(protocol::method::SESSION_UPDATE, v),
-            Err(e) => tracing::error!("update not serialised: {e}"),
-        }
+        self.outbox
+            .notify(protocol::method::SESSION_UPDATE, &params);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Held> {
@@ -370,14 +369,20 @@ impl Screen for LspScreen {
             let client = self.client.clone();
             let questions = self.questions.clone();
             let asking = if self.permissions {
+                // Serialised once, straight into the frame the transport writes: an edit's
+                // question carries both texts, and no other copy of them is made (WRITE-60).
                 let params = wire_question(&self.session_id, &question_id, &question, options);
+                let reply = self
+                    .updates
+                    .outbox
+                    .request(method::SESSION_REQUEST_PERMISSION, &params);
                 let qid = question_id.clone();
                 tokio::spawn(async move {
-                    let reply = match serde_json::to_value(params) {
-                        Ok(p) => client.send_request::<RequestPermission>(p).await,
-                        Err(_) => Err(tower_lsp_server::jsonrpc::Error::internal_error()),
+                    let reply = match reply {
+                        Some(reply) => reply.result().await,
+                        None => None,
                     };
-                    questions.answer(&qid, read_reply(reply.ok()));
+                    questions.answer(&qid, read_reply(reply));
                 })
             } else {
                 let message = match fallback(&question) {
@@ -591,46 +596,45 @@ fn pictured(text: &str) -> String {
         .collect()
 }
 
-fn wire_question(
-    session_id: &str,
-    question_id: &str,
-    q: &Question,
+fn wire_question<'a>(
+    session_id: &'a str,
+    question_id: &'a str,
+    q: &'a Question,
     options: Vec<PermissionOption>,
-) -> RequestPermissionParams {
+) -> RequestPermissionParams<'a> {
     let s = &q.subject;
+    // The screen is one of the places untrusted bytes may go.
+    let shown =
+        |text: &'a Option<Labelled<String>>| text.as_ref().map(|t| policy::to_screen(t).as_str());
     RequestPermissionParams {
-        session_id: session_id.to_string(),
-        question_id: question_id.to_string(),
+        session_id,
+        question_id,
         kind: q.kind.as_str(),
-        title: q.title.clone(),
-        why: q.why.clone(),
+        title: &q.title,
+        why: q.why.as_deref(),
         asker: q.asker.as_ref().map(|a| protocol::Asker {
             number: a.number(),
             kind: a.kind().to_string(),
         }),
         subject: protocol::Subject {
-            path: s.path.clone(),
-            uri: s.uri.clone(),
-            // The screen is one of the places untrusted bytes may go.
-            content: s.content.as_ref().map(|c| policy::to_screen(c).clone()),
+            path: s.path.as_deref(),
+            uri: s.uri.as_deref(),
+            content: shown(&s.content),
             verdict: s.verdict.map(|v| v.as_str()),
-            verdict_text: s
-                .verdict_text
-                .as_ref()
-                .map(|t| policy::to_screen(t).clone()),
-            origin: s.origin.clone(),
-            question: s.question.clone(),
-            header: s.header.clone(),
+            verdict_text: shown(&s.verdict_text),
+            origin: s.origin.as_deref(),
+            question: s.question.as_deref(),
+            header: s.header.as_deref(),
             multiple: s.multiple,
-            diff: s.diff.as_ref().map(|d| policy::to_screen(d).clone()),
-            original: s.original.as_ref().map(|d| policy::to_screen(d).clone()),
-            proposed: s.proposed.as_ref().map(|d| policy::to_screen(d).clone()),
+            diff: shown(&s.diff),
+            original: s.original.as_ref().map(|t| policy::to_screen(t).as_str()),
+            proposed: s.proposed.as_ref().map(|t| policy::to_screen(t).as_str()),
             hunks: wire_hunks(q),
-            plan: s.plan.clone(),
-            command: s.command.clone(),
-            notice: s.notice.clone(),
-            url: s.url.clone(),
-            host: s.host.clone(),
+            plan: &s.plan,
+            command: s.command.as_deref(),
+            notice: s.notice.as_deref(),
+            url: s.url.as_deref(),
+            host: s.host.as_deref(),
         },
         options,
     }

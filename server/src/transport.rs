@@ -11,17 +11,22 @@
 //!
 //! The language server itself is still tower-lsp-server's `LspService`; this module only feeds it.
 
+use std::collections::HashMap;
 use std::future::poll_fn;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use bravebot_core::pieces::{PIECE, Pieces};
 
 use futures::{FutureExt, SinkExt, StreamExt};
+use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::io::{
     AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader,
 };
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
 use tower_lsp_server::jsonrpc::{Request, Response};
 use tower_lsp_server::{ClientSocket, LanguageServer, LspService};
@@ -198,10 +203,116 @@ fn error_reply(id: Value, code: i64, message: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
 }
 
+/// One message on its way out: its `Content-Length` header and its body, serialised once, in
+/// pieces ([`Pieces`]) so a large message (an edit's question carries both texts) is never held
+/// in a buffer that doubles as it grows, nor copied whole again before it is written.
+pub struct Outgoing {
+    header: String,
+    body: Pieces,
+}
+
+impl Outgoing {
+    /// `message` serialised as one frame.
+    fn of<T: Serialize + ?Sized>(message: &T) -> serde_json::Result<Outgoing> {
+        let mut body = Pieces::default();
+        serde_json::to_writer(&mut body, message)?;
+        Ok(Outgoing {
+            header: format!("Content-Length: {}\r\n\r\n", body.len()),
+            body,
+        })
+    }
+
+    #[cfg(test)]
+    fn body(&self) -> Value {
+        serde_json::from_slice(&self.body.to_vec()).unwrap_or_default()
+    }
+}
+
+/// A JSON-RPC notification, borrowing its parts.
+#[derive(Serialize)]
+struct Notification<'a, P: Serialize + ?Sized> {
+    jsonrpc: &'static str,
+    method: &'a str,
+    params: &'a P,
+}
+
+/// A JSON-RPC request of the server's own, borrowing its parts.
+#[derive(Serialize)]
+struct OwnRequest<'a, P: Serialize + ?Sized> {
+    jsonrpc: &'static str,
+    id: &'a str,
+    method: &'a str,
+    params: &'a P,
+}
+
+/// What the writer is handed: a message, or the end marker (everything queued before it has
+/// been written).
+enum Queued {
+    Message(Outgoing),
+    End,
+}
+
+/// Requests the server sends itself ([`Outbox::request`]) and not through tower-lsp's client,
+/// so that their parameters are serialised straight into the frame: each waits here, under its
+/// own id, for the client's reply. The ids are strings (`bravebot-1`, ...), so they never meet
+/// tower-lsp's numbers.
+#[derive(Default)]
+struct Asked {
+    next: AtomicU64,
+    waiting: Mutex<HashMap<String, oneshot::Sender<Value>>>,
+}
+
+impl Asked {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<Value>>> {
+        self.waiting.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Hands `reply` to the request with its id, when one of ours waits for it; otherwise gives
+    /// it back.
+    fn deliver(&self, reply: Value) -> Option<Value> {
+        let waiter = match reply.get("id") {
+            Some(Value::String(id)) => self.lock().remove(id),
+            _ => None,
+        };
+        match waiter {
+            Some(waiter) => {
+                let _ = waiter.send(reply);
+                None
+            }
+            None => Some(reply),
+        }
+    }
+}
+
+/// A request sent by [`Outbox::request`]: its reply's `result`, or `None` when the reply was an
+/// error or the client can no longer answer. Dropping it stops waiting.
+pub struct Reply {
+    id: String,
+    asked: Arc<Asked>,
+    reply: oneshot::Receiver<Value>,
+}
+
+impl Reply {
+    pub async fn result(mut self) -> Option<Value> {
+        let mut reply = (&mut self.reply).await.ok()?;
+        reply.get_mut("result").map(Value::take)
+    }
+}
+
+impl Drop for Reply {
+    fn drop(&mut self) {
+        self.asked.lock().remove(&self.id);
+    }
+}
+
 /// Messages waiting to be written, in order. Notifications the server sends go straight in here,
 /// so every update of a turn is written before the reply that ends the turn.
 #[derive(Clone)]
-pub struct Outbox(mpsc::UnboundedSender<Value>, Arc<AtomicUsize>);
+pub struct Outbox {
+    queue: mpsc::UnboundedSender<Queued>,
+    waiting: Arc<AtomicUsize>,
+    asked: Arc<Asked>,
+}
 
 /// Past this many messages waiting to be written the outbox counts as backed up, and streamed
 /// text is held and merged instead of queued (`screen::Updates`).
@@ -210,43 +321,109 @@ const BACKED_UP: usize = 64;
 const WRITE_BATCH: usize = 256 * 1024;
 
 impl Outbox {
-    pub fn notify(&self, method: &str, params: Value) {
-        self.1.fetch_add(1, Ordering::Relaxed);
-        let _ = self
-            .0
-            .send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    fn send(&self, message: Outgoing) {
+        self.waiting.fetch_add(1, Ordering::Relaxed);
+        let _ = self.queue.send(Queued::Message(message));
+    }
+
+    /// Queues `message`, serialised once.
+    fn send_value<T: Serialize + ?Sized>(&self, message: &T) {
+        match Outgoing::of(message) {
+            Ok(message) => self.send(message),
+            Err(e) => tracing::error!("a message was not serialised: {e}"),
+        }
+    }
+
+    pub fn notify<P: Serialize + ?Sized>(&self, method: &str, params: &P) {
+        self.send_value(&Notification {
+            jsonrpc: "2.0",
+            method,
+            params,
+        });
+    }
+
+    /// Queues a request to the client at once, its `params` serialised straight into the frame,
+    /// and answers what waits for the reply; `None` when it could not be serialised.
+    pub fn request<P: Serialize + ?Sized>(&self, method: &str, params: &P) -> Option<Reply> {
+        let id = format!(
+            "bravebot-{}",
+            self.asked.next.fetch_add(1, Ordering::Relaxed) + 1
+        );
+        let message = match Outgoing::of(&OwnRequest {
+            jsonrpc: "2.0",
+            id: &id,
+            method,
+            params,
+        }) {
+            Ok(message) => message,
+            Err(e) => {
+                tracing::error!("a request was not serialised: {e}");
+                return None;
+            }
+        };
+        let (tx, rx) = oneshot::channel();
+        self.asked.lock().insert(id.clone(), tx);
+        self.send(message);
+        Some(Reply {
+            id,
+            asked: Arc::clone(&self.asked),
+            reply: rx,
+        })
     }
 
     /// Whether the writer is behind: the client is not reading as fast as the server writes.
     pub fn backed_up(&self) -> bool {
-        self.1.load(Ordering::Relaxed) > BACKED_UP
+        self.waiting.load(Ordering::Relaxed) > BACKED_UP
     }
 }
 
-pub struct OutboxReceiver(mpsc::UnboundedReceiver<Value>, Arc<AtomicUsize>);
+pub struct OutboxReceiver(mpsc::UnboundedReceiver<Queued>, Arc<AtomicUsize>);
 
 pub fn outbox() -> (Outbox, OutboxReceiver) {
     let (tx, rx) = mpsc::unbounded_channel();
     let waiting = Arc::new(AtomicUsize::new(0));
     (
-        Outbox(tx, Arc::clone(&waiting)),
+        Outbox {
+            queue: tx,
+            waiting: Arc::clone(&waiting),
+            asked: Arc::default(),
+        },
         OutboxReceiver(rx, waiting),
     )
 }
 
 #[cfg(test)]
 impl OutboxReceiver {
-    /// The next message queued, if one is.
+    /// The body of the next message queued, if one is.
     pub fn try_next(&mut self) -> Option<Value> {
-        self.0.try_recv().ok()
+        match self.0.try_recv().ok()? {
+            Queued::Message(message) => Some(message.body()),
+            Queued::End => None,
+        }
     }
 }
 
-/// Appends one `Content-Length` frame of `message` to `frames`.
-fn frame_into(frames: &mut Vec<u8>, message: &Value) {
-    let body = message.to_string();
-    frames.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
-    frames.extend_from_slice(body.as_bytes());
+/// Writes `message` after what `batch` holds. Small messages gather in `batch` (written once it
+/// would pass [`WRITE_BATCH`] and when the queue is empty); a full piece of a large one is
+/// written as it is, so no large message is copied whole into the batch.
+async fn put<O: AsyncWrite + Unpin>(
+    output: &mut O,
+    batch: &mut Vec<u8>,
+    message: &Outgoing,
+) -> std::io::Result<()> {
+    batch.extend_from_slice(message.header.as_bytes());
+    for piece in message.body.pieces() {
+        if batch.len() + piece.len() > WRITE_BATCH {
+            output.write_all(batch).await?;
+            batch.clear();
+        }
+        if piece.len() == PIECE && batch.is_empty() {
+            output.write_all(piece).await?;
+        } else {
+            batch.extend_from_slice(piece);
+        }
+    }
+    Ok(())
 }
 
 /// Runs the language server over `input`/`output` until `exit` or the end of the input.
@@ -272,7 +449,7 @@ pub async fn serve<S, I, O>(
 pub async fn serve_counted<S, I, O>(
     input: I,
     output: O,
-    (Outbox(out_tx, _), OutboxReceiver(mut out_rx, waiting)): (Outbox, OutboxReceiver),
+    (out_tx, OutboxReceiver(mut out_rx, waiting)): (Outbox, OutboxReceiver),
     mut service: LspService<S>,
     socket: ClientSocket,
     on_end: impl FnOnce(),
@@ -284,28 +461,32 @@ pub async fn serve_counted<S, I, O>(
 {
     let writer = tokio::spawn(async move {
         let mut output = output;
-        let mut frames = Vec::new();
-        while let Some(message) = out_rx.recv().await {
-            // `Null` is the end marker: everything queued before it has been written.
-            let mut end = message.is_null();
-            if !end {
-                frame_into(&mut frames, &message);
-            }
+        let mut batch = Vec::new();
+        while let Some(queued) = out_rx.recv().await {
+            let mut next = Some(queued);
+            let mut end = false;
+            let mut failed = false;
             // Whatever else is already waiting goes out in the same write.
-            while !end && frames.len() < WRITE_BATCH {
-                match out_rx.try_recv() {
-                    Ok(message) if message.is_null() => end = true,
-                    Ok(message) => frame_into(&mut frames, &message),
-                    Err(_) => break,
+            while let Some(queued) = next.take() {
+                match queued {
+                    Queued::End => end = true,
+                    Queued::Message(message) => {
+                        failed = put(&mut output, &mut batch, &message).await.is_err();
+                    }
                 }
+                if end || failed || batch.len() >= WRITE_BATCH {
+                    break;
+                }
+                next = out_rx.try_recv().ok();
             }
             waiting.store(out_rx.len(), Ordering::Relaxed);
-            if !frames.is_empty()
-                && (output.write_all(&frames).await.is_err() || output.flush().await.is_err())
+            if failed
+                || (!batch.is_empty() && output.write_all(&batch).await.is_err())
+                || output.flush().await.is_err()
             {
                 break;
             }
-            frames.clear();
+            batch.clear();
             if end {
                 break;
             }
@@ -315,12 +496,7 @@ pub async fn serve_counted<S, I, O>(
     let forward_tx = out_tx.clone();
     let forward = tokio::spawn(async move {
         while let Some(request) = to_client.next().await {
-            match serde_json::to_value(&request) {
-                Ok(v) => {
-                    let _ = forward_tx.send(v);
-                }
-                Err(e) => tracing::error!("server request not serialised: {e}"),
-            }
+            forward_tx.send_value(&request);
         }
     });
     let (frames_tx, mut frames) = mpsc::channel(READ_AHEAD);
@@ -342,7 +518,7 @@ pub async fn serve_counted<S, I, O>(
         let body = match frame {
             Frame::End => break,
             Frame::Bad(reason) => {
-                let _ = out_tx.send(error_reply(Value::Null, -32700, &reason));
+                out_tx.send_value(&error_reply(Value::Null, -32700, &reason));
                 continue;
             }
             Frame::Body(body) => body,
@@ -350,7 +526,7 @@ pub async fn serve_counted<S, I, O>(
         let value: Value = match serde_json::from_slice(&body) {
             Ok(v) => v,
             Err(e) => {
-                let _ = out_tx.send(error_reply(
+                out_tx.send_value(&error_reply(
                     Value::Null,
                     -32700,
                     &format!("parse error: {e}"),
@@ -359,7 +535,7 @@ pub async fn serve_counted<S, I, O>(
             }
         };
         if !value.is_object() {
-            let _ = out_tx.send(error_reply(
+            out_tx.send_value(&error_reply(
                 Value::Null,
                 -32600,
                 "invalid request: a JSON-RPC message is an object (batches are not supported)",
@@ -368,6 +544,10 @@ pub async fn serve_counted<S, I, O>(
         }
         let id = value.get("id").cloned().unwrap_or(Value::Null);
         if value.get("method").is_none() {
+            // A reply to one of the server's own requests goes to what waits for it.
+            let Some(value) = out_tx.asked.deliver(value) else {
+                continue;
+            };
             match serde_json::from_value::<Response>(value) {
                 Ok(response) => {
                     let _ = from_client.send(response).await;
@@ -379,7 +559,7 @@ pub async fn serve_counted<S, I, O>(
         let request: Request = match serde_json::from_value(value) {
             Ok(r) => r,
             Err(e) => {
-                let _ = out_tx.send(error_reply(id, -32600, &format!("invalid request: {e}")));
+                out_tx.send_value(&error_reply(id, -32600, &format!("invalid request: {e}")));
                 continue;
             }
         };
@@ -393,16 +573,12 @@ pub async fn serve_counted<S, I, O>(
         let finish = async move {
             // A handler that panics still answers its request, and takes nothing else down.
             match AssertUnwindSafe(future).catch_unwind().await {
-                Ok(Ok(Some(response))) => {
-                    if let Ok(v) = serde_json::to_value(&response) {
-                        let _ = reply_tx.send(v);
-                    }
-                }
+                Ok(Ok(Some(response))) => reply_tx.send_value(&response),
                 Ok(_) => {}
                 Err(_) => {
                     tracing::error!("a handler failed; its request is answered with an error");
                     if !id.is_null() {
-                        let _ = reply_tx.send(error_reply(id, -32603, "internal error"));
+                        reply_tx.send_value(&error_reply(id, -32603, "internal error"));
                     }
                 }
             }
@@ -427,7 +603,9 @@ pub async fn serve_counted<S, I, O>(
     .await;
     in_flight.abort_all();
     forward.abort();
-    let _ = out_tx.send(Value::Null);
+    // Nobody is left to answer the server's own requests: those waiting see the end.
+    out_tx.asked.lock().clear();
+    let _ = out_tx.queue.send(Queued::End);
     let _ = tokio::time::timeout(std::time::Duration::from_secs(2), writer).await;
 }
 
@@ -578,6 +756,63 @@ mod tests {
         assert_eq!(receive(&mut client_in).await["id"], json!(3));
         drop(client_out);
         server.await.unwrap();
+    }
+
+    // Verifies: WRITE-60
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_request_of_the_servers_own_is_written_whole_in_order_and_its_reply_answers_it() {
+        let (mut client_out, server_in) = tokio::io::duplex(64 * 1024);
+        let (server_out, client_in) = tokio::io::duplex(64 * 1024);
+        let mut client_in = BufReader::new(client_in);
+        let (service, socket) = LspService::new(|_| Quiet);
+        let (asker, receiver) = outbox();
+        let server = tokio::spawn(serve(
+            server_in,
+            server_out,
+            (asker.clone(), receiver),
+            service,
+            socket,
+            || {},
+        ));
+        // Many pieces and more than one write's batch, with characters JSON escapes.
+        let text: String = (0..40_000)
+            .map(|n| format!("line {n}: \"quoted\" \\ tab\there\n"))
+            .collect();
+        assert!(text.len() > 4 * WRITE_BATCH);
+        asker.notify("test/before", &json!({"n": 1}));
+        let first = asker
+            .request("test/ask", &json!({"text": text}))
+            .expect("serialised");
+        asker.notify("test/after", &json!({"n": 2}));
+        let before = receive(&mut client_in).await;
+        assert_eq!(before["method"], "test/before", "{before}");
+        let asked = receive(&mut client_in).await;
+        assert_eq!(asked["method"], "test/ask");
+        assert!(
+            asked["params"]["text"] == text.as_str(),
+            "the text arrives whole"
+        );
+        assert_eq!(asked["id"], "bravebot-1");
+        let after = receive(&mut client_in).await;
+        assert_eq!(after["method"], "test/after", "{after}");
+        // A reply for another id does not answer it; the one with its id does.
+        send(
+            &mut client_out,
+            &json!({"jsonrpc": "2.0", "id": "bravebot-9", "result": "not this"}),
+        )
+        .await;
+        send(
+            &mut client_out,
+            &json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"outcome": "yes"}}),
+        )
+        .await;
+        assert_eq!(first.result().await, Some(json!({"outcome": "yes"})));
+        // A request still waiting when the input ends is answered with nothing: refused.
+        let second = asker.request("test/ask", &json!({})).expect("serialised");
+        assert_eq!(receive(&mut client_in).await["id"], "bravebot-2");
+        drop(client_out);
+        server.await.unwrap();
+        assert_eq!(second.result().await, None);
     }
 
     async fn send(to: &mut DuplexStream, message: &Value) {

@@ -266,6 +266,31 @@ impl RecordedRequest {
     pub fn has_tools_key(&self) -> bool {
         self.body.get("tools").is_some()
     }
+
+    /// The names of the tools the request offered, in its order.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.body["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+            .collect()
+    }
+
+    /// The content of every message of the request, joined by newlines: a string content as it
+    /// is, any other as its JSON.
+    pub fn all_text(&self) -> String {
+        self.body["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|m| match &m["content"] {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
 }
 
 #[derive(Default)]
@@ -869,6 +894,24 @@ async fn read_chunked(stream: &mut TcpStream, mut buf: Vec<u8>) -> Option<Vec<u8
         body.extend_from_slice(&buf[..size]);
         buf.drain(..size + 2);
     }
+}
+
+/// The planner's first two rounds of a turn that meets released content: it runs
+/// `sh -c 'echo injected'` (call `run`), then asks to read that output with `read_output`
+/// (call `read`), which the person allows.
+pub fn released_run() -> Vec<Reply> {
+    vec![
+        Reply::tool_call_with_id(
+            "run",
+            "run",
+            json!({"command": "sh -c 'echo injected'", "why": "build"}),
+        ),
+        Reply::tool_call_with_id(
+            "read",
+            "read_output",
+            json!({"ref": "ref:0", "why": "see the log"}),
+        ),
+    ]
 }
 
 /// The text of a chat message: its string content, or its text parts joined.

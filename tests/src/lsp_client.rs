@@ -779,6 +779,14 @@ impl LspClient {
             .collect()
     }
 
+    /// The kinds of the questions put so far, in order.
+    pub fn question_kinds(&self) -> Vec<String> {
+        self.questions()
+            .iter()
+            .filter_map(|q| q.question_kind().map(str::to_string))
+            .collect()
+    }
+
     /// Every request of `method` the server sent so far, with the answer given (`None` when
     /// none was given yet).
     pub fn server_requests(&self, method: &str) -> Vec<(ServerRequest, Option<Answer>)> {

@@ -110,10 +110,26 @@ impl Setup {
 
     /// Sends the prompt "go" with `files` named without waiting for the turn.
     pub fn send_prompt(&self, files: &[&str]) -> Pending {
+        self.send_prompt_text("go", files)
+    }
+
+    /// Sends `text` with `files` named without waiting for the turn.
+    pub fn send_prompt_text(&self, text: &str, files: &[&str]) -> Pending {
         self.client.send_request(
             "bravebot/session/prompt",
-            json!({"sessionId": self.session, "text": "go", "files": files}),
+            json!({"sessionId": self.session, "text": text, "files": files}),
         )
+    }
+
+    /// Switches the session to the permission mode `mode`; a refusal fails the test.
+    pub fn set_mode(&self, mode: &str) {
+        if let Err(e) = self.client.request(
+            "bravebot/session/setMode",
+            json!({"sessionId": self.session, "mode": mode}),
+        ) {
+            self.client
+                .fail(&format!("setMode {mode} was refused: {e}"));
+        }
     }
 
     /// What `session/status` reports for the session.
@@ -131,6 +147,16 @@ impl Setup {
         self.client
             .request("bravebot/session/audit", json!({"sessionId": self.session}))
             .unwrap_or_else(|e| self.client.fail(&format!("audit was refused: {e}")))
+    }
+
+    /// The detail of each record of the session's audit trail, in order.
+    pub fn audit_details(&self) -> Vec<String> {
+        self.audit()["records"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|r| r["detail"].as_str().map(str::to_string))
+            .collect()
     }
 
     /// The `toolResult` update of `call_id`.

@@ -15,28 +15,6 @@ use serde_json::{Value, json};
 /// What the fake server answers an `echo` with: its own words, which no request may carry.
 const ECHOED: &str = "echo: NARROW-ECHO-7a1c";
 
-fn tool_names(request: &RecordedRequest) -> Vec<String> {
-    request.body["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
-        .collect()
-}
-
-fn all_text(request: &RecordedRequest) -> String {
-    request.body["messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|m| match &m["content"] {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 /// Two servers, `fake` and `other`, each the test's MCP server, reading `readable` and writing
 /// `writable`.
 fn two_servers(readable: &Path, writable: &Path) -> String {
@@ -161,7 +139,7 @@ fn a_worker_calls_its_sessions_servers_as_narrowed_and_leaves_them_running() {
     // the delegate's name, and its answer came back as a reference in the delegate's own slots.
     let narrow = of_task(&delegates, "NARROW-TASK");
     assert_eq!(narrow.len(), 3, "three rounds");
-    let names = tool_names(narrow[0]);
+    let names = narrow[0].tool_names();
     for held in ["mcp__other__echo", "mcp__other__copy", "write_file"] {
         assert!(names.contains(&held.to_string()), "{held}: {names:?}");
     }
@@ -169,12 +147,12 @@ fn a_worker_calls_its_sessions_servers_as_narrowed_and_leaves_them_running() {
         !names.iter().any(|n| n.starts_with("mcp__fake__")),
         "{names:?}"
     );
-    let second = all_text(narrow[1]);
+    let second = narrow[1].all_text();
     assert!(
         second.contains("mcp__other__echo answered") && second.contains("held back as ref:0"),
         "{second}"
     );
-    let third = all_text(narrow[2]);
+    let third = narrow[2].all_text();
     assert!(
         third.contains("refused: mcp__fake__copy is not offered to this delegate")
             && third.contains("the MCP servers it holds are other"),
@@ -216,11 +194,11 @@ fn a_worker_calls_its_sessions_servers_as_narrowed_and_leaves_them_running() {
 
     // Without `mcp_servers` a worker holds every server the turn may call, as the turn is offered
     // them (the changed echo withheld); a reader holds none.
-    let whole = tool_names(of_task(&delegates, "WHOLE-TASK")[0]);
+    let whole = of_task(&delegates, "WHOLE-TASK")[0].tool_names();
     assert!(whole.contains(&"mcp__other__copy".to_string()), "{whole:?}");
     assert!(whole.contains(&"mcp__fake__copy".to_string()), "{whole:?}");
     assert!(!whole.contains(&"mcp__fake__echo".to_string()), "{whole:?}");
-    let reader = tool_names(of_task(&delegates, "READER-TASK")[0]);
+    let reader = of_task(&delegates, "READER-TASK")[0].tool_names();
     assert!(!reader.iter().any(|n| n.starts_with("mcp__")), "{reader:?}");
     let reader_started = model.tool_result("reader");
     assert!(
@@ -296,7 +274,7 @@ fn exec_offers_spawn_agent_but_refuses_every_call_before_anything_is_asked() {
     assert!(output.status.success(), "{stdout}");
     let planner = model.requests_for("planner");
     assert!(
-        tool_names(&planner[0]).contains(&"spawn_agent".to_string()),
+        planner[0].tool_names().contains(&"spawn_agent".to_string()),
         "offered, as ask_user is"
     );
     let refused = model.tool_result("spawn");

@@ -56,6 +56,22 @@ fn one_call(call_id: &str, tool: &str, args: Value) -> FakeModel {
     ])
 }
 
+/// A planner that writes each `(call id, path, contents)` in turn, then ends the turn.
+fn writes_in_turn(writes: &[(&str, &str, &str)]) -> FakeModel {
+    let mut replies: Vec<Reply> = writes
+        .iter()
+        .map(|(id, path, contents)| {
+            Reply::tool_call_with_id(
+                id,
+                "write_file",
+                json!({"path": path, "contents": contents, "why": "write it"}),
+            )
+        })
+        .collect();
+    replies.push(Reply::text("done"));
+    FakeModel::start(replies)
+}
+
 /// Applies the `TextEdit`s of an applyEdit request to `text` as an editor would (positions in
 /// UTF-16 code units; the tests use ASCII).
 fn applied(text: &str, request: &ServerRequest) -> String {
@@ -442,26 +458,12 @@ fn old_text_that_occurs_twice_is_refused_rather_than_guessed() {
 // Verifies: WRITE-5
 #[test]
 fn accept_edits_lands_trusted_writes_unasked_but_editor_configuration_still_asks() {
-    let model = FakeModel::start(vec![
-        Reply::tool_call_with_id(
-            "call_src",
-            "write_file",
-            json!({"path": "src/new.rs", "contents": "fn x() {}\n", "why": "add"}),
-        ),
-        Reply::tool_call_with_id(
-            "call_cfg",
-            "write_file",
-            json!({"path": ".vscode/settings.json", "contents": "{}\n", "why": "configure"}),
-        ),
-        Reply::text("done"),
+    let model = writes_in_turn(&[
+        ("call_src", "src/new.rs", "fn x() {}\n"),
+        ("call_cfg", ".vscode/settings.json", "{}\n"),
     ]);
     let s = Setup::start(&[], model);
-    s.client
-        .request(
-            "bravebot/session/setMode",
-            json!({"sessionId": s.session, "mode": "acceptEdits"}),
-        )
-        .expect("setMode");
+    s.set_mode("acceptEdits");
     s.prompt(&[]);
     assert_eq!(
         s.disk("src/new.rs"),
@@ -485,22 +487,24 @@ fn accept_edits_lands_trusted_writes_unasked_but_editor_configuration_still_asks
     s.client.shutdown();
 }
 
-// Verifies: WRITE-5
-#[test]
-fn plan_mode_writes_nothing_and_an_unwatched_session_refuses_every_write() {
+/// A turn in a session started with `init` and switched to the permission mode `mode`, whose
+/// planner writes "new" over a.txt, which holds "old" (call `call_w`).
+fn a_write_of_a_txt_in_mode(mode: &str, init: Value) -> Setup {
     let model = one_call(
         "call_w",
         "write_file",
         json!({"path": "a.txt", "contents": "new\n", "why": "x"}),
     );
-    let s = Setup::start(&[("a.txt", "old\n")], model);
-    s.client
-        .request(
-            "bravebot/session/setMode",
-            json!({"sessionId": s.session, "mode": "plan"}),
-        )
-        .expect("setMode");
+    let s = Setup::start_with(&[("a.txt", "old\n")], model, |o, _| o, init);
+    s.set_mode(mode);
     s.prompt(&["a.txt"]);
+    s
+}
+
+// Verifies: WRITE-5
+#[test]
+fn plan_mode_writes_nothing_and_an_unwatched_session_refuses_every_write() {
+    let s = a_write_of_a_txt_in_mode("plan", json!({}));
     assert!(
         s.model.tool_result("call_w").contains("plan mode"),
         "{}",
@@ -509,24 +513,7 @@ fn plan_mode_writes_nothing_and_an_unwatched_session_refuses_every_write() {
     assert_eq!(s.disk("a.txt"), "old\n");
     s.client.shutdown();
 
-    let model = one_call(
-        "call_w",
-        "write_file",
-        json!({"path": "a.txt", "contents": "new\n", "why": "x"}),
-    );
-    let s = Setup::start_with(
-        &[("a.txt", "old\n")],
-        model,
-        |o, _| o,
-        json!({"interactive": false}),
-    );
-    s.client
-        .request(
-            "bravebot/session/setMode",
-            json!({"sessionId": s.session, "mode": "acceptEdits"}),
-        )
-        .expect("setMode");
-    s.prompt(&["a.txt"]);
+    let s = a_write_of_a_txt_in_mode("acceptEdits", json!({"interactive": false}));
     assert!(
         s.model.tool_result("call_w").contains("nobody is watching"),
         "{}",
@@ -539,19 +526,7 @@ fn plan_mode_writes_nothing_and_an_unwatched_session_refuses_every_write() {
 // Verifies: WRITE-5
 #[test]
 fn allow_always_names_its_scope_is_listed_in_status_and_answers_the_next_edit() {
-    let model = FakeModel::start(vec![
-        Reply::tool_call_with_id(
-            "call_1",
-            "write_file",
-            json!({"path": "a.txt", "contents": "one\n", "why": "x"}),
-        ),
-        Reply::tool_call_with_id(
-            "call_2",
-            "write_file",
-            json!({"path": "a.txt", "contents": "two\n", "why": "x"}),
-        ),
-        Reply::text("done"),
-    ]);
+    let model = writes_in_turn(&[("call_1", "a.txt", "one\n"), ("call_2", "a.txt", "two\n")]);
     let s = Setup::start(&[("a.txt", "zero\n")], model);
     s.client
         .answer_permissions_with(|q| Answer::choose(q, "allow_always"));
@@ -675,6 +650,64 @@ fn changes_five_lines_apart_are_two_hunks_and_each_can_be_kept_alone() {
         result
             .contains("1 of 2 hunks landed (hunks 2, counted from 1); the person refused hunks 1"),
         "{result}"
+    );
+    s.client.shutdown();
+}
+
+// Verifies: WRITE-60, WRITE-12
+#[test]
+fn an_edit_of_a_large_open_buffer_asks_with_both_whole_texts_and_lands_one_line() {
+    // About 1.5 MiB of lines with characters JSON escapes: the question is many pieces long.
+    let lines: Vec<String> = (0..24_000)
+        .map(|i| format!("{i:06} \"quoted\" \\ and a tab\there {}\n", "x".repeat(24)))
+        .collect();
+    let text = lines.concat();
+    let target = lines[12_000].clone();
+    let model = one_call(
+        "call_edit",
+        "edit_file",
+        json!({"path": "big.txt", "old_text": target, "new_text": "edited\n", "why": "tidy"}),
+    );
+    let s = Setup::start(&[("big.txt", text.as_str())], model);
+    s.open("big.txt", 3, &text);
+    s.client
+        .answer_permissions_with(|q| Answer::choose(q, "allow_once"));
+    s.prompt(&["big.txt"]);
+    let expected = text.replacen(&target, "edited\n", 1);
+    let questions = s.client.questions();
+    assert_eq!(questions.len(), 1);
+    let q = &questions[0];
+    assert!(q.id.is_string(), "the question's id is a string: {}", q.id);
+    assert!(
+        q.params["subject"]["original"] == text.as_str(),
+        "the whole original"
+    );
+    assert!(
+        q.params["subject"]["proposed"] == expected.as_str(),
+        "the whole proposal"
+    );
+    assert_eq!(
+        q.params["subject"]["hunks"],
+        json!([{"oldStart": 12_000, "oldLines": 1, "newStart": 12_000, "newLines": 1}])
+    );
+    let edits = s.apply_edits();
+    assert_eq!(edits.len(), 1, "one applyEdit");
+    let sent = &edits[0].params["edit"]["documentChanges"][0]["edits"];
+    assert_eq!(
+        sent.as_array().map(Vec::len),
+        Some(1),
+        "one line replaced: {sent}"
+    );
+    assert!(
+        applied(&text, &edits[0]) == expected,
+        "the edit lands the proposal"
+    );
+    assert!(
+        s.model
+            .tool_result("call_edit")
+            .contains("landed in the editor's buffer"),
+        "{}",
+        s.model.tool_result("call_edit")
     );
     s.client.shutdown();
 }

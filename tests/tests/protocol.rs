@@ -5,13 +5,12 @@
 //! client sees and the requests the planner receives. The client harness fails any test whose
 //! server writes anything but framed JSON-RPC to stdout.
 
-use std::path::Path;
-
 use bravebot_tests::fake_model::{FakeModel, Reply};
 use bravebot_tests::lsp_client::{
     APPLY_EDIT, Answer, LspClient, LspOptions, Pending, REQUEST_PERMISSION, SESSION_UPDATE,
     SHOW_MESSAGE_REQUEST, ServerRequest, file_uri,
 };
+use bravebot_tests::setup::{Setup, write_files};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
@@ -35,89 +34,46 @@ const PARSE_ERROR: i64 = -32700;
 // Fixtures
 
 /// A workspace with one trusted-to-be file and one planted untrusted file.
+const FILES: &[(&str, &str)] = &[
+    (TRUSTED_PATH, TRUSTED_TEXT),
+    (UNTRUSTED_PATH, UNTRUSTED_TEXT),
+];
+
+/// A bare workspace holding [`FILES`], for the tests that drive `initialize` themselves.
 fn workspace() -> TempDir {
     let dir = tempfile::tempdir().expect("create a workspace");
-    write(dir.path(), TRUSTED_PATH, TRUSTED_TEXT);
-    write(dir.path(), UNTRUSTED_PATH, UNTRUSTED_TEXT);
+    write_files(dir.path(), FILES);
     dir
-}
-
-fn write(root: &Path, relative: &str, text: &str) {
-    let path = root.join(relative);
-    std::fs::create_dir_all(path.parent().expect("a file has a parent")).expect("mkdir");
-    std::fs::write(path, text).expect("write a workspace file");
-}
-
-/// A started and initialized server with one session, and what it runs against.
-struct Setup {
-    // Field order is drop order: the server goes before the model and the workspace.
-    client: LspClient,
-    session: String,
-    model: FakeModel,
-    workspace: TempDir,
-}
-
-/// Starts a server in `workspace` against `model`, initializes it with `init_options` and opens
-/// a session.
-fn start(workspace: TempDir, model: FakeModel, options: LspOptions, init_options: Value) -> Setup {
-    let client = LspClient::start(options.model_url(&model.url()));
-    client.initialize(init_options);
-    let session = client.new_session();
-    Setup {
-        client,
-        session,
-        model,
-        workspace,
-    }
 }
 
 /// The common case: an interactive session of a client that declared the permissions capability.
 fn start_interactive(model: FakeModel) -> Setup {
-    let workspace = workspace();
-    let options = LspOptions::new(workspace.path());
-    start(workspace, model, options, json!({}))
+    Setup::start(FILES, model)
 }
 
 /// A session nobody is watching (`interactive: false`): every question is refused unasked.
 fn start_unwatched(model: FakeModel) -> Setup {
-    let workspace = workspace();
-    let options = LspOptions::new(workspace.path());
-    start(workspace, model, options, json!({ "interactive": false }))
+    Setup::start_with(
+        FILES,
+        model,
+        |options, _| options,
+        json!({ "interactive": false }),
+    )
 }
 
-impl Setup {
-    /// Sends a prompt and waits for the turn to end; questions are served meanwhile by the
-    /// client's policy.
-    fn prompt(&self, text: &str, files: &[&str]) -> Value {
-        self.client
-            .request(
-                "bravebot/session/prompt",
-                json!({ "sessionId": self.session, "text": text, "files": files }),
-            )
-            .unwrap_or_else(|error| self.client.fail(&format!("prompt was refused: {error}")))
-    }
+/// The bodies of every planner request so far.
+fn planner_requests(setup: &Setup) -> Vec<Value> {
+    let requests = setup.model.requests_for("planner");
+    requests.into_iter().map(|request| request.body).collect()
+}
 
-    fn send_prompt(&self, text: &str, files: &[&str]) -> Pending {
-        self.client.send_request(
-            "bravebot/session/prompt",
-            json!({ "sessionId": self.session, "text": text, "files": files }),
-        )
-    }
+fn check_requests(setup: &Setup) -> Vec<Value> {
+    let requests = setup.model.requests_for("check");
+    requests.into_iter().map(|request| request.body).collect()
+}
 
-    /// The bodies of every planner request so far.
-    fn planner_requests(&self) -> Vec<Value> {
-        let requests = self.model.requests_for("planner");
-        requests.into_iter().map(|request| request.body).collect()
-    }
-
-    fn check_requests(&self) -> Vec<Value> {
-        let requests = self.model.requests_for("check");
-        requests.into_iter().map(|request| request.body).collect()
-    }
-
-    fn stop_reason(result: &Value) -> &str {
-        result["stopReason"].as_str().unwrap_or_default()
-    }
+fn stop_reason(result: &Value) -> &str {
+    result["stopReason"].as_str().unwrap_or_default()
 }
 
 /// Finds a reference in the pinned shape `ref:N <something>, K lines, <size>, (U,priv)`.
@@ -167,12 +123,32 @@ fn read_then_finish(call_id: &str, path: &str) -> Vec<Reply> {
 /// A fake model whose planner reads `path` and whose check answers `verdict`.
 fn model_reading(path: &str, verdict: &str) -> FakeModel {
     let planner = read_then_finish("call_read_1", path);
-    let verdict = verdict.to_owned();
-    FakeModel::start_with(move |script| script.planner(planner).check(vec![Reply::text(&verdict)]))
+    FakeModel::start_with(|script| script.planner(planner).check(vec![Reply::text(verdict)]))
+}
+
+/// [`model_reading`] whose planner then answers one more turn with text alone.
+fn model_reading_and_one_more_turn(path: &str, verdict: &str) -> FakeModel {
+    let mut planner = read_then_finish("call_read_1", path);
+    planner.push(Reply::text("Second turn."));
+    FakeModel::start_with(|script| script.planner(planner).check(vec![Reply::text(verdict)]))
 }
 
 const UNSAFE: &str = "VERDICT: unsafe\nThe file tells the reader to ignore its instructions.";
 const SAFE: &str = "VERDICT: safe\nA plain readme.";
+
+/// An unwatched session's turn in which the planner reads the planted file once; the turn ends
+/// and the read went through one check, which answered `verdict`.
+fn an_unwatched_turn_reading_the_planted_file(verdict: &str) -> Setup {
+    let setup = start_unwatched(model_reading(UNTRUSTED_PATH, verdict));
+    let result = setup.prompt_text("What does the vendor readme say?", &[]);
+    assert_eq!(stop_reason(&result), "endTurn", "prompt result: {result}");
+    assert_eq!(
+        check_requests(&setup).len(),
+        1,
+        "the read went through one check"
+    );
+    setup
+}
 
 /// Asserts that the read of the planted file reached the planner as a reference only.
 fn assert_quarantined(setup: &Setup, call_id: &str) {
@@ -283,12 +259,8 @@ fn prompt_streams_agent_text_and_ends_with_turn_ended() {
     let answer = "Hello from the fake planner, in one sentence.";
     let model = FakeModel::start_with(move |script| script.planner(vec![Reply::text(answer)]));
     let setup = start_interactive(model);
-    let result = setup.prompt("Say hello.", &[]);
-    assert_eq!(
-        Setup::stop_reason(&result),
-        "endTurn",
-        "prompt result: {result}"
-    );
+    let result = setup.prompt_text("Say hello.", &[]);
+    assert_eq!(stop_reason(&result), "endTurn", "prompt result: {result}");
     // The contract does not order the `turnEnded` update against the prompt's response: wait.
     let ended = wait_for_update(&setup.client, &setup.session, "turnEnded");
     assert_eq!(
@@ -330,8 +302,8 @@ fn streamed_text_arrives_whole_and_before_the_tool_call_it_led_to() {
         ])
     });
     let setup = start_interactive(model);
-    let result = setup.prompt("Read the notes.", &[TRUSTED_PATH]);
-    assert_eq!(Setup::stop_reason(&result), "endTurn", "{result}");
+    let result = setup.prompt_text("Read the notes.", &[TRUSTED_PATH]);
+    assert_eq!(stop_reason(&result), "endTurn", "{result}");
     wait_for_update(&setup.client, &setup.session, "turnEnded");
     let updates = setup.client.updates(&setup.session);
     let kinds: Vec<&str> = updates
@@ -360,8 +332,8 @@ fn streamed_text_arrives_whole_and_before_the_tool_call_it_led_to() {
 #[test]
 fn planner_requests_offer_read_file_with_why_and_check_requests_carry_no_tools() {
     let setup = start_unwatched(model_reading(UNTRUSTED_PATH, UNSAFE));
-    setup.prompt("What does the vendor readme say?", &[]);
-    let planner = setup.planner_requests();
+    setup.prompt_text("What does the vendor readme say?", &[]);
+    let planner = planner_requests(&setup);
     let tools = planner[0]["tools"]
         .as_array()
         .expect("a planner request carries tools");
@@ -377,7 +349,7 @@ fn planner_requests_offer_read_file_with_why_and_check_requests_carry_no_tools()
         read_file["function"]["parameters"]["properties"]["path"].is_object(),
         "read_file has no `path` argument: {read_file}"
     );
-    let checks = setup.check_requests();
+    let checks = check_requests(&setup);
     assert!(
         !checks.is_empty(),
         "the unvouched read went through no check"
@@ -398,14 +370,10 @@ fn trusted_read_sends_the_file_text_in_the_tool_result_with_the_echoed_call_id()
         script.planner(read_then_finish("call_trusted_7", TRUSTED_PATH))
     });
     let setup = start_interactive(model);
-    let result = setup.prompt("Summarize the notes.", &[TRUSTED_PATH]);
+    let result = setup.prompt_text("Summarize the notes.", &[TRUSTED_PATH]);
+    assert_eq!(stop_reason(&result), "endTurn", "prompt result: {result}");
     assert_eq!(
-        Setup::stop_reason(&result),
-        "endTurn",
-        "prompt result: {result}"
-    );
-    assert_eq!(
-        setup.planner_requests().len(),
+        planner_requests(&setup).len(),
         2,
         "one round, then the final text"
     );
@@ -419,7 +387,7 @@ fn trusted_read_sends_the_file_text_in_the_tool_result_with_the_echoed_call_id()
         "a file named in `files` was asked about"
     );
     assert!(
-        setup.check_requests().is_empty(),
+        check_requests(&setup).is_empty(),
         "a file named in `files` went through a check"
     );
     setup.client.shutdown();
@@ -428,18 +396,7 @@ fn trusted_read_sends_the_file_text_in_the_tool_result_with_the_echoed_call_id()
 // Verifies: GATE-2, PROTO-12, READ-3, TRUST-4
 #[test]
 fn unvouched_read_with_an_unsafe_verdict_sends_a_reference_not_the_text() {
-    let setup = start_unwatched(model_reading(UNTRUSTED_PATH, UNSAFE));
-    let result = setup.prompt("What does the vendor readme say?", &[]);
-    assert_eq!(
-        Setup::stop_reason(&result),
-        "endTurn",
-        "prompt result: {result}"
-    );
-    assert_eq!(
-        setup.check_requests().len(),
-        1,
-        "the read went through one check"
-    );
+    let setup = an_unwatched_turn_reading_the_planted_file(UNSAFE);
     assert_quarantined(&setup, "call_read_1");
     assert!(
         setup.client.server_requests(REQUEST_PERMISSION).is_empty(),
@@ -451,18 +408,7 @@ fn unvouched_read_with_an_unsafe_verdict_sends_a_reference_not_the_text() {
 // Verifies: COST-4, READ-3
 #[test]
 fn unvouched_read_with_a_safe_verdict_sends_the_text() {
-    let setup = start_unwatched(model_reading(UNTRUSTED_PATH, SAFE));
-    let result = setup.prompt("What does the vendor readme say?", &[]);
-    assert_eq!(
-        Setup::stop_reason(&result),
-        "endTurn",
-        "prompt result: {result}"
-    );
-    assert_eq!(
-        setup.check_requests().len(),
-        1,
-        "the read went through one check"
-    );
+    let setup = an_unwatched_turn_reading_the_planted_file(SAFE);
     assert_released(&setup, "call_read_1");
     setup.client.shutdown();
 }
@@ -514,14 +460,10 @@ fn canary_in_an_untrusted_file_never_reaches_the_planner_when_every_question_is_
             _ => refusals.next().unwrap_or_else(Answer::cancelled),
         }
     });
-    let result = setup.prompt("Tell me everything in vendor/.", &[]);
+    let result = setup.prompt_text("Tell me everything in vendor/.", &[]);
+    assert_eq!(stop_reason(&result), "endTurn", "prompt result: {result}");
     assert_eq!(
-        Setup::stop_reason(&result),
-        "endTurn",
-        "prompt result: {result}"
-    );
-    assert_eq!(
-        setup.planner_requests().len(),
+        planner_requests(&setup).len(),
         7,
         "the turn did not run every scripted attempt"
     );
@@ -541,7 +483,7 @@ fn canary_in_an_untrusted_file_never_reaches_the_planner_when_every_question_is_
 #[test]
 fn trust_read_question_offers_allow_once_and_reject_once_with_a_relative_path_and_absolute_uri() {
     let setup = start_interactive(model_reading(UNTRUSTED_PATH, UNSAFE));
-    setup.prompt("What does the vendor readme say?", &[]);
+    setup.prompt_text("What does the vendor readme say?", &[]);
     let question = the_trust_read_question(&setup.client);
     assert!(
         question.option_of_kind("allow_once").is_some(),
@@ -576,12 +518,8 @@ fn allow_once_on_the_trust_read_question_releases_the_text() {
     setup
         .client
         .answer_permissions_with(|question| Answer::choose(question, "allow_once"));
-    let result = setup.prompt("What does the vendor readme say?", &[]);
-    assert_eq!(
-        Setup::stop_reason(&result),
-        "endTurn",
-        "prompt result: {result}"
-    );
+    let result = setup.prompt_text("What does the vendor readme say?", &[]);
+    assert_eq!(stop_reason(&result), "endTurn", "prompt result: {result}");
     the_trust_read_question(&setup.client);
     assert_released(&setup, "call_read_1");
     setup.client.shutdown();
@@ -594,7 +532,7 @@ fn reject_once_on_the_trust_read_question_sends_a_reference() {
     setup
         .client
         .answer_permissions_with(|question| Answer::choose(question, "reject_once"));
-    setup.prompt("What does the vendor readme say?", &[]);
+    setup.prompt_text("What does the vendor readme say?", &[]);
     the_trust_read_question(&setup.client);
     assert_quarantined(&setup, "call_read_1");
     setup.client.shutdown();
@@ -607,12 +545,8 @@ fn unknown_option_id_refuses_the_trust_read_question() {
     setup
         .client
         .answer_permissions_with(|_| Answer::select("allow_forever_never_offered"));
-    let result = setup.prompt("What does the vendor readme say?", &[]);
-    assert_eq!(
-        Setup::stop_reason(&result),
-        "endTurn",
-        "prompt result: {result}"
-    );
+    let result = setup.prompt_text("What does the vendor readme say?", &[]);
+    assert_eq!(stop_reason(&result), "endTurn", "prompt result: {result}");
     the_trust_read_question(&setup.client);
     assert_quarantined(&setup, "call_read_1");
     setup.client.shutdown();
@@ -625,12 +559,8 @@ fn error_reply_to_request_permission_refuses_the_trust_read_question() {
     setup
         .client
         .answer_permissions_with(|_| Answer::error(-32603, "the editor could not show it"));
-    let result = setup.prompt("What does the vendor readme say?", &[]);
-    assert_eq!(
-        Setup::stop_reason(&result),
-        "endTurn",
-        "prompt result: {result}"
-    );
+    let result = setup.prompt_text("What does the vendor readme say?", &[]);
+    assert_eq!(stop_reason(&result), "endTurn", "prompt result: {result}");
     the_trust_read_question(&setup.client);
     assert_quarantined(&setup, "call_read_1");
     setup.client.shutdown();
@@ -643,12 +573,8 @@ fn cancelled_outcome_refuses_the_trust_read_question() {
     setup
         .client
         .answer_permissions_with(|_| Answer::cancelled());
-    let result = setup.prompt("What does the vendor readme say?", &[]);
-    assert_eq!(
-        Setup::stop_reason(&result),
-        "endTurn",
-        "prompt result: {result}"
-    );
+    let result = setup.prompt_text("What does the vendor readme say?", &[]);
+    assert_eq!(stop_reason(&result), "endTurn", "prompt result: {result}");
     the_trust_read_question(&setup.client);
     assert_quarantined(&setup, "call_read_1");
     setup.client.shutdown();
@@ -659,7 +585,7 @@ fn cancelled_outcome_refuses_the_trust_read_question() {
 fn cancel_during_a_pending_question_refuses_it_and_ends_the_turn_cancelled() {
     let setup = start_interactive(model_reading(UNTRUSTED_PATH, UNSAFE));
     setup.client.answer_permissions_with(|_| Answer::Hold);
-    let prompt = setup.send_prompt("What does the vendor readme say?", &[]);
+    let prompt = setup.send_prompt_text("What does the vendor readme say?", &[]);
     let question = setup.client.next_server_request(REQUEST_PERMISSION);
     assert_eq!(
         question.question_kind(),
@@ -678,13 +604,9 @@ fn cancel_during_a_pending_question_refuses_it_and_ends_the_turn_cancelled() {
         .client
         .response(prompt)
         .expect("a cancelled prompt still answers");
+    assert_eq!(stop_reason(&result), "cancelled", "prompt result: {result}");
     assert_eq!(
-        Setup::stop_reason(&result),
-        "cancelled",
-        "prompt result: {result}"
-    );
-    assert_eq!(
-        setup.planner_requests().len(),
+        planner_requests(&setup).len(),
         1,
         "the planner was called again after the cancel"
     );
@@ -697,7 +619,7 @@ fn cancel_during_a_pending_question_refuses_it_and_ends_the_turn_cancelled() {
 fn end_of_input_while_a_question_is_pending_exits_cleanly_without_release() {
     let mut setup = start_interactive(model_reading(UNTRUSTED_PATH, UNSAFE));
     setup.client.answer_permissions_with(|_| Answer::Hold);
-    let _prompt = setup.send_prompt("What does the vendor readme say?", &[]);
+    let _prompt = setup.send_prompt_text("What does the vendor readme say?", &[]);
     setup.client.next_server_request(REQUEST_PERMISSION);
     setup.client.close_stdin();
     let status = setup.client.wait_for_exit();
@@ -711,7 +633,7 @@ fn end_of_input_while_a_question_is_pending_exits_cleanly_without_release() {
         setup.client.stderr()
     );
     assert_eq!(
-        setup.planner_requests().len(),
+        planner_requests(&setup).len(),
         1,
         "the turn went on after end of input"
     );
@@ -723,7 +645,7 @@ fn end_of_input_while_a_question_is_pending_exits_cleanly_without_release() {
 fn bravebot_answer_command_answers_a_pending_question() {
     let setup = start_interactive(model_reading(UNTRUSTED_PATH, UNSAFE));
     setup.client.answer_permissions_with(|_| Answer::Hold);
-    let prompt = setup.send_prompt("What does the vendor readme say?", &[]);
+    let prompt = setup.send_prompt_text("What does the vendor readme say?", &[]);
     let question = setup.client.next_server_request(REQUEST_PERMISSION);
     let allow = question
         .option_of_kind("allow_once")
@@ -739,11 +661,7 @@ fn bravebot_answer_command_answers_a_pending_question() {
         )
         .expect("bravebot.answer is accepted");
     let result = setup.client.response(prompt).expect("the prompt answers");
-    assert_eq!(
-        Setup::stop_reason(&result),
-        "endTurn",
-        "prompt result: {result}"
-    );
+    assert_eq!(stop_reason(&result), "endTurn", "prompt result: {result}");
     assert_released(&setup, "call_read_1");
     setup.client.shutdown();
 }
@@ -753,7 +671,7 @@ fn bravebot_answer_command_answers_a_pending_question() {
 fn second_bravebot_answer_to_the_same_question_is_ignored() {
     let setup = start_interactive(model_reading(UNTRUSTED_PATH, UNSAFE));
     setup.client.answer_permissions_with(|_| Answer::Hold);
-    let prompt = setup.send_prompt("What does the vendor readme say?", &[]);
+    let prompt = setup.send_prompt_text("What does the vendor readme say?", &[]);
     let question = setup.client.next_server_request(REQUEST_PERMISSION);
     let answer = |kind: &str| {
         json!({
@@ -778,11 +696,7 @@ fn second_bravebot_answer_to_the_same_question_is_ignored() {
         .client
         .reply(&question, Answer::choose(&question, "allow_once"));
     let result = setup.client.response(prompt).expect("the prompt answers");
-    assert_eq!(
-        Setup::stop_reason(&result),
-        "endTurn",
-        "prompt result: {result}"
-    );
+    assert_eq!(stop_reason(&result), "endTurn", "prompt result: {result}");
     assert_quarantined(&setup, "call_read_1");
     setup.client.shutdown();
 }
@@ -790,24 +704,18 @@ fn second_bravebot_answer_to_the_same_question_is_ignored() {
 // Verifies: PROTO-8
 #[test]
 fn client_without_the_permissions_capability_is_asked_with_show_message_request() {
-    let workspace = workspace();
-    let options = LspOptions::new(workspace.path()).without_permissions_capability();
-    let setup = start(
-        workspace,
+    let setup = Setup::start_with(
+        FILES,
         model_reading(UNTRUSTED_PATH, UNSAFE),
-        options,
+        |options, _| options.without_permissions_capability(),
         json!({}),
     );
     // Dismissing the message is no approval.
     setup
         .client
         .answer_permissions_with(|_| Answer::Result(Value::Null));
-    let result = setup.prompt("What does the vendor readme say?", &[]);
-    assert_eq!(
-        Setup::stop_reason(&result),
-        "endTurn",
-        "prompt result: {result}"
-    );
+    let result = setup.prompt_text("What does the vendor readme say?", &[]);
+    assert_eq!(stop_reason(&result), "endTurn", "prompt result: {result}");
     assert!(
         setup.client.server_requests(REQUEST_PERMISSION).is_empty(),
         "requestPermission went to a client that did not declare it"
@@ -836,15 +744,18 @@ fn client_without_the_permissions_capability_is_asked_with_show_message_request(
 // Verifies: PROTO-1
 #[test]
 fn stdout_carries_only_framed_json_rpc_even_at_trace_logging() {
-    let workspace = workspace();
     let model = FakeModel::start_with(|script| {
         script
             .planner(read_then_finish("call_read_1", UNTRUSTED_PATH))
             .check(vec![Reply::text(UNSAFE)])
     });
-    let options = LspOptions::new(workspace.path()).env("BRAVEBOT_LOG", "trace");
-    let setup = start(workspace, model, options, json!({}));
-    setup.prompt("What does the vendor readme say?", &[]);
+    let setup = Setup::start_with(
+        FILES,
+        model,
+        |options, _| options.env("BRAVEBOT_LOG", "trace"),
+        json!({}),
+    );
+    setup.prompt_text("What does the vendor readme say?", &[]);
     // The harness checks every byte of stdout at each wait and again after the exit.
     let status = setup.client.shutdown();
     assert!(status.success(), "exit status: {status:?}");
@@ -983,7 +894,7 @@ fn audit_returns_gate_records_without_file_content() {
             .check(vec![Reply::text(UNSAFE)])
     });
     let setup = start_interactive(model);
-    setup.prompt("Read both.", &[TRUSTED_PATH]);
+    setup.prompt_text("Read both.", &[TRUSTED_PATH]);
     let audit = setup
         .client
         .request(
@@ -1097,15 +1008,11 @@ fn session_status_lists_trust_rules_with_their_origins() {
 fn session_trust_of_a_file_releases_its_text_without_a_check() {
     let setup = start_interactive(model_reading(UNTRUSTED_PATH, UNSAFE));
     trust(&setup, UNTRUSTED_PATH, "file").expect("trusting a file succeeds");
-    let result = setup.prompt("What does the vendor readme say?", &[]);
-    assert_eq!(
-        Setup::stop_reason(&result),
-        "endTurn",
-        "prompt result: {result}"
-    );
+    let result = setup.prompt_text("What does the vendor readme say?", &[]);
+    assert_eq!(stop_reason(&result), "endTurn", "prompt result: {result}");
     assert_released(&setup, "call_read_1");
     assert!(
-        setup.check_requests().is_empty(),
+        check_requests(&setup).is_empty(),
         "a vouched-for file went through a check"
     );
     assert!(setup.client.server_requests(REQUEST_PERMISSION).is_empty());
@@ -1122,9 +1029,9 @@ fn session_trust_of_a_directory_still_reads_its_files_through_a_check() {
         added.contains("vendor"),
         "the directory is not listed as added: {added}"
     );
-    setup.prompt("What does the vendor readme say?", &[]);
+    setup.prompt_text("What does the vendor readme say?", &[]);
     assert_eq!(
-        setup.check_requests().len(),
+        check_requests(&setup).len(),
         1,
         "the read skipped its check"
     );
@@ -1166,7 +1073,7 @@ fn did_open_buffer_text_is_what_read_file_returns_not_the_disk() {
             }
         }),
     );
-    setup.prompt("Summarize the notes.", &[TRUSTED_PATH]);
+    setup.prompt_text("Summarize the notes.", &[TRUSTED_PATH]);
     let result = setup.model.tool_result("call_buffer");
     assert!(
         result.contains("UNSAVED-BUFFER-TEXT-9"),
@@ -1201,7 +1108,7 @@ fn a_document_that_is_not_a_file_uri_is_no_buffer_of_the_file_at_its_path() {
                 "text": "OLD-VERSION-TEXT-5 from another scheme\n"}}),
         );
     }
-    setup.prompt("Summarize the notes.", &[TRUSTED_PATH]);
+    setup.prompt_text("Summarize the notes.", &[TRUSTED_PATH]);
     let result = setup.model.tool_result("call_disk");
     assert!(
         result.contains("TRUSTED-TEXT-4711") && !result.contains("OLD-VERSION-TEXT-5"),
@@ -1224,12 +1131,8 @@ fn unknown_tool_is_answered_to_the_planner_as_an_error_naming_it() {
         ])
     });
     let setup = start_interactive(model);
-    let result = setup.prompt("Go.", &[]);
-    assert_eq!(
-        Setup::stop_reason(&result),
-        "endTurn",
-        "prompt result: {result}"
-    );
+    let result = setup.prompt_text("Go.", &[]);
+    assert_eq!(stop_reason(&result), "endTurn", "prompt result: {result}");
     let tool_result = setup.model.tool_result("call_unknown");
     assert!(
         tool_result.contains("launch_rockets"),
@@ -1269,7 +1172,7 @@ fn reference_matcher_accepts_the_pinned_shape_only() {
 fn code_actions_on_the_questioned_document_answer_the_pending_question() {
     let setup = start_interactive(model_reading(UNTRUSTED_PATH, UNSAFE));
     setup.client.answer_permissions_with(|_| Answer::Hold);
-    let prompt = setup.send_prompt("What does the vendor readme say?", &[]);
+    let prompt = setup.send_prompt_text("What does the vendor readme say?", &[]);
     let question = setup.client.next_server_request(REQUEST_PERMISSION);
     let uri = question.params["subject"]["uri"].clone();
     let actions = setup
@@ -1319,11 +1222,7 @@ fn code_actions_on_the_questioned_document_answer_the_pending_question() {
         .request("workspace/executeCommand", action["command"].clone())
         .expect("the action's command is accepted");
     let result = setup.client.response(prompt).expect("the prompt answers");
-    assert_eq!(
-        Setup::stop_reason(&result),
-        "endTurn",
-        "prompt result: {result}"
-    );
+    assert_eq!(stop_reason(&result), "endTurn", "prompt result: {result}");
     assert_released(&setup, "call_read_1");
     setup.client.shutdown();
 }
@@ -1331,22 +1230,10 @@ fn code_actions_on_the_questioned_document_answer_the_pending_question() {
 // Verifies: PROTO-10
 #[test]
 fn a_prompt_request_the_client_cancels_ends_its_turn_and_frees_the_session() {
-    let model = FakeModel::start_with(|script| {
-        script
-            .planner(vec![
-                Reply::tool_call_with_id(
-                    "call_read_1",
-                    "read_file",
-                    json!({"path": UNTRUSTED_PATH, "why": "read"}),
-                ),
-                Reply::text("first turn done"),
-                Reply::text("second turn done"),
-            ])
-            .check(vec![Reply::text(UNSAFE)])
-    });
+    let model = model_reading_and_one_more_turn(UNTRUSTED_PATH, UNSAFE);
     let setup = start_interactive(model);
     setup.client.answer_permissions_with(|_| Answer::Hold);
-    let prompt = setup.send_prompt("read it", &[]);
+    let prompt = setup.send_prompt_text("read it", &[]);
     let _question = setup.client.next_server_request(REQUEST_PERMISSION);
     setup
         .client
@@ -1356,9 +1243,9 @@ fn a_prompt_request_the_client_cancels_ends_its_turn_and_frees_the_session() {
         cancelled.is_err(),
         "the cancelled request answers with an error: {cancelled:?}"
     );
-    let result = setup.prompt("again", &[]);
+    let result = setup.prompt_text("again", &[]);
     assert_eq!(
-        Setup::stop_reason(&result),
+        stop_reason(&result),
         "endTurn",
         "the session took a new prompt: {result}"
     );
@@ -1368,21 +1255,9 @@ fn a_prompt_request_the_client_cancels_ends_its_turn_and_frees_the_session() {
 // Verifies: PROTO-25
 #[test]
 fn session_show_gives_the_screen_a_slots_bytes_and_the_planner_never_sees_them() {
-    let model = FakeModel::start_with(|script| {
-        script
-            .planner(vec![
-                Reply::tool_call_with_id(
-                    "call_read_1",
-                    "read_file",
-                    json!({ "path": UNTRUSTED_PATH, "why": "read it" }),
-                ),
-                Reply::text("Done reading."),
-                Reply::text("Second turn."),
-            ])
-            .check(vec![Reply::text(UNSAFE)])
-    });
+    let model = model_reading_and_one_more_turn(UNTRUSTED_PATH, UNSAFE);
     let setup = start_unwatched(model);
-    setup.prompt("What does the vendor readme say?", &[]);
+    setup.prompt_text("What does the vendor readme say?", &[]);
     assert_quarantined(&setup, "call_read_1");
     let shown = setup
         .client
@@ -1404,9 +1279,9 @@ fn session_show_gives_the_screen_a_slots_bytes_and_the_planner_never_sees_them()
         "{shown}"
     );
     // The next turn's planner request still holds only the reference.
-    let result = setup.prompt("And now?", &[]);
-    assert_eq!(Setup::stop_reason(&result), "endTurn", "{result}");
-    assert_eq!(setup.planner_requests().len(), 3, "three planner requests");
+    let result = setup.prompt_text("And now?", &[]);
+    assert_eq!(stop_reason(&result), "endTurn", "{result}");
+    assert_eq!(planner_requests(&setup).len(), 3, "three planner requests");
     setup.model.assert_no_planner_request_contains(CANARY);
     let audit = setup
         .client
@@ -1495,8 +1370,8 @@ fn a_deny_sent_over_the_protocol_keeps_a_file_from_every_read_and_shows_in_statu
     deny(&setup, UNTRUSTED_PATH, "file").expect("denying a file succeeds");
     // The person's later trust of the same file does not lift the deny.
     trust(&setup, UNTRUSTED_PATH, "file").expect("trusting a file succeeds");
-    let result = setup.prompt("What does the vendor readme say?", &[]);
-    assert_eq!(Setup::stop_reason(&result), "endTurn", "{result}");
+    let result = setup.prompt_text("What does the vendor readme say?", &[]);
+    assert_eq!(stop_reason(&result), "endTurn", "{result}");
     let read = setup.model.tool_result("call_deny_read");
     assert!(read.contains("deny rule covers it"), "{read}");
     let search = setup.model.tool_result("call_deny_search");
@@ -1506,7 +1381,7 @@ fn a_deny_sent_over_the_protocol_keeps_a_file_from_every_read_and_shows_in_statu
     );
     let git = setup.model.tool_result("call_deny_git");
     assert!(git.contains("deny rule on vendor/readme.txt"), "{git}");
-    for body in setup.planner_requests() {
+    for body in planner_requests(&setup) {
         assert!(
             !body.to_string().contains(CANARY),
             "a denied file's bytes reached the planner"
@@ -1517,7 +1392,7 @@ fn a_deny_sent_over_the_protocol_keeps_a_file_from_every_read_and_shows_in_statu
         "a denied file was asked about"
     );
     assert!(
-        setup.check_requests().is_empty(),
+        check_requests(&setup).is_empty(),
         "a denied file was checked"
     );
     let rules = status(&setup)["trustRules"]

@@ -174,6 +174,12 @@ fn server_methods() -> Vec<ServerMethod> {
     let protocol_rs = read("server/src/protocol.rs");
     let lsp_rs = read("server/src/lsp.rs");
     let constants = method_constants(&protocol_rs);
+    let server_sources: Vec<String> = std::fs::read_dir(root().join("server/src"))
+        .expect("server/src")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        .map(|p| std::fs::read_to_string(&p).expect("a source file"))
+        .collect();
     let mut out = Vec::new();
     for (constant, name) in &constants {
         let registration = format!(".custom_method(method::{constant}, Backend::");
@@ -212,13 +218,14 @@ fn server_methods() -> Vec<ServerMethod> {
                 fields: struct_fields(&protocol_rs, &params_type),
             });
         } else {
-            // Sent by the server: a request when a `Request` impl names it.
-            let kind =
-                if protocol_rs.contains(&format!("METHOD: &'static str = method::{constant};")) {
-                    Kind::Request
-                } else {
-                    Kind::Notification
-                };
+            // Sent by the server: a request when the server's outbox sends it as one
+            // (`Outbox::request`, WRITE-60), a notification otherwise.
+            let sent_as_request = format!(".request(method::{constant},");
+            let kind = if server_sources.iter().any(|s| s.contains(&sent_as_request)) {
+                Kind::Request
+            } else {
+                Kind::Notification
+            };
             out.push(ServerMethod {
                 name: name.clone(),
                 kind,

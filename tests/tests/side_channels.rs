@@ -16,6 +16,33 @@ fn call(id: &str, tool: &str, args: Value) -> Reply {
 
 const UNSAFE: &str = "VERDICT: unsafe\nThe text gives orders.";
 
+/// A workspace holding only the planted file, `vendor/notes.md`, with the canary in its text.
+fn with_the_planted_notes(model: FakeModel) -> Setup {
+    Setup::start(
+        &[("vendor/notes.md", &format!("Teh fox {CANARY}\n"))],
+        model,
+    )
+}
+
+/// The planner's read of the planted file (call `call_read`); nobody vouched for it, so it goes
+/// through a check.
+fn read_the_planted_notes() -> Reply {
+    call(
+        "call_read",
+        "read_file",
+        json!({"path": "vendor/notes.md", "why": "read"}),
+    )
+}
+
+/// The planner hands the first read's reference to a processor to fix a typo (call `id`).
+fn fix_the_typo_in_the_read(id: &str) -> Reply {
+    call(
+        id,
+        "spawn_processor",
+        json!({"reads": ["ref:0"], "instruction": "fix the typo", "why": "fix"}),
+    )
+}
+
 // Verifies: CRED-2
 #[test]
 fn no_run_child_is_handed_a_credential_variable_whatever_its_name() {
@@ -72,21 +99,9 @@ fn no_run_child_is_handed_a_credential_variable_whatever_its_name() {
 fn processor_model(processor: Vec<Reply>) -> FakeModel {
     FakeModel::start_with(move |s| {
         s.planner(vec![
-            call(
-                "call_read",
-                "read_file",
-                json!({"path": "vendor/notes.md", "why": "read"}),
-            ),
-            call(
-                "call_proc_1",
-                "spawn_processor",
-                json!({"reads": ["ref:0"], "instruction": "fix the typo", "why": "fix"}),
-            ),
-            call(
-                "call_proc_2",
-                "spawn_processor",
-                json!({"reads": ["ref:0"], "instruction": "fix the typo", "why": "fix"}),
-            ),
+            read_the_planted_notes(),
+            fix_the_typo_in_the_read("call_proc_1"),
+            fix_the_typo_in_the_read("call_proc_2"),
             Reply::text("done"),
         ])
         .check(vec![Reply::text(UNSAFE)])
@@ -99,12 +114,7 @@ fn processor_model(processor: Vec<Reply>) -> FakeModel {
 fn a_processors_endpoint_error_reaches_the_planner_as_its_kind_only() {
     let echo = format!("the request was: fix the typo in Teh fox {CANARY}");
     let model = processor_model(vec![Reply::error(400, &echo), Reply::error(500, &echo)]);
-    let s = Setup::start_with(
-        &[("vendor/notes.md", &format!("Teh fox {CANARY}\n"))],
-        model,
-        |o, _| o,
-        json!({}),
-    );
+    let s = with_the_planted_notes(model);
     s.prompt(&[]);
     assert_eq!(s.model.requests_for("processor").len(), 2);
     let refused = s.model.tool_result("call_proc_1");
@@ -133,33 +143,17 @@ fn a_processors_endpoint_error_reaches_the_planner_as_its_kind_only() {
 fn a_checks_endpoint_error_is_inconclusive_and_reaches_no_planner_or_trail() {
     let echo = format!("cannot judge this content: {CANARY}");
     let model = FakeModel::start_with(|s| {
-        s.planner(vec![
-            call(
-                "call_read",
-                "read_file",
-                json!({"path": "vendor/notes.md", "why": "read"}),
-            ),
-            Reply::text("done"),
-        ])
-        .check(vec![Reply::error(400, &echo)])
+        s.planner(vec![read_the_planted_notes(), Reply::text("done")])
+            .check(vec![Reply::error(400, &echo)])
     });
-    let s = Setup::start_with(
-        &[("vendor/notes.md", &format!("Teh fox {CANARY}\n"))],
-        model,
-        |o, _| o,
-        json!({}),
-    );
+    let s = with_the_planted_notes(model);
     s.prompt(&[]);
     assert_eq!(s.model.requests_for("check").len(), 1);
     let result = s.model.tool_result("call_read");
     assert!(result.contains("ref:0"), "{result}");
     s.model.assert_no_planner_request_contains(CANARY);
     s.model.assert_no_planner_request_contains("cannot judge");
-    let audit = s
-        .client
-        .request("bravebot/session/audit", json!({"sessionId": s.session}))
-        .expect("audit");
-    let audit = audit.to_string();
+    let audit = s.audit().to_string();
     assert!(
         audit.contains("the check did not complete: the model endpoint refused the request"),
         "{audit}"
@@ -192,14 +186,12 @@ fn a_stale_position_in_an_unvouched_file_says_nothing_of_its_text() {
         ),
         Reply::text("done"),
     ]);
-    let s = Setup::start_with(
+    let s = Setup::start(
         &[
             ("vendor/lib.py", &format!("{line}\n{line}\n")),
             ("mine.py", &format!("{line}\n")),
         ],
         model,
-        |o, _| o,
-        json!({}),
     );
     s.prompt(&["mine.py"]);
     for id in ["call_long_line", "call_no_line"] {
@@ -249,27 +241,12 @@ fn code_actions(client: &LspClient, uri: &Value, context: Value) -> Vec<Value> {
 #[test]
 fn code_actions_answer_only_when_invoked_and_question_ids_cannot_be_guessed() {
     let model = FakeModel::start_with(|s| {
-        s.planner(vec![
-            call(
-                "call_read",
-                "read_file",
-                json!({"path": "vendor/notes.md", "why": "read"}),
-            ),
-            Reply::text("done"),
-        ])
-        .check(vec![Reply::text(UNSAFE)])
+        s.planner(vec![read_the_planted_notes(), Reply::text("done")])
+            .check(vec![Reply::text(UNSAFE)])
     });
-    let s = Setup::start_with(
-        &[("vendor/notes.md", &format!("Teh fox {CANARY}\n"))],
-        model,
-        |o, _| o,
-        json!({}),
-    );
+    let s = with_the_planted_notes(model);
     s.client.answer_permissions_with(|_| Answer::Hold);
-    let prompt = s.client.send_request(
-        "bravebot/session/prompt",
-        json!({"sessionId": s.session, "text": "go", "files": []}),
-    );
+    let prompt = s.send_prompt(&[]);
     let question = s.client.next_server_request(REQUEST_PERMISSION);
     let id = question.question_id().unwrap_or_default().to_owned();
     assert!(
@@ -343,16 +320,8 @@ fn a_message_box_client_sees_a_bounded_preview_and_is_never_asked_about_a_diff_i
     let long: String = (1..=80).map(|i| format!("line {i}\n")).collect();
     let model = FakeModel::start_with(|s| {
         s.planner(vec![
-            call(
-                "call_read",
-                "read_file",
-                json!({"path": "vendor/notes.md", "why": "read"}),
-            ),
-            call(
-                "call_proc",
-                "spawn_processor",
-                json!({"reads": ["ref:0"], "instruction": "fix the typo", "why": "fix"}),
-            ),
+            read_the_planted_notes(),
+            fix_the_typo_in_the_read("call_proc"),
             call(
                 "call_write_untrusted",
                 "write_file",

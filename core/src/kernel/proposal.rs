@@ -8,6 +8,7 @@
 //! proposal, so it is only done for a trusted proposal; an untrusted one is refused instead.
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use similar::{DiffOp, TextDiff};
 
@@ -40,8 +41,9 @@ struct Change {
 }
 
 pub struct Proposal {
-    original: Labelled<String>,
-    proposed: Labelled<String>,
+    /// Shared, so the question can carry both texts without copying them (WRITE-60).
+    original: Labelled<Arc<String>>,
+    proposed: Labelled<Arc<String>>,
     changes: Vec<Change>,
     pub hunks: Vec<Hunk>,
     /// The unified diff's `@@` blocks, rendered from the one line diff `new` ran.
@@ -222,9 +224,13 @@ impl Proposal {
             }
             (changes, hunks, blocks)
         };
+        let shared = |text: Labelled<String>| {
+            let label = text.label();
+            Labelled::new(Arc::new(text.into_value()), label)
+        };
         Proposal {
-            original,
-            proposed,
+            original: shared(original),
+            proposed: shared(proposed),
             changes,
             hunks,
             blocks,
@@ -236,11 +242,13 @@ impl Proposal {
         self.proposed.label().join(self.original.label())
     }
 
-    pub fn original(&self) -> &Labelled<String> {
+    /// The original, shared: a clone is a reference, not a copy of the text.
+    pub fn original(&self) -> &Labelled<Arc<String>> {
         &self.original
     }
 
-    pub fn proposed(&self) -> &Labelled<String> {
+    /// The proposal, shared like the original.
+    pub fn proposed(&self) -> &Labelled<Arc<String>> {
         &self.proposed
     }
 

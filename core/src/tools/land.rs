@@ -371,9 +371,12 @@ async fn ask(
         },
         options,
     };
-    let answer = call.ask(question.clone()).await;
-    let chosen = answer.chosen(&question).cloned();
-    let approved = answer.approves(&question);
+    // The question is handed over whole, not cloned: its texts are the proposal's, shared, and
+    // only its options are needed to read the answer.
+    let offered = question.options.clone();
+    let answer = call.ask(question).await;
+    let chosen = answer.chosen_among(&offered).cloned();
+    let approved = chosen.as_ref().is_some_and(|o| o.kind.approves());
     call.record(
         Gate::Question,
         if approved {

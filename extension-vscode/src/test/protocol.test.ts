@@ -27,7 +27,11 @@ function block(text: string, opener: string): string {
   throw new Error(`unclosed ${opener}`);
 }
 
-const rustBlock = (kind: 'struct' | 'enum', name: string): string => block(rs, `pub ${kind} ${name} {`);
+/** A Rust type's body; a type that borrows (`Subject<'a>`) is found by its name as well. */
+const rustBlock = (kind: 'struct' | 'enum', name: string): string => {
+  const opener = new RegExp(`pub ${kind} ${name}(<[^>{]*>)? \\{`).exec(rs)?.[0] ?? `pub ${kind} ${name} {`;
+  return block(rs, opener);
+};
 const tsInterface = (name: string): string => block(ts, `export interface ${name} {`);
 
 function rustFields(block: string): string[] {

@@ -23,7 +23,11 @@ interface ViewState {
 
 const vscode = acquireVsCodeApi();
 const saved = vscode.getState() as Partial<ViewState> | undefined;
-let transcript: Transcript = saved?.transcript ?? emptyTranscript();
+// A transcript an earlier page saved is drawn only once the extension's hello says whether it
+// belongs to this extension host (restoredTranscript): until then the chat shows none of it, so a
+// window reload never shows, even for a moment, a conversation the new session does not have.
+const restoring: Transcript | undefined = saved?.transcript;
+let transcript: Transcript = emptyTranscript();
 let epoch: string | undefined = saved?.epoch;
 const history = new PromptHistory();
 /** Which session the chat shows (see the `session` message). */
@@ -251,7 +255,7 @@ window.addEventListener('message', (e: MessageEvent<ToWebview>) => {
       return;
     }
     case 'hello': {
-      const r = restoredTranscript(transcript, epoch, m.epoch);
+      const r = restoredTranscript(restoring, epoch, m.epoch);
       transcript = r.transcript;
       epoch = m.epoch;
       break;

@@ -18,7 +18,9 @@
 //!   `files`) N times and then answers, for N = 20 and N = 100: the turn's wall time, less the
 //!   time the fake model spent answering, divided by N. The fake model answers from memory, so
 //!   what remains is the server's own work plus the loopback round trips;
-//! - **peak RSS**: `VmHWM` of the server after the 20-round turn.
+//! - **peak RSS**: `VmHWM` of the server after the 20-round turn;
+//! - **edit**: the driver time of a turn that edits one line of a 1 MiB open buffer, and the
+//!   server's `VmHWM` after it (see [`measure_big_edit`]).
 //!
 //! The binary is `target/release/bravebot` beside this program, or `BRAVEBOT_BIN`.
 #![allow(clippy::print_stdout)] // The table on stdout is this program's output.
@@ -30,6 +32,7 @@ use bravebot_tests::lsp_client::{LspClient, LspOptions, bravebot_binary};
 use serde_json::json;
 
 const STARTS: usize = 20;
+const EDITS: usize = 7;
 const SMALL_FILE: &str = "small.txt";
 
 fn main() {
@@ -123,11 +126,32 @@ fn main() {
             format_kib(round.peak_kib)
         );
     }
-    let edit = measure_big_edit(options());
+    // Runs alternate with `git diff --no-index` on the same two texts (the yardstick).
+    let (mut edits, mut git) = (Vec::new(), Vec::new());
+    for _ in 0..EDITS {
+        edits.push(measure_big_edit(options()));
+        git.push(time_git_diff(workspace.path()));
+    }
+    git.sort();
+    let git = git[EDITS / 2];
+    edits.sort_by_key(|r| r.per_round);
+    let mut peaks: Vec<Option<u64>> = edits.iter().map(|r| r.peak_kib).collect();
+    peaks.sort();
+    let peak = peaks[EDITS / 2];
+    let edit = &edits[EDITS / 2];
     println!(
         "{:<46} {:>20}",
-        "edit_file on a 1 MiB open buffer (driver time)",
+        format!("edit_file on a 1 MiB open buffer (median of {EDITS})"),
         format_duration(edit.per_round)
+    );
+    println!(
+        "{:<46} {:>20}",
+        "  git diff --no-index of the same texts",
+        format!(
+            "{} ({:.2}x)",
+            format_duration(git),
+            edit.per_round.as_secs_f64() / git.as_secs_f64()
+        )
     );
     println!(
         "{:<46} {:>20}",
@@ -140,13 +164,20 @@ fn main() {
     );
     println!(
         "{:<46} {:>20}",
-        "peak RSS over that turn",
-        format_kib(edit.peak_kib)
+        "peak RSS over that turn (median)",
+        format_kib(peak)
+    );
+    println!(
+        "{:<46} {:>20}",
+        "  (resident before it, buffer open)",
+        format_kib(edit.before_kib)
     );
 }
 
 /// One `edit_file` of one line in the middle of a 1 MiB buffer the editor has open: the diff,
-/// the question, the hunk arithmetic and the `workspace/applyEdit`, approved at once.
+/// the question (carrying both texts, 2 MiB of JSON), the hunk arithmetic and the
+/// `workspace/applyEdit`, approved at once. The buffer is opened before the turn is timed; the
+/// time includes this program reading the question and answering it, as an editor would.
 fn measure_big_edit(options: LspOptions) -> Round {
     const BIG: &str = "big.txt";
     let lines: Vec<String> = (0..16_384)
@@ -156,6 +187,11 @@ fn measure_big_edit(options: LspOptions) -> Round {
     let cwd = options.cwd().to_path_buf();
     std::fs::write(cwd.join(BIG), &text).expect("write the big file");
     let target = lines[8_192].clone();
+    std::fs::write(
+        cwd.join("big.edited.txt"),
+        text.replacen(&target, "edited\n", 1),
+    )
+    .expect("write the edited text, for git");
     let script = vec![
         Reply::tool_call_with_id(
             "call_edit",
@@ -174,6 +210,13 @@ fn measure_big_edit(options: LspOptions) -> Round {
         "textDocument/didOpen",
         json!({ "textDocument": { "uri": uri, "languageId": "plaintext", "version": 1, "text": text } }),
     );
+    // Notifications are handled in order, before the next message is read: once this is
+    // answered, the buffer is open, and what is timed below is the edit's turn alone.
+    let _ = client.request("bravebot/session/status", json!({ "sessionId": session }));
+    // The peak so far is the buffer's arrival; from here `VmHWM` counts the turn alone (Linux
+    // resets it to the resident size on `5` written to `clear_refs`).
+    let _ = std::fs::write(format!("/proc/{}/clear_refs", client.pid()), "5");
+    let before_kib = proc_status_kib(client.pid(), "VmRSS");
     let began = Instant::now();
     let result = client.request(
         "bravebot/session/prompt",
@@ -196,7 +239,25 @@ fn measure_big_edit(options: LspOptions) -> Round {
         model: model_time,
         per_round: own,
         peak_kib,
+        before_kib,
     }
+}
+
+/// The wall time of `git diff --no-index` between `big.txt` and `big.edited.txt` in `dir`.
+fn time_git_diff(dir: &std::path::Path) -> Duration {
+    let began = Instant::now();
+    let out = std::process::Command::new("git")
+        .args(["diff", "--no-index", "--", "big.txt", "big.edited.txt"])
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output();
+    let took = began.elapsed();
+    if !out.is_ok_and(|o| !o.stdout.is_empty()) {
+        eprintln!("error: git diff --no-index found no change to time");
+        std::process::exit(1);
+    }
+    took
 }
 
 /// What one measured turn cost.
@@ -205,6 +266,8 @@ struct Round {
     model: Duration,
     per_round: Duration,
     peak_kib: Option<u64>,
+    /// Resident before the turn began, where that was measured.
+    before_kib: Option<u64>,
 }
 
 /// Runs one turn of `n` `read_file` rounds in a fresh server.
@@ -252,6 +315,7 @@ fn measure_rounds(n: usize, options: LspOptions) -> Round {
         model: model_time,
         per_round: own / u32::try_from(n).unwrap_or(u32::MAX),
         peak_kib,
+        before_kib: None,
     }
 }
 

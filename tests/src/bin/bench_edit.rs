@@ -10,8 +10,9 @@
 //! For a 1 MiB and a 10 MiB text (short numbered lines) whose middle line is changed, it times
 //! what the driver does once the buffer's text and the proposal are in hand: the one line diff
 //! ([`Proposal::new`]), the unified diff and the hunks the question carries, the question's
-//! subject serialised as JSON (diff, original, proposal and hunks, as on the wire), and the whole-
-//! line edits `workspace/applyEdit` sends, with LSP positions, serialised too. Peak memory is
+//! subject serialised as JSON (diff, original, proposal and hunks, as on the wire, into the
+//! bounded pieces the server's transport writes from), and the whole-line edits
+//! `workspace/applyEdit` sends, with LSP positions, serialised too. Peak memory is
 //! counted by this program's allocator: the most bytes held at once during that work beyond what
 //! was held before it (the buffer's text and the proposal). `git diff --no-index` runs on the same
 //! two texts written to files, its output read and discarded, interleaved run by run with the
@@ -30,6 +31,7 @@ use bravebot_core::kernel::label::Label;
 use bravebot_core::kernel::labelled::Labelled;
 use bravebot_core::kernel::policy;
 use bravebot_core::kernel::proposal::{LinePositions, Proposal};
+use bravebot_core::pieces::Pieces;
 use serde_json::json;
 
 const RUNS: usize = 7;
@@ -117,14 +119,19 @@ fn driver(original: String, proposed: String) -> usize {
         .iter()
         .map(|h| json!({"oldStart": h.old_start, "oldLines": h.old_lines, "newStart": h.new_start, "newLines": h.new_lines}))
         .collect();
-    let question = serde_json::to_vec(&Question {
-        subject: Subject {
-            diff: policy::to_screen(&diff).as_str(),
-            original,
-            proposed: policy::to_screen(proposal.proposed()).as_str(),
-            hunks,
+    // Serialised once into pieces, as the server's transport does (WRITE-60).
+    let mut question = Pieces::default();
+    serde_json::to_writer(
+        &mut question,
+        &Question {
+            subject: Subject {
+                diff: policy::to_screen(&diff).as_str(),
+                original,
+                proposed: policy::to_screen(proposal.proposed()).as_str(),
+                hunks,
+            },
         },
-    })
+    )
     .expect("serialise");
     let all: Vec<usize> = (0..proposal.hunks.len()).collect();
     let edits = proposal.line_edits(&all);
@@ -137,8 +144,12 @@ fn driver(original: String, proposed: String) -> usize {
             json!({"range": {"start": {"line": a, "character": b}, "end": {"line": c, "character": d}}, "newText": e.new_text})
         })
         .collect();
-    let apply = serde_json::to_vec(&json!({"edit": {"documentChanges": [{"edits": text_edits}]}}))
-        .expect("serialise");
+    let mut apply = Pieces::default();
+    serde_json::to_writer(
+        &mut apply,
+        &json!({"edit": {"documentChanges": [{"edits": text_edits}]}}),
+    )
+    .expect("serialise");
     question.len() + apply.len()
 }
 

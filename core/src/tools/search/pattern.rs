@@ -98,7 +98,42 @@ pub struct LineSearcher(Searcher);
 
 impl Default for LineSearcher {
     fn default() -> LineSearcher {
-        LineSearcher(SearcherBuilder::new().line_number(true).build())
+        // Lines are not numbered as they are searched: numbering every match costs a count of the
+        // line breaks before each, which a search that shows a page of its matches and counts
+        // the rest does not need. [`LineNumbers`] numbers the lines that are shown.
+        LineSearcher(SearcherBuilder::new().line_number(false).build())
+    }
+}
+
+/// Numbers lines of one text from where they start, counting line breaks only up to the starts
+/// asked for; the starts are asked for in increasing order, so a text is counted once at most.
+#[derive(Clone, Copy, Debug)]
+pub struct LineNumbers {
+    /// How far the line breaks have been counted.
+    counted: usize,
+    /// The number of the line at `counted`, from 1.
+    line: usize,
+}
+
+impl Default for LineNumbers {
+    fn default() -> LineNumbers {
+        LineNumbers {
+            counted: 0,
+            line: 1,
+        }
+    }
+}
+
+impl LineNumbers {
+    /// The 1-based number of the line of `text` that starts at `start`, a start no earlier than
+    /// the one asked for before.
+    pub fn at(&mut self, text: &[u8], start: usize) -> usize {
+        let upto = start.min(text.len());
+        if let Some(between) = text.get(self.counted..upto) {
+            self.line += memchr::memchr_iter(b'\n', between).count();
+            self.counted = upto;
+        }
+        self.line
     }
 }
 
@@ -189,19 +224,22 @@ impl Pattern {
         text: &[u8],
         mut found: impl FnMut(usize, &[u8]) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
-        self.each_matching_line_at(searcher, text, |line, range| {
+        let mut numbers = LineNumbers::default();
+        self.each_matching_line_at(searcher, text, |range| {
+            let line = numbers.at(text, range.start);
             found(line, text.get(range).unwrap_or_default())
         })
     }
 
     /// As [`Pattern::each_matching_line_with`], giving each matching line as the range of `text`
-    /// it spans (its line break left out) rather than as a copy: a caller that shows only some
-    /// of the lines cuts those from `text` and merely counts the rest.
+    /// it spans (its line break left out), unnumbered, rather than as a numbered copy: a caller
+    /// that shows only some of the lines cuts and numbers those ([`LineNumbers`]) and merely
+    /// counts the rest.
     pub fn each_matching_line_at(
         &self,
         searcher: &mut LineSearcher,
         text: &[u8],
-        mut found: impl FnMut(usize, std::ops::Range<usize>) -> ControlFlow<()>,
+        mut found: impl FnMut(std::ops::Range<usize>) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
         let mut sink = Lines {
             found: &mut found,
@@ -222,31 +260,25 @@ impl Pattern {
     }
 }
 
-/// The searcher's sink: each matching line, numbered, as the range of the searched text it spans
-/// without its line break.
+/// The searcher's sink: each matching line as the range of the searched text it spans without
+/// its line break.
 struct Lines<'f, F> {
     found: &'f mut F,
     stopped: bool,
 }
 
-impl<F: FnMut(usize, std::ops::Range<usize>) -> ControlFlow<()>> Sink for Lines<'_, F> {
+impl<F: FnMut(std::ops::Range<usize>) -> ControlFlow<()>> Sink for Lines<'_, F> {
     type Error = std::io::Error;
 
     fn matched(&mut self, _: &Searcher, found: &SinkMatch<'_>) -> Result<bool, std::io::Error> {
-        let first = found
-            .line_number()
-            .and_then(|n| usize::try_from(n).ok())
-            .unwrap_or(1);
-        // A slice is searched in place, so the offset is into the text given.
-        let mut start = usize::try_from(found.absolute_byte_offset()).unwrap_or(usize::MAX);
-        for (index, line) in found.lines().enumerate() {
-            let next = start.saturating_add(line.len());
-            let end = next.saturating_sub(usize::from(line.ends_with(b"\n")));
-            if (self.found)(first + index, start..end).is_break() {
-                self.stopped = true;
-                return Ok(false);
-            }
-            start = next;
+        // The searcher is not in multi-line mode, so each match it hands over is one line; a
+        // slice is searched in place, so the offset is into the text given.
+        let start = usize::try_from(found.absolute_byte_offset()).unwrap_or(usize::MAX);
+        let line = found.bytes();
+        let end = start.saturating_add(line.len() - usize::from(line.ends_with(b"\n")));
+        if (self.found)(start..end).is_break() {
+            self.stopped = true;
+            return Ok(false);
         }
         Ok(true)
     }

@@ -17,18 +17,18 @@
 //! This module decides nothing about trust: it reports every file whose bytes it read, and the
 //! tool labels the result from that list.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::ops::ControlFlow;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Condvar, Mutex, PoisonError, mpsc};
 use std::time::Instant;
 
 use super::include::Include;
-use super::pattern::{LineSearcher, Pattern};
+use super::pattern::{LineNumbers, LineSearcher, Pattern};
 use crate::tools::Files;
 
 /// Directory names a search never walks: version control, build output and caches, and
@@ -183,6 +183,10 @@ pub struct Outcome {
     /// Whether this search started where the page before it stopped, reading none of the files
     /// before that place.
     pub resumed: bool,
+    /// The most bytes of files read ahead of the one taken next that their readings held at once
+    /// (SEARCH-43): never more than the budget for reading ahead, which a file is kept to until
+    /// it is the next one taken.
+    pub most_held_ahead: u64,
 }
 
 /// Which searched files' bytes a search keeps for a check: those `wanted` says, with a returned
@@ -227,14 +231,47 @@ pub fn search_tree_keeping(
     cancelled: &dyn Fn() -> bool,
     keep: &Keep<'_>,
 ) -> Outcome {
+    search_reading(request, files, cancelled, keep, Reading::for_this_machine())
+}
+
+/// How a search reads beside its walk: on how many threads, and how many bytes the readings of
+/// files ahead of the one taken next may hold at once.
+#[derive(Clone, Copy, Debug)]
+struct Reading {
+    /// The walk's thread reads alone at 1 or less.
+    readers: usize,
+    ahead_bytes: u64,
+}
+
+impl Reading {
+    /// One reading thread for each of the machine's cores, at most [`READERS`], holding at most
+    /// [`AHEAD_BYTES`] ahead.
+    fn for_this_machine() -> Reading {
+        Reading {
+            readers: std::thread::available_parallelism()
+                .map_or(1, std::num::NonZeroUsize::get)
+                .clamp(1, READERS),
+            ahead_bytes: AHEAD_BYTES,
+        }
+    }
+}
+
+/// As [`search_tree_keeping`], reading as `reading` says.
+fn search_reading(
+    request: &Request<'_>,
+    files: &dyn Files,
+    cancelled: &dyn Fn() -> bool,
+    keep: &Keep<'_>,
+    reading: Reading,
+) -> Outcome {
     if let Some(resume) = request.resume {
-        let resumed = search_from(request, files, cancelled, keep, Some(resume));
+        let resumed = search_from(request, files, cancelled, keep, reading, Some(resume));
         // A page whose place the walk did not meet as it was left is read from the start.
         if let Ok(outcome) = resumed {
             return outcome;
         }
     }
-    search_from(request, files, cancelled, keep, None).unwrap_or_default()
+    search_from(request, files, cancelled, keep, reading, None).unwrap_or_default()
 }
 
 /// One search, resuming at `resume` when given; `Err` where the walk did not meet the place it
@@ -244,9 +281,10 @@ fn search_from(
     files: &dyn Files,
     cancelled: &dyn Fn() -> bool,
     keep: &Keep<'_>,
+    reading: Reading,
     resume: Option<&Resume>,
 ) -> Result<Outcome, ()> {
-    let spare = Arc::new(Mutex::new(Vec::new()));
+    let spare = Arc::new(Mutex::new(Spare::default()));
     let mut search = Search {
         request,
         files,
@@ -254,13 +292,14 @@ fn search_from(
         keep,
         out: Outcome::default(),
         pending: VecDeque::new(),
-        arrived: HashMap::new(),
+        arrived: VecDeque::new(),
         taken: 0,
         sent: 0,
         batch: Vec::new(),
         jobs: None,
         results: None,
         halt: Arc::new(AtomicBool::new(false)),
+        ahead: Arc::new(Ahead::new(reading.ahead_bytes)),
         floor: Arc::new(AtomicUsize::new(0)),
         spare: spare.clone(),
         reader: Reader {
@@ -273,13 +312,10 @@ fn search_from(
     };
     match std::fs::symlink_metadata(request.root) {
         Ok(meta) if meta.is_dir() || meta.file_type().is_symlink() && request.root.is_dir() => {
-            let readers = std::thread::available_parallelism()
-                .map_or(1, std::num::NonZeroUsize::get)
-                .clamp(1, READERS);
-            if readers <= 1 {
+            if reading.readers <= 1 {
                 let _ = search.walk();
             } else {
-                search.walk_with_readers(readers);
+                search.walk_with_readers(reading.readers);
             }
         }
         Ok(_) => {
@@ -291,6 +327,7 @@ fn search_from(
         return Err(());
     }
     search.out.skipped.sort_unstable();
+    search.out.most_held_ahead = search.ahead.most();
     Ok(search.out)
 }
 
@@ -303,9 +340,9 @@ type Job = (usize, Vec<Entry>);
 /// file is then opened by its path).
 type Entry = (Option<Arc<OwnedFd>>, PathBuf);
 
-/// What a reading thread sends back for one [`Job`]: the place of the first file and each file's
-/// reading, in order.
-type Readings = (usize, Vec<(Read, Stamp)>);
+/// What a reading thread sends back for a run of one [`Job`]'s files: the place of the first and
+/// each file's path and reading, in order.
+type Readings = (usize, Vec<(PathBuf, (Read, Stamp))>);
 
 struct Search<'a> {
     request: &'a Request<'a>,
@@ -315,9 +352,10 @@ struct Search<'a> {
     out: Outcome,
     /// Files met and selected and handed to the reading threads, not yet taken, in walk order,
     /// each with the files met and selected once it was.
-    pending: VecDeque<(PathBuf, (u64, usize))>,
-    /// Readings that came back before every file ahead of them, by place.
-    arrived: HashMap<usize, (Read, Stamp)>,
+    pending: VecDeque<(u64, usize)>,
+    /// Readings that came back and are not yet taken, by place from the next one to be taken:
+    /// `None` where a file's reading has not come back.
+    arrived: VecDeque<Option<(PathBuf, (Read, Stamp))>>,
     /// Files taken so far: the place of the first pending one.
     taken: usize,
     /// Files handed to the reading threads so far, or gathered into `batch` to be.
@@ -330,13 +368,15 @@ struct Search<'a> {
     results: Option<mpsc::Receiver<Readings>>,
     /// Tells the reading threads to read nothing more.
     halt: Arc<AtomicBool>,
+    /// The bytes the readings of files ahead of the one taken next hold, kept within a budget.
+    ahead: Arc<Ahead>,
     /// The matches counted in the files taken so far, for the reading threads: no file they
     /// read has fewer matches before it, so none needs a line this many matches short of the
     /// page's end.
     floor: Arc<AtomicUsize>,
     /// Read buffers the files taken have finished with, for the reading threads to read into
     /// again rather than allocate.
-    spare: Arc<Mutex<Vec<Vec<u8>>>>,
+    spare: Arc<Mutex<Spare>>,
     /// The reader of the files this thread reads itself.
     reader: Reader,
     /// The place this search resumes at, until the walk reaches it.
@@ -348,6 +388,13 @@ struct Search<'a> {
 }
 
 impl Search<'_> {
+    /// Tells the reading threads to read and hand back nothing more, waking any that wait for
+    /// room to hand a reading back.
+    fn halt(&self) {
+        self.halt.store(true, Ordering::Relaxed);
+        self.ahead.halt();
+    }
+
     fn out_of_time(&mut self) -> ControlFlow<()> {
         if (self.cancelled)() {
             self.out.stop = Some(Stop::Cancelled);
@@ -423,29 +470,50 @@ impl Search<'_> {
         let (result_tx, result_rx) = mpsc::channel();
         let job_rx = Mutex::new(job_rx);
         let halt = self.halt.clone();
-        let (floor, spare) = (self.floor.clone(), self.spare.clone());
+        let (floor, spare, ahead) = (self.floor.clone(), self.spare.clone(), self.ahead.clone());
         std::thread::scope(|scope| {
             for _ in 0..readers {
                 let (job_rx, result_tx, halt) = (&job_rx, result_tx.clone(), halt.clone());
-                let (floor, spare) = (&floor, spare.clone());
+                let (floor, spare, ahead) = (&floor, spare.clone(), &ahead);
                 scope.spawn(move || {
+                    // A matcher of its own: the regex engine's scratch space is then this
+                    // thread's, taken without a lock, as each of ripgrep's threads has its own.
                     let mut reader = Reader {
                         spare,
+                        pattern: Some(request.pattern.clone()),
                         ..Reader::default()
                     };
                     loop {
                         let job = job_rx.lock().map_or(None, |jobs| jobs.recv().ok());
-                        let Some((place, entries)) = job else { return };
+                        let Some((mut first, entries)) = job else {
+                            return;
+                        };
                         let mut readings = Vec::with_capacity(entries.len());
-                        for (directory, path) in &entries {
+                        for (place, (directory, path)) in (first..).zip(entries) {
                             if halt.load(Ordering::Relaxed) {
                                 return;
                             }
                             let at = At::Listed(directory.as_deref());
                             let floor = floor.load(Ordering::Relaxed);
-                            readings.push(read_file(request, files, &mut reader, floor, path, at));
+                            let reading = read_file(request, files, &mut reader, floor, &path, at);
+                            let held = reading.0.held_bytes();
+                            if held > 0 && !ahead.try_hold(place, held) {
+                                // The readings before this one go back first: the walk may be
+                                // waiting for them, and only taking them makes room.
+                                if !readings.is_empty() {
+                                    let sent = std::mem::take(&mut readings);
+                                    if result_tx.send((first, sent)).is_err() {
+                                        return;
+                                    }
+                                }
+                                first = place;
+                                if !ahead.hold(place, held) {
+                                    return;
+                                }
+                            }
+                            readings.push((path, reading));
                         }
-                        if result_tx.send((place, readings)).is_err() {
+                        if !readings.is_empty() && result_tx.send((first, readings)).is_err() {
                             return;
                         }
                     }
@@ -461,7 +529,7 @@ impl Search<'_> {
                 let _ = self.take_arrived(Wait::ForAll);
             }
             // Closing the queue ends the threads once they finish the file in hand.
-            halt.store(true, Ordering::Relaxed);
+            self.halt();
             self.jobs = None;
         });
         self.results = None;
@@ -473,21 +541,25 @@ impl Search<'_> {
         loop {
             if let Some(results) = &self.results {
                 while let Ok(readings) = results.try_recv() {
-                    arrive(&mut self.arrived, readings);
+                    arrive(&mut self.arrived, self.taken, readings);
                 }
             }
-            while let Some(read) = self.arrived.remove(&self.taken) {
-                let Some((path, counts)) = self.pending.pop_front() else {
+            while self.arrived.front().is_some_and(Option::is_some) {
+                let (Some(Some((path, read))), Some(counts)) =
+                    (self.arrived.pop_front(), self.pending.pop_front())
+                else {
                     break;
                 };
                 self.taken += 1;
+                let held = read.0.held_bytes();
                 if self.take(path, read, counts.1).is_break() {
                     // Read one by one, the walk would have met nothing after this file.
                     (self.out.files_met, self.out.files_selected) = counts;
-                    self.halt.store(true, Ordering::Relaxed);
+                    self.halt();
                     self.pending.clear();
                     return ControlFlow::Break(());
                 }
+                self.ahead.taken(self.taken, held);
             }
             let waiting = match wait {
                 Wait::ForRoom => self.pending.len() >= AHEAD,
@@ -499,7 +571,7 @@ impl Search<'_> {
             // Before waiting, what is gathered goes out: the readings waited for may be in it.
             self.send_batch();
             match self.results.as_ref().map(mpsc::Receiver::recv) {
-                Some(Ok(readings)) => arrive(&mut self.arrived, readings),
+                Some(Ok(readings)) => arrive(&mut self.arrived, self.taken, readings),
                 // Every reading thread is gone: nothing more will come back.
                 _ => return ControlFlow::Continue(()),
             }
@@ -528,8 +600,8 @@ impl Search<'_> {
                 );
                 return self.take(path, read, counts.1);
             }
-            self.batch.push((directory.cloned(), path.clone()));
-            self.pending.push_back((path, counts));
+            self.batch.push((directory.cloned(), path));
+            self.pending.push_back(counts);
             if self.batch.len() >= BATCH {
                 self.send_batch();
             }
@@ -646,6 +718,11 @@ impl Search<'_> {
                 self.out.binary += 1;
                 return ControlFlow::Continue(());
             }
+            Read::Text { lines, .. } if lines.is_empty() => {
+                // Nothing to count, show or keep.
+                self.out.files_read.push(path);
+                return ControlFlow::Continue(());
+            }
             Read::Text { lines, bytes } => (lines, bytes),
         };
         self.out.files_read.push(path.clone());
@@ -658,7 +735,9 @@ impl Search<'_> {
         let passed = offset.saturating_sub(counted_before).min(lines.len());
         self.out.counted += passed;
         let searched = bytes.as_ref().map_or(&[][..], Searched::as_bytes);
-        for &(line, ref range) in &lines[passed..] {
+        // Only the lines shown are numbered, counting the line breaks before them in this file.
+        let mut numbers = LineNumbers::default();
+        for range in &lines[passed..] {
             let index = self.out.counted;
             if self.out.matches.len() >= cap {
                 self.out.stop = Some(Stop::MatchCap { next_offset: index });
@@ -675,7 +754,7 @@ impl Search<'_> {
             self.out.counted += 1;
             self.out.matches.push(Match {
                 path: path.clone(),
-                line,
+                line: numbers.at(searched, range.start),
                 text: shorten(searched.get(range.clone()).unwrap_or_default()),
             });
         }
@@ -693,18 +772,40 @@ impl Search<'_> {
         {
             self.out.kept.push((path, bytes.into_vec()));
         } else if let Searched::Read(buffer) = bytes {
-            let mut spare = self.spare.lock().unwrap_or_else(|p| p.into_inner());
-            if spare.len() < SPARE_BUFFERS {
-                spare.push(buffer);
-            }
+            self.spare
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .give(buffer);
         }
         flow
     }
 }
 
-/// Read buffers kept for reuse once the files read into them are taken; past these they are
-/// freed.
-const SPARE_BUFFERS: usize = 2 * READERS;
+/// Read buffers kept for reuse once the files read into them are taken, at most [`AHEAD`] of them
+/// and [`AHEAD_BYTES`] of room in all; past these they are freed. A search that reads many files
+/// with matches then reads them into buffers allocated once.
+#[derive(Default)]
+struct Spare {
+    buffers: Vec<Vec<u8>>,
+    /// The room the buffers kept have.
+    bytes: u64,
+}
+
+impl Spare {
+    fn give(&mut self, buffer: Vec<u8>) {
+        let room = buffer.capacity() as u64;
+        if self.buffers.len() < AHEAD && self.bytes.saturating_add(room) <= AHEAD_BYTES {
+            self.bytes += room;
+            self.buffers.push(buffer);
+        }
+    }
+
+    fn take(&mut self) -> Vec<u8> {
+        let buffer = self.buffers.pop().unwrap_or_default();
+        self.bytes = self.bytes.saturating_sub(buffer.capacity() as u64);
+        buffer
+    }
+}
 
 /// The most files handed to the reading threads and not yet taken: how far reading runs ahead of
 /// the merge in walk order, and so how many files a search stopped at the match cap may have read
@@ -714,6 +815,106 @@ const AHEAD: usize = 128;
 /// How many files the walk gathers before handing them to a reading thread as one job (fewer
 /// when it has to wait for a reading, and at the end of the walk).
 const BATCH: usize = 16;
+
+/// The most bytes of files read ahead of the one taken next that their readings may hold at
+/// once (SEARCH-43): with [`AHEAD`], what bounds a search's memory beside each reading thread's
+/// own buffer. A file larger than this waits until it is the next one taken.
+const AHEAD_BYTES: u64 = 16 << 20;
+
+/// The bytes held by the readings handed back and not yet taken (and so by files read ahead of
+/// the one taken next), kept within a budget: a reading thread asks before it hands back a
+/// reading that holds its file's bytes, and waits while that would pass the budget, unless the
+/// file is the next one to be taken, which is never kept waiting.
+struct Ahead {
+    budget: u64,
+    state: Mutex<Held>,
+    room: Condvar,
+}
+
+#[derive(Default)]
+struct Held {
+    /// Bytes held by readings handed back and not yet taken, or about to be handed back.
+    bytes: u64,
+    /// The place of the next file to be taken: how many are.
+    taken: usize,
+    /// Reading threads waiting for room.
+    waiting: usize,
+    /// The most bytes held at once by readings of files other than the next one.
+    most: u64,
+    halted: bool,
+}
+
+impl Ahead {
+    fn new(budget: u64) -> Ahead {
+        Ahead {
+            budget,
+            state: Mutex::new(Held::default()),
+            room: Condvar::new(),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, Held> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Counts `bytes` of the file at `place` as held if that keeps the bytes held within the
+    /// budget or the file is the next to be taken; `false`, counting nothing, if not.
+    fn try_hold(&self, place: usize, bytes: u64) -> bool {
+        Self::admit(self.budget, &mut self.state(), place, bytes)
+    }
+
+    /// As [`Ahead::try_hold`], waiting until it can count them; `false` if the search halted
+    /// first.
+    fn hold(&self, place: usize, bytes: u64) -> bool {
+        let mut state = self.state();
+        loop {
+            if state.halted {
+                return false;
+            }
+            if Self::admit(self.budget, &mut state, place, bytes) {
+                return true;
+            }
+            state.waiting += 1;
+            state = self
+                .room
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+            state.waiting -= 1;
+        }
+    }
+
+    fn admit(budget: u64, state: &mut Held, place: usize, bytes: u64) -> bool {
+        let next = place == state.taken;
+        let within = state.bytes.saturating_add(bytes) <= budget;
+        if !(next || within) {
+            return false;
+        }
+        state.bytes = state.bytes.saturating_add(bytes);
+        if !next {
+            state.most = state.most.max(state.bytes);
+        }
+        true
+    }
+
+    /// The walk has taken `taken` files, the last of them holding `released` bytes.
+    fn taken(&self, taken: usize, released: u64) {
+        let mut state = self.state();
+        state.taken = taken;
+        state.bytes = state.bytes.saturating_sub(released);
+        if state.waiting > 0 {
+            self.room.notify_all();
+        }
+    }
+
+    fn halt(&self) {
+        self.state().halted = true;
+        self.room.notify_all();
+    }
+
+    fn most(&self) -> u64 {
+        self.state().most
+    }
+}
 
 /// How long [`Search::take_arrived`] waits for readings.
 #[derive(Clone, Copy)]
@@ -731,13 +932,27 @@ enum Read {
     TooLarge,
     Unreadable,
     Binary,
-    /// The matching lines, each as its number and the range of the bytes it spans, at most as
-    /// many as the request could take from this file, and the bytes searched when there is a
-    /// line to cut from them.
+    /// The matching lines, each as the range of the bytes it spans (numbered only if it is
+    /// shown), at most as many as the request could take from this file, and the bytes searched
+    /// when there is a line to cut from them.
     Text {
-        lines: Vec<(usize, std::ops::Range<usize>)>,
+        lines: Vec<std::ops::Range<usize>>,
         bytes: Option<Searched>,
     },
+}
+
+impl Read {
+    /// The bytes of the file this reading holds a copy of: those read from disk and kept for
+    /// the lines to be cut from (an open buffer's text is the editor's, shared, not a copy).
+    fn held_bytes(&self) -> u64 {
+        match self {
+            Read::Text {
+                bytes: Some(Searched::Read(bytes)),
+                ..
+            } => bytes.len() as u64,
+            _ => 0,
+        }
+    }
 }
 
 /// The bytes a file was searched in, handed with its matching lines to the walk's thread, which
@@ -772,7 +987,10 @@ impl Searched {
 struct Reader {
     searcher: LineSearcher,
     buffer: Vec<u8>,
-    spare: Arc<Mutex<Vec<Vec<u8>>>>,
+    spare: Arc<Mutex<Spare>>,
+    /// The reading thread's own copy of the request's pattern; `None` on the walk's thread,
+    /// which uses the request's.
+    pattern: Option<Pattern>,
 }
 
 /// Where a file to be read was found.
@@ -798,8 +1016,11 @@ fn read_file(
     let open = files.buffer(path);
     let limit = request.limits.max_file_bytes;
     if reader.buffer.capacity() == 0 {
-        let mut spare = reader.spare.lock().unwrap_or_else(|p| p.into_inner());
-        reader.buffer = spare.pop().unwrap_or_default();
+        reader.buffer = reader
+            .spare
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
     }
     let stamp = match &open {
         Some((text, _)) if text.len() as u64 > limit => {
@@ -848,15 +1069,14 @@ fn read_file(
         .saturating_sub(floor)
         .max(1);
     let mut lines = Vec::new();
-    let _ = request
-        .pattern
-        .each_matching_line_at(&mut reader.searcher, bytes, |line, range| {
-            if lines.len() >= most {
-                return ControlFlow::Break(());
-            }
-            lines.push((line, range));
-            ControlFlow::Continue(())
-        });
+    let pattern = reader.pattern.as_ref().unwrap_or(request.pattern);
+    let _ = pattern.each_matching_line_at(&mut reader.searcher, bytes, |range| {
+        if lines.len() >= most {
+            return ControlFlow::Break(());
+        }
+        lines.push(range);
+        ControlFlow::Continue(())
+    });
     // The bytes go with the lines only where there are lines to cut from them.
     let bytes = match open {
         _ if lines.is_empty() => None,
@@ -866,10 +1086,20 @@ fn read_file(
     (Read::Text { lines, bytes }, stamp)
 }
 
-/// Keeps the readings a thread sent back by place until their turn comes.
-fn arrive(arrived: &mut HashMap<usize, (Read, Stamp)>, (first, readings): Readings) {
-    for (i, read) in readings.into_iter().enumerate() {
-        arrived.insert(first + i, read);
+/// Keeps the readings a thread sent back by place until their turn comes; `taken` is the place
+/// of the front of `arrived`, and no reading comes back for a file already taken.
+fn arrive(
+    arrived: &mut VecDeque<Option<(PathBuf, (Read, Stamp))>>,
+    taken: usize,
+    (first, readings): Readings,
+) {
+    let start = first.saturating_sub(taken);
+    let end = start + readings.len();
+    if arrived.len() < end {
+        arrived.resize_with(end, || None);
+    }
+    for (slot, reading) in arrived.range_mut(start..end).zip(readings) {
+        *slot = Some(reading);
     }
 }
 
@@ -948,6 +1178,30 @@ mod tests {
     use super::*;
     use crate::tools::DiskOnly;
 
+    /// A search of all of `root` (also its workspace) for `pattern`, with no file cap, no
+    /// deadline and no page to resume; a test changes what it varies.
+    fn whole_tree<'a>(
+        root: &'a Path,
+        pattern: &'a Pattern,
+        offset: usize,
+        max_matches: usize,
+    ) -> Request<'a> {
+        Request {
+            root,
+            workspace: root,
+            pattern,
+            include: None,
+            offset,
+            limits: Limits {
+                max_matches,
+                max_files: u64::MAX,
+                deadline: None,
+                max_file_bytes: 1 << 20,
+            },
+            resume: None,
+        }
+    }
+
     // Verifies: SEARCH-18
     #[test]
     fn files_read_in_parallel_give_the_outcome_of_reading_them_in_walk_order() {
@@ -970,20 +1224,8 @@ mod tests {
         }
         let pattern = Pattern::compile(&["hit"], true).expect("compiles");
         let search = |offset: usize, max_matches: usize, max_files: u64| {
-            let request = Request {
-                root: tmp.path(),
-                workspace: tmp.path(),
-                pattern: &pattern,
-                include: None,
-                offset,
-                limits: Limits {
-                    max_matches,
-                    max_files,
-                    deadline: None,
-                    max_file_bytes: 1 << 20,
-                },
-                resume: None,
-            };
+            let mut request = whole_tree(tmp.path(), &pattern, offset, max_matches);
+            request.limits.max_files = max_files;
             search_tree(&request, &DiskOnly, &|| false)
         };
         // The order one by one: root files, then sub's; each file's lines in order.
@@ -1038,6 +1280,83 @@ mod tests {
                 .collect();
             assert_eq!(shown(&capped), within);
         }
+    }
+
+    // Verifies: SEARCH-43
+    #[test]
+    fn files_read_ahead_hold_no_more_than_the_budget_and_every_match_comes_in_walk_order() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = std::fs::canonicalize(tmp.path()).expect("real");
+        // 90 files with matches throughout: most of 3 KiB, and every fifth of 40 KiB, larger
+        // than the whole budget, so that it can be handed back only as the next file taken.
+        const BUDGET: u64 = 16 << 10;
+        let mut expected: Vec<(String, usize)> = Vec::new();
+        for i in 0..90 {
+            let name = format!("f{i:02}.txt");
+            let lines = if i % 5 == 2 { 800 } else { 60 };
+            let mut text = String::new();
+            for j in 0..lines {
+                if j % 3 == 0 {
+                    text.push_str(&format!(
+                        "hit {i} {j} ........................................\n"
+                    ));
+                    expected.push((name.clone(), j + 1));
+                } else {
+                    text.push_str("filler ................................................\n");
+                }
+            }
+            assert!(
+                (text.len() as u64 > BUDGET) == (i % 5 == 2),
+                "{i}: {}",
+                text.len()
+            );
+            std::fs::write(root.join(&name), text).expect("write");
+        }
+        let pattern = Pattern::compile(&["hit"], true).expect("compiles");
+        let search = |offset: usize, max_matches: usize, ahead_bytes: u64| {
+            let request = whole_tree(&root, &pattern, offset, max_matches);
+            let reading = Reading {
+                readers: 3,
+                ahead_bytes,
+            };
+            search_reading(&request, &DiskOnly, &|| false, &Keep::nothing(), reading)
+        };
+        let shown = |out: &Outcome| -> Vec<(String, usize)> {
+            out.matches
+                .iter()
+                .map(|m| {
+                    let name = m.path.file_name().expect("a name");
+                    (name.to_string_lossy().into_owned(), m.line)
+                })
+                .collect()
+        };
+        let total = expected.len();
+        for _ in 0..5 {
+            let all = search(0, usize::MAX, BUDGET);
+            assert_eq!(shown(&all), expected);
+            assert_eq!(
+                (all.counted, all.stop, all.files_read.len()),
+                (total, None, 90)
+            );
+            assert!(all.most_held_ahead <= BUDGET, "{}", all.most_held_ahead);
+            let page = search(1000, 300, BUDGET);
+            assert_eq!(shown(&page), expected[1000..1300]);
+            assert_eq!(page.stop, Some(Stop::MatchCap { next_offset: 1300 }));
+            assert!(page.most_held_ahead <= BUDGET, "{}", page.most_held_ahead);
+            let past = search(usize::MAX, 200, BUDGET);
+            assert_eq!((past.counted, past.matches.len()), (total, 0));
+            assert!(past.most_held_ahead <= BUDGET, "{}", past.most_held_ahead);
+        }
+        // Without the budget, a large file is held while files before it are still to be taken:
+        // the measure is the one the budget restrains. (A reading goes back with its job's
+        // others, so a large file that is not the first of its job is never the next taken.)
+        let unbounded = search(0, usize::MAX, u64::MAX);
+        assert_eq!(shown(&unbounded), expected);
+        assert!(
+            unbounded.most_held_ahead > BUDGET,
+            "{}",
+            unbounded.most_held_ahead
+        );
     }
 
     /// Open buffers whose version a test can move.
@@ -1121,20 +1440,7 @@ mod tests {
         let total = expected.len();
         assert!(total > 300, "{total}");
         let search = |offset: usize, max_matches: usize| {
-            let request = Request {
-                root: &root,
-                workspace: &root,
-                pattern: &pattern,
-                include: None,
-                offset,
-                limits: Limits {
-                    max_matches,
-                    max_files: u64::MAX,
-                    deadline: None,
-                    max_file_bytes: 1 << 20,
-                },
-                resume: None,
-            };
+            let request = whole_tree(&root, &pattern, offset, max_matches);
             search_tree(&request, &files, &|| false)
         };
         let lines = |out: &Outcome| -> Vec<(PathBuf, usize, String)> {
@@ -1194,20 +1500,8 @@ mod tests {
         )]));
         let pattern = Pattern::compile(&["hit"], true).expect("compiles");
         let search = |offset: usize, resume: Option<&Resume>| {
-            let request = Request {
-                root: &root,
-                workspace: &root,
-                pattern: &pattern,
-                include: None,
-                offset,
-                limits: Limits {
-                    max_matches: 25,
-                    max_files: u64::MAX,
-                    deadline: None,
-                    max_file_bytes: 1 << 20,
-                },
-                resume,
-            };
+            let mut request = whole_tree(&root, &pattern, offset, 25);
+            request.resume = resume;
             search_tree(&request, &files, &|| false)
         };
         let first = search(0, None);
