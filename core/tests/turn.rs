@@ -373,6 +373,26 @@ async fn long_files_come_back_a_page_at_a_time_with_a_stable_change_token() {
     assert_eq!(token(&r[0]), token(&r[1]), "same file, same token");
 }
 
+// Verifies: READ-12
+#[tokio::test]
+async fn a_file_of_long_lines_is_read_a_page_at_a_time_within_the_default_context() {
+    // 2,000 lines of 100 characters: 50,000 tokens in one page, more than the default context.
+    let model = FakeModel::start(vec![
+        call("read_file", json!({"path": "wide.txt", "why": "x"})),
+        Reply::text("ok"),
+    ]);
+    let f = fixture(model, TestScreen::new(true, refuse), Settings::default());
+    let line = format!("{}\n", "w".repeat(100));
+    f.write("wide.txt", &line.repeat(2000));
+    assert_eq!(f.prompt("go", &["wide.txt"]).await, StopReason::EndTurn);
+    let r = &f.tool_results()[0];
+    assert!(
+        r.contains("lines 1-379 of 2000") && r.contains("continue with offset 380"),
+        "{}",
+        &r[..200]
+    );
+}
+
 // Verifies: READ-4
 #[tokio::test]
 async fn with_vetting_reads_off_an_unvouched_read_asks_without_a_check() {

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use globset::{Glob, GlobMatcher};
 use serde_json::json;
 
+use super::directory::{Cut, Kept, read_sorted};
 use super::{
     ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine, control_pictures, display_path,
 };
@@ -329,18 +330,32 @@ fn walk(root: &Path, max_depth: usize, limits: Limits, wanted: impl Fn(&Path) ->
                 out.stop = Some(Stop::Time);
                 return out;
             }
-            let mut children: Vec<(PathBuf, bool)> = match std::fs::read_dir(&dir) {
-                Ok(rd) => rd
-                    .filter_map(Result::ok)
-                    .map(|e| (e.path(), e.file_type().is_ok_and(|t| t.is_dir())))
-                    .collect(),
+            let out_of_time = || limits.deadline.is_some_and(|d| Instant::now() >= d);
+            let read = read_sorted(
+                &dir,
+                limits.max_files.saturating_sub(files_met),
+                out_of_time,
+                |e| {
+                    let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+                    Some(Kept {
+                        name: e.file_name(),
+                        value: (e.path(), is_dir),
+                        counts: !is_dir,
+                    })
+                },
+            );
+            let (children, cut) = match read {
+                Ok(read) => read,
                 Err(_) => {
                     out.unreadable += 1;
                     continue;
                 }
             };
-            children.sort();
-            for (path, is_dir) in children {
+            if cut == Some(Cut::Time) {
+                out.stop = Some(Stop::Time);
+                return out;
+            }
+            for (path, is_dir) in children.into_iter().map(|c| c.value) {
                 // Version control internals are never walked: listed, not descended.
                 let descend =
                     is_dir && depth < max_depth && path.file_name().is_none_or(|n| n != ".git");
@@ -360,6 +375,12 @@ fn walk(root: &Path, max_depth: usize, limits: Limits, wanted: impl Fn(&Path) ->
                     }
                     out.entries.push(Entry { path, is_dir });
                 }
+            }
+            // The directory held more files than the walk could still meet: the walk ends here,
+            // whether or not the cap was met above.
+            if cut == Some(Cut::Files) {
+                out.stop = Some(Stop::FileCap);
+                return out;
             }
         }
         level = next;

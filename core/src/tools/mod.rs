@@ -8,6 +8,7 @@
 
 mod ask_user;
 pub mod content_trust;
+mod directory;
 mod edit_file;
 mod fetch_url;
 mod job_output;

@@ -29,6 +29,10 @@ use crate::workspace_file::{self, Contents, READ_LIMIT, Refusal};
 pub const MAX_LINES: usize = 2000;
 /// Longer lines are shortened in a page and marked.
 pub const MAX_LINE_CHARS: usize = 2000;
+/// Most bytes of lines one page holds (about 10,000 tokens), so that a page of long lines fits the
+/// smallest context the planner is assumed to have (32,768 tokens, with room for the rest of the
+/// conversation) and a read never ends the turn as too long for the model (READ-12).
+pub const MAX_PAGE_BYTES: usize = 40 * 1024;
 /// Lines of a quarantined file shown in a `trustRead` question.
 const PREVIEW_LINES: usize = 40;
 
@@ -328,7 +332,7 @@ fn read_trusted(call: &Call<'_>, shown: &str, page: Page, file: Contents) -> Too
             page.offset
         ));
     }
-    let last = (page.offset - 1).saturating_add(page.limit).min(total);
+    let last = page_end(&text.value, page.offset, page.limit, total);
     let body = text.map(|t| render_page(&t, shown, page.offset, last, total, &token));
     let mut state = session.state();
     let state = &mut *state;
@@ -342,6 +346,27 @@ fn read_trusted(call: &Call<'_>, shown: &str, page: Page, file: Contents) -> Too
         planner,
         format!("{shown}: lines {}-{last} of {total}", page.offset),
     )
+}
+
+/// The last line of the page that starts at line `first` (from 1): at most `limit` lines and
+/// [`MAX_PAGE_BYTES`] of them as a page shows them (shortened, numbered), and never fewer than one.
+/// The text is a trusted file's, already bound for the planner.
+fn page_end(text: &str, first: usize, limit: usize, total: usize) -> usize {
+    let most = (first - 1).saturating_add(limit).min(total);
+    let mut bytes = 0;
+    let mut last = first - 1;
+    for line in text.lines().skip(first - 1).take(most + 1 - first) {
+        let shown = line
+            .char_indices()
+            .nth(MAX_LINE_CHARS)
+            .map_or(line.len(), |(cut, _)| cut + "… [line shortened]".len());
+        bytes += shown + "123456\t\n".len();
+        if bytes > MAX_PAGE_BYTES && last >= first {
+            break;
+        }
+        last += 1;
+    }
+    last
 }
 
 fn render_page(
@@ -535,6 +560,30 @@ mod tests {
             [showing lines 2-2 of 3; continue with offset 3]
         "#]]
         .assert_eq(&render_page(text, "a.txt", 2, 2, 3, "t"));
+    }
+
+    // Verifies: READ-12
+    #[test]
+    fn a_page_of_long_lines_stops_at_the_byte_budget_and_says_where_to_continue() {
+        let line = "x".repeat(999);
+        let text = format!("{line}\n").repeat(MAX_LINES);
+        let last = page_end(&text, 1, MAX_LINES, MAX_LINES);
+        assert_eq!(
+            last,
+            MAX_PAGE_BYTES / 1007,
+            "lines of 999 bytes and 8 of framing"
+        );
+        let page = render_page(&text, "a.txt", 1, last, MAX_LINES, "t");
+        assert!(page.len() <= MAX_PAGE_BYTES + 200, "{}", page.len());
+        assert!(page.ends_with(&format!(
+            "[showing lines 1-{last} of {MAX_LINES}; continue with offset {}]\n",
+            last + 1
+        )));
+        // Short lines are bounded by the line count alone; one line longer than the budget is
+        // still shown (shortened), never an empty page.
+        assert_eq!(page_end("a\nb\nc\n", 2, MAX_LINES, 3), 3);
+        let wide = format!("{}\n", "y".repeat(MAX_PAGE_BYTES * 2));
+        assert_eq!(page_end(&wide, 1, MAX_LINES, 1), 1);
     }
 
     // Verifies: READ-6

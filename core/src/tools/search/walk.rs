@@ -18,7 +18,6 @@
 //! tool labels the result from that list.
 
 use std::collections::VecDeque;
-use std::ffi::OsString;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::ops::ControlFlow;
 use std::os::fd::OwnedFd;
@@ -30,6 +29,7 @@ use std::time::Instant;
 use super::include::Include;
 use super::pattern::{LineNumbers, LineSearcher, Pattern};
 use crate::tools::Files;
+use crate::tools::directory::{Cut, Kept, read_sorted};
 
 /// Directory names a search never walks: version control, build output and caches, and
 /// dependencies fetched or vendored. Names no project uses for its own sources; `build`, `out`
@@ -418,22 +418,41 @@ impl Search<'_> {
             let mut next = Vec::new();
             for directory in level {
                 self.out_of_time()?;
-                let mut entries: Vec<(OsString, std::fs::FileType)> =
-                    match std::fs::read_dir(&directory) {
-                        Ok(read) => read
-                            .filter_map(Result::ok)
-                            .filter_map(|e| e.file_type().ok().map(|t| (e.file_name(), t)))
-                            .collect(),
-                        Err(_) => {
-                            self.out.unreadable += 1;
-                            continue;
-                        }
-                    };
-                entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+                let files_left = self
+                    .request
+                    .limits
+                    .max_files
+                    .saturating_sub(self.out.files_met);
+                let (cancelled, deadline) = (&self.cancelled, self.request.limits.deadline);
+                let out_of_time = || cancelled() || deadline.is_some_and(|d| Instant::now() >= d);
+                let denied = &self.keep.denied;
+                let read = read_sorted(&directory, files_left, out_of_time, |e| {
+                    let kind = e.file_type().ok()?;
+                    // Counted as the walk counts a file it meets: a regular file not denied.
+                    let counts = kind.is_file() && !denied(&directory.join(e.file_name()));
+                    Some(Kept {
+                        name: e.file_name(),
+                        value: kind,
+                        counts,
+                    })
+                });
+                let (entries, cut) = match read {
+                    Ok(read) => read,
+                    Err(_) => {
+                        self.out.unreadable += 1;
+                        continue;
+                    }
+                };
+                if cut == Some(Cut::Time) {
+                    self.out_of_time()?;
+                }
                 // Held open for its files to be opened by name; on failure they are opened by path.
                 let handle = open_directory(&directory).ok().map(Arc::new);
                 let mut subdirectories = Vec::new();
-                for (name, kind) in entries {
+                for Kept {
+                    name, value: kind, ..
+                } in entries
+                {
                     let path = directory.join(&name);
                     if (self.keep.denied)(&path) {
                         self.out.denied.push(path);
@@ -451,6 +470,12 @@ impl Search<'_> {
                     } else if kind.is_file() {
                         self.queue(path, handle.as_ref())?;
                     }
+                }
+                // The directory held more files than the walk could still meet: the read stopped
+                // there, so the walk does too (LIST-5), whether or not the cap was met above.
+                if cut == Some(Cut::Files) {
+                    self.out.stop = Some(Stop::FileCap);
+                    return ControlFlow::Break(());
                 }
                 next.extend(subdirectories);
             }
