@@ -176,8 +176,9 @@ fn main() {
 
 /// One `edit_file` of one line in the middle of a 1 MiB buffer the editor has open: the diff,
 /// the question (carrying both texts, 2 MiB of JSON), the hunk arithmetic and the
-/// `workspace/applyEdit`, approved at once. The buffer is opened before the turn is timed; the
-/// time includes this program reading the question and answering it, as an editor would.
+/// `workspace/applyEdit`, approved at once. The buffer is opened, and the session's first turn
+/// run, before the turn is timed; the time includes this program reading the question and
+/// answering it, as an editor would.
 fn measure_big_edit(options: LspOptions) -> Round {
     const BIG: &str = "big.txt";
     let lines: Vec<String> = (0..16_384)
@@ -193,6 +194,9 @@ fn measure_big_edit(options: LspOptions) -> Round {
     )
     .expect("write the edited text, for git");
     let script = vec![
+        // A first turn of the session, untimed: it asks the endpoint's model listing and opens
+        // the first connection, which every session does once whatever its first turn does.
+        Reply::text("Ready."),
         Reply::tool_call_with_id(
             "call_edit",
             "edit_file",
@@ -213,6 +217,15 @@ fn measure_big_edit(options: LspOptions) -> Round {
     // Notifications are handled in order, before the next message is read: once this is
     // answered, the buffer is open, and what is timed below is the edit's turn alone.
     let _ = client.request("bravebot/session/status", json!({ "sessionId": session }));
+    let warm = client.request(
+        "bravebot/session/prompt",
+        json!({ "sessionId": session, "text": "Get ready." }),
+    );
+    if !matches!(&warm, Ok(r) if r["stopReason"] == "endTurn") {
+        eprintln!("error: the first turn ended with {warm:?}");
+        std::process::exit(1);
+    }
+    let model_before: Duration = model.requests().iter().map(|r| r.duration).sum();
     // The peak so far is the buffer's arrival; from here `VmHWM` counts the turn alone (Linux
     // resets it to the resident size on `5` written to `clear_refs`).
     let _ = std::fs::write(format!("/proc/{}/clear_refs", client.pid()), "5");
@@ -232,7 +245,8 @@ fn measure_big_edit(options: LspOptions) -> Round {
     }
     let peak_kib = proc_status_kib(client.pid(), "VmHWM");
     client.shutdown();
-    let model_time: Duration = model.requests().iter().map(|r| r.duration).sum();
+    let model_time: Duration = model.requests().iter().map(|r| r.duration).sum::<Duration>()
+        - model_before;
     let own = wall.saturating_sub(model_time);
     Round {
         wall,
