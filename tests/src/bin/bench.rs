@@ -245,7 +245,11 @@ fn measure_big_edit(options: LspOptions) -> Round {
     }
     let peak_kib = proc_status_kib(client.pid(), "VmHWM");
     client.shutdown();
-    let model_time: Duration = model.requests().iter().map(|r| r.duration).sum::<Duration>()
+    let model_time: Duration = model
+        .requests()
+        .iter()
+        .map(|r| r.duration)
+        .sum::<Duration>()
         - model_before;
     let own = wall.saturating_sub(model_time);
     Round {
