@@ -1226,7 +1226,7 @@ mod tests {
         }
     }
 
-    // Verifies: SEARCH-18
+    // Verifies: SEARCH-18, LIST-5
     #[test]
     fn files_read_in_parallel_give_the_outcome_of_reading_them_in_walk_order() {
         let tmp = tempfile::tempdir().expect("tempdir");
