@@ -873,6 +873,7 @@ impl Session {
             }
         }
         let stop = turn::run(self, start, token).await;
+        self.model.forget_serialised();
         self.flush_audit();
         self.save_record();
         self.screen.update(Update::TurnEnded {

@@ -63,6 +63,23 @@ impl ModelClient {
         }
     }
 
+    /// Lets go of the planner's conversation as last serialised (COST-31): called when a turn
+    /// ends, so a session between turns holds its history once, not a second time with its
+    /// serialised form and the tools' schemas. The next turn's first round serialises it again.
+    pub fn forget_serialised(&self) {
+        self.encoded
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+
+    /// Messages held serialised for the planner, for the tests.
+    #[cfg(test)]
+    fn serialised_messages(&self) -> usize {
+        let cache = self.encoded.lock().unwrap_or_else(PoisonError::into_inner);
+        cache.iter().map(|c| c.messages.len()).sum()
+    }
+
     /// The request's body. A planner's messages that are the same as those of the last planner
     /// request, position by position, are not serialised again: a turn's history only grows, so
     /// each round serialises its new messages and copies the rest. Equality is checked on the
@@ -730,6 +747,27 @@ mod tests {
             request.role = Role::Check;
             request.system.clear();
             assert_eq!(body(&request), reference(&request), "{api:?} check");
+        }
+    }
+
+    // Verifies: COST-31
+    #[test]
+    fn a_turn_that_ends_lets_go_of_the_serialised_conversation_and_the_next_is_the_same() {
+        for api in [Api::OpenAi, Api::Anthropic] {
+            let client = client(api, "http://127.0.0.1:1".to_owned(), None);
+            let mut request = request(Role::Planner, Some(vec![read_file_tool()]));
+            request.messages = vec![
+                Message::User(vec![Part::Text("first".to_owned())]),
+                Message::Assistant {
+                    text: "noted".to_owned(),
+                    tool_calls: Vec::new(),
+                },
+            ];
+            let before = client.body(&request);
+            assert_eq!(client.serialised_messages(), 2, "{api:?}");
+            client.forget_serialised();
+            assert_eq!(client.serialised_messages(), 0, "{api:?}");
+            assert_eq!(client.body(&request), before, "{api:?} serialised again");
         }
     }
 
