@@ -8,5 +8,6 @@ pub mod fake_model;
 pub mod fuzz;
 pub mod git_fixture;
 pub mod lsp_client;
+pub mod measure;
 pub mod project_session;
 pub mod setup;

@@ -29,6 +29,7 @@ use std::time::{Duration, Instant};
 
 use bravebot_tests::fake_model::{FakeModel, Reply};
 use bravebot_tests::lsp_client::{LspClient, LspOptions, bravebot_binary};
+use bravebot_tests::measure::proc_status_kib;
 use serde_json::json;
 
 const STARTS: usize = 20;
@@ -335,15 +336,6 @@ fn measure_rounds(n: usize, options: LspOptions) -> Round {
         peak_kib,
         before_kib: None,
     }
-}
-
-/// A `kB` field of `/proc/<pid>/status`, or `None` where there is no `/proc`.
-fn proc_status_kib(pid: u32, field: &str) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
-        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
 fn format_duration(duration: Duration) -> String {

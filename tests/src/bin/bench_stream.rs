@@ -25,6 +25,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bravebot_tests::lsp_client::{LspClient, LspOptions, SESSION_UPDATE, bravebot_binary};
+use bravebot_tests::measure::proc_status_kib;
 use serde_json::json;
 
 const RUNS: usize = 5;
@@ -213,13 +214,4 @@ fn serve(stream: TcpStream, first_write: &Mutex<Option<Instant>>) {
     batch.push_str(&event(json!({}), json!("stop")));
     batch.push_str("data: [DONE]\n\n");
     let _ = writer.write_all(batch.as_bytes());
-}
-
-/// A `kB` field of `/proc/<pid>/status`.
-fn proc_status_kib(pid: u32, field: &str) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
-        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
 }

@@ -36,6 +36,7 @@ use std::time::{Duration, Instant};
 
 use bravebot_tests::fake_model::{FakeModel, Reply};
 use bravebot_tests::lsp_client::{LspClient, LspOptions, bravebot_binary};
+use bravebot_tests::measure::proc_status_kib;
 use serde_json::json;
 
 const RUNS: usize = 5;
@@ -625,15 +626,6 @@ fn timed(run: impl FnOnce()) -> Duration {
     let began = Instant::now();
     run();
     began.elapsed()
-}
-
-/// A `kB` field of `/proc/<pid>/status`, or `None` where there is no `/proc`.
-fn proc_status_kib(pid: u32, field: &str) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
-        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
 /// The one-minute load average, as `uptime` shows it.
