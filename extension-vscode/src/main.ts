@@ -8,6 +8,7 @@ import { allowedCommands, contextLabel, withContext, type EditorContext, type Fr
 import type { Mode } from './protocol';
 import { explainError } from './explain';
 import { refreshSetup } from './setup';
+import { unsavedFiles } from './questions';
 import { rankMentions } from './webview/mentionComplete';
 
 let ctx: Ctx | undefined;
@@ -56,8 +57,8 @@ async function onChatMessage(c: Ctx, m: FromWebview): Promise<void> {
       c.chat.post({ type: 'user', text: m.text, context: m.context ? contextLabel(m.context) : undefined, sent: { text: m.text, files: m.files, context: m.context } });
       return runPrompt(c, m.text, m.files, m.context);
     case 'saveAll': {
-      await vscode.workspace.saveAll(false);
-      const files = vscode.workspace.textDocuments.filter((d) => d.isDirty && d.uri.scheme === 'file').map((d) => vscode.workspace.asRelativePath(d.uri));
+      await Promise.all(unsavedFiles().map((d) => d.save()));
+      const files = unsavedFiles().map((d) => vscode.workspace.asRelativePath(d.uri));
       c.chat.post({ type: 'unsaved', questionId: m.questionId, files });
       return;
     }

@@ -301,9 +301,7 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
   private async showCard(p: Pending): Promise<void> {
     const s = p.params.subject;
     // A program reads files from disk: files with unsaved changes are named on a run's card.
-    const unsaved = p.params.kind === 'run'
-      ? vscode.workspace.textDocuments.filter((d) => d.isDirty && d.uri.scheme === 'file').map((d) => vscode.workspace.asRelativePath(d.uri))
-      : [];
+    const unsaved = p.params.kind === 'run' ? unsavedFiles().map((d) => vscode.workspace.asRelativePath(d.uri)) : [];
     this.ctx.chat.post({
       unsaved,
       type: 'question',
@@ -336,6 +334,15 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     this.refuseAll();
     for (const d of this.disposables) d.dispose();
   }
+}
+
+/**
+ * The open files of the workspace's folders with unsaved changes: what a program run there reads
+ * from disk rather than as the editor shows it. Files outside the folders are left out, the
+ * editor's own settings among them, which it holds unsaved for a moment while it writes them.
+ */
+export function unsavedFiles(): vscode.TextDocument[] {
+  return vscode.workspace.textDocuments.filter((d) => d.isDirty && d.uri.scheme === 'file' && vscode.workspace.getWorkspaceFolder(d.uri) !== undefined);
 }
 
 function questionIdOf(uri: vscode.Uri): string | undefined {
