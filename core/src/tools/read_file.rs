@@ -356,17 +356,21 @@ fn page_end(text: &str, first: usize, limit: usize, total: usize) -> usize {
     let mut bytes = 0;
     let mut last = first - 1;
     for line in text.lines().skip(first - 1).take(most + 1 - first) {
-        let shown = line
-            .char_indices()
-            .nth(MAX_LINE_CHARS)
-            .map_or(line.len(), |(cut, _)| cut + "… [line shortened]".len());
-        bytes += shown + "123456\t\n".len();
+        bytes += page_line(line).len() + "123456\t\n".len();
         if bytes > MAX_PAGE_BYTES && last >= first {
             break;
         }
         last += 1;
     }
     last
+}
+
+/// One line as a page shows it: shortened and marked past [`MAX_LINE_CHARS`] characters.
+fn page_line(line: &str) -> std::borrow::Cow<'_, str> {
+    match line.char_indices().nth(MAX_LINE_CHARS) {
+        Some((cut, _)) => format!("{}… [line shortened]", &line[..cut]).into(),
+        None => line.into(),
+    }
 }
 
 fn render_page(
@@ -384,11 +388,7 @@ fn render_page(
         .skip(first - 1)
         .take(last + 1 - first)
     {
-        let line = match line.char_indices().nth(MAX_LINE_CHARS) {
-            Some((cut, _)) => format!("{}… [line shortened]", &line[..cut]),
-            None => line.to_string(),
-        };
-        out.push_str(&format!("{:>6}\t{line}\n", n + 1));
+        out.push_str(&format!("{:>6}\t{}\n", n + 1, page_line(line)));
     }
     if last < total {
         out.push_str(&format!(
