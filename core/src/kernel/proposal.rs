@@ -87,8 +87,8 @@ pub struct LinePositions {
 
 impl LinePositions {
     pub fn new(text: &str, utf16: bool) -> LinePositions {
-        let breaks = text.bytes().filter(|b| *b == b'\n').count();
-        let last = text.rfind('\n').map_or(text, |i| &text[i + 1..]);
+        let breaks = line_breaks(text.as_bytes());
+        let last = memchr::memrchr(b'\n', text.as_bytes()).map_or(text, |i| &text[i + 1..]);
         let last_line_len = if utf16 {
             last.encode_utf16().count()
         } else {
@@ -123,6 +123,47 @@ fn lines(text: &str) -> Vec<&str> {
     text.split_inclusive('\n').collect()
 }
 
+/// The line breaks in `bytes`, counted by a vector scan.
+fn line_breaks(bytes: &[u8]) -> usize {
+    memchr::memchr_iter(b'\n', bytes).count()
+}
+
+/// Bytes compared a block at a time before the first differing block is looked at byte by
+/// byte: comparing equal blocks is a vector compare, where a byte loop is one byte a step.
+const BLOCK: usize = 256;
+
+/// The length of the longest common prefix of `a` and `b`.
+fn shared_prefix(a: &[u8], b: &[u8]) -> usize {
+    let room = a.len().min(b.len());
+    let mut same = 0;
+    while same + BLOCK <= room && a[same..same + BLOCK] == b[same..same + BLOCK] {
+        same += BLOCK;
+    }
+    same + a[same..room]
+        .iter()
+        .zip(&b[same..room])
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
+/// The length of the longest common suffix of `a` and `b`.
+fn shared_suffix(a: &[u8], b: &[u8]) -> usize {
+    let room = a.len().min(b.len());
+    let (a, b) = (&a[a.len() - room..], &b[b.len() - room..]);
+    let mut same = 0;
+    while same + BLOCK <= room
+        && a[room - same - BLOCK..room - same] == b[room - same - BLOCK..room - same]
+    {
+        same += BLOCK;
+    }
+    same + a[..room - same]
+        .iter()
+        .rev()
+        .zip(b[..room - same].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
 /// The part of two texts a line diff needs to look at: their common leading and trailing lines
 /// are set aside by comparing bytes, keeping up to `CONTEXT` of each for the diff's context.
 #[derive(Clone, Copy, Debug)]
@@ -137,20 +178,11 @@ struct Window {
 impl Window {
     fn of(old: &str, new: &str) -> Window {
         let (o, n) = (old.as_bytes(), new.as_bytes());
-        let same = o.iter().zip(n).take_while(|(a, b)| a == b).count();
+        let same = shared_prefix(o, n);
         // Whole lines only: the prefix ends after the last line break both share.
-        let prefix = o[..same]
-            .iter()
-            .rposition(|b| *b == b'\n')
-            .map_or(0, |i| i + 1);
+        let prefix = memchr::memrchr(b'\n', &o[..same]).map_or(0, |i| i + 1);
         let room = (o.len() - prefix).min(n.len() - prefix);
-        let mut suffix = o
-            .iter()
-            .rev()
-            .zip(n.iter().rev())
-            .take(room)
-            .take_while(|(a, b)| a == b)
-            .count();
+        let mut suffix = shared_suffix(&o[o.len() - room..], &n[n.len() - room..]);
         // The suffix starts a line in both texts.
         loop {
             let (so, sn) = (o.len() - suffix, n.len() - suffix);
@@ -158,7 +190,7 @@ impl Window {
             if suffix == 0 || (starts(o, so) && starts(n, sn)) {
                 break;
             }
-            suffix = match o[so..].iter().position(|b| *b == b'\n') {
+            suffix = match memchr::memchr(b'\n', &o[so..]) {
                 Some(i) => o.len() - (so + i + 1),
                 None => 0,
             };
@@ -167,18 +199,15 @@ impl Window {
         let mut start = prefix;
         let mut kept = 0;
         while kept < CONTEXT && start > 0 {
-            start = o[..start - 1]
-                .iter()
-                .rposition(|b| *b == b'\n')
-                .map_or(0, |i| i + 1);
+            start = memchr::memrchr(b'\n', &o[..start - 1]).map_or(0, |i| i + 1);
             kept += 1;
         }
-        let lines_before = o[..start].iter().filter(|b| **b == b'\n').count();
+        let lines_before = line_breaks(&o[..start]);
         let mut end = suffix;
         let mut kept = 0;
         while kept < CONTEXT && end > 0 {
             let from = o.len() - end;
-            end = match o[from..].iter().position(|b| *b == b'\n') {
+            end = match memchr::memchr(b'\n', &o[from..]) {
                 Some(i) => o.len() - (from + i + 1),
                 None => 0,
             };
@@ -830,5 +859,69 @@ mod tests {
             }
             assert_eq!(value(&diff).is_empty(), p.hunks.is_empty());
         }
+    }
+
+    // Verifies: WRITE-12
+    #[test]
+    fn shared_ends_found_a_block_at_a_time_are_the_ones_a_byte_loop_finds() {
+        let naive_prefix = |a: &[u8], b: &[u8]| a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        let naive_suffix = |a: &[u8], b: &[u8]| {
+            a.iter()
+                .rev()
+                .zip(b.iter().rev())
+                .take_while(|(x, y)| x == y)
+                .count()
+        };
+        let base: Vec<u8> = (0..2_000u32).map(|i| b'a' + (i * 7 % 26) as u8).collect();
+        for at in [0, 1, 255, 256, 257, 511, 512, 1_000, 1_743, 1_999] {
+            for cut in [0, 3, 300] {
+                let mut other = base.clone();
+                other[at] = b'#';
+                other.truncate(other.len() - cut.min(other.len() - at - 1));
+                assert_eq!(
+                    shared_prefix(&base, &other),
+                    naive_prefix(&base, &other),
+                    "{at} {cut}"
+                );
+                assert_eq!(
+                    shared_suffix(&base, &other),
+                    naive_suffix(&base, &other),
+                    "{at} {cut}"
+                );
+                assert_eq!(
+                    shared_prefix(&other, &base),
+                    naive_prefix(&other, &base),
+                    "{at} {cut}"
+                );
+                assert_eq!(
+                    shared_suffix(&other, &base),
+                    naive_suffix(&other, &base),
+                    "{at} {cut}"
+                );
+            }
+        }
+        assert_eq!((shared_prefix(b"", b"x"), shared_suffix(b"x", b"")), (0, 0));
+        assert_eq!(shared_prefix(&base, &base), base.len());
+        // A proposal over a text of many blocks still has the hunks of the whole diff.
+        let long: String = (0..400).map(|i| format!("line {i}\n")).collect();
+        for line in [0, 37, 200, 399] {
+            let new = long.replacen(&format!("line {line}\n"), "changed\n", 1);
+            let p = Proposal::new(t(&long), t(&new));
+            assert_eq!(p.hunks.len(), 1, "{line}");
+            assert_eq!(
+                (p.hunks[0].old_start, p.hunks[0].old_lines),
+                (line, 1),
+                "{line}"
+            );
+            let all: Vec<usize> = (0..p.hunks.len()).collect();
+            assert_eq!(edited(&long, p.line_edits(&all).value()), new);
+        }
+        let positions = LinePositions::new(&long, true);
+        assert_eq!(
+            (positions.position(400), positions.position(401)),
+            ((400, 0), (400, 0))
+        );
+        let open = LinePositions::new("a\nbc", true);
+        assert_eq!((open.position(1), open.position(2)), ((1, 0), (1, 2)));
     }
 }

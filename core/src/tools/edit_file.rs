@@ -169,7 +169,11 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     let Ok(text) = String::from_utf8(opened.value) else {
         return ToolOutput::error(format!("{shown} is not text; edit_file edits text only"));
     };
-    let count = text.matches(old_text).count();
+    // One vector search finds every occurrence; `str::matches` would step the text a byte at a
+    // time, as `replacen` would again.
+    let finder = memchr::memmem::Finder::new(old_text.as_bytes());
+    let found: Vec<usize> = finder.find_iter(text.as_bytes()).collect();
+    let count = found.len();
     let token = change_token(&path, target.buffer.as_ref().map(|(_, v)| *v));
     let new = match (count, replace_all) {
         (0, _) => {
@@ -177,13 +181,13 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
                 "`old_text` does not occur in {shown} (change token {token}); read the file again and copy the passage exactly"
             ));
         }
-        (1, _) => text.replacen(old_text, new_text, 1),
+        (1, _) => replaced(&text, &found, old_text.len(), new_text),
         (n, false) => {
             return ToolOutput::error(format!(
                 "`old_text` occurs {n} times in {shown}; include more surrounding text so it occurs once, or set replace_all"
             ));
         }
-        (_, true) => text.replace(old_text, new_text),
+        (_, true) => replaced(&text, &found, old_text.len(), new_text),
     };
     // The planner wrote `new_text` in a context the routing gate found clean: trusted by
     // provenance, as private as that context.
@@ -202,4 +206,47 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         Labelled::new(new, label),
     )
     .await
+}
+
+/// `text` with the `len` bytes at each of `at` (ascending, apart) replaced by `with`.
+fn replaced(text: &str, at: &[usize], len: usize, with: &str) -> String {
+    let grown = text.len() - at.len() * len + at.len() * with.len();
+    let mut out = String::with_capacity(grown);
+    let mut from = 0;
+    for &start in at {
+        out.push_str(&text[from..start]);
+        out.push_str(with);
+        from = start + len;
+    }
+    out.push_str(&text[from..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Verifies: EDIT-1
+    #[test]
+    fn replacing_at_the_found_places_gives_what_str_replace_gives() {
+        let cases = [
+            ("one two one two", "one", "1"),
+            ("aaaa", "aa", "b"),
+            ("ééé", "é", "e"),
+            ("x\ny\nx\n", "x\n", ""),
+            ("start middle end", "end", "finish, at length"),
+        ];
+        for (text, old, new) in cases {
+            let found: Vec<usize> = memchr::memmem::find_iter(text.as_bytes(), old).collect();
+            assert_eq!(found.len(), text.matches(old).count(), "{text:?}");
+            assert_eq!(
+                replaced(text, &found, old.len(), new),
+                text.replace(old, new)
+            );
+            assert_eq!(
+                replaced(text, &found[..1], old.len(), new),
+                text.replacen(old, new, 1)
+            );
+        }
+    }
 }
