@@ -9,9 +9,11 @@
 //! `0700`, files `0600`, and every file is written whole to a temporary file and renamed into
 //! place, so a record is either the old one or the new one, never half of each (SESS-1).
 
+use std::collections::VecDeque;
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
@@ -86,6 +88,161 @@ pub fn create_private_dir(path: &Path) -> Result<(), RecordError> {
         .map_err(io("could not make the directory", path))?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
         .map_err(io("could not restrict the directory", path))
+}
+
+/// Writes a record into its session's directory, made private if it is missing.
+fn save_in(dir: &Path, text: &[u8]) -> Result<(), RecordError> {
+    create_private_dir(dir)?;
+    write_atomically(&dir.join(RECORD_FILE), text)
+}
+
+/// One write for the records' thread.
+enum Job {
+    /// A session's record, whole, for its directory.
+    Record { dir: PathBuf, text: Vec<u8> },
+    /// A prompt for the history.
+    Prompt {
+        state: StateDir,
+        entry: HistoryEntry,
+    },
+}
+
+impl Job {
+    fn run(self) {
+        match self {
+            Job::Record { dir, text } => {
+                if let Err(e) = save_in(&dir, &text) {
+                    tracing::warn!("session record not written: {e}");
+                }
+            }
+            Job::Prompt { state, entry } => {
+                if let Err(e) = state.remember_prompt(&entry) {
+                    tracing::warn!("prompt history not written: {e}");
+                }
+            }
+        }
+    }
+}
+
+/// The writes of records and of the history, done in the order they were handed over on one
+/// thread of their own, so that a turn never waits on the disk (each is synced before it is
+/// renamed into place, which takes a millisecond or more). A record handed over while an older
+/// one for the same session still waits replaces it: only the newest is written. Every reader of
+/// records ([`StateDir::load`], [`StateDir::list`], [`StateDir::history`], [`StateDir::delete`])
+/// and the end of the process first wait for what was handed over before ([`finish_writes`]).
+struct Writes {
+    pending: Mutex<Pending>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct Pending {
+    /// Jobs not yet taken, each with how many handed-over writes it stands for.
+    jobs: VecDeque<(Job, u64)>,
+    /// Writes handed over, and writes done (or replaced by a newer one and then done).
+    handed: u64,
+    done: u64,
+    /// Whether the writing thread runs.
+    running: bool,
+}
+
+static WRITES: Writes = Writes {
+    pending: Mutex::new(Pending {
+        jobs: VecDeque::new(),
+        handed: 0,
+        done: 0,
+        running: false,
+    }),
+    changed: Condvar::new(),
+};
+
+impl Writes {
+    fn lock(&self) -> MutexGuard<'_, Pending> {
+        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn hand(&'static self, job: Job) {
+        let mut pending = self.lock();
+        pending.handed += 1;
+        let job = match job {
+            Job::Record { dir, text } => {
+                let waiting = pending
+                    .jobs
+                    .iter_mut()
+                    .find_map(|(queued, count)| match queued {
+                        Job::Record { dir: d, text: t } if *d == dir => Some((t, count)),
+                        _ => None,
+                    });
+                if let Some((queued, count)) = waiting {
+                    *queued = text;
+                    *count += 1;
+                    return;
+                }
+                Job::Record { dir, text }
+            }
+            prompt @ Job::Prompt { .. } => prompt,
+        };
+        pending.jobs.push_back((job, 1));
+        if !pending.running {
+            let started = std::thread::Builder::new()
+                .name("bravebot-records".into())
+                .spawn(move || self.work());
+            match started {
+                Ok(_) => pending.running = true,
+                // No thread: the write is done here, as it was handed over.
+                Err(_) => {
+                    let jobs = std::mem::take(&mut pending.jobs);
+                    drop(pending);
+                    let mut count = 0;
+                    for (job, n) in jobs {
+                        job.run();
+                        count += n;
+                    }
+                    self.lock().done += count;
+                    self.changed.notify_all();
+                }
+            }
+        }
+        self.changed.notify_all();
+    }
+
+    fn work(&self) {
+        let mut pending = self.lock();
+        loop {
+            match pending.jobs.pop_front() {
+                Some((job, count)) => {
+                    drop(pending);
+                    job.run();
+                    pending = self.lock();
+                    pending.done += count;
+                    self.changed.notify_all();
+                }
+                None => {
+                    pending = self
+                        .changed
+                        .wait(pending)
+                        .unwrap_or_else(PoisonError::into_inner);
+                }
+            }
+        }
+    }
+
+    fn finish(&self) {
+        let mut pending = self.lock();
+        let handed = pending.handed;
+        while pending.done < handed {
+            pending = self
+                .changed
+                .wait(pending)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+}
+
+/// Waits until every record and prompt handed over so far is written (or failed and logged).
+/// Blocks: call it off the runtime's workers, or where the process ends.
+pub fn finish_writes() {
+    WRITES.finish();
 }
 
 /// Writes `bytes` to `path` atomically: a `0600` temporary file beside it, then a rename.
@@ -183,16 +340,28 @@ impl StateDir {
 
     /// Writes a session's record.
     pub fn save(&self, record: &SessionRecord<'_>) -> Result<(), RecordError> {
+        let (dir, text) = self.encode(record)?;
+        save_in(&dir, &text)
+    }
+
+    /// Hands a session's record to the thread that writes records ([`Writes`]) and returns at
+    /// once: a turn does not wait on the disk. Readers of records wait for it first.
+    pub fn save_later(&self, record: &SessionRecord<'_>) -> Result<(), RecordError> {
+        let (dir, text) = self.encode(record)?;
+        WRITES.hand(Job::Record { dir, text });
+        Ok(())
+    }
+
+    fn encode(&self, record: &SessionRecord<'_>) -> Result<(PathBuf, Vec<u8>), RecordError> {
         let dir = self.session_dir(record.id)?;
-        create_private_dir(&dir)?;
-        let path = dir.join(RECORD_FILE);
         let text = serde_json::to_vec_pretty(&record.to_json())
             .map_err(|e| RecordError::Encode(e.to_string()))?;
-        write_atomically(&path, &text)
+        Ok((dir, text))
     }
 
     /// Reads a session's record.
     pub fn load(&self, id: &str) -> Result<Restored, RecordError> {
+        finish_writes();
         let path = self.session_dir(id)?.join(RECORD_FILE);
         let text = match std::fs::read(&path) {
             Ok(t) => t,
@@ -213,6 +382,7 @@ impl StateDir {
     /// with its error. A session directory without a record (a headless run's audit trail) is not
     /// a session to resume and is passed over.
     pub fn list(&self) -> (Vec<Listed>, Vec<(String, RecordError)>) {
+        finish_writes();
         let mut found = Vec::new();
         let mut broken = Vec::new();
         let Ok(entries) = std::fs::read_dir(self.sessions()) else {
@@ -238,6 +408,9 @@ impl StateDir {
     /// Removes one session's directory, its record and audit trail, and nothing else.
     pub fn delete(&self, id: &str) -> Result<(), RecordError> {
         let dir = self.session_dir(id)?;
+        // A record handed over before is written first, so it is removed rather than left to
+        // come back after.
+        finish_writes();
         match std::fs::symlink_metadata(&dir) {
             Ok(m) if m.is_dir() => {
                 std::fs::remove_dir_all(&dir).map_err(io("could not remove", &dir))
@@ -250,6 +423,15 @@ impl StateDir {
     /// Appends a prompt to the history, keeping the newest [`HISTORY_KEPT`].
     pub fn remember_prompt(&self, entry: &HistoryEntry) -> Result<(), RecordError> {
         self.remember_prompt_keeping(entry, HISTORY_KEPT)
+    }
+
+    /// Hands a prompt to the thread that writes records, to be appended to the history after
+    /// every write handed over before it; returns at once.
+    pub fn remember_prompt_later(&self, entry: HistoryEntry) {
+        WRITES.hand(Job::Prompt {
+            state: self.clone(),
+            entry,
+        });
     }
 
     fn remember_prompt_keeping(
@@ -281,6 +463,7 @@ impl StateDir {
     /// The history, newest first, at most `limit` entries. A line that is not an entry is
     /// passed over.
     pub fn history(&self, limit: usize) -> Vec<HistoryEntry> {
+        finish_writes();
         let text = std::fs::read_to_string(self.history_path()).unwrap_or_default();
         text.lines()
             .rev()
@@ -515,6 +698,50 @@ mod tests {
             context: (Label::TRUSTED_PRIVATE, None),
             next_slot: 3,
         }
+    }
+
+    // Verifies: SESS-14
+    #[test]
+    fn records_and_prompts_handed_over_are_written_in_order_before_anything_reads_them() {
+        let home = tempfile::tempdir().expect("tempdir");
+        let state = StateDir::in_home(home.path());
+        let mut c = Conversation::default();
+        c.push_prompt(PlannerText::driver("fix the build"));
+        let titles: Vec<String> = (0..40).map(|n| format!("title {n}")).collect();
+        for (n, title) in titles.iter().enumerate() {
+            let record = SessionRecord {
+                title,
+                ..sample(&c, &[], "later-1")
+            };
+            state.save_later(&record).expect("handed over");
+            state.remember_prompt_later(HistoryEntry {
+                text: format!("prompt {n}"),
+                time: n as u64,
+                session_id: "later-1".into(),
+                cwd: "/w".into(),
+            });
+        }
+        // Each reader waits for what was handed over before it: the newest record, every prompt
+        // in the order given.
+        assert_eq!(
+            state.load("later-1").expect("loads").listed.title,
+            "title 39"
+        );
+        let (listed, broken) = state.list();
+        assert_eq!((listed.len(), broken.len()), (1, 0));
+        let history = state.history(usize::MAX);
+        let texts: Vec<&str> = history.iter().map(|e| e.text.as_str()).collect();
+        let expected: Vec<String> = (0..40).rev().map(|n| format!("prompt {n}")).collect();
+        assert_eq!(texts, expected);
+        let record = SessionRecord {
+            title: "after",
+            ..sample(&c, &[], "later-1")
+        };
+        state.save_later(&record).expect("handed over");
+        // A record handed over before a delete is removed with it, not written after.
+        state.delete("later-1").expect("deleted");
+        finish_writes();
+        assert!(!state.session_dir("later-1").expect("id").exists());
     }
 
     // Verifies: SESS-1, SESS-3

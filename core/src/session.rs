@@ -799,7 +799,7 @@ impl Session {
             context: (state.context.presented(), state.context.released()),
             next_slot: state.quarantine.next_number() as usize,
         };
-        if let Err(e) = keep.save(&record) {
+        if let Err(e) = keep.save_later(&record) {
             tracing::warn!("session record not written: {e}");
         }
     }
@@ -861,15 +861,12 @@ impl Session {
                 }
             }
             if let Some(keep) = &self.keep {
-                let entry = HistoryEntry {
+                keep.remember_prompt_later(HistoryEntry {
                     text: text.clone(),
                     time: crate::record::now(),
                     session_id: self.id.clone(),
                     cwd: self.cwd.display().to_string(),
-                };
-                if let Err(e) = keep.remember_prompt(&entry) {
-                    tracing::warn!("prompt history not written: {e}");
-                }
+                });
             }
         }
         let stop = turn::run(self, start, token).await;

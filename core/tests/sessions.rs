@@ -66,6 +66,8 @@ async fn a_record_of_a_released_conversation_keeps_no_released_byte_and_stays_ta
         f.result("r2")
     );
 
+    // The record is written on its own thread (SESS-14): read it once what was handed over is.
+    bravebot_core::record::finish_writes();
     let record =
         std::fs::read_to_string(state.session_dir("test").unwrap().join("session.json")).unwrap();
     assert!(!record.contains(CANARY), "{record}");

@@ -145,6 +145,8 @@ fn run(mode: Mode) -> ExitCode {
     // Whatever is still waiting once the protocol ended (a question nobody will answer) must not
     // keep the process alive.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    // Records and prompts handed to their writing thread are on disk before the process ends.
+    bravebot_core::record::finish_writes();
     code
 }
 

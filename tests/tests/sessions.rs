@@ -464,7 +464,9 @@ fn a_three_hundred_round_session_stays_under_the_context_budget() {
         planner_text(last).contains("Question 299"),
         "the newest round is whole"
     );
-    // The record holds the conversation as compacted, so it is bounded by the budget too.
+    // The record holds the conversation as compacted, so it is bounded by the budget too. Listing
+    // the sessions waits for the record the turn handed over (SESS-14).
+    let _ = client.request("bravebot/session/list", json!({}));
     let record = client
         .home()
         .join(".bravebot/sessions")
