@@ -175,6 +175,17 @@ pub fn readable_now(call: &Call<'_>, c: &Candidate<'_>) -> bool {
     known_counting(call, c, false).is_ok_and(|j| j.readable())
 }
 
+/// What [`readable_now`] answers for a file the trust map decides by its rules alone (trusted, or
+/// marked as holding what nobody vouched for), without its bytes; `None` where the answer would
+/// depend on them (a remembered verdict, the check).
+pub fn readable_by_rule(call: &Call<'_>, path: &Path, real: &Path) -> Option<bool> {
+    let state = call.session.state();
+    match workspace_file::integrity_through_links(&state.trust, path, real)? {
+        Integrity::Trusted => Some(true),
+        Integrity::Untrusted => Some(false),
+    }
+}
+
 fn known_counting(call: &Call<'_>, c: &Candidate<'_>, count: bool) -> Result<Judged, Fingerprint> {
     let session = call.session;
     let mut state = session.state();

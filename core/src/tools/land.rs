@@ -130,8 +130,20 @@ pub struct Target {
 /// The label a file's current bytes are read with: trusted only where the planner may read exactly
 /// those bytes, by a rule or a verdict the content-trust helper already gave (nothing is sent).
 fn label_of(call: &Call<'_>, path: &Path, real: &Path, bytes: &[u8]) -> Label {
+    // Where the trust map answers by its rules, the bytes are not needed, nor a copy of them.
+    let by_rule = content_trust::readable_by_rule(call, path, real);
+    let readable = by_rule.unwrap_or_else(|| readable_copy(call, path, real, bytes));
+    if readable {
+        Label::TRUSTED_PRIVATE
+    } else {
+        Label::UNTRUSTED_PRIVATE
+    }
+}
+
+/// Whether a labelled copy of `bytes` is readable now (a remembered verdict on them).
+fn readable_copy(call: &Call<'_>, path: &Path, real: &Path, bytes: &[u8]) -> bool {
     let candidate = Labelled::new(bytes.to_vec(), Label::UNTRUSTED_PRIVATE);
-    let readable = content_trust::readable_now(
+    content_trust::readable_now(
         call,
         &Candidate {
             path,
@@ -139,12 +151,7 @@ fn label_of(call: &Call<'_>, path: &Path, real: &Path, bytes: &[u8]) -> Label {
             shown: "",
             bytes: &candidate,
         },
-    );
-    if readable {
-        Label::TRUSTED_PRIVATE
-    } else {
-        Label::UNTRUSTED_PRIVATE
-    }
+    )
 }
 
 impl Target {
