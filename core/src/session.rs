@@ -873,6 +873,12 @@ impl Session {
         self.model.forget_serialised();
         self.flush_audit();
         self.save_record();
+        if self.keep.is_some() {
+            // The turn's end is told once its record (and the prompt before it) is on disk, so
+            // whoever reads the record then finds this turn in it (SESS-14). The wait is on a
+            // blocking thread, never a runtime worker.
+            let _ = tokio::task::spawn_blocking(crate::record::finish_writes).await;
+        }
         self.screen.update(Update::TurnEnded {
             stop_reason: stop.clone(),
         });

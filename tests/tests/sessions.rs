@@ -221,6 +221,39 @@ fn a_resumed_session_has_its_conversation_and_trust_map_and_no_quarantined_byte_
     }
 }
 
+// Verifies: SESS-14
+#[test]
+fn a_turn_is_answered_once_its_record_and_prompt_are_on_disk() {
+    let ws = workspace();
+    let home = tempfile::tempdir().expect("home");
+    let replies: Vec<Reply> = (0..6)
+        .map(|n| Reply::text(&format!("answer {n}")))
+        .collect();
+    let model = FakeModel::start(replies);
+    let client = start(ws.path(), home.path(), &model);
+    let session = client.new_session();
+    let state = home.path().join(".bravebot");
+    for n in 0..6 {
+        let said = format!("prompt number {n}");
+        prompt(&client, &session, &said, &[]);
+        // Read straight from the disk, as a health check or another program would, the moment
+        // the turn is answered: the record holds this turn, the history this prompt.
+        let record =
+            std::fs::read_to_string(state.join("sessions").join(&session).join("session.json"))
+                .expect("a record once the turn ended");
+        assert!(
+            record.contains(&said) && record.contains(&format!("answer {n}")),
+            "{record}"
+        );
+        let history = std::fs::read_to_string(state.join("history.jsonl")).expect("a history");
+        assert!(
+            history.lines().last().is_some_and(|l| l.contains(&said)),
+            "{history}"
+        );
+    }
+    client.shutdown();
+}
+
 // Verifies: SESS-5, SESS-8, PROTO-24
 /// Deleting a session removes its directory and nothing else: the prompt history keeps every
 /// prompt, newest first, across sessions.
@@ -464,9 +497,7 @@ fn a_three_hundred_round_session_stays_under_the_context_budget() {
         planner_text(last).contains("Question 299"),
         "the newest round is whole"
     );
-    // The record holds the conversation as compacted, so it is bounded by the budget too. Listing
-    // the sessions waits for the record the turn handed over (SESS-14).
-    let _ = client.request("bravebot/session/list", json!({}));
+    // The record holds the conversation as compacted, so it is bounded by the budget too.
     let record = client
         .home()
         .join(".bravebot/sessions")
