@@ -292,6 +292,7 @@ fn search_from(
         keep,
         out: Outcome::default(),
         pending: VecDeque::new(),
+        unreadable_directories: 0,
         arrived: VecDeque::new(),
         taken: 0,
         sent: 0,
@@ -331,6 +332,20 @@ fn search_from(
     Ok(search.out)
 }
 
+/// How far the walk had got when it handed a file to the reading threads: the files met and
+/// selected, and the denied paths, links, skipped names and unreadable directories it had passed
+/// over. Where that file's reading reaches the match cap, the outcome's account goes back to
+/// these, as reading one by one would have left it.
+#[derive(Clone, Copy)]
+struct Reached {
+    files_met: u64,
+    files_selected: usize,
+    denied: usize,
+    links: usize,
+    skipped: usize,
+    unreadable_directories: usize,
+}
+
 /// Files for a reading thread: the place in walk order of the first, and a run of consecutive
 /// files from there.
 type Job = (usize, Vec<Entry>);
@@ -351,8 +366,10 @@ struct Search<'a> {
     keep: &'a Keep<'a>,
     out: Outcome,
     /// Files met and selected and handed to the reading threads, not yet taken, in walk order,
-    /// each with the files met and selected once it was.
-    pending: VecDeque<(u64, usize)>,
+    /// each with how far the walk had got once it was.
+    pending: VecDeque<Reached>,
+    /// Directories the walk could not read, counted in `out.unreadable` too.
+    unreadable_directories: usize,
     /// Readings that came back and are not yet taken, by place from the next one to be taken:
     /// `None` where a file's reading has not come back.
     arrived: VecDeque<Option<(PathBuf, (Read, Stamp))>>,
@@ -439,6 +456,7 @@ impl Search<'_> {
                     Ok(read) => read,
                     Err(_) => {
                         self.out.unreadable += 1;
+                        self.unreadable_directories += 1;
                         continue;
                     }
                 };
@@ -569,16 +587,17 @@ impl Search<'_> {
                 }
             }
             while self.arrived.front().is_some_and(Option::is_some) {
-                let (Some(Some((path, read))), Some(counts)) =
+                let (Some(Some((path, read))), Some(reached)) =
                     (self.arrived.pop_front(), self.pending.pop_front())
                 else {
                     break;
                 };
                 self.taken += 1;
                 let held = read.0.held_bytes();
-                if self.take(path, read, counts.1).is_break() {
-                    // Read one by one, the walk would have met nothing after this file.
-                    (self.out.files_met, self.out.files_selected) = counts;
+                if self.take(path, read, reached.files_selected).is_break() {
+                    // Read one by one, the walk would have met and passed over nothing after
+                    // this file.
+                    self.go_back_to(reached);
                     self.halt();
                     self.pending.clear();
                     return ControlFlow::Break(());
@@ -612,7 +631,6 @@ impl Search<'_> {
                     return ControlFlow::Continue(());
                 }
             }
-            let counts = (self.out.files_met, self.out.files_selected);
             if self.jobs.is_none() {
                 let read = read_file(
                     self.request,
@@ -622,16 +640,43 @@ impl Search<'_> {
                     &path,
                     At::Listed(directory.map(Arc::as_ref)),
                 );
-                return self.take(path, read, counts.1);
+                let selected = self.out.files_selected;
+                return self.take(path, read, selected);
             }
             self.batch.push((directory.cloned(), path));
-            self.pending.push_back(counts);
+            let reached = self.reached();
+            self.pending.push_back(reached);
             if self.batch.len() >= BATCH {
                 self.send_batch();
             }
             return self.take_arrived(Wait::ForRoom);
         }
         ControlFlow::Continue(())
+    }
+
+    /// How far the walk has got.
+    fn reached(&self) -> Reached {
+        Reached {
+            files_met: self.out.files_met,
+            files_selected: self.out.files_selected,
+            denied: self.out.denied.len(),
+            links: self.out.links,
+            skipped: self.out.skipped.len(),
+            unreadable_directories: self.unreadable_directories,
+        }
+    }
+
+    /// Puts the outcome's account of the walk back to where it had got at `reached`, forgetting
+    /// what it met and passed over since.
+    fn go_back_to(&mut self, reached: Reached) {
+        self.out.files_met = reached.files_met;
+        self.out.files_selected = reached.files_selected;
+        self.out.denied.truncate(reached.denied);
+        self.out.links = reached.links;
+        self.out.skipped.truncate(reached.skipped);
+        let since = self.unreadable_directories - reached.unreadable_directories;
+        self.out.unreadable = self.out.unreadable.saturating_sub(since);
+        self.unreadable_directories = reached.unreadable_directories;
     }
 
     /// Hands the files gathered in `batch` to the reading threads as one job.
@@ -1571,5 +1616,71 @@ mod tests {
         let shifted = search(25, Some(&mark));
         assert!(!shifted.resumed);
         assert_eq!(shifted.matches, search(25, None).matches);
+    }
+
+    // Verifies: SEARCH-18
+    #[test]
+    fn a_match_cap_reached_while_the_walk_ran_ahead_reports_nothing_the_walk_passed_after_it() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path();
+        // The first file holds the match that fills the page; after it, in walk order, come
+        // many files, and among them denied files, links and skipped directories, which a walk
+        // running ahead of its readers meets before the first reading is taken.
+        std::fs::write(root.join("a000.txt"), "hit\nhit\n").expect("write");
+        for i in 1..400 {
+            let name = format!("a{i:03}.txt");
+            std::fs::write(root.join(&name), "hit\n").expect("write");
+            if i % 50 == 0 {
+                std::os::unix::fs::symlink(root.join(&name), root.join(format!("a{i:03}.link")))
+                    .expect("link");
+                std::fs::write(root.join(format!("a{i:03}.secret")), "hit\n").expect("write");
+            }
+        }
+        std::fs::create_dir_all(root.join("node_modules")).expect("mkdir");
+        std::fs::create_dir_all(root.join("zz/target")).expect("mkdir");
+        let pattern = Pattern::compile(&["hit"], true).expect("compiles");
+        let denied = |p: &Path| p.extension().is_some_and(|e| e == "secret");
+        let keep = Keep {
+            denied: &denied,
+            ..Keep::nothing()
+        };
+        let search = |readers: usize, max_matches: usize| {
+            let request = whole_tree(root, &pattern, 0, max_matches);
+            let reading = Reading {
+                readers,
+                ahead_bytes: AHEAD_BYTES,
+            };
+            search_reading(&request, &DiskOnly, &|| false, &keep, reading)
+        };
+        let account = |out: &Outcome| {
+            (
+                out.matches.len(),
+                out.stop,
+                out.files_met,
+                out.files_selected,
+                out.denied.clone(),
+                out.links,
+                out.skipped.clone(),
+                out.unreadable,
+            )
+        };
+        for max_matches in [1, 2, 3, 120] {
+            let alone = account(&search(1, max_matches));
+            for _ in 0..5 {
+                assert_eq!(account(&search(2, max_matches)), alone, "{max_matches}");
+                assert_eq!(account(&search(3, max_matches)), alone, "{max_matches}");
+            }
+        }
+        // The whole tree, for contrast: everything passed over is reported.
+        let all = search(2, usize::MAX);
+        assert_eq!(
+            (all.denied.len(), all.links, all.skipped.clone()),
+            (7, 7, vec!["node_modules", "target"])
+        );
+        let capped = search(2, 1);
+        assert_eq!(
+            (capped.denied.len(), capped.links, capped.skipped.len()),
+            (0, 0, 0)
+        );
     }
 }
