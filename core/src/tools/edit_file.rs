@@ -171,9 +171,20 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     };
     // One vector search finds every occurrence; `str::matches` would step the text a byte at a
     // time, as `replacen` would again.
+    // Only `replace_all` needs every place; otherwise two tell once from several, and a refusal
+    // counts the rest without keeping them.
     let finder = memchr::memmem::Finder::new(old_text.as_bytes());
-    let found: Vec<usize> = finder.find_iter(text.as_bytes()).collect();
-    let count = found.len();
+    let places = finder.find_iter(text.as_bytes());
+    let found: Vec<usize> = if replace_all {
+        places.collect()
+    } else {
+        places.take(2).collect()
+    };
+    let count = if replace_all || found.len() < 2 {
+        found.len()
+    } else {
+        finder.find_iter(text.as_bytes()).count()
+    };
     let token = change_token(&path, target.buffer.as_ref().map(|(_, v)| *v));
     let new = match (count, replace_all) {
         (0, _) => {
