@@ -239,6 +239,9 @@ pub struct Subject {
     /// Shared with the proposal: the question holds no copy of either text.
     pub original: Option<Labelled<Arc<String>>>,
     pub proposed: Option<Labelled<Arc<String>>>,
+    /// The version of the open buffer the original was read from, when it was one: an editor
+    /// holding that version holds the original itself (WRITE-61).
+    pub version: Option<i32>,
     pub hunks: Vec<crate::kernel::proposal::Hunk>,
     /// For `run`: the compiled plan, one line a step, argument boundaries visible; and the line
     /// the planner wrote, as context.

@@ -30,9 +30,10 @@ use crate::protocol::{
     self, ANSWER_COMMAND, AnswerArguments, AnswerResult, AuditRecord, AuditResult, Empty,
     ErrorInfo, HistoryParams, HistoryResult, InitializationOptions, ListSessionsParams,
     ListSessionsResult, ListedSession, LoopParams, LoopResult, LoopStopResult, ModelStatus,
-    NewSessionParams, NewSessionResult, PromptParams, PromptResult, ResumeResult, SessionParams,
-    SetModeParams, ShowParams, ShowResult, ShownPicture, StatusResult, TranscriptEntry,
-    TrustParams, TrustRuleStatus, UnreadableSession, method,
+    NewSessionParams, NewSessionResult, PromptParams, PromptResult, QuestionTextsParams,
+    QuestionTextsResult, ResumeResult, SessionParams, SetModeParams, ShowParams, ShowResult,
+    ShownPicture, StatusResult, TranscriptEntry, TrustParams, TrustRuleStatus, UnreadableSession,
+    method,
 };
 use crate::screen::{HunkVerdict, LspScreen, Questions};
 use crate::setup;
@@ -103,6 +104,8 @@ impl Files for Editor {
 struct ClientInfo {
     options: InitializationOptions,
     permissions: bool,
+    /// The client rebuilds an edit's texts from its hunks and its own buffer (WRITE-61).
+    hunk_texts: bool,
     root: Option<PathBuf>,
 }
 
@@ -182,6 +185,7 @@ impl Backend {
                     self.outbox.clone(),
                     self.questions.clone(),
                     info.permissions,
+                    info.hunk_texts,
                     info.options.interactive.unwrap_or(true),
                 ))
             },
@@ -601,6 +605,17 @@ impl Backend {
 
     /// A slot's bytes for the person's screen (the editor draws them inside its untrusted
     /// margin). Nothing here reaches a planner request; the audit trail records the showing.
+    /// The whole texts of an edit or write question still waiting, for a client that does not
+    /// hold the original (WRITE-61).
+    async fn question_texts(&self, params: QuestionTextsParams) -> Result<QuestionTextsResult> {
+        let (original, proposed) = self.questions.texts(&params.question_id).ok_or_else(|| {
+            invalid_params(
+                "no edit or write question with that id is waiting: it was answered, withdrawn or never put",
+            )
+        })?;
+        Ok(QuestionTextsResult { original, proposed })
+    }
+
     async fn session_show(&self, params: ShowParams) -> Result<ShowResult> {
         let s = self.session(&params.session_id)?;
         let id = SlotId::parse(&params.reference).ok_or_else(|| {
@@ -686,6 +701,10 @@ impl LanguageServer for Backend {
             .pointer("/bravebot/permissions")
             .and_then(Value::as_bool)
             .unwrap_or(false);
+        let hunk_texts = experimental
+            .pointer("/bravebot/hunkTexts")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
         let utf8 = params
             .capabilities
             .general
@@ -708,6 +727,7 @@ impl LanguageServer for Backend {
         let _ = self.info.set(ClientInfo {
             options,
             permissions,
+            hunk_texts,
             root,
         });
         Ok(InitializeResult {
@@ -937,6 +957,7 @@ pub async fn serve(egress: Arc<Egress>) -> bool {
         .custom_method(method::SESSION_LOOP_STOP, Backend::session_loop_stop)
         .custom_method(method::SESSION_SHOW, Backend::session_show)
         .custom_method(method::SESSION_END, Backend::session_end)
+        .custom_method(method::QUESTION_TEXTS, Backend::question_texts)
         .finish()
     };
     // The end of the input refuses every question and ends every turn: nobody is left to answer.

@@ -28,6 +28,7 @@ pub mod method {
     pub const SESSION_LOOP_STOP: &str = "bravebot/session/loop/stop";
     pub const SESSION_SHOW: &str = "bravebot/session/show";
     pub const SESSION_END: &str = "bravebot/session/end";
+    pub const QUESTION_TEXTS: &str = "bravebot/question/texts";
 }
 
 /// `initializationOptions`, every field optional.
@@ -389,16 +390,21 @@ pub struct Subject<'a> {
     pub header: Option<&'a str>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub multiple: bool,
-    /// For `edit` and `write`: the unified diff, the whole original and proposal.
+    /// For `edit` and `write`: the unified diff, the whole original and proposal (absent for a
+    /// client that declared `hunkTexts`, WRITE-61).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub original: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub proposed: Option<&'a str>,
+    /// For a client that declared `hunkTexts`: the version of its open document the original
+    /// is, when it is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<i32>,
     /// The hunks of `diff`, in order: what `acceptedHunks` indexes.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub hunks: Vec<HunkRange>,
+    pub hunks: Vec<SubjectHunk<'a>>,
     /// For `run`: the compiled plan, one line a step with argument boundaries visible, and the
     /// line the planner wrote.
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
@@ -424,6 +430,31 @@ pub struct HunkRange {
     pub old_lines: usize,
     pub new_start: usize,
     pub new_lines: usize,
+}
+
+/// A hunk as a question carries it: its lines, and for a client that declared `hunkTexts` the
+/// proposal's text of them (WRITE-61).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubjectHunk<'a> {
+    #[serde(flatten)]
+    pub range: HunkRange,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<&'a str>,
+}
+
+/// `bravebot/question/texts`: the whole texts of an edit or write question still waiting.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuestionTextsParams {
+    pub question_id: String,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuestionTextsResult {
+    pub original: String,
+    pub proposed: String,
 }
 
 #[derive(Clone, Debug, Serialize)]

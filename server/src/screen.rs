@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use bravebot_core::kernel::labelled::Labelled;
 use bravebot_core::kernel::policy;
+use bravebot_core::kernel::proposal;
 use bravebot_core::kernel::slot::Origin;
 use bravebot_core::session::{Answer, BoxFuture, CheckState, Question, Screen, StopReason, Update};
 use serde_json::Value;
@@ -22,7 +23,7 @@ use tower_lsp_server::ls_types::{MessageActionItem, MessageType};
 
 use crate::protocol::{
     self, HunkRange, Outcome, PermissionOption, PermissionReply, RequestPermissionParams,
-    SessionUpdate, TodoItem, UpdateNotification, method,
+    SessionUpdate, SubjectHunk, TodoItem, UpdateNotification, method,
 };
 use crate::transport::Outbox;
 
@@ -36,8 +37,13 @@ pub struct Pending {
     /// For `edit` and `write`: the hunks, and the person's verdict on each so far.
     pub hunks: Vec<HunkRange>,
     verdicts: Vec<Option<bool>>,
+    /// For `edit` and `write`: the question's two texts, shared, for `bravebot/question/texts`.
+    texts: Option<Texts>,
     answer: oneshot::Sender<Answer>,
 }
+
+/// An edit's original and proposal, shared with the proposal (no copy of either).
+type Texts = (Labelled<Arc<String>>, Labelled<Arc<String>>);
 
 /// A pending question about one document, as code actions need it.
 pub struct DocumentQuestion {
@@ -93,6 +99,18 @@ impl Questions {
             Some(p) => p.answer.send(answer).is_ok(),
             None => false,
         }
+    }
+
+    /// The whole original and proposal of an edit or write question still waiting, for the
+    /// person's screen (WRITE-61); `None` for any other question or one not waiting.
+    pub fn texts(&self, question_id: &str) -> Option<(String, String)> {
+        let pending = self.lock();
+        let (original, proposed) = pending.get(question_id)?.texts.as_ref()?;
+        // The screen is one of the places untrusted bytes may go.
+        Some((
+            policy::to_screen(original).as_str().to_owned(),
+            policy::to_screen(proposed).as_str().to_owned(),
+        ))
     }
 
     fn withdraw(&self, question_id: &str) {
@@ -308,6 +326,8 @@ pub struct LspScreen {
     updates: Arc<Updates>,
     questions: Arc<Questions>,
     permissions: bool,
+    /// The client rebuilds an edit's texts from its hunks (WRITE-61).
+    hunk_texts: bool,
     interactive: bool,
 }
 
@@ -318,6 +338,7 @@ impl LspScreen {
         updates: Outbox,
         questions: Arc<Questions>,
         permissions: bool,
+        hunk_texts: bool,
         interactive: bool,
     ) -> LspScreen {
         LspScreen {
@@ -326,6 +347,7 @@ impl LspScreen {
             client,
             questions,
             permissions,
+            hunk_texts,
             interactive,
         }
     }
@@ -357,6 +379,11 @@ impl Screen for LspScreen {
                 options: options.clone(),
                 hunks: wire_hunks(&question),
                 verdicts: vec![None; question.subject.hunks.len()],
+                texts: question
+                    .subject
+                    .original
+                    .clone()
+                    .zip(question.subject.proposed.clone()),
                 answer: tx,
             });
             let Some(question_id) = registered else {
@@ -371,7 +398,13 @@ impl Screen for LspScreen {
             let asking = if self.permissions {
                 // Serialised once, straight into the frame the transport writes: an edit's
                 // question carries both texts, and no other copy of them is made (WRITE-60).
-                let params = wire_question(&self.session_id, &question_id, &question, options);
+                let params = wire_question(
+                    &self.session_id,
+                    &question_id,
+                    &question,
+                    options,
+                    self.hunk_texts,
+                );
                 let reply = self
                     .updates
                     .outbox
@@ -601,11 +634,27 @@ fn wire_question<'a>(
     question_id: &'a str,
     q: &'a Question,
     options: Vec<PermissionOption>,
+    hunk_texts: bool,
 ) -> RequestPermissionParams<'a> {
     let s = &q.subject;
     // The screen is one of the places untrusted bytes may go.
     let shown =
         |text: &'a Option<Labelled<String>>| text.as_ref().map(|t| policy::to_screen(t).as_str());
+    let whole = |text: &'a Option<Labelled<Arc<String>>>| {
+        text.as_ref()
+            .map(|t| policy::to_screen(t).as_str())
+            .filter(|_| !hunk_texts)
+    };
+    // A client that holds the original is sent each hunk's proposed lines instead of both texts.
+    let texts = match (hunk_texts, s.proposed.as_ref()) {
+        (true, Some(proposed)) => {
+            proposal::hunk_texts(policy::to_screen(proposed).as_str(), &s.hunks)
+                .into_iter()
+                .map(Some)
+                .collect()
+        }
+        _ => vec![None; s.hunks.len()],
+    };
     RequestPermissionParams {
         session_id,
         question_id,
@@ -627,9 +676,14 @@ fn wire_question<'a>(
             header: s.header.as_deref(),
             multiple: s.multiple,
             diff: shown(&s.diff),
-            original: s.original.as_ref().map(|t| policy::to_screen(t).as_str()),
-            proposed: s.proposed.as_ref().map(|t| policy::to_screen(t).as_str()),
-            hunks: wire_hunks(q),
+            original: whole(&s.original),
+            proposed: whole(&s.proposed),
+            version: s.version.filter(|_| hunk_texts),
+            hunks: wire_hunks(q)
+                .into_iter()
+                .zip(texts)
+                .map(|(range, text)| SubjectHunk { range, text })
+                .collect(),
             plan: &s.plan,
             command: s.command.as_deref(),
             notice: s.notice.as_deref(),

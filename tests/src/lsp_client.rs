@@ -213,6 +213,7 @@ pub struct LspOptions {
     home_dir: Option<PathBuf>,
     binary: Option<PathBuf>,
     permissions_capability: bool,
+    hunk_texts_capability: bool,
     timeout: Duration,
 }
 
@@ -226,6 +227,7 @@ impl LspOptions {
             home_dir: None,
             binary: None,
             permissions_capability: true,
+            hunk_texts_capability: false,
             timeout: default_timeout(),
         }
     }
@@ -273,6 +275,13 @@ impl LspOptions {
     /// must fall back to `window/showMessageRequest`.
     pub fn without_permissions_capability(mut self) -> Self {
         self.permissions_capability = false;
+        self
+    }
+
+    /// Declares `experimental.bravebot.hunkTexts`: edit and write questions then carry each
+    /// hunk's text and the buffer's version instead of both whole texts (WRITE-61).
+    pub fn hunk_texts_capability(mut self) -> Self {
+        self.hunk_texts_capability = true;
         self
     }
 
@@ -618,6 +627,9 @@ impl LspClient {
                 },
             },
         });
+        if self.options.hunk_texts_capability {
+            params["capabilities"]["experimental"]["bravebot"]["hunkTexts"] = json!(true);
+        }
         if !init_options.is_null() {
             params["initializationOptions"] = init_options;
         }

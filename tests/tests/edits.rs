@@ -711,3 +711,140 @@ fn an_edit_of_a_large_open_buffer_asks_with_both_whole_texts_and_lands_one_line(
     );
     s.client.shutdown();
 }
+
+/// What an editor holding `original` makes of a question sent with hunk texts (WRITE-61): its
+/// lines, each hunk's old lines replaced by the hunk's text.
+fn rebuilt_from_hunks(original: &str, question: &ServerRequest) -> String {
+    let lines: Vec<&str> = original.split_inclusive('\n').collect();
+    let hunks = question.params["subject"]["hunks"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let (mut text, mut at) = (String::new(), 0);
+    for h in hunks {
+        let (start, count) = (h["oldStart"].as_u64(), h["oldLines"].as_u64());
+        let (Some(start), Some(count), Some(hunk_text)) = (start, count, h["text"].as_str()) else {
+            panic!("a hunk without its lines or text: {h}");
+        };
+        let (start, count) = (start as usize, count as usize);
+        text.extend(lines[at..start].iter().copied());
+        text.push_str(hunk_text);
+        at = start + count;
+    }
+    text.extend(lines[at..].iter().copied());
+    text
+}
+
+// Verifies: WRITE-61
+#[test]
+fn a_client_declaring_hunk_texts_is_asked_without_whole_texts_and_rebuilds_the_proposal_from_its_buffer()
+ {
+    // Unsaved typing in the buffer (line 0), two places far apart changed, one line removed:
+    // three hunks, rebuilt from what the editor holds, never from the disk.
+    let disk = thirty();
+    let buffer = disk.replace("l00\n", "typed\n");
+    let model = FakeModel::start(vec![
+        Reply::tool_call_with_id(
+            "call_edit",
+            "edit_file",
+            json!({"path": "a.txt", "old_text": "l05\nl06\n", "new_text": "X05\n", "why": "tidy"}),
+        ),
+        Reply::tool_call_with_id(
+            "call_closed",
+            "edit_file",
+            json!({"path": "b.txt", "old_text": "l20\n", "new_text": "X20\nnew\n", "why": "tidy"}),
+        ),
+        Reply::text("done"),
+    ]);
+    let s = Setup::start_with(
+        &[("a.txt", disk.as_str()), ("b.txt", disk.as_str())],
+        model,
+        |o, _| o.hunk_texts_capability(),
+        json!({}),
+    );
+    s.open("a.txt", 7, &buffer);
+    s.client
+        .answer_permissions_with(|q| Answer::choose(q, "allow_once"));
+    s.prompt(&["a.txt", "b.txt"]);
+    let questions = s.client.questions();
+    assert_eq!(questions.len(), 2, "one question an edit");
+    let (open, closed) = (&questions[0], &questions[1]);
+    for q in [open, closed] {
+        let subject = &q.params["subject"];
+        assert!(
+            subject.get("original").is_none() && subject.get("proposed").is_none(),
+            "no whole texts: {subject}"
+        );
+        assert!(subject["diff"].is_string(), "the diff is still there");
+    }
+    assert_eq!(open.params["subject"]["version"], 7, "the buffer's version");
+    assert_eq!(
+        open.params["subject"]["hunks"],
+        json!([{"oldStart": 5, "oldLines": 2, "newStart": 5, "newLines": 1, "text": "X05\n"}])
+    );
+    let expected_open = buffer.replace("l05\nl06\n", "X05\n");
+    assert_eq!(rebuilt_from_hunks(&buffer, open), expected_open);
+    let edits = s.apply_edits();
+    assert!(
+        applied(&buffer, &edits[0]) == expected_open,
+        "what lands is what the editor rebuilt"
+    );
+    // A file the editor does not have open: no version, the same hunks' texts.
+    assert!(
+        closed.params["subject"].get("version").is_none(),
+        "{}",
+        closed.params["subject"]
+    );
+    let expected_closed = disk.replace("l20\n", "X20\nnew\n");
+    assert_eq!(rebuilt_from_hunks(&disk, closed), expected_closed);
+    assert_eq!(s.disk("b.txt"), expected_closed);
+    s.client.shutdown();
+}
+
+// Verifies: WRITE-61
+#[test]
+fn question_texts_answer_a_waiting_question_and_refuse_one_that_is_not() {
+    let model = one_call(
+        "call_edit",
+        "edit_file",
+        json!({"path": "a.txt", "old_text": "l14\n", "new_text": "X14\n", "why": "fix"}),
+    );
+    let s = Setup::start_with(
+        &[("a.txt", &thirty())],
+        model,
+        |o, _| o.hunk_texts_capability(),
+        json!({}),
+    );
+    s.client.answer_permissions_with(|_| Answer::Hold);
+    let prompt = s.send_prompt(&["a.txt"]);
+    let q = s.client.next_server_request(REQUEST_PERMISSION);
+    let id = q.question_id().expect("a question id").to_string();
+    let texts = s
+        .client
+        .request("bravebot/question/texts", json!({"questionId": id}))
+        .expect("the texts of a waiting question");
+    assert_eq!(
+        texts,
+        json!({"original": thirty(), "proposed": changed(&[14])})
+    );
+    let refused = |question_id: &str| {
+        let error = s
+            .client
+            .request(
+                "bravebot/question/texts",
+                json!({"questionId": question_id}),
+            )
+            .expect_err("refused");
+        assert_eq!(error["code"], -32602, "{error}");
+        error["message"].as_str().unwrap_or_default().to_string()
+    };
+    assert!(refused("0123").contains("no edit or write question"));
+    s.client.reply(&q, Answer::choose(&q, "allow_once"));
+    let result = s.client.response(prompt).expect("prompt ends");
+    assert_eq!(result["stopReason"], "endTurn");
+    assert!(
+        refused(&id).contains("answered"),
+        "an answered question's texts are gone"
+    );
+    s.client.shutdown();
+}

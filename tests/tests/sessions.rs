@@ -226,9 +226,7 @@ fn a_resumed_session_has_its_conversation_and_trust_map_and_no_quarantined_byte_
 fn a_turn_is_answered_once_its_record_and_prompt_are_on_disk() {
     let ws = workspace();
     let home = tempfile::tempdir().expect("home");
-    let replies: Vec<Reply> = (0..6)
-        .map(|n| Reply::text(&format!("answer {n}")))
-        .collect();
+    let replies: Vec<Reply> = (0..6).map(|n| Reply::text(format!("answer {n}"))).collect();
     let model = FakeModel::start(replies);
     let client = start(ws.path(), home.path(), &model);
     let session = client.new_session();

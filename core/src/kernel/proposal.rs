@@ -123,6 +123,28 @@ fn lines(text: &str) -> Vec<&str> {
     text.split_inclusive('\n').collect()
 }
 
+/// Each hunk's proposed lines, `new_start` up to `new_start + new_lines` of `proposed` with their
+/// line breaks, for an editor that rebuilds the proposal from its own copy of the original
+/// (WRITE-61). One pass over the line breaks up to the last hunk; the hunks are in order.
+pub fn hunk_texts<'a>(proposed: &'a str, hunks: &[Hunk]) -> Vec<&'a str> {
+    let mut breaks = memchr::memchr_iter(b'\n', proposed.as_bytes());
+    let (mut line, mut at) = (0, 0);
+    let mut start_of = |target: usize| {
+        while line < target {
+            at = breaks.next().map_or(proposed.len(), |i| i + 1);
+            line += 1;
+        }
+        at
+    };
+    hunks
+        .iter()
+        .map(|h| {
+            let from = start_of(h.new_start);
+            &proposed[from..start_of(h.new_start + h.new_lines)]
+        })
+        .collect()
+}
+
 /// The line breaks in `bytes`, counted by a vector scan.
 fn line_breaks(bytes: &[u8]) -> usize {
     memchr::memchr_iter(b'\n', bytes).count()
@@ -799,6 +821,39 @@ mod tests {
         }
         out.extend(old[at..].iter().copied());
         out
+    }
+
+    // Verifies: WRITE-61
+    #[test]
+    fn the_hunks_texts_rebuild_the_proposal_from_the_original() {
+        let long = original();
+        let pairs = [
+            (long.clone(), changed(&[15])),
+            (long.clone(), changed(&[0, 14, 29])),
+            (long.clone(), long.replace("l10\n", "")),
+            (long.clone(), long.replace("l10\n", "l10\nnew\nnew\n")),
+            (long.clone(), format!("{long}tail")),
+            (format!("{long}tail"), format!("{long}tail2")),
+            (format!("{long}tail"), long.clone()),
+            (String::new(), "x\ny".to_string()),
+            ("x\n".to_string(), String::new()),
+            ("a\r\nb\r\nc\r\n".to_string(), "a\r\nB\r\nc\r\n".to_string()),
+        ];
+        for (old, new) in pairs {
+            let p = Proposal::new(t(&old), t(&new));
+            let texts = hunk_texts(&new, &p.hunks);
+            assert_eq!(texts.len(), p.hunks.len());
+            // What an editor does: its lines, each hunk's old lines replaced by the hunk's text.
+            let lines = lines(&old);
+            let (mut rebuilt, mut at) = (String::new(), 0);
+            for (h, text) in p.hunks.iter().zip(&texts) {
+                rebuilt.extend(lines[at..h.old_start].iter().copied());
+                rebuilt.push_str(text);
+                at = h.old_start + h.old_lines;
+            }
+            rebuilt.extend(lines[at..].iter().copied());
+            assert_eq!(rebuilt, new, "{old:?} -> {new:?}: {texts:?}");
+        }
     }
 
     // Verifies: WRITE-12

@@ -373,6 +373,7 @@ async fn ask(
             diff: Some(proposal.unified_diff(shown)),
             original: Some(proposal.original().clone()),
             proposed: Some(proposal.proposed().clone()),
+            version: target.buffer.as_ref().map(|(_, version)| *version),
             hunks: proposal.hunks.clone(),
             ..Subject::default()
         },
