@@ -1279,7 +1279,7 @@ case('the chat has a prompt area with history, a spinner while it waits and mark
   ws.stop()
 end)
 
--- Verifies: NVIM-18
+-- Verifies: NVIM-18, NVIM-72
 case("a new file's proposal is shown in its own buffer with the proposed text and the same keys", function()
   local ws = workspace({}, {
     planner = {
@@ -1295,6 +1295,7 @@ case("a new file's proposal is shown in its own buffer with the proposed text an
     buf = next(q.proposals)
     return buf ~= nil
   end, 'the write question')
+  eq(nil, q.proposals[buf].subject.proposed, 'the question came without the proposed text, so it was fetched (WRITE-61)')
   eq({ 'def hello():', '    return 1' }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'the proposal buffer holds the proposed text')
   assert(vim.api.nvim_buf_get_name(buf):find('bravebot://proposal/src/fresh.py (new file)', 1, true), vim.api.nvim_buf_get_name(buf))
   eq('python', vim.bo[buf].filetype, 'the new file\'s filetype')
@@ -1308,6 +1309,149 @@ case("a new file's proposal is shown in its own buffer with the proposed text an
   wait(function() return stop ~= nil end, 'the turn to end')
   eq('def hello():\n    return 1\n', read(ws.dir .. '/src/fresh.py'), 'the accepted file is on disk')
   eq(false, vim.api.nvim_buf_is_valid(buf), 'the proposal buffer is gone')
+  ws.stop()
+end)
+
+-- Verifies: NVIM-72
+case("an edit question with hunk texts draws each hunk's own lines and the diff view shows the whole proposal from the server", function()
+  local disk = table.concat(ORIGINAL, '\n') .. '\n'
+  local old = table.concat(ORIGINAL, '\n', 3, 18)
+  -- Three hunks: two lines become three, one line goes, one line changes.
+  local new = old:gsub('line 3\nline 4\n', 'THREE c\nTHREE a\nTHREE b\n'):gsub('\nline 10\n', '\n'):gsub('\nline 18$', '\nLINE EIGHTEEN')
+  local ws = workspace({ ['a.txt'] = disk }, {
+    planner = {
+      { tool = 'edit_file', id = 'call_edit', args = { path = 'a.txt', old_text = old, new_text = new, why = 'tidy' } },
+      { text = 'edited' },
+    },
+  })
+  vim.cmd.edit('a.txt')
+  local buf = vim.api.nvim_get_current_buf()
+  -- The person's own unsaved line: the proposal is made from the buffer, so it holds it too.
+  vim.api.nvim_buf_set_lines(buf, 20, 20, false, { 'unsaved line 21' })
+  local stop
+  require('bravebot.client').prompt('edit it', { 'a.txt' }, function(r) stop = r end)
+  local q = require('bravebot.questions')
+  wait(function() return q.proposals[buf] ~= nil end, 'the edit question')
+  local s = q.proposals[buf].subject
+  -- What follows is drawn from the hunks' texts and the fetched proposal alone.
+  eq(nil, s.proposed, 'the question came without the proposed text (WRITE-61)')
+  eq(nil, s.original, 'the question came without the original (WRITE-61)')
+  eq({
+    '2: eol bravebot hunk 1/3',
+    '2: hl BravebotDelete',
+    '3: below + THREE a',
+    '3: below + THREE b',
+    '3: below + THREE c',
+    '3: hl BravebotDelete',
+    '9: eol bravebot hunk 2/3',
+    '9: hl BravebotDelete',
+    '17: below + LINE EIGHTEEN',
+    '17: eol bravebot hunk 3/3',
+    '17: hl BravebotDelete',
+  }, proposal_snapshot(buf), 'extmarks of the inline proposal')
+  -- The added lines in the proposal's order, under the hunk's last removed line.
+  local added = {}
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, q.ns, { 3, 0 }, { 3, -1 }, { details = true })) do
+    for _, vl in ipairs(m[4].virt_lines or {}) do
+      table.insert(added, vl[1][1])
+    end
+  end
+  eq({ '+ THREE c', '+ THREE a', '+ THREE b' }, added, 'the first hunk\'s added lines, in order')
+  local want = {}
+  for i = 1, 20 do
+    if i == 3 then
+      vim.list_extend(want, { 'THREE c', 'THREE a', 'THREE b' })
+    elseif i == 18 then
+      table.insert(want, 'LINE EIGHTEEN')
+    elseif i ~= 4 and i ~= 10 then
+      table.insert(want, ORIGINAL[i])
+    end
+  end
+  table.insert(want, 'unsaved line 21')
+  vim.cmd('Bravebot answer')
+  press(',d')
+  local dbuf = q.proposals[buf].diff_buf
+  assert(dbuf and vim.api.nvim_buf_is_valid(dbuf), 'the diff view opened: ' .. table.concat(notes, '\n'))
+  eq(want, vim.api.nvim_buf_get_lines(dbuf, 0, -1, false), 'the diff view\'s proposal side is the whole proposal')
+  eq(true, vim.wo[vim.fn.bufwinid(dbuf)].diff and vim.wo[vim.fn.bufwinid(buf)].diff, 'both sides in diff mode')
+  press(',A')
+  wait(function() return stop ~= nil end, 'the turn to end')
+  eq(want, vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'the buffer after accepting every hunk')
+  eq(false, vim.api.nvim_buf_is_valid(dbuf), 'the diff view is gone')
+  local result = tool_result(ws, 'call_edit') or ''
+  assert(result:find('landed in the editor'), 'tool result: ' .. result)
+  ws.stop()
+end)
+
+-- Verifies: NVIM-72
+case('a proposal whose text the server cannot give is never shown: a new file is refused and the diff view not opened, with an error', function()
+  local ws = workspace({ ['c.txt'] = 'one\ntwo\n' }, { planner = { { text = 'ok' } } })
+  local state = require('bravebot.client').ensure()
+  assert(state and state.session_id, 'a session')
+  local q = require('bravebot.questions')
+  -- Questions the server never put (or no longer waits on): it refuses to give their texts.
+  local before = #notes
+  local got = ask({ sessionId = state.session_id, questionId = 'bravebot-9999', kind = 'write', title = 'Write new.txt',
+    subject = { path = 'new.txt', uri = vim.uri_from_fname(ws.dir .. '/new.txt'),
+      hunks = { { oldStart = 0, oldLines = 0, newStart = 0, newLines = 1, text = 'hello\n' } } }, options = OPTIONS })
+  wait(function() return got() ~= nil end, 'the write answer')
+  eq({ outcome = { outcome = 'cancelled' } }, got(), 'the new file is refused')
+  local told = table.concat(vim.list_slice(notes, before + 1), '\n')
+  assert(told:find('cannot show the proposal for new.txt: the server did not give its text (', 1, true), told)
+  eq(nil, next(q.proposals), 'no proposal is drawn')
+  eq(-1, vim.fn.bufnr(ws.dir .. '/new.txt'), 'no buffer for the new file')
+  -- An edit is drawn from its hunk texts; its diff view needs the whole proposal and says it cannot.
+  got = ask({ sessionId = state.session_id, questionId = 'bravebot-9998', kind = 'edit', title = 'Edit c.txt',
+    subject = { path = 'c.txt', uri = vim.uri_from_fname(ws.dir .. '/c.txt'),
+      hunks = { { oldStart = 1, oldLines = 1, newStart = 1, newLines = 1, text = 'TWO\n' } } }, options = OPTIONS })
+  local buf
+  wait(function()
+    buf = next(q.proposals)
+    return buf ~= nil
+  end, 'the edit question')
+  eq({ '1: below + TWO', '1: eol bravebot hunk 1/1', '1: hl BravebotDelete' }, proposal_snapshot(buf), 'drawn from the hunk text')
+  vim.cmd('Bravebot answer')
+  before = #notes
+  local wins = #vim.api.nvim_list_wins()
+  press(',d')
+  eq(nil, q.proposals[buf].diff_buf, 'no diff view')
+  eq(wins, #vim.api.nvim_list_wins(), 'no window was opened')
+  told = table.concat(vim.list_slice(notes, before + 1), '\n')
+  assert(told:find('cannot show the proposal for c.txt: the server did not give its text (', 1, true), told)
+  press(',R')
+  wait(function() return got() ~= nil end, 'the edit answer')
+  eq({ outcome = { outcome = 'selected', optionId = 'reject' } }, got(), 'the person can still reject it')
+  ws.stop()
+end)
+
+-- Verifies: NVIM-72
+case('a question that carries the whole texts and no hunk texts, as an older server sends it, is drawn and diffed from them without asking', function()
+  local ws = workspace({ ['c.txt'] = 'one\ntwo\nthree\n' }, { planner = { { text = 'ok' } } })
+  local state = require('bravebot.client').ensure()
+  assert(state and state.session_id, 'a session')
+  local q = require('bravebot.questions')
+  local before = #notes
+  -- An id the server does not know: asking it for the texts would fail and say so.
+  local got = ask({ sessionId = state.session_id, questionId = 'bravebot-9997', kind = 'edit', title = 'Edit c.txt',
+    subject = { path = 'c.txt', uri = vim.uri_from_fname(ws.dir .. '/c.txt'), original = 'one\ntwo\nthree\n',
+      proposed = 'one\nTWO\n2b\nthree\n', hunks = { { oldStart = 1, oldLines = 1, newStart = 1, newLines = 2 } } },
+    options = OPTIONS })
+  local buf
+  wait(function()
+    buf = next(q.proposals)
+    return buf ~= nil
+  end, 'the edit question')
+  eq({ '1: below + 2b', '1: below + TWO', '1: eol bravebot hunk 1/1', '1: hl BravebotDelete' }, proposal_snapshot(buf),
+    'the added lines from proposed')
+  vim.cmd('Bravebot answer')
+  press(',d')
+  local dbuf = q.proposals[buf].diff_buf
+  eq({ 'one', 'TWO', '2b', 'three' }, dbuf and vim.api.nvim_buf_get_lines(dbuf, 0, -1, false), 'the diff view shows proposed')
+  eq({}, vim.tbl_filter(function(n) return n:find('cannot show', 1, true) ~= nil end, vim.list_slice(notes, before + 1)),
+    'nothing was asked of the server')
+  press(',R')
+  wait(function() return got() ~= nil end, 'the edit answer')
+  eq({ outcome = { outcome = 'selected', optionId = 'reject' } }, got(), 'rejected')
   ws.stop()
 end)
 

@@ -71,8 +71,28 @@ end
 function M.capabilities()
   local caps = vim.lsp.protocol.make_client_capabilities()
   caps.experimental = caps.experimental or {}
-  caps.experimental.bravebot = { permissions = true }
+  -- hunkTexts: edit and write questions carry each hunk's text instead of both whole texts,
+  -- which are asked for only when needed (WRITE-61).
+  caps.experimental.bravebot = { permissions = true, hunkTexts = true }
   return caps
+end
+
+--- The whole `{ original, proposed }` of a question still waiting (`bravebot/question/texts`,
+--- WRITE-61), or nil and why not.
+function M.question_texts(session_id, question_id)
+  local state = session_id and M.by_session[session_id]
+  local client = state and M.client_of(state)
+  if not client then
+    return nil, 'no server for this session'
+  end
+  local resp, err = rpc.request_sync(client, rpc.QUESTION_TEXTS, { questionId = question_id }, 10000)
+  if not resp then
+    return nil, err or 'no answer'
+  end
+  if resp.err or type(resp.result) ~= 'table' then
+    return nil, resp.err and resp.err.message or 'no result'
+  end
+  return resp.result
 end
 
 --- The state for `root`, starting the server and a session when there is none.

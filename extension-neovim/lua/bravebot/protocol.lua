@@ -23,6 +23,7 @@ M.outgoing = {
   ['bravebot/session/loop/stop'] = { kind = 'request', params = { 'sessionId' } },
   ['bravebot/session/end'] = { kind = 'request', params = { 'sessionId' } },
   ['bravebot/session/show'] = { kind = 'request', params = { 'sessionId', 'ref' } },
+  ['bravebot/question/texts'] = { kind = 'request', params = { 'questionId' } },
 }
 
 --- Server → client: what handlers.lua answers.
@@ -46,6 +47,7 @@ M.HISTORY = 'bravebot/history/list'
 M.LOOP = 'bravebot/session/loop'
 M.LOOP_STOP = 'bravebot/session/loop/stop'
 M.END = 'bravebot/session/end'
+M.QUESTION_TEXTS = 'bravebot/question/texts'
 M.UPDATE = 'bravebot/session/update'
 M.REQUEST_PERMISSION = 'bravebot/session/requestPermission'
 

@@ -470,13 +470,38 @@ local function draw_new(p)
   })
 end
 
+--- The lines hunk `h` puts in: its own `text` (WRITE-61), else its lines of the whole proposal
+--- (a server that sends `proposed` and no hunk texts).
+local function added_lines(p, h)
+  if type(h.text) == 'string' then
+    return split(h.text)
+  end
+  p.proposed_lines = p.proposed_lines or split(p.subject.proposed)
+  return vim.list_slice(p.proposed_lines, h.newStart + 1, h.newStart + h.newLines)
+end
+
+--- The whole proposal: the subject's `proposed`, else asked of the server while the question
+--- waits (WRITE-61). nil, the person told why, when the server cannot give it.
+local function proposed_text(params)
+  local s = params.subject or {}
+  if type(s.proposed) == 'string' then
+    return s.proposed
+  end
+  local texts, err = require('bravebot.client').question_texts(params.sessionId, params.questionId)
+  if not texts or type(texts.proposed) ~= 'string' then
+    vim.notify(string.format('bravebot: cannot show the proposal for %s: the server did not give its text (%s)',
+      s.path or '?', err or 'no proposed text in its answer'), vim.log.levels.ERROR)
+    return nil
+  end
+  return texts.proposed
+end
+
 local function draw(p)
   if p.new_file then
     return draw_new(p)
   end
   local buf = p.buf
   vim.api.nvim_buf_clear_namespace(buf, M.ns, 0, -1)
-  local proposed = split(p.subject.proposed)
   local count = vim.api.nvim_buf_line_count(buf)
   for i, h in ipairs(p.hunks) do
     local verdict = p.verdicts[i]
@@ -488,8 +513,8 @@ local function draw(p)
       end
     end
     local virt = {}
-    for l = h.newStart, h.newStart + h.newLines - 1 do
-      table.insert(virt, { { '+ ' .. (proposed[l + 1] or ''), 'BravebotAdd' } })
+    for _, l in ipairs(added_lines(p, h)) do
+      table.insert(virt, { { '+ ' .. l, 'BravebotAdd' } })
     end
     local anchor, above = h.oldStart + h.oldLines - 1, false
     if h.oldLines == 0 then
@@ -638,12 +663,16 @@ function M.diff(buf)
   if p.diff_buf and vim.api.nvim_buf_is_valid(p.diff_buf) then
     return p.diff_buf
   end
+  local proposed = proposed_text(p.params)
+  if not proposed then
+    return nil
+  end
   local win = vim.fn.bufwinid(buf)
   if win ~= -1 then
     vim.api.nvim_set_current_win(win)
   end
   local nbuf = vim.api.nvim_create_buf(false, true)
-  vim.api.nvim_buf_set_lines(nbuf, 0, -1, false, split(p.subject.proposed))
+  vim.api.nvim_buf_set_lines(nbuf, 0, -1, false, split(proposed))
   pcall(vim.api.nvim_buf_set_name, nbuf, 'bravebot://proposal/' .. (p.subject.path or buf))
   vim.bo[nbuf].bufhidden = 'wipe'
   vim.bo[nbuf].modifiable = false
@@ -786,9 +815,9 @@ local function new_file_path(subject)
 end
 
 --- A scratch buffer showing a new file's proposed text, with the file's filetype.
-local function proposal_buffer(subject, path)
+local function proposal_buffer(subject, path, proposed)
   local buf = vim.api.nvim_create_buf(false, true)
-  vim.api.nvim_buf_set_lines(buf, 0, -1, false, split(subject.proposed))
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, split(proposed))
   pcall(vim.api.nvim_buf_set_name, buf, 'bravebot://proposal/' .. (subject.path or path) .. ' (new file)')
   vim.bo[buf].bufhidden = 'hide'
   vim.bo[buf].modifiable = false
@@ -807,7 +836,12 @@ function M.edit(params, reply)
     return M.select(params, reply)
   end
   local new_path = new_file_path(s)
-  local buf = new_path and proposal_buffer(s, new_path) or target_buffer(s)
+  local proposed = new_path and proposed_text(params)
+  if new_path and not proposed then
+    -- Without the text there is nothing true to show: refused, never an empty file.
+    return reply(nil)
+  end
+  local buf = new_path and proposal_buffer(s, new_path, proposed) or target_buffer(s)
   M.cancel_proposal(buf)
   local km = require('bravebot.config').options.keymaps or {}
   local client = require('bravebot.client')
