@@ -1158,6 +1158,22 @@ fn answer_server_request(shared: &Shared, request: &ServerRequest) -> Answer {
     }
 }
 
+/// The proposal an editor holding `original` rebuilds from a question's hunk texts (WRITE-61):
+/// its lines, each hunk's old lines replaced by the hunk's text.
+pub fn rebuilt_from_hunks(original: &str, hunks: &Value) -> Option<String> {
+    let lines: Vec<&str> = original.split_inclusive('\n').collect();
+    let (mut text, mut at) = (String::with_capacity(original.len()), 0);
+    for h in hunks.as_array()? {
+        let start = usize::try_from(h["oldStart"].as_u64()?).ok()?;
+        let count = usize::try_from(h["oldLines"].as_u64()?).ok()?;
+        text.extend(lines.get(at..start)?.iter().copied());
+        text.push_str(h["text"].as_str()?);
+        at = start + count;
+    }
+    text.extend(lines.get(at..)?.iter().copied());
+    Some(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,7 +3,9 @@
 //! `workspace/applyEdit` or on disk atomically, the person's typing, and the permission modes.
 
 use bravebot_tests::fake_model::{FakeModel, Reply};
-use bravebot_tests::lsp_client::{APPLY_EDIT, Answer, REQUEST_PERMISSION, ServerRequest, file_uri};
+use bravebot_tests::lsp_client::{
+    APPLY_EDIT, Answer, REQUEST_PERMISSION, ServerRequest, file_uri, rebuilt_from_hunks,
+};
 use bravebot_tests::setup::Setup;
 use serde_json::{Value, json};
 
@@ -712,29 +714,6 @@ fn an_edit_of_a_large_open_buffer_asks_with_both_whole_texts_and_lands_one_line(
     s.client.shutdown();
 }
 
-/// What an editor holding `original` makes of a question sent with hunk texts (WRITE-61): its
-/// lines, each hunk's old lines replaced by the hunk's text.
-fn rebuilt_from_hunks(original: &str, question: &ServerRequest) -> String {
-    let lines: Vec<&str> = original.split_inclusive('\n').collect();
-    let hunks = question.params["subject"]["hunks"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    let (mut text, mut at) = (String::new(), 0);
-    for h in hunks {
-        let (start, count) = (h["oldStart"].as_u64(), h["oldLines"].as_u64());
-        let (Some(start), Some(count), Some(hunk_text)) = (start, count, h["text"].as_str()) else {
-            panic!("a hunk without its lines or text: {h}");
-        };
-        let (start, count) = (start as usize, count as usize);
-        text.extend(lines[at..start].iter().copied());
-        text.push_str(hunk_text);
-        at = start + count;
-    }
-    text.extend(lines[at..].iter().copied());
-    text
-}
-
 // Verifies: WRITE-61
 #[test]
 fn a_client_declaring_hunk_texts_is_asked_without_whole_texts_and_rebuilds_the_proposal_from_its_buffer()
@@ -783,7 +762,10 @@ fn a_client_declaring_hunk_texts_is_asked_without_whole_texts_and_rebuilds_the_p
         json!([{"oldStart": 5, "oldLines": 2, "newStart": 5, "newLines": 1, "text": "X05\n"}])
     );
     let expected_open = buffer.replace("l05\nl06\n", "X05\n");
-    assert_eq!(rebuilt_from_hunks(&buffer, open), expected_open);
+    assert_eq!(
+        rebuilt_from_hunks(&buffer, &open.params["subject"]["hunks"]).expect("hunk texts"),
+        expected_open
+    );
     let edits = s.apply_edits();
     assert!(
         applied(&buffer, &edits[0]) == expected_open,
@@ -796,7 +778,10 @@ fn a_client_declaring_hunk_texts_is_asked_without_whole_texts_and_rebuilds_the_p
         closed.params["subject"]
     );
     let expected_closed = disk.replace("l20\n", "X20\nnew\n");
-    assert_eq!(rebuilt_from_hunks(&disk, closed), expected_closed);
+    assert_eq!(
+        rebuilt_from_hunks(&disk, &closed.params["subject"]["hunks"]).expect("hunk texts"),
+        expected_closed
+    );
     assert_eq!(s.disk("b.txt"), expected_closed);
     s.client.shutdown();
 }

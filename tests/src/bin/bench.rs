@@ -128,21 +128,35 @@ fn main() {
         );
     }
     // Runs alternate with `git diff --no-index` on the same two texts (the yardstick).
-    let (mut edits, mut git) = (Vec::new(), Vec::new());
+    // The editor both front ends are (hunk texts, WRITE-61) and one sent both whole texts
+    // (WRITE-60) take turns.
+    let (mut by_hunks, mut whole, mut git) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..EDITS {
-        edits.push(measure_big_edit(options()));
+        by_hunks.push(measure_big_edit(options(), true));
+        whole.push(measure_big_edit(options(), false));
         git.push(time_git_diff(workspace.path()));
     }
     git.sort();
     let git = git[EDITS / 2];
+    for (edits, which) in [
+        (by_hunks, "editor holding the buffer (hunkTexts)"),
+        (whole, "editor sent both whole texts"),
+    ] {
+        report_edits(edits, which, git);
+    }
+}
+
+/// The medians of one kind of edit turn, against `git`'s median.
+fn report_edits(mut edits: Vec<Round>, which: &str, git: Duration) {
     edits.sort_by_key(|r| r.per_round);
     let mut peaks: Vec<Option<u64>> = edits.iter().map(|r| r.peak_kib).collect();
     peaks.sort();
     let peak = peaks[EDITS / 2];
     let edit = &edits[EDITS / 2];
+    println!("edit_file on a 1 MiB open buffer, {which} (median of {EDITS})");
     println!(
         "{:<46} {:>20}",
-        format!("edit_file on a 1 MiB open buffer (median of {EDITS})"),
+        "  driver time",
         format_duration(edit.per_round)
     );
     println!(
@@ -165,7 +179,7 @@ fn main() {
     );
     println!(
         "{:<46} {:>20}",
-        "peak RSS over that turn (median)",
+        "  peak RSS over that turn (median)",
         format_kib(peak)
     );
     println!(
@@ -176,11 +190,13 @@ fn main() {
 }
 
 /// One `edit_file` of one line in the middle of a 1 MiB buffer the editor has open: the diff,
-/// the question (carrying both texts, 2 MiB of JSON), the hunk arithmetic and the
-/// `workspace/applyEdit`, approved at once. The buffer is opened, and the session's first turn
-/// run, before the turn is timed; the time includes this program reading the question and
+/// the question, the hunk arithmetic and the `workspace/applyEdit`, approved at once. With
+/// `hunk_texts` the client declares `hunkTexts` (WRITE-61), as both editors do, and rebuilds the
+/// proposal from its own copy of the buffer and the hunks' texts before answering; without, the
+/// question carries both texts (2 MiB of JSON). The buffer is opened, and the session's first
+/// turn run, before the turn is timed; the time includes this program reading the question and
 /// answering it, as an editor would.
-fn measure_big_edit(options: LspOptions) -> Round {
+fn measure_big_edit(options: LspOptions, hunk_texts: bool) -> Round {
     const BIG: &str = "big.txt";
     let lines: Vec<String> = (0..16_384)
         .map(|i| format!("{i:06} {}\n", "x".repeat(56)))
@@ -206,9 +222,26 @@ fn measure_big_edit(options: LspOptions) -> Round {
         Reply::text("Done."),
     ];
     let model = FakeModel::start_with(move |s| s.planner(script));
-    let client = LspClient::start(options.model_url(&model.url()));
+    let options = options.model_url(&model.url());
+    let options = if hunk_texts {
+        options.hunk_texts_capability()
+    } else {
+        options
+    };
+    let client = LspClient::start(options);
     client.initialize(json!({}));
-    client.answer_permissions_with(|q| bravebot_tests::lsp_client::Answer::choose(q, "allow_once"));
+    let held = text.clone();
+    client.answer_permissions_with(move |q| {
+        // What an editor does before it draws the diff: the proposal from its own buffer.
+        if hunk_texts
+            && bravebot_tests::lsp_client::rebuilt_from_hunks(&held, &q.params["subject"]["hunks"])
+                .is_none()
+        {
+            eprintln!("error: the question's hunks carry no texts");
+            std::process::exit(1);
+        }
+        bravebot_tests::lsp_client::Answer::choose(q, "allow_once")
+    });
     let session = client.new_session();
     let uri = bravebot_tests::lsp_client::file_uri(&cwd.join(BIG));
     client.notify(
