@@ -638,6 +638,56 @@ test('closing the diff without answering refuses and leaves the editor untouched
   });
 });
 
+// Verifies: VSC-72
+test("an edit of an open, unsaved buffer is rebuilt from the buffer and the hunks' texts, and one of a closed file shows the texts the server holds", async () => {
+  const greek = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta', 'iota', 'kappa', 'lambda', 'mu'];
+  // Four hunks: a change, a removal (delta), an insertion (after kappa) and a change to the line the
+  // person typed, which is unsaved and has no final line break.
+  const oldText = [...greek.slice(1), 'nu typed'].join('\n');
+  const newText = oldText.replace('beta\n', 'BETA\n').replace('delta\n', '').replace('kappa\n', 'kappa\nkappa and a half\n').replace(/nu typed$/, 'NU TYPED');
+  const script = {
+    planner: [
+      { tool: 'edit_file', id: 'call_a', args: { path: 'a.txt', old_text: oldText, new_text: newText, why: 'four changes' } },
+      { tool: 'edit_file', id: 'call_b', args: { path: 'b.txt', old_text: 'two\n', new_text: 'TWO\n2b\n', why: 'shout two' } },
+      { text: 'both proposed' },
+    ],
+  };
+  await withEditor('hunktexts', { 'a.txt': greek.join('\n') + '\n', 'b.txt': 'one\ntwo\nthree\n' }, script, async (h) => {
+    await h.open('a.txt');
+    await h.focus();
+    await h.page.keyboard.press('Control+End');
+    await h.page.keyboard.type('nu typed');
+    await until('a.txt to be dirty', () => h.tabDirty('a.txt'));
+    await untilEq('a.txt before the edit', () => h.lines(), [...greek, 'nu typed']);
+    await h.openChat();
+    await h.prompt('tidy @a.txt and @b.txt');
+    const diff = await h.diff();
+    const modified = diff.locator('.editor.modified');
+    const proposal = ['alpha', 'BETA', 'gamma', 'epsilon', 'zeta', 'eta', 'theta', 'iota', 'kappa', 'kappa and a half', 'lambda', 'mu', 'NU TYPED'];
+    await untilEq('the proposal side of a.txt', () => h.lines(modified), proposal);
+    await untilEq('the original side of a.txt', () => h.lines(diff.locator('.editor.original')), [...greek, 'nu typed']);
+    await until('the hunk lenses', async () => (await h.diffLenses(diff)).length === 6);
+    eq((await h.diffLenses(diff))[0], 'bravebot: 4 of 4 hunks kept (13 lines after accepting)', 'the summary lens');
+    await h.shot('open-buffer-diff');
+    // The removal left out: delta is back in its place, and only the other three land.
+    await diff.locator('.editor.modified .codelens-decoration a', { hasText: 'hunk 2: kept (toggle)' }).click();
+    const kept = [...proposal.slice(0, 3), 'delta', ...proposal.slice(3)];
+    await untilEq('the proposal side with the removal left out', () => h.lines(modified), kept);
+    await h.titleAction('Accept');
+    // The next question is of b.txt, which is not open: its texts come from the server.
+    await untilEq('the proposal side of b.txt', async () => h.lines((await h.diff()).locator('.editor.modified')), ['one', 'TWO', '2b', 'three', '']);
+    await untilEq('the original side of b.txt', async () => h.lines((await h.diff()).locator('.editor.original')), ['one', 'two', 'three', '']);
+    await h.shot('closed-file-diff');
+    await h.titleAction('Accept');
+    await h.turnEnded();
+    await untilEq('b.txt on disk after accepting', () => fs.readFileSync(h.file('b.txt'), 'utf8'), 'one\nTWO\n2b\nthree\n');
+    await h.open('a.txt');
+    await untilEq('a.txt after accepting three of four hunks', () => h.lines(), kept);
+    check(await h.tabDirty('a.txt'), 'a.txt is still unsaved: the edit landed in the buffer');
+    eq(fs.readFileSync(h.file('a.txt'), 'utf8'), greek.join('\n') + '\n', 'a.txt on disk');
+  });
+});
+
 const CANARY = 'CANARY-5d1e9b';
 
 // Verifies: VSC-6, VSC-7, VSC-9, VSC-17

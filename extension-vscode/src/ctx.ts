@@ -17,6 +17,7 @@ import {
   type NewSessionParams,
   type OutgoingMethod,
   type PromptResult,
+  type QuestionTextsResult,
   type RequestPermissionParams,
   type PermissionReply,
   type ResumeResult,
@@ -347,6 +348,12 @@ export class Ctx implements vscode.Disposable {
         if (shown.picture) this.chat.post({ type: 'picture', ref, picture: shown.picture });
       })
       .catch((err) => this.logError('session show', err instanceof Error ? err.message : String(err)));
+  }
+
+  /** The whole texts of an edit or write question still waiting (WRITE-61), from the server that asked it. */
+  async questionTexts(questionId: string): Promise<QuestionTextsResult> {
+    if (!this.client) throw new Error('bravebot is not running');
+    return request<QuestionTextsResult>(this.client, 'bravebot/question/texts', { questionId });
   }
 
   async cancel(): Promise<void> {

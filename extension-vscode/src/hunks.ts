@@ -1,11 +1,49 @@
-// Hunk selection for edit and write questions: which hunks of a proposal the person keeps, the
-// `acceptedHunks` the server is sent, and the text that results, for the preview. Pure: no VS Code.
+// Hunk selection for edit and write questions: the texts a question stands for, which hunks of a
+// proposal the person keeps, the `acceptedHunks` the server is sent, and the text that results, for
+// the preview. Pure: no VS Code.
 
-import type { HunkRange } from './protocol';
+import type { HunkRange, QuestionTextsResult, Subject } from './protocol';
 
 /** Splits text into lines that keep their line endings, so joining them gives the text back. */
 export function splitKeepEnds(text: string): string[] {
   return text.match(/[^\n]*\n|[^\n]+$/g) ?? [];
+}
+
+/**
+ * The proposal a question without whole texts stands for (WRITE-61): `original` split after each
+ * "\n", each hunk's `oldLines` lines from `oldStart` replaced by its `text`. Undefined when a hunk
+ * carries no text or does not fit the original (in order, within its lines), so the whole texts are
+ * asked for instead.
+ */
+export function proposalFromHunks(original: string, hunks: HunkRange[]): string | undefined {
+  const old = splitKeepEnds(original);
+  const out: string[] = [];
+  let cursor = 0;
+  for (const h of hunks) {
+    if (typeof h.text !== 'string' || h.oldStart < cursor || h.oldStart + h.oldLines > old.length) return undefined;
+    out.push(old.slice(cursor, h.oldStart).join(''), h.text);
+    cursor = h.oldStart + h.oldLines;
+  }
+  out.push(old.slice(cursor).join(''));
+  return out.join('');
+}
+
+/** What an open document offers: its version (as synchronised to the server) and its text. */
+export interface OpenText { version: number; getText(): string }
+
+/**
+ * The whole texts of an edit or write question (WRITE-61): as sent; else rebuilt from the open
+ * document while it is at the question's `version`; else `fetch`ed from the server (the file is not
+ * open, the person typed since, or the hunks do not rebuild). A failed fetch is passed on.
+ */
+export async function textsOf(s: Subject, doc: OpenText | undefined, fetch: () => Promise<QuestionTextsResult>): Promise<QuestionTextsResult> {
+  if (s.original !== undefined && s.proposed !== undefined) return { original: s.original, proposed: s.proposed };
+  if (doc && s.version !== undefined && doc.version === s.version) {
+    const original = doc.getText();
+    const proposed = proposalFromHunks(original, s.hunks ?? []);
+    if (proposed !== undefined) return { original, proposed };
+  }
+  return fetch();
 }
 
 /**

@@ -19,6 +19,7 @@ export const methods = {
   sessionLoopStop: 'bravebot/session/loop/stop',
   sessionShow: 'bravebot/session/show',
   sessionEnd: 'bravebot/session/end',
+  questionTexts: 'bravebot/question/texts',
 } as const;
 
 /**
@@ -43,6 +44,7 @@ export const outgoing = {
   'bravebot/session/loop/stop': { kind: 'request', params: ['sessionId'] },
   'bravebot/session/end': { kind: 'request', params: ['sessionId'] },
   'bravebot/session/show': { kind: 'request', params: ['sessionId', 'ref'] },
+  'bravebot/question/texts': { kind: 'request', params: ['questionId'] },
 } as const;
 
 /** Server → client: what ctx.ts handles. */
@@ -135,7 +137,12 @@ export type QuestionKind =
   | 'readOutput' | 'vetContent' | 'trustRead' | 'delegate' | 'askUser'
   | 'mcpStart' | 'mcpTools' | 'mcpCall';
 
-export interface HunkRange { oldStart: number; oldLines: number; newStart: number; newLines: number }
+/**
+ * `text`: the proposal's lines `newStart` to `newStart + newLines`, with their line breaks (empty
+ * for a hunk that only removes lines), sent instead of the whole texts to a client that declared
+ * `hunkTexts` (WRITE-61).
+ */
+export interface HunkRange { oldStart: number; oldLines: number; newStart: number; newLines: number; text?: string }
 
 export interface Subject {
   path?: string;
@@ -150,6 +157,8 @@ export interface Subject {
   diff?: string;
   original?: string;
   proposed?: string;
+  /** With `hunkTexts`: the LSP version of the open document (uri) the original is; absent when it was read from disk. */
+  version?: number;
   hunks?: HunkRange[];
   plan?: string[];
   command?: string;
@@ -193,6 +202,10 @@ export interface AnswerArguments {
 
 /** The reply to `bravebot.answer`; `reason` explains a refusal or a partial (per-hunk) answer. */
 export interface AnswerResult { accepted: boolean; reason?: string }
+
+/** `bravebot/question/texts`: the whole texts of an edit or write question still waiting (WRITE-61). */
+export interface QuestionTextsParams { questionId: string }
+export interface QuestionTextsResult { original: string; proposed: string }
 
 /** `at`: when it was decided, in milliseconds since the Unix epoch. */
 export interface AuditRecord { gate: string; decision: string; detail: string; at: number }

@@ -5,7 +5,7 @@
 
 import * as vscode from 'vscode';
 import type { Ctx } from './ctx';
-import { HunkSelection, applyHunks, previewStarts } from './hunks';
+import { HunkSelection, applyHunks, previewStarts, textsOf } from './hunks';
 import type { AnswerArguments, AnswerResult, Outcome, RequestPermissionParams } from './protocol';
 import { approvingOption, askedBy, cancelled, describe, diffAnswer, isApproving, presentationOf, select } from './questionKinds';
 import { Review } from './review';
@@ -191,6 +191,7 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     const s = p.params.subject;
     const target = s.uri ? vscode.workspace.textDocuments.find((d) => d.uri.toString() === vscode.Uri.parse(s.uri as string).toString()) : undefined;
     if (target && !target.isDirty) p.cleanTarget = target;
+    if (!(await this.fillTexts(p, target))) return;
     const name = (s.path ?? 'proposal').split(/[\\/]/).pop() ?? 'proposal';
     const id = encodeURIComponent(p.params.questionId);
     p.proposalUri = vscode.Uri.from({ scheme: proposalScheme, path: `/${id}/${name}` });
@@ -199,6 +200,29 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     this.fs.set(p.proposalUri, p.shown);
     this.originals.set(`/${id}/${name}`, s.original ?? '');
     await this.openDiff(p);
+  }
+
+  /**
+   * A question sent without its whole texts (WRITE-61) gets them here (textsOf), so everything
+   * after sees a question like any other. When they cannot be had the question is refused and the
+   * person told why. False when there is nothing to show (refused, or answered meanwhile).
+   */
+  private async fillTexts(p: Pending, target: vscode.TextDocument | undefined): Promise<boolean> {
+    const s = p.params.subject;
+    try {
+      const texts = await textsOf(s, target, () => this.ctx.questionTexts(p.params.questionId));
+      [s.original, s.proposed] = [texts.original, texts.proposed];
+    } catch (err) {
+      if (this.pendingById.get(p.params.questionId) !== p) return false;
+      const message = err instanceof Error ? err.message : String(err);
+      this.ctx.logError('question texts', message);
+      this.finish(p.params.questionId, cancelled);
+      // With a button the message stays until the person closes it.
+      void vscode.window.showErrorMessage(`bravebot could not get the change it proposes to ${s.path ?? 'a file'}, so the change was refused: ${message}`, 'Show Log')
+        .then((choice) => choice && this.ctx.output.show());
+      return false;
+    }
+    return this.pendingById.get(p.params.questionId) === p;
   }
 
   private async openDiff(p: Pending): Promise<void> {

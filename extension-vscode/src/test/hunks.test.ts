@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { HunkSelection, applyHunks, previewStarts, splitKeepEnds } from '../hunks';
-import type { HunkRange } from '../protocol';
+import { HunkSelection, applyHunks, previewStarts, proposalFromHunks, splitKeepEnds, textsOf } from '../hunks';
+import type { HunkRange, QuestionTextsResult, Subject } from '../protocol';
 
 // Hunks as the server sends them: 0-based first changed line, counts on each side.
 // original: a b c d e f ; proposed: a B c d e2 f g (hunk 0 changes line 1, hunk 1 changes lines 4-5
@@ -75,4 +75,65 @@ test('a hunk left out shows its original lines, and the hunks after it move with
   assert.deepEqual(previewStarts(grow, [0, 1]), [1, 5]);
   assert.deepEqual(previewStarts(grow, [1]), [1, 3]);
   assert.equal(applyHunks(original, proposed, hunks, [1]).split('\n')[1], 'b');
+});
+
+// Verifies: VSC-72
+test("the proposal is rebuilt from the original and the hunks' texts", () => {
+  // A change, an insertion (no old lines), a removal (empty text) and an appended line.
+  const o = 'a\nb\nc\nd\ne\n';
+  const p = 'a\nB\nx\nc\ne\nf\n';
+  const hs: HunkRange[] = [
+    { oldStart: 1, oldLines: 1, newStart: 1, newLines: 1, text: 'B\n' },
+    { oldStart: 2, oldLines: 0, newStart: 2, newLines: 1, text: 'x\n' },
+    { oldStart: 3, oldLines: 1, newStart: 4, newLines: 0, text: '' },
+    { oldStart: 5, oldLines: 0, newStart: 5, newLines: 1, text: 'f\n' },
+  ];
+  assert.equal(proposalFromHunks(o, hs), p);
+  // What the diff's hunks and lenses are then made from: every hunk kept gives it back.
+  assert.equal(applyHunks(o, proposalFromHunks(o, hs) ?? '', hs, [0, 1, 2, 3]), p);
+  assert.equal(applyHunks(o, proposalFromHunks(o, hs) ?? '', hs, [2]), 'a\nb\nc\ne\n');
+  // A last line without a final line break, changed, given one, and left alone after a change.
+  assert.equal(proposalFromHunks('a\nb', [{ oldStart: 1, oldLines: 1, newStart: 1, newLines: 1, text: 'B' }]), 'a\nB');
+  assert.equal(proposalFromHunks('a\nb', [{ oldStart: 1, oldLines: 1, newStart: 1, newLines: 1, text: 'b\n' }]), 'a\nb\n');
+  assert.equal(proposalFromHunks('a\nb', [{ oldStart: 0, oldLines: 1, newStart: 0, newLines: 1, text: 'A\n' }]), 'A\nb');
+  // CRLF lines keep their \r: the split is after each \n, the texts carry their own breaks.
+  assert.equal(
+    proposalFromHunks('one\r\ntwo\r\nthree\r\n', [{ oldStart: 1, oldLines: 1, newStart: 1, newLines: 2, text: 'TWO\r\n2b\r\n' }]),
+    'one\r\nTWO\r\n2b\r\nthree\r\n',
+  );
+  // A write to a new file: nothing before, one insertion; no hunks: the original as it is.
+  assert.equal(proposalFromHunks('', [{ oldStart: 0, oldLines: 0, newStart: 0, newLines: 2, text: 'one\ntwo\n' }]), 'one\ntwo\n');
+  assert.equal(proposalFromHunks('same\n', []), 'same\n');
+});
+
+// Verifies: VSC-72
+test('hunks without texts, or that do not fit the original, rebuild nothing, so the texts are asked for', () => {
+  assert.equal(proposalFromHunks('a\nb\n', [{ oldStart: 0, oldLines: 1, newStart: 0, newLines: 1 }]), undefined);
+  assert.equal(proposalFromHunks('a\nb\n', [{ oldStart: 1, oldLines: 2, newStart: 1, newLines: 1, text: 'x\n' }]), undefined);
+  assert.equal(proposalFromHunks('a\nb\nc\n', [
+    { oldStart: 1, oldLines: 1, newStart: 1, newLines: 1, text: 'B\n' },
+    { oldStart: 0, oldLines: 1, newStart: 0, newLines: 1, text: 'A\n' },
+  ]), undefined);
+});
+
+// Verifies: VSC-72
+test("the texts come as sent, else from the open document at the question's version, else from the server", async () => {
+  const hs: HunkRange[] = [{ oldStart: 1, oldLines: 1, newStart: 1, newLines: 1, text: 'B\n' }];
+  const held = { original: 'server a\nb\n', proposed: 'server a\nB\n' };
+  let asked = 0;
+  const fetch = async (): Promise<QuestionTextsResult> => {
+    asked++;
+    return held;
+  };
+  const doc = { version: 7, getText: () => 'a\nb\nc\n' };
+  const ask = (s: Subject): Promise<QuestionTextsResult> => textsOf(s, doc, fetch);
+  assert.deepEqual(await ask({ original: 'o', proposed: 'p', hunks: hs }), { original: 'o', proposed: 'p' }, 'both texts sent');
+  assert.deepEqual(await ask({ version: 7, hunks: hs }), { original: 'a\nb\nc\n', proposed: 'a\nB\nc\n' }, 'the buffer at its version');
+  assert.equal(asked, 0, 'nothing asked of the server');
+  assert.deepEqual(await ask({ version: 6, hunks: hs }), held, 'the person typed since');
+  assert.deepEqual(await ask({ hunks: hs }), held, 'read from disk: no version');
+  assert.deepEqual(await textsOf({ version: 7, hunks: hs }, undefined, fetch), held, 'the file is not open');
+  assert.deepEqual(await ask({ version: 7, hunks: [{ oldStart: 1, oldLines: 1, newStart: 1, newLines: 1 }] }), held, 'a hunk without its text');
+  assert.equal(asked, 4, 'each of the four asked the server');
+  await assert.rejects(textsOf({ hunks: hs }, undefined, () => Promise.reject(new Error('no question with that id is waiting'))), /no question with that id/);
 });
