@@ -70,6 +70,7 @@ test('struct fields match the server', () => {
     ['ListedSession', 'ListedSession'], ['UnreadableSession', 'UnreadableSession'], ['ResumeResult', 'ResumeResult'],
     ['TranscriptEntry', 'TranscriptEntry'], ['LoopParams', 'LoopParams'], ['LoopResult', 'LoopResult'], ['LoopStopResult', 'LoopStopResult'],
     ['HistoryParams', 'HistoryParams'], ['HistoryResult', 'HistoryResult'], ['HistoryEntry', 'HistoryEntry'],
+    ['QuestionTextsParams', 'QuestionTextsParams'], ['QuestionTextsResult', 'QuestionTextsResult'],
   ];
   for (const [r, t] of pairs) {
     const body = tsInterface(t);
