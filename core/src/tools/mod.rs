@@ -160,16 +160,26 @@ pub struct Offers {
     pub schedule_next: bool,
 }
 
+/// Every tool this build has, [`specs`] and the two of [`Offers`], built once: a turn's tool list,
+/// each call's dispatch and each argument's role borrow from it rather than building every
+/// tool's schema again.
+static EVERY: std::sync::LazyLock<Vec<ToolSpec>> = std::sync::LazyLock::new(|| {
+    let mut all = specs();
+    all.push(watch_file::spec());
+    all.push(schedule_next::spec());
+    all
+});
+
 /// The tools offered to one turn: [`specs`], and the two of [`Offers`] where they are offered.
-pub fn specs_for(offers: Offers) -> Vec<ToolSpec> {
-    let mut out = specs();
-    if offers.watch_file {
-        out.push(watch_file::spec());
-    }
-    if offers.schedule_next {
-        out.push(schedule_next::spec());
-    }
-    out
+pub fn specs_for(offers: Offers) -> Vec<&'static ToolSpec> {
+    EVERY
+        .iter()
+        .filter(|s| match s.name {
+            watch_file::NAME => offers.watch_file,
+            schedule_next::NAME => offers.schedule_next,
+            _ => true,
+        })
+        .collect()
 }
 
 /// Every tool this build offers every turn, in the order the planner is shown them.
@@ -198,7 +208,7 @@ pub fn specs() -> Vec<ToolSpec> {
 /// The tools this session's planner is offered in the turn running now: [`specs_for`] its
 /// offers, less `load_skill` where no skill was listed, and for a delegate only those its seat
 /// holds (DELEG-2).
-pub fn offered(session: &Session) -> Vec<ToolSpec> {
+pub fn offered(session: &Session) -> Vec<&'static ToolSpec> {
     let (offers, skills) = {
         let state = session.state();
         (state.offers, !state.skills.is_empty())
@@ -357,13 +367,10 @@ impl Call<'_> {
     }
 
     fn spec_role(&self, name: &str) -> Option<ArgRole> {
-        specs_for(Offers {
-            watch_file: true,
-            schedule_next: true,
-        })
-        .into_iter()
-        .find(|s| s.name == self.tool)
-        .and_then(|s| s.role_of(name))
+        EVERY
+            .iter()
+            .find(|s| s.name == self.tool)
+            .and_then(|s| s.role_of(name))
     }
 
     /// The context gate for naming a reference in argument `arg`: a context that met content nobody

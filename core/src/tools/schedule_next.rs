@@ -9,9 +9,12 @@ use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec};
 use crate::kernel::policy::PlannerText;
 use crate::looping::{Schedule, clamp};
 
+/// The tool's name, offered only where [`super::Offers`] says.
+pub const NAME: &str = "schedule_next";
+
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "schedule_next",
+        name: NAME,
         description: "Say when this turn should be asked again: the person's line is sent again unchanged after \
 the delay. The delay is held between the session's minimum (a minute unless set lower) and an hour, and the \
 answer says the delay you get. `noop` says whether this look found nothing new. Not calling it in a loop's tick \

@@ -10,9 +10,12 @@ use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::policy::PlannerText;
 
+/// The tool's name, offered only where [`super::Offers`] says.
+pub const NAME: &str = "watch_file";
+
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "watch_file",
+        name: NAME,
         description: "Arm a standing watch on one existing file in the workspace: when the file is written, this \
 session is told with a turn of its own naming the path. The path is the only argument. A directory, a file that \
 does not exist and a path a read would refuse are refused, and so is a watch in a session running a loop or \
