@@ -299,6 +299,31 @@ pub async fn read_disk(session: &Session, path: &Path, limit: u64) -> Result<Con
     off_the_workers(move || read_blocking(&path, &reach, limit)).await
 }
 
+/// What [`read_disk`] checks, without reading the bytes: the file resolves within reach, opens
+/// without following a link, is a regular file and is within `limit`. Gives where it really is
+/// and its change token. For a file whose text is taken from the editor's buffer, whose copy on
+/// disk must still pass the confined reader (WRITE-12).
+pub async fn check_disk(
+    session: &Session,
+    path: &Path,
+    limit: u64,
+) -> Result<(PathBuf, String), Refusal> {
+    let reach = Reach::of(session);
+    let path = path.to_path_buf();
+    off_the_workers(move || {
+        let real = std::fs::canonicalize(&path).map_err(|e| from_io(&e))?;
+        reach.admits(&real).ok_or(Refusal::Outside)?;
+        let file = open_without_links(&real).map_err(|e| refusal_of_open(&real, &e))?;
+        let meta = file.metadata().map_err(|e| from_io(&e))?;
+        kind_of(&meta)?;
+        if meta.len() > limit {
+            return Err(Refusal::TooLarge { limit });
+        }
+        Ok((real, metadata_token(Some(&meta))))
+    })
+    .await
+}
+
 /// Runs a filesystem call on the blocking pool.
 async fn off_the_workers<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, Refusal> + Send + 'static,

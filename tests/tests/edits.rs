@@ -833,3 +833,45 @@ fn question_texts_answer_a_waiting_question_and_refuse_one_that_is_not() {
     );
     s.client.shutdown();
 }
+
+// Verifies: WRITE-12
+#[test]
+fn an_open_buffer_whose_file_on_disk_is_not_a_regular_file_within_the_bound_is_not_edited() {
+    // The buffer is edited, but its copy on disk must still pass the confined reader: a FIFO,
+    // and a file over the read bound, are refused as a read of them would be.
+    let model = FakeModel::start(vec![
+        Reply::tool_call_with_id(
+            "call_fifo",
+            "edit_file",
+            json!({"path": "pipe.txt", "old_text": "one", "new_text": "two", "why": "tidy"}),
+        ),
+        Reply::tool_call_with_id(
+            "call_big",
+            "edit_file",
+            json!({"path": "big.txt", "old_text": "one", "new_text": "two", "why": "tidy"}),
+        ),
+        Reply::text("done"),
+    ]);
+    let big = "x".repeat(5 * 1024 * 1024);
+    let s = Setup::start(&[("big.txt", big.as_str())], model);
+    let made = std::process::Command::new("mkfifo")
+        .arg(s.path("pipe.txt"))
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success(), "mkfifo made the FIFO");
+    s.open("pipe.txt", 1, "one\n");
+    s.open("big.txt", 1, "one\n");
+    s.client
+        .answer_permissions_with(|q| Answer::choose(q, "allow_once"));
+    s.prompt(&[]);
+    assert!(
+        s.client.questions().is_empty(),
+        "nothing was put to the person"
+    );
+    assert!(s.apply_edits().is_empty(), "nothing was edited");
+    let fifo = s.model.tool_result("call_fifo");
+    assert!(fifo.contains("not a regular file"), "{fifo}");
+    let over = s.model.tool_result("call_big");
+    assert!(over.contains("larger than"), "{over}");
+    s.client.shutdown();
+}

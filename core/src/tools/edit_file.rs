@@ -15,6 +15,7 @@ use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy;
 use crate::session::QuestionKind;
+use crate::workspace_file;
 
 pub fn spec() -> ToolSpec {
     ToolSpec {
@@ -112,12 +113,23 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     // One read: the bytes a check is shown are the bytes `old_text` is found in and the original
     // the diff is drawn from. The open buffer's text where the editor has the file open, else the
     // disk's, which must pass the confined reader either way.
-    let disk = match land::read_disk(call, &path, &shown).await {
-        Ok(disk) => disk,
-        Err(refusal) => return refusal,
-    };
     call.session.files.refresh(&path).await;
     let buffer = call.session.files.buffer(&path);
+    // Where the editor has the file open, its copy on disk is only checked (what is edited is the
+    // buffer, and a change lands only in the buffer): reading it too would copy the file once
+    // more for nothing.
+    let (disk, checked_real) = if buffer.is_some() {
+        match workspace_file::check_disk(call.session, &path, workspace_file::READ_LIMIT).await {
+            Ok((real, _)) => (None, Some(real)),
+            Err(workspace_file::Refusal::Missing) => (None, None),
+            Err(refusal) => return super::read_file::unread(call, &shown, &refusal),
+        }
+    } else {
+        match land::read_disk(call, &path, &shown).await {
+            Ok(disk) => (disk, None),
+            Err(refusal) => return refusal,
+        }
+    };
     let current = match (&buffer, &disk) {
         (Some((text, _)), _) => text.as_bytes().to_vec(),
         (None, Some(file)) => file.bytes.clone(),
@@ -134,7 +146,9 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     }
     let real = disk
         .as_ref()
-        .map_or_else(|| path.clone(), |d| d.real.clone());
+        .map(|d| d.real.clone())
+        .or(checked_real)
+        .unwrap_or_else(|| path.clone());
     // Locating a passage is a decision on the file's text, so the file must be one the planner
     // may read: through the same helper a read uses, over exactly these bytes.
     let content = Labelled::new(current.clone(), Label::UNTRUSTED_PRIVATE);
