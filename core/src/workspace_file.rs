@@ -300,26 +300,16 @@ pub async fn read_disk(session: &Session, path: &Path, limit: u64) -> Result<Con
 }
 
 /// What [`read_disk`] checks, without reading the bytes: the file resolves within reach, opens
-/// without following a link, is a regular file and is within `limit`. Gives where it really is
-/// and its change token. For a file whose text is taken from the editor's buffer, whose copy on
+/// without following a link, is a regular file and is within `limit`. Gives where it really is.
+/// For a file whose text is taken from the editor's buffer, whose copy on
 /// disk must still pass the confined reader (WRITE-12).
-pub async fn check_disk(
-    session: &Session,
-    path: &Path,
-    limit: u64,
-) -> Result<(PathBuf, String), Refusal> {
+pub async fn check_disk(session: &Session, path: &Path, limit: u64) -> Result<PathBuf, Refusal> {
     let reach = Reach::of(session);
     let path = path.to_path_buf();
     off_the_workers(move || {
-        let real = std::fs::canonicalize(&path).map_err(|e| from_io(&e))?;
-        reach.admits(&real).ok_or(Refusal::Outside)?;
-        let file = open_without_links(&real).map_err(|e| refusal_of_open(&real, &e))?;
-        let meta = file.metadata().map_err(|e| from_io(&e))?;
-        kind_of(&meta)?;
-        if meta.len() > limit {
-            return Err(Refusal::TooLarge { limit });
-        }
-        Ok((real, metadata_token(Some(&meta))))
+        let (real, file) = open_confined(&path, &reach)?;
+        measure(&file, limit)?;
+        Ok(real)
     })
     .await
 }
@@ -336,10 +326,17 @@ async fn off_the_workers<T: Send + 'static>(
 /// The read itself, on the calling thread: resolve, confine, open without links, ask the handle
 /// what it is, read at most `limit` bytes.
 pub fn read_blocking(path: &Path, reach: &Reach, limit: u64) -> Result<Contents, Refusal> {
+    let (real, file) = open_confined(path, reach)?;
+    read_handle(file, limit, real)
+}
+
+/// Resolves `path`, refuses it outside `reach`, and opens where it really is without following
+/// a link: the first half of every confined read, and all of [`check_disk`]'s but the measure.
+fn open_confined(path: &Path, reach: &Reach) -> Result<(PathBuf, File), Refusal> {
     let real = std::fs::canonicalize(path).map_err(|e| from_io(&e))?;
     reach.admits(&real).ok_or(Refusal::Outside)?;
     let file = open_without_links(&real).map_err(|e| refusal_of_open(&real, &e))?;
-    read_handle(file, limit, real)
+    Ok((real, file))
 }
 
 /// Why an open failed: what is at the path when it is not a regular file (a socket cannot be
@@ -441,11 +438,7 @@ pub fn read_entry_into(
 /// What the readers into a caller's buffer do once a handle is open: ask it what it is, then read
 /// within the bound; gives the metadata the handle was measured by.
 fn read_measured_into(file: File, limit: u64, bytes: &mut Vec<u8>) -> Result<Metadata, Refusal> {
-    let meta = file.metadata().map_err(|e| from_io(&e))?;
-    kind_of(&meta)?;
-    if meta.len() > limit {
-        return Err(Refusal::TooLarge { limit });
-    }
+    let meta = measure(&file, limit)?;
     // Room for the size measured and the one byte past it, so the read takes two calls rather
     // than a probe and a run of doublings.
     bytes.reserve(usize::try_from(meta.len().saturating_add(1)).unwrap_or(0));
@@ -454,6 +447,16 @@ fn read_measured_into(file: File, limit: u64, bytes: &mut Vec<u8>) -> Result<Met
         .read_to_end(bytes)
         .map_err(|e| from_io(&e))?;
     if bytes.len() as u64 > limit {
+        return Err(Refusal::TooLarge { limit });
+    }
+    Ok(meta)
+}
+
+/// Asks an open handle what it is: a regular file within `limit` passes.
+fn measure(file: &File, limit: u64) -> Result<Metadata, Refusal> {
+    let meta = file.metadata().map_err(|e| from_io(&e))?;
+    kind_of(&meta)?;
+    if meta.len() > limit {
         return Err(Refusal::TooLarge { limit });
     }
     Ok(meta)

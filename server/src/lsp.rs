@@ -603,8 +603,6 @@ impl Backend {
         Ok(Empty {})
     }
 
-    /// A slot's bytes for the person's screen (the editor draws them inside its untrusted
-    /// margin). Nothing here reaches a planner request; the audit trail records the showing.
     /// The whole texts of an edit or write question still waiting, for a client that does not
     /// hold the original (WRITE-61).
     async fn question_texts(&self, params: QuestionTextsParams) -> Result<QuestionTextsResult> {
@@ -616,6 +614,8 @@ impl Backend {
         Ok(QuestionTextsResult { original, proposed })
     }
 
+    /// A slot's bytes for the person's screen (the editor draws them inside its untrusted
+    /// margin). Nothing here reaches a planner request; the audit trail records the showing.
     async fn session_show(&self, params: ShowParams) -> Result<ShowResult> {
         let s = self.session(&params.session_id)?;
         let id = SlotId::parse(&params.reference).ok_or_else(|| {

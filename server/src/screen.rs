@@ -397,7 +397,8 @@ impl Screen for LspScreen {
             let questions = self.questions.clone();
             let asking = if self.permissions {
                 // Serialised once, straight into the frame the transport writes: an edit's
-                // question carries both texts, and no other copy of them is made (WRITE-60).
+                // question carries both texts (or, to a client declaring `hunkTexts`, only the
+                // hunks' lines, WRITE-61), and no other copy of them is made (WRITE-60).
                 let params = wire_question(
                     &self.session_id,
                     &question_id,

@@ -120,7 +120,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     // more for nothing.
     let (disk, checked_real) = if buffer.is_some() {
         match workspace_file::check_disk(call.session, &path, workspace_file::READ_LIMIT).await {
-            Ok((real, _)) => (None, Some(real)),
+            Ok(real) => (None, Some(real)),
             Err(workspace_file::Refusal::Missing) => (None, None),
             Err(refusal) => return super::read_file::unread(call, &shown, &refusal),
         }
