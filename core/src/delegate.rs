@@ -2,8 +2,9 @@
 //! and a narrower set of tools, whose one report comes back to the run that started it.
 //!
 //! A delegate runs in a session of its own ([`Session::for_delegate`]): its own conversation,
-//! quarantine, audit trail and planner context, and a copy of the parent's trust map, added
-//! directories and remembered verdicts. It shares the workspace, the editor's buffers, the
+//! quarantine, audit trail and planner context, and a copy of the parent's added directories. It
+//! works in the session's own trust map and verdicts, never a copy (TRUST-10), and shares the
+//! workspace, the editor's buffers, the
 //! language servers, the running MCP servers its seat keeps (never starting or stopping one) and
 //! the person's screen, through which its questions are put one at a time with everyone else's
 //! ([`OneAtATime`]). It runs as a task of its own beside the turn; the turn
@@ -12,7 +13,7 @@
 //!
 //! Every delegate of one turn belongs to one [`Tree`]: it numbers them in start order, holds the
 //! ceiling of [`CEILING`], lists the ones running for `session/status`, and carries their audit
-//! records and the person's vouches up to the session the person opened.
+//! records up to the session the person opened.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -25,7 +26,6 @@ use crate::kernel::label::Integrity;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::Origin;
-use crate::kernel::trust::{RuleOrigin, TrustRule};
 use crate::model::{Message, ModelClient};
 use crate::session::{Answer, BoxFuture, Question, Screen, Session, StopReason, Update};
 use crate::skills::{self, Place};
@@ -297,8 +297,6 @@ struct TreeInner {
     started: usize,
     /// Records of the delegates' gates not yet carried into the session's trail.
     audit: Vec<AuditRecord>,
-    /// Paths the person vouched for inside a delegate, not yet carried into the session.
-    vouches: Vec<TrustRule>,
     delegates: Vec<Running>,
 }
 
@@ -736,15 +734,9 @@ async fn run(
     };
     // The report is the delegate's output: labelled by its own context, nothing better.
     let label = child.state().context.label();
-    // What the person vouched for inside it comes back to the session (DELEG-6).
-    let vouches: Vec<TrustRule> = child
-        .state()
-        .trust
-        .rules()
-        .iter()
-        .filter(|r| r.origin == RuleOrigin::Person)
-        .cloned()
-        .collect();
+    // What the person vouched for inside it, and every mark it made, is already the session's:
+    // the delegate worked in the session's own trust map (TRUST-10, DELEG-6). Nothing is brought
+    // back, so nothing it started with can come back over a newer mark.
     child
         .state()
         .delegation
@@ -753,10 +745,6 @@ async fn run(
         .for_each(|c| c.handle.abort());
     child.stop_jobs();
     child.flush_audit();
-    {
-        let mut inner = seat.tree.lock();
-        inner.vouches.extend(vouches);
-    }
     let ended = ended_state(&stop);
     seat.tree.set_state(seat.number, ended);
     // The person's screen is one of the places untrusted bytes may go: the report is drawn there
@@ -952,8 +940,8 @@ pub fn forward_audit(session: &Session) -> bool {
     true
 }
 
-/// For the session the person opened: carries its delegates' audit records and vouches into its
-/// own trail and trust map.
+/// For the session the person opened: carries its delegates' audit records into its own trail.
+/// (Their marks and vouches need no carrying: they were written to the session's trust map.)
 pub fn gather_audit(session: &Session) {
     if session.seat.is_some() {
         return;
@@ -961,33 +949,13 @@ pub fn gather_audit(session: &Session) {
     let Some(tree) = session.state().delegation.tree().cloned() else {
         return;
     };
-    let (records, vouches) = {
-        let mut inner = tree.lock();
-        (
-            std::mem::take(&mut inner.audit),
-            std::mem::take(&mut inner.vouches),
-        )
-    };
-    if records.is_empty() && vouches.is_empty() {
+    let records = std::mem::take(&mut tree.lock().audit);
+    if records.is_empty() {
         return;
     }
     let mut state = session.state();
     for record in records {
         state.audit.carry(record);
-    }
-    for rule in vouches {
-        if state.trust.integrity_of(&rule.path) == Some(Integrity::Trusted)
-            && state.trust.rules().contains(&rule)
-        {
-            continue;
-        }
-        let shown = crate::tools::display_path(&session.cwd, &rule.path);
-        state.audit.record(
-            Gate::Trust,
-            Decision::Allowed,
-            format!("{shown} trusted by the person inside a delegate (origin person)"),
-        );
-        state.trust.add(rule);
     }
 }
 

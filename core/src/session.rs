@@ -20,7 +20,7 @@ use crate::kernel::context::PlannerContext;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::Verdict;
 use crate::kernel::slot::{Quarantine, Reference};
-use crate::kernel::trust::{RuleOrigin, Scope, TrustMap, TrustRule};
+use crate::kernel::trust::{Approved, Gesture, RuleOrigin, Scope, TrustMap, TrustRule, TrustStore};
 use crate::model::ModelClient;
 use crate::record::{HistoryEntry, Restored, SessionRecord, StateDir};
 use crate::settings::{Mode, Settings};
@@ -311,6 +311,12 @@ impl Answer {
     pub fn approves(&self, question: &Question) -> bool {
         self.chosen(question).is_some_and(|o| o.kind.approves())
     }
+
+    /// The person's yes to `question`, as the proof a vouch needs ([`crate::kernel::trust::Gesture`]);
+    /// `None` for anything else.
+    pub fn approval(&self, question: &Question) -> Option<Approved> {
+        self.approves(question).then(Approved::by_the_person)
+    }
 }
 
 /// The person's side of a session.
@@ -344,7 +350,6 @@ pub struct SessionConfig {
 
 /// The mutable state of a session, behind one lock held only for short, non-async sections.
 pub struct SessionState {
-    pub trust: TrustMap,
     pub quarantine: Quarantine,
     pub audit: AuditTrail,
     pub context: PlannerContext,
@@ -373,8 +378,6 @@ pub struct SessionState {
     /// Paths already offered to the person with a `trustRead` question this turn: once per path
     /// per turn (seed 000).
     pub offered_this_turn: Vec<PathBuf>,
-    /// The checks' verdicts, by the bytes they judged, and what checking has cost.
-    pub verdicts: crate::tools::content_trust::Verdicts,
     /// The session's standing watches on files (`watch_file`).
     pub watches: crate::watch::Watches,
     /// The loop this session is running, if any (`bravebot/session/loop`, `schedule_next`).
@@ -396,6 +399,12 @@ pub struct Session {
     pub settings: Settings,
     pub facts: SystemFacts,
     pub model: ModelClient,
+    /// The session's one trust map, shared with every delegate and job it starts: every seat
+    /// writes its marks and denies here at once (TRUST-10).
+    pub trust: Arc<TrustStore>,
+    /// The checks' verdicts, by the bytes they judged, and what checking has cost: shared like
+    /// the trust map, so an unsafe verdict reached in a delegate holds the same bytes back here.
+    pub verdicts: Arc<Mutex<crate::tools::content_trust::Verdicts>>,
     pub screen: Arc<dyn Screen>,
     pub files: Arc<dyn Files>,
     /// The session's language servers: one per language, started on approval, stopped with it.
@@ -491,11 +500,7 @@ impl Session {
         for denied in &config.settings.read_deny {
             let path = crate::tools::absolute(&config.cwd, Path::new(denied));
             let shown = crate::tools::display_path(&config.cwd, &path);
-            trust.add(TrustRule {
-                path,
-                scope: Scope::Directory,
-                origin: RuleOrigin::DeniedBySettings,
-            });
+            trust.deny(path, Scope::Directory, RuleOrigin::DeniedBySettings);
             audit.record(
                 Gate::Trust,
                 Decision::Refused,
@@ -524,6 +529,8 @@ impl Session {
             settings: config.settings,
             facts: config.facts,
             model,
+            trust: Arc::new(TrustStore::new(trust)),
+            verdicts: Default::default(),
             // Delegates run beside the turn, and every question of the session's is put one at a
             // time (DELEG-9).
             screen: Arc::new(crate::delegate::OneAtATime::new(screen)),
@@ -539,7 +546,6 @@ impl Session {
             turn_done: tokio::sync::watch::Sender::new(0),
             ended: std::sync::atomic::AtomicBool::new(false),
             state: Mutex::new(SessionState {
-                trust,
                 quarantine: Quarantine::default(),
                 audit,
                 context: PlannerContext::default(),
@@ -555,7 +561,6 @@ impl Session {
                 remembered_plans: Vec::new(),
                 rememberable_outputs: Vec::new(),
                 jobs: Vec::new(),
-                verdicts: Default::default(),
                 watches: Default::default(),
                 looping: None,
                 scheduled: None,
@@ -572,8 +577,10 @@ impl Session {
     /// The session a delegate runs in: the parent's workspace, settings (less the round limit
     /// its seat sets), files, language servers, MCP servers and screen (through `screen`), with a state of its
     /// own: a fresh conversation, quarantine, audit trail and context, and a copy of the parent's
-    /// trust map, added directories and verdicts. No standing approval is copied: every write and
-    /// run of a delegate is asked for on its own (DELEG-5).
+    /// added directories. The trust map and the verdicts are the session's own, shared, not
+    /// copied: a mark or a vouch made inside the delegate is the session's at once (TRUST-10). No
+    /// standing approval is copied: every write and run of a delegate is asked for on its own
+    /// (DELEG-5).
     pub(crate) fn for_delegate(
         &self,
         seat: crate::delegate::Seat,
@@ -589,7 +596,6 @@ impl Session {
             _ => Mode::Ask,
         };
         let child = SessionState {
-            trust: state.trust.clone(),
             quarantine: Quarantine::default(),
             audit: AuditTrail::default(),
             context: PlannerContext::default(),
@@ -605,7 +611,6 @@ impl Session {
             remembered_plans: Vec::new(),
             rememberable_outputs: Vec::new(),
             jobs: Vec::new(),
-            verdicts: state.verdicts.clone(),
             watches: Default::default(),
             looping: None,
             scheduled: None,
@@ -621,6 +626,8 @@ impl Session {
             settings,
             facts: self.facts.clone(),
             model,
+            trust: self.trust.clone(),
+            verdicts: self.verdicts.clone(),
             screen,
             files: self.files.clone(),
             language_servers: self.language_servers.clone(),
@@ -738,6 +745,7 @@ impl Session {
     pub fn restore(&self, restored: Restored) {
         let mut state = self.state();
         let state = &mut *state;
+        let mut trust = self.trust.lock();
         for rule in restored.trust {
             // The defaults and the settings' denies were worked out afresh for this session.
             if matches!(
@@ -755,8 +763,9 @@ impl Session {
                     rule.origin.as_str()
                 ),
             );
-            state.trust.add(rule);
+            trust.restore(rule);
         }
+        drop(trust);
         for dir in restored.added_dirs {
             if !state.added_dirs.contains(&dir) {
                 state.added_dirs.push(dir);
@@ -784,6 +793,7 @@ impl Session {
     pub fn save_record(&self) {
         let Some(keep) = &self.keep else { return };
         let state = self.state();
+        let rules: Vec<TrustRule> = self.trust.lock().rules().cloned().collect();
         let Some(title) = state.title.as_deref() else {
             // Nothing was asked yet: there is nothing to resume.
             return;
@@ -797,7 +807,7 @@ impl Session {
             mode: state.mode,
             model: self.settings.model.name.clone(),
             conversation: &state.conversation,
-            trust: state.trust.rules(),
+            trust: &rules,
             added_dirs: &state.added_dirs,
             context: (state.context.presented(), state.context.released()),
             next_slot: state.quarantine.next_number() as usize,
@@ -933,28 +943,32 @@ impl Session {
         let path = crate::tools::absolute(&self.cwd, path);
         let shown = crate::tools::display_path(&self.cwd, &path);
         let mut state = self.state();
+        // The request is the gesture, made now: after every mark the store holds.
+        let gesture = |path: PathBuf, trust: &TrustMap| {
+            Gesture::new(path, scope, trust.now(), Approved::by_the_person())
+        };
         match scope {
             Scope::File => {
-                state.trust.add(TrustRule {
-                    path,
-                    scope,
-                    origin: RuleOrigin::Person,
-                });
+                let mut trust = self.trust.lock();
+                let made = gesture(path, &trust);
+                let vouched = trust.vouch(made);
+                drop(trust);
                 state.audit.record(
                     Gate::Trust,
                     Decision::Allowed,
-                    format!("{shown} trusted by the person (origin person)"),
+                    match vouched {
+                        Ok(()) => format!("{shown} trusted by the person (origin person)"),
+                        Err(e) => format!("{shown} not trusted: {e}"),
+                    },
                 );
             }
             Scope::Directory => {
                 // A repository's .git holds its history, not files to edit: trusting it is the
                 // person vouching for that history, so `read_git` may read it (GIT-2).
                 if path.file_name().is_some_and(|n| n == ".git") {
-                    state.trust.add(TrustRule {
-                        path: path.clone(),
-                        scope,
-                        origin: RuleOrigin::Person,
-                    });
+                    let mut trust = self.trust.lock();
+                    let made = gesture(path.clone(), &trust);
+                    let _ = trust.vouch(made);
                 }
                 if !state.added_dirs.contains(&path) {
                     state.added_dirs.push(path);
@@ -977,11 +991,7 @@ impl Session {
         let path = crate::tools::absolute(&self.cwd, path);
         let shown = crate::tools::display_path(&self.cwd, &path);
         let mut state = self.state();
-        state.trust.add(TrustRule {
-            path,
-            scope,
-            origin: RuleOrigin::Denied,
-        });
+        self.trust.lock().deny(path, scope, RuleOrigin::Denied);
         state.audit.record(
             Gate::Trust,
             Decision::Refused,

@@ -135,14 +135,18 @@ pub async fn entries(dir: PathBuf, cap: usize) -> Vec<String> {
 pub async fn read_trusted(session: &Session, path: &Path, place: Place) -> Option<String> {
     match place {
         Place::Workspace => {
-            if session.state().trust.integrity_of(path) != Some(Integrity::Trusted) {
+            if session.trust.lock().integrity_of(path) != Some(Integrity::Trusted) {
                 return None;
             }
             let file = workspace_file::read_instructions(session, path)
                 .await
                 .ok()?;
-            let through =
-                workspace_file::integrity_through_links(&session.state().trust, path, &file.real);
+            let through = workspace_file::integrity_through_links(
+                &session.trust.lock(),
+                path,
+                &file.real,
+                file.file,
+            );
             if through != Some(Integrity::Trusted) {
                 return None;
             }

@@ -384,7 +384,7 @@ async fn system_prompt(session: &Session) -> PlannerText {
         f.date,
     );
     let agents = session.cwd.join("AGENTS.md");
-    let integrity = session.state().trust.integrity_of(&agents);
+    let integrity = session.trust.lock().integrity_of(&agents);
     if integrity != Some(Integrity::Trusted) {
         // What is there is told from metadata alone, off the runtime's workers; nothing is read.
         let (cwd, path) = (session.cwd.clone(), agents.clone());
@@ -414,9 +414,10 @@ async fn system_prompt(session: &Session) -> PlannerText {
     let body = match workspace_file::read_instructions(session, &agents).await {
         Ok(file)
             if workspace_file::integrity_through_links(
-                &session.state().trust,
+                &session.trust.lock(),
                 &agents,
                 &file.real,
+                file.file,
             ) != Some(Integrity::Trusted) =>
         {
             Err("it leads to a file marked untrusted".to_string())

@@ -19,7 +19,7 @@ use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
 use crate::kernel::label::Integrity;
-use crate::kernel::trust::{RuleOrigin, TrustMap};
+use crate::kernel::trust::{FileId, RuleOrigin, TrustMap};
 use crate::session::Session;
 
 /// Most bytes an ordinary read takes: a file the planner reads, a check is shown, an edit is
@@ -98,10 +98,10 @@ impl Reach {
         let roots = std::iter::once(session.cwd.clone())
             .chain(state.added_dirs.iter().cloned())
             .collect();
-        let files = state
+        let files = session
             .trust
+            .lock()
             .rules()
-            .iter()
             .filter(|r| r.origin == RuleOrigin::Person)
             .map(|r| r.path.clone())
             .collect();
@@ -180,8 +180,20 @@ pub fn default_refusal(cwd: &Path, path: &Path, directory: bool) -> Option<Refus
 /// hand back the trust a path lost: an untrusted rule at either end wins, so a trusted default
 /// that links to a file marked untrusted reads as untrusted. Otherwise a rule at either end
 /// answers, and a link within the workspace lends its trust to its target (COST-11).
-pub fn integrity_through_links(trust: &TrustMap, lexical: &Path, real: &Path) -> Option<Integrity> {
-    match (trust.integrity_of(lexical), trust.integrity_of(real)) {
+///
+/// `file` is the identity on disk of what was read, where the caller has it: a mark on the same
+/// file under any other name (a hard link) that is newer than the rule answering here holds it
+/// back too (TRUST-11).
+pub fn integrity_through_links(
+    trust: &TrustMap,
+    lexical: &Path,
+    real: &Path,
+    file: Option<FileId>,
+) -> Option<Integrity> {
+    match (
+        trust.integrity_of_file(lexical, file),
+        trust.integrity_of_file(real, file),
+    ) {
         (Some(Integrity::Untrusted), _) | (_, Some(Integrity::Untrusted)) => {
             Some(Integrity::Untrusted)
         }
@@ -200,6 +212,15 @@ pub struct Contents {
     pub version: Option<i32>,
     /// Where the file really is, every link followed.
     pub real: PathBuf,
+    /// Its identity on disk (device and inode), from the opened handle or, for an open buffer,
+    /// the disk's copy; `None` for a buffer with nothing on disk.
+    pub file: Option<FileId>,
+}
+
+/// The identity on disk of what is at `path` now, links followed; `None` where nothing is. One
+/// `stat`, for marking a file the agent just wrote.
+pub fn identity(path: &Path) -> Option<FileId> {
+    std::fs::metadata(path).ok().map(|m| FileId::of(&m))
 }
 
 /// Where a path really is, checked without opening it: within reach after resolving links, and a
@@ -240,11 +261,11 @@ async fn read_within(
 ) -> Result<Contents, Refusal> {
     // A deny rule on the path as named, or on where its links lead, refuses the read: the bytes
     // of a file read through a link are dropped unseen when its real path is denied.
-    if session.state().trust.denied(path).is_some() {
+    if session.trust.lock().denied(path).is_some() {
         return Err(Refusal::Denied);
     }
     let contents = read_unchecked(session, reach, path, limit).await?;
-    if session.state().trust.denied(&contents.real).is_some() {
+    if session.trust.lock().denied(&contents.real).is_some() {
         return Err(Refusal::Denied);
     }
     Ok(contents)
@@ -271,11 +292,14 @@ async fn read_unchecked(
     off_the_workers(move || match buffer {
         Some((text, version)) => {
             reach.admits(&path).ok_or(Refusal::Outside)?;
-            match std::fs::metadata(real_path(&path)) {
-                Ok(meta) => kind_of(&meta)?,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            let file = match std::fs::metadata(real_path(&path)) {
+                Ok(meta) => {
+                    kind_of(&meta)?;
+                    Some(FileId::of(&meta))
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
                 Err(e) => return Err(from_io(&e)),
-            }
+            };
             if text.len() as u64 > limit {
                 return Err(Refusal::TooLarge { limit });
             }
@@ -284,6 +308,7 @@ async fn read_unchecked(
                 bytes: text.as_bytes().to_vec(),
                 version: Some(version),
                 real: real_path(&path),
+                file,
             })
         }
         None => read_blocking(&path, &reach, limit),
@@ -367,12 +392,13 @@ pub fn read_regular(path: &Path, limit: u64) -> Result<Contents, Refusal> {
 /// What both readers do once a handle is open: ask it what it is, then read within the bound.
 fn read_handle(file: File, limit: u64, real: PathBuf) -> Result<Contents, Refusal> {
     let mut bytes = Vec::new();
-    let token = read_handle_into(file, limit, &mut bytes)?;
+    let meta = read_measured_into(file, limit, &mut bytes)?;
     Ok(Contents {
         bytes,
-        token,
+        token: metadata_token(Some(&meta)),
         version: None,
         real,
+        file: Some(FileId::of(&meta)),
     })
 }
 
@@ -397,11 +423,6 @@ pub fn read_regular_into_measured(
         .open(path)
         .map_err(|e| refusal_of_open(path, &e))?;
     read_measured_into(file, limit, bytes)
-}
-
-fn read_handle_into(file: File, limit: u64, bytes: &mut Vec<u8>) -> Result<String, Refusal> {
-    let meta = read_measured_into(file, limit, bytes)?;
-    Ok(metadata_token(Some(&meta)))
 }
 
 /// Reads the entry `name` of a directory already open as `directory` into `bytes` (emptied first),
@@ -784,15 +805,15 @@ mod tests {
         );
         assert!(trust.add_default(agents.to_path_buf(), Scope::File));
         assert_eq!(
-            integrity_through_links(&trust, agents, claude),
+            integrity_through_links(&trust, agents, claude, None),
             Some(Integrity::Trusted)
         );
-        trust.mark_written_untrusted(claude.to_path_buf());
+        trust.mark_written_untrusted(claude.to_path_buf(), None);
         assert_eq!(
-            integrity_through_links(&trust, agents, claude),
+            integrity_through_links(&trust, agents, claude, None),
             Some(Integrity::Untrusted)
         );
-        assert_eq!(integrity_through_links(&trust, other, other), None);
+        assert_eq!(integrity_through_links(&trust, other, other, None), None);
     }
 
     // Verifies: TRUST-6

@@ -65,9 +65,9 @@ async fn a_trusted_path_linking_to_a_file_marked_untrusted_is_read_as_untrusted(
     // As a write of content nobody vouched for through the link would leave it: the mark is on
     // the file the link leads to, and the default rule on the link itself is still there.
     f.session
-        .state()
         .trust
-        .mark_written_untrusted(f.path("CLAUDE.md"));
+        .lock()
+        .mark_written_untrusted(f.path("CLAUDE.md"), None);
     assert_eq!(f.prompt("go", &[]).await, StopReason::EndTurn);
     let system = f.model.requests_for("planner")[0].body["messages"][0]["content"]
         .as_str()

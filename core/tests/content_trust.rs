@@ -67,8 +67,8 @@ async fn a_file_changed_after_its_verdict_is_judged_again_and_the_same_bytes_are
     let r3 = f.result("r3");
     assert!(r3.contains("quarantined"), "{r3}");
     f.model.assert_no_planner_request_contains(PLANTED);
-    let state = f.session.state();
-    assert_eq!((state.verdicts.made, state.verdicts.saved), (2, 1));
+    let verdicts = f.session.verdicts.lock().unwrap();
+    assert_eq!((verdicts.made, verdicts.saved), (2, 1));
 }
 
 // Verifies: JUDGE-3

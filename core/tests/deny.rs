@@ -124,7 +124,7 @@ async fn a_denied_path_is_not_read_searched_or_listed_and_nobody_is_asked() {
         f.screen.asked()
     );
     // The rule is the person's, recorded with its origin, and the later trust did not replace it.
-    let rules = f.session.state().trust.rules().to_vec();
+    let rules = f.session.trust.lock().rules().cloned().collect::<Vec<_>>();
     assert!(
         rules
             .iter()
@@ -166,7 +166,7 @@ async fn read_deny_in_settings_denies_from_the_first_turn() {
     );
     assert!(!f.result("c2").contains("deny rule"), "{}", f.result("c2"));
     no_denied_bytes(&f);
-    let rules = f.session.state().trust.rules().to_vec();
+    let rules = f.session.trust.lock().rules().cloned().collect::<Vec<_>>();
     assert_eq!(
         rules
             .iter()

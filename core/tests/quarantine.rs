@@ -259,8 +259,8 @@ async fn vet_content_with_a_yes_releases_the_slot_once_and_a_second_read_is_quar
     );
     assert!(
         f.session
-            .state()
             .trust
+            .lock()
             .rule_for(&f.path("page.md"))
             .is_none()
     );

@@ -73,7 +73,7 @@ fn trust_workspace(f: &Fixture) {
 /// A rule trusting the whole working tree. No gesture of the protocol makes one (a directory the
 /// person adds is a place to work, not trusted: seed 002), so it is written into the map here.
 fn trust_whole_tree(f: &Fixture) {
-    f.session.state().trust.add(TrustRule {
+    f.session.trust.lock().restore(TrustRule {
         path: f.path(""),
         scope: Scope::Directory,
         origin: RuleOrigin::Person,
@@ -107,9 +107,9 @@ async fn a_status_answers_only_where_the_whole_tree_is_trusted() {
         trust_workspace(f);
         trust_whole_tree(f);
         f.session
-            .state()
             .trust
-            .mark_written_untrusted(f.path("vendor/dep.rs"));
+            .lock()
+            .mark_written_untrusted(f.path("vendor/dep.rs"), None);
     })
     .await;
     assert!(f.result("c0").contains("use run"), "{}", f.result("c0"));
@@ -206,9 +206,9 @@ async fn an_answer_showing_a_distrusted_file_is_quarantined() {
             small_repo(f);
             trust_workspace(f);
             f.session
-                .state()
                 .trust
-                .mark_written_untrusted(f.path("vendor/dep.rs"));
+                .lock()
+                .mark_written_untrusted(f.path("vendor/dep.rs"), None);
         },
     )
     .await;
@@ -232,9 +232,9 @@ async fn a_rule_distrusting_anything_under_git_keeps_it_closed() {
         small_repo(f);
         trust_workspace(f);
         f.session
-            .state()
             .trust
-            .mark_written_untrusted(f.path(".git/refs/heads/main"));
+            .lock()
+            .mark_written_untrusted(f.path(".git/refs/heads/main"), None);
     })
     .await;
     assert!(f.result("c0").contains("use run"), "{}", f.result("c0"));

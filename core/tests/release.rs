@@ -92,9 +92,9 @@ async fn after_a_real_release_with_nobody_watching_the_routing_gate_refuses_ever
     f.write("notes.txt", &format!("{CANARY}\n"));
     f.write("plain.txt", "plain words\n");
     f.session
-        .state()
         .trust
-        .mark_written_untrusted(f.path("notes.txt"));
+        .lock()
+        .mark_written_untrusted(f.path("notes.txt"), None);
     assert_eq!(f.prompt("go", &["plain.txt"]).await, StopReason::EndTurn);
     assert!(
         f.result("r2").contains("released once"),
@@ -165,9 +165,9 @@ async fn after_a_release_no_mode_rule_or_table_answers_for_the_person() {
     f.write("plain.txt", "plain\n");
     f.write("unvouched.txt", "whatever\n");
     f.session
-        .state()
         .trust
-        .mark_written_untrusted(f.path("notes.txt"));
+        .lock()
+        .mark_written_untrusted(f.path("notes.txt"), None);
     assert_eq!(f.prompt("go", &["plain.txt"]).await, StopReason::EndTurn);
     let kinds: Vec<QuestionKind> = f.screen.asked().iter().map(|q| q.kind).collect();
     assert_eq!(
@@ -191,7 +191,7 @@ async fn after_a_release_no_mode_rule_or_table_answers_for_the_person() {
     // What the context wrote is labelled by what it read: its destination now holds untrusted
     // data, and the planner is told no hunk totals.
     assert_eq!(
-        f.session.state().trust.integrity_of(&f.path("out.txt")),
+        f.session.trust.lock().integrity_of(&f.path("out.txt")),
         Some(Integrity::Untrusted)
     );
     let w = f.result("w");
@@ -283,9 +283,9 @@ async fn a_write_over_an_untrusted_file_asks_before_saying_anything_about_its_by
     );
     f.write("dl.txt", "guess\n");
     f.session
-        .state()
         .trust
-        .mark_written_untrusted(f.path("dl.txt"));
+        .lock()
+        .mark_written_untrusted(f.path("dl.txt"), None);
     assert_eq!(f.prompt("go", &[]).await, StopReason::EndTurn);
     assert_eq!(
         f.screen.asked().len(),
@@ -317,9 +317,9 @@ async fn a_write_through_path_ref_is_always_put_to_the_person() {
     let f = fixture(model, TestScreen::new(true, allow_all_but_fetch), settings);
     f.write("dl/hidden-name.txt", "old\n");
     f.session
-        .state()
         .trust
-        .mark_written_untrusted(f.path("dl/hidden-name.txt"));
+        .lock()
+        .mark_written_untrusted(f.path("dl/hidden-name.txt"), None);
     assert_eq!(f.prompt("go", &[]).await, StopReason::EndTurn);
     let asked = f.screen.asked();
     assert_eq!(asked.len(), 1, "acceptEdits did not land it unseen");
@@ -377,9 +377,9 @@ async fn a_processors_document_about_a_withheld_file_goes_back_only_through_its_
     );
     f.write("dl/hidden-name.txt", "teh text\n");
     f.session
-        .state()
         .trust
-        .mark_written_untrusted(f.path("dl/hidden-name.txt"));
+        .lock()
+        .mark_written_untrusted(f.path("dl/hidden-name.txt"), None);
     assert_eq!(f.prompt("go", &[]).await, StopReason::EndTurn);
     let p = f.result("p");
     assert!(p.contains("path_ref ref:0"), "{p}");

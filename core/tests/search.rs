@@ -129,7 +129,7 @@ impl Fixture {
 
     /// A person vouches for a directory and everything beneath it.
     fn trust(&self, rel: &str) {
-        self.session.state().trust.add(TrustRule {
+        self.session.trust.lock().restore(TrustRule {
             path: self.path(rel),
             scope: Scope::Directory,
             origin: RuleOrigin::Person,
@@ -766,9 +766,9 @@ async fn search_under_a_path_marked_untrusted_withholds_the_names_too() {
     f.trust("");
     f.write("dl/canary-name-8812.txt", "x canary-body-8813\n");
     f.session
-        .state()
         .trust
-        .mark_written_untrusted(f.path("dl/canary-name-8812.txt"));
+        .lock()
+        .mark_written_untrusted(f.path("dl/canary-name-8812.txt"), None);
     f.prompt().await;
     let result = &f.tool_results()[0];
     assert!(result.contains("names are withheld"), "{result}");

@@ -56,9 +56,9 @@ async fn a_record_of_a_released_conversation_keeps_no_released_byte_and_stays_ta
     };
     f.write("notes.txt", &format!("{CANARY}\n"));
     f.session
-        .state()
         .trust
-        .mark_written_untrusted(f.path("notes.txt"));
+        .lock()
+        .mark_written_untrusted(f.path("notes.txt"), None);
     assert_eq!(f.prompt("go", &[]).await, StopReason::EndTurn);
     assert!(
         f.result("r2").contains(CANARY),
@@ -85,7 +85,11 @@ async fn a_record_of_a_released_conversation_keeps_no_released_byte_and_stays_ta
     assert!(state.context.met_released());
     assert_eq!(state.context.routing(), Routing::PersonOnly);
     assert_eq!(
-        state.trust.rule_for(&f.path("notes.txt")).map(|r| r.origin),
+        g.session
+            .trust
+            .lock()
+            .rule_for(&f.path("notes.txt"))
+            .map(|r| r.origin),
         Some(RuleOrigin::AgentWroteUntrusted),
         "the mark the write left is back"
     );
@@ -129,9 +133,9 @@ async fn a_context_that_met_released_content_arms_no_watch() {
     f.write("notes.txt", "meeting notes\n");
     f.write("plain.txt", "plain\n");
     f.session
-        .state()
         .trust
-        .mark_written_untrusted(f.path("notes.txt"));
+        .lock()
+        .mark_written_untrusted(f.path("notes.txt"), None);
     assert_eq!(f.prompt("go", &[]).await, StopReason::EndTurn);
     assert!(
         f.result("r2").contains("meeting notes"),

@@ -83,9 +83,9 @@ async fn list_files_under_an_untrusted_path_withholds_every_name_behind_referenc
     f.write("dl/canary-name-7731.txt", "canary-body-9912\n");
     f.write("dl/other.txt", "x\n");
     f.session
-        .state()
         .trust
-        .mark_written_untrusted(f.path("dl/other.txt"));
+        .lock()
+        .mark_written_untrusted(f.path("dl/other.txt"), None);
     assert_eq!(f.prompt("list", &[]).await, StopReason::EndTurn);
     let results = f.tool_results();
     assert!(
@@ -316,9 +316,9 @@ async fn a_poisoned_agents_md_is_left_out_of_the_system_prompt() {
     let f = fixture(model, TestScreen::new(true, refuse), Settings::default());
     f.write("AGENTS.md", "poisoned-agents-77\n");
     f.session
-        .state()
         .trust
-        .mark_written_untrusted(f.path("AGENTS.md"));
+        .lock()
+        .mark_written_untrusted(f.path("AGENTS.md"), None);
     f.prompt("hi", &[]).await;
     f.model
         .assert_no_planner_request_contains("poisoned-agents-77");
@@ -481,11 +481,11 @@ async fn a_check_request_carries_no_tools_and_the_content_as_one_json_string() {
     let updates = f.screen.updates();
     assert!(updates.iter().any(|u| matches!(u, Update::Check { .. })));
     assert!(
-        f.session.state().trust.rule_for(&f.path("n.md")).is_none(),
+        f.session.trust.lock().rule_for(&f.path("n.md")).is_none(),
         "a clean verdict writes no rule about the path"
     );
     assert_eq!(
-        f.session.state().verdicts.passed(),
+        f.session.verdicts.lock().unwrap().passed(),
         vec![f.path("n.md").as_path()],
         "it is remembered for the bytes it judged"
     );
@@ -500,8 +500,8 @@ async fn files_named_in_a_prompt_are_trusted_for_the_session_by_the_person() {
     f.prompt("go", &["x.md"]).await;
     let rule = f
         .session
-        .state()
         .trust
+        .lock()
         .rule_for(Path::new(&f.path("x.md")))
         .cloned()
         .unwrap();

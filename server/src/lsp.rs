@@ -465,6 +465,8 @@ impl Backend {
     async fn session_status(&self, params: SessionParams) -> Result<StatusResult> {
         let s = self.session(&params.session_id)?;
         let state = s.state();
+        let trust = s.trust.snapshot();
+        let verdicts = s.verdicts.lock().unwrap_or_else(|p| p.into_inner());
         let shown = |p: &Path| bravebot_core::tools::display_path(&s.cwd, p);
         Ok(StatusResult {
             model: ModelStatus {
@@ -475,10 +477,8 @@ impl Backend {
             },
             mode: state.mode.as_str(),
             interactive: s.screen.interactive(),
-            trust_rules: state
-                .trust
+            trust_rules: trust
                 .rules()
-                .iter()
                 .map(|r| TrustRuleStatus {
                     path: shown(&r.path),
                     scope: match r.scope {
@@ -491,7 +491,7 @@ impl Backend {
                 })
                 // A clean verdict covers the bytes it judged, not the path, so it is listed
                 // beside the rules rather than as one: changed bytes are judged again.
-                .chain(state.verdicts.passed().into_iter().map(|p| TrustRuleStatus {
+                .chain(verdicts.passed().into_iter().map(|p| TrustRuleStatus {
                     path: shown(p),
                     scope: "file",
                     origin: "checker",
@@ -500,8 +500,8 @@ impl Backend {
                 .collect(),
             checks: protocol::CheckStatus {
                 enabled: s.settings.vetting_reads,
-                made: state.verdicts.made,
-                saved: state.verdicts.saved,
+                made: verdicts.made,
+                saved: verdicts.saved,
                 budget_bytes: s.settings.check_max_bytes,
             },
             added_directories: state

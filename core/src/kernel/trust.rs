@@ -96,26 +96,166 @@ impl TrustRule {
     }
 }
 
+/// A point in a session's trust history. Every rule is stamped with the moment it was written,
+/// and a person's gesture with the moment the person was shown what they vouch for, so the store
+/// can tell a fresh vouch from one a later mark has overtaken.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Moment(u64);
+
+/// A file's identity on disk (device and inode): a mark follows the bytes under every name they
+/// have, so a hard link is no fresh name for a marked file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FileId {
+    device: u64,
+    inode: u64,
+}
+
+impl FileId {
+    pub fn of(meta: &std::fs::Metadata) -> FileId {
+        use std::os::unix::fs::MetadataExt;
+        FileId {
+            device: meta.dev(),
+            inode: meta.ino(),
+        }
+    }
+}
+
+/// A person's vouch for a path: the only way a path's integrity rises. It is made where a person
+/// answered a question that showed them the path (or sent `bravebot/session/trust`), and carries
+/// the moment they were shown it: a mark written after that moment is news the person did not
+/// have, and the store refuses the vouch over it (TRUST-10).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Gesture {
+    path: PathBuf,
+    scope: Scope,
+    shown_at: Moment,
+}
+
+/// Proof that a person said yes: made only by `session::Answer::approval` (an answered question)
+/// and `Session::trust_path` (`bravebot/session/trust`, a prompt's named files). A tidy test holds
+/// every other module to that (`only_an_answer_or_session_trust_makes_a_yes`).
+#[derive(Debug)]
+pub struct Approved {
+    _seal: (),
+}
+
+impl Approved {
+    pub(crate) fn by_the_person() -> Approved {
+        Approved { _seal: () }
+    }
+}
+
+impl Gesture {
+    /// The person's yes about `path`, given where they were shown what the store held at
+    /// `shown_at` (read with [`TrustMap::now`] before the question's contents were read).
+    pub fn new(path: PathBuf, scope: Scope, shown_at: Moment, approved: Approved) -> Gesture {
+        let Approved { _seal: () } = approved;
+        Gesture {
+            path,
+            scope,
+            shown_at,
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// Why the store would not take a vouch: a mark made after the person was shown the path.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{} was marked as holding untrusted data after the person was asked about it", path.display())]
+pub struct Overtaken {
+    pub path: PathBuf,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Entry {
+    rule: TrustRule,
+    at: Moment,
+    /// For a mark: the identity of the file it marked, when it was on disk.
+    file: Option<FileId>,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct TrustMap {
-    rules: Vec<TrustRule>,
+    entries: Vec<Entry>,
+    clock: u64,
 }
 
 impl TrustMap {
-    /// Adds a rule. A rule for exactly the same path and scope replaces the old one: the later
-    /// statement about a path is the one that holds (a poisoned file stays poisoned until a person
-    /// says otherwise; see [`TrustMap::add_default`] for the writer that may not override). A
-    /// check's clean verdict is not a rule: it covers the bytes it judged and lives in
-    /// `tools::content_trust`.
-    /// A deny rule is never replaced: a later rule on the same path stands beside it and loses
-    /// to it (TRUST-7).
-    pub fn add(&mut self, rule: TrustRule) {
-        if self.rules.contains(&rule) {
+    /// The moment of the latest rule written. A question that shows a person a path reads it
+    /// before reading what it shows, and the person's gesture carries it.
+    pub fn now(&self) -> Moment {
+        Moment(self.clock)
+    }
+
+    fn tick(&mut self) -> Moment {
+        self.clock += 1;
+        Moment(self.clock)
+    }
+
+    /// Writes a rule. A rule for exactly the same path and scope replaces the old one: the later
+    /// statement about a path is the one that holds. A deny rule is never replaced: a later rule on
+    /// the same path stands beside it and loses to it (TRUST-7).
+    fn insert(&mut self, rule: TrustRule, file: Option<FileId>) {
+        if rule.origin.is_deny() && self.entries.iter().any(|e| e.rule == rule) {
             return;
         }
-        self.rules
-            .retain(|r| r.origin.is_deny() || !(r.path == rule.path && r.scope == rule.scope));
-        self.rules.push(rule);
+        self.entries.retain(|e| {
+            e.rule.origin.is_deny() || !(e.rule.path == rule.path && e.rule.scope == rule.scope)
+        });
+        let at = self.tick();
+        self.entries.push(Entry { rule, at, file });
+    }
+
+    /// A person's vouch. Refused where a mark written after the person was shown the path covers
+    /// it: trust rises only by a gesture made after the mark it replaces (TRUST-10). A check's
+    /// clean verdict is not a rule: it covers the bytes it judged and lives in
+    /// `tools::content_trust`.
+    pub fn vouch(&mut self, gesture: Gesture) -> Result<(), Overtaken> {
+        let overtaken = self.entries.iter().any(|e| {
+            e.at > gesture.shown_at
+                && e.rule.origin.integrity() == Integrity::Untrusted
+                && !e.rule.origin.is_deny()
+                && e.rule.covers(&gesture.path)
+        });
+        if overtaken {
+            return Err(Overtaken { path: gesture.path });
+        }
+        self.insert(
+            TrustRule {
+                path: gesture.path,
+                scope: gesture.scope,
+                origin: RuleOrigin::Person,
+            },
+            None,
+        );
+        Ok(())
+    }
+
+    /// A deny rule (`personDeny` or `settingsDeny`): only ever takes away.
+    pub fn deny(&mut self, path: PathBuf, scope: Scope, origin: RuleOrigin) {
+        debug_assert!(origin.is_deny());
+        let origin = if origin.is_deny() {
+            origin
+        } else {
+            RuleOrigin::Denied
+        };
+        self.insert(
+            TrustRule {
+                path,
+                scope,
+                origin,
+            },
+            None,
+        );
+    }
+
+    /// Puts back a rule read from a session record, as it stood when the record was written: the
+    /// gesture behind a `person` rule was made in that session, before any mark of this one.
+    pub fn restore(&mut self, rule: TrustRule) {
+        self.insert(rule, None);
     }
 
     /// Adds a default rule only where no rule covers the path yet, so a default never hands back
@@ -124,35 +264,78 @@ impl TrustMap {
         if self.rule_for(&path).is_some() {
             return false;
         }
-        self.add(TrustRule {
-            path,
-            scope,
-            origin: RuleOrigin::Instructions,
-        });
+        self.insert(
+            TrustRule {
+                path,
+                scope,
+                origin: RuleOrigin::Instructions,
+            },
+            None,
+        );
         true
     }
 
-    /// Marks a path as holding untrusted data because the agent wrote such data there.
-    pub fn mark_written_untrusted(&mut self, path: PathBuf) {
-        self.add(TrustRule {
-            path,
-            scope: Scope::File,
-            origin: RuleOrigin::AgentWroteUntrusted,
-        });
+    /// Marks a file as holding untrusted data because the agent wrote such data there; `file` is
+    /// its identity on disk where it has one, so every other name for it is marked too.
+    pub fn mark_written_untrusted(&mut self, path: PathBuf, file: Option<FileId>) {
+        self.mark(path, Scope::File, file);
+    }
+
+    /// Marks a path (a file, or a directory and what lands beneath it) as holding untrusted
+    /// data. A mark only takes away, so it is written whatever stands there already.
+    pub fn mark(&mut self, path: PathBuf, scope: Scope, file: Option<FileId>) {
+        self.insert(
+            TrustRule {
+                path,
+                scope,
+                origin: RuleOrigin::AgentWroteUntrusted,
+            },
+            file,
+        );
+    }
+
+    fn entry_for(&self, path: &Path) -> Option<&Entry> {
+        if let Some(deny) = self.denied_entry(path) {
+            return Some(deny);
+        }
+        let narrowest = self
+            .entries
+            .iter()
+            .filter(|e| e.rule.covers(path))
+            .max_by(|a, b| {
+                a.rule
+                    .narrowness()
+                    .cmp(&b.rule.narrowness())
+                    // Equally narrow: the untrusted one is the greater, so it wins.
+                    .then_with(|| strictness(&a.rule).cmp(&strictness(&b.rule)))
+            })?;
+        // Labels only degrade: a mark covering the path that is newer than the trusted rule
+        // answering for it wins, however much broader it is (TRUST-10).
+        if narrowest.rule.origin.integrity() == Integrity::Trusted
+            && let Some(mark) = self.newest_mark_over(path, narrowest.at)
+        {
+            return Some(mark);
+        }
+        Some(narrowest)
+    }
+
+    /// The newest mark (not a deny) covering `path` written after `since`.
+    fn newest_mark_over(&self, path: &Path, since: Moment) -> Option<&Entry> {
+        self.entries
+            .iter()
+            .filter(|e| {
+                e.at > since
+                    && e.rule.origin.integrity() == Integrity::Untrusted
+                    && !e.rule.origin.is_deny()
+                    && e.rule.covers(path)
+            })
+            .max_by_key(|e| e.at)
     }
 
     /// The rule that decides `path`, if any. A deny rule covering it decides, however narrow a
     /// rule beside it is: the strictest wins (TRUST-7).
     pub fn rule_for(&self, path: &Path) -> Option<&TrustRule> {
-        if let Some(deny) = self.denied(path) {
-            return Some(deny);
-        }
-        self.rules.iter().filter(|r| r.covers(path)).max_by(|a, b| {
-            a.narrowness()
-                .cmp(&b.narrowness())
-                // Equally narrow: the untrusted one is the greater, so it wins.
-                .then_with(|| strictness(a).cmp(&strictness(b)))
-        })
+        self.entry_for(path).map(|e| &e.rule)
     }
 
     /// The integrity a path's contents are read with; `None` means nobody has said anything.
@@ -160,32 +343,81 @@ impl TrustMap {
         self.rule_for(path).map(|r| r.origin.integrity())
     }
 
+    /// The integrity of a file read at `path` whose identity on disk is `file`: the path's rule,
+    /// unless a mark on the same file under any name is newer than that rule (or no rule covers
+    /// the path), when it reads as untrusted (TRUST-11).
+    pub fn integrity_of_file(&self, path: &Path, file: Option<FileId>) -> Option<Integrity> {
+        let decided = self.entry_for(path);
+        let Some(file) = file else {
+            return decided.map(|e| e.rule.origin.integrity());
+        };
+        let since = decided.map(|e| e.at);
+        let marked_later = self.entries.iter().any(|e| {
+            e.file == Some(file)
+                && e.rule.origin == RuleOrigin::AgentWroteUntrusted
+                && since.is_none_or(|at| e.at > at)
+        });
+        if marked_later {
+            return Some(Integrity::Untrusted);
+        }
+        decided.map(|e| e.rule.origin.integrity())
+    }
+
     /// Whether any untrusted rule lies at or beneath `directory` (a deliberate "do not look
     /// here" covers names too).
     pub fn untrusted_within(&self, directory: &Path) -> bool {
-        self.rules.iter().any(|r| {
+        self.rules().any(|r| {
             r.origin.integrity() == Integrity::Untrusted
                 && (r.path.starts_with(directory) || r.covers(directory))
         })
     }
 
+    fn denied_entry(&self, path: &Path) -> Option<&Entry> {
+        self.entries
+            .iter()
+            .filter(|e| e.rule.origin.is_deny() && e.rule.covers(path))
+            .max_by_key(|e| e.rule.narrowness())
+    }
+
     /// The deny rule covering `path`, if any (the narrowest, so the one to name).
     pub fn denied(&self, path: &Path) -> Option<&TrustRule> {
-        self.rules
-            .iter()
-            .filter(|r| r.origin.is_deny() && r.covers(path))
-            .max_by_key(|r| r.narrowness())
+        self.denied_entry(path).map(|e| &e.rule)
     }
 
     /// A deny rule at or beneath `directory`, or covering it, if any.
     pub fn denied_within(&self, directory: &Path) -> Option<&TrustRule> {
-        self.rules
-            .iter()
+        self.rules()
             .find(|r| r.origin.is_deny() && (r.path.starts_with(directory) || r.covers(directory)))
     }
 
-    pub fn rules(&self) -> &[TrustRule] {
-        &self.rules
+    /// The rules, oldest first.
+    pub fn rules(&self) -> impl Iterator<Item = &TrustRule> + Clone {
+        self.entries.iter().map(|e| &e.rule)
+    }
+}
+
+/// The one trust map of a session, shared by every seat that works in it: the turn, each
+/// delegate and each background job write their marks and denies here at once, and read here,
+/// so no fact that lowers trust lives only in a copy (TRUST-10). Never held across an await.
+#[derive(Debug, Default)]
+pub struct TrustStore {
+    map: std::sync::Mutex<TrustMap>,
+}
+
+impl TrustStore {
+    pub fn new(map: TrustMap) -> TrustStore {
+        TrustStore {
+            map: std::sync::Mutex::new(map),
+        }
+    }
+
+    pub fn lock(&self) -> std::sync::MutexGuard<'_, TrustMap> {
+        self.map.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A copy of the map as it stands, for a walk that must not hold the lock.
+    pub fn snapshot(&self) -> TrustMap {
+        self.lock().clone()
     }
 }
 
@@ -208,17 +440,17 @@ mod tests {
     #[test]
     fn trust_map_narrowest_rule_wins() {
         let mut map = TrustMap::default();
-        map.add(TrustRule {
+        map.restore(TrustRule {
             path: p("/w"),
             scope: Scope::Directory,
             origin: RuleOrigin::Person,
         });
-        map.add(TrustRule {
+        map.restore(TrustRule {
             path: p("/w/vendor"),
             scope: Scope::Directory,
             origin: RuleOrigin::AgentWroteUntrusted,
         });
-        map.add(TrustRule {
+        map.restore(TrustRule {
             path: p("/w/vendor/ok.txt"),
             scope: Scope::File,
             origin: RuleOrigin::Person,
@@ -247,12 +479,12 @@ mod tests {
     #[test]
     fn trust_map_untrusted_write_marks_its_path() {
         let mut map = TrustMap::default();
-        map.add(TrustRule {
+        map.restore(TrustRule {
             path: p("/w"),
             scope: Scope::Directory,
             origin: RuleOrigin::Person,
         });
-        map.mark_written_untrusted(p("/w/out.txt"));
+        map.mark_written_untrusted(p("/w/out.txt"), None);
         assert_eq!(
             map.integrity_of(&p("/w/out.txt")),
             Some(Integrity::Untrusted)
@@ -268,25 +500,146 @@ mod tests {
             Some(Integrity::Untrusted)
         );
         assert!(map.untrusted_within(&p("/w")));
-        // A person can.
-        map.add(TrustRule {
-            path: p("/w/out.txt"),
+        // A person can, by a gesture made after the mark.
+        let now = map.now();
+        map.vouch(yes(p("/w/out.txt"), Scope::File, now))
+            .expect("a fresh gesture is taken");
+        assert_eq!(map.integrity_of(&p("/w/out.txt")), Some(Integrity::Trusted));
+    }
+
+    fn yes(path: PathBuf, scope: Scope, shown_at: Moment) -> Gesture {
+        Gesture::new(path, scope, shown_at, Approved::by_the_person())
+    }
+
+    // Verifies: TRUST-10
+    #[test]
+    fn a_vouch_shown_before_a_mark_is_refused_and_the_mark_stands() {
+        let mut map = TrustMap::default();
+        // The person is shown /w/a.txt; then a seat writes untrusted bytes there; then the yes.
+        let shown = map.now();
+        map.mark_written_untrusted(p("/w/a.txt"), None);
+        assert_eq!(
+            map.vouch(yes(p("/w/a.txt"), Scope::File, shown)),
+            Err(Overtaken {
+                path: p("/w/a.txt")
+            })
+        );
+        assert_eq!(map.integrity_of(&p("/w/a.txt")), Some(Integrity::Untrusted));
+        // A directory vouch over a newer directory mark is refused; over a newer file mark beneath
+        // it, it is taken, and the narrower mark still decides its file.
+        let shown = map.now();
+        map.mark(p("/w/out"), Scope::Directory, None);
+        assert!(
+            map.vouch(yes(p("/w/out/x.txt"), Scope::File, shown))
+                .is_err()
+        );
+        assert!(map.vouch(yes(p("/w"), Scope::Directory, shown)).is_ok());
+        assert_eq!(map.integrity_of(&p("/w/a.txt")), Some(Integrity::Untrusted));
+        assert_eq!(
+            map.integrity_of(&p("/w/out/x.txt")),
+            Some(Integrity::Untrusted)
+        );
+        assert_eq!(map.integrity_of(&p("/w/b.txt")), Some(Integrity::Trusted));
+        // An old vouch for a path (a seat's copy from before) cannot be replayed over the mark:
+        // re-marking moves the mark's moment on.
+        let shown = map.now();
+        map.mark_written_untrusted(p("/w/b.txt"), None);
+        assert!(map.vouch(yes(p("/w/b.txt"), Scope::File, shown)).is_err());
+        assert_eq!(map.integrity_of(&p("/w/b.txt")), Some(Integrity::Untrusted));
+    }
+
+    // Verifies: TRUST-10
+    #[test]
+    fn only_an_answer_or_session_trust_makes_a_yes() {
+        // The proof a vouch needs is made in two places alone: an answered question
+        // (`Answer::approval`) and the person's own request (`Session::trust_path`). Every other
+        // module that vouches gets it from an answer.
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut stack = vec![src.clone()];
+        let mut makers = Vec::new();
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).expect("source directory") {
+                let path = entry.expect("entry").path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    let text = std::fs::read_to_string(&path).expect("source");
+                    // This file's tests make their own, to drive the map directly.
+                    let text = text.split("#[cfg(test)]").next().unwrap_or_default();
+                    for _ in text.matches("Approved::by_the_person") {
+                        makers.push(path.strip_prefix(&src).expect("inside").to_path_buf());
+                    }
+                }
+            }
+        }
+        makers.sort();
+        assert_eq!(
+            makers,
+            vec![PathBuf::from("session.rs"), PathBuf::from("session.rs")],
+            "Approved is made only by Answer::approval and Session::trust_path"
+        );
+    }
+
+    // Verifies: TRUST-11
+    #[test]
+    fn a_mark_follows_the_file_under_every_name() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let marked = dir.path().join("marked.txt");
+        let link = dir.path().join("fresh-name.txt");
+        std::fs::write(&marked, "x").expect("written");
+        std::fs::hard_link(&marked, &link).expect("linked");
+        let id = |path: &Path| Some(FileId::of(&std::fs::metadata(path).expect("there")));
+        let mut map = TrustMap::default();
+        // The person trusted the other name before the mark.
+        map.restore(TrustRule {
+            path: link.clone(),
             scope: Scope::File,
             origin: RuleOrigin::Person,
         });
-        assert_eq!(map.integrity_of(&p("/w/out.txt")), Some(Integrity::Trusted));
+        map.mark_written_untrusted(marked.clone(), id(&marked));
+        assert_eq!(
+            map.integrity_of(&link),
+            Some(Integrity::Trusted),
+            "by path alone"
+        );
+        assert_eq!(
+            map.integrity_of_file(&link, id(&link)),
+            Some(Integrity::Untrusted),
+            "the same file, marked after the rule"
+        );
+        // A name nobody said anything about is no way round the mark either: it is not checked
+        // back into trust (TRUST-5).
+        let other = dir.path().join("third-name.txt");
+        std::fs::hard_link(&marked, &other).expect("linked");
+        assert_eq!(map.integrity_of(&other), None);
+        assert_eq!(
+            map.integrity_of_file(&other, id(&other)),
+            Some(Integrity::Untrusted)
+        );
+        // A person's gesture on that name made after the mark trusts it.
+        let now = map.now();
+        map.vouch(yes(link.clone(), Scope::File, now))
+            .expect("fresh");
+        assert_eq!(
+            map.integrity_of_file(&link, id(&link)),
+            Some(Integrity::Trusted)
+        );
+        // A different file is untouched by the mark.
+        let unrelated = dir.path().join("unrelated.txt");
+        std::fs::write(&unrelated, "y").expect("written");
+        assert_eq!(map.integrity_of_file(&unrelated, id(&unrelated)), None);
     }
 
     // Verifies: TRUST-2
     #[test]
     fn trust_map_equally_narrow_rules_take_the_stricter() {
         let mut map = TrustMap::default();
-        map.add(TrustRule {
+        map.restore(TrustRule {
             path: p("/w/a"),
             scope: Scope::Directory,
             origin: RuleOrigin::Person,
         });
-        map.add(TrustRule {
+        map.restore(TrustRule {
             path: p("/w/a"),
             scope: Scope::File,
             origin: RuleOrigin::AgentWroteUntrusted,
@@ -300,18 +653,18 @@ mod tests {
     #[test]
     fn a_deny_rule_is_strictest_and_no_later_rule_replaces_it() {
         let mut map = TrustMap::default();
-        map.add(TrustRule {
+        map.restore(TrustRule {
             path: p("/w/secrets"),
             scope: Scope::Directory,
             origin: RuleOrigin::Denied,
         });
         // A person's narrower trust rule, and one on the very same path and scope, lose to it.
-        map.add(TrustRule {
+        map.restore(TrustRule {
             path: p("/w/secrets/ok.txt"),
             scope: Scope::File,
             origin: RuleOrigin::Person,
         });
-        map.add(TrustRule {
+        map.restore(TrustRule {
             path: p("/w/secrets"),
             scope: Scope::Directory,
             origin: RuleOrigin::Person,
@@ -334,11 +687,10 @@ mod tests {
         );
         // Neither a default nor a write removes it.
         assert!(!map.add_default(p("/w/secrets/AGENTS.md"), Scope::File));
-        map.mark_written_untrusted(p("/w/secrets"));
+        map.mark_written_untrusted(p("/w/secrets"), None);
         assert!(map.denied(&p("/w/secrets/ok.txt")).is_some());
         assert_eq!(
             map.rules()
-                .iter()
                 .filter(|r| r.origin == RuleOrigin::Denied)
                 .count(),
             1
@@ -354,5 +706,184 @@ mod tests {
             !map.add_default(p("/w/AGENTS.md"), Scope::File),
             "a default is added once"
         );
+    }
+}
+
+/// The kernel invariant of TRUST-10, over random interleavings of every seat's reads, writes,
+/// marks, vouches and ends: no path's integrity ever rises except by a person's gesture made after
+/// its last mark. `cargo test` runs it with a fixed seed; a longer run is
+/// `PROPTEST_CASES=20000 PROPTEST_RNG_SEED=$RANDOM cargo test -p bravebot-core --lib interleavings`.
+#[cfg(test)]
+mod interleavings {
+    use std::sync::Arc;
+
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, RngSeed, TestRunner};
+
+    use super::*;
+
+    const PATHS: [&str; 5] = ["/w/a.txt", "/w/b.txt", "/w/d", "/w/d/x.txt", "/w/AGENTS.md"];
+    /// The turn and three delegate or job seats.
+    const SEATS: usize = 4;
+
+    #[derive(Clone, Debug)]
+    enum Step {
+        /// A seat reads a path and puts a question about it (the moment is taken first).
+        Shown { seat: usize, path: usize },
+        /// The person says yes to the seat's open question.
+        Yes { seat: usize },
+        /// A seat writes untrusted bytes (edit, write, run, job) to a path.
+        Mark {
+            seat: usize,
+            path: usize,
+            directory: bool,
+        },
+        /// The person sends `session/trust` for a path.
+        Trust { path: usize, directory: bool },
+        /// The person denies a path.
+        Deny { path: usize },
+        /// The start-of-session default fills a gap.
+        Default { path: usize },
+        /// A seat (a delegate, a job) starts afresh or ends: it forgets its open question.
+        SeatEnds { seat: usize },
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        let seat = 0..SEATS;
+        let path = 0..PATHS.len();
+        prop_oneof![
+            (seat.clone(), path.clone()).prop_map(|(seat, path)| Step::Shown { seat, path }),
+            seat.clone().prop_map(|seat| Step::Yes { seat }),
+            (seat.clone(), path.clone(), any::<bool>()).prop_map(|(seat, path, directory)| {
+                Step::Mark {
+                    seat,
+                    path,
+                    directory,
+                }
+            }),
+            (path.clone(), any::<bool>())
+                .prop_map(|(path, directory)| Step::Trust { path, directory }),
+            path.clone().prop_map(|path| Step::Deny { path }),
+            path.clone().prop_map(|path| Step::Default { path }),
+            seat.prop_map(|seat| Step::SeatEnds { seat }),
+        ]
+    }
+
+    fn scope(directory: bool) -> Scope {
+        if directory {
+            Scope::Directory
+        } else {
+            Scope::File
+        }
+    }
+
+    fn covers(rule_path: &str, directory: bool, path: &str) -> bool {
+        if directory {
+            Path::new(path).starts_with(rule_path)
+        } else {
+            rule_path == path
+        }
+    }
+
+    /// Runs the steps through the one store every seat holds, checking after each that every
+    /// path that reads as trusted after a mark was vouched for by a gesture shown after it.
+    fn run(steps: &[Step]) -> Result<(), TestCaseError> {
+        let store = Arc::new(TrustStore::default());
+        let seats: Vec<Arc<TrustStore>> = (0..SEATS).map(|_| store.clone()).collect();
+        let mut open: Vec<Option<(usize, Moment, usize)>> = vec![None; SEATS];
+        // Per path: the step of its last mark, and the steps at which gestures covering it were
+        // shown and taken.
+        let mut last_mark: Vec<Option<usize>> = vec![None; PATHS.len()];
+        let mut gestures: Vec<(usize, bool, usize)> = Vec::new();
+        for (i, s) in steps.iter().enumerate() {
+            match s.clone() {
+                Step::Shown { seat, path } => {
+                    let at = seats[seat].lock().now();
+                    open[seat] = Some((path, at, i));
+                }
+                Step::Yes { seat } => {
+                    if let Some((path, at, shown_step)) = open[seat].take() {
+                        let g = yes(p(PATHS[path]), Scope::File, at);
+                        if seats[seat].lock().vouch(g).is_ok() {
+                            gestures.push((path, false, shown_step));
+                        }
+                    }
+                }
+                Step::Mark {
+                    seat,
+                    path,
+                    directory,
+                } => {
+                    seats[seat]
+                        .lock()
+                        .mark(p(PATHS[path]), scope(directory), None);
+                    for (q, last) in last_mark.iter_mut().enumerate() {
+                        if covers(PATHS[path], directory, PATHS[q]) {
+                            *last = Some(i);
+                        }
+                    }
+                }
+                Step::Trust { path, directory } => {
+                    let mut map = store.lock();
+                    let at = map.now();
+                    if map.vouch(yes(p(PATHS[path]), scope(directory), at)).is_ok() {
+                        gestures.push((path, directory, i));
+                    }
+                }
+                Step::Deny { path } => {
+                    store
+                        .lock()
+                        .deny(p(PATHS[path]), Scope::File, RuleOrigin::Denied);
+                }
+                Step::Default { path } => {
+                    store.lock().add_default(p(PATHS[path]), Scope::File);
+                }
+                Step::SeatEnds { seat } => open[seat] = None,
+            }
+            let map = store.lock();
+            for (q, last) in last_mark.iter().enumerate() {
+                let Some(marked) = *last else { continue };
+                if map.integrity_of(&p(PATHS[q])) == Some(Integrity::Trusted) {
+                    let fresh = gestures.iter().any(|(g, directory, shown)| {
+                        *shown > marked && covers(PATHS[*g], *directory, PATHS[q])
+                    });
+                    prop_assert!(
+                        fresh,
+                        "{} reads as trusted after its mark at step {marked} with no gesture shown after it (step {i})",
+                        PATHS[q]
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn p(s: &str) -> PathBuf {
+        PathBuf::from(s)
+    }
+
+    fn yes(path: PathBuf, scope: Scope, shown_at: Moment) -> Gesture {
+        Gesture::new(path, scope, shown_at, Approved::by_the_person())
+    }
+
+    // Verifies: TRUST-10
+    #[test]
+    fn no_interleaving_of_seats_raises_a_path_without_a_fresh_gesture() {
+        let defaults = Config::default();
+        let config = Config {
+            rng_seed: match std::env::var_os("PROPTEST_RNG_SEED") {
+                Some(_) => defaults.rng_seed,
+                None => RngSeed::Fixed(0x0b7a_0e10),
+            },
+            failure_persistence: None,
+            ..defaults
+        };
+        let mut runner = TestRunner::new(config);
+        let result = runner.run(&proptest::collection::vec(step(), 1..60), |steps| {
+            run(&steps)
+        });
+        if let Err(e) = result {
+            panic!("{e}");
+        }
     }
 }

@@ -92,6 +92,9 @@ pub struct Candidate<'a> {
     pub real: &'a Path,
     pub shown: &'a str,
     pub bytes: &'a Labelled<Vec<u8>>,
+    /// The file's identity on disk, where the bytes came from a file that is there: a mark on
+    /// the same file under another name holds it back too (TRUST-11).
+    pub file: Option<crate::kernel::trust::FileId>,
 }
 
 /// Why a file is held back from the planner.
@@ -179,8 +182,8 @@ pub fn readable_now(call: &Call<'_>, c: &Candidate<'_>) -> bool {
 /// marked as holding what nobody vouched for), without its bytes; `None` where the answer would
 /// depend on them (a remembered verdict, the check).
 pub fn readable_by_rule(call: &Call<'_>, path: &Path, real: &Path) -> Option<bool> {
-    let state = call.session.state();
-    match workspace_file::integrity_through_links(&state.trust, path, real)? {
+    let trust = call.session.trust.lock();
+    match workspace_file::integrity_through_links(&trust, path, real, None)? {
         Integrity::Trusted => Some(true),
         Integrity::Untrusted => Some(false),
     }
@@ -188,21 +191,23 @@ pub fn readable_by_rule(call: &Call<'_>, path: &Path, real: &Path) -> Option<boo
 
 fn known_counting(call: &Call<'_>, c: &Candidate<'_>, count: bool) -> Result<Judged, Fingerprint> {
     let session = call.session;
-    let mut state = session.state();
     let decided = |hold: Option<Hold>, by_rule: bool| Judged {
         hold,
         by_rule,
         verdict: None,
         outcome: None,
     };
-    match workspace_file::integrity_through_links(&state.trust, c.path, c.real) {
+    let by_rule =
+        workspace_file::integrity_through_links(&session.trust.lock(), c.path, c.real, c.file);
+    match by_rule {
         Some(Integrity::Trusted) => return Ok(decided(None, true)),
         Some(Integrity::Untrusted) => return Ok(decided(Some(Hold::Marked), false)),
         None => {}
     }
     let fingerprint = policy::fingerprint(c.bytes);
-    if let Some(verdict) = state.verdicts.recall(c.real, &fingerprint) {
-        state.verdicts.saved += u64::from(count);
+    let mut verdicts = session.verdicts.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(verdict) = verdicts.recall(c.real, &fingerprint) {
+        verdicts.saved += u64::from(count);
         let hold = match verdict {
             Verdict::Safe => None,
             _ => Some(Hold::Unsafe),
@@ -265,11 +270,12 @@ pub async fn judge(call: &Call<'_>, candidates: &[Candidate<'_>], cap: usize) ->
         let c = &candidates[i];
         let verdict = outcome.verdict;
         {
+            {
+                let mut verdicts = session.verdicts.lock().unwrap_or_else(|p| p.into_inner());
+                verdicts.made += 1;
+                verdicts.keep(c.real.to_path_buf(), fingerprint, verdict);
+            }
             let mut state = session.state();
-            state.verdicts.made += 1;
-            state
-                .verdicts
-                .keep(c.real.to_path_buf(), fingerprint, verdict);
             state.audit.record(
                 Gate::Trust,
                 if verdict == Verdict::Safe {

@@ -157,6 +157,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         real: &real,
         shown: &shown,
         bytes: &content,
+        file: disk.as_ref().and_then(|d| d.file),
     };
     let judged = content_trust::judge(call, &[candidate], 1).await.pop();
     match judged.and_then(|j| j.hold) {

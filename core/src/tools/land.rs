@@ -150,6 +150,7 @@ fn readable_copy(call: &Call<'_>, path: &Path, real: &Path, bytes: &[u8]) -> boo
             real,
             shown: "",
             bytes: &candidate,
+            file: crate::workspace_file::identity(real),
         },
     )
 }
@@ -188,9 +189,10 @@ impl Target {
             // Nothing is there: no bytes for anybody to have vouched for, unless the agent's own
             // write of untrusted data marked the path (then it stays marked).
             (None, None) => match workspace_file::integrity_through_links(
-                &call.session.state().trust,
+                &call.session.trust.lock(),
                 &path,
                 &real,
+                None,
             ) {
                 Some(crate::kernel::label::Integrity::Untrusted) => Label::UNTRUSTED_PRIVATE,
                 _ => Label::TRUSTED_PRIVATE,
@@ -459,6 +461,14 @@ async fn land(
     };
     // What the person typed while the question was open is seen before the change lands.
     session.files.refresh(&target.path).await;
+    // Untrusted data is marked before it lands, in the session's one trust map (TRUST-10): no
+    // reader, in this seat or another, finds the new bytes under an older vouch.
+    if !data_label.is_trusted() {
+        session
+            .trust
+            .lock()
+            .mark_written_untrusted(target.path.clone(), None);
+    }
     let outcome = match (&target.buffer, session.files.version(&target.path)) {
         // Still at the version the question was put on: the edits come from the proposal's own
         // diff (or one diff of the person's version), made on the text read then.
@@ -552,10 +562,12 @@ async fn land(
         }
     };
     if !data_label.is_trusted() {
+        // Again, now that the file is there: its identity on disk marks every name it has.
+        let file = workspace_file::identity(&target.path);
         session
-            .state()
             .trust
-            .mark_written_untrusted(target.path.clone());
+            .lock()
+            .mark_written_untrusted(target.path.clone(), file);
         call.record(
             Gate::Trust,
             Decision::Observed,

@@ -126,7 +126,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     let shown = display_path(&session.cwd, &dir);
     // Inside a denied place nothing is walked at all; a listing that would hold a denied path is
     // withheld below like one holding a path marked untrusted (seed 002, TRUST-9).
-    let denied = session.state().trust.denied(&dir).is_some();
+    let denied = session.trust.lock().denied(&dir).is_some();
     if denied {
         call.record(
             Gate::FileRead,
@@ -173,7 +173,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             Err(_) => return ToolOutput::error("internal: the listing's walk did not finish"),
         }
     };
-    let withheld = session.state().trust.untrusted_within(&dir);
+    let withheld = session.trust.lock().untrusted_within(&dir);
     if withheld {
         return withheld_listing(call, &shown, walk);
     }

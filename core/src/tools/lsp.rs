@@ -258,8 +258,8 @@ async fn answer(call: &Call<'_>, args: Args) -> ToolOutput {
         // only for a file it may read, and otherwise only that nothing is there.
         let vouched = call
             .session
-            .state()
             .trust
+            .lock()
             .integrity_of(&super::real_path(&target.path))
             == Some(Integrity::Trusted);
         let why = match (vouched, stale) {
@@ -981,8 +981,8 @@ fn render(
             let vouched = match &place {
                 Place::Inside { path, .. } => {
                     call.session
-                        .state()
                         .trust
+                        .lock()
                         .integrity_of(&super::real_path(path))
                         == Some(Integrity::Trusted)
                 }
@@ -1036,8 +1036,8 @@ fn render(
 
 /// Whether a deny rule covers `path` as named or where its links lead (TRUST-9).
 fn denied(call: &Call<'_>, path: &Path) -> bool {
-    let state = call.session.state();
-    state.trust.denied(path).is_some() || state.trust.denied(&super::real_path(path)).is_some()
+    let trust = call.session.trust.lock();
+    trust.denied(path).is_some() || trust.denied(&super::real_path(path)).is_some()
 }
 
 /// A file's text for converting a server's columns: the open buffer, else the disk.

@@ -21,7 +21,7 @@ use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::Origin;
-use crate::kernel::trust::{RuleOrigin, Scope, TrustRule};
+use crate::kernel::trust::{Gesture, Moment, Scope};
 use crate::session::{OptionKind, Question, QuestionKind, QuestionOption, Subject, Update};
 use crate::workspace_file::{self, Contents, READ_LIMIT, Refusal};
 
@@ -122,7 +122,10 @@ async fn read_by_path(call: &Call<'_>, raw: &str, page: Page) -> ToolOutput {
         Decision::Allowed,
         format!("read_file.path {shown} proposed by the model, confined and non-destructive"),
     );
-    // Read once: whatever follows (a check, a question, a page) is about exactly these bytes.
+    // Read once: whatever follows (a check, a question, a page) is about exactly these bytes. The
+    // trust map's moment is taken first, so a yes to a question about them is a gesture made
+    // before any mark written after this read, and the store refuses it over one (TRUST-10).
+    let shown_at = session.trust.lock().now();
     let file = match workspace_file::read(session, &path, READ_LIMIT).await {
         Ok(file) => file,
         Err(refusal) => return unread(call, &shown, &refusal),
@@ -130,7 +133,7 @@ async fn read_by_path(call: &Call<'_>, raw: &str, page: Page) -> ToolOutput {
     if let Some(media_type) = picture_media_type(&path) {
         return quarantine_picture(call, &shown, media_type, file.bytes);
     }
-    read_judged(call, &path, &shown, page, file).await
+    read_judged(call, &path, &shown, page, file, shown_at).await
 }
 
 /// What the planner is told when a file was not read, worded from its metadata alone. Recorded,
@@ -165,6 +168,7 @@ async fn read_judged(
     shown: &str,
     page: Page,
     file: Contents,
+    shown_at: Moment,
 ) -> ToolOutput {
     let session = call.session;
     // The check and the question see a labelled copy; a page, if one is presented, is made from
@@ -175,6 +179,7 @@ async fn read_judged(
         real: &file.real,
         shown,
         bytes: &content,
+        file: file.file,
     };
     let Some(judged) = content_trust::judge(call, &[candidate], 1).await.pop() else {
         return ToolOutput::error("internal: the content-trust helper judged nothing");
@@ -245,7 +250,13 @@ async fn read_judged(
         ],
     };
     let answer = call.ask(question.clone()).await;
-    let approved = answer.approves(&question);
+    let gesture = answer
+        .approval(&question)
+        .map(|yes| Gesture::new(path.to_path_buf(), Scope::File, shown_at, yes));
+    // The person's yes is written to the session's one trust map, unless a mark made since the
+    // read overtook it: then the bytes they were shown are no longer what the path holds.
+    let vouched = gesture.map(|g| session.trust.lock().vouch(g));
+    let approved = matches!(vouched, Some(Ok(())));
     {
         let mut state = session.state();
         state.audit.record(
@@ -264,12 +275,14 @@ async fn read_judged(
                 }
             ),
         );
+        if let Some(Err(overtaken)) = &vouched {
+            state.audit.record(
+                Gate::Trust,
+                Decision::Refused,
+                format!("{shown} not trusted: {overtaken}"),
+            );
+        }
         if approved {
-            state.trust.add(TrustRule {
-                path: path.to_path_buf(),
-                scope: Scope::File,
-                origin: RuleOrigin::Person,
-            });
             state.audit.record(
                 Gate::Trust,
                 Decision::Allowed,

@@ -286,13 +286,13 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     let git_dir = root.join(".git");
     // The rules alone decide, before any file under .git is read.
     let (git_trusted, tree_trusted, git_denied, tree_denied, trust) = {
-        let state = session.state();
+        let trust = session.trust.snapshot();
         (
-            git_dir_trusted(&state.trust, &git_dir),
-            git_dir_trusted(&state.trust, &root),
-            state.trust.denied_within(&git_dir).is_some(),
-            state.trust.denied_within(&root).is_some(),
-            state.trust.clone(),
+            git_dir_trusted(&trust, &git_dir),
+            git_dir_trusted(&trust, &root),
+            trust.denied_within(&git_dir).is_some(),
+            trust.denied_within(&root).is_some(),
+            trust,
         )
     };
     if git_denied {
@@ -595,14 +595,14 @@ async fn present(call: &Call<'_>, root: &Path, shown: &str, answer: Answer) -> T
     let cwd = &session.cwd;
     // A file the person's rules mark untrusted, shown or read, makes the answer as untrusted.
     let distrusted = {
-        let state = session.state();
+        let trust = session.trust.lock();
         answer
             .sections
             .iter()
             .flat_map(|s| s.paths.iter())
             .chain(answer.read.iter())
             .map(|p| workspace_path(root, p))
-            .find(|p| state.trust.integrity_of(p) == Some(Integrity::Untrusted))
+            .find(|p| trust.integrity_of(p) == Some(Integrity::Untrusted))
     };
     let mut lines: Vec<String> = Vec::new();
     let mut held: Vec<String> = Vec::new();
@@ -779,13 +779,13 @@ mod tests {
         let git = Path::new("/w/.git");
         let mut map = TrustMap::default();
         assert!(!git_dir_trusted(&map, git), "nobody said anything");
-        map.add(TrustRule {
+        map.restore(TrustRule {
             path: PathBuf::from("/w"),
             scope: Scope::Directory,
             origin: RuleOrigin::Person,
         });
         assert!(git_dir_trusted(&map, git));
-        map.mark_written_untrusted(PathBuf::from("/w/.git/config"));
+        map.mark_written_untrusted(PathBuf::from("/w/.git/config"), None);
         assert!(
             !git_dir_trusted(&map, git),
             "one file under it is distrusted"

@@ -27,7 +27,7 @@ use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::{Origin, Reference, human_size};
-use crate::kernel::trust::{RuleOrigin, Scope, TrustRule};
+use crate::kernel::trust::Scope;
 use crate::process;
 use crate::run::{Plan, SystemEnvironment, compile};
 use crate::runner::{self, RunIo, RunReport};
@@ -474,7 +474,7 @@ async fn check_operands(
     places: &readonly::Places,
 ) -> Vec<std::path::PathBuf> {
     let files: Vec<std::path::PathBuf> = {
-        let state = call.session.state();
+        let trust = call.session.trust.snapshot();
         let mut files = Vec::new();
         for command in plan.commands() {
             if !rules::system_program(command, places)
@@ -487,7 +487,7 @@ async fn check_operands(
                 return Vec::new();
             };
             for o in &operands {
-                if let Some(real) = o.checkable(plan.directory(), places, &state.trust) {
+                if let Some(real) = o.checkable(plan.directory(), places, &trust) {
                     files.push(real);
                 }
             }
@@ -508,17 +508,19 @@ async fn check_operands(
                 real.clone(),
                 display_path(&call.session.cwd, real),
                 Labelled::new(contents.bytes, Label::UNTRUSTED_PRIVATE),
+                contents.file,
             )),
             Err(_) => return Vec::new(),
         }
     }
     let candidates: Vec<content_trust::Candidate<'_>> = read
         .iter()
-        .map(|(real, shown, bytes)| content_trust::Candidate {
+        .map(|(real, shown, bytes, file)| content_trust::Candidate {
             path: real,
             real,
             shown,
             bytes,
+            file: *file,
         })
         .collect();
     let judged = content_trust::judge(call, &candidates, RUN_CHECK_CAP).await;
@@ -545,7 +547,7 @@ fn read_only_over_vouched(
     places: &readonly::Places,
     checked: &dyn Fn(&std::path::Path) -> bool,
 ) -> bool {
-    let state = call.session.state();
+    let trust = call.session.trust.snapshot();
     plan.commands().iter().all(|command| {
         if !rules::system_program(command, places)
             || !command.redirects().is_empty()
@@ -556,7 +558,7 @@ fn read_only_over_vouched(
         match readonly::parse(command.name(), command.arguments()) {
             Ok(operands) => operands
                 .iter()
-                .all(|o| o.vouched_or_checked(plan.directory(), places, &state.trust, checked)),
+                .all(|o| o.vouched_or_checked(plan.directory(), places, &trust, checked)),
             Err(_) => false,
         }
     })
@@ -570,18 +572,20 @@ fn mark_writes(call: &Call<'_>, plan: &Plan, label: Label, before: Option<&outpu
         return;
     }
     let written = before.map(outputs::Before::written).unwrap_or_default();
-    let mut state = call.session.state();
+    // Into the session's one trust map, from whatever seat this run was approved in (TRUST-10).
+    let mut trust = call.session.trust.lock();
     for w in plan.writes() {
-        state.trust.mark_written_untrusted(super::real_path(w));
+        let real = super::real_path(w);
+        let file = crate::workspace_file::identity(&real);
+        trust.mark_written_untrusted(real, file);
     }
     for w in written {
         match w {
-            outputs::Written::File(path) => state.trust.mark_written_untrusted(path),
-            outputs::Written::Directory(path) => state.trust.add(TrustRule {
-                path,
-                scope: Scope::Directory,
-                origin: RuleOrigin::AgentWroteUntrusted,
-            }),
+            outputs::Written::File(path) => {
+                let file = crate::workspace_file::identity(&path);
+                trust.mark_written_untrusted(path, file);
+            }
+            outputs::Written::Directory(path) => trust.mark(path, Scope::Directory, None),
         }
     }
 }
@@ -746,12 +750,15 @@ fn start_job(
     // keeps its rule; COST-8).
     if !label.is_trusted() {
         let candidates = outputs::candidates(&plan, &opened_places(call));
-        let mut state = session.state();
+        let mut trust = session.trust.lock();
         for w in plan.writes() {
-            state.trust.mark_written_untrusted(super::real_path(w));
+            let real = super::real_path(w);
+            let file = crate::workspace_file::identity(&real);
+            trust.mark_written_untrusted(real, file);
         }
         for path in candidates.into_iter().filter(|p| !p.is_dir()) {
-            state.trust.mark_written_untrusted(path);
+            let file = crate::workspace_file::identity(&path);
+            trust.mark_written_untrusted(path, file);
         }
     }
     tokio::spawn(async move {

@@ -58,6 +58,7 @@ use crate::kernel::label::{Integrity, Label};
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::{Origin, human_size};
+use crate::kernel::trust::FileId;
 
 /// Matches one call returns; past it the result says which offset continues.
 pub const MAX_MATCHES: usize = 200;
@@ -195,7 +196,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     if std::fs::symlink_metadata(&root).is_err() {
         return ToolOutput::error(format!("no such file or directory: {shown}"));
     }
-    let denied = session.state().trust.denied(&root).is_some();
+    let denied = session.trust.lock().denied(&root).is_some();
     if denied {
         call.record(
             Gate::FileRead,
@@ -230,8 +231,9 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     // Names under a path marked untrusted are withheld, so nothing there is checked either: what
     // no rule vouches for stays in the reference.
     let (trust, withheld) = {
-        let state = session.state();
-        (state.trust.clone(), state.trust.untrusted_within(&root))
+        let trust = session.trust.snapshot();
+        let withheld = trust.untrusted_within(&root);
+        (trust, withheld)
     };
     let outcome = {
         let files: Arc<dyn Files> = session.files.clone();
@@ -368,6 +370,28 @@ async fn sort_matches(call: &Call<'_>, outcome: &Outcome, withheld: bool) -> Sor
         .iter()
         .map(|(p, _)| control_pictures(&display_path(&session.cwd, p)))
         .collect();
+    // Each matched file's identity on disk, so a mark on the same file under another name holds
+    // it back too (TRUST-11). One stat a file, off the runtime's workers.
+    let identities: Vec<(PathBuf, Option<FileId>)> = {
+        let paths: Vec<PathBuf> = files.iter().map(|p| p.to_path_buf()).collect();
+        tokio::task::spawn_blocking(move || {
+            paths
+                .into_iter()
+                .map(|p| {
+                    let id = crate::workspace_file::identity(&p);
+                    (p, id)
+                })
+                .collect()
+        })
+        .await
+        .unwrap_or_default()
+    };
+    let identity_of = |p: &Path| -> Option<FileId> {
+        identities
+            .iter()
+            .find(|(q, _)| q.as_path() == p)
+            .and_then(|(_, id)| *id)
+    };
     let candidates: Vec<Candidate<'_>> = kept
         .iter()
         .zip(&shown_names)
@@ -376,6 +400,7 @@ async fn sort_matches(call: &Call<'_>, outcome: &Outcome, withheld: bool) -> Sor
             real: p,
             shown,
             bytes,
+            file: identity_of(p),
         })
         .collect();
     let judged = content_trust::judge(call, &candidates, CHECK_CAP).await;
@@ -386,7 +411,7 @@ async fn sort_matches(call: &Call<'_>, outcome: &Outcome, withheld: bool) -> Sor
         .map(|((p, _), _)| p.as_path())
         .collect();
     let verdict_of = |p: &Path| -> Result<(), Hold> {
-        let rule = session.state().trust.integrity_of(p);
+        let rule = session.trust.lock().integrity_of_file(p, identity_of(p));
         match rule {
             Some(Integrity::Trusted) => return Ok(()),
             Some(Integrity::Untrusted) => return Err(Hold::Marked),

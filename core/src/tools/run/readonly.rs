@@ -919,7 +919,7 @@ mod tests {
         assert!(made.success());
         let mut trust = TrustMap::default();
         let vouch = |trust: &mut TrustMap, path: PathBuf, scope, origin| {
-            trust.add(TrustRule {
+            trust.restore(TrustRule {
                 path,
                 scope,
                 origin,
@@ -971,12 +971,12 @@ mod tests {
         let want: Vec<String> = cases.iter().map(|(o, v)| format!("{o:?} {v}")).collect();
         assert_eq!(got, want);
         // An untrusted mark inside a trusted directory keeps its names back.
-        trust.mark_written_untrusted(root.join("docs/inner/a.md"));
+        trust.mark_written_untrusted(root.join("docs/inner/a.md"), None);
         assert!(!Operand::Entry("docs").vouched_or_checked(&root, &places, &trust, &|_| false));
         assert!(Operand::File("notes.md").vouched_or_checked(&root, &places, &trust, &|_| false));
         // A deny rule on a file the person also vouched for: asked, never opened unasked, even
         // where a check passed its bytes; and the directory holding it keeps its names back.
-        trust.add(TrustRule {
+        trust.restore(TrustRule {
             path: root.join("notes.md"),
             scope: Scope::File,
             origin: RuleOrigin::Denied,
