@@ -647,3 +647,86 @@ fn a_hostile_schema_reaches_the_planner_as_the_drivers_words_and_its_tools_quest
         "{sent}"
     );
 }
+
+// Verifies: MCP-4, GATE-4
+#[test]
+fn an_mcp_allow_rule_does_not_answer_for_a_context_that_read_a_private_file() {
+    let workspace = tempfile::tempdir().expect("workspace");
+    std::fs::write(workspace.path().join("notes.txt"), "my private notes\n").expect("write");
+    let model = FakeModel::start(vec![
+        call(
+            "e1",
+            "mcp__fake__copy",
+            json!({"from": "/nonexistent/a", "to": "/nonexistent/b", "why": "first"}),
+        ),
+        call(
+            "r1",
+            "read_file",
+            json!({"path": "notes.txt", "why": "read"}),
+        ),
+        call(
+            "e2",
+            "mcp__fake__echo",
+            json!({"text": "my private notes", "why": "after"}),
+        ),
+        Reply::text("done"),
+    ]);
+    let options = LspOptions::new(workspace.path())
+        .model_url(&model.url())
+        .home_file(
+            ".bravebot/settings.json",
+            settings_args(json!([]), json!([]), json!(["mcp__fake__*"])),
+        )
+        .timeout(Duration::from_secs(60));
+    let client = LspClient::start(options);
+    client.initialize(json!({}));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let kept = seen.clone();
+    client.answer_permissions_with(move |q| {
+        kept.lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(q.clone());
+        match q.question_kind() {
+            Some("mcpStart") => Answer::choose(q, "allow_once"),
+            Some("mcpTools") => Answer::select("schemas-only"),
+            _ => Answer::choose(q, "reject_once"),
+        }
+    });
+    let session = client.new_session();
+    client
+        .request(
+            "bravebot/session/prompt",
+            json!({"sessionId": session, "text": "echo my notes", "files": ["notes.txt"]}),
+        )
+        .unwrap_or_else(|e| panic!("prompt failed: {e}"));
+    assert!(
+        model.tool_result("r1").contains("my private notes"),
+        "the file was read as the person's: {}",
+        model.tool_result("r1")
+    );
+    // The first call, written before anything private was read, went out on the rule.
+    assert!(
+        model.tool_result("e1").contains("ref:"),
+        "{}",
+        model.tool_result("e1")
+    );
+    // The second is put to the person, saying why, and refused here.
+    let asked: Vec<ServerRequest> = seen.lock().expect("questions").clone();
+    let calls: Vec<&ServerRequest> = asked
+        .iter()
+        .filter(|q| q.question_kind() == Some("mcpCall"))
+        .collect();
+    assert_eq!(calls.len(), 1, "{asked:#?}");
+    assert!(
+        calls[0].params["subject"]["notice"]
+            .as_str()
+            .is_some_and(|n| n.contains("after reading your files")),
+        "{}",
+        calls[0].params
+    );
+    assert!(
+        model.tool_result("e2").contains("did not approve"),
+        "{}",
+        model.tool_result("e2")
+    );
+}

@@ -611,15 +611,32 @@ async fn gate_and_call(
         );
         return ToolOutput::refused(format!("{name} is denied by the person's mcp.deny rule"));
     }
-    let routing = session.state().context.routing();
-    let allowed = named_by(&session.settings.mcp_allow, server, name) && routing == Routing::Own;
+    let (routing, routing_label) = {
+        let state = session.state();
+        (state.context.routing(), state.context.label())
+    };
+    // An allow rule answers only for arguments written by a context whose routing is its own
+    // (CTX-2) and that holds nothing private: what a call carries reaches a program that may keep
+    // it or send it on, as a URL reaches its host (GATE-4).
+    let named = named_by(&session.settings.mcp_allow, server, name);
+    let private = named && !(routing_label.is_public() && routing_label.is_trusted());
+    let allowed = named && routing == Routing::Own && !private;
     if allowed {
         call.record(
             Gate::Question,
             Decision::Allowed,
-            format!("mcpCall {name}: mcp.allow names it"),
+            format!("mcpCall {name} [routing] {routing_label}: mcp.allow names it"),
         );
     } else {
+        if private {
+            call.record(
+                Gate::Question,
+                Decision::Observed,
+                format!(
+                    "mcpCall {name} [routing] {routing_label}: an mcp.allow rule names it, but the arguments were written by a context holding private data, so the person is asked"
+                ),
+            );
+        }
         if !session.screen.interactive() {
             call.record(
                 Gate::Question,
@@ -650,6 +667,9 @@ async fn gate_and_call(
                     "The server runs confined; what it answers is held back from the planner as a reference.{}{}",
                     if routing == Routing::PersonOnly {
                         " This conversation has met content nobody vouched for, so no rule answers for you."
+                    } else if private {
+                        " Your mcp.allow rule names this tool, but the agent wrote these arguments after reading your files: \
+check that they carry nothing of them before you allow it, since the server gets them."
                     } else {
                         ""
                     },
