@@ -166,7 +166,9 @@ pub fn rebuild(schema: &Map<String, Value>) -> Rebuilt {
             out.insert("properties".into(), Value::Object(rebuilt_props));
             if let Some(Value::Array(required)) = source.get("required") {
                 let mut kept: Vec<Value> = Vec::new();
-                for r in required {
+                // At most as many entries as the walk has parts: a longer list names nothing more
+                // that was kept.
+                for r in required.iter().take(MAX_NODES) {
                     let Some(r) = r.as_str() else { continue };
                     if let Some((_, planner_name)) = names.iter().find(|(n, _)| *n == r)
                         && !kept.iter().any(|k| k == planner_name.as_str())
@@ -216,7 +218,7 @@ pub fn rebuild(schema: &Map<String, Value>) -> Rebuilt {
                 continue;
             };
             let mut rebuilt_branches = Vec::new();
-            for branch in branches {
+            for branch in branches.iter().take(MAX_NODES) {
                 let Value::Object(sub) = branch else { continue };
                 if !deeper {
                     cut.depth = true;
