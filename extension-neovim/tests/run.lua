@@ -1870,7 +1870,7 @@ case(':Bravebot show of a picture an MCP server sent says a picture of that type
     local stop
     require('bravebot.client').prompt('draw a chart', nil, function(r) stop = r end)
     answer_with('Start it for this session')
-    answer_with('Offer their names and schemas only')
+    answer_with('Offer names and schemas only: the agent will read the names and schemas shown, no description')
     answer_with('Call it')
     wait(function() return stop ~= nil end, 'the turn to end')
     eq('endTurn', stop, 'stopReason')

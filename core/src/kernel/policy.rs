@@ -132,6 +132,12 @@ pub fn concat(parts: Vec<Labelled<String>>) -> Labelled<String> {
     Labelled::new(text, label)
 }
 
+/// The same text as bytes, with the same label: what a person is shown, handed to a check so the
+/// check reads exactly that. Nothing here looks at what it says.
+pub fn text_to_bytes(value: &Labelled<String>) -> Labelled<Vec<u8>> {
+    Labelled::new(value.value().as_bytes().to_vec(), value.label())
+}
+
 /// Presents what a program printed after the person, shown those bytes, vouched for the command
 /// that printed them for the rest of the session (the `a` answer at a run prompt, given at the
 /// question that shows its output). The person's gesture is the new provenance, as a yes to a

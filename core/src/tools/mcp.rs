@@ -13,6 +13,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::context::Routing;
+use crate::kernel::label::Label;
+use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, Endorsement, PlannerText};
 use crate::kernel::slot::{Origin, Reference};
 use crate::mcp::{Approval, Listed, Running, State};
@@ -244,7 +246,11 @@ It gets your environment less bravebot's credentials. Its tools are put to you n
     }
 }
 
-/// Puts a server's tools to the person: names, schemas and descriptions, all drawn as untrusted.
+/// Puts a server's tools to the person, after a check has read everything the question shows
+/// (MCP-12): for each tool its full name, the schema the planner would read (the driver's
+/// rebuild), the tokens standing for the server's own names, and its whole description, all drawn
+/// as content nobody vouched for, with the check's verdict beside them. Each approving option says
+/// in its own words what the agent will read.
 async fn approve_tools(
     session: &Session,
     server: &str,
@@ -253,12 +259,48 @@ async fn approve_tools(
     again: bool,
     cancel: &CancellationToken,
 ) {
-    let shown = policy::concat(tools.iter().map(|t| t.shown.clone()).collect());
     let unusable = running
         .listed
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .unusable;
+    let mut parts = Vec::new();
+    for t in &tools {
+        parts.push(Labelled::new(
+            format!("{}\n", full_name(server, &t.name)),
+            Label::TRUSTED_PUBLIC,
+        ));
+        parts.push(t.shown.clone());
+    }
+    let shown = policy::concat(parts);
+    let described: usize = tools
+        .iter()
+        .map(|t| policy::measure(&t.description).1)
+        .sum();
+    let renamed: usize = tools.iter().map(|t| t.rebuilt.renamed.len()).sum();
+    let cut = tools.iter().filter(|t| t.rebuilt.cut.any()).count();
+    // Nobody watching: the question would be refused, so nothing is sent to a check either.
+    if !session.screen.interactive() {
+        record(
+            session,
+            Gate::Question,
+            Decision::Refused,
+            format!("mcpTools {server}: nobody is watching to approve them"),
+        );
+        refuse_tools(session, server, running, &tools, again);
+        return;
+    }
+    // The check reads what the question shows, so what either answer lets the planner read has
+    // been checked before the person is asked (seed 000).
+    let checked = policy::text_to_bytes(&shown);
+    let outcome = crate::check::run(
+        session,
+        &checked,
+        &format!("the MCP server {server}'s tool listing"),
+        "names, parameter schemas and descriptions of a program's tools",
+        cancel,
+    )
+    .await;
     let question = Question {
         asker: None,
         kind: QuestionKind::McpTools,
@@ -276,15 +318,27 @@ async fn approve_tools(
         why: None,
         subject: Subject {
             content: Some(shown),
+            verdict: Some(outcome.verdict),
+            verdict_text: outcome.reasons,
             origin: Some(format!("the MCP server {server}'s own words")),
             notice: Some(format!(
-                "Descriptions are the server's words and can carry instructions. Offered with descriptions, \
-they reach the planner as content nobody vouched for, so every effect after that is put to you. Offered by \
-name and schema only, the planner sees neither descriptions nor the schema's own text. A tool whose description \
-or schema changes later is withheld until you approve it again.{}",
+                "A check read everything shown here before you were asked; its verdict is beside it. \
+With names and schemas only, the agent reads for each tool its full name, a sentence bravebot wrote, and the \
+schema after `the agent reads its schema:`, exactly as shown: bravebot rebuilt it from structure and JSON types, \
+keeping property names of at most 32 ASCII letters, digits, `_` and `-` and giving every other name a token \
+({renamed} here) that is turned back into the server's name when a tool is called; no description, title, \
+default, example, pattern, format, enum or const value, bound or reference of the server's reaches it.{} \
+With descriptions, the agent also reads every description shown, {described} bytes in all, shown whole: they \
+are the server's words and can carry instructions, so from then on every effect is put to you. A tool whose \
+listing changes later is withheld until you approve it again.{}",
+                if cut > 0 {
+                    format!(" The schemas of {cut} tool(s) were cut where shown.")
+                } else {
+                    String::new()
+                },
                 if unusable > 0 {
                     format!(
-                        " {unusable} tool(s) have names a planner cannot call and are not offered."
+                        " {unusable} tool(s) have names that are not short ASCII identifiers and are not offered."
                     )
                 } else {
                     String::new()
@@ -295,12 +349,12 @@ or schema changes later is withheld until you approve it again.{}",
         options: vec![
             option(
                 "with-descriptions",
-                "Offer them with their descriptions",
+                "Offer them with descriptions: the agent will read the names, schemas and descriptions shown",
                 OptionKind::AllowOnce,
             ),
             option(
                 "schemas-only",
-                "Offer their names and schemas only",
+                "Offer names and schemas only: the agent will read the names and schemas shown, no description",
                 OptionKind::AllowOnce,
             ),
             option(
@@ -341,20 +395,32 @@ or schema changes later is withheld until you approve it again.{}",
                 Decision::Refused,
                 format!("mcpTools {server}: none offered"),
             );
-            if again {
-                running
-                    .declined
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .extend(tools.iter().map(|t| t.digest.clone()));
-            } else {
-                running.stop();
-                session.mcp.set(
-                    server,
-                    State::Declined("the person offered none of its tools".into()),
-                );
-            }
+            refuse_tools(session, server, running, &tools, again);
         }
+    }
+}
+
+/// None of these tools is offered: a listing put again stays withheld for the session, and a
+/// server's first listing stops the server.
+fn refuse_tools(
+    session: &Session,
+    server: &str,
+    running: &std::sync::Arc<Running>,
+    tools: &[Listed],
+    again: bool,
+) {
+    if again {
+        running
+            .declined
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(tools.iter().map(|t| t.digest.clone()));
+    } else {
+        running.stop();
+        session.mcp.set(
+            server,
+            State::Declined("the person offered none of its tools".into()),
+        );
     }
 }
 
@@ -395,7 +461,9 @@ pub fn schemas(session: &Session) -> Vec<ToolSchema> {
             let name = full_name(&server, &tool.name);
             let description = match approval {
                 Approval::NameAndSchema => PlannerText::driver(format!(
-                    "A tool of the MCP server `{server}`; its description was not approved, so it is not shown."
+                    "A tool of the MCP server `{server}`; its description was not approved, so it is not shown. \
+Its schema was rebuilt by bravebot from structure and types; a property named like p.1 stands for a name of the server's.{}",
+                    cut_sentence(&tool)
                 )),
                 Approval::WithDescription => {
                     let mut state = session.state();
@@ -408,20 +476,22 @@ pub fn schemas(session: &Session) -> Vec<ToolSchema> {
                         &mut state.audit,
                     );
                     PlannerText::driver(format!(
-                        "A tool of the MCP server `{server}`. Its description, in the server's words: {}",
+                        "A tool of the MCP server `{server}`.{} Its description, in the server's words: {}",
+                        cut_sentence(&tool),
                         released.as_str()
                     ))
                 }
             };
-            let mut parameters = match tool.schema {
+            let mut parameters = match tool.rebuilt.schema {
                 Value::Object(m) => m,
                 _ => Map::new(),
             };
             parameters.insert("type".into(), json!("object"));
             let properties = parameters.entry("properties").or_insert_with(|| json!({}));
+            // The server's own `why`, if it had one, was renamed when its schema was rebuilt.
             if let Value::Object(p) = properties {
                 p.insert(
-                    "why".into(),
+                    crate::mcp::schema::RESERVED.into(),
                     json!({"type": "string", "description": "one line saying what this call is for; shown to the person"}),
                 );
             }
@@ -433,6 +503,15 @@ pub fn schemas(session: &Session) -> Vec<ToolSchema> {
         }
     }
     out
+}
+
+/// Where the walk over a tool's schema stopped, in the driver's words, or nothing.
+fn cut_sentence(tool: &Listed) -> String {
+    tool.rebuilt
+        .cut
+        .describe()
+        .map(|c| format!(" Note: {c}."))
+        .unwrap_or_default()
 }
 
 /// Whether a person-written rule names this tool: by its full name, or `mcp__<server>__*`.
@@ -532,15 +611,32 @@ async fn gate_and_call(
         );
         return ToolOutput::refused(format!("{name} is denied by the person's mcp.deny rule"));
     }
-    let routing = session.state().context.routing();
-    let allowed = named_by(&session.settings.mcp_allow, server, name) && routing == Routing::Own;
+    let (routing, routing_label) = {
+        let state = session.state();
+        (state.context.routing(), state.context.label())
+    };
+    // An allow rule answers only for arguments written by a context whose routing is its own
+    // (CTX-2) and that holds nothing private: what a call carries reaches a program that may keep
+    // it or send it on, as a URL reaches its host (GATE-4).
+    let named = named_by(&session.settings.mcp_allow, server, name);
+    let private = named && !(routing_label.is_public() && routing_label.is_trusted());
+    let allowed = named && routing == Routing::Own && !private;
     if allowed {
         call.record(
             Gate::Question,
             Decision::Allowed,
-            format!("mcpCall {name}: mcp.allow names it"),
+            format!("mcpCall {name} [routing] {routing_label}: mcp.allow names it"),
         );
     } else {
+        if private {
+            call.record(
+                Gate::Question,
+                Decision::Observed,
+                format!(
+                    "mcpCall {name} [routing] {routing_label}: an mcp.allow rule names it, but the arguments were written by a context holding private data, so the person is asked"
+                ),
+            );
+        }
         if !session.screen.interactive() {
             call.record(
                 Gate::Question,
@@ -568,11 +664,23 @@ async fn gate_and_call(
                 command: Some(name.to_string()),
                 plan,
                 notice: Some(format!(
-                    "The server runs confined; what it answers is held back from the planner as a reference.{}",
+                    "The server runs confined; what it answers is held back from the planner as a reference.{}{}",
                     if routing == Routing::PersonOnly {
                         " This conversation has met content nobody vouched for, so no rule answers for you."
+                    } else if private {
+                        " Your mcp.allow rule names this tool, but the agent wrote these arguments after reading your files: \
+check that they carry nothing of them before you allow it, since the server gets them."
                     } else {
                         ""
+                    },
+                    if tool.rebuilt.renamed.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            " Names like p.1 stand for parameters of the server's whose own names are not short identifiers; \
+the server gets its own {} name(s) back.",
+                            tool.rebuilt.renamed.len()
+                        )
                     }
                 )),
                 ..Subject::default()
@@ -598,7 +706,7 @@ async fn gate_and_call(
         );
     }
     let result = tokio::select! {
-        r = running.call(&tool.name, args) => r,
+        r = running.call(&tool.name, tool.rebuilt.to_server(args)) => r,
         () = call.cancel.cancelled() => Err(crate::mcp::CallError::Cancelled),
     };
     // A server may change its tools on any call: listed again now, so a changed one is withheld
