@@ -231,7 +231,7 @@ fn option_names(q: &bravebot_tests::lsp_client::ServerRequest) -> Vec<String> {
         .collect()
 }
 
-// Verifies: REL-1, REL-2, VET-1, READ-4, RUNTOOL-5
+// Verifies: REL-1, REL-2, VET-1, READ-4, RUNTOOL-5, JUDGE-5
 #[test]
 fn every_release_question_over_500_lines_carries_them_all_says_the_agent_will_read_them_and_shows_the_verdict()
  {

@@ -266,7 +266,7 @@ mod tests {
         .prepare()
     }
 
-    // Verifies: REL-1
+    // Verifies: REL-1, RUNTOOL-12
     #[test]
     fn every_approving_option_says_the_agent_reads_how_much_and_the_verdict() {
         let c = content(&"line\n".repeat(500));
