@@ -294,7 +294,7 @@ fn every_release_question_over_500_lines_carries_them_all_says_the_agent_will_re
         let names = option_names(q);
         let approving = &names[0];
         assert!(
-            approving.contains("will read these 500 lines") && approving.ends_with("[check: UNSAFE]"),
+            approving.contains("will read all 500 lines (") && approving.ends_with("[check: UNSAFE]"),
             "{approving}"
         );
         assert_eq!(names.last().map(String::as_str), Some("Keep it quarantined"));
@@ -305,7 +305,7 @@ fn every_release_question_over_500_lines_carries_them_all_says_the_agent_will_re
     }
     let trust = &option_names(&questions[0])[0];
     assert!(
-        trust.starts_with("Trust this file for the session: the agent will read these 500 lines"),
+        trust.starts_with("Trust this file for the session: the agent will read all 500 lines"),
         "{trust}"
     );
     let out = model.tool_result("out");

@@ -130,7 +130,10 @@ impl Release<'_> {
             .iter()
             .map(|(id, grant)| QuestionOption {
                 id: (*id).to_string(),
-                name: format!("{} [{screening}]", option_words(grant, &what, omitted.is_some())),
+                name: format!(
+                    "{} [{screening}]",
+                    option_words(grant, lines, size, omitted.is_some())
+                ),
                 kind: match grant {
                     Grant::Once => OptionKind::AllowOnce,
                     Grant::TrustFile | Grant::PlanForSession { .. } => {
@@ -194,19 +197,21 @@ fn amount(lines: usize, bytes: usize) -> String {
 
 /// The approving option's own words: that the agent will read what it releases, how much, and for
 /// how long.
-fn option_words(grant: &Grant, what: &str, cut: bool) -> String {
-    let these = if cut {
-        format!("the {what} shown")
+fn option_words(grant: &Grant, lines: usize, size: usize, cut: bool) -> String {
+    let what = if cut {
+        format!("the {} shown, none of the rest", amount(lines, size))
+    } else if lines == 1 {
+        format!("its one line ({})", human_size(size))
     } else {
-        format!("these {what}")
+        format!("all {}", amount(lines, size))
     };
     match grant {
-        Grant::Once => format!("Show it to the agent this once: it will read {these}"),
+        Grant::Once => format!("Show it to the agent this once: it will read {what}"),
         Grant::TrustFile => format!(
-            "Trust this file for the session: the agent will read {these}, and the file whenever it reads it again"
+            "Trust this file for the session: the agent will read {what}, and the file whenever it reads it again"
         ),
         Grant::PlanForSession { line } => format!(
-            "Allow `{line}` for the rest of this session: the agent will read {these}, and everything it prints each time it runs"
+            "Allow `{line}` for the rest of this session: the agent will read {what}, and everything it prints each time it runs"
         ),
     }
 }
@@ -285,8 +290,8 @@ mod tests {
         assert_eq!(
             names,
             [
-                "Show it to the agent this once: it will read these 500 lines (2.4 KiB) [check: UNSAFE]",
-                "Allow `make` for the rest of this session: the agent will read these 500 lines (2.4 KiB), and everything it prints each time it runs [check: UNSAFE]",
+                "Show it to the agent this once: it will read all 500 lines (2.4 KiB) [check: UNSAFE]",
+                "Allow `make` for the rest of this session: the agent will read all 500 lines (2.4 KiB), and everything it prints each time it runs [check: UNSAFE]",
                 "Keep it quarantined",
             ]
         );
@@ -319,7 +324,7 @@ mod tests {
             "{notice}"
         );
         assert!(
-            p.question.options[0].name.starts_with("Show it to the agent this once: it will read the 4096 lines (4.0 MiB) shown"),
+            p.question.options[0].name.starts_with("Show it to the agent this once: it will read the 4096 lines (4.0 MiB) shown, none of the rest"),
             "{}",
             p.question.options[0].name
         );
