@@ -79,6 +79,9 @@ impl Screening {
 pub enum Grant {
     /// The bytes shown, once.
     Once,
+    /// A picture (or PDF) the person opens from a private copy, once: the question carries no
+    /// text of it, and a yes releases the whole file the copy holds.
+    PictureOnce { media_type: String },
     /// A trust rule on the file: the bytes shown, and the file as it is later this session.
     TrustFile,
     /// A plan allowed for the rest of the session: the bytes shown, and what it prints each time
@@ -122,7 +125,18 @@ impl Release<'_> {
             omitted_lines,
             omitted_bytes,
         } = policy::release_part(self.content, SHOWN_MAX);
-        let omitted = (omitted_bytes > 0).then_some((omitted_lines, omitted_bytes));
+        let picture = self
+            .grants
+            .iter()
+            .any(|(_, g)| matches!(g, Grant::PictureOnce { .. }));
+        // A picture is shown as the copy the caller names, whole, never as text.
+        let (bytes, text, omitted) = if picture {
+            (self.content.clone(), None, None)
+        } else {
+            let omitted = (omitted_bytes > 0).then_some((omitted_lines, omitted_bytes));
+            (bytes, Some(text), omitted)
+        };
+        let size = if picture { policy::measure(self.content).1 } else { size };
         let what = amount(lines, size);
         let screening = self.screening.words();
         let mut options: Vec<QuestionOption> = self
@@ -135,7 +149,7 @@ impl Release<'_> {
                     option_words(grant, lines, size, omitted.is_some())
                 ),
                 kind: match grant {
-                    Grant::Once => OptionKind::AllowOnce,
+                    Grant::Once | Grant::PictureOnce { .. } => OptionKind::AllowOnce,
                     Grant::TrustFile | Grant::PlanForSession { .. } => {
                         OptionKind::AllowAlways
                     }
@@ -172,7 +186,7 @@ impl Release<'_> {
             title: self.title,
             why: self.why,
             subject: Subject {
-                content: Some(text),
+                content: text,
                 verdict,
                 verdict_text,
                 origin: Some(self.origin),
@@ -207,6 +221,10 @@ fn option_words(grant: &Grant, lines: usize, size: usize, cut: bool) -> String {
     };
     match grant {
         Grant::Once => format!("Show it to the agent this once: it will read {what}"),
+        Grant::PictureOnce { media_type } => format!(
+            "Show the picture to the agent this once: it will see the whole {media_type} file ({})",
+            human_size(size)
+        ),
         Grant::TrustFile => format!(
             "Trust this file for the session: the agent will read {what}, and the file whenever it reads it again"
         ),
@@ -301,6 +319,27 @@ mod tests {
         assert!(p.omitted.is_none());
         assert_eq!(policy::measure(&p.released), (500, 2500), "all of it is carried and released");
         assert_eq!(p.question.subject.notice, None);
+    }
+
+    // Verifies: REL-1
+    #[test]
+    fn a_picture_is_carried_as_no_text_and_its_option_says_the_agent_sees_the_whole_file() {
+        let c = Labelled::new(vec![0x89, b'P', b'N', b'G', b'\n', 0, 1, 2], Label::UNTRUSTED_PRIVATE);
+        let p = release(
+            &c,
+            Screening::Checked {
+                verdict: Verdict::Inconclusive,
+                reasons: None,
+            },
+            vec![("show", Grant::PictureOnce { media_type: "image/png".into() })],
+        );
+        assert!(p.question.subject.content.is_none());
+        assert_eq!(
+            p.question.options[0].name,
+            "Show the picture to the agent this once: it will see the whole image/png file (8 B) [check: did not complete]"
+        );
+        assert_eq!(policy::measure(&p.released).1, 8, "the whole picture");
+        assert!(p.omitted.is_none());
     }
 
     // Verifies: REL-2

@@ -203,7 +203,15 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             origin: origin_words.clone(),
             content: &content,
             screening: Screening::checked(outcome),
-            grants: vec![("show", Grant::Once)],
+            grants: vec![(
+                "show",
+                match &picture {
+                    Some(media_type) => Grant::PictureOnce {
+                        media_type: media_type.clone(),
+                    },
+                    None => Grant::Once,
+                },
+            )],
             subject: Subject {
                 path: copy.as_ref().map(|c| c.0.display().to_string()),
                 header: Some("The agent expects".into()),
@@ -215,15 +223,9 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             },
         }
         .prepare();
-        let mut question = prepared.question;
-        if picture.is_some() {
-            // A picture's bytes are not text to draw: the person opens the copy instead, and a
-            // yes lets the picture through whole.
-            question.subject.content = None;
-        } else {
-            released = prepared.released;
-            omitted = prepared.omitted;
-        }
+        let question = prepared.question;
+        released = prepared.released;
+        omitted = prepared.omitted;
         let answer = call.ask(question.clone()).await;
         drop(copy);
         answer.approves(&question).then_some(Endorsement::Person)
