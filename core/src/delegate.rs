@@ -42,7 +42,13 @@ const MAX_DEFINITIONS: usize = 64;
 
 /// What every kind may read. Never `vet_content`: its question would be the person's, about
 /// content they never asked to see, in the middle of work they are not reading (seed 000; DELEG-2).
-const READING: &[&str] = &["read_file", "list_files", "search", "read_git", "load_skill"];
+const READING: &[&str] = &[
+    "read_file",
+    "list_files",
+    "search",
+    "read_git",
+    "load_skill",
+];
 /// What a checker and a worker add: running programs, and a language server with them.
 const RUNNING: &[&str] = &["run", "read_output", "job_output", "lsp"];
 /// What only a worker adds.

@@ -285,21 +285,40 @@ fn every_release_question_over_500_lines_carries_them_all_says_the_agent_will_re
     let questions = client.questions();
     let kinds: Vec<&str> = questions.iter().filter_map(|q| q.question_kind()).collect();
     assert_eq!(kinds, ["trustRead", "vetContent", "run", "readOutput"]);
-    for q in questions.iter().filter(|q| q.question_kind() != Some("run")) {
+    for q in questions
+        .iter()
+        .filter(|q| q.question_kind() != Some("run"))
+    {
         let subject = &q.params["subject"];
         let content = subject["content"].as_str().unwrap_or_default();
-        assert_eq!(content.lines().count(), 500, "{:?} carries every line", q.question_kind());
-        assert!(content.contains(CANARY), "line 450 is shown: {:?}", q.question_kind());
+        assert_eq!(
+            content.lines().count(),
+            500,
+            "{:?} carries every line",
+            q.question_kind()
+        );
+        assert!(
+            content.contains(CANARY),
+            "line 450 is shown: {:?}",
+            q.question_kind()
+        );
         assert_eq!(subject["verdict"], "unsafe", "{subject}");
         let names = option_names(q);
         let approving = &names[0];
         assert!(
-            approving.contains("will read all 500 lines (") && approving.ends_with("[check: UNSAFE]"),
+            approving.contains("will read all 500 lines (")
+                && approving.ends_with("[check: UNSAFE]"),
             "{approving}"
         );
-        assert_eq!(names.last().map(String::as_str), Some("Keep it quarantined"));
+        assert_eq!(
+            names.last().map(String::as_str),
+            Some("Keep it quarantined")
+        );
         assert!(
-            !subject["notice"].as_str().unwrap_or_default().contains("not shown"),
+            !subject["notice"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("not shown"),
             "nothing is left out: {subject}"
         );
     }
@@ -309,7 +328,10 @@ fn every_release_question_over_500_lines_carries_them_all_says_the_agent_will_re
         "{trust}"
     );
     let out = model.tool_result("out");
-    assert!(out.contains(CANARY) && out.contains("\n500"), "the whole output was released: {out}");
+    assert!(
+        out.contains(CANARY) && out.contains("\n500"),
+        "the whole output was released: {out}"
+    );
     assert!(out.contains("released once by the person"), "{out}");
     client.shutdown();
 }
@@ -359,7 +381,8 @@ fn a_run_question_shows_the_checks_verdict_on_a_file_it_reads_and_its_standing_o
     );
     let names = option_names(q);
     assert!(
-        names.iter().any(|n| n.contains("for the rest of this session: the agent will read everything it prints")),
+        names.iter().any(|n| n
+            .contains("for the rest of this session: the agent will read everything it prints")),
         "{names:?}"
     );
     model.assert_no_planner_request_contains(PLANTED);
@@ -397,7 +420,11 @@ fn under_auto_vetting_the_planner_is_told_a_check_released_the_bytes_not_the_per
             json!({"sessionId": session, "text": "greet", "files": []}),
         )
         .unwrap_or_else(|e| client.fail(&format!("prompt refused: {e}")));
-    assert_eq!(client.question_kinds(), ["run"], "auto-vetting answered the output question");
+    assert_eq!(
+        client.question_kinds(),
+        ["run"],
+        "auto-vetting answered the output question"
+    );
     let out = model.tool_result("out");
     assert!(out.contains("hello-auto"), "{out}");
     assert!(
@@ -410,7 +437,11 @@ fn under_auto_vetting_the_planner_is_told_a_check_released_the_bytes_not_the_per
     // vet_content: a file held back by an unsafe check, then released by a clean one.
     let model = FakeModel::start_with(|m| {
         m.planner(vec![
-            Reply::tool_call_with_id("read", "read_file", json!({"path": "notes.md", "why": "read"})),
+            Reply::tool_call_with_id(
+                "read",
+                "read_file",
+                json!({"path": "notes.md", "why": "read"}),
+            ),
             Reply::tool_call_with_id(
                 "vet",
                 "vet_content",

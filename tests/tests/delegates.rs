@@ -498,7 +498,10 @@ fn no_delegate_holds_vet_content_and_one_that_names_it_is_refused_without_a_chec
             "a delegate was offered vet_content"
         );
     }
-    let vet = delegates.last().expect("the delegate's last round").all_text();
+    let vet = delegates
+        .last()
+        .expect("the delegate's last round")
+        .all_text();
     assert!(
         vet.contains("refused: vet_content is not offered to this delegate"),
         "{vet}"
@@ -510,7 +513,10 @@ fn no_delegate_holds_vet_content_and_one_that_names_it_is_refused_without_a_chec
     );
     s.model.assert_no_planner_request_contains(CANARY);
     for request in &delegates {
-        assert!(!request.all_text().contains(CANARY), "the delegate read the bytes");
+        assert!(
+            !request.all_text().contains(CANARY),
+            "the delegate read the bytes"
+        );
     }
     s.client.shutdown();
 }
@@ -708,10 +714,7 @@ fn the_screen_is_told_where_each_delegate_stands_and_given_its_report_with_its_l
                     "run",
                     json!({"command": "sh -c 'cat vendor/beta.txt'", "why": "print beta"}),
                 ),
-                Reply::tool_call(
-                    "read_output",
-                    json!({"ref": "ref:0", "why": "see beta"}),
-                ),
+                Reply::tool_call("read_output", json!({"ref": "ref:0", "why": "see beta"})),
                 Reply::text("vendor/beta.txt begins with WORD-BETA"),
             ],
         )

@@ -329,7 +329,10 @@ pub fn release_part(value: &Labelled<Vec<u8>>, max_bytes: usize) -> ReleasePart 
     let rest = Labelled::new(bytes[end..].to_vec(), value.label());
     let (lines, size) = measure(&shown);
     let (omitted_lines, omitted_bytes) = measure(&rest);
-    let text = Labelled::new(String::from_utf8_lossy(shown.value()).into_owned(), value.label());
+    let text = Labelled::new(
+        String::from_utf8_lossy(shown.value()).into_owned(),
+        value.label(),
+    );
     ReleasePart {
         bytes: shown,
         text,

@@ -15,6 +15,7 @@ use std::path::Path;
 use serde_json::json;
 
 use super::content_trust::{self, Candidate, Hold};
+use super::release::{Grant, Release, Screening};
 use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine, display_path, file_uri};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::Label;
@@ -22,7 +23,6 @@ use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::Origin;
 use crate::kernel::trust::{RuleOrigin, Scope, TrustRule};
-use super::release::{Grant, Release, Screening};
 use crate::session::{QuestionKind, Subject, Update};
 use crate::workspace_file::{self, Contents, READ_LIMIT, Refusal};
 

@@ -9,12 +9,12 @@
 
 use serde_json::json;
 
+use super::release::{self, Grant, Release, Screening};
 use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec};
 use crate::check;
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::policy::{self, Endorsement, PlannerText, Verdict};
 use crate::kernel::slot::Origin;
-use super::release::{self, Grant, Release, Screening};
 use crate::session::{QuestionKind, Subject};
 
 pub fn spec() -> ToolSpec {
@@ -133,9 +133,11 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         None
     } else {
         let grants = std::iter::once(("show", Grant::Once))
-            .chain(rememberable.as_ref().map(|(_, line)| {
-                ("session", Grant::PlanForSession { line: line.clone() })
-            }))
+            .chain(
+                rememberable
+                    .as_ref()
+                    .map(|(_, line)| ("session", Grant::PlanForSession { line: line.clone() })),
+            )
             .collect();
         let prepared = Release {
             kind: QuestionKind::ReadOutput,

@@ -136,7 +136,11 @@ impl Release<'_> {
             let omitted = (omitted_bytes > 0).then_some((omitted_lines, omitted_bytes));
             (bytes, Some(text), omitted)
         };
-        let size = if picture { policy::measure(self.content).1 } else { size };
+        let size = if picture {
+            policy::measure(self.content).1
+        } else {
+            size
+        };
         let what = amount(lines, size);
         let screening = self.screening.words();
         let mut options: Vec<QuestionOption> = self
@@ -150,9 +154,7 @@ impl Release<'_> {
                 ),
                 kind: match grant {
                     Grant::Once | Grant::PictureOnce { .. } => OptionKind::AllowOnce,
-                    Grant::TrustFile | Grant::PlanForSession { .. } => {
-                        OptionKind::AllowAlways
-                    }
+                    Grant::TrustFile | Grant::PlanForSession { .. } => OptionKind::AllowAlways,
                 },
             })
             .collect();
@@ -275,7 +277,11 @@ mod tests {
         Labelled::new(s.as_bytes().to_vec(), Label::UNTRUSTED_PRIVATE)
     }
 
-    fn release(c: &Labelled<Vec<u8>>, screening: Screening, grants: Vec<(&'static str, Grant)>) -> Prepared {
+    fn release(
+        c: &Labelled<Vec<u8>>,
+        screening: Screening,
+        grants: Vec<(&'static str, Grant)>,
+    ) -> Prepared {
         Release {
             kind: QuestionKind::VetContent,
             title: "t".into(),
@@ -301,7 +307,12 @@ mod tests {
             },
             vec![
                 ("show", Grant::Once),
-                ("session", Grant::PlanForSession { line: "make".into() }),
+                (
+                    "session",
+                    Grant::PlanForSession {
+                        line: "make".into(),
+                    },
+                ),
             ],
         );
         let names: Vec<&str> = p.question.options.iter().map(|o| o.name.as_str()).collect();
@@ -317,21 +328,33 @@ mod tests {
         assert_eq!(p.question.options[1].kind, OptionKind::AllowAlways);
         assert_eq!(p.question.subject.verdict, Some(Verdict::Unsafe));
         assert!(p.omitted.is_none());
-        assert_eq!(policy::measure(&p.released), (500, 2500), "all of it is carried and released");
+        assert_eq!(
+            policy::measure(&p.released),
+            (500, 2500),
+            "all of it is carried and released"
+        );
         assert_eq!(p.question.subject.notice, None);
     }
 
     // Verifies: REL-1
     #[test]
     fn a_picture_is_carried_as_no_text_and_its_option_says_the_agent_sees_the_whole_file() {
-        let c = Labelled::new(vec![0x89, b'P', b'N', b'G', b'\n', 0, 1, 2], Label::UNTRUSTED_PRIVATE);
+        let c = Labelled::new(
+            vec![0x89, b'P', b'N', b'G', b'\n', 0, 1, 2],
+            Label::UNTRUSTED_PRIVATE,
+        );
         let p = release(
             &c,
             Screening::Checked {
                 verdict: Verdict::Inconclusive,
                 reasons: None,
             },
-            vec![("show", Grant::PictureOnce { media_type: "image/png".into() })],
+            vec![(
+                "show",
+                Grant::PictureOnce {
+                    media_type: "image/png".into(),
+                },
+            )],
         );
         assert!(p.question.subject.content.is_none());
         assert_eq!(
@@ -359,7 +382,8 @@ mod tests {
         assert_eq!(policy::measure(&p.released).1, SHOWN_MAX);
         let notice = p.question.subject.notice.clone().unwrap_or_default();
         assert!(
-            notice.contains("Not shown: 3 lines (3.0 KiB)") && notice.contains("only what is shown"),
+            notice.contains("Not shown: 3 lines (3.0 KiB)")
+                && notice.contains("only what is shown"),
             "{notice}"
         );
         assert!(

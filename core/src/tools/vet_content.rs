@@ -11,6 +11,7 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
+use super::release::{self, Grant, Release, Screening};
 use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec};
 use crate::check;
 use crate::kernel::audit::{Decision, Gate};
@@ -19,7 +20,6 @@ use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, Endorsement, PlannerText, Verdict};
 use crate::kernel::slot::Origin;
 use crate::model::Part;
-use super::release::{self, Grant, Release, Screening};
 use crate::session::{QuestionKind, Subject};
 
 pub fn spec() -> ToolSpec {
