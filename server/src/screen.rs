@@ -577,7 +577,11 @@ fn fallback(q: &Question) -> Fallback {
         let text = policy::to_screen(content);
         let (shown, cut) = preview(text);
         if cut.is_some() {
-            let what = s.origin.as_deref().or(s.path.as_deref()).unwrap_or("the content");
+            let what = s
+                .origin
+                .as_deref()
+                .or(s.path.as_deref())
+                .unwrap_or("the content");
             return Fallback::Refuse(format!(
                 "bravebot kept {what} from the agent without asking: it is {} lines ({} bytes), more than the {FALLBACK_LINES} lines and {FALLBACK_BYTES} bytes a message box shows, and a yes would let the agent read all of it. An editor that supports bravebot's questions (experimental.bravebot.permissions) shows all of it.",
                 text.lines().count(),
@@ -958,8 +962,9 @@ mod tests {
         );
         match fallback(&q) {
             Fallback::Refuse(why) => assert!(
-                why.contains("kept the output of cat notes from the agent without asking: it is 21 lines")
-                    && why.contains("a yes would let the agent read all of it"),
+                why.contains(
+                    "kept the output of cat notes from the agent without asking: it is 21 lines"
+                ) && why.contains("a yes would let the agent read all of it"),
                 "{why}"
             ),
             other => panic!("{other:?}"),
