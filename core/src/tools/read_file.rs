@@ -215,13 +215,8 @@ async fn read_judged(
     // The offer comes after a check of the whole file (REL-1): a file no check read (larger than
     // a check reads) is not offered, and the person may still vouch for it by their own gesture.
     // Only the person's own switch, `vetting.reads: false`, asks without one (CONTRACT §4.3).
-    let screening = match (judged.verdict, hold) {
-        (Some(verdict), _) => Screening::Checked {
-            verdict,
-            reasons: judged.outcome.and_then(|o| o.reasons),
-        },
-        (None, Hold::ChecksOff) => Screening::ChecksOff,
-        (None, _) => return quarantine_labelled(call, shown, content, hold.reason()),
+    let Some(screening) = Screening::judged(judged, session.settings.vetting_reads) else {
+        return quarantine_labelled(call, shown, content, hold.reason());
     };
     session.state().offered_this_turn.push(path.to_path_buf());
     let question = Release {

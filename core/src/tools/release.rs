@@ -31,9 +31,14 @@ pub const SHOWN_MAX: usize = 4 * 1024 * 1024;
 
 const _: () = assert!(SHOWN_MAX as u64 >= crate::workspace_file::READ_LIMIT);
 
-/// What stood between the bytes and the question.
+/// What stood between the bytes and the question. Made only by its constructors, from a check's
+/// outcome, a verdict the content-trust helper holds for exactly these bytes, or the person's own
+/// switch: no caller can write a verdict of its own.
 #[derive(Clone, Debug)]
-pub enum Screening {
+pub struct Screening(Screened);
+
+#[derive(Clone, Debug)]
+enum Screened {
     /// A check read what the answer covers: now (with its sentence) or earlier this session for
     /// exactly these bytes (without).
     Checked {
@@ -48,28 +53,42 @@ pub enum Screening {
 impl Screening {
     /// From a check run now.
     pub fn checked(outcome: crate::check::CheckOutcome) -> Screening {
-        Screening::Checked {
+        Screening(Screened::Checked {
             verdict: outcome.verdict,
             reasons: outcome.reasons,
+        })
+    }
+
+    /// From what the content-trust helper decided for a file: a check made now (with its
+    /// sentence) or a verdict remembered for exactly these bytes; `None` where no check read them
+    /// and read checks are on, so no release question may be put.
+    pub fn judged(judged: super::content_trust::Judged, checks_on: bool) -> Option<Screening> {
+        match (judged.verdict, checks_on) {
+            (Some(verdict), _) => Some(Screening(Screened::Checked {
+                verdict,
+                reasons: judged.outcome.and_then(|o| o.reasons),
+            })),
+            (None, false) => Some(Screening(Screened::ChecksOff)),
+            (None, true) => None,
         }
     }
 
     /// The words beside an approving option.
     fn words(&self) -> &'static str {
-        match self {
-            Screening::Checked {
+        match &self.0 {
+            Screened::Checked {
                 verdict: Verdict::Safe,
                 ..
             } => "check: nothing found",
-            Screening::Checked {
+            Screened::Checked {
                 verdict: Verdict::Unsafe,
                 ..
             } => "check: UNSAFE",
-            Screening::Checked {
+            Screened::Checked {
                 verdict: Verdict::Inconclusive,
                 ..
             } => "check: did not complete",
-            Screening::ChecksOff => "no check: read checks are off",
+            Screened::ChecksOff => "no check: read checks are off",
         }
     }
 }
@@ -178,9 +197,9 @@ impl Release<'_> {
             (Some(n), Some(c)) => Some(format!("{n} {c}")),
             (n, c) => n.or(c),
         };
-        let (verdict, verdict_text) = match self.screening {
-            Screening::Checked { verdict, reasons } => (Some(verdict), reasons),
-            Screening::ChecksOff => (None, None),
+        let (verdict, verdict_text) = match self.screening.0 {
+            Screened::Checked { verdict, reasons } => (Some(verdict), reasons),
+            Screened::ChecksOff => (None, None),
         };
         let question = Question {
             asker: None,
@@ -301,10 +320,10 @@ mod tests {
         let c = content(&"line\n".repeat(500));
         let p = release(
             &c,
-            Screening::Checked {
+            Screening(Screened::Checked {
                 verdict: Verdict::Unsafe,
                 reasons: None,
-            },
+            }),
             vec![
                 ("show", Grant::Once),
                 (
@@ -345,10 +364,10 @@ mod tests {
         );
         let p = release(
             &c,
-            Screening::Checked {
+            Screening(Screened::Checked {
                 verdict: Verdict::Inconclusive,
                 reasons: None,
-            },
+            }),
             vec![(
                 "show",
                 Grant::PictureOnce {
@@ -372,10 +391,10 @@ mod tests {
         let c = content(&line.repeat(SHOWN_MAX / 1024 + 3));
         let p = release(
             &c,
-            Screening::Checked {
+            Screening(Screened::Checked {
                 verdict: Verdict::Safe,
                 reasons: None,
-            },
+            }),
             vec![("show", Grant::Once)],
         );
         assert_eq!(p.omitted, Some((3, 3072)));
