@@ -40,13 +40,13 @@ pub const MAX_EACH: usize = 8;
 /// Most definitions read from one place.
 const MAX_DEFINITIONS: usize = 64;
 
-/// What every kind may read.
+/// What every kind may read. Never `vet_content`: its question would be the person's, about
+/// content they never asked to see, in the middle of work they are not reading (seed 000; DELEG-2).
 const READING: &[&str] = &[
     "read_file",
     "list_files",
     "search",
     "read_git",
-    "vet_content",
     "load_skill",
 ];
 /// What a checker and a worker add: running programs, and a language server with them.
@@ -56,6 +56,7 @@ const WRITING: &[&str] = &["write_file", "edit_file", "spawn_processor"];
 /// Offered to no delegate: a question of its own, a task list on the person's screen, a host to
 /// reach, and the two tools that only mean something to a session the person keeps.
 pub const NEVER: &[&str] = &[
+    "vet_content",
     "ask_user",
     "todo_write",
     "fetch_url",

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Records two reader delegates as a person meets them in a real terminal (tmux), against the real
+# Records two checker delegates as a person meets them in a real terminal (tmux), against the real
 # binary and the scripted fake model: the start questions, each delegate's own question naming
 # who asks, the lines per delegate in the chat, `:Bravebot status` while one waits, and the
 # reports. Text captures go to target/e2e/neovim/dNN-name.txt, to be read.
@@ -14,11 +14,13 @@ mkdir -p "$ws/vendor"
 printf 'WORD-ALPHA and more\n' > "$ws/alpha.txt"
 printf 'WORD-BETA and more\n' > "$ws/vendor/beta.txt"
 
-# The turn fans out two readers; each delegate's replies are picked by a word in its task, and
-# the check passes what holds WORD- (so both files read as clean text).
+# The turn fans out two checkers; each delegate's replies are picked by a word in its task, and
+# the check judges unsafe what holds WORD-. The first reads its file and is asked to be trusted;
+# the second prints its file with a run and is shown the output once (no delegate holds
+# vet_content).
 cat > "$tmp/script.json" <<'EOF'
 {"planner": [
-  {"tool": "spawn_agent", "id": "fan", "args": {"kind": "reader", "task": "Read the file named below and say its first word.", "each": ["alpha.txt", "vendor/beta.txt"], "why": "read two files side by side"}},
+  {"tool": "spawn_agent", "id": "fan", "args": {"kind": "checker", "task": "Read the file named below and say its first word.", "each": ["alpha.txt", "vendor/beta.txt"], "why": "read two files side by side"}},
   {"text": "waiting for the readers"},
   {"text": "both reported"}
 ],
@@ -27,8 +29,8 @@ cat > "$tmp/script.json" <<'EOF'
     {"tool": "read_file", "id": "call_a", "args": {"path": "alpha.txt", "why": "read alpha"}},
     {"text": "alpha.txt begins with WORD-ALPHA"}]},
   {"needle": "vendor/beta.txt", "replies": [
-    {"tool": "read_file", "id": "call_b", "args": {"path": "vendor/beta.txt", "why": "read beta"}},
-    {"tool": "vet_content", "id": "call_v", "args": {"ref": "ref:0", "expects": "the first word of the file", "why": "see beta"}},
+    {"tool": "run", "id": "call_b", "args": {"command": "sh -c 'cat vendor/beta.txt'", "why": "print beta"}},
+    {"tool": "read_output", "id": "call_v", "args": {"ref": "ref:0", "why": "see beta"}},
     {"text": "vendor/beta.txt begins with WORD-BETA"}]}
 ],
 "competentCheck": "WORD-"}
@@ -54,11 +56,11 @@ answer 'Start it'
 wait_for 'Trust this file'
 capture delegate-asks
 answer 'Trust this file for the session'
-wait_for 'Keep it quarantined'
+wait_for 'Run it once'
 capture second-delegate-asks
-answer 'Keep it quarantined'
+answer 'Run it once'
 wait_for 'Show it to the agent this once'
-capture vet-question
+capture output-question
 answer 'Show it to the agent this once'
 wait_for 'both reported'
 keys Escape ':Bravebot chat' Enter

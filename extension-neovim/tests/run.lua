@@ -776,14 +776,14 @@ case('the trustRead question shows the verdict, the sentence and the preview, an
   ws.stop()
 end)
 
--- The fan-out the VS Code suite's delegate case also runs: two readers of unvouched files the
--- check finds unsafe. The first is held on its trustRead question behind the turn's second start
--- and the person trusts its file, so its context stays trusted; the second's file is kept
--- quarantined and then shown to it once (vet_content), so its context meets content nobody
--- vouched for and its report comes back untrusted.
+-- The fan-out the VS Code suite's delegate case also runs: two checkers over files the check finds
+-- unsafe. The first reads its file and is held on its trustRead question behind the turn's second
+-- start, and the person trusts its file, so its context stays trusted; the second prints its file
+-- with a run approved once and is shown that output once (read_output: no delegate holds
+-- vet_content), so its context meets content nobody vouched for and its report comes back untrusted.
 local DELEGATE_SCRIPT = {
   planner = {
-    { tool = 'spawn_agent', id = 'fan', args = { kind = 'reader', task = 'Read the file named below and say its first word.',
+    { tool = 'spawn_agent', id = 'fan', args = { kind = 'checker', task = 'Read the file named below and say its first word.',
       each = { 'alpha.txt', 'vendor/beta.txt' }, why = 'read two files side by side' } },
     { text = 'waiting for the readers' },
     { text = 'both reported' },
@@ -794,8 +794,8 @@ local DELEGATE_SCRIPT = {
       { text = 'alpha.txt begins with WORD-ALPHA' },
     } },
     { needle = 'vendor/beta.txt', replies = {
-      { tool = 'read_file', id = 'call_b', args = { path = 'vendor/beta.txt', why = 'read beta' } },
-      { tool = 'vet_content', id = 'call_v', args = { ref = 'ref:0', expects = 'the first word of the file', why = 'see beta' } },
+      { tool = 'run', id = 'call_b', args = { command = "sh -c 'cat vendor/beta.txt'", why = 'print beta' } },
+      { tool = 'read_output', id = 'call_v', args = { ref = 'ref:0', why = 'see beta' } },
       { text = 'vendor/beta.txt begins with WORD-BETA' },
     } },
   },
@@ -819,7 +819,7 @@ case('each delegate has lines in the chat with its number, kind, state and repor
     local lines = float_lines(question_floats()[1])
     local n
     for _, l in ipairs(lines) do
-      n = n or l:match('^%S*%s*(%d+)  ' .. vim.pesc(name) .. '$')
+      n = n or l:match('^%S*%s*(%d+)  ' .. vim.pesc(name))
     end
     assert(n, name .. ' is not offered: ' .. table.concat(lines, '\n'))
     local entry = q.pending[1]
@@ -838,16 +838,18 @@ case('each delegate has lines in the chat with its number, kind, state and repor
   wait(function() return #q.pending > 0 end, 'the second delegate question')
   vim.cmd('Bravebot status')
   local stext = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
-  assert(stext:find('delegates running:\n  delegate 1 (reader), depth 1: ', 1, true), stext)
+  assert(stext:find('delegates running:\n  delegate 1 (checker), depth 1: ', 1, true), stext)
   assert(not stext:find('delegate 2', 1, true), stext)
   vim.api.nvim_feedkeys('q', 'x', false)
   choose('Start it')
   -- Each delegate's question says which delegate asks.
-  local asked = table.concat(choose('Trust this file for the session'), '\n')
-  assert(asked:find('[delegate 1 (reader)]', 1, true), asked)
-  asked = table.concat(choose('Keep it quarantined'), '\n')
-  assert(asked:find('[delegate 2 (reader)]', 1, true), asked)
-  choose('Show it to the agent this once')
+  local asked = table.concat(choose('Trust this file for the session: the agent will read its one line'), '\n')
+  assert(asked:find('[delegate 1 (checker)]', 1, true), asked)
+  asked = table.concat(choose('Run it once'), '\n')
+  assert(asked:find('[delegate 2 (checker)]', 1, true), asked)
+  asked = table.concat(choose('Show it to the agent this once: it will read its one line'), '\n')
+  assert(asked:find('[delegate 2 (checker)]', 1, true), asked)
+  assert(asked:find('[check: UNSAFE]', 1, true), asked)
   wait(function() return stop ~= nil end, 'the turn to end')
   chat.on_update = orig
   vim.fn.mkdir(repo .. '/target/e2e/neovim', 'p')
@@ -863,19 +865,19 @@ case('each delegate has lines in the chat with its number, kind, state and repor
     error('no line holds ' .. pattern .. ':\n' .. text)
   end
   -- Number, kind, state and task on each state's line; the calls indented under it.
-  local started1 = at('◆ delegate 1 · reader · running: alpha.txt')
-  at('◆ delegate 2 · reader · running: vendor/beta.txt')
-  at('◆ delegate 1 · reader · waiting on you: alpha.txt')
-  local call1 = at('    ▸ read_file: [delegate 1 (reader)] read alpha')
+  local started1 = at('◆ delegate 1 · checker · running: alpha.txt')
+  at('◆ delegate 2 · checker · running: vendor/beta.txt')
+  at('◆ delegate 1 · checker · waiting on you: alpha.txt')
+  local call1 = at('    ▸ read_file: [delegate 1 (checker)] read alpha')
   -- Each delegate's checks are indented under it and name it (NVIM-71).
   -- A check of a one-line file says so in words ("1 line").
   assert(at('      · check started (1 line), delegate 1') > call1, text)
   at('      · check ended, completed, delegate 2')
   assert(not text:find('check also sent', 1, true), 'every field of the check update is drawn: ' .. text)
-  at('    ▸ read_file: [delegate 2 (reader)] read beta')
+  at('    ▸ run: [delegate 2 (checker)] print beta')
   assert(started1 < call1, text)
-  local done1 = at('◆ delegate 1 · reader · done: alpha.txt')
-  local done2 = at('◆ delegate 2 · reader · done: vendor/beta.txt')
+  local done1 = at('◆ delegate 1 · checker · done: alpha.txt')
+  local done2 = at('◆ delegate 2 · checker · done: vendor/beta.txt')
   -- A report is drawn as its label says: the first delegate's context stayed trusted (the person
   -- trusted alpha.txt); the second's met content nobody vouched for (shown to it once), so its
   -- report is in the margin.
@@ -888,7 +890,7 @@ case('each delegate has lines in the chat with its number, kind, state and repor
   vim.cmd('Bravebot status')
   stext = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
   assert(stext:find('delegates running: none', 1, true), stext)
-  assert(stext:find('depth=1, kind=reader, number=2, state=done', 1, true), stext)
+  assert(stext:find('depth=1, kind=checker, number=2, state=done', 1, true), stext)
   vim.api.nvim_feedkeys('q', 'x', false)
   ws.stop()
 end)
@@ -901,7 +903,7 @@ local function answer_with(name)
   local lines = float_lines(question_floats()[1])
   local n
   for _, l in ipairs(lines) do
-    n = n or l:match('^%S*%s*(%d+)  ' .. vim.pesc(name) .. '$')
+    n = n or l:match('^%S*%s*(%d+)  ' .. vim.pesc(name))
   end
   assert(n, name .. ' is not offered: ' .. table.concat(lines, '\n'))
   local entry = q.pending[1]

@@ -1545,20 +1545,20 @@ test('a watch the agent arms is listed in Show Status, and a change to its file 
 });
 
 // Verifies: VSC-60, VSC-61, VSC-62, VSC-63, DELEG-60, DELEG-61
-test('two reader delegates each get a card with number, kind and state, their calls grouped under it, and reports framed as their labels say', async () => {
-  // The Neovim suite's fan-out: two readers of unvouched files the check finds unsafe. The first
-  // is held on its trustRead question behind the turn's second start, and the person trusts its
-  // file; the second's is kept quarantined and then shown to it once, so its context meets
-  // content nobody vouched for.
+test('two checker delegates each get a card with number, kind and state, their calls grouped under it, and reports framed as their labels say', async () => {
+  // The Neovim suite's fan-out: two checkers over files the check finds unsafe. The first reads
+  // its file and is held on its trustRead question behind the turn's second start, and the person
+  // trusts its file; the second prints its file with a run approved once and is shown that output
+  // once (no delegate holds vet_content), so its context meets content nobody vouched for.
   const script = {
     planner: [
-      { tool: 'spawn_agent', id: 'fan', args: { kind: 'reader', task: 'Read the file named below and say its first word.', each: ['alpha.txt', 'vendor/beta.txt'], why: 'read two files side by side' } },
+      { tool: 'spawn_agent', id: 'fan', args: { kind: 'checker', task: 'Read the file named below and say its first word.', each: ['alpha.txt', 'vendor/beta.txt'], why: 'read two files side by side' } },
       { text: 'waiting for the readers' },
       { text: 'both reported' },
     ],
     delegateWhen: [
       { needle: 'alpha.txt', replies: [{ tool: 'read_file', id: 'call_a', args: { path: 'alpha.txt', why: 'read alpha' } }, { text: 'alpha.txt begins with **WORD-ALPHA**' }] },
-      { needle: 'vendor/beta.txt', replies: [{ tool: 'read_file', id: 'call_b', args: { path: 'vendor/beta.txt', why: 'read beta' } }, { tool: 'vet_content', id: 'call_v', args: { ref: 'ref:0', expects: 'the first word of the file', why: 'see beta' } }, { text: 'vendor/beta.txt begins with WORD-BETA' }] },
+      { needle: 'vendor/beta.txt', replies: [{ tool: 'run', id: 'call_b', args: { command: "sh -c 'cat vendor/beta.txt'", why: 'print beta' } }, { tool: 'read_output', id: 'call_v', args: { ref: 'ref:0', why: 'see beta' } }, { text: 'vendor/beta.txt begins with WORD-BETA' }] },
     ],
     competentCheck: 'WORD-',
   };
@@ -1572,7 +1572,9 @@ test('two reader delegates each get a card with number, kind and state, their ca
       // This card, by its question: the next one may be of the same kind.
       const card = h.chat.locator(`.card.question[data-question="${await first.getAttribute('data-question')}"]`);
       const text = await card.innerText();
-      await card.getByRole('button', { name: button, exact: true }).click();
+      // A release option's words go on to say how much the agent reads: matched by their opening.
+      const opening = new RegExp('^' + button.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+      await card.getByRole('button', { name: opening }).first().click();
       await untilEq(`the ${kind} card to go`, () => card.count(), 0);
       return text;
     };
@@ -1593,7 +1595,7 @@ test('two reader delegates each get a card with number, kind and state, their ca
     try {
       await until('the status to list delegate 1 running', async () => {
         shown = (await h.lines()).join('\n');
-        return /## Delegates\s+- delegate 1 \(reader\), depth 1: (running|waiting on you)/.test(shown);
+        return /## Delegates\s+- delegate 1 \(checker\), depth 1: (running|waiting on you)/.test(shown);
       });
     } catch (err) {
       throw new Failure(`${err.message}; it shows:\n${shown}`);
@@ -1601,25 +1603,26 @@ test('two reader delegates each get a card with number, kind and state, their ca
     check(!shown.includes('delegate 2'), `delegate 2 is not started yet: ${shown}`);
     await h.openChat();
     await answer('delegate', 'Start it');
-    // The first reader's own question is a card like any other that says which delegate asks.
+    // The first checker's own question is a card like any other that says which delegate asks.
     const trust = h.chat.locator('.card.question[data-kind="trustRead"]');
     await trust.waitFor();
-    eq(await trust.locator('.asked-by').innerText(), 'asked by delegate 1 (reader)', 'the asker of the trustRead card');
+    eq(await trust.locator('.asked-by').innerText(), 'asked by delegate 1 (checker)', 'the asker of the trustRead card');
     await untilEq('delegate 1 waits on the person', () => first.getAttribute('data-state'), 'waiting');
     check((await first.locator('.delegate-head').innerText()).includes('waiting on you'), 'the state in words');
     await h.shot('waiting');
-    await answer('trustRead', 'Trust this file for the session');
-    const beta = h.chat.locator('.card.question[data-kind="trustRead"]');
+    await answer('trustRead', 'Trust this file for the session: the agent will read its one line');
+    const beta = h.chat.locator('.card.question[data-kind="run"]');
     await beta.waitFor();
-    eq(await beta.locator('.asked-by').innerText(), 'asked by delegate 2 (reader)', 'the asker of the second trustRead card');
-    await answer('trustRead', 'Keep it quarantined');
-    await answer('vetContent', 'Show it to the agent this once');
+    eq(await beta.locator('.asked-by').innerText(), 'asked by delegate 2 (checker)', 'the asker of the run card');
+    await answer('run', 'Run it once');
+    const released = await answer('readOutput', 'Show it to the agent this once: it will read its one line');
+    check(released.includes('[check: UNSAFE]'), `the verdict is beside the approving option: ${released}`);
     await h.turnEnded();
     // One card a delegate, in start order, each with its number, kind, state and task.
     eq(await h.chat.locator('.card.delegate').evaluateAll((cs) => cs.map((c) => c.dataset.delegate)), ['1', '2'], 'delegate cards in start order');
-    for (const [card, n, task, calls] of [[first, 1, 'alpha.txt', ['read_file']], [second, 2, 'vendor/beta.txt', ['read_file', 'vet_content']]]) {
+    for (const [card, n, task, calls] of [[first, 1, 'alpha.txt', ['read_file']], [second, 2, 'vendor/beta.txt', ['run', 'read_output']]]) {
       eq(await card.getAttribute('data-state'), 'done', `delegate ${n}'s state`);
-      eq((await card.locator('.delegate-head').innerText()).replace(/\s+/g, ' ').trim(), `delegate ${n} · reader · done`, `delegate ${n}'s head`);
+      eq((await card.locator('.delegate-head').innerText()).replace(/\s+/g, ' ').trim(), `delegate ${n} · checker · done`, `delegate ${n}'s head`);
       eq(await card.locator('.delegate-task').innerText(), task, `delegate ${n}'s task`);
       // Its calls are under it, never among the turn's own tool cards.
       eq(await card.locator('.delegate-calls .card.tool summary').allInnerTexts().then((l) => l.map((t) => t.split(/\s/)[0])), calls, `delegate ${n}'s calls`);

@@ -516,8 +516,9 @@ enum Fallback {
 /// would approve. A change to a file is approved from its diff: a short diff of trusted text is
 /// drawn whole, and any other (content nobody vouched for, or too long to read in a box) is
 /// refused, since a yes to a diff the person could not review is no review. Content a yes would
-/// let through (`vetContent`, `readOutput`, `trustRead`) is drawn as a bounded preview, control
-/// characters pictured, that says where it was cut and how much was not shown.
+/// let through (`vetContent`, `readOutput`, `trustRead`) is drawn whole, control characters
+/// pictured, when it fits a box; longer content is kept quarantined without asking (REL-1: a
+/// release question shows every byte it releases), decided by its size, never by its bytes.
 fn fallback(q: &Question) -> Fallback {
     let mut m = q.title.clone();
     let s = &q.subject;
@@ -571,13 +572,23 @@ fn fallback(q: &Question) -> Fallback {
         m.push_str(&format!("\nThe change:\n{}", pictured(text)));
     }
     if let Some(content) = &s.content {
-        // The screen is one of the places untrusted bytes may go; only what is drawn is cut.
+        // The screen is one of the places untrusted bytes may go. A box that cannot hold all of
+        // what a yes lets the agent read is not put: the person could not see what they release.
         let text = policy::to_screen(content);
         let (shown, cut) = preview(text);
-        m.push_str(&format!("\nThe content:\n{}", pictured(shown)));
-        if let Some(cut) = cut {
-            m.push_str(&format!("\n{cut}"));
+        if cut.is_some() {
+            let what = s
+                .origin
+                .as_deref()
+                .or(s.path.as_deref())
+                .unwrap_or("the content");
+            return Fallback::Refuse(format!(
+                "bravebot kept {what} from the agent without asking: it is {} lines ({} bytes), more than the {FALLBACK_LINES} lines and {FALLBACK_BYTES} bytes a message box shows, and a yes would let the agent read all of it. An editor that supports bravebot's questions (experimental.bravebot.permissions) shows all of it.",
+                text.lines().count(),
+                text.len()
+            ));
         }
+        m.push_str(&format!("\nThe content:\n{}", pictured(shown)));
     }
     Fallback::Ask(m)
 }
@@ -895,23 +906,23 @@ mod tests {
         }
     }
 
-    // Verifies: PROTO-21
+    // Verifies: PROTO-21, REL-1
     #[test]
-    fn a_message_box_shows_a_bounded_pictured_preview_and_says_where_it_was_cut() {
+    fn a_message_box_shows_a_release_whole_and_pictured_and_is_not_used_for_one_it_cannot_hold() {
         let mut text = String::from("one\u{1b}[2J\tline\r\n\u{202e}txt.exe\n");
-        for i in 3..=30 {
+        for i in 3..=20 {
             text.push_str(&format!("line {i}\n"));
         }
         let q = question(
             QuestionKind::ReadOutput,
             Subject {
-                content: Some(Labelled::new(text, Label::UNTRUSTED_PRIVATE)),
+                content: Some(Labelled::new(text.clone(), Label::UNTRUSTED_PRIVATE)),
                 origin: Some("the output of cat notes".into()),
                 ..Subject::default()
             },
         );
         let Fallback::Ask(message) = fallback(&q) else {
-            panic!("a release is asked about");
+            panic!("a release that fits a box is asked about");
         };
         expect_test::expect![[r#"
             Show the agent the output of cat notes?
@@ -937,10 +948,28 @@ mod tests {
             line 18
             line 19
             line 20
-
-            [cut: this message shows 20 of the 30 lines (162 of 242 bytes) the question holds; the rest is not shown here, and a yes lets it through as well]"#]]
+        "#]]
         .assert_eq(&message);
-        // A long single line is cut by bytes, on a character boundary.
+        // One line more than a box shows: kept back without asking, and the person told why.
+        text.push_str("line 21\n");
+        let q = question(
+            QuestionKind::ReadOutput,
+            Subject {
+                content: Some(Labelled::new(text, Label::UNTRUSTED_PRIVATE)),
+                origin: Some("the output of cat notes".into()),
+                ..Subject::default()
+            },
+        );
+        match fallback(&q) {
+            Fallback::Refuse(why) => assert!(
+                why.contains(
+                    "kept the output of cat notes from the agent without asking: it is 21 lines"
+                ) && why.contains("a yes would let the agent read all of it"),
+                "{why}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        // A long single line is measured by bytes.
         let q = question(
             QuestionKind::VetContent,
             Subject {
@@ -948,13 +977,10 @@ mod tests {
                 ..Subject::default()
             },
         );
-        let Fallback::Ask(message) = fallback(&q) else {
-            panic!("a release is asked about");
-        };
-        assert!(
-            message.contains("(2000 of 6000 bytes)") && message.contains(&"é".repeat(1_000)),
-            "{message}"
-        );
+        match fallback(&q) {
+            Fallback::Refuse(why) => assert!(why.contains("(6000 bytes)"), "{why}"),
+            other => panic!("{other:?}"),
+        }
     }
 
     // Verifies: PROTO-21

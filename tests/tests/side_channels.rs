@@ -310,9 +310,9 @@ fn message_of(request: &bravebot_tests::lsp_client::ServerRequest) -> String {
         .to_owned()
 }
 
-// Verifies: PROTO-21
+// Verifies: PROTO-21, REL-1
 #[test]
-fn a_message_box_client_sees_a_bounded_preview_and_is_never_asked_about_a_diff_it_cannot_review() {
+fn a_message_box_client_is_never_asked_to_release_content_or_land_a_diff_it_cannot_show_whole() {
     let mut planted = format!("Teh fox {CANARY}\u{1b}[8m hidden\n");
     for i in 2..=60 {
         planted.push_str(&format!("planted line {i}\n"));
@@ -370,25 +370,15 @@ fn a_message_box_client_sees_a_bounded_preview_and_is_never_asked_about_a_diff_i
         .collect();
     assert_eq!(
         asked.len(),
-        2,
-        "the read and the short write only: {asked:#?}"
-    );
-    // The read: a bounded preview, its control characters pictured, and where it was cut.
-    let read = &asked[0];
-    assert!(
-        read.contains("vendor/notes.md") && read.contains("␛[8m hidden"),
-        "{read}"
+        1,
+        "the short write only: the read's 60 lines do not fit a box, so its release is not put: {asked:#?}"
     );
     assert!(
-        read.contains("planted line 20\n") && !read.contains("planted line 21"),
-        "{read}"
-    );
-    assert!(
-        read.contains("[cut: this message shows 20 of the"),
-        "{read}"
+        !asked.iter().any(|m| m.contains("planted line")),
+        "no part of the read was put: {asked:#?}"
     );
     // The short write of trusted text: asked with its whole diff, and it landed.
-    let short = &asked[1];
+    let short = &asked[0];
     assert!(
         short.contains("short.txt") && short.contains("+hello"),
         "{short}"
@@ -405,7 +395,7 @@ fn a_message_box_client_sees_a_bounded_preview_and_is_never_asked_about_a_diff_i
         let said = s.model.tool_result(id);
         assert!(said.starts_with("refused:"), "{id}: {said}");
         assert!(
-            !asked.iter().skip(1).any(|m| m.contains(file)),
+            !asked.iter().any(|m| m.contains(file)),
             "{file} was asked about"
         );
     }
@@ -423,6 +413,12 @@ fn a_message_box_client_sees_a_bounded_preview_and_is_never_asked_about_a_diff_i
         .iter()
         .map(|n| n["message"].as_str().unwrap_or_default().to_owned())
         .collect();
+    assert!(
+        told.iter().any(|m| m.contains("vendor/notes.md")
+            && m.contains("60 lines")
+            && m.contains("a yes would let the agent read all of it")),
+        "{told:#?}"
+    );
     assert!(
         told.iter()
             .any(|m| m.contains("vendor/notes.md") && m.contains("nobody vouched for the file"))

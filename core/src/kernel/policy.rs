@@ -316,6 +316,52 @@ pub fn preview_for_screen(value: &Labelled<Vec<u8>>, max_lines: usize) -> Labell
     Labelled::new(head.concat(), value.label())
 }
 
+/// What a question that releases bytes to the planner carries of them (REL-1): all of them when
+/// they fit in `max_bytes`, else the whole lines that do (or the first `max_bytes`, for one line
+/// longer than that). The bytes it carries are the only ones a yes may release: what the
+/// question does not carry stays quarantined. Counting lines and bytes is measuring (a reference
+/// says as much of any slot).
+pub fn release_part(value: &Labelled<Vec<u8>>, max_bytes: usize) -> ReleasePart {
+    let bytes = value.value();
+    let end = if bytes.len() <= max_bytes {
+        bytes.len()
+    } else {
+        match bytes[..max_bytes].iter().rposition(|b| *b == b'\n') {
+            Some(at) => at + 1,
+            None => max_bytes,
+        }
+    };
+    let shown = Labelled::new(bytes[..end].to_vec(), value.label());
+    let rest = Labelled::new(bytes[end..].to_vec(), value.label());
+    let (lines, size) = measure(&shown);
+    let (omitted_lines, omitted_bytes) = measure(&rest);
+    let text = Labelled::new(
+        String::from_utf8_lossy(shown.value()).into_owned(),
+        value.label(),
+    );
+    ReleasePart {
+        bytes: shown,
+        text,
+        lines,
+        size,
+        omitted_lines,
+        omitted_bytes,
+    }
+}
+
+/// The part of a slot a release question carries, and how much of it the question leaves out.
+pub struct ReleasePart {
+    /// The bytes the question shows: all a yes releases.
+    pub bytes: Labelled<Vec<u8>>,
+    /// The same bytes as text for the person's screen (what is not UTF-8 replaced).
+    pub text: Labelled<String>,
+    pub lines: usize,
+    pub size: usize,
+    /// Lines and bytes after the shown part, which stay quarantined whatever the answer.
+    pub omitted_lines: usize,
+    pub omitted_bytes: usize,
+}
+
 /// Most bytes of content a question's preview holds, whatever its lines (JUDGE-5).
 pub const PREVIEW_BYTES: usize = 8 * 1024;
 

@@ -139,7 +139,12 @@ pub fn rebuild(schema: &Map<String, Value>) -> Rebuilt {
         if let Some(Value::Object(props)) = source.get("properties") {
             let mut rebuilt_props = Map::new();
             let mut names: Vec<(&str, String)> = Vec::new();
-            for (name, sub) in props {
+            // In the order of the names themselves, never the server's: the tokens and the
+            // rebuilt schema are then the same whether or not the build keeps maps in insertion
+            // order (a workspace build does, through a dependency's feature).
+            let mut sorted: Vec<(&String, &Value)> = props.iter().collect();
+            sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            for (name, sub) in sorted {
                 if !room(visited, &stack, &children) {
                     cut.nodes = true;
                     break;

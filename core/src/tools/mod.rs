@@ -20,6 +20,7 @@ pub mod mcp;
 mod read_file;
 mod read_git;
 mod read_output;
+pub mod release;
 mod run;
 mod schedule_next;
 pub mod search;

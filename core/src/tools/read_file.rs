@@ -15,6 +15,7 @@ use std::path::Path;
 use serde_json::json;
 
 use super::content_trust::{self, Candidate, Hold};
+use super::release::{Grant, Release, Screening};
 use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine, display_path, file_uri};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::Label;
@@ -22,7 +23,7 @@ use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::Origin;
 use crate::kernel::trust::{Gesture, Moment, Scope};
-use crate::session::{OptionKind, Question, QuestionKind, QuestionOption, Subject, Update};
+use crate::session::{QuestionKind, Subject, Update};
 use crate::workspace_file::{self, Contents, READ_LIMIT, Refusal};
 
 /// Most lines one read returns, so a single read cannot fill the conversation.
@@ -33,8 +34,6 @@ pub const MAX_LINE_CHARS: usize = 2000;
 /// smallest context the planner is assumed to have (32,768 tokens, with room for the rest of the
 /// conversation) and a read never ends the turn as too long for the model (READ-12).
 pub const MAX_PAGE_BYTES: usize = 40 * 1024;
-/// Lines of a quarantined file shown in a `trustRead` question.
-const PREVIEW_LINES: usize = 40;
 
 pub fn spec() -> ToolSpec {
     ToolSpec {
@@ -218,37 +217,29 @@ async fn read_judged(
             ),
         );
     }
+    // The offer comes after a check of the whole file (REL-1): a file no check read (larger than
+    // a check reads) is not offered, and the person may still vouch for it by their own gesture.
+    // Only the person's own switch, `vetting.reads: false`, asks without one (CONTRACT §4.3).
+    let Some(screening) = Screening::judged(judged, session.settings.vetting_reads) else {
+        return quarantine_labelled(call, shown, content, hold.reason());
+    };
     session.state().offered_this_turn.push(path.to_path_buf());
-    let question = Question {
-        asker: None,
+    let question = Release {
         kind: QuestionKind::TrustRead,
         title: format!("Let the agent read {shown}?"),
         why: Some(call.why.clone()).filter(|w| !w.is_empty()),
+        origin,
+        content: &content,
+        screening,
+        grants: vec![("trust", Grant::TrustFile)],
         subject: Subject {
             path: Some(shown.to_string()),
             uri: Some(file_uri(path)),
-            content: Some(policy::preview_for_screen(&content, PREVIEW_LINES)),
-            verdict: judged.verdict,
-            verdict_text: judged.outcome.and_then(|o| o.reasons),
-            origin: Some(origin),
-            notice: (hold == Hold::TooLarge).then(|| {
-                "It is larger than the check reads, so no check looked at it: only the head is shown here, and a yes trusts the whole file.".to_string()
-            }),
             ..Subject::default()
         },
-        options: vec![
-            QuestionOption {
-                id: "trust".into(),
-                name: "Trust this file for the session".into(),
-                kind: OptionKind::AllowOnce,
-            },
-            QuestionOption {
-                id: "keep".into(),
-                name: "Keep it quarantined".into(),
-                kind: OptionKind::RejectOnce,
-            },
-        ],
-    };
+    }
+    .prepare()
+    .question;
     let answer = call.ask(question.clone()).await;
     let gesture = answer
         .approval(&question)

@@ -704,7 +704,8 @@ async fn agrees(call: &Call<'_>, file: &str, kind: &str, text: &str) -> bool {
         why: Some(call.why.clone()).filter(|w| !w.is_empty()),
         subject: Subject {
             path: Some(file.to_string()),
-            content: Some(policy::preview_for_screen(&preview, 40)),
+            // Every line a yes shows the agent (REL-1): they were cut to one file's lines already.
+            content: Some(policy::release_part(&preview, super::release::SHOWN_MAX).text),
             origin: Some(format!("read_git's answer about {file}")),
             notice: Some(format!(
                 "These lines look like they hold {kind}. A yes shows them to the agent for this answer only."
@@ -714,7 +715,10 @@ async fn agrees(call: &Call<'_>, file: &str, kind: &str, text: &str) -> bool {
         options: vec![
             QuestionOption {
                 id: "show".into(),
-                name: "Show them this once".into(),
+                name: format!(
+                    "Show them this once: the agent will read these {} lines",
+                    text.lines().count()
+                ),
                 kind: OptionKind::AllowOnce,
             },
             QuestionOption {

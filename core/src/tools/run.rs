@@ -25,7 +25,7 @@ use crate::jobs::Job;
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
-use crate::kernel::policy::{self, PlannerText};
+use crate::kernel::policy::{self, PlannerText, Verdict};
 use crate::kernel::slot::{Origin, Reference, human_size};
 use crate::kernel::trust::Scope;
 use crate::process;
@@ -297,10 +297,12 @@ async fn endorse(
     // A context that met released content has no routing of its own: only the person answers
     // for its lines, one at a time (CTX-2).
     let person_only = call.person_only();
+    // Files the line reads that a check did not clear, with the verdict: drawn on the question.
+    let mut held = Vec::new();
     if !touches_files
         && !fed
         && !person_only
-        && let Some(how) = unasked(call, plan, &identity).await
+        && let Some(how) = unasked(call, plan, &identity, &mut held).await
     {
         return Ok(Endorsed::Vouched(how));
     }
@@ -331,11 +333,7 @@ async fn endorse(
         kind: OptionKind::AllowOnce,
     }];
     if remember {
-        options.push(QuestionOption {
-            id: "session".into(),
-            name: "Allow this exact plan for the rest of this session".into(),
-            kind: OptionKind::AllowAlways,
-        });
+        options.push(super::release::standing_plan_option("session"));
     }
     options.push(QuestionOption {
         id: "reject".into(),
@@ -351,6 +349,18 @@ async fn endorse(
             ));
         }
     }
+    // A check's verdict on a file the line reads is the person's to see before the line runs
+    // (REL-3): the verdict word, and which file.
+    let mut notice = String::from(
+        "Programs are not confined: they run with your access to your files, the network and your credentials.",
+    );
+    for (file, verdict) in &held {
+        let file = control_pictures(file);
+        notice.push_str(&match verdict {
+            Verdict::Unsafe => format!(" A check judged {file}, which this line reads, UNSAFE."),
+            _ => format!(" The check of {file}, which this line reads, did not complete."),
+        });
+    }
     let question = Question {
         asker: None,
         kind: QuestionKind::Run,
@@ -360,10 +370,8 @@ async fn endorse(
             path: Some(display_path(&session.cwd, plan.directory())),
             plan: plan_lines,
             command: Some(control_pictures(line)),
-            notice: Some(
-                "Programs are not confined: they run with your access to your files, the network and your credentials."
-                    .into(),
-            ),
+            verdict: held.iter().map(|(_, v)| *v).find(|v| *v == Verdict::Unsafe),
+            notice: Some(notice),
             ..Subject::default()
         },
         options,
@@ -405,7 +413,12 @@ async fn endorse(
 /// The ways a line that reads and writes no file through redirects, and is fed nothing, runs
 /// without a question: a plan the person remembered, the person's `run.allow` rules, or the
 /// read-only table over vouched-for files. `None` asks.
-async fn unasked(call: &Call<'_>, plan: &Plan, identity: &str) -> Option<&'static str> {
+async fn unasked(
+    call: &Call<'_>,
+    plan: &Plan,
+    identity: &str,
+    held: &mut Vec<(String, Verdict)>,
+) -> Option<&'static str> {
     let session = call.session;
     if session
         .state()
@@ -448,7 +461,7 @@ async fn unasked(call: &Call<'_>, plan: &Plan, identity: &str) -> Option<&'stati
     }
     // Read-only programs over files nobody has vouched for yet: the files go through the same
     // helper a read uses, and if it passes every one the line runs as if they were vouched for.
-    let passed = check_operands(call, plan, &places).await;
+    let passed = check_operands(call, plan, &places, held).await;
     if !passed.is_empty()
         && read_only_over_vouched(call, plan, &places, &|p| passed.contains(&p.to_path_buf()))
     {
@@ -472,6 +485,7 @@ async fn check_operands(
     call: &Call<'_>,
     plan: &Plan,
     places: &readonly::Places,
+    held: &mut Vec<(String, Verdict)>,
 ) -> Vec<std::path::PathBuf> {
     let files: Vec<std::path::PathBuf> = {
         let trust = call.session.trust.snapshot();
@@ -524,6 +538,11 @@ async fn check_operands(
         })
         .collect();
     let judged = content_trust::judge(call, &candidates, RUN_CHECK_CAP).await;
+    for ((_, shown, _, _), j) in read.iter().zip(&judged) {
+        if let (false, Some(verdict)) = (j.readable(), j.verdict) {
+            held.push((shown.clone(), verdict));
+        }
+    }
     read.iter()
         .zip(judged)
         .filter(|(_, j)| j.readable())
