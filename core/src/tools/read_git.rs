@@ -15,7 +15,7 @@ use serde_json::json;
 use super::{
     ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine, control_pictures, display_path,
 };
-use crate::git::{self, Deadline, diff::Section, log::Cut};
+use crate::git::{self, Budget, Deadline, diff::Section, log::Cut};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::{Integrity, Label};
 use crate::kernel::labelled::Labelled;
@@ -268,6 +268,8 @@ struct Answer {
     read: Vec<Vec<u8>>,
     /// Said after the answer: where it was cut, what continues it.
     notes: Vec<String>,
+    /// Whether the answer stopped at its line bound before the presenting did.
+    lines_cut: bool,
 }
 
 pub async fn run(call: &Call<'_>) -> ToolOutput {
@@ -398,6 +400,8 @@ fn answer(
         )
     })?;
     let deadline = Deadline(Some(Instant::now() + DEADLINE));
+    // One deadline and one count of tree entries for every walk this answer makes.
+    let mut budget = Budget::new(deadline);
     let mut notes = Vec::new();
     let cut_note = |cut: Option<Cut>, next: Option<usize>, what: &str| match cut {
         Some(Cut::Count) => Some(format!(
@@ -410,10 +414,7 @@ fn answer(
             git::MAX_LINES,
             next.unwrap_or(0)
         )),
-        Some(Cut::Deadline) => Some(format!(
-            "[cut: the answer ran out of its {} seconds; narrow it with path or revision]",
-            DEADLINE.as_secs()
-        )),
+        Some(cut) => walk_note(cut),
         None => None,
     };
     let e = |e: git::Error| e.to_string();
@@ -446,7 +447,8 @@ fn answer(
         }
         "show" => {
             let revision = a.revision.as_deref().unwrap_or("HEAD");
-            let shown = git::diff::show_skipping(&repo, revision, path, denied).map_err(e)?;
+            let shown =
+                git::diff::show_skipping(&repo, revision, path, denied, &mut budget).map_err(e)?;
             left_out.extend(shown.left_out);
             if let Some((parent, merge)) = shown.merge {
                 notes.push(format!(
@@ -458,15 +460,15 @@ fn answer(
             shown.sections
         }
         "diff" => {
-            let sections = git::diff::diff(&repo, a.revision.as_deref().unwrap_or_default(), path)
-                .map_err(e)?;
-            if sections.is_empty() {
+            let revision = a.revision.as_deref().unwrap_or_default();
+            let sections = git::diff::diff(&repo, revision, path, &mut budget).map_err(e)?;
+            if sections.is_empty() && budget.cuts.is_empty() {
                 notes.push("[the two commits do not differ there]".into());
             }
             sections
         }
         "status" => {
-            let found = git::status::status(&repo, path).map_err(|err| match err {
+            let found = git::status::status(&repo, path, &mut budget).map_err(|err| match err {
                 git::status::StatusError::Declined(d) => {
                     format!("read_git declined this status: {d}; {USE_RUN}")
                 }
@@ -502,9 +504,10 @@ fn answer(
             }]
         }
         "tags" => {
-            let page = git::tags::tags(&repo, a.revision.as_deref(), a.count, a.skip).map_err(e)?;
+            let page = git::tags::tags(&repo, a.revision.as_deref(), a.count, a.skip, &mut budget)
+                .map_err(e)?;
             notes.extend(cut_note(page.cut, page.next_skip, "tags"));
-            if page.names.is_empty() {
+            if page.names.is_empty() && budget.cuts.is_empty() {
                 notes.push("[no tags]".into());
             }
             vec![Section {
@@ -524,9 +527,9 @@ fn answer(
                     path,
                     count: a.count,
                     skip: a.skip,
-                    deadline,
                 },
                 denied,
+                &mut budget,
             )
             .map_err(e)?;
             left_out.extend(found.denied);
@@ -537,7 +540,7 @@ fn answer(
                     found.too_large
                 ));
             }
-            if found.files.is_empty() && found.cut.is_none() {
+            if found.files.is_empty() && found.cut.is_none() && budget.cuts.is_empty() {
                 notes.push("[no lines match]".into());
             }
             read = found.read;
@@ -551,6 +554,38 @@ fn answer(
                 .collect()
         }
     };
+    // What the walks cut or passed over is said like every other cut (GIT-15).
+    let lines_cut = budget.cuts.contains(&Cut::Lines);
+    notes.extend(
+        budget
+            .cuts
+            .iter()
+            .filter(|c| **c != Cut::Lines)
+            .filter_map(|c| walk_note(*c)),
+    );
+    if budget.repeated > 0 {
+        let named: Vec<String> = budget
+            .repeats
+            .iter()
+            .map(|(path, first)| {
+                format!(
+                    "{} holds the same tree as {}",
+                    git::quote_path(path),
+                    git::quote_path(first)
+                )
+            })
+            .collect();
+        let more = budget.repeated - budget.repeats.len();
+        notes.push(format!(
+            "[not walked again, each holding a tree already walked under another path: {}{}]",
+            named.join("; "),
+            if more > 0 {
+                format!("; and {more} more")
+            } else {
+                String::new()
+            }
+        ));
+    }
     // A file a deny rule covers is left out of a diff whole, and the answer says so (GIT-14).
     sections.retain(|section| match section.paths.iter().find(|p| denied(p)) {
         Some(p) => {
@@ -571,7 +606,32 @@ fn answer(
         sections,
         read,
         notes,
+        lines_cut,
     })
+}
+
+/// What an answer says where a walk stopped or left something out for a reason other than its
+/// count (which names the next page).
+fn walk_note(cut: Cut) -> Option<String> {
+    match cut {
+        Cut::Count => None,
+        Cut::Lines => Some(format!(
+            "[cut at {} lines: narrow it with path or a shorter range]",
+            git::MAX_LINES
+        )),
+        Cut::Deadline => Some(format!(
+            "[cut: the answer ran out of its {} seconds; narrow it with path or revision]",
+            DEADLINE.as_secs()
+        )),
+        Cut::Depth => Some(format!(
+            "[cut: trees nested deeper than {} levels were not entered]",
+            git::MAX_TREE_DEPTH
+        )),
+        Cut::Entries => Some(format!(
+            "[cut: the answer read {} tree entries and stopped; narrow it with path]",
+            git::MAX_TREE_ENTRIES
+        )),
+    }
 }
 
 /// The path of `<revision>:<path>` as a plain repository-relative path, for asking the deny
@@ -641,7 +701,7 @@ async fn present(call: &Call<'_>, root: &Path, shown: &str, answer: Answer) -> T
         body.push_str(note);
         body.push('\n');
     }
-    if cut {
+    if cut || answer.lines_cut {
         body.push_str(&format!(
             "[cut at {} lines: narrow it with path or a shorter range]\n",
             git::MAX_LINES
