@@ -1323,6 +1323,42 @@ mod tests {
         );
     }
 
+    // Verifies: RUN-9
+    #[test]
+    fn run_groups_nested_past_the_bound_are_refused_rather_than_overflowing() {
+        use crate::run::parse::MAX_GROUP_DEPTH;
+        let nested = |n: usize| format!("{}ls{}", "(".repeat(n), ")".repeat(n));
+        // On a thread with a runtime worker's 2 MiB stack: the parser descends once a group, and
+        // 8,000 of them (a line within its 16 KiB) overflowed it.
+        let refusals = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || {
+                [
+                    nested(8_000),
+                    nested(MAX_GROUP_DEPTH + 1),
+                    nested(MAX_GROUP_DEPTH),
+                ]
+                .map(|line| compile(&line, &env()).err().map(|r| (r.construct, r.span)))
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(
+            refusals,
+            [
+                Some((
+                    "groups nested too deeply",
+                    MAX_GROUP_DEPTH..MAX_GROUP_DEPTH + 1
+                )),
+                Some((
+                    "groups nested too deeply",
+                    MAX_GROUP_DEPTH..MAX_GROUP_DEPTH + 1
+                )),
+                None
+            ]
+        );
+    }
+
     // Verifies: RUN-4, RUN-9
     #[test]
     fn run_words_that_are_not_programs_are_refused_in_program_position() {
