@@ -747,3 +747,26 @@ async fn an_oversized_commit_or_tag_is_refused_by_its_size() {
     let r = f.result("c5");
     assert!(r.contains("a chain of more than 64 tags"), "{}", tail(&r));
 }
+
+// Verifies: GIT-15
+#[tokio::test]
+async fn a_status_over_a_working_tree_as_deep_as_paths_go_answers() {
+    // gix's walk of the working tree descends once a directory; on a runtime thread's 2 MiB
+    // stack a directory nested as deep as a path may name (4,096 bytes) overflowed it.
+    let f = session_with(vec![json!({"query": "status", "why": "x"})], |f| {
+        small_repo(f);
+        let root = f.path("");
+        let levels = (4_000 - root.as_os_str().len()) / 2;
+        let mut dir = root.clone();
+        for _ in 0..levels {
+            dir.push("d");
+            std::fs::create_dir(&dir).unwrap();
+        }
+        std::fs::write(dir.join("f"), "x").unwrap();
+        trust_workspace(f);
+        trust_whole_tree(f);
+    })
+    .await;
+    let r = f.result("c0");
+    assert!(r.contains("?? d/"), "{}", tail(&r));
+}

@@ -31,6 +31,12 @@ const DEADLINE: Duration = Duration::from_secs(10);
 
 const QUERIES: &[&str] = &["log", "show", "diff", "status", "tags", "search"];
 
+/// The stack of the thread an answer is made on. This reader's own walks are loops, but gix's
+/// walk of the working tree (for `status`) descends once a directory; a path the system opens is
+/// at most 4,096 bytes, so at most 2,048 directories deep, and this holds that many of its frames
+/// with room to spare. It is address space reserved, touched only as deep as a walk goes.
+const READER_STACK: usize = 64 << 20;
+
 /// The sentence every decline ends with.
 const USE_RUN: &str = "use run with git instead, which asks the person unless a rule covers it";
 
@@ -372,12 +378,22 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         format!("read_git.{} in {shown}: a read of a trusted .git", a.query),
     );
     let worker_root = root.clone();
-    let answered = tokio::task::spawn_blocking(move || {
-        let denied = |p: &[u8]| trust.denied(&workspace_path(&worker_root, p)).is_some();
-        answer(&worker_root, &a, &path, pattern, &denied)
-    })
-    .await
-    .unwrap_or_else(|_| Err("the reader stopped unexpectedly".into()));
+    // Off the runtime's workers, on a thread of its own whose stack holds gix's walk of the
+    // working tree for `status` (GIT-15).
+    let (sender, receiver) = tokio::sync::oneshot::channel();
+    let started = std::thread::Builder::new()
+        .name("read_git".into())
+        .stack_size(READER_STACK)
+        .spawn(move || {
+            let denied = |p: &[u8]| trust.denied(&workspace_path(&worker_root, p)).is_some();
+            let _ = sender.send(answer(&worker_root, &a, &path, pattern, &denied));
+        });
+    let answered = match started {
+        Ok(_) => receiver
+            .await
+            .unwrap_or_else(|_| Err("the reader stopped unexpectedly".into())),
+        Err(e) => Err(format!("the reader could not start: {e}")),
+    };
     let answer = match answered {
         Ok(answer) => answer,
         Err(e) => return ToolOutput::error(e),
