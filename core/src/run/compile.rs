@@ -1359,6 +1359,25 @@ mod tests {
         );
     }
 
+    // Verifies: RUN-6
+    #[test]
+    fn run_thousands_of_braces_in_one_word_expand_in_a_loop_within_the_budget() {
+        // 2,700 braces of one word each: expanded by recursion, one frame and one copy of the
+        // word a brace, they overflowed a small stack and took a gigabyte; each now counts
+        // against the line's budget of expansions and the expansion is a loop.
+        let outcome = std::thread::Builder::new()
+            .stack_size(128 * 1024)
+            .spawn(|| {
+                let many = format!("echo {}", "{1..1}".repeat(2_700));
+                let few = format!("echo a{}", "{1..1}".repeat(900));
+                [many, few].map(|line| compile(&line, &env()).err().map(|r| r.construct))
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(outcome, [Some("too many words"), None]);
+    }
+
     // Verifies: RUN-4, RUN-9
     #[test]
     fn run_words_that_are_not_programs_are_refused_in_program_position() {
