@@ -397,6 +397,8 @@ async fn questions_off_the_list_and_misshapen_arguments_are_refused_by_name() {
             json!({"query": "diff", "why": "x"}),
             json!({"query": "log", "path": "../elsewhere", "why": "x"}),
             json!({"query": "status", "revision": "HEAD", "why": "x"}),
+            json!({"query": "log", "revision": ":/second", "why": "x"}),
+            json!({"query": "show", "revision": "HEAD^{/first}", "why": "x"}),
         ],
         |f| {
             small_repo(f);
@@ -404,6 +406,10 @@ async fn questions_off_the_list_and_misshapen_arguments_are_refused_by_name() {
         },
     )
     .await;
+    for id in ["c9", "c10"] {
+        let r = f.result(id);
+        assert!(r.contains("does not read the revision form"), "{id}: {r}");
+    }
     assert!(f.result("c0").contains("use run"));
     assert!(f.result("c1").contains("use run"));
     assert!(f.result("c2").contains("does not read the revision form"));

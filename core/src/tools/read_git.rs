@@ -176,7 +176,15 @@ fn args(call: &Call<'_>) -> Result<Args, String> {
         return Err("status compares HEAD, the index and the working tree and takes no `revision`; diff compares two commits".into());
     }
     if let Some(r) = &a.revision {
-        if r.contains("...") || r.contains("^@") || r.contains("^!") || r.contains("^-") {
+        // `:/text` and `^{/text}` search every commit's message inside gix's revision parser,
+        // outside this reader's walks and their bounds (GIT-15), so they are declined too.
+        let message_search = r.starts_with(":/") || r.contains("^{/");
+        if r.contains("...")
+            || r.contains("^@")
+            || r.contains("^!")
+            || r.contains("^-")
+            || message_search
+        {
             return Err(format!(
                 "read_git does not read the revision form in `{}`: {USE_RUN}",
                 control_pictures(r)
