@@ -251,20 +251,25 @@ const KNOWN_KEYS: &[&str] = &[
     "mcp.deny",
 ];
 
-/// Flattens `{"vetting": {"auto": true}}` and `{"vetting.auto": true}` alike into dotted keys.
+/// Flattens `{"vetting": {"auto": true}}` and `{"vetting.auto": true}` alike into dotted keys,
+/// in the file's order. A file may come with a cloned repository, so its objects are walked on a
+/// stack of this loop's own, not by recursion (SET-3).
 fn flatten(prefix: &str, value: &Value, out: &mut Vec<(String, Value)>) {
-    match value {
-        Value::Object(map) if !KNOWN_KEYS.contains(&prefix) => {
-            for (k, v) in map {
-                let key = if prefix.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{prefix}.{k}")
-                };
-                flatten(&key, v, out);
+    let mut stack = vec![(prefix.to_string(), value)];
+    while let Some((prefix, value)) = stack.pop() {
+        match value {
+            Value::Object(map) if !KNOWN_KEYS.contains(&prefix.as_str()) => {
+                for (k, v) in map.iter().rev() {
+                    let key = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
+                    stack.push((key, v));
+                }
             }
+            _ => out.push((prefix, value.clone())),
         }
-        _ => out.push((prefix.to_string(), value.clone())),
     }
 }
 
@@ -647,6 +652,54 @@ mod tests {
         assert_eq!(s.vetting_auto_source, "~/.bravebot/vetting");
         apply_vetting_file(&mut s, "maybe", &mut notes);
         assert!(!s.vetting_auto, "an unreadable word changes nothing");
+    }
+
+    // Verifies: SET-3
+    #[test]
+    fn settings_nested_any_depth_flatten_in_a_loop_and_past_the_parsers_limit_are_unreadable() {
+        // A value 50,000 objects deep, flattened on a thread with a runtime worker's 2 MiB stack:
+        // by recursion it overflowed. (Built and taken apart by hand: `json!` and drop recurse.)
+        let key = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(|| {
+                let mut value = Value::from(1);
+                for _ in 0..50_000 {
+                    let mut map = serde_json::Map::new();
+                    map.insert("a".into(), value);
+                    value = Value::Object(map);
+                }
+                let mut out = Vec::new();
+                flatten("", &value, &mut out);
+                let mut pending = vec![value];
+                while let Some(mut v) = pending.pop() {
+                    if let Value::Object(map) = &mut v {
+                        pending.extend(map.remove("a"));
+                    }
+                }
+                out
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(key.len(), 1);
+        assert_eq!(key[0].0.len(), 50_000 * 2 - 1);
+        assert_eq!(key[0].1, Value::from(1));
+        // The parser's own limit of 128 nested levels stands: nothing here lifts it.
+        let deep = format!("{}1{}", "{\"a\":".repeat(200), "}".repeat(200));
+        let (s, notes) = resolve(
+            &no_env,
+            None,
+            None,
+            Some(SettingsFile {
+                path: "/w/.bravebot/settings.json".into(),
+                text: &deep,
+            }),
+        );
+        assert_eq!(s, Settings::default());
+        assert!(
+            matches!(notes.as_slice(), [Note::Unreadable { error, .. }] if error.contains("recursion limit")),
+            "{notes:?}"
+        );
     }
 
     // Verifies: SET-1

@@ -9,7 +9,7 @@ use bravebot_core::kernel::trust::{RuleOrigin, Scope, TrustRule};
 use bravebot_core::session::{Answer, StopReason};
 use bravebot_core::settings::Settings;
 use bravebot_tests::fake_model::{FakeModel, Reply};
-use bravebot_tests::git_fixture::git;
+use bravebot_tests::git_fixture::{git, git_stdin};
 use serde_json::{Value, json};
 
 mod common;
@@ -397,6 +397,8 @@ async fn questions_off_the_list_and_misshapen_arguments_are_refused_by_name() {
             json!({"query": "diff", "why": "x"}),
             json!({"query": "log", "path": "../elsewhere", "why": "x"}),
             json!({"query": "status", "revision": "HEAD", "why": "x"}),
+            json!({"query": "log", "revision": ":/second", "why": "x"}),
+            json!({"query": "show", "revision": "HEAD^{/first}", "why": "x"}),
         ],
         |f| {
             small_repo(f);
@@ -404,6 +406,10 @@ async fn questions_off_the_list_and_misshapen_arguments_are_refused_by_name() {
         },
     )
     .await;
+    for id in ["c9", "c10"] {
+        let r = f.result(id);
+        assert!(r.contains("does not read the revision form"), "{id}: {r}");
+    }
     assert!(f.result("c0").contains("use run"));
     assert!(f.result("c1").contains("use run"));
     assert!(f.result("c2").contains("does not read the revision form"));
@@ -601,4 +607,172 @@ async fn a_deny_rule_over_git_or_anything_in_it_keeps_the_repository_closed() {
             "{denied}: {r}"
         );
     }
+}
+
+/// The end of an answer, where its notes are, for a failure message.
+fn tail(text: &str) -> &str {
+    let mut at = text.len().saturating_sub(1500);
+    while !text.is_char_boundary(at) {
+        at += 1;
+    }
+    &text[at..]
+}
+
+// Verifies: GIT-10, GIT-15
+#[tokio::test]
+async fn a_tree_nested_sixty_thousand_deep_is_cut_rather_than_crashing() {
+    // Before the walks were iterative, each nested tree took a frame of the blocking thread's
+    // 2 MiB stack, and this overflowed it and aborted the whole process.
+    let f = session_with(
+        vec![
+            json!({"query": "show", "revision": "HEAD", "why": "x"}),
+            json!({"query": "diff", "revision": "HEAD~1..HEAD", "why": "x"}),
+            json!({"query": "search", "pattern": "alpha", "why": "x"}),
+            json!({"query": "log", "path": "d/d/d", "why": "x"}),
+        ],
+        |f| {
+            bravebot_tests::git_fixture::deep_tree(&f.path(""), 60_000);
+            trust_workspace(f);
+        },
+    )
+    .await;
+    for id in ["c0", "c1", "c2"] {
+        let r = f.result(id);
+        assert!(r.contains("nested deeper than 4096"), "{id}: {}", tail(&r));
+        assert!(!r.contains("alpha at the bottom"), "{id}: {}", tail(&r));
+    }
+    assert!(f.result("c0").contains("nest deeply"));
+    assert!(f.result("c2").contains("HEAD:top.txt:1:alpha"));
+    assert!(f.result("c3").contains("nest deeply"), "{}", f.result("c3"));
+}
+
+// Verifies: GIT-15
+#[tokio::test]
+async fn a_git_bomb_is_walked_once_a_tree_and_says_what_it_passed_over() {
+    // Eight directories a level, twelve levels, all the same tree: 8^12 paths from a few dozen
+    // objects. Walked path by path, it grew memory until the process aborted.
+    let f = session_with(
+        vec![
+            json!({"query": "show", "revision": "HEAD", "why": "x"}),
+            json!({"query": "diff", "revision": "HEAD~1..HEAD", "why": "x"}),
+            json!({"query": "search", "pattern": "alpha", "why": "x"}),
+            json!({"query": "status", "why": "x"}),
+        ],
+        |f| {
+            bravebot_tests::git_fixture::git_bomb(&f.path(""), 8, 12);
+            trust_workspace(f);
+            trust_whole_tree(f);
+        },
+    )
+    .await;
+    let first = format!("bomb/{}f.txt", "dir0/".repeat(12));
+    for id in ["c0", "c1"] {
+        let r = f.result(id);
+        assert!(r.contains(&format!("+++ b/{first}")), "{id}: {}", tail(&r));
+        assert!(
+            r.contains("bomb/dir1 holds the same tree as bomb/dir0"),
+            "{id}: {}",
+            tail(&r)
+        );
+        assert!(!r.contains("bomb/dir1/"), "{id}: {}", tail(&r));
+    }
+    let r = f.result("c2");
+    assert!(
+        r.contains(&format!("HEAD:{first}:1:alpha in the bomb")),
+        "{}",
+        tail(&r)
+    );
+    assert!(
+        r.contains("bomb/dir7 holds the same tree as bomb/dir0"),
+        "{}",
+        tail(&r)
+    );
+    let r = f.result("c3");
+    assert!(
+        r.contains("use run") && r.contains("200000"),
+        "{}",
+        tail(&r)
+    );
+}
+
+// Verifies: GIT-16
+#[tokio::test]
+async fn an_oversized_commit_or_tag_is_refused_by_its_size() {
+    let f = session_with(
+        vec![
+            json!({"query": "show", "revision": "HEAD", "why": "x"}),
+            json!({"query": "log", "why": "x"}),
+            json!({"query": "show", "revision": "big", "why": "x"}),
+            json!({"query": "tags", "revision": "HEAD~1", "why": "x"}),
+            json!({"query": "show", "revision": "HEAD~1", "why": "x"}),
+            json!({"query": "show", "revision": "chain", "why": "x"}),
+        ],
+        |f| {
+            small_repo(f);
+            let dir = f.path("");
+            let second = String::from_utf8(git(&dir, &["rev-parse", "HEAD"])).unwrap();
+            let huge = "an endless message ".repeat(120_000);
+            let mut s: Vec<u8> = Vec::new();
+            s.extend_from_slice(b"commit refs/heads/main\n");
+            s.extend_from_slice(b"committer Ada <ada@example.com> 1900000000 +0000\n");
+            s.extend_from_slice(format!("data {}\n{huge}\n", huge.len()).as_bytes());
+            s.extend_from_slice(format!("from {}\n", second.trim()).as_bytes());
+            s.extend_from_slice(b"M 100644 inline big.txt\ndata 4\nbig\n\n");
+            s.extend_from_slice(format!("tag big\nfrom {}\n", second.trim()).as_bytes());
+            s.extend_from_slice(b"tagger Ada <ada@example.com> 1900000000 +0000\n");
+            s.extend_from_slice(format!("data {}\n{huge}\n", huge.len()).as_bytes());
+            bravebot_tests::git_fixture::import(&dir, &s);
+            // Sixty-five annotated tags, each naming the one before.
+            let mut target = second.trim().to_string();
+            let mut kind = "commit";
+            for n in 0..65 {
+                let tag = format!(
+                    "object {target}\ntype {kind}\ntag t{n}\ntagger Ada <ada@example.com> 1900000000 +0000\n\nlink {n}\n"
+                );
+                let id = git_stdin(&dir, &["mktag"], tag.as_bytes());
+                target = String::from_utf8(id).unwrap().trim().to_string();
+                kind = "tag";
+            }
+            git(&dir, &["update-ref", "refs/tags/chain", &target]);
+            trust_workspace(f);
+        },
+    )
+    .await;
+    for id in ["c0", "c1", "c2"] {
+        let r = f.result(id);
+        assert!(r.contains("past the 1 MiB"), "{id}: {}", tail(&r));
+        assert!(!r.contains("an endless message"), "{id}: {}", tail(&r));
+    }
+    let r = f.result("c3");
+    assert!(r.contains("past the 1 MiB"), "{}", tail(&r));
+    assert!(
+        f.result("c4").contains("second commit"),
+        "{}",
+        f.result("c4")
+    );
+    let r = f.result("c5");
+    assert!(r.contains("a chain of more than 64 tags"), "{}", tail(&r));
+}
+
+// Verifies: GIT-15
+#[tokio::test]
+async fn a_status_over_a_working_tree_as_deep_as_paths_go_answers() {
+    // gix's walk of the working tree descends once a directory; on a runtime thread's 2 MiB
+    // stack a directory nested as deep as a path may name (4,096 bytes) overflowed it.
+    let f = session_with(vec![json!({"query": "status", "why": "x"})], |f| {
+        small_repo(f);
+        let root = f.path("");
+        let levels = (4_000 - root.as_os_str().len()) / 2;
+        let mut dir = root.clone();
+        for _ in 0..levels {
+            dir.push("d");
+            std::fs::create_dir(&dir).unwrap();
+        }
+        std::fs::write(dir.join("f"), "x").unwrap();
+        trust_workspace(f);
+        trust_whole_tree(f);
+    })
+    .await;
+    let r = f.result("c0");
+    assert!(r.contains("?? d/"), "{}", tail(&r));
 }

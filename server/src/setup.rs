@@ -78,6 +78,23 @@ pub fn state_dir() -> Option<bravebot_core::record::StateDir> {
     home().map(|h| bravebot_core::record::StateDir::in_home(&h))
 }
 
+/// Bytes of a workspace's settings file read at most.
+const WORKSPACE_SETTINGS_LIMIT: u64 = 1 << 20;
+
+/// The workspace's settings file through the confined reader, or why it was not read (nothing
+/// when there is none).
+fn read_workspace_settings(cwd: &Path, path: &Path) -> (Option<String>, Option<String>) {
+    use bravebot_core::workspace_file::{self, Reach, Refusal};
+    match workspace_file::read_blocking(path, &Reach::workspace(cwd), WORKSPACE_SETTINGS_LIMIT) {
+        Ok(contents) => match String::from_utf8(contents.bytes) {
+            Ok(text) => (Some(text), None),
+            Err(_) => (None, Some("it is not UTF-8".into())),
+        },
+        Err(Refusal::Missing) => (None, None),
+        Err(refusal) => (None, Some(refusal.reason())),
+    }
+}
+
 /// Reads the settings layers for a workspace. Unreadable files are reported in the notes.
 pub fn load_settings(cwd: &Path, client: Option<&Value>) -> (Settings, Vec<Note>) {
     load_settings_for(cwd, client, true)
@@ -95,7 +112,10 @@ pub fn load_settings_for(
     let home_text = home_path
         .as_ref()
         .and_then(|p| std::fs::read_to_string(p).ok());
-    let ws_text = std::fs::read_to_string(&workspace_path).ok();
+    // The workspace's file comes with a cloned repository: read as any workspace file is (a
+    // regular file inside the workspace after its links, within a bound), and a refusal is said.
+    let (ws_text, ws_refused) = read_workspace_settings(cwd, &workspace_path);
+    let ws_path = workspace_path.clone();
     let env = |name: &str| std::env::var(name).ok();
     let (mut resolved, mut notes) = settings::resolve(
         &env,
@@ -108,6 +128,12 @@ pub fn load_settings_for(
             text,
         }),
     );
+    if let Some(error) = ws_refused {
+        notes.push(Note::Unreadable {
+            path: ws_path,
+            error,
+        });
+    }
     // The recorded choice outranks the settings key (seed 000).
     let recorded = home()
         .filter(|_| read_vetting_choice)
@@ -209,6 +235,30 @@ pub fn audit_path(session_id: &str) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // Verifies: SET-4
+    #[test]
+    fn a_workspace_settings_file_is_read_only_as_a_bounded_regular_file_inside_it() {
+        let dir = std::env::temp_dir().join(format!("bravebot-setup-{}", std::process::id()));
+        let settings = dir.join(".bravebot").join("settings.json");
+        std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+        let refused = |text: &str| {
+            let (_, notes) = load_settings_for(&dir, None, false);
+            notes.iter().any(|n| {
+                matches!(n, Note::Unreadable { path, error } if *path == settings && error.contains(text))
+            })
+        };
+        // A link to a device that never ends: read whole, it grew memory until the process died.
+        std::os::unix::fs::symlink("/dev/zero", &settings).unwrap();
+        assert!(refused("outside the workspace"));
+        std::fs::remove_file(&settings).unwrap();
+        std::fs::write(&settings, vec![b' '; 2 << 20]).unwrap();
+        assert!(refused("larger than 1 MiB"));
+        std::fs::write(&settings, r#"{"maxRounds": 7}"#).unwrap();
+        let (resolved, notes) = load_settings_for(&dir, None, false);
+        assert_eq!(resolved.max_rounds, 7, "{notes:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn civil_dates_from_epoch_days() {

@@ -1,7 +1,8 @@
 //! A generated git repository for comparing `read_git` with git itself: many commits written in
 //! one `git fast-import` stream, with merges, lightweight and annotated tags, exact renames,
-//! binary files, a submodule and a path that is not UTF-8. Also how the tests run git: with a pager of `cat`,
-//! no system or global configuration and a clean environment.
+//! binary files, a submodule and a path that is not UTF-8; hostile repositories (a tree nested
+//! tens of thousands deep, a "git bomb"). Also how the tests run git: with a pager of `cat`, no
+//! system or global configuration and a clean environment.
 
 use std::io::Write;
 use std::path::Path;
@@ -193,6 +194,12 @@ pub fn generate(dir: &Path, commits: usize) {
             );
         }
     }
+    import(dir, &s);
+    git(dir, &["reset", "-q", "--hard", "main"]);
+}
+
+/// Feeds one `git fast-import` stream to the repository in `dir`.
+pub fn import(dir: &Path, stream: &[u8]) {
     let mut child = git_command(dir, &["fast-import", "--quiet"])
         .stdin(Stdio::piped())
         .spawn()
@@ -201,8 +208,104 @@ pub fn generate(dir: &Path, commits: usize) {
         .stdin
         .take()
         .expect("stdin")
-        .write_all(&s)
+        .write_all(stream)
         .expect("the stream is written");
     assert!(child.wait().expect("fast-import ends").success());
-    git(dir, &["reset", "-q", "--hard", "main"]);
+}
+
+/// A fresh repository in `dir` whose `main` holds two commits: `top.txt` alone, then beside it
+/// `depth` directories each inside the last (`d/d/.../d/deep.txt`), written by one
+/// `git fast-import` stream (a few seconds for 60,000). Nothing is checked out.
+pub fn deep_tree(dir: &Path, depth: usize) {
+    git(dir, &["init", "-q", "-b", "main"]);
+    let mut s: Vec<u8> = Vec::new();
+    s.extend_from_slice(b"commit refs/heads/main\nmark :1\n");
+    s.extend_from_slice(b"committer Ada <ada@example.com> 1600000000 +0000\n");
+    data(&mut s, b"start\n");
+    s.extend_from_slice(b"M 100644 inline top.txt\n");
+    data(&mut s, b"alpha\n");
+    s.extend_from_slice(b"commit refs/heads/main\nmark :2\n");
+    s.extend_from_slice(b"committer Ada <ada@example.com> 1600003600 +0000\n");
+    data(&mut s, b"nest deeply\n");
+    s.extend_from_slice(b"from :1\n");
+    let path = vec!["d"; depth].join("/");
+    s.extend_from_slice(format!("M 100644 inline {path}/deep.txt\n").as_bytes());
+    data(&mut s, b"alpha at the bottom\n");
+    import(dir, &s);
+}
+
+/// A fresh repository in `dir` whose `main` holds two commits: `top.txt` alone, then beside it a
+/// "git bomb", `bomb/`: `levels` levels of trees each holding `width` directories that are all
+/// the same tree, over one file. It is a few dozen small objects that name `width^levels` paths.
+pub fn git_bomb(dir: &Path, width: usize, levels: usize) {
+    git(dir, &["init", "-q", "-b", "main"]);
+    let mut s: Vec<u8> = Vec::new();
+    s.extend_from_slice(b"commit refs/heads/main\nmark :1\n");
+    s.extend_from_slice(b"committer Ada <ada@example.com> 1600000000 +0000\n");
+    data(&mut s, b"start\n");
+    s.extend_from_slice(b"M 100644 inline top.txt\n");
+    data(&mut s, b"alpha\n");
+    import(dir, &s);
+    let text = |bytes: Vec<u8>| String::from_utf8(bytes).expect("git prints hex");
+    let blob = text(git_stdin(
+        dir,
+        &["hash-object", "-w", "--stdin"],
+        b"alpha in the bomb\n",
+    ));
+    let mut tree = text(git_stdin(
+        dir,
+        &["mktree"],
+        format!("100644 blob {}\tf.txt\n", blob.trim()).as_bytes(),
+    ));
+    for _ in 0..levels {
+        let listing: String = (0..width)
+            .map(|i| format!("040000 tree {}\tdir{i}\n", tree.trim()))
+            .collect();
+        tree = text(git_stdin(dir, &["mktree"], listing.as_bytes()));
+    }
+    let root = text(git_stdin(
+        dir,
+        &["mktree"],
+        format!(
+            "040000 tree {}\tbomb\n100644 blob {}\ttop.txt\n",
+            tree.trim(),
+            text(git(dir, &["rev-parse", "main:top.txt"])).trim()
+        )
+        .as_bytes(),
+    ));
+    let commit = text(git_stdin(
+        dir,
+        &[
+            "-c",
+            "user.name=Ada",
+            "-c",
+            "user.email=ada@example.com",
+            "commit-tree",
+            root.trim(),
+            "-p",
+            "main",
+            "-F",
+            "-",
+        ],
+        b"plant a bomb\n",
+    ));
+    git(dir, &["update-ref", "refs/heads/main", commit.trim()]);
+}
+
+/// Runs git in `dir` with `input` on its standard input, and returns what it printed.
+pub fn git_stdin(dir: &Path, args: &[&str], input: &[u8]) -> Vec<u8> {
+    let mut child = git_command(dir, args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("git starts");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input)
+        .expect("the input is written");
+    let out = child.wait_with_output().expect("git ends");
+    assert!(out.status.success(), "git {args:?} failed");
+    out.stdout
 }

@@ -164,7 +164,7 @@ fn show_prints_what_git_show_prints() {
         .chain(submodule_moves(COMMITS).take(4))
     {
         let rev = format!("HEAD~{}", COMMITS - 1 - n);
-        let Ok(shown) = diff::show(&r, &rev, b"") else {
+        let Ok(shown) = diff::show(&r, &rev, b"", &mut git::Budget::default()) else {
             continue;
         };
         let ours = sections(&shown.sections);
@@ -182,7 +182,11 @@ fn show_prints_what_git_show_prints() {
     let file = first_file(dir, "HEAD~10", "src");
     let at = format!("HEAD~10:{file}");
     for rev in ["v1.9.0", "v2.9.0", "v0.3", "HEAD:src", at.as_str(), "HEAD:"] {
-        let ours = sections(&diff::show(&r, rev, b"").unwrap().sections);
+        let ours = sections(
+            &diff::show(&r, rev, b"", &mut git::Budget::default())
+                .unwrap()
+                .sections,
+        );
         assert_eq!(ours, text(git(dir, &["show", rev])), "show {rev}");
     }
 }
@@ -200,7 +204,15 @@ fn diff_prints_what_git_diff_prints() {
         ("HEAD~2000", "HEAD", "blob.bin"),
         ("HEAD~3000", "HEAD", "vendor"),
     ] {
-        let ours = sections(&diff::diff(&r, &format!("{a}..{b}"), path.as_bytes()).unwrap());
+        let ours = sections(
+            &diff::diff(
+                &r,
+                &format!("{a}..{b}"),
+                path.as_bytes(),
+                &mut git::Budget::default(),
+            )
+            .unwrap(),
+        );
         let mut args = vec!["diff", a, b];
         if !path.is_empty() {
             args.extend(["--", path]);
@@ -209,7 +221,15 @@ fn diff_prints_what_git_diff_prints() {
         if path == "vendor" {
             assert!(ours.contains("+Subproject commit "), "{ours}");
         }
-        let pair = sections(&diff::diff(&r, &format!("{a} {b}"), path.as_bytes()).unwrap());
+        let pair = sections(
+            &diff::diff(
+                &r,
+                &format!("{a} {b}"),
+                path.as_bytes(),
+                &mut git::Budget::default(),
+            )
+            .unwrap(),
+        );
         assert_eq!(pair, ours, "A B reads as A..B");
     }
 }
@@ -219,18 +239,18 @@ fn diff_prints_what_git_diff_prints() {
 fn tags_list_what_git_tag_lists() {
     let dir = repo();
     let r = git::open(dir).unwrap();
-    let ours = tags::tags(&r, None, 200, 0).unwrap();
+    let ours = tags::tags(&r, None, 200, 0, &mut git::Budget::default()).unwrap();
     assert_eq!(
         lines_of(&ours.names),
         text(git(dir, &["tag", "--sort=-v:refname"]))
     );
     assert_eq!(ours.cut, None);
     for rev in ["HEAD~5000", "v3.9.0", "side"] {
-        let merged = tags::tags(&r, Some(rev), 200, 0).unwrap();
+        let merged = tags::tags(&r, Some(rev), 200, 0, &mut git::Budget::default()).unwrap();
         let theirs = text(git(dir, &["tag", "--sort=-v:refname", "--merged", rev]));
         assert_eq!(lines_of(&merged.names), theirs, "tags --merged {rev}");
     }
-    let page = tags::tags(&r, None, 3, 2).unwrap();
+    let page = tags::tags(&r, None, 3, 2, &mut git::Budget::default()).unwrap();
     assert_eq!(page.names, ours.names[2..5].to_vec());
     assert_eq!(page.next_skip, Some(5));
 }
@@ -255,8 +275,8 @@ fn search_prints_what_git_grep_prints() {
                 path: path.as_bytes(),
                 count: 100_000,
                 skip: 0,
-                deadline: git::Deadline::default(),
             },
+            &mut git::Budget::default(),
         )
         .unwrap();
         let ours: String = found.files.iter().map(|f| lines_of(&f.lines)).collect();
@@ -297,7 +317,11 @@ fn a_file_moved_and_edited_is_a_deletion_and_an_addition_as_git_prints_without_r
     std::fs::write(d.join("new.txt"), format!("{body}one more\n")).unwrap();
     commit("two");
     let r = git::open(d).unwrap();
-    let ours = sections(&diff::show(&r, "HEAD", b"").unwrap().sections);
+    let ours = sections(
+        &diff::show(&r, "HEAD", b"", &mut git::Budget::default())
+            .unwrap()
+            .sections,
+    );
     assert_eq!(ours, text(git(d, &["show", "--no-renames", "HEAD"])));
     assert_ne!(
         ours,
@@ -415,7 +439,7 @@ fn status_prints_what_git_status_prints() {
     write(d, "dir/inner.log", b"ignored\n");
 
     let r = git::open(d).unwrap();
-    let ours = status::status(&r, b"").unwrap();
+    let ours = status::status(&r, b"", &mut git::Budget::default()).unwrap();
     let mut left_out: Vec<(Vec<u8>, status::NotCompared)> = ours.not_compared.clone();
     left_out.sort();
     assert_eq!(
@@ -456,7 +480,7 @@ fn status_prints_what_git_status_prints() {
     );
 
     // Under a path, as git's pathspec limits it: inside an untracked directory too.
-    let under = status::status(&r, b"dir").unwrap();
+    let under = status::status(&r, b"dir", &mut git::Budget::default()).unwrap();
     assert_eq!(under.lines, vec!["D  dir/e.txt".to_string()]);
     for path in [
         "dir",
@@ -466,7 +490,7 @@ fn status_prints_what_git_status_prints() {
         "a.txt",
         "nothing-here",
     ] {
-        let ours = status::status(&r, path.as_bytes()).unwrap();
+        let ours = status::status(&r, path.as_bytes(), &mut git::Budget::default()).unwrap();
         let theirs = text(git(d, &["status", "--short", "--no-renames", "--", path]));
         assert_eq!(lines_of(&ours.lines), theirs, "status -- {path}");
     }
@@ -475,7 +499,7 @@ fn status_prints_what_git_status_prints() {
     write(d, "b.txt", b"an unstaged change\r\n");
     git(d, &["config", "core.autocrlf", "true"]);
     let r = git::open(d).unwrap();
-    let crlf = status::status(&r, b"").unwrap();
+    let crlf = status::status(&r, b"", &mut git::Budget::default()).unwrap();
     assert!(
         crlf.not_compared
             .iter()
@@ -492,7 +516,7 @@ fn status_prints_what_git_status_prints() {
 fn the_generated_repository_is_clean_but_for_its_submodule() {
     let dir = repo();
     let r = git::open(dir).unwrap();
-    let ours = status::status(&r, b"").unwrap();
+    let ours = status::status(&r, b"", &mut git::Budget::default()).unwrap();
     assert_eq!(
         ours.not_compared,
         vec![(b"vendor/sub".to_vec(), status::NotCompared::Submodule)]
@@ -510,19 +534,24 @@ fn a_clean_tree_has_no_status_and_an_index_written_this_second_is_hashed() {
     write(d, "a.txt", b"one\n");
     // No commit and no index yet: everything is untracked.
     let r = git::open(d).unwrap();
-    let fresh = status::status(&r, b"").unwrap();
+    let fresh = status::status(&r, b"", &mut git::Budget::default()).unwrap();
     assert_eq!(lines_of(&fresh.lines), git_status(d, &[]));
     assert_eq!(fresh.lines, vec!["?? a.txt".to_string()]);
     git(d, &["add", "-A"]);
     // Staged on an unborn branch: added.
-    let staged = status::status(&r, b"").unwrap();
+    let staged = status::status(&r, b"", &mut git::Budget::default()).unwrap();
     assert_eq!(lines_of(&staged.lines), git_status(d, &[]));
     commit(d, "one");
     let r = git::open(d).unwrap();
-    assert!(status::status(&r, b"").unwrap().lines.is_empty());
+    assert!(
+        status::status(&r, b"", &mut git::Budget::default())
+            .unwrap()
+            .lines
+            .is_empty()
+    );
     // Same size, same second as the index was written: only hashing tells it changed.
     write(d, "a.txt", b"two\n");
-    let ours = status::status(&r, b"").unwrap();
+    let ours = status::status(&r, b"", &mut git::Budget::default()).unwrap();
     assert_eq!(lines_of(&ours.lines), git_status(d, &[]));
     assert_eq!(ours.lines, vec![" M a.txt".to_string()]);
 }
@@ -569,7 +598,7 @@ fn a_conflicted_merge_lists_its_unmerged_paths_as_git_does() {
         text(merged.stderr)
     );
     let r = git::open(d).unwrap();
-    let ours = status::status(&r, b"").unwrap();
+    let ours = status::status(&r, b"", &mut git::Budget::default()).unwrap();
     assert_eq!(lines_of(&ours.lines), git_status(d, &[]));
     for expected in ["UU both.txt", "AA added.txt", "UD gone.txt"] {
         assert!(
@@ -592,7 +621,7 @@ fn a_split_or_sparse_index_and_outside_ignore_files_are_declined_for_status() {
     git(d, &["config", "core.excludesFile", "/etc/gitignore"]);
     let r = git::open(d).unwrap();
     assert!(matches!(
-        status::status(&r, b""),
+        status::status(&r, b"", &mut git::Budget::default()),
         Err(status::StatusError::Declined(
             status::Declined::OutsideFile(_)
         ))
@@ -601,7 +630,7 @@ fn a_split_or_sparse_index_and_outside_ignore_files_are_declined_for_status() {
     git(d, &["config", "core.attributesFile", "../attributes"]);
     let r = git::open(d).unwrap();
     assert!(matches!(
-        status::status(&r, b""),
+        status::status(&r, b"", &mut git::Budget::default()),
         Err(status::StatusError::Declined(
             status::Declined::OutsideFile(_)
         ))
@@ -610,7 +639,7 @@ fn a_split_or_sparse_index_and_outside_ignore_files_are_declined_for_status() {
     std::os::unix::fs::symlink("/etc/hostname", d.join(".git/info/attributes")).unwrap();
     let r = git::open(d).unwrap();
     assert!(matches!(
-        status::status(&r, b""),
+        status::status(&r, b"", &mut git::Budget::default()),
         Err(status::StatusError::Declined(
             status::Declined::LinkedInfoFile(_)
         ))
@@ -619,7 +648,7 @@ fn a_split_or_sparse_index_and_outside_ignore_files_are_declined_for_status() {
     git(d, &["update-index", "--split-index"]);
     let r = git::open(d).unwrap();
     assert_eq!(
-        status::status(&r, b"").err(),
+        status::status(&r, b"", &mut git::Budget::default()).err(),
         Some(status::StatusError::Declined(status::Declined::SplitIndex))
     );
     git(d, &["update-index", "--no-split-index"]);
@@ -627,7 +656,7 @@ fn a_split_or_sparse_index_and_outside_ignore_files_are_declined_for_status() {
     git(d, &["update-index", "--skip-worktree", "b/c.txt"]);
     let r = git::open(d).unwrap();
     assert_eq!(
-        status::status(&r, b"").err(),
+        status::status(&r, b"", &mut git::Budget::default()).err(),
         Some(status::StatusError::Declined(status::Declined::Sparse))
     );
 }
@@ -785,7 +814,7 @@ fn the_projects_own_history_reads_as_git_reads_it() {
     let ids = text(git(dir, &["rev-list", "-n", "60", "HEAD"]));
     let mut differing = Vec::new();
     for id in ids.lines() {
-        let shown = diff::show(&r, id, b"").unwrap();
+        let shown = diff::show(&r, id, b"", &mut git::Budget::default()).unwrap();
         let ours = sections(&shown.sections);
         let theirs = if shown.merge.is_some() {
             text(git(dir, &["show", "--no-patch", id]))

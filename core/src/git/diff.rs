@@ -12,7 +12,10 @@ use similar::{Algorithm, DiffOp};
 
 use super::log::range;
 use super::text::{default_date, ident, indented_message, quote_path};
-use super::{Entry, Error, ObjectId, Repository};
+use std::collections::HashMap;
+
+use super::log::Cut;
+use super::{Budget, Entry, Error, MAX_TAG_CHAIN, ObjectId, Repository};
 
 /// Bytes git looks at to decide a file is binary: a NUL in them makes it so.
 const BINARY_PROBE: usize = 8000;
@@ -71,73 +74,134 @@ fn leads_to(path: &[u8], filter: &[u8]) -> bool {
         || (filter.starts_with(path) && filter.get(path.len()) == Some(&b'/'))
 }
 
-/// The changes between two trees (`None` is the empty tree), limited to `filter`.
+/// The changes between two trees (`None` is the empty tree), limited to `filter`, walked within
+/// `budget`.
 pub fn tree_changes(
     repo: &Repository,
     old: Option<ObjectId>,
     new: Option<ObjectId>,
     filter: &[u8],
+    budget: &mut Budget,
 ) -> Result<Vec<Change>, Error> {
     let mut out = Vec::new();
-    walk(repo, old, new, b"", filter, &mut out)?;
+    walk(repo, old, new, filter, budget, &mut out)?;
     Ok(detect_renames(out))
 }
 
+/// Two trees' entries being compared, at one directory of the walk.
+struct Pair {
+    old: Vec<Entry>,
+    new: Vec<Entry>,
+    i: usize,
+    j: usize,
+    prefix: Vec<u8>,
+}
+
+impl Pair {
+    /// The next name in git's order: the entry of either side, or both where they share it.
+    fn next(&mut self) -> Option<(Option<Entry>, Option<Entry>)> {
+        let order = match (self.old.get(self.i), self.new.get(self.j)) {
+            (None, None) => return None,
+            (Some(a), Some(b)) => sort_key(a).cmp(&sort_key(b)),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+        };
+        let take = |v: &[Entry], k: &mut usize| {
+            *k += 1;
+            v.get(*k - 1).cloned()
+        };
+        Some(match order {
+            std::cmp::Ordering::Less => (take(&self.old, &mut self.i), None),
+            std::cmp::Ordering::Greater => (None, take(&self.new, &mut self.j)),
+            std::cmp::Ordering::Equal => {
+                (take(&self.old, &mut self.i), take(&self.new, &mut self.j))
+            }
+        })
+    }
+}
+
+/// Reads both sides of a pair of trees within the budget; `None` once the walk must stop.
+fn open_pair(
+    repo: &Repository,
+    budget: &mut Budget,
+    old: Option<ObjectId>,
+    new: Option<ObjectId>,
+    prefix: Vec<u8>,
+) -> Result<Option<Pair>, Error> {
+    let mut side = |id: Option<ObjectId>| -> Result<Option<Vec<Entry>>, Error> {
+        match id {
+            Some(t) => budget.tree(repo, t),
+            None => Ok(Some(Vec::new())),
+        }
+    };
+    let (Some(old), Some(new)) = (side(old)?, side(new)?) else {
+        return Ok(None);
+    };
+    Ok(Some(Pair {
+        old,
+        new,
+        i: 0,
+        j: 0,
+        prefix,
+    }))
+}
+
+/// The tree diff: a loop over a stack of directories, each pair of subtrees entered where it
+/// first appears (a pair met again under another path is named in the budget and passed over;
+/// a subtree the same on both sides holds no change), within the budget's depth, entries and
+/// deadline.
 fn walk(
     repo: &Repository,
     old: Option<ObjectId>,
     new: Option<ObjectId>,
-    prefix: &[u8],
     filter: &[u8],
+    budget: &mut Budget,
     out: &mut Vec<Change>,
 ) -> Result<(), Error> {
     if old == new {
         return Ok(());
     }
-    let old = match old {
-        Some(t) => repo.tree(t)?,
-        None => Vec::new(),
-    };
-    let new = match new {
-        Some(t) => repo.tree(t)?,
-        None => Vec::new(),
-    };
-    let (mut i, mut j) = (0, 0);
-    while i < old.len() || j < new.len() {
-        let order = match (old.get(i), new.get(j)) {
-            (Some(a), Some(b)) => sort_key(a).cmp(&sort_key(b)),
-            (Some(_), None) => std::cmp::Ordering::Less,
-            _ => std::cmp::Ordering::Greater,
+    let mut walked: HashMap<(Option<ObjectId>, Option<ObjectId>), Vec<u8>> = HashMap::new();
+    let mut stack: Vec<Pair> = Vec::new();
+    stack.extend(open_pair(repo, budget, old, new, Vec::new())?);
+    while let Some(top) = stack.last_mut() {
+        let Some((a, b)) = top.next() else {
+            stack.pop();
+            continue;
         };
-        let (a, b) = match order {
-            std::cmp::Ordering::Less => {
-                i += 1;
-                (old.get(i - 1), None)
-            }
-            std::cmp::Ordering::Greater => {
-                j += 1;
-                (None, new.get(j - 1))
-            }
-            std::cmp::Ordering::Equal => {
-                i += 1;
-                j += 1;
-                (old.get(i - 1), new.get(j - 1))
-            }
-        };
-        let name = a.or(b).map(|e| e.name.as_slice()).unwrap_or_default();
-        let path = join(prefix, name);
+        let name = a
+            .as_ref()
+            .or(b.as_ref())
+            .map(|e| e.name.as_slice())
+            .unwrap_or_default();
+        let path = join(&top.prefix, name);
         if !leads_to(&path, filter) {
             continue;
         }
-        let is_tree = a.or(b).is_some_and(Entry::is_tree);
+        let is_tree = a.as_ref().or(b.as_ref()).is_some_and(Entry::is_tree);
         if is_tree {
-            walk(repo, a.map(|e| e.id), b.map(|e| e.id), &path, filter, out)?;
+            let ids = (a.map(|e| e.id), b.map(|e| e.id));
+            if ids.0 == ids.1 {
+                continue;
+            }
+            if let Some(first) = walked.get(&ids) {
+                budget.repeat(&path, first);
+                continue;
+            }
+            if !budget.may_enter(stack.len() + 1) {
+                continue;
+            }
+            walked.insert(ids, path.clone());
+            match open_pair(repo, budget, ids.0, ids.1, path)? {
+                Some(pair) => stack.push(pair),
+                None => break,
+            }
             continue;
         }
         if !within(&path, filter) {
             continue;
         }
-        if let (Some(a), Some(b)) = (a, b)
+        if let (Some(a), Some(b)) = (&a, &b)
             && a.id == b.id
             && a.mode == b.mode
         {
@@ -434,21 +498,39 @@ fn function_line(lines: &[&[u8]], before: usize) -> Option<String> {
     })
 }
 
-/// Every file's diff between two trees under `filter`.
+/// Every file's diff between two trees under `filter`, within `budget`: the diffs stop at the
+/// deadline, and once they hold more lines than an answer shows.
 pub fn diff_trees(
     repo: &Repository,
     old: Option<ObjectId>,
     new: Option<ObjectId>,
     filter: &[u8],
+    budget: &mut Budget,
 ) -> Result<Vec<Section>, Error> {
-    tree_changes(repo, old, new, filter)?
-        .iter()
-        .map(|c| file_diff(repo, c))
-        .collect()
+    let mut sections = Vec::new();
+    let mut lines = 0;
+    for change in tree_changes(repo, old, new, filter, budget)? {
+        if budget.stopped() {
+            break;
+        }
+        if budget.lines.is_some_and(|bound| lines > bound) {
+            budget.cut(Cut::Lines);
+            break;
+        }
+        let section = file_diff(repo, &change)?;
+        lines += section.lines.len();
+        sections.push(section);
+    }
+    Ok(sections)
 }
 
 /// `diff A..B` or `diff A B`: the two commits' trees compared.
-pub fn diff(repo: &Repository, revision: &str, filter: &[u8]) -> Result<Vec<Section>, Error> {
+pub fn diff(
+    repo: &Repository,
+    revision: &str,
+    filter: &[u8],
+    budget: &mut Budget,
+) -> Result<Vec<Section>, Error> {
     let (a, b) = match revision.split_once("..") {
         Some(_) => {
             let r = range(repo, Some(revision))?;
@@ -467,7 +549,7 @@ pub fn diff(repo: &Repository, revision: &str, filter: &[u8]) -> Result<Vec<Sect
         }
     };
     let (ta, tb) = (repo.commit(a)?.tree, repo.commit(b)?.tree);
-    diff_trees(repo, Some(ta), Some(tb), filter)
+    diff_trees(repo, Some(ta), Some(tb), filter, budget)
 }
 
 /// What `show` printed, and whether it was a merge (shown without a diff).
@@ -480,8 +562,13 @@ pub struct Shown {
 
 /// `show <revision>`: a commit with its message and diff, a tag then its commit, or with
 /// `<revision>:<path>` a file or directory as it stood.
-pub fn show(repo: &Repository, revision: &str, filter: &[u8]) -> Result<Shown, Error> {
-    show_skipping(repo, revision, filter, &|_| false)
+pub fn show(
+    repo: &Repository,
+    revision: &str,
+    filter: &[u8],
+    budget: &mut Budget,
+) -> Result<Shown, Error> {
+    show_skipping(repo, revision, filter, &|_| false, budget)
 }
 
 /// As [`show`], leaving out of a directory listing each entry whose repository-relative path
@@ -491,6 +578,7 @@ pub fn show_skipping(
     revision: &str,
     filter: &[u8],
     denied: &dyn Fn(&[u8]) -> bool,
+    budget: &mut Budget,
 ) -> Result<Shown, Error> {
     if let Some((rev, path)) = revision.split_once(':') {
         return show_path(repo, revision, rev, path.as_bytes(), denied);
@@ -498,8 +586,16 @@ pub fn show_skipping(
     let id = repo.resolve(revision)?;
     let mut sections = Vec::new();
     let mut target = id;
-    // An annotated tag (or a chain of them) is shown before what it names.
+    // An annotated tag (or a chain of them, at most MAX_TAG_CHAIN long) is shown before what it
+    // names.
+    let mut tags = 0;
     while let Some(tag) = repo.annotated_tag(target)? {
+        tags += 1;
+        if tags > MAX_TAG_CHAIN {
+            return Err(Error::Oversized(format!(
+                "`{revision}` is a chain of more than {MAX_TAG_CHAIN} tags"
+            )));
+        }
         let mut lines = vec![format!("tag {}", String::from_utf8_lossy(&tag.name))];
         if let Some(tagger) = &tag.tagger {
             lines.push(format!("Tagger: {}", ident(tagger)));
@@ -549,7 +645,7 @@ pub fn show_skipping(
         Some(p) => Some(repo.commit(*p)?.tree),
         None => None,
     };
-    let diffs = diff_trees(repo, parent_tree, Some(commit.tree), filter)?;
+    let diffs = diff_trees(repo, parent_tree, Some(commit.tree), filter, budget)?;
     if !diffs.is_empty() {
         sections.push(Section {
             paths: Vec::new(),

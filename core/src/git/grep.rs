@@ -6,7 +6,9 @@ pub use regex::bytes::Regex;
 use super::diff::MAX_BLOB_BYTES;
 use super::log::Cut;
 use super::text::quote_path;
-use super::{Deadline, Error, ObjectId, Repository};
+use std::collections::HashMap;
+
+use super::{Budget, Error, ObjectId, Repository};
 
 /// What a search is asked for.
 pub struct GrepQuery<'a> {
@@ -17,7 +19,6 @@ pub struct GrepQuery<'a> {
     pub path: &'a [u8],
     pub count: usize,
     pub skip: usize,
-    pub deadline: Deadline,
 }
 
 /// One file's matching lines.
@@ -42,8 +43,8 @@ pub struct Found {
 }
 
 /// Searches the files at a revision.
-pub fn grep(repo: &Repository, query: &GrepQuery<'_>) -> Result<Found, Error> {
-    grep_skipping(repo, query, &|_| false)
+pub fn grep(repo: &Repository, query: &GrepQuery<'_>, budget: &mut Budget) -> Result<Found, Error> {
+    grep_skipping(repo, query, &|_| false, budget)
 }
 
 /// As [`grep`], passing over unread every file and directory whose repository-relative path
@@ -52,6 +53,7 @@ pub fn grep_skipping(
     repo: &Repository,
     query: &GrepQuery<'_>,
     denied: &dyn Fn(&[u8]) -> bool,
+    budget: &mut Budget,
 ) -> Result<Found, Error> {
     let commit = repo.resolve_commit(query.revision)?;
     let tree = repo.commit(commit)?.tree;
@@ -71,9 +73,11 @@ pub fn grep_skipping(
                 query.revision
             )));
         }
-        Some(e) if e.is_tree() => search_tree(repo, query, e.id, prefix, &mut found, &mut state)?,
+        Some(e) if e.is_tree() => {
+            search_tree(repo, query, e.id, prefix, &mut found, &mut state, budget)?;
+        }
         Some(e) if e.is_submodule() => {}
-        Some(e) => search_file(repo, query, e.id, prefix, &mut found, &mut state)?,
+        Some(e) => search_file(repo, query, e.id, prefix, &mut found, &mut state, budget)?,
     }
     Ok(found)
 }
@@ -98,6 +102,16 @@ fn whole_file(pattern: &Regex) -> Option<Regex> {
     Regex::new(&format!("(?m:{text})")).ok()
 }
 
+/// One directory of the search: its entries and the next to look at.
+struct Directory {
+    entries: Vec<super::Entry>,
+    next: usize,
+    prefix: Vec<u8>,
+}
+
+/// Searches a tree's files in tree order: a loop over a stack of directories, each subtree
+/// searched where it first appears (met again under another path, it is named in the budget and
+/// passed over), within the budget's depth, entries and deadline.
 fn search_tree(
     repo: &Repository,
     query: &GrepQuery<'_>,
@@ -105,22 +119,53 @@ fn search_tree(
     prefix: &[u8],
     found: &mut Found,
     state: &mut State<'_>,
+    budget: &mut Budget,
 ) -> Result<(), Error> {
-    for entry in repo.tree(tree)? {
-        if found.cut.is_some() {
-            return Ok(());
+    let mut searched: HashMap<ObjectId, Vec<u8>> = HashMap::new();
+    searched.insert(tree, prefix.to_vec());
+    let mut stack = Vec::new();
+    if let Some(entries) = budget.tree(repo, tree)? {
+        stack.push(Directory {
+            entries,
+            next: 0,
+            prefix: prefix.to_vec(),
+        });
+    }
+    while let Some(top) = stack.last_mut() {
+        if found.cut.is_some() || budget.stopped() {
+            break;
         }
-        let path = if prefix.is_empty() {
+        let Some(entry) = top.entries.get(top.next).cloned() else {
+            stack.pop();
+            continue;
+        };
+        top.next += 1;
+        let path = if top.prefix.is_empty() {
             entry.name.clone()
         } else {
-            [prefix, b"/", &entry.name].concat()
+            [top.prefix.as_slice(), b"/", &entry.name].concat()
         };
         if (state.denied)(&path) {
             found.denied.push(path);
         } else if entry.is_tree() {
-            search_tree(repo, query, entry.id, &path, found, state)?;
+            if let Some(first) = searched.get(&entry.id) {
+                budget.repeat(&path, first);
+                continue;
+            }
+            if !budget.may_enter(stack.len() + 1) {
+                continue;
+            }
+            searched.insert(entry.id, path.clone());
+            match budget.tree(repo, entry.id)? {
+                Some(entries) => stack.push(Directory {
+                    entries,
+                    next: 0,
+                    prefix: path,
+                }),
+                None => break,
+            }
         } else if !entry.is_submodule() {
-            search_file(repo, query, entry.id, &path, found, state)?;
+            search_file(repo, query, entry.id, &path, found, state, budget)?;
         }
     }
     Ok(())
@@ -133,9 +178,9 @@ fn search_file(
     path: &[u8],
     found: &mut Found,
     state: &mut State<'_>,
+    budget: &mut Budget,
 ) -> Result<(), Error> {
-    if query.deadline.passed() {
-        found.cut = Some(Cut::Deadline);
+    if budget.stopped() {
         return Ok(());
     }
     if repo.size(id)? > MAX_BLOB_BYTES {

@@ -10,7 +10,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 
 use super::text::{body, short_date, subject};
-use super::{Commit, Deadline, Error, Header, MAX_LINES, ObjectId, Repository};
+use super::{Budget, Commit, Deadline, Error, Header, MAX_LINES, ObjectId, Repository};
 
 /// What a log is asked for.
 #[derive(Clone, Debug)]
@@ -53,6 +53,10 @@ pub enum Cut {
     Lines,
     /// The deadline passed.
     Deadline,
+    /// A tree nested deeper than [`super::MAX_TREE_DEPTH`] was not entered.
+    Depth,
+    /// The walks read [`super::MAX_TREE_ENTRIES`] tree entries and stopped.
+    Entries,
 }
 
 /// One page of a log.
@@ -116,34 +120,34 @@ impl Commits<'_> {
 
     /// The object at `path` in a tree. What each tree holds at the rest of the path is
     /// remembered by the tree's id and depth, so a directory that did not change between two
-    /// commits is not read again for the second.
+    /// commits is not read again for the second. A loop, one tree a component.
     fn at(&mut self, tree: ObjectId, path: &[u8]) -> Result<Option<ObjectId>, Error> {
         let parts: Vec<&[u8]> = path
             .split(|b| *b == b'/')
             .filter(|p| !p.is_empty())
             .collect();
-        self.at_depth(tree, &parts, 0)
-    }
-
-    fn at_depth(
-        &mut self,
-        tree: ObjectId,
-        parts: &[&[u8]],
-        depth: usize,
-    ) -> Result<Option<ObjectId>, Error> {
-        let Some((first, rest)) = parts.split_first() else {
-            return Ok(Some(tree));
-        };
-        if let Some(found) = self.at_path.get(&(tree, depth)) {
-            return Ok(*found);
+        let mut passed = Vec::new();
+        let mut current = tree;
+        let mut found = Some(tree);
+        for (depth, part) in parts.iter().enumerate() {
+            if let Some(known) = self.at_path.get(&(current, depth)) {
+                found = *known;
+                break;
+            }
+            passed.push((current, depth));
+            found = match self.repo.child(current, part)? {
+                Some(e) if depth + 1 == parts.len() => Some(e.id),
+                Some(e) if e.is_tree() => {
+                    current = e.id;
+                    continue;
+                }
+                _ => None,
+            };
+            break;
         }
-        let found = match self.repo.child(tree, first)? {
-            None => None,
-            Some(e) if rest.is_empty() => Some(e.id),
-            Some(e) if e.is_tree() => self.at_depth(e.id, rest, depth + 1)?,
-            Some(_) => None,
-        };
-        self.at_path.insert((tree, depth), found);
+        for key in passed {
+            self.at_path.insert(key, found);
+        }
         Ok(found)
     }
 }
@@ -193,17 +197,24 @@ impl Hidden {
     }
 }
 
-/// Every commit `tip` reaches, itself included.
-pub fn ancestors(repo: &Repository, tip: ObjectId) -> Result<HashSet<ObjectId>, Error> {
+/// Every commit `tip` reaches, itself included; `None` where the budget's deadline passed first.
+pub fn ancestors(
+    repo: &Repository,
+    tip: ObjectId,
+    budget: &mut Budget,
+) -> Result<Option<HashSet<ObjectId>>, Error> {
     let mut seen = HashSet::new();
     let mut stack = vec![tip];
     while let Some(id) = stack.pop() {
+        if budget.stopped() {
+            return Ok(None);
+        }
         if !seen.insert(id) {
             continue;
         }
         stack.extend(repo.parents(id)?);
     }
-    Ok(seen)
+    Ok(Some(seen))
 }
 
 /// Lists one page of commits.

@@ -35,6 +35,18 @@ pub use text::{quote_path, short_date};
 pub const MAX_LINES: usize = 2000;
 /// Characters one line holds at most; a longer one is shortened and marked.
 pub const MAX_LINE_CHARS: usize = 2000;
+/// Trees nested deeper than this are not entered: git's own fail-safe (`core.maxTreeDepth`).
+pub const MAX_TREE_DEPTH: usize = 4096;
+/// Tree entries one answer reads at most, over every walk it makes.
+pub const MAX_TREE_ENTRIES: usize = 200_000;
+/// Bytes of one tree object read at most (well over 200,000 entries).
+pub const MAX_TREE_BYTES: u64 = 16 << 20;
+/// Bytes of one commit or annotated tag read at most.
+pub const MAX_COMMIT_BYTES: u64 = 1 << 20;
+/// Annotated tags followed at most from a name to what it finally names.
+pub const MAX_TAG_CHAIN: usize = 64;
+/// Repeated subtrees named one by one in an answer; past these they are counted.
+const REPEATS_NAMED: usize = 8;
 
 /// A repository this reader agreed to open.
 pub struct Repository {
@@ -96,6 +108,9 @@ pub enum Error {
     /// An object or ref could not be read.
     #[error("the repository could not be read: {0}")]
     Read(String),
+    /// An object is larger than this reader reads (a commit, tag or tree past its bound).
+    #[error("{0}; use run with git instead, which asks the person unless a rule covers it")]
+    Oversized(String),
 }
 
 fn read_error(e: impl std::fmt::Display) -> Error {
@@ -271,9 +286,34 @@ fn signature(s: gix::actor::SignatureRef<'_>) -> Signature {
 }
 
 impl Repository {
+    /// Refuses an object past `limit` bytes, from its header alone, before it is read.
+    fn within(&self, id: ObjectId, limit: u64, what: &str) -> Result<(), Error> {
+        let size = self.size(id)?;
+        if size > limit {
+            return Err(Error::Oversized(format!(
+                "{what} {} is {size} bytes, past the {} MiB this reader reads",
+                id.to_hex(),
+                limit >> 20
+            )));
+        }
+        Ok(())
+    }
+
+    /// A commit's object, no larger than [`MAX_COMMIT_BYTES`].
+    fn find_commit(&self, id: ObjectId) -> Result<gix::Commit<'_>, Error> {
+        self.within(id, MAX_COMMIT_BYTES, "commit")?;
+        self.repo.find_commit(id).map_err(read_error)
+    }
+
+    /// A tree's object, no larger than [`MAX_TREE_BYTES`].
+    fn find_tree(&self, id: ObjectId) -> Result<gix::Tree<'_>, Error> {
+        self.within(id, MAX_TREE_BYTES, "tree")?;
+        self.repo.find_tree(id).map_err(read_error)
+    }
+
     /// Reads a commit.
     pub fn commit(&self, id: ObjectId) -> Result<Commit, Error> {
-        let commit = self.repo.find_commit(id).map_err(read_error)?;
+        let commit = self.find_commit(id)?;
         let decoded = commit.decode().map_err(read_error)?;
         Ok(Commit {
             id,
@@ -289,7 +329,7 @@ impl Repository {
     /// without decoding its signatures' names or copying its message.
     pub fn header(&self, id: ObjectId) -> Result<Header, Error> {
         use gix::objs::commit::ref_iter::Token;
-        let commit = self.repo.find_commit(id).map_err(read_error)?;
+        let commit = self.find_commit(id)?;
         let mut header = Header {
             tree: ObjectId::null(self.repo.object_hash()),
             parents: Vec::new(),
@@ -311,7 +351,7 @@ impl Repository {
 
     /// A commit's parents, read without decoding the rest of it.
     pub fn parents(&self, id: ObjectId) -> Result<Vec<ObjectId>, Error> {
-        let commit = self.repo.find_commit(id).map_err(read_error)?;
+        let commit = self.find_commit(id)?;
         Ok(
             gix::objs::CommitRefIter::from_bytes(&commit.data, self.repo.object_hash())
                 .parent_ids()
@@ -321,7 +361,7 @@ impl Repository {
 
     /// The entry named `name` in a tree, found without decoding the others.
     pub fn child(&self, tree: ObjectId, name: &[u8]) -> Result<Option<Entry>, Error> {
-        let tree = self.repo.find_tree(tree).map_err(read_error)?;
+        let tree = self.find_tree(tree)?;
         for e in gix::objs::TreeRefIter::from_bytes(&tree.data, self.repo.object_hash()) {
             let e = e.map_err(read_error)?;
             if e.filename == name {
@@ -337,7 +377,7 @@ impl Repository {
 
     /// The entries of a tree, in the order the tree stores them (git's order).
     pub fn tree(&self, id: ObjectId) -> Result<Vec<Entry>, Error> {
-        let tree = self.repo.find_tree(id).map_err(read_error)?;
+        let tree = self.find_tree(id)?;
         let decoded = tree.decode().map_err(read_error)?;
         Ok(decoded
             .entries
@@ -396,14 +436,33 @@ impl Repository {
     /// Resolves a revision to the commit it names, peeling tags.
     pub fn resolve_commit(&self, revision: &str) -> Result<ObjectId, Error> {
         let id = self.resolve(revision)?;
-        self.peel_to_commit(id)
+        self.peel(id)?
             .ok_or_else(|| Error::Revision(format!("`{revision}` does not name a commit")))
     }
 
-    /// The commit an object leads to through tags, if it leads to one.
+    /// The commit an object leads to through at most [`MAX_TAG_CHAIN`] annotated tags, each
+    /// within [`MAX_COMMIT_BYTES`], if it leads to one.
     pub fn peel_to_commit(&self, id: ObjectId) -> Option<ObjectId> {
-        let object = self.repo.find_object(id).ok()?;
-        object.peel_to_commit().ok().map(|c| c.id)
+        self.peel(id).ok().flatten()
+    }
+
+    /// As [`Repository::peel_to_commit`], saying why a tag on the way could not be read.
+    pub fn peel(&self, id: ObjectId) -> Result<Option<ObjectId>, Error> {
+        let mut id = id;
+        for _ in 0..=MAX_TAG_CHAIN {
+            match self.kind(id)? {
+                gix::object::Kind::Commit => return Ok(Some(id)),
+                gix::object::Kind::Tag => match self.annotated_tag(id)? {
+                    Some(tag) => id = tag.target,
+                    None => return Ok(None),
+                },
+                _ => return Ok(None),
+            }
+        }
+        Err(Error::Oversized(format!(
+            "{} is a chain of more than {MAX_TAG_CHAIN} tags",
+            id.to_hex()
+        )))
     }
 
     /// The object's kind.
@@ -464,6 +523,7 @@ impl Repository {
         if self.kind(id)? != gix::object::Kind::Tag {
             return Ok(None);
         }
+        self.within(id, MAX_COMMIT_BYTES, "tag")?;
         let tag = self.repo.find_tag(id).map_err(read_error)?;
         let decoded = tag.decode().map_err(read_error)?;
         Ok(Some(Tag {
@@ -483,6 +543,109 @@ pub struct Tag {
     pub tagger: Option<Signature>,
     pub message: Vec<u8>,
     pub pgp: Option<Vec<u8>>,
+}
+
+/// What one answer may spend walking trees, shared by every walk it makes: one deadline, one
+/// count of tree entries read, and what the walks cut or passed over, for the answer to say.
+///
+/// Every walk over trees is a loop over a stack of its own (never recursion, so no shape of a
+/// repository can exhaust the thread's stack), enters no tree nested past [`MAX_TREE_DEPTH`],
+/// reads at most [`MAX_TREE_ENTRIES`] entries, stops at the deadline, and walks a subtree met
+/// again under another path only once (a "git bomb" names billions of paths with a few objects).
+#[derive(Debug, Default)]
+pub struct Budget {
+    pub deadline: Deadline,
+    entries: usize,
+    /// Why the walks stopped or left something out, each once, in the order met.
+    pub cuts: Vec<log::Cut>,
+    /// Subtrees passed over because the same tree was walked already: the path passed over and
+    /// the path walked, the first [`REPEATS_NAMED`] of them.
+    pub repeats: Vec<(Vec<u8>, Vec<u8>)>,
+    /// Every subtree passed over so, named or not.
+    pub repeated: usize,
+    /// Lines of file diffs past which no more are made (an answer shows [`MAX_LINES`]); `None`
+    /// makes them all, within the deadline.
+    pub lines: Option<usize>,
+}
+
+impl Budget {
+    /// An answer's budget: the deadline, and diffs made only as far as an answer shows them.
+    pub fn new(deadline: Deadline) -> Budget {
+        Budget {
+            deadline,
+            lines: Some(MAX_LINES),
+            ..Budget::default()
+        }
+    }
+
+    /// Notes a cut once.
+    pub fn cut(&mut self, cut: log::Cut) {
+        if !self.cuts.contains(&cut) {
+            self.cuts.push(cut);
+        }
+    }
+
+    /// Whether the walks must stop: the deadline passed or the entries are spent.
+    pub fn stopped(&mut self) -> bool {
+        if self.cuts.contains(&log::Cut::Deadline) || self.cuts.contains(&log::Cut::Entries) {
+            return true;
+        }
+        if self.deadline.passed() {
+            self.cut(log::Cut::Deadline);
+            return true;
+        }
+        false
+    }
+
+    /// Whether a tree whose entries lie at `depth` (1 for the root tree's own) may be read; one
+    /// whose entries lie deeper than [`MAX_TREE_DEPTH`] is not, and the cut is noted.
+    pub fn may_enter(&mut self, depth: usize) -> bool {
+        if depth > MAX_TREE_DEPTH {
+            self.cut(log::Cut::Depth);
+            return false;
+        }
+        true
+    }
+
+    /// A tree's entries, counted against [`MAX_TREE_ENTRIES`]; `None` once the walks must stop.
+    pub fn tree(&mut self, repo: &Repository, id: ObjectId) -> Result<Option<Vec<Entry>>, Error> {
+        if self.stopped() {
+            return Ok(None);
+        }
+        let entries = repo.tree(id)?;
+        Ok(self.count(entries.len()).then_some(entries))
+    }
+
+    /// Counts `n` entries walked again without reading their tree; whether the walk may go on.
+    pub fn count(&mut self, n: usize) -> bool {
+        if self.stopped() {
+            return false;
+        }
+        self.entries += n;
+        if self.entries > MAX_TREE_ENTRIES {
+            self.cut(log::Cut::Entries);
+            return false;
+        }
+        true
+    }
+
+    /// Notes that the subtree at `path` was passed over as the same tree as the one at `first`.
+    /// The shallowest are the ones named, as each stands for the most that was passed over.
+    pub fn repeat(&mut self, path: &[u8], first: &[u8]) {
+        self.repeated += 1;
+        let depth = |p: &[u8]| p.iter().filter(|b| **b == b'/').count();
+        if self.repeats.len() == REPEATS_NAMED
+            && self
+                .repeats
+                .last()
+                .is_some_and(|(last, _)| depth(last) <= depth(path))
+        {
+            return;
+        }
+        self.repeats.push((path.to_vec(), first.to_vec()));
+        self.repeats.sort_by_key(|(p, _)| depth(p));
+        self.repeats.truncate(REPEATS_NAMED);
+    }
 }
 
 /// A bound on how long a query may take; `None` is no bound.

@@ -12,11 +12,12 @@
 //! `.gitignore` files (never following a link), `.git/info/exclude` and nothing outside the
 //! repository; a wholly untracked directory is listed once with a trailing `/`, as git does.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
+use super::log::Cut;
 use super::text::quote_path;
-use super::{Error, ObjectId, Repository, read_error};
+use super::{Budget, Error, MAX_TREE_DEPTH, MAX_TREE_ENTRIES, ObjectId, Repository, read_error};
 
 /// Why one path was not compared with the working tree.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -47,6 +48,8 @@ pub enum Declined {
     OutsideFile(&'static str),
     #[error("its {0} is a symbolic link")]
     LinkedInfoFile(&'static str),
+    #[error("HEAD's tree holds {0}, past what this reader walks")]
+    Bounds(String),
 }
 
 /// A failure of a status: declined, or the repository could not be read.
@@ -145,26 +148,61 @@ fn autocrlf(repo: &Repository) -> bool {
     }
 }
 
-/// Every blob and submodule of a tree, by path.
+/// Every blob and submodule of a tree, by path: a loop over a stack of directories, within the
+/// budget's depth, entries and deadline. Every path is needed to compare, so a subtree met again
+/// is walked again (its entries counted again), and a cut makes the whole status declined.
 fn flatten(
     repo: &Repository,
     tree: ObjectId,
-    prefix: &[u8],
-    out: &mut BTreeMap<Vec<u8>, (u32, ObjectId)>,
-) -> Result<(), Error> {
-    for e in repo.tree(tree)? {
-        let path = if prefix.is_empty() {
-            e.name.clone()
-        } else {
-            [prefix, b"/", &e.name].concat()
+    budget: &mut Budget,
+) -> Result<BTreeMap<Vec<u8>, (u32, ObjectId)>, StatusError> {
+    let mut out = BTreeMap::new();
+    // Trees read once, by id: a tree met again is counted again but not read again.
+    let mut read: HashMap<ObjectId, std::rc::Rc<Vec<super::Entry>>> = HashMap::new();
+    // Trees still to read: the path of each, its id and how deep its entries lie.
+    let mut pending = vec![(Vec::new(), tree, 1usize)];
+    while let Some((prefix, id, depth)) = pending.pop() {
+        if !budget.may_enter(depth) {
+            break;
+        }
+        let entries = match read.get(&id) {
+            Some(known) => {
+                if !budget.count(known.len()) {
+                    break;
+                }
+                known.clone()
+            }
+            None => {
+                let Some(entries) = budget.tree(repo, id)? else {
+                    break;
+                };
+                let entries = std::rc::Rc::new(entries);
+                read.insert(id, entries.clone());
+                entries
+            }
         };
-        if e.mode == MODE_TREE {
-            flatten(repo, e.id, &path, out)?;
-        } else {
-            out.insert(path, (e.mode, e.id));
+        for e in entries.iter() {
+            let path = if prefix.is_empty() {
+                e.name.clone()
+            } else {
+                [prefix.as_slice(), b"/", &e.name].concat()
+            };
+            if e.mode == MODE_TREE {
+                pending.push((path, e.id, depth + 1));
+            } else {
+                out.insert(path, (e.mode, e.id));
+            }
         }
     }
-    Ok(())
+    if let Some(cut) = budget.cuts.first() {
+        let why = match cut {
+            Cut::Depth => format!("trees nested deeper than {MAX_TREE_DEPTH}"),
+            Cut::Entries => format!("more than {MAX_TREE_ENTRIES} tree entries"),
+            _ => "more than its ten seconds".to_string(),
+        };
+        return Err(StatusError::Declined(Declined::Bounds(why)));
+    }
+    Ok(out)
 }
 
 /// How the file on disk compares with its index entry.
@@ -340,7 +378,11 @@ fn read_index(repo: &Repository) -> Result<(gix::index::File, i64), StatusError>
 }
 
 /// Lists the repository's status under `filter`.
-pub fn status(repo: &Repository, filter: &[u8]) -> Result<Status, StatusError> {
+pub fn status(
+    repo: &Repository,
+    filter: &[u8],
+    budget: &mut Budget,
+) -> Result<Status, StatusError> {
     check_sources(repo).map_err(StatusError::Declined)?;
     let (mut index, written) = read_index(repo)?;
     let skips = index
@@ -354,10 +396,10 @@ pub fn status(repo: &Repository, filter: &[u8]) -> Result<Status, StatusError> {
         Ok(id) => Some(repo.commit(id.detach())?.tree),
         Err(_) => None,
     };
-    let mut tree = BTreeMap::new();
-    if let Some(t) = head {
-        flatten(repo, t, b"", &mut tree)?;
-    }
+    let tree = match head {
+        Some(t) => flatten(repo, t, budget)?,
+        None => BTreeMap::new(),
+    };
     let mut compare = Compare {
         repo,
         written,

@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 
 use super::log::{Cut, ancestors};
-use super::{Error, Repository};
+use super::{Budget, Error, Repository};
 
 /// One page of tags.
 #[derive(Debug)]
@@ -20,14 +20,25 @@ pub fn tags(
     merged: Option<&str>,
     count: usize,
     skip: usize,
+    budget: &mut Budget,
 ) -> Result<TagPage, Error> {
     let mut all = repo.tag_refs()?;
     if let Some(revision) = merged {
-        let reach = ancestors(repo, repo.resolve_commit(revision)?)?;
-        all.retain(|(_, target)| {
-            repo.peel_to_commit(*target)
-                .is_some_and(|c| reach.contains(&c))
-        });
+        let Some(reach) = ancestors(repo, repo.resolve_commit(revision)?, budget)? else {
+            // Which tags it reaches is not known: none is listed, and the budget says why.
+            return Ok(TagPage {
+                names: Vec::new(),
+                next_skip: None,
+                cut: None,
+            });
+        };
+        let mut kept = Vec::new();
+        for (name, target) in all {
+            if repo.peel(target)?.is_some_and(|c| reach.contains(&c)) {
+                kept.push((name, target));
+            }
+        }
+        all = kept;
     }
     let mut names: Vec<String> = all.into_iter().map(|(n, _)| n).collect();
     names.sort_by(|a, b| version_order(b, a).then_with(|| a.cmp(b)));

@@ -1323,6 +1323,61 @@ mod tests {
         );
     }
 
+    // Verifies: RUN-9
+    #[test]
+    fn run_groups_nested_past_the_bound_are_refused_rather_than_overflowing() {
+        use crate::run::parse::MAX_GROUP_DEPTH;
+        let nested = |n: usize| format!("{}ls{}", "(".repeat(n), ")".repeat(n));
+        // On a thread with a runtime worker's 2 MiB stack: the parser descends once a group, and
+        // 8,000 of them (a line within its 16 KiB) overflowed it.
+        let refusals = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || {
+                [
+                    nested(8_000),
+                    nested(MAX_GROUP_DEPTH + 1),
+                    nested(MAX_GROUP_DEPTH),
+                ]
+                .map(|line| compile(&line, &env()).err().map(|r| (r.construct, r.span)))
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(
+            refusals,
+            [
+                Some((
+                    "groups nested too deeply",
+                    MAX_GROUP_DEPTH..MAX_GROUP_DEPTH + 1
+                )),
+                Some((
+                    "groups nested too deeply",
+                    MAX_GROUP_DEPTH..MAX_GROUP_DEPTH + 1
+                )),
+                None
+            ]
+        );
+    }
+
+    // Verifies: RUN-6
+    #[test]
+    fn run_thousands_of_braces_in_one_word_expand_in_a_loop_within_the_budget() {
+        // 2,700 braces of one word each: expanded by recursion, one frame and one copy of the
+        // word a brace, they overflowed a small stack and took a gigabyte; each now counts
+        // against the line's budget of expansions and the expansion is a loop.
+        let outcome = std::thread::Builder::new()
+            .stack_size(128 * 1024)
+            .spawn(|| {
+                let many = format!("echo {}", "{1..1}".repeat(2_700));
+                let few = format!("echo a{}", "{1..1}".repeat(900));
+                [many, few].map(|line| compile(&line, &env()).err().map(|r| r.construct))
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(outcome, [Some("too many words"), None]);
+    }
+
     // Verifies: RUN-4, RUN-9
     #[test]
     fn run_words_that_are_not_programs_are_refused_in_program_position() {

@@ -38,31 +38,35 @@ pub(crate) fn braces(
     Ok(out)
 }
 
+/// Expands a word's braces, first brace first, in a loop over a stack of words still holding
+/// braces (not by recursion: a line may hold thousands of them). Every brace expanded counts
+/// against the line's budget, one holding a single word too, so the work is bounded by
+/// [`EXPANSION_LIMIT`] steps over a word within the line's length.
 fn expand_braces(
     word: Vec<Char>,
     out: &mut Vec<Vec<Char>>,
     produced: &mut usize,
 ) -> Result<(), TooManyWords> {
-    match find_brace(&word) {
-        None => {
+    let mut pending = vec![word];
+    while let Some(word) = pending.pop() {
+        let Some((open, close, alternatives)) = find_brace(&word) else {
             out.push(word);
-            Ok(())
+            continue;
+        };
+        *produced += alternatives.len().max(2) - 1;
+        if *produced > EXPANSION_LIMIT
+            || out.len() + pending.len() + alternatives.len() > EXPANSION_LIMIT
+        {
+            return Err(TooManyWords);
         }
-        Some((open, close, alternatives)) => {
-            // Each word beyond the one written counts against the line's budget.
-            *produced += alternatives.len().saturating_sub(1);
-            if *produced > EXPANSION_LIMIT || out.len() + alternatives.len() > EXPANSION_LIMIT {
-                return Err(TooManyWords);
-            }
-            for alternative in alternatives {
-                let mut next = word[..open].to_vec();
-                next.extend(alternative);
-                next.extend_from_slice(&word[close + 1..]);
-                expand_braces(next, out, produced)?;
-            }
-            Ok(())
+        for alternative in alternatives.into_iter().rev() {
+            let mut next = word[..open].to_vec();
+            next.extend(alternative);
+            next.extend_from_slice(&word[close + 1..]);
+            pending.push(next);
         }
     }
+    Ok(())
 }
 
 fn bare(c: &Char, ch: char) -> bool {

@@ -57,7 +57,11 @@ pub(crate) fn parse(tokens: Vec<Token>, line_len: usize) -> Result<Sequence, Ref
             "the line holds no command",
         ));
     }
-    let mut parser = Parser { tokens, at: 0 };
+    let mut parser = Parser {
+        tokens,
+        at: 0,
+        depth: 0,
+    };
     let sequence = parser.sequence(None)?;
     match parser.peek() {
         None => Ok(sequence),
@@ -65,9 +69,16 @@ pub(crate) fn parse(tokens: Vec<Token>, line_len: usize) -> Result<Sequence, Ref
     }
 }
 
+/// Groups nested inside each other at most. The parser descends once a group, and so does every
+/// walk of the plan it builds, so the bound keeps each of them far from the end of a thread's
+/// stack whatever line it is given.
+pub(crate) const MAX_GROUP_DEPTH: usize = 32;
+
 struct Parser {
     tokens: Vec<Token>,
     at: usize,
+    /// Groups open around the token at `at`.
+    depth: usize,
 }
 
 impl Parser {
@@ -210,6 +221,13 @@ impl Parser {
     }
 
     fn group(&mut self, closer: Closer, open: Range<usize>) -> Result<Step, Refusal> {
+        if self.depth == MAX_GROUP_DEPTH {
+            return Err(Refusal::new(
+                open,
+                "groups nested too deeply",
+                format!("at most {MAX_GROUP_DEPTH} groups nest inside each other"),
+            ));
+        }
         self.at += 1;
         let (close_text, open_text) = match closer {
             Closer::Parenthesis => (")", "("),
@@ -234,7 +252,10 @@ impl Parser {
                 format!("this `{open_text}` is never closed"),
             ));
         }
-        let body = self.sequence(Some(closer))?;
+        self.depth += 1;
+        let body = self.sequence(Some(closer));
+        self.depth -= 1;
+        let body = body?;
         let closed = match closer {
             Closer::Parenthesis => matches!(self.peek_operator(), Some((Operator::Close, _))),
             Closer::Brace => self.at_bare("}"),

@@ -315,9 +315,8 @@ async fn answer(call: &Call<'_>, args: Args) -> ToolOutput {
             hover(call, &server, &asked, &value, notes)
         }
         Ok(value) => {
-            let found = collect(args.operation, &value);
-            let mut found = found;
-            if found.is_empty() && !server.offers(args.operation.provider()) {
+            let mut found = collect(args.operation, &value);
+            if found.total == 0 && !server.offers(args.operation.provider()) {
                 return not_implemented(&server, args.operation);
             }
             if server.language == Language::C
@@ -331,7 +330,7 @@ async fn answer(call: &Call<'_>, args: Args) -> ToolOutput {
             let encoding = server.encoding();
             let header = asked.header(&server);
             let body = render(call, &asked, &header, &mut found, encoding, &notes);
-            present(call, &asked, body, found.len())
+            present(call, &asked, body, found.total)
         }
         Err(e) => failure(call, &server, &asked, e).await,
     }
@@ -723,77 +722,96 @@ fn text_field(v: &Value, key: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-/// A `Location`, a `LocationLink`, a symbol (either shape) or a call hierarchy item.
-fn found_in(v: &Value, container: Option<String>, out: &mut Vec<Found>) {
-    if let Some(uri) = v.get("targetUri").and_then(Value::as_str) {
-        out.push(Found {
-            uri: uri.to_string(),
-            start: start_of(
-                v.get("targetSelectionRange")
-                    .or_else(|| v.get("targetRange")),
-            ),
-            kind: None,
-            name: None,
-            container: None,
-            detail: None,
-        });
-        return;
-    }
-    let name = text_field(v, "name");
-    let kind = v.get("kind").and_then(Value::as_u64);
-    let detail = text_field(v, "detail");
-    if let Some(uri) = v.get("uri").and_then(Value::as_str) {
-        // A Location, or a call hierarchy item.
-        out.push(Found {
-            uri: uri.to_string(),
-            start: start_of(v.get("selectionRange").or_else(|| v.get("range"))),
-            kind,
-            name,
-            container,
-            detail,
-        });
-        return;
-    }
-    if let Some(location) = v.get("location") {
-        // SymbolInformation, or a WorkspaceSymbol (whose location may have no range).
-        out.push(Found {
-            uri: location
-                .get("uri")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
-            start: start_of(location.get("range")),
-            kind,
-            name,
-            container: text_field(v, "containerName").or(container),
-            detail,
-        });
-        return;
-    }
-    if v.get("selectionRange").is_some() || v.get("range").is_some() {
-        // A DocumentSymbol: in the document asked about; its children follow it.
-        out.push(Found {
-            uri: String::new(),
-            start: start_of(v.get("selectionRange").or_else(|| v.get("range"))),
-            kind,
-            name: name.clone(),
-            container,
-            detail,
-        });
-        for child in v
-            .get("children")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            found_in(child, name.clone(), out);
+/// The places of an answer: the first [`MAX_LOCATIONS`] in the server's order, and how many
+/// there were in all.
+#[derive(Debug, Default)]
+pub struct Places {
+    pub found: Vec<Found>,
+    pub total: usize,
+}
+
+impl Places {
+    fn push(&mut self, found: Found) {
+        self.total += 1;
+        if self.found.len() < MAX_LOCATIONS {
+            self.found.push(found);
         }
     }
 }
 
-/// Every place in an answer, in the order the server gave them.
-pub fn collect(operation: Operation, value: &Value) -> Vec<Found> {
-    let mut out = Vec::new();
+/// A `Location`, a `LocationLink`, a symbol (either shape) or a call hierarchy item. A document
+/// symbol's children come after it, walked on a stack of this loop's own rather than by
+/// recursion, so no nesting a server sends can exhaust the stack (LSP-13).
+fn found_in(v: &Value, container: Option<String>, out: &mut Places) {
+    let mut stack = vec![(v, container)];
+    while let Some((v, container)) = stack.pop() {
+        if let Some(uri) = v.get("targetUri").and_then(Value::as_str) {
+            out.push(Found {
+                uri: uri.to_string(),
+                start: start_of(
+                    v.get("targetSelectionRange")
+                        .or_else(|| v.get("targetRange")),
+                ),
+                kind: None,
+                name: None,
+                container: None,
+                detail: None,
+            });
+            continue;
+        }
+        let name = text_field(v, "name");
+        let kind = v.get("kind").and_then(Value::as_u64);
+        let detail = text_field(v, "detail");
+        if let Some(uri) = v.get("uri").and_then(Value::as_str) {
+            // A Location, or a call hierarchy item.
+            out.push(Found {
+                uri: uri.to_string(),
+                start: start_of(v.get("selectionRange").or_else(|| v.get("range"))),
+                kind,
+                name,
+                container,
+                detail,
+            });
+            continue;
+        }
+        if let Some(location) = v.get("location") {
+            // SymbolInformation, or a WorkspaceSymbol (whose location may have no range).
+            out.push(Found {
+                uri: location
+                    .get("uri")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                start: start_of(location.get("range")),
+                kind,
+                name,
+                container: text_field(v, "containerName").or(container),
+                detail,
+            });
+            continue;
+        }
+        if v.get("selectionRange").is_some() || v.get("range").is_some() {
+            // A DocumentSymbol: in the document asked about; its children follow it, in order.
+            out.push(Found {
+                uri: String::new(),
+                start: start_of(v.get("selectionRange").or_else(|| v.get("range"))),
+                kind,
+                name: name.clone(),
+                container,
+                detail,
+            });
+            let children = v.get("children").and_then(Value::as_array);
+            for child in children.into_iter().flatten().rev() {
+                stack.push((child, name.clone()));
+            }
+        }
+    }
+}
+
+/// Every place in an answer, in the order the server gave them: the first [`MAX_LOCATIONS`]
+/// kept, the rest counted.
+pub fn collect(operation: Operation, value: &Value) -> Places {
+    let mut out = Places::default();
     let items: Vec<&Value> = match value {
         Value::Null => Vec::new(),
         Value::Array(items) => items.iter().collect(),
@@ -932,10 +950,12 @@ fn render(
     call: &Call<'_>,
     asked: &Asked<'_>,
     header: &str,
-    found: &mut [Found],
+    places: &mut Places,
     encoding: Encoding,
     notes: &[String],
 ) -> Rendered {
+    let total = places.total;
+    let found = &mut places.found;
     let asked = asked.target.path.clone();
     let mut texts: HashMap<PathBuf, Option<String>> = HashMap::new();
     let mut lines = Vec::new();
@@ -998,23 +1018,23 @@ fn render(
         }
         lines.push(line_text);
     }
-    let mut text = if found.is_empty() {
+    let mut text = if total == 0 {
         format!("nothing found: {header} answered with no locations.\n")
     } else {
         format!(
             "{header}: {} location{}\n",
-            found.len(),
-            if found.len() == 1 { "" } else { "s" }
+            total,
+            if total == 1 { "" } else { "s" }
         )
     };
     for l in lines {
         text.push_str(&l);
         text.push('\n');
     }
-    if found.len() > MAX_LOCATIONS {
+    if total > MAX_LOCATIONS {
         text.push_str(&format!(
             "[partial: stopped at the cap of {MAX_LOCATIONS} locations; {} more were not listed. Ask about a narrower place to see them]\n",
-            found.len() - MAX_LOCATIONS
+            total - MAX_LOCATIONS
         ));
     }
     if denied_places > 0 {
@@ -1127,6 +1147,8 @@ fn present(call: &Call<'_>, asked: &Asked<'_>, rendered: Rendered, count: usize)
 
 /// The text of a hover answer, whatever shape it came in.
 pub fn hover_text(value: &Value) -> String {
+    // One marked string or markup content; an array holds marked strings, never arrays, so one
+    // level of it is read and nothing recurses (LSP-13).
     fn part(v: &Value) -> String {
         match v {
             Value::String(s) => s.clone(),
@@ -1135,16 +1157,18 @@ pub fn hover_text(value: &Value) -> String {
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_string(),
-            Value::Array(items) => items
-                .iter()
-                .map(part)
-                .filter(|s| !s.is_empty())
-                .collect::<Vec<_>>()
-                .join("\n\n"),
             _ => String::new(),
         }
     }
-    part(value.get("contents").unwrap_or(&Value::Null))
+    match value.get("contents").unwrap_or(&Value::Null) {
+        Value::Array(items) => items
+            .iter()
+            .map(part)
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+        one => part(one),
+    }
 }
 
 /// Hover text is always a reference: the answer never says which file wrote it.
@@ -1293,7 +1317,7 @@ async fn workspace_symbol_everywhere(call: &Call<'_>, query: &str) -> ToolOutput
                 let mut found = collect(Operation::WorkspaceSymbol, &value);
                 let header = asked.header(&server);
                 let body = render(call, &asked, &header, &mut found, server.encoding(), &notes);
-                present(call, &asked, body, found.len())
+                present(call, &asked, body, found.total)
             }
             Err(e) => failure(call, &server, &asked, e).await,
         };
@@ -1366,7 +1390,7 @@ mod tests {
             {"uri": "file:///w/a.py", "range": at(2, 4)},
             {"targetUri": "file:///w/b.py", "targetRange": at(9, 0), "targetSelectionRange": at(10, 6)},
         ]);
-        let found = collect(Operation::Definition, &definition);
+        let found = collect(Operation::Definition, &definition).found;
         assert_eq!(found.len(), 2);
         assert_eq!(
             (found[1].uri.as_str(), found[1].start),
@@ -1378,31 +1402,96 @@ mod tests {
                 }
             )
         );
-        assert!(collect(Operation::Definition, &Value::Null).is_empty());
+        assert!(
+            collect(Operation::Definition, &Value::Null)
+                .found
+                .is_empty()
+        );
         let single = collect(
             Operation::Definition,
             &json!({"uri": "file:///w/a.py", "range": at(0, 0)}),
-        );
+        )
+        .found;
         assert_eq!(single.len(), 1);
         let symbols = json!([{
             "name": "Greeter", "kind": 5, "detail": "class Greeter", "range": at(0, 0), "selectionRange": at(0, 6),
             "children": [{"name": "greet", "kind": 6, "range": at(1, 4), "selectionRange": at(1, 8)}]
         }]);
-        let found = collect(Operation::DocumentSymbol, &symbols);
+        let found = collect(Operation::DocumentSymbol, &symbols).found;
         assert_eq!(found.len(), 2);
         assert_eq!(found[1].container.as_deref(), Some("Greeter"));
         assert_eq!(found[0].detail.as_deref(), Some("class Greeter"));
         let workspace = json!([{"name": "helper", "kind": 12, "location": {"uri": "file:///w/u.py"}, "containerName": "u"}]);
-        let found = collect(Operation::WorkspaceSymbol, &workspace);
+        let found = collect(Operation::WorkspaceSymbol, &workspace).found;
         assert_eq!(
             (found[0].kind, found[0].container.as_deref()),
             (Some(12), Some("u"))
         );
         let incoming = json!([{"from": {"name": "main", "kind": 12, "uri": "file:///w/m.py", "range": at(4, 0), "selectionRange": at(4, 4)}, "fromRanges": []}]);
-        let found = collect(Operation::IncomingCalls, &incoming);
+        let found = collect(Operation::IncomingCalls, &incoming).found;
         assert_eq!(found[0].name.as_deref(), Some("main"));
         assert_eq!(kind_name(12), "function");
         assert_eq!(kind_name(99), "symbol");
+    }
+
+    /// Takes a value apart one level at a time, as dropping a deeply nested one would recurse.
+    fn dismantle(value: Value) {
+        let mut pending = vec![value];
+        while let Some(mut v) = pending.pop() {
+            match &mut v {
+                Value::Array(items) => pending.extend(std::mem::take(items)),
+                Value::Object(map) => {
+                    let keys: Vec<String> = map.keys().cloned().collect();
+                    pending.extend(keys.iter().filter_map(|k| map.remove(k)));
+                }
+                _ => {}
+            }
+        }
+    }
+
+    // Verifies: LSP-13
+    #[test]
+    fn symbols_nested_any_depth_are_walked_in_a_loop_and_counted_past_the_cap() {
+        // A thread with the 2 MiB stack of a runtime thread: walking 50,000 nested children by
+        // recursion overflows it.
+        let walked = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(|| {
+                let at = json!({"start": {"line": 0, "character": 0}});
+                let mut symbol = json!({"name": "leaf", "kind": 12, "range": at.clone()});
+                for n in 0..50_000 {
+                    // Built by hand: `json!` would copy the child by serialising it, recursively.
+                    let mut outer = serde_json::Map::new();
+                    outer.insert("name".into(), Value::String(format!("s{n}")));
+                    outer.insert("kind".into(), json!(5));
+                    outer.insert("range".into(), at.clone());
+                    outer.insert("children".into(), Value::Array(vec![symbol]));
+                    symbol = Value::Object(outer);
+                }
+                let answer = Value::Array(vec![symbol]);
+                let places = collect(Operation::DocumentSymbol, &answer);
+                let first = (
+                    places.found[0].name.clone(),
+                    places.found[1].container.clone(),
+                );
+                dismantle(answer);
+                (places.found.len(), places.total, first)
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(
+            walked,
+            (
+                MAX_LOCATIONS,
+                50_001,
+                (Some("s49999".to_string()), Some("s49999".to_string()))
+            )
+        );
+        assert_eq!(
+            hover_text(&json!({"contents": [["nested"], "flat"]})),
+            "flat"
+        );
     }
 
     // Verifies: LSP-4

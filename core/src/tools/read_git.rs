@@ -15,7 +15,7 @@ use serde_json::json;
 use super::{
     ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine, control_pictures, display_path,
 };
-use crate::git::{self, Deadline, diff::Section, log::Cut};
+use crate::git::{self, Budget, Deadline, diff::Section, log::Cut};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::{Integrity, Label};
 use crate::kernel::labelled::Labelled;
@@ -30,6 +30,12 @@ const MAX_COUNT: u64 = 200;
 const DEADLINE: Duration = Duration::from_secs(10);
 
 const QUERIES: &[&str] = &["log", "show", "diff", "status", "tags", "search"];
+
+/// The stack of the thread an answer is made on. This reader's own walks are loops, but gix's
+/// walk of the working tree (for `status`) descends once a directory; a path the system opens is
+/// at most 4,096 bytes, so at most 2,048 directories deep, and this holds that many of its frames
+/// with room to spare. It is address space reserved, touched only as deep as a walk goes.
+const READER_STACK: usize = 64 << 20;
 
 /// The sentence every decline ends with.
 const USE_RUN: &str = "use run with git instead, which asks the person unless a rule covers it";
@@ -170,7 +176,15 @@ fn args(call: &Call<'_>) -> Result<Args, String> {
         return Err("status compares HEAD, the index and the working tree and takes no `revision`; diff compares two commits".into());
     }
     if let Some(r) = &a.revision {
-        if r.contains("...") || r.contains("^@") || r.contains("^!") || r.contains("^-") {
+        // `:/text` and `^{/text}` search every commit's message inside gix's revision parser,
+        // outside this reader's walks and their bounds (GIT-15), so they are declined too.
+        let message_search = r.starts_with(":/") || r.contains("^{/");
+        if r.contains("...")
+            || r.contains("^@")
+            || r.contains("^!")
+            || r.contains("^-")
+            || message_search
+        {
             return Err(format!(
                 "read_git does not read the revision form in `{}`: {USE_RUN}",
                 control_pictures(r)
@@ -268,6 +282,8 @@ struct Answer {
     read: Vec<Vec<u8>>,
     /// Said after the answer: where it was cut, what continues it.
     notes: Vec<String>,
+    /// Whether the answer stopped at its line bound before the presenting did.
+    lines_cut: bool,
 }
 
 pub async fn run(call: &Call<'_>) -> ToolOutput {
@@ -370,12 +386,22 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         format!("read_git.{} in {shown}: a read of a trusted .git", a.query),
     );
     let worker_root = root.clone();
-    let answered = tokio::task::spawn_blocking(move || {
-        let denied = |p: &[u8]| trust.denied(&workspace_path(&worker_root, p)).is_some();
-        answer(&worker_root, &a, &path, pattern, &denied)
-    })
-    .await
-    .unwrap_or_else(|_| Err("the reader stopped unexpectedly".into()));
+    // Off the runtime's workers, on a thread of its own whose stack holds gix's walk of the
+    // working tree for `status` (GIT-15).
+    let (sender, receiver) = tokio::sync::oneshot::channel();
+    let started = std::thread::Builder::new()
+        .name("read_git".into())
+        .stack_size(READER_STACK)
+        .spawn(move || {
+            let denied = |p: &[u8]| trust.denied(&workspace_path(&worker_root, p)).is_some();
+            let _ = sender.send(answer(&worker_root, &a, &path, pattern, &denied));
+        });
+    let answered = match started {
+        Ok(_) => receiver
+            .await
+            .unwrap_or_else(|_| Err("the reader stopped unexpectedly".into())),
+        Err(e) => Err(format!("the reader could not start: {e}")),
+    };
     let answer = match answered {
         Ok(answer) => answer,
         Err(e) => return ToolOutput::error(e),
@@ -398,6 +424,8 @@ fn answer(
         )
     })?;
     let deadline = Deadline(Some(Instant::now() + DEADLINE));
+    // One deadline and one count of tree entries for every walk this answer makes.
+    let mut budget = Budget::new(deadline);
     let mut notes = Vec::new();
     let cut_note = |cut: Option<Cut>, next: Option<usize>, what: &str| match cut {
         Some(Cut::Count) => Some(format!(
@@ -410,10 +438,7 @@ fn answer(
             git::MAX_LINES,
             next.unwrap_or(0)
         )),
-        Some(Cut::Deadline) => Some(format!(
-            "[cut: the answer ran out of its {} seconds; narrow it with path or revision]",
-            DEADLINE.as_secs()
-        )),
+        Some(cut) => walk_note(cut),
         None => None,
     };
     let e = |e: git::Error| e.to_string();
@@ -446,7 +471,8 @@ fn answer(
         }
         "show" => {
             let revision = a.revision.as_deref().unwrap_or("HEAD");
-            let shown = git::diff::show_skipping(&repo, revision, path, denied).map_err(e)?;
+            let shown =
+                git::diff::show_skipping(&repo, revision, path, denied, &mut budget).map_err(e)?;
             left_out.extend(shown.left_out);
             if let Some((parent, merge)) = shown.merge {
                 notes.push(format!(
@@ -458,15 +484,15 @@ fn answer(
             shown.sections
         }
         "diff" => {
-            let sections = git::diff::diff(&repo, a.revision.as_deref().unwrap_or_default(), path)
-                .map_err(e)?;
-            if sections.is_empty() {
+            let revision = a.revision.as_deref().unwrap_or_default();
+            let sections = git::diff::diff(&repo, revision, path, &mut budget).map_err(e)?;
+            if sections.is_empty() && budget.cuts.is_empty() {
                 notes.push("[the two commits do not differ there]".into());
             }
             sections
         }
         "status" => {
-            let found = git::status::status(&repo, path).map_err(|err| match err {
+            let found = git::status::status(&repo, path, &mut budget).map_err(|err| match err {
                 git::status::StatusError::Declined(d) => {
                     format!("read_git declined this status: {d}; {USE_RUN}")
                 }
@@ -502,9 +528,10 @@ fn answer(
             }]
         }
         "tags" => {
-            let page = git::tags::tags(&repo, a.revision.as_deref(), a.count, a.skip).map_err(e)?;
+            let page = git::tags::tags(&repo, a.revision.as_deref(), a.count, a.skip, &mut budget)
+                .map_err(e)?;
             notes.extend(cut_note(page.cut, page.next_skip, "tags"));
-            if page.names.is_empty() {
+            if page.names.is_empty() && budget.cuts.is_empty() {
                 notes.push("[no tags]".into());
             }
             vec![Section {
@@ -524,9 +551,9 @@ fn answer(
                     path,
                     count: a.count,
                     skip: a.skip,
-                    deadline,
                 },
                 denied,
+                &mut budget,
             )
             .map_err(e)?;
             left_out.extend(found.denied);
@@ -537,7 +564,7 @@ fn answer(
                     found.too_large
                 ));
             }
-            if found.files.is_empty() && found.cut.is_none() {
+            if found.files.is_empty() && found.cut.is_none() && budget.cuts.is_empty() {
                 notes.push("[no lines match]".into());
             }
             read = found.read;
@@ -551,6 +578,38 @@ fn answer(
                 .collect()
         }
     };
+    // What the walks cut or passed over is said like every other cut (GIT-15).
+    let lines_cut = budget.cuts.contains(&Cut::Lines);
+    notes.extend(
+        budget
+            .cuts
+            .iter()
+            .filter(|c| **c != Cut::Lines)
+            .filter_map(|c| walk_note(*c)),
+    );
+    if budget.repeated > 0 {
+        let named: Vec<String> = budget
+            .repeats
+            .iter()
+            .map(|(path, first)| {
+                format!(
+                    "{} holds the same tree as {}",
+                    git::quote_path(path),
+                    git::quote_path(first)
+                )
+            })
+            .collect();
+        let more = budget.repeated - budget.repeats.len();
+        notes.push(format!(
+            "[not walked again, each holding a tree already walked under another path: {}{}]",
+            named.join("; "),
+            if more > 0 {
+                format!("; and {more} more")
+            } else {
+                String::new()
+            }
+        ));
+    }
     // A file a deny rule covers is left out of a diff whole, and the answer says so (GIT-14).
     sections.retain(|section| match section.paths.iter().find(|p| denied(p)) {
         Some(p) => {
@@ -571,7 +630,32 @@ fn answer(
         sections,
         read,
         notes,
+        lines_cut,
     })
+}
+
+/// What an answer says where a walk stopped or left something out for a reason other than its
+/// count (which names the next page).
+fn walk_note(cut: Cut) -> Option<String> {
+    match cut {
+        Cut::Count => None,
+        Cut::Lines => Some(format!(
+            "[cut at {} lines: narrow it with path or a shorter range]",
+            git::MAX_LINES
+        )),
+        Cut::Deadline => Some(format!(
+            "[cut: the answer ran out of its {} seconds; narrow it with path or revision]",
+            DEADLINE.as_secs()
+        )),
+        Cut::Depth => Some(format!(
+            "[cut: trees nested deeper than {} levels were not entered]",
+            git::MAX_TREE_DEPTH
+        )),
+        Cut::Entries => Some(format!(
+            "[cut: the answer read {} tree entries and stopped; narrow it with path]",
+            git::MAX_TREE_ENTRIES
+        )),
+    }
 }
 
 /// The path of `<revision>:<path>` as a plain repository-relative path, for asking the deny
@@ -641,7 +725,7 @@ async fn present(call: &Call<'_>, root: &Path, shown: &str, answer: Answer) -> T
         body.push_str(note);
         body.push('\n');
     }
-    if cut {
+    if cut || answer.lines_cut {
         body.push_str(&format!(
             "[cut at {} lines: narrow it with path or a shorter range]\n",
             git::MAX_LINES

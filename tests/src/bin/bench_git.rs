@@ -21,7 +21,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use bravebot_core::git::{self, Deadline, diff, grep, log};
+use bravebot_core::git::{self, diff, grep, log};
 use bravebot_tests::git_fixture::{generate, git_command};
 
 const RUNS: usize = 7;
@@ -51,11 +51,16 @@ fn log_lines(dir: &Path, revision: Option<&str>, path: Option<&str>, count: usiz
 
 fn diff_lines(dir: &Path, revision: &str, path: &str) -> usize {
     let repo = git::open(dir).unwrap();
-    diff::diff(&repo, revision, path.as_bytes())
-        .unwrap()
-        .iter()
-        .map(|s| s.lines.len())
-        .sum()
+    diff::diff(
+        &repo,
+        revision,
+        path.as_bytes(),
+        &mut git::Budget::default(),
+    )
+    .unwrap()
+    .iter()
+    .map(|s| s.lines.len())
+    .sum()
 }
 
 fn grep_lines(dir: &Path, revision: &str, pattern: &str) -> usize {
@@ -69,8 +74,8 @@ fn grep_lines(dir: &Path, revision: &str, pattern: &str) -> usize {
             path: b"",
             count: usize::MAX,
             skip: 0,
-            deadline: Deadline::default(),
         },
+        &mut git::Budget::default(),
     )
     .unwrap()
     .files
