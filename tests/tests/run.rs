@@ -432,3 +432,41 @@ fn what_a_run_printed_reaches_the_screen_not_the_planner_and_a_failing_exit_is_f
         );
     }
 }
+
+// Verifies: RUNTOOL-14
+#[test]
+fn a_commands_bidi_and_zero_width_characters_are_escaped_wherever_a_person_reads_it() {
+    let line = "date '+safe\u{202e}txt.exe\u{200b}' \u{2066}x\u{2069}";
+    let model = FakeModel::start(vec![
+        call("call_run", "run", json!({"command": line, "why": "say it"})),
+        Reply::text("done"),
+    ]);
+    let s = Setup::start(&[], model);
+    s.client
+        .answer_permissions_with(|q| Answer::choose(q, "allow_always"));
+    s.prompt(&[]);
+    let masked = "date '+safe\\u{202e}txt.exe\\u{200b}' \\u{2066}x\\u{2069}";
+    let hidden = ['\u{202e}', '\u{200b}', '\u{2066}', '\u{2069}'];
+    let clean = |what: &str, text: &str| {
+        assert!(!text.contains(hidden), "{what} keeps a hiding character: {text:?}");
+    };
+    let questions = s.client.questions();
+    let q = &questions.first().expect("the run was asked").params;
+    assert_eq!(q["title"], format!("Run `{masked}`?"));
+    assert_eq!(q["subject"]["command"], masked);
+    clean("the plan", &q["subject"]["plan"].to_string());
+    let updates = s.client.updates(&s.session);
+    let called = updates
+        .iter()
+        .find(|u| u["kind"] == "toolCall")
+        .expect("the call was shown");
+    assert_eq!(called["routing"]["command"], masked, "{called}");
+    let status = s.status();
+    assert_eq!(status["rememberedRuns"], json!([masked]));
+    clean("the audit trail", &s.audit().to_string());
+    for u in &updates {
+        if u["kind"] != "runOutput" {
+            clean("an update", &u.to_string());
+        }
+    }
+}

@@ -29,7 +29,7 @@ use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::{Origin, Reference, human_size};
 use crate::kernel::trust::Scope;
 use crate::process;
-use crate::run::{Plan, SystemEnvironment, compile};
+use crate::run::{Plan, SystemEnvironment, compile, masked};
 use crate::runner::{self, RunIo, RunReport};
 use crate::session::{
     OptionKind, Question, QuestionKind, QuestionOption, Subject, ToolStatus, Update,
@@ -154,7 +154,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             );
             let span = line
                 .get(refusal.span.clone())
-                .map(control_pictures)
+                .map(masked)
                 .unwrap_or_default();
             return ToolOutput::refused(format!(
                 "nothing ran: `{span}` (bytes {}..{}) is {}: {}",
@@ -200,7 +200,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         Endorsed::Vouched(how) => (Label::TRUSTED_PRIVATE.join(stdin_label), how),
         Endorsed::Once => (Label::UNTRUSTED_PRIVATE, "approved once by the person"),
     };
-    let shown_line = control_pictures(line);
+    let shown_line = masked(line);
     let (stdout, stderr) = (process::shared(KEEP), process::shared(KEEP));
     let io = RunIo {
         stdout: stdout.clone(),
@@ -354,12 +354,12 @@ async fn endorse(
     let question = Question {
         asker: None,
         kind: QuestionKind::Run,
-        title: format!("Run `{}`?", control_pictures(line)),
+        title: format!("Run `{}`?", masked(line)),
         why: Some(call.why.clone()).filter(|w| !w.is_empty()),
         subject: Subject {
             path: Some(display_path(&session.cwd, plan.directory())),
             plan: plan_lines,
-            command: Some(control_pictures(line)),
+            command: Some(masked(line)),
             notice: Some(
                 "Programs are not confined: they run with your access to your files, the network and your credentials."
                     .into(),
@@ -392,7 +392,7 @@ async fn endorse(
             session
                 .state()
                 .remembered_plans
-                .push((identity, control_pictures(line)));
+                .push((identity, masked(line)));
             Ok(Endorsed::Vouched("remembered"))
         }
         Some(_) => Ok(Endorsed::Once),
