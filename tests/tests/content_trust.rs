@@ -298,3 +298,46 @@ fn the_planner_reads_the_same_words_for_an_unsafe_and_an_inconclusive_check() {
         .to_string();
     assert!(audit.contains("unsafe") && audit.contains("did not complete"), "{audit}");
 }
+
+// Verifies: TRUST-11
+#[test]
+fn trusting_a_git_directory_trusts_that_history_alone_and_says_so() {
+    let model = FakeModel::start(vec![]);
+    let workspace = tempfile::tempdir().expect("workspace");
+    for dir in [".git", "src"] {
+        std::fs::create_dir_all(workspace.path().join(dir)).expect("mkdir");
+    }
+    let client = LspClient::start(LspOptions::new(workspace.path()).model_url(&model.url()));
+    client.initialize(json!({}));
+    let session = client.new_session();
+    for path in [".git", "src"] {
+        client
+            .request(
+                "bravebot/session/trust",
+                json!({"sessionId": session, "path": path, "scope": "directory"}),
+            )
+            .expect("trust");
+    }
+    let status = client
+        .request("bravebot/session/status", json!({"sessionId": session}))
+        .expect("status");
+    let person: Vec<(&str, &str)> = status["trustRules"]
+        .as_array()
+        .expect("rules")
+        .iter()
+        .filter(|r| r["origin"] == "person")
+        .filter_map(|r| Some((r["path"].as_str()?, r["scope"].as_str()?)))
+        .collect();
+    assert_eq!(person, [(".git", "directory")], "{status}");
+    let audit = client
+        .request("bravebot/session/audit", json!({"sessionId": session}))
+        .expect("audit")
+        .to_string();
+    assert!(
+        audit.contains(".git trusted by the person as a repository's history, which read_git may read (origin person)"),
+        "{audit}"
+    );
+    assert!(audit.contains("src added as a place to work by the person"), "{audit}");
+    assert!(!audit.contains("src trusted"), "{audit}");
+    client.shutdown();
+}
