@@ -425,7 +425,7 @@ pub struct Chosen {
 pub fn choose(session: &Session, kind: &str) -> Result<Chosen, String> {
     let definitions = session.state().delegation.definitions.clone();
     let servers = callable_servers(session);
-    let (name, base, may_delegate, mcp, (model, refused_model), body, rounds_of) = match Kind::parse(kind) {
+    let (name, base, may_delegate, mcp, model, body, rounds_of) = match Kind::parse(kind) {
         Some(k) => (
             k.as_str().to_string(),
             k.tools(),
@@ -435,7 +435,7 @@ pub fn choose(session: &Session, kind: &str) -> Result<Chosen, String> {
             } else {
                 Vec::new()
             },
-            (None, None),
+            None,
             None,
             k,
         ),
@@ -447,7 +447,7 @@ pub fn choose(session: &Session, kind: &str) -> Result<Chosen, String> {
                     tools,
                     may,
                     servers.into_iter().filter(|s| d.keeps_server(s)).collect(),
-                    (d.model.clone(), d.refused_model.clone()),
+                    d.model.clone(),
                     Some(d.body.clone()),
                     Kind::Worker,
                 )
@@ -460,6 +460,10 @@ pub fn choose(session: &Session, kind: &str) -> Result<Chosen, String> {
             }
         },
     };
+    let refused_model = definitions
+        .iter()
+        .find(|d| d.name == name && Kind::parse(kind).is_none())
+        .and_then(|d| d.refused_model.clone());
     let parent = parent_tools(session);
     let depth = session.seat.as_ref().map_or(0, |s| s.depth) + 1;
     let tools: Vec<&'static str> = base

@@ -201,7 +201,10 @@ pub enum Note {
     },
     /// A workspace file's `read.deny` entry at or above the workspace root (or outside it), which
     /// would blind the agent to the project it was opened in: ignored.
-    DenyNotInside { path: PathBuf, entry: String },
+    DenyNotInside {
+        path: PathBuf,
+        entry: String,
+    },
 }
 
 impl std::fmt::Display for Note {
@@ -470,7 +473,14 @@ fn apply_model_object(
     notes: &mut Vec<Note>,
 ) {
     for (k, v) in model {
-        apply(s, &format!("model.{k}"), v, origin, Layer::Person(source), notes);
+        apply(
+            s,
+            &format!("model.{k}"),
+            v,
+            origin,
+            Layer::Person(source),
+            notes,
+        );
     }
 }
 
@@ -755,7 +765,12 @@ mod tests {
         assert_eq!(s.search_max_seconds, SEARCH_MAX_SECONDS_RANGE.1);
         assert_eq!(u64::from(s.max_rounds), MAX_ROUNDS_RANGE.1);
         let shown: Vec<String> = notes.iter().map(ToString::to_string).collect();
-        for key in ["run.maxOutput", "search.maxFiles", "search.maxSeconds", "maxRounds"] {
+        for key in [
+            "run.maxOutput",
+            "search.maxFiles",
+            "search.maxSeconds",
+            "maxRounds",
+        ] {
             assert!(
                 shown
                     .iter()
@@ -774,7 +789,10 @@ mod tests {
             }),
         );
         assert_eq!((s.run_max_output, s.max_rounds), (2048, 7));
-        assert!(notes.iter().all(|n| matches!(n, Note::Read(_))), "{notes:?}");
+        assert!(
+            notes.iter().all(|n| matches!(n, Note::Read(_))),
+            "{notes:?}"
+        );
         // The home file is the person's own: its numbers are taken as they are.
         let (s, notes) = resolve(
             &no_env,
@@ -786,7 +804,10 @@ mod tests {
             None,
         );
         assert_eq!((s.search_max_files, s.max_rounds), (100_000_000, 1000));
-        assert!(notes.iter().all(|n| matches!(n, Note::Read(_))), "{notes:?}");
+        assert!(
+            notes.iter().all(|n| matches!(n, Note::Read(_))),
+            "{notes:?}"
+        );
     }
 
     // Verifies: TRUST-8, SET-4
@@ -819,9 +840,22 @@ mod tests {
             .collect();
         assert_eq!(
             ignored,
-            ["/", "/w", ".", "", "..", "src/..", "../other", "/etc/passwd"]
+            [
+                "/",
+                "/w",
+                ".",
+                "",
+                "..",
+                "src/..",
+                "../other",
+                "/etc/passwd"
+            ]
         );
-        assert!(notes.iter().any(|n| n.to_string().contains("not strictly inside the workspace")));
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.to_string().contains("not strictly inside the workspace"))
+        );
     }
 
     // Verifies: VET-5

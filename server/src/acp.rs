@@ -1113,7 +1113,9 @@ mod tests {
         q.subject.verdict = Some(bravebot_core::kernel::policy::Verdict::Unsafe);
         let text = AcpScreen::question_text(&q);
         let says = text.find("The agent says:").expect(&text);
-        let command = text.find("Command:\n\n```\nrm -rf build\n```").expect(&text);
+        let command = text
+            .find("Command:\n\n```\nrm -rf build\n```")
+            .expect(&text);
         let verdict = text.find("The check said: unsafe").expect(&text);
         assert!(command < says && verdict < says, "{text}");
         assert_eq!(

@@ -224,11 +224,11 @@ fn a_clean_project_is_readable_and_only_the_edit_and_the_test_run_ask() {
 // Verifies: JUDGE-6
 #[test]
 fn the_planner_reads_the_same_words_for_an_unsafe_and_an_inconclusive_check() {
-    let call = |id: &str, tool: &str, args: serde_json::Value| {
-        Reply::tool_call_with_id(id, tool, args)
-    };
-    let model = FakeModel::start_with(|m| {
-        m.planner(vec![
+    let call =
+        |id: &str, tool: &str, args: serde_json::Value| Reply::tool_call_with_id(id, tool, args);
+    let model =
+        FakeModel::start_with(|m| {
+            m.planner(vec![
             call("read_a", "read_file", json!({"path": "vendor/a.md", "why": "read"})),
             call("read_b", "read_file", json!({"path": "vendor/b.md", "why": "read"})),
             call(
@@ -256,7 +256,7 @@ fn the_planner_reads_the_same_words_for_an_unsafe_and_an_inconclusive_check() {
             Reply::error(400, "cannot judge this"),
             Reply::error(400, "cannot judge this"),
         ])
-    });
+        });
     let workspace = tempfile::tempdir().expect("workspace");
     std::fs::create_dir_all(workspace.path().join("vendor")).expect("mkdir");
     std::fs::write(workspace.path().join("vendor/a.md"), "a fox\n").expect("write");
@@ -282,7 +282,11 @@ fn the_planner_reads_the_same_words_for_an_unsafe_and_an_inconclusive_check() {
     for (a, b) in [("read_a", "read_b"), ("edit_a", "edit_b")] {
         let (a, b) = (model.tool_result(a), model.tool_result(b));
         assert!(!a.contains("fox") && !b.contains("fox"), "{a} / {b}");
-        assert_eq!(same(a), same(b), "the planner cannot tell the verdicts apart");
+        assert_eq!(
+            same(a),
+            same(b),
+            "the planner cannot tell the verdicts apart"
+        );
     }
     let search = model.tool_result("search");
     let reason = |name: &str| {
@@ -296,7 +300,10 @@ fn the_planner_reads_the_same_words_for_an_unsafe_and_an_inconclusive_check() {
         .request("bravebot/session/audit", json!({"sessionId": session}))
         .expect("audit")
         .to_string();
-    assert!(audit.contains("unsafe") && audit.contains("did not complete"), "{audit}");
+    assert!(
+        audit.contains("unsafe") && audit.contains("did not complete"),
+        "{audit}"
+    );
 }
 
 // Verifies: TRUST-11
@@ -337,7 +344,10 @@ fn trusting_a_git_directory_trusts_that_history_alone_and_says_so() {
         audit.contains(".git trusted by the person as a repository's history, which read_git may read (origin person)"),
         "{audit}"
     );
-    assert!(audit.contains("src added as a place to work by the person"), "{audit}");
+    assert!(
+        audit.contains("src added as a place to work by the person"),
+        "{audit}"
+    );
     assert!(!audit.contains("src trusted"), "{audit}");
     client.shutdown();
 }

@@ -955,7 +955,10 @@ fn a_workspace_definition_cannot_choose_the_model_that_receives_its_context() {
         .into_iter()
         .find(|q| q.question_kind() == Some("delegate"))
         .expect("the delegate was asked about");
-    let notice = asked.params["subject"]["notice"].as_str().unwrap_or_default().to_string();
+    let notice = asked.params["subject"]["notice"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     assert!(
         notice.contains("names the model attacker-model, which only a definition in ~/.bravebot/agents may choose"),
         "{notice}"

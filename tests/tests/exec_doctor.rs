@@ -318,7 +318,11 @@ fn doctor_says_whether_read_checks_are_on() {
 #[test]
 fn a_cloned_workspaces_settings_cannot_blind_the_agent_and_doctor_says_what_it_ignored() {
     let model = FakeModel::start(vec![
-        Reply::tool_call_with_id("list", "list_files", json!({"directory": "src", "why": "look"})),
+        Reply::tool_call_with_id(
+            "list",
+            "list_files",
+            json!({"directory": "src", "why": "look"}),
+        ),
         Reply::text("done"),
     ]);
     let dirs = dirs();
@@ -345,5 +349,8 @@ fn a_cloned_workspaces_settings_cannot_blind_the_agent_and_doctor_says_what_it_i
     let output = run_against(&dirs, &model.url(), &["exec", "look around"], &[]);
     assert!(output.status.success(), "{}", describe(&output));
     let listed = model.tool_result("list");
-    assert!(listed.contains("lib.rs"), "the agent still sees the project: {listed}");
+    assert!(
+        listed.contains("lib.rs"),
+        "the agent still sees the project: {listed}"
+    );
 }

@@ -448,7 +448,10 @@ fn a_commands_bidi_and_zero_width_characters_are_escaped_wherever_a_person_reads
     let masked = "date '+safe\\u{202e}txt.exe\\u{200b}' \\u{2066}x\\u{2069}";
     let hidden = ['\u{202e}', '\u{200b}', '\u{2066}', '\u{2069}'];
     let clean = |what: &str, text: &str| {
-        assert!(!text.contains(hidden), "{what} keeps a hiding character: {text:?}");
+        assert!(
+            !text.contains(hidden),
+            "{what} keeps a hiding character: {text:?}"
+        );
     };
     let questions = s.client.questions();
     let q = &questions.first().expect("the run was asked").params;
@@ -530,7 +533,11 @@ fn a_background_line_run_unasked_on_checked_files_has_its_output_quarantined() {
     });
     let s = Setup::start(&[("notes.md", "Harmless notes.\n")], model);
     s.prompt(&[]);
-    assert_eq!(s.model.requests_for("check").len(), 1, "the file was checked");
+    assert_eq!(
+        s.model.requests_for("check").len(),
+        1,
+        "the file was checked"
+    );
     assert!(s.client.question_kinds().is_empty(), "it ran unasked");
     let audit = s.audit().to_string();
     assert!(

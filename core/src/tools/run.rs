@@ -214,7 +214,11 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             "read-only, its files checked",
             Some(files),
         ),
-        Endorsed::Once => (Label::UNTRUSTED_PRIVATE, "approved once by the person", None),
+        Endorsed::Once => (
+            Label::UNTRUSTED_PRIVATE,
+            "approved once by the person",
+            None,
+        ),
     };
     let shown_line = masked(line);
     let (stdout, stderr) = (process::shared(KEEP), process::shared(KEEP));
