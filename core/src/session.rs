@@ -964,7 +964,7 @@ impl Session {
             }
             Scope::Directory => {
                 // A repository's .git holds its history, not files to edit: trusting it is the
-                // person vouching for that history, so `read_git` may read it (GIT-2, TRUST-11).
+                // person vouching for that history, so `read_git` may read it (GIT-2, TRUST-20).
                 if path.file_name().is_some_and(|n| n == ".git") {
                     let mut trust = self.trust.lock();
                     let made = gesture(path.clone(), &trust);

@@ -306,7 +306,7 @@ fn the_planner_reads_the_same_words_for_an_unsafe_and_an_inconclusive_check() {
     );
 }
 
-// Verifies: TRUST-11
+// Verifies: TRUST-20
 #[test]
 fn trusting_a_git_directory_trusts_that_history_alone_and_says_so() {
     let model = FakeModel::start(vec![]);
