@@ -588,7 +588,7 @@ async fn check_operands(
     read.iter()
         .zip(judged)
         .filter(|(_, j)| j.readable())
-        .map(|((real, _, bytes), _)| (real.clone(), policy::fingerprint(bytes)))
+        .map(|((real, _, bytes, _), _)| (real.clone(), policy::fingerprint(bytes)))
         .collect()
 }
 
