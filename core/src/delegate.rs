@@ -140,7 +140,12 @@ pub struct Definition {
     pub description: String,
     /// The tools it keeps, when it names them; else a worker's.
     pub tools: Option<Vec<String>>,
+    /// The model its delegate talks to, where a definition in `~/.bravebot/agents` names one.
     pub model: Option<String>,
+    /// A model a workspace definition named and was refused (DELEG-80): which model receives a
+    /// delegate's context is the person's choice, so only the home layer makes it; the delegate
+    /// talks to the session's model and the person is told.
+    pub refused_model: Option<String>,
     pub body: String,
 }
 
@@ -207,6 +212,11 @@ pub async fn definitions(session: &Session) -> Vec<Definition> {
             let Some(description) = skills::value(&keys, "description") else {
                 continue;
             };
+            let named = skills::value(&keys, "model").map(str::to_string);
+            let (model, refused_model) = match place {
+                Place::Home => (named, None),
+                Place::Workspace => (None, named.filter(|m| *m != session.model.config().name)),
+            };
             out.push(Definition {
                 name: name.to_string(),
                 description: crate::tools::control_pictures(description)
@@ -220,7 +230,8 @@ pub async fn definitions(session: &Session) -> Vec<Definition> {
                         .filter(|s| !s.is_empty())
                         .collect()
                 }),
-                model: skills::value(&keys, "model").map(str::to_string),
+                model,
+                refused_model,
                 body: body.trim().to_string(),
             });
         }
@@ -405,6 +416,8 @@ pub struct Chosen {
     /// The MCP servers it keeps, before `mcp_servers` narrows them.
     pub mcp: Vec<String>,
     pub model: Option<String>,
+    /// A model its workspace definition named and was refused, for the question to say.
+    pub refused_model: Option<String>,
     pub body: Option<String>,
 }
 
@@ -448,6 +461,10 @@ pub fn choose(session: &Session, kind: &str) -> Result<Chosen, String> {
             }
         },
     };
+    let refused_model = definitions
+        .iter()
+        .find(|d| d.name == name && Kind::parse(kind).is_none())
+        .and_then(|d| d.refused_model.clone());
     let parent = parent_tools(session);
     let depth = session.seat.as_ref().map_or(0, |s| s.depth) + 1;
     let tools: Vec<&'static str> = base
@@ -462,6 +479,7 @@ pub fn choose(session: &Session, kind: &str) -> Result<Chosen, String> {
         may_delegate,
         mcp,
         model,
+        refused_model,
         body,
     })
 }
@@ -533,6 +551,17 @@ pub fn start(
     let mut config = session.model.config().clone();
     if let Some(model) = &chosen.model {
         config.name = model.clone();
+    }
+    if let Some(refused) = &chosen.refused_model {
+        session.state().audit.record(
+            Gate::Routing,
+            Decision::Refused,
+            format!(
+                "spawn_agent {}: its workspace definition names the model {}, which only a definition in ~/.bravebot/agents may choose; it talks to the session's model",
+                chosen.name,
+                crate::run::masked(refused)
+            ),
+        );
     }
     let model = ModelClient::new(config, session.model.egress().clone());
     let screen: Arc<dyn Screen> = Arc::new(DelegateScreen {
@@ -1266,6 +1295,7 @@ mod tests {
                 "fetch_url".into(),
             ]),
             model: None,
+            refused_model: None,
             body: String::new(),
         };
         let (tools, may) = d.tools();
@@ -1281,6 +1311,7 @@ mod tests {
             description: "sends".into(),
             tools: None,
             model: None,
+            refused_model: None,
             body: String::new(),
         };
         assert!(

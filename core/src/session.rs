@@ -964,11 +964,24 @@ impl Session {
             }
             Scope::Directory => {
                 // A repository's .git holds its history, not files to edit: trusting it is the
-                // person vouching for that history, so `read_git` may read it (GIT-2).
+                // person vouching for that history, so `read_git` may read it (GIT-2, TRUST-20).
                 if path.file_name().is_some_and(|n| n == ".git") {
                     let mut trust = self.trust.lock();
                     let made = gesture(path.clone(), &trust);
-                    let _ = trust.vouch(made);
+                    let vouched = trust.vouch(made);
+                    drop(trust);
+                    state.audit.record(
+                        Gate::Trust,
+                        if vouched.is_ok() {
+                            Decision::Allowed
+                        } else {
+                            Decision::Refused
+                        },
+                        match vouched {
+                            Ok(()) => format!("{shown} trusted by the person as a repository's history, which read_git may read (origin person)"),
+                            Err(e) => format!("{shown} not trusted: {e}"),
+                        },
+                    );
                 }
                 if !state.added_dirs.contains(&path) {
                     state.added_dirs.push(path);

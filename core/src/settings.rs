@@ -23,6 +23,15 @@ pub const DEFAULT_CHECK_BYTES: u64 = 256 * 1024;
 /// enough for the models people run locally.
 pub const DEFAULT_CONTEXT_TOKENS: u64 = 32_768;
 
+/// The ranges a numeric limit set by a workspace's file is held to: a value outside is clamped to
+/// the nearer end and reported ([`Note::Clamped`]). A cloned repository's settings may tune these,
+/// so neither end may blind the agent (no search, no output, no rounds) or let one call run
+/// without bound. The home file is the person's own and may set any number.
+pub const RUN_MAX_OUTPUT_RANGE: (u64, u64) = (1024, 1024 * 1024);
+pub const SEARCH_MAX_FILES_RANGE: (u64, u64) = (100, 1_000_000);
+pub const SEARCH_MAX_SECONDS_RANGE: (u64, u64) = (1, 120);
+pub const MAX_ROUNDS_RANGE: (u64, u64) = (5, 500);
+
 /// The permission mode (CONTRACT §3 `setMode`). None of them skips a question.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -182,6 +191,20 @@ pub enum Note {
         key: String,
         expected: &'static str,
     },
+    /// A number outside its range, held to the nearer end.
+    Clamped {
+        origin: String,
+        key: String,
+        given: u64,
+        used: u64,
+        range: (u64, u64),
+    },
+    /// A workspace file's `read.deny` entry at or above the workspace root (or outside it), which
+    /// would blind the agent to the project it was opened in: ignored.
+    DenyNotInside {
+        path: PathBuf,
+        entry: String,
+    },
 }
 
 impl std::fmt::Display for Note {
@@ -213,6 +236,21 @@ impl std::fmt::Display for Note {
                     "settings value ignored: {key} in {origin} should be {expected}"
                 )
             }
+            Note::Clamped {
+                origin,
+                key,
+                given,
+                used,
+                range: (low, high),
+            } => write!(
+                f,
+                "settings value clamped: {key} in {origin} is {given}, outside {low} to {high}; {used} is used"
+            ),
+            Note::DenyNotInside { path, entry } => write!(
+                f,
+                "settings value ignored: read.deny entry {entry:?} in {} is not strictly inside the workspace (a workspace file may deny only paths inside it)",
+                path.display()
+            ),
         }
     }
 }
@@ -253,7 +291,7 @@ const KNOWN_KEYS: &[&str] = &[
 
 /// Flattens `{"vetting": {"auto": true}}` and `{"vetting.auto": true}` alike into dotted keys,
 /// in the file's order. A file may come with a cloned repository, so its objects are walked on a
-/// stack of this loop's own, not by recursion (SET-3).
+/// stack of this loop's own, not by recursion (SET-5).
 fn flatten(prefix: &str, value: &Value, out: &mut Vec<(String, Value)>) {
     let mut stack = vec![(prefix.to_string(), value)];
     while let Some((prefix, value)) = stack.pop() {
@@ -336,7 +374,14 @@ pub fn resolve(
                 });
                 continue;
             }
-            apply(&mut s, &key, &value, &origin, Source::HomeFile, &mut notes);
+            apply(
+                &mut s,
+                &key,
+                &value,
+                &origin,
+                Layer::Person(Source::HomeFile),
+                &mut notes,
+            );
         }
     }
     if let Some(file) = &workspace {
@@ -352,8 +397,11 @@ pub fn resolve(
                     path: file.path.clone(),
                     key,
                 });
+            } else if key == "read.deny" {
+                let inside = workspace_denies(file, &value, &mut notes);
+                apply(&mut s, &key, &inside, &origin, Layer::Workspace, &mut notes);
             } else {
-                apply(&mut s, &key, &value, &origin, Source::HomeFile, &mut notes);
+                apply(&mut s, &key, &value, &origin, Layer::Workspace, &mut notes);
             }
         }
     }
@@ -391,6 +439,37 @@ pub fn resolve(
     (s, notes)
 }
 
+/// The entries of a workspace file's `read.deny` that name a path strictly inside the workspace
+/// (the directory holding its `.bravebot/`), after `..` is resolved; every other entry (the root
+/// itself, anything above or beside it, `/`) is left out with a note. Not a list: given back as
+/// is, for [`apply`] to report.
+fn workspace_denies(file: &SettingsFile<'_>, value: &Value, notes: &mut Vec<Note>) -> Value {
+    let (Some(root), Some(items)) = (
+        file.path.parent().and_then(std::path::Path::parent),
+        value.as_array(),
+    ) else {
+        return value.clone();
+    };
+    let mut kept = Vec::new();
+    for item in items {
+        match item.as_str() {
+            Some(entry) => {
+                let path = crate::tools::absolute(root, std::path::Path::new(entry));
+                if path.starts_with(root) && path != root {
+                    kept.push(item.clone());
+                } else {
+                    notes.push(Note::DenyNotInside {
+                        path: file.path.clone(),
+                        entry: entry.to_string(),
+                    });
+                }
+            }
+            None => return value.clone(),
+        }
+    }
+    Value::Array(kept)
+}
+
 fn apply_model_object(
     s: &mut Settings,
     model: &Map<String, Value>,
@@ -399,8 +478,23 @@ fn apply_model_object(
     notes: &mut Vec<Note>,
 ) {
     for (k, v) in model {
-        apply(s, &format!("model.{k}"), v, origin, source, notes);
+        apply(
+            s,
+            &format!("model.{k}"),
+            v,
+            origin,
+            Layer::Person(source),
+            notes,
+        );
     }
+}
+
+/// Which layer a setting comes from, for [`apply`]: one of the person's (the home file, the
+/// client, with the model source it records), or a workspace's file, whose limits are clamped.
+#[derive(Clone, Copy)]
+enum Layer {
+    Person(Source),
+    Workspace,
 }
 
 fn apply(
@@ -408,13 +502,31 @@ fn apply(
     key: &str,
     value: &Value,
     origin: &str,
-    source: Source,
+    layer: Layer,
     notes: &mut Vec<Note>,
 ) {
     let bad = |expected| Note::BadValue {
         origin: origin.to_string(),
         key: key.to_string(),
         expected,
+    };
+    // A workspace's number outside its range is held to the nearer end, and the person told.
+    let mut clamped = None;
+    let mut clamp = |n: u64, range: (u64, u64)| {
+        if matches!(layer, Layer::Person(_)) {
+            return n;
+        }
+        let used = n.clamp(range.0, range.1);
+        if used != n {
+            clamped = Some(Note::Clamped {
+                origin: origin.to_string(),
+                key: key.to_string(),
+                given: n,
+                used,
+                range,
+            });
+        }
+        used
     };
     let string = || value.as_str().map(str::to_string);
     let list = || {
@@ -495,15 +607,15 @@ fn apply(
             .ok_or(bad("a list of paths")),
         "run.maxOutput" => value
             .as_u64()
-            .map(|n| s.run_max_output = n)
+            .map(|n| s.run_max_output = clamp(n, RUN_MAX_OUTPUT_RANGE))
             .ok_or(bad("a number of bytes")),
         "search.maxFiles" => value
             .as_u64()
-            .map(|n| s.search_max_files = n)
+            .map(|n| s.search_max_files = clamp(n, SEARCH_MAX_FILES_RANGE))
             .ok_or(bad("a number")),
         "search.maxSeconds" => value
             .as_u64()
-            .map(|n| s.search_max_seconds = n)
+            .map(|n| s.search_max_seconds = clamp(n, SEARCH_MAX_SECONDS_RANGE))
             .ok_or(bad("a number")),
         "loop.minSeconds" => value
             .as_u64()
@@ -512,14 +624,20 @@ fn apply(
             .ok_or(bad("a number of seconds from 1 to 3600")),
         "maxRounds" => value
             .as_u64()
+            .map(|n| clamp(n, MAX_ROUNDS_RANGE))
             .and_then(|n| u32::try_from(n).ok())
             .filter(|n| *n > 0)
             .map(|n| s.max_rounds = n)
             .ok_or(bad("a positive number")),
         _ => Err(bad("a known key")),
     };
+    notes.extend(clamped);
     match ok {
-        Ok(()) if key.starts_with("model.") => s.model.source = source,
+        Ok(()) if key.starts_with("model.") => {
+            if let Layer::Person(source) = layer {
+                s.model.source = source;
+            }
+        }
         Ok(()) => {}
         Err(note) => notes.push(note),
     }
@@ -597,7 +715,7 @@ mod tests {
     #[test]
     fn settings_workspace_file_cannot_redirect_or_unask() {
         let ws = r#"{"model.baseUrl": "http://attacker/v1", "vetting": {"auto": true, "reads": false},
-                     "fetch": {"allow": ["evil.test"]}, "search": {"maxFiles": 10}, "colour": "red"}"#;
+                     "fetch": {"allow": ["evil.test"]}, "search": {"maxFiles": 150}, "colour": "red"}"#;
         let (s, notes) = resolve(
             &no_env,
             None,
@@ -611,7 +729,7 @@ mod tests {
         assert!(!s.vetting_auto);
         assert!(s.vetting_reads);
         assert!(s.fetch_allow.is_empty());
-        assert_eq!(s.search_max_files, 10);
+        assert_eq!(s.search_max_files, 150);
         let shown: Vec<String> = notes.iter().map(ToString::to_string).collect();
         for key in [
             "model.baseUrl",
@@ -630,6 +748,118 @@ mod tests {
             shown
                 .iter()
                 .any(|n| n.contains("unknown") && n.contains("colour"))
+        );
+    }
+
+    // Verifies: SET-3
+    #[test]
+    fn a_workspaces_limits_are_clamped_to_their_ranges_and_the_person_told() {
+        let ws = r#"{"run": {"maxOutput": 0}, "search": {"maxFiles": 0, "maxSeconds": 99999999999},
+                     "maxRounds": 4294967297}"#;
+        let (s, notes) = resolve(
+            &no_env,
+            None,
+            None,
+            Some(SettingsFile {
+                path: "/w/.bravebot/settings.json".into(),
+                text: ws,
+            }),
+        );
+        assert_eq!(s.run_max_output, RUN_MAX_OUTPUT_RANGE.0);
+        assert_eq!(s.search_max_files, SEARCH_MAX_FILES_RANGE.0);
+        assert_eq!(s.search_max_seconds, SEARCH_MAX_SECONDS_RANGE.1);
+        assert_eq!(u64::from(s.max_rounds), MAX_ROUNDS_RANGE.1);
+        let shown: Vec<String> = notes.iter().map(ToString::to_string).collect();
+        for key in [
+            "run.maxOutput",
+            "search.maxFiles",
+            "search.maxSeconds",
+            "maxRounds",
+        ] {
+            assert!(
+                shown
+                    .iter()
+                    .any(|n| n.starts_with("settings value clamped") && n.contains(key)),
+                "{key}: {shown:?}"
+            );
+        }
+        // A value inside its range is taken as it is, with nothing said.
+        let (s, notes) = resolve(
+            &no_env,
+            None,
+            None,
+            Some(SettingsFile {
+                path: "/w/.bravebot/settings.json".into(),
+                text: r#"{"run.maxOutput": 2048, "maxRounds": 7}"#,
+            }),
+        );
+        assert_eq!((s.run_max_output, s.max_rounds), (2048, 7));
+        assert!(
+            notes.iter().all(|n| matches!(n, Note::Read(_))),
+            "{notes:?}"
+        );
+        // The home file is the person's own: its numbers are taken as they are.
+        let (s, notes) = resolve(
+            &no_env,
+            None,
+            Some(SettingsFile {
+                path: "/h/.bravebot/settings.json".into(),
+                text: r#"{"search.maxFiles": 100000000, "maxRounds": 1000}"#,
+            }),
+            None,
+        );
+        assert_eq!((s.search_max_files, s.max_rounds), (100_000_000, 1000));
+        assert!(
+            notes.iter().all(|n| matches!(n, Note::Read(_))),
+            "{notes:?}"
+        );
+    }
+
+    // Verifies: TRUST-8, SET-4
+    #[test]
+    fn a_workspace_may_deny_only_paths_strictly_inside_it_and_the_home_file_anything() {
+        let ws = r#"{"read.deny": ["/", "/w", ".", "", "..", "src/..", "../other", "/etc/passwd",
+                                    "keys", "src/secret", "/w/build"]}"#;
+        let (s, notes) = resolve(
+            &no_env,
+            None,
+            Some(SettingsFile {
+                path: "/h/.bravebot/settings.json".into(),
+                text: r#"{"read.deny": ["/", "/etc"]}"#,
+            }),
+            Some(SettingsFile {
+                path: "/w/.bravebot/settings.json".into(),
+                text: ws,
+            }),
+        );
+        assert_eq!(
+            s.read_deny,
+            vec!["/", "/etc", "keys", "src/secret", "/w/build"]
+        );
+        let ignored: Vec<&str> = notes
+            .iter()
+            .filter_map(|n| match n {
+                Note::DenyNotInside { entry, .. } => Some(entry.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            ignored,
+            [
+                "/",
+                "/w",
+                ".",
+                "",
+                "..",
+                "src/..",
+                "../other",
+                "/etc/passwd"
+            ]
+        );
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.to_string().contains("not strictly inside the workspace"))
         );
     }
 
@@ -654,7 +884,7 @@ mod tests {
         assert!(!s.vetting_auto, "an unreadable word changes nothing");
     }
 
-    // Verifies: SET-3
+    // Verifies: SET-5
     #[test]
     fn settings_nested_any_depth_flatten_in_a_loop_and_past_the_parsers_limit_are_unreadable() {
         // A value 50,000 objects deep, flattened on a thread with a runtime worker's 2 MiB stack:

@@ -362,6 +362,10 @@ fn describe(arguments: &str) -> (String, Value) {
     let routing = match parsed {
         Value::Object(mut map) => {
             map.remove("why");
+            // A command is drawn wherever the call is shown: under the one mask (RUN-31).
+            if let Some(Value::String(command)) = map.get_mut("command") {
+                *command = crate::run::masked(command);
+            }
             Value::Object(map)
         }
         _ => Value::Object(Default::default()),

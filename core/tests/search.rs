@@ -714,7 +714,7 @@ async fn search_shows_what_the_check_passes_and_holds_back_the_file_it_does_not(
         "{result}"
     );
     assert!(
-        result.contains("docs/readme.md (nobody vouched for it and the check did not clear it)"),
+        result.contains("docs/readme.md (nobody vouched for it and no check cleared it)"),
         "{result}"
     );
     f.model.assert_no_planner_request_contains(PLANTED);

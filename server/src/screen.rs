@@ -620,25 +620,15 @@ fn preview(text: &str) -> (&str, Option<String>) {
     (shown, Some(cut))
 }
 
-/// Text for a message box, one line per line: every other control character, and the Unicode
-/// ones that reorder or hide text, drawn as a picture or a code point, so nothing in it can
-/// move, hide or restyle what is around it.
+/// Text for a message box, one line per line, each under the one mask a command is shown with
+/// ([`bravebot_core::run::masked`]): every other control character drawn as a picture and the
+/// Unicode ones that reorder or hide text as escapes, so nothing in it can move, hide or restyle
+/// what is around it.
 fn pictured(text: &str) -> String {
-    text.chars()
-        .map(|c| match c {
-            '\n' => "\n".to_owned(),
-            '\u{0}'..='\u{1f}' => char::from_u32(0x2400 + c as u32)
-                .unwrap_or('\u{fffd}')
-                .to_string(),
-            '\u{7f}' => "\u{2421}".to_owned(),
-            '\u{80}'..='\u{9f}'
-            | '\u{200b}'..='\u{200f}'
-            | '\u{2028}'..='\u{202e}'
-            | '\u{2060}'..='\u{2069}'
-            | '\u{feff}' => format!("<U+{:04X}>", c as u32),
-            other => other.to_string(),
-        })
-        .collect()
+    text.split('\n')
+        .map(bravebot_core::run::masked)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn wire_question<'a>(
@@ -929,7 +919,7 @@ mod tests {
             From: the output of cat notes
             The content:
             one␛[2J␉line␍
-            <U+202E>txt.exe
+            \u{202e}txt.exe
             line 3
             line 4
             line 5

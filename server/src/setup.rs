@@ -236,7 +236,7 @@ pub fn audit_path(session_id: &str) -> Option<PathBuf> {
 mod tests {
     use super::*;
 
-    // Verifies: SET-4
+    // Verifies: SET-6
     #[test]
     fn a_workspace_settings_file_is_read_only_as_a_bounded_regular_file_inside_it() {
         let dir = std::env::temp_dir().join(format!("bravebot-setup-{}", std::process::id()));

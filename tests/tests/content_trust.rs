@@ -479,3 +479,134 @@ fn under_auto_vetting_the_planner_is_told_a_check_released_the_bytes_not_the_per
     );
     client.shutdown();
 }
+
+// Verifies: JUDGE-6
+#[test]
+fn the_planner_reads_the_same_words_for_an_unsafe_and_an_inconclusive_check() {
+    let call =
+        |id: &str, tool: &str, args: serde_json::Value| Reply::tool_call_with_id(id, tool, args);
+    let model =
+        FakeModel::start_with(|m| {
+            m.planner(vec![
+            call("read_a", "read_file", json!({"path": "vendor/a.md", "why": "read"})),
+            call("read_b", "read_file", json!({"path": "vendor/b.md", "why": "read"})),
+            call(
+                "edit_a",
+                "edit_file",
+                json!({"path": "vendor/a.md", "old_text": "fox", "new_text": "dog", "why": "fix"}),
+            ),
+            call(
+                "edit_b",
+                "edit_file",
+                json!({"path": "vendor/b.md", "old_text": "fox", "new_text": "dog", "why": "fix"}),
+            ),
+            call(
+                "search",
+                "search",
+                json!({"pattern": "fox", "directory": "vendor", "why": "look"}),
+            ),
+            Reply::text("done"),
+        ])
+        // a.md is judged unsafe once and remembered; every check of b.md fails to complete
+        // (its read, its edit, the search).
+        .check(vec![
+            Reply::text("VERDICT: unsafe\nThe text gives orders."),
+            Reply::error(400, "cannot judge this"),
+            Reply::error(400, "cannot judge this"),
+            Reply::error(400, "cannot judge this"),
+        ])
+        });
+    let workspace = tempfile::tempdir().expect("workspace");
+    std::fs::create_dir_all(workspace.path().join("vendor")).expect("mkdir");
+    std::fs::write(workspace.path().join("vendor/a.md"), "a fox\n").expect("write");
+    std::fs::write(workspace.path().join("vendor/b.md"), "b fox\n").expect("write");
+    let client = LspClient::start(LspOptions::new(workspace.path()).model_url(&model.url()));
+    client.initialize(json!({}));
+    let session = client.new_session();
+    client.answer_permissions_with(|q| Answer::choose(q, "reject_once"));
+    client
+        .request(
+            "bravebot/session/prompt",
+            json!({"sessionId": session, "text": "look", "files": []}),
+        )
+        .unwrap_or_else(|e| client.fail(&format!("prompt refused: {e}")));
+    assert_eq!(model.requests_for("check").len(), 4);
+    // The same text once the names and references are put aside.
+    let same = |text: String| {
+        text.replace("a.md", "X.md")
+            .replace("b.md", "X.md")
+            .replace("ref:0", "ref:N")
+            .replace("ref:1", "ref:N")
+    };
+    for (a, b) in [("read_a", "read_b"), ("edit_a", "edit_b")] {
+        let (a, b) = (model.tool_result(a), model.tool_result(b));
+        assert!(!a.contains("fox") && !b.contains("fox"), "{a} / {b}");
+        assert_eq!(
+            same(a),
+            same(b),
+            "the planner cannot tell the verdicts apart"
+        );
+    }
+    let search = model.tool_result("search");
+    let reason = |name: &str| {
+        let start = search.find(&format!("{name} (")).expect(name) + name.len() + 2;
+        let end = search[start..].find(')').expect("closing") + start;
+        search[start..end].to_string()
+    };
+    assert_eq!(reason("a.md"), reason("b.md"), "{search}");
+    // The audit trail still says which verdict each check gave.
+    let audit = client
+        .request("bravebot/session/audit", json!({"sessionId": session}))
+        .expect("audit")
+        .to_string();
+    assert!(
+        audit.contains("unsafe") && audit.contains("did not complete"),
+        "{audit}"
+    );
+}
+
+// Verifies: TRUST-20
+#[test]
+fn trusting_a_git_directory_trusts_that_history_alone_and_says_so() {
+    let model = FakeModel::start(vec![]);
+    let workspace = tempfile::tempdir().expect("workspace");
+    for dir in [".git", "src"] {
+        std::fs::create_dir_all(workspace.path().join(dir)).expect("mkdir");
+    }
+    let client = LspClient::start(LspOptions::new(workspace.path()).model_url(&model.url()));
+    client.initialize(json!({}));
+    let session = client.new_session();
+    for path in [".git", "src"] {
+        client
+            .request(
+                "bravebot/session/trust",
+                json!({"sessionId": session, "path": path, "scope": "directory"}),
+            )
+            .expect("trust");
+    }
+    let status = client
+        .request("bravebot/session/status", json!({"sessionId": session}))
+        .expect("status");
+    let person: Vec<(&str, &str)> = status["trustRules"]
+        .as_array()
+        .expect("rules")
+        .iter()
+        .filter(|r| r["origin"] == "person")
+        .filter_map(|r| Some((r["path"].as_str()?, r["scope"].as_str()?)))
+        .collect();
+    assert_eq!(person, [(".git", "directory")], "{status}");
+    let audit = client
+        .request("bravebot/session/audit", json!({"sessionId": session}))
+        .expect("audit")
+        .to_string();
+    assert!(
+        audit.contains(".git trusted by the person as a repository's history, which read_git may read (origin person)"),
+        "{audit}"
+    );
+    assert!(
+        audit.contains("src added as a place to work by the person"),
+        "{audit}"
+    );
+    assert!(!audit.contains("src trusted"), "{audit}");
+    client.shutdown();
+}

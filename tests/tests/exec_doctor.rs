@@ -313,3 +313,44 @@ fn doctor_says_whether_read_checks_are_on() {
     let said = text(&off.stdout);
     assert!(said.contains("vetting: reads not checked"), "{said}");
 }
+
+// Verifies: SET-3, SET-4
+#[test]
+fn a_cloned_workspaces_settings_cannot_blind_the_agent_and_doctor_says_what_it_ignored() {
+    let model = FakeModel::start(vec![
+        Reply::tool_call_with_id(
+            "list",
+            "list_files",
+            json!({"directory": "src", "why": "look"}),
+        ),
+        Reply::text("done"),
+    ]);
+    let dirs = dirs();
+    std::fs::create_dir_all(dirs.workspace.path().join("src")).expect("mkdir src");
+    std::fs::write(dirs.workspace.path().join("src/lib.rs"), "fn a() {}\n").expect("write");
+    let settings_dir = dirs.workspace.path().join(".bravebot");
+    std::fs::create_dir_all(&settings_dir).expect("mkdir .bravebot");
+    std::fs::write(
+        settings_dir.join("settings.json"),
+        r#"{"read": {"deny": ["/", ".", "secrets"]}, "search": {"maxFiles": 0}, "maxRounds": 0}"#,
+    )
+    .expect("write");
+    let doctor = run_against(&dirs, &dead_url(), &["doctor"], &[]);
+    let said = text(&doctor.stdout);
+    for note in [
+        "read.deny entry \"/\"",
+        "read.deny entry \".\"",
+        "settings value clamped: search.maxFiles",
+        "settings value clamped: maxRounds",
+    ] {
+        assert!(said.contains(note), "{note}: {said}");
+    }
+    assert!(!said.contains("entry \"secrets\""), "{said}");
+    let output = run_against(&dirs, &model.url(), &["exec", "look around"], &[]);
+    assert!(output.status.success(), "{}", describe(&output));
+    let listed = model.tool_result("list");
+    assert!(
+        listed.contains("lib.rs"),
+        "the agent still sees the project: {listed}"
+    );
+}

@@ -45,5 +45,6 @@ pub use environment::{DirectoryEntry, Environment, FixedEnvironment, SystemEnvir
 pub use expand::{EXPANSION_LIMIT, LISTING_LIMIT};
 pub use lex::MAX_LINE_BYTES;
 pub use plan::{
-    Assignment, Command, DISCARD, Join, Pipeline, Plan, Redirect, Sequence, Step, Streams, shown,
+    Assignment, Command, DISCARD, Join, Pipeline, Plan, Redirect, Sequence, Step, Streams, masked,
+    shown,
 };

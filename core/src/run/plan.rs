@@ -321,6 +321,20 @@ fn shown_paths(paths: &[&Path]) -> String {
 pub fn shown(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 6);
     out.push('⟨');
+    out.push_str(&masked(text));
+    out.push('⟩');
+    out
+}
+
+/// The one mask for a command a person reads, wherever they read it (a plan's lines, a run
+/// question's title and command, a tool call's title, status, the audit trail): control
+/// characters drawn as their pictures, and every character that could disguise text (the
+/// direction overrides and isolates, zero-width and other invisible format characters, spaces
+/// that are not U+0020, the control pictures themselves, `⟨` and `⟩`) written as a `\u{…}`
+/// escape, a backslash that would read as the start of one escaped too. What is left is the line
+/// as its bytes say, with nothing able to reorder or hide part of it.
+pub fn masked(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
     let chars: Vec<char> = text.chars().collect();
     for (index, &c) in chars.iter().enumerate() {
         match c {
@@ -336,7 +350,6 @@ pub fn shown(text: &str) -> String {
             c => out.push(c),
         }
     }
-    out.push('⟩');
     out
 }
 

@@ -117,12 +117,14 @@ pub enum Hold {
 }
 
 impl Hold {
-    /// The reason, in the driver's words, for the planner.
+    /// The reason, in the driver's words, for the planner. An unsafe verdict and an inconclusive
+    /// one read the same here (JUDGE-6): which of the two a check gave is a bit drawn from the
+    /// bytes, and the planner is not told it. The person's question and the audit trail still say
+    /// which.
     pub fn reason(self) -> &'static str {
         match self {
             Hold::Marked => "a write of content nobody vouched for marked it untrusted",
-            Hold::Unsafe => "nobody vouched for it and the check did not clear it",
-            Hold::Inconclusive => "nobody vouched for it and the check did not complete",
+            Hold::Unsafe | Hold::Inconclusive => "nobody vouched for it and no check cleared it",
             Hold::TooLarge => {
                 "nobody vouched for it and it is larger than the check reads, so it was not checked; the person may vouch for it"
             }

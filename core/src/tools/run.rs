@@ -10,6 +10,7 @@
 //! What a run prints is quarantined unless every step was vouched for or remembered by the person,
 //! and what a run approved once wrote through its arguments is marked untrusted (`run/outputs.rs`).
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -25,11 +26,11 @@ use crate::jobs::Job;
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
-use crate::kernel::policy::{self, PlannerText, Verdict};
+use crate::kernel::policy::{self, Fingerprint, PlannerText, Verdict};
 use crate::kernel::slot::{Origin, Reference, human_size};
 use crate::kernel::trust::Scope;
 use crate::process;
-use crate::run::{Plan, SystemEnvironment, compile};
+use crate::run::{Plan, SystemEnvironment, compile, masked};
 use crate::runner::{self, RunIo, RunReport};
 use crate::session::{
     OptionKind, Question, QuestionKind, QuestionOption, Subject, ToolStatus, Update,
@@ -102,6 +103,10 @@ enum Endorsed {
     /// Remembered for the session, named by a `run.allow` rule, or read-only over vouched-for
     /// files: the output is trusted.
     Vouched(&'static str),
+    /// Read-only programs over files a check passed as the disk held them, with the fingerprint
+    /// of the bytes each check judged: the output is trusted only where the disk still holds
+    /// exactly those bytes once the run has ended (RUNTOOL-15).
+    Checked(Vec<(PathBuf, Fingerprint)>),
 }
 
 pub async fn run(call: &Call<'_>) -> ToolOutput {
@@ -154,7 +159,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             );
             let span = line
                 .get(refusal.span.clone())
-                .map(control_pictures)
+                .map(masked)
                 .unwrap_or_default();
             return ToolOutput::refused(format!(
                 "nothing ran: `{span}` (bytes {}..{}) is {}: {}",
@@ -196,11 +201,26 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     let stdin_label = stdin
         .as_ref()
         .map_or(Label::TRUSTED_PUBLIC, Labelled::label);
-    let (label, how) = match endorsed {
-        Endorsed::Vouched(how) => (Label::TRUSTED_PRIVATE.join(stdin_label), how),
-        Endorsed::Once => (Label::UNTRUSTED_PRIVATE, "approved once by the person"),
+    let (label, how, checked) = match endorsed {
+        Endorsed::Vouched(how) => (Label::TRUSTED_PRIVATE.join(stdin_label), how, None),
+        // A job's files cannot be compared once it has ended where nobody waits on it.
+        Endorsed::Checked(_) if background => (
+            Label::UNTRUSTED_PRIVATE,
+            "read-only, its files checked, but run in the background, where they are not compared after it",
+            None,
+        ),
+        Endorsed::Checked(files) => (
+            Label::TRUSTED_PRIVATE.join(stdin_label),
+            "read-only, its files checked",
+            Some(files),
+        ),
+        Endorsed::Once => (
+            Label::UNTRUSTED_PRIVATE,
+            "approved once by the person",
+            None,
+        ),
     };
-    let shown_line = control_pictures(line);
+    let shown_line = masked(line);
     let (stdout, stderr) = (process::shared(KEEP), process::shared(KEEP));
     let io = RunIo {
         stdout: stdout.clone(),
@@ -217,6 +237,22 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         .then(|| outputs::Before::take(outputs::candidates(&plan, &opened_places(call))));
     let report = runner::execute(&plan, io, call.cancel.clone(), deadline).await;
     mark_writes(call, &plan, label, before.as_ref());
+    // The check judged the disk's bytes before the run; if the disk holds other bytes now, the
+    // program may have read bytes no check saw, so what it printed is quarantined.
+    let (label, how) = match &checked {
+        Some(files) if !still_on_disk(call, files).await => {
+            call.record(
+                Gate::Promote,
+                Decision::Refused,
+                "run: a file its check passed changed on disk before the run ended; its output is quarantined",
+            );
+            (
+                Label::UNTRUSTED_PRIVATE,
+                "read-only, but a file its check passed changed on disk before the run ended",
+            )
+        }
+        _ => (label, how),
+    };
     let out = kept(&stdout);
     let err = kept(&stderr);
     // A line approved once that could have been allowed for the session may still be, from the
@@ -302,9 +338,9 @@ async fn endorse(
     if !touches_files
         && !fed
         && !person_only
-        && let Some(how) = unasked(call, plan, &identity, &mut held).await
+        && let Some(endorsed) = unasked(call, plan, &identity, &mut held).await
     {
-        return Ok(Endorsed::Vouched(how));
+        return Ok(endorsed);
     }
     if mode == Mode::Plan {
         call.record(
@@ -364,12 +400,12 @@ async fn endorse(
     let question = Question {
         asker: None,
         kind: QuestionKind::Run,
-        title: format!("Run `{}`?", control_pictures(line)),
+        title: format!("Run `{}`?", masked(line)),
         why: Some(call.why.clone()).filter(|w| !w.is_empty()),
         subject: Subject {
             path: Some(display_path(&session.cwd, plan.directory())),
             plan: plan_lines,
-            command: Some(control_pictures(line)),
+            command: Some(masked(line)),
             verdict: held.iter().map(|(_, v)| *v).find(|v| *v == Verdict::Unsafe),
             notice: Some(notice),
             ..Subject::default()
@@ -400,7 +436,7 @@ async fn endorse(
             session
                 .state()
                 .remembered_plans
-                .push((identity, control_pictures(line)));
+                .push((identity, masked(line)));
             Ok(Endorsed::Vouched("remembered"))
         }
         Some(_) => Ok(Endorsed::Once),
@@ -412,13 +448,14 @@ async fn endorse(
 
 /// The ways a line that reads and writes no file through redirects, and is fed nothing, runs
 /// without a question: a plan the person remembered, the person's `run.allow` rules, or the
-/// read-only table over vouched-for files. `None` asks.
+/// read-only table over vouched-for files, or over files a check passed. `None` asks. Files a
+/// check held back go into `held`, with their verdicts, for the question.
 async fn unasked(
     call: &Call<'_>,
     plan: &Plan,
     identity: &str,
     held: &mut Vec<(String, Verdict)>,
-) -> Option<&'static str> {
+) -> Option<Endorsed> {
     let session = call.session;
     if session
         .state()
@@ -431,7 +468,7 @@ async fn unasked(
             Decision::Allowed,
             "run: a plan the person allowed for the session",
         );
-        return Some("remembered");
+        return Some(Endorsed::Vouched("remembered"));
     }
     let places = opened_places(call);
     // Line rules are compiled where plans are: in the workspace root with its links resolved.
@@ -449,7 +486,7 @@ async fn unasked(
             Decision::Allowed,
             "run: the person's run.allow rules name it",
         );
-        return Some("run.allow");
+        return Some(Endorsed::Vouched("run.allow"));
     }
     if read_only_over_vouched(call, plan, &places, &|_| false) {
         call.record(
@@ -457,36 +494,57 @@ async fn unasked(
             Decision::Allowed,
             "run: read-only programs over files the person vouched for",
         );
-        return Some("read-only");
+        return Some(Endorsed::Vouched("read-only"));
     }
     // Read-only programs over files nobody has vouched for yet: the files go through the same
     // helper a read uses, and if it passes every one the line runs as if they were vouched for.
     let passed = check_operands(call, plan, &places, held).await;
     if !passed.is_empty()
-        && read_only_over_vouched(call, plan, &places, &|p| passed.contains(&p.to_path_buf()))
+        && read_only_over_vouched(call, plan, &places, &|p| passed.iter().any(|(q, _)| q == p))
     {
         call.record(
             Gate::Promote,
             Decision::Allowed,
             "run: read-only programs over files the person vouched for or a check passed",
         );
-        return Some("read-only, its files checked");
+        return Some(Endorsed::Checked(passed));
     }
     None
+}
+
+/// Whether the disk still holds, for every file, exactly the bytes its check judged.
+async fn still_on_disk(call: &Call<'_>, files: &[(PathBuf, Fingerprint)]) -> bool {
+    for (real, judged) in files {
+        let now = match crate::workspace_file::read_disk(
+            call.session,
+            real,
+            crate::workspace_file::READ_LIMIT,
+        )
+        .await
+        {
+            Ok(contents) => Labelled::new(contents.bytes, Label::UNTRUSTED_PRIVATE),
+            Err(_) => return false,
+        };
+        if policy::fingerprint(&now) != *judged {
+            return false;
+        }
+    }
+    true
 }
 
 /// Most files one read-only line may have checked before it runs; past it the line is asked.
 const RUN_CHECK_CAP: usize = 16;
 
 /// For a line every step of which is a read-only table program as written, reads each file
-/// operand no rule covers and judges it through the content-trust helper; returns the real
-/// paths it passed.
+/// operand no rule covers from the disk (what the program will open, never an editor's buffer)
+/// and judges it through the content-trust helper; returns the real paths it passed, each with
+/// the fingerprint of the bytes judged.
 async fn check_operands(
     call: &Call<'_>,
     plan: &Plan,
     places: &readonly::Places,
     held: &mut Vec<(String, Verdict)>,
-) -> Vec<std::path::PathBuf> {
+) -> Vec<(PathBuf, Fingerprint)> {
     let files: Vec<std::path::PathBuf> = {
         let trust = call.session.trust.snapshot();
         let mut files = Vec::new();
@@ -515,8 +573,12 @@ async fn check_operands(
     }
     let mut read = Vec::new();
     for real in &files {
-        match crate::workspace_file::read(call.session, real, crate::workspace_file::READ_LIMIT)
-            .await
+        match crate::workspace_file::read_disk(
+            call.session,
+            real,
+            crate::workspace_file::READ_LIMIT,
+        )
+        .await
         {
             Ok(contents) => read.push((
                 real.clone(),
@@ -546,7 +608,7 @@ async fn check_operands(
     read.iter()
         .zip(judged)
         .filter(|(_, j)| j.readable())
-        .map(|((real, ..), _)| real.clone())
+        .map(|((real, _, bytes, _), _)| (real.clone(), policy::fingerprint(bytes)))
         .collect()
 }
 

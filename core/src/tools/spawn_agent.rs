@@ -199,7 +199,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
                     session.state().context.label().join(Label::TRUSTED_PUBLIC),
                 )),
                 notice: Some(format!(
-                    "It may use: {}{}. Each of its writes and runs is put to you on its own.",
+                    "It may use: {}{}. Each of its writes and runs is put to you on its own.{}",
                     chosen.tools.join(", "),
                     if chosen.mcp.is_empty() {
                         String::new()
@@ -208,7 +208,11 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
                             "; and the tools of the MCP servers {}, each call asked unless your mcp.allow names it",
                             chosen.mcp.join(", ")
                         )
-                    }
+                    },
+                    chosen.refused_model.as_ref().map_or(String::new(), |m| format!(
+                        " Its definition in the workspace names the model {}, which only a definition in ~/.bravebot/agents may choose: it talks to this session's model instead.",
+                        crate::run::masked(m)
+                    ))
                 )),
                 ..Subject::default()
             },
