@@ -109,6 +109,14 @@ pub enum Update {
     Remark {
         text: Labelled<String>,
     },
+    /// A file held back from the planner because a check judged its bytes unsafe, for the
+    /// person's screen only (JUDGE-8): the file as shown, the verdict, and the check's own
+    /// reasons, untrusted. Sent whether or not a question about the file follows.
+    HeldBack {
+        path: String,
+        verdict: Verdict,
+        reasons: Option<Labelled<String>>,
+    },
     Check {
         state: CheckState,
         /// The delegate whose check it is, `None` for the turn's: set by the delegate's screen
