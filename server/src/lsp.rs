@@ -682,26 +682,27 @@ impl Backend {
         }
         // A vouch for a file a check judged unsafe carries the verdict: unacknowledged, it is
         // answered with the verdict for the person to see, and nothing is trusted (PROTO-29).
-        if scope == Scope::File && !params.acknowledge_verdict {
-            if let Some(held) = content_trust::unsafe_now(&s, Path::new(&params.path)).await {
-                s.state().audit.record(
-                    Gate::Trust,
-                    Decision::Refused,
-                    format!(
-                        "{} not trusted yet: a check judged its bytes {}; the verdict went to the person",
-                        held.shown,
-                        held.verdict.as_str()
-                    ),
-                );
-                s.flush_audit();
-                return Ok(TrustResult {
-                    trusted: Some(false),
-                    verdict: Some(held.verdict.as_str()),
-                    // The screen is one of the places untrusted bytes may go.
-                    verdict_text: held.reasons.as_ref().map(|r| policy::to_screen(r).clone()),
-                    path: Some(held.shown),
-                });
-            }
+        if scope == Scope::File
+            && !params.acknowledge_verdict
+            && let Some(held) = content_trust::unsafe_now(&s, Path::new(&params.path)).await
+        {
+            s.state().audit.record(
+                Gate::Trust,
+                Decision::Refused,
+                format!(
+                    "{} not trusted yet: a check judged its bytes {}; the verdict went to the person",
+                    held.shown,
+                    held.verdict.as_str()
+                ),
+            );
+            s.flush_audit();
+            return Ok(TrustResult {
+                trusted: Some(false),
+                verdict: Some(held.verdict.as_str()),
+                // The screen is one of the places untrusted bytes may go.
+                verdict_text: held.reasons.as_ref().map(|r| policy::to_screen(r).clone()),
+                path: Some(held.shown),
+            });
         }
         s.trust_path(Path::new(&params.path), scope);
         Ok(TrustResult::default())
