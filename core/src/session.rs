@@ -872,6 +872,25 @@ impl Session {
             token: token.clone(),
         };
         for file in files {
+            // Naming a file a check judged unsafe does not vouch for it: the person is shown the
+            // verdict instead, and trusts it through `session/trust`'s acknowledgement (PROTO-29).
+            if let Some(held) = crate::tools::content_trust::unsafe_now(self, &file).await {
+                self.state().audit.record(
+                    Gate::Trust,
+                    Decision::Refused,
+                    format!(
+                        "{} named in a prompt but not trusted: a check judged its bytes {}; the verdict went to the person",
+                        held.shown,
+                        held.verdict.as_str()
+                    ),
+                );
+                self.screen.update(Update::HeldBack {
+                    path: held.shown,
+                    verdict: held.verdict,
+                    reasons: held.reasons,
+                });
+                continue;
+            }
             self.trust_path(&file, Scope::File);
         }
         if let turn::Start::Prompt(text, _) = &start {

@@ -181,3 +181,36 @@ fn trusting_a_file_a_check_judged_unsafe_answers_the_verdict_until_the_person_ac
     );
     setup.client.shutdown();
 }
+
+// Verifies: PROTO-29
+#[test]
+fn naming_a_file_a_check_judged_unsafe_in_a_prompt_shows_the_verdict_and_trusts_nothing() {
+    let setup = unwatched_reading_twice();
+    setup.prompt_text("What does the vendor readme say?", &[]);
+    assert_eq!(check_count(&setup), 1);
+    let before = held_back(&setup).len();
+    // The second turn names the file, as an `@`-mention that vouches would: it stays untrusted,
+    // the person is shown the verdict, and the read is held back from memory.
+    setup.prompt_text("Read @vendor/readme.txt", &[PLANTED_PATH]);
+    assert!(
+        !person_trusts(&setup, PLANTED_PATH),
+        "naming the file trusted it over the check's verdict"
+    );
+    let after = held_back(&setup);
+    assert!(
+        after.len() >= before + 1,
+        "the named file's verdict is shown: {after:#?}"
+    );
+    assert!(
+        after[before]["verdictText"]
+            .as_str()
+            .is_some_and(|t| t.contains(REASONS)),
+        "{after:#?}"
+    );
+    assert!(
+        !setup.model.tool_result("call_again").contains(NEEDLE),
+        "the named file reached the planner"
+    );
+    setup.model.assert_no_planner_request_contains(NEEDLE);
+    setup.client.shutdown();
+}
