@@ -109,6 +109,14 @@ pub enum Update {
     Remark {
         text: Labelled<String>,
     },
+    /// A file held back from the planner because a check judged its bytes unsafe, for the
+    /// person's screen only (JUDGE-8): the file as shown, the verdict, and the check's own
+    /// reasons, untrusted. Sent whether or not a question about the file follows.
+    HeldBack {
+        path: String,
+        verdict: Verdict,
+        reasons: Option<Labelled<String>>,
+    },
     Check {
         state: CheckState,
         /// The delegate whose check it is, `None` for the turn's: set by the delegate's screen
@@ -864,6 +872,25 @@ impl Session {
             token: token.clone(),
         };
         for file in files {
+            // Naming a file a check judged unsafe does not vouch for it: the person is shown the
+            // verdict instead, and trusts it through `session/trust`'s acknowledgement (PROTO-29).
+            if let Some(held) = crate::tools::content_trust::unsafe_now(self, &file).await {
+                self.state().audit.record(
+                    Gate::Trust,
+                    Decision::Refused,
+                    format!(
+                        "{} named in a prompt but not trusted: a check judged its bytes {}; the verdict went to the person",
+                        held.shown,
+                        held.verdict.as_str()
+                    ),
+                );
+                self.screen.update(Update::HeldBack {
+                    path: held.shown,
+                    verdict: held.verdict,
+                    reasons: held.reasons,
+                });
+                continue;
+            }
             self.trust_path(&file, Scope::File);
         }
         if let turn::Start::Prompt(text, _) = &start {

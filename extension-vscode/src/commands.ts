@@ -3,7 +3,8 @@
 import * as vscode from 'vscode';
 import type { Ctx } from './ctx';
 import { secretKey } from './config';
-import { modes, type AuditResult, type Mode, type StatusResult } from './protocol';
+import { modes, type AuditResult, type Mode, type StatusResult, type TrustResult } from './protocol';
+import { vouchForFile } from './trustVouch';
 import { checkSetup, chooseModel, getStarted, locateServer } from './setup';
 import { auditMarkdown } from './auditView';
 import { parseInterval, sessionRows, type SessionRow } from './sessions';
@@ -152,8 +153,14 @@ export const commands: Record<string, Command> = {
   'bravebot.trustFile': async (ctx, uri?: vscode.Uri) => {
     const path = activeFile(uri);
     if (!path) return vscode.window.showWarningMessage('bravebot: open a file on disk to trust it');
-    await ctx.request('bravebot/session/trust', { path, scope: 'file' });
-    void vscode.window.showInformationMessage(`bravebot: trusted ${vscode.workspace.asRelativePath(path)} for this session`);
+    // A file a check judged unsafe is trusted only after a modal shows the verdict (VSC-73).
+    const outcome = await vouchForFile(
+      path,
+      (params) => ctx.request<TrustResult>('bravebot/session/trust', params),
+      async (message, detail, button) => vscode.window.showWarningMessage(message, { modal: true, detail }, button),
+    );
+    const shown = vscode.workspace.asRelativePath(path);
+    void vscode.window.showInformationMessage(outcome === 'trusted' ? `bravebot: trusted ${shown} for this session` : `bravebot: did not trust ${shown}`);
   },
 
   'bravebot.addDirectory': async (ctx, uri?: vscode.Uri) => {

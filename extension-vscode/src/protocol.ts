@@ -35,7 +35,7 @@ export const outgoing = {
   'bravebot/session/status': { kind: 'request', params: ['sessionId'] },
   'bravebot/session/audit': { kind: 'request', params: ['sessionId'] },
   'bravebot/session/setMode': { kind: 'request', params: ['sessionId', 'mode'] },
-  'bravebot/session/trust': { kind: 'request', params: ['sessionId', 'path', 'scope', 'deny'] },
+  'bravebot/session/trust': { kind: 'request', params: ['sessionId', 'path', 'scope', 'deny', 'acknowledgeVerdict'] },
   'bravebot/session/list': { kind: 'request', params: ['cwd'] },
   'bravebot/session/resume': { kind: 'request', params: ['sessionId'] },
   'bravebot/session/delete': { kind: 'request', params: ['sessionId'] },
@@ -106,7 +106,13 @@ export interface HistoryResult { entries: HistoryEntry[] }
 export type Mode = 'ask' | 'acceptEdits' | 'plan';
 export const modes: readonly Mode[] = ['ask', 'acceptEdits', 'plan'];
 export interface SetModeParams { sessionId: string; mode: Mode }
-export interface TrustParams { sessionId: string; path: string; scope: 'file' | 'directory'; deny?: boolean }
+export interface TrustParams { sessionId: string; path: string; scope: 'file' | 'directory'; deny?: boolean; acknowledgeVerdict?: boolean }
+/**
+ * What `bravebot/session/trust` answers: `{}` when the gesture was made; `trusted: false` with the
+ * verdict and the check's reasons (`verdictText`, untrusted) for a file a check judged unsafe,
+ * sent without `acknowledgeVerdict` (PROTO-29).
+ */
+export interface TrustResult { trusted?: boolean; path?: string; verdict?: string; verdictText?: string }
 
 export interface TodoItem { content: string; status: string }
 
@@ -117,6 +123,8 @@ export type SessionUpdate =
   /** `picture`: a picture an MCP server sent, which `session/show` gives as one (MCP-31). */
   | { kind: 'quarantined'; ref: string; origin: string; lines: number; bytes: number; label: string; picture?: boolean }
   | { kind: 'remark'; text: string }
+  /** A file held back from the agent because a check judged it unsafe: the check's reasons are untrusted (JUDGE-8). */
+  | { kind: 'heldBack'; path: string; verdict: string; verdictText?: string }
   /** `delegate`: the number of the delegate whose check it is, absent for the turn's own (DELEG-71). */
   | { kind: 'check'; state: string; lines?: number; completed?: boolean; verdict?: string; delegate?: number }
   /** What a finished run printed on one stream, for the person only (drawn in the untrusted frame). */

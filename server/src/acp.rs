@@ -774,6 +774,10 @@ impl Screen for AcpScreen {
             Update::Remark { .. } => self.add_content(text_block(
                 "The processor left a remark, which holds content nobody vouched for; this editor is not shown it.",
             )),
+            Update::HeldBack { path, verdict, .. } => self.add_content(text_block(format!(
+                "{path} is held back from the agent: a check judged its bytes {}. The check's reasons hold content nobody vouched for; this editor is not shown them.",
+                verdict.as_str()
+            ))),
             Update::RunOutput {
                 stream,
                 text,

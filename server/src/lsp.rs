@@ -12,7 +12,7 @@ use bravebot_core::kernel::slot::SlotId;
 use bravebot_core::kernel::trust::Scope;
 use bravebot_core::session::{Answer, Session, StopReason};
 use bravebot_core::settings::Mode;
-use bravebot_core::tools::absolute;
+use bravebot_core::tools::{absolute, content_trust};
 use serde_json::{Value, json};
 use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::ls_types::{
@@ -32,8 +32,8 @@ use crate::protocol::{
     ListSessionsResult, ListedSession, LoopParams, LoopResult, LoopStopResult, ModelStatus,
     NewSessionParams, NewSessionResult, PromptParams, PromptResult, QuestionTextsParams,
     QuestionTextsResult, ResumeResult, SessionParams, SetModeParams, ShowParams, ShowResult,
-    ShownPicture, StatusResult, TranscriptEntry, TrustParams, TrustRuleStatus, UnreadableSession,
-    method,
+    ShownPicture, StatusResult, TranscriptEntry, TrustParams, TrustResult, TrustRuleStatus,
+    UnreadableSession, method,
 };
 use crate::screen::{HunkVerdict, LspScreen, Questions};
 use crate::setup;
@@ -665,7 +665,7 @@ impl Backend {
         })
     }
 
-    async fn session_trust(&self, params: TrustParams) -> Result<Empty> {
+    async fn session_trust(&self, params: TrustParams) -> Result<TrustResult> {
         let s = self.session(&params.session_id)?;
         let scope = match params.scope.as_str() {
             "file" => Scope::File,
@@ -678,10 +678,34 @@ impl Backend {
         };
         if params.deny {
             s.deny_path(Path::new(&params.path), scope);
-        } else {
-            s.trust_path(Path::new(&params.path), scope);
+            return Ok(TrustResult::default());
         }
-        Ok(Empty {})
+        // A vouch for a file a check judged unsafe carries the verdict: unacknowledged, it is
+        // answered with the verdict for the person to see, and nothing is trusted (PROTO-29).
+        if scope == Scope::File
+            && !params.acknowledge_verdict
+            && let Some(held) = content_trust::unsafe_now(&s, Path::new(&params.path)).await
+        {
+            s.state().audit.record(
+                Gate::Trust,
+                Decision::Refused,
+                format!(
+                    "{} not trusted yet: a check judged its bytes {}; the verdict went to the person",
+                    held.shown,
+                    held.verdict.as_str()
+                ),
+            );
+            s.flush_audit();
+            return Ok(TrustResult {
+                trusted: Some(false),
+                verdict: Some(held.verdict.as_str()),
+                // The screen is one of the places untrusted bytes may go.
+                verdict_text: held.reasons.as_ref().map(|r| policy::to_screen(r).clone()),
+                path: Some(held.shown),
+            });
+        }
+        s.trust_path(Path::new(&params.path), scope);
+        Ok(TrustResult::default())
     }
 }
 

@@ -203,6 +203,26 @@ pub struct TrustParams {
     /// `true`: the person says do not look here, a deny rule rather than a trust (TRUST-7).
     #[serde(default)]
     pub deny: bool,
+    /// `true`: the person was shown the check's unsafe verdict on the file and trusts it anyway
+    /// (PROTO-29). Without it, a file a check judged unsafe is answered with the verdict instead.
+    #[serde(default)]
+    pub acknowledge_verdict: bool,
+}
+
+/// What `session/trust` answers: `{}` when the gesture was made; for a file whose current bytes a
+/// check judged unsafe, sent without `acknowledgeVerdict`, `trusted: false` with the verdict and
+/// the check's reasons (untrusted) for the editor to show before asking again (PROTO-29).
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TrustResult {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trusted: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict_text: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -283,6 +303,16 @@ pub enum SessionUpdate {
     /// A processor's remark, for the person only; untrusted, drawn inside the margin.
     Remark {
         text: String,
+    },
+    /// A file held back from the planner because a check judged its bytes unsafe (JUDGE-8), for
+    /// the person only: `path` and `verdict` in the driver's words, `verdictText` the check's own
+    /// reasons, untrusted like a question's, drawn inside the margin.
+    #[serde(rename_all = "camelCase")]
+    HeldBack {
+        path: String,
+        verdict: &'static str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        verdict_text: Option<String>,
     },
     Check {
         state: &'static str,

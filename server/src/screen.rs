@@ -731,6 +731,16 @@ pub fn wire_update(update: Update) -> SessionUpdate {
         Update::Remark { text } => SessionUpdate::Remark {
             text: policy::to_screen(&text).clone(),
         },
+        // The screen is one of the places untrusted bytes may go: the check's reasons.
+        Update::HeldBack {
+            path,
+            verdict,
+            reasons,
+        } => SessionUpdate::HeldBack {
+            path,
+            verdict: verdict.as_str(),
+            verdict_text: reasons.as_ref().map(|r| policy::to_screen(r).clone()),
+        },
         Update::Check {
             state: CheckState::Started { lines },
             delegate,

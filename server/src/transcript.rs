@@ -98,6 +98,22 @@ impl Transcript {
                     self.line(&format!("  │ {line}"));
                 }
             }
+            Update::HeldBack {
+                path,
+                verdict,
+                reasons,
+            } => {
+                self.line(&format!(
+                    "  {path} is held back: a check judged its bytes {}",
+                    verdict.as_str()
+                ));
+                // The screen is one of the places untrusted bytes may go; the margin marks them.
+                if let Some(reasons) = reasons {
+                    for line in bravebot_core::kernel::policy::to_screen(&reasons).lines() {
+                        self.line(&format!("  │ {line}"));
+                    }
+                }
+            }
             Update::Delegate {
                 number,
                 name,

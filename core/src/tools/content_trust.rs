@@ -19,9 +19,10 @@ use futures::StreamExt;
 use super::Call;
 use crate::check::{self, CheckOutcome};
 use crate::kernel::audit::{Decision, Gate};
-use crate::kernel::label::Integrity;
+use crate::kernel::label::{Integrity, Label};
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, Fingerprint, Verdict};
+use crate::session::{Session, Update};
 use crate::workspace_file;
 
 /// Checks in flight at once for one call. Two cores and a model endpoint that answers a handful
@@ -34,6 +35,8 @@ pub struct Remembered {
     pub path: PathBuf,
     pub fingerprint: Fingerprint,
     pub verdict: Verdict,
+    /// The check's own sentence about those bytes (untrusted), for the person's screen.
+    pub reasons: Option<Labelled<String>>,
 }
 
 /// The session's memory of checks: verdicts by fingerprint, and what they cost.
@@ -56,9 +59,30 @@ impl Verdicts {
             .map(|r| r.verdict)
     }
 
+    /// The check's reasons remembered with the verdict for exactly these bytes of `path`.
+    pub fn reasons(&self, path: &Path, fingerprint: &Fingerprint) -> Option<Labelled<String>> {
+        self.remembered
+            .iter()
+            .rev()
+            .find(|r| r.path == path && r.fingerprint == *fingerprint)
+            .and_then(|r| r.reasons.clone())
+    }
+
     /// Keeps a completed verdict. An inconclusive one says nothing about the bytes (a timeout, a
     /// refusal by the endpoint), so it is not kept and the next read checks again.
     pub fn keep(&mut self, path: PathBuf, fingerprint: Fingerprint, verdict: Verdict) {
+        self.keep_with_reasons(path, fingerprint, verdict, None);
+    }
+
+    /// Keeps a completed verdict with the check's reasons, shown to the person wherever the file
+    /// is held back or vouched for later (JUDGE-8, PROTO-29).
+    pub fn keep_with_reasons(
+        &mut self,
+        path: PathBuf,
+        fingerprint: Fingerprint,
+        verdict: Verdict,
+        reasons: Option<Labelled<String>>,
+    ) {
         if verdict == Verdict::Inconclusive {
             return;
         }
@@ -68,6 +92,7 @@ impl Verdicts {
             path,
             fingerprint,
             verdict,
+            reasons,
         });
     }
 
@@ -275,7 +300,12 @@ pub async fn judge(call: &Call<'_>, candidates: &[Candidate<'_>], cap: usize) ->
             {
                 let mut verdicts = session.verdicts.lock().unwrap_or_else(|p| p.into_inner());
                 verdicts.made += 1;
-                verdicts.keep(c.real.to_path_buf(), fingerprint, verdict);
+                verdicts.keep_with_reasons(
+                    c.real.to_path_buf(),
+                    fingerprint,
+                    verdict,
+                    outcome.reasons.clone(),
+                );
             }
             let mut state = session.state();
             state.audit.record(
@@ -308,16 +338,74 @@ pub async fn judge(call: &Call<'_>, candidates: &[Candidate<'_>], cap: usize) ->
             outcome: Some(outcome),
         });
     }
-    judged
+    let judged: Vec<Judged> = judged
         .into_iter()
         .map(|j| j.unwrap_or_else(|| Judged::held(Hold::Inconclusive)))
-        .collect()
+        .collect();
+    show_unsafe_verdicts(call, candidates, &judged);
+    judged
+}
+
+/// Shows the person every file held back because a check judged its bytes unsafe, with the
+/// check's reasons, whether or not a question follows (JUDGE-8): a context that met released
+/// content puts none, nobody may be watching, the path may have been offered already this turn,
+/// or the verdict came from memory. The screen only: the planner is told [`Hold::reason`].
+fn show_unsafe_verdicts(call: &Call<'_>, candidates: &[Candidate<'_>], judged: &[Judged]) {
+    let session = call.session;
+    for (c, j) in candidates.iter().zip(judged) {
+        if j.verdict != Some(Verdict::Unsafe) {
+            continue;
+        }
+        let reasons = match &j.outcome {
+            Some(outcome) => outcome.reasons.clone(),
+            None => session
+                .verdicts
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .reasons(c.real, &policy::fingerprint(c.bytes)),
+        };
+        session.screen.update(Update::HeldBack {
+            path: c.shown.to_string(),
+            verdict: Verdict::Unsafe,
+            reasons,
+        });
+    }
+}
+
+/// A check's unsafe verdict on the bytes a file holds now: what a gesture vouching for it must
+/// carry (PROTO-29).
+pub struct UnsafeNow {
+    /// The file as the person's screen shows it.
+    pub shown: String,
+    pub verdict: Verdict,
+    /// The check's own sentence (untrusted), if it completed with one.
+    pub reasons: Option<Labelled<String>>,
+}
+
+/// Whether a check judged the bytes `path` holds now (the editor's buffer or the disk, read as a
+/// read would) unsafe this session. Sends no check: a file no check judged, or whose bytes have
+/// changed since, has no verdict to show. `None` when it cannot be read.
+pub async fn unsafe_now(session: &Session, path: &Path) -> Option<UnsafeNow> {
+    let path = crate::tools::absolute(&session.cwd, path);
+    let file = workspace_file::read(session, &path, workspace_file::READ_LIMIT)
+        .await
+        .ok()?;
+    let bytes = Labelled::new(file.bytes, Label::UNTRUSTED_PRIVATE);
+    let fingerprint = policy::fingerprint(&bytes);
+    let verdicts = session.verdicts.lock().unwrap_or_else(|p| p.into_inner());
+    if verdicts.recall(&file.real, &fingerprint)? != Verdict::Unsafe {
+        return None;
+    }
+    Some(UnsafeNow {
+        shown: crate::tools::display_path(&session.cwd, &path),
+        verdict: Verdict::Unsafe,
+        reasons: verdicts.reasons(&file.real, &fingerprint),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::label::Label;
 
     fn bytes(s: &str) -> Labelled<Vec<u8>> {
         Labelled::new(s.as_bytes().to_vec(), Label::UNTRUSTED_PRIVATE)

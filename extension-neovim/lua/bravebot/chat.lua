@@ -492,6 +492,7 @@ M.FIELDS = {
   toolResult = { 'callId', 'status', 'summary' },
   quarantined = { 'ref', 'origin', 'lines', 'bytes', 'label', 'picture' },
   remark = { 'text' },
+  heldBack = { 'path', 'verdict', 'verdictText' },
   runOutput = { 'stream', 'text', 'bytes', 'trusted', 'label' },
   check = { 'state', 'lines', 'completed', 'delegate' },
   plan = { 'todos' },
@@ -587,6 +588,13 @@ function M.on_update(state, update, session_id)
     table.insert(c.refs, { ref = update.ref, label = update.label, origin = update.origin })
   elseif kind == 'remark' then
     append_untrusted(c, 'remark (from a processor, unverified):', update.text)
+  elseif kind == 'heldBack' then
+    -- A file the check judged unsafe, held back from the agent (NVIM-74): the path and verdict
+    -- in the plugin's words, the check's reasons inside the margin.
+    append(c, { string.format('  ⊘ %s held back from the agent: the check judged it %s', one_line(update.path),
+      one_line(update.verdict)) }, 'BravebotTool')
+    append_untrusted(c, "the check's reasons (unverified):",
+      (update.verdictText ~= nil and update.verdictText ~= '') and update.verdictText or '(none given)')
   elseif kind == 'check' then
     local s = 'check ' .. one_line(update.state)
     if update.lines ~= nil then

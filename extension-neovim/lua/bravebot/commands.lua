@@ -150,6 +150,42 @@ function M.resume(id, state)
   return result
 end
 
+--- The float of a vouch for a file a check judged unsafe (NVIM-73): the verdict and the check's
+--- reasons inside the untrusted margin, then "Trust anyway" and "Do not trust", the mark on the
+--- one that does not trust. Only "Trust anyway" sends the acknowledgement; every other way out
+--- (<Esc>, q, closing the window) trusts nothing.
+function M.confirm_trust(abs, path, result)
+  local chat = require('bravebot.chat')
+  local questions = require('bravebot.questions')
+  local lines = {
+    'A check judged ' .. flat(result.path or path) .. ' ' .. flat(result.verdict or 'unsafe') .. '.',
+    "The check's reasons (its own words, unverified):",
+  }
+  local hls = {}
+  local text = type(result.verdictText) == 'string' and result.verdictText or ''
+  if text == '' then
+    text = '(the check gave no reasons)'
+  end
+  for _, l in ipairs(vim.split(text, '\n', { plain = true })) do
+    table.insert(lines, chat.MARGIN .. l)
+    table.insert(hls, { #lines - 1, 'BravebotUntrusted' })
+  end
+  table.insert(lines, '')
+  table.insert(lines, 'Trust it anyway? The agent will then read it without a check for this session.')
+  local function refused()
+    vim.notify('bravebot: not trusted ' .. path)
+  end
+  local choices = {
+    { label = 'Trust anyway', approving = true, fn = function()
+      local _, err = client().call(rpc.TRUST, { path = abs, scope = 'file', acknowledgeVerdict = true })
+      vim.notify('bravebot: ' .. (err and ('trust refused: ' .. err) or ('trusted ' .. path)), err and vim.log.levels.ERROR or nil)
+    end },
+    { label = 'Do not trust', approving = false, fn = refused },
+  }
+  return questions.float('bravebot: trust a file the check judged unsafe', lines, hls, choices, refused,
+    { kind = 'trust', title = 'trust ' .. path, focus = true })
+end
+
 --- Delete a record, after the person confirms it by name.
 function M.delete(r, state)
   vim.ui.select({ 'Keep it', 'Delete it' }, {
@@ -315,7 +351,13 @@ M.subcommands = {
     if vim.fn.filereadable(path) ~= 1 then
       return vim.notify('bravebot: no file ' .. path .. ' to trust', vim.log.levels.ERROR)
     end
-    local _, err = client().call(rpc.TRUST, { path = vim.fn.fnamemodify(path, ':p'), scope = 'file' })
+    local abs = vim.fn.fnamemodify(path, ':p')
+    local result, err = client().call(rpc.TRUST, { path = abs, scope = 'file' })
+    -- A file a check judged unsafe is not trusted yet: the server answers with the verdict, and
+    -- only a yes to it sends the acknowledgement (NVIM-73, PROTO-29).
+    if not err and type(result) == 'table' and result.trusted == false then
+      return M.confirm_trust(abs, path, result)
+    end
     vim.notify('bravebot: ' .. (err and ('trust refused: ' .. err) or ('trusted ' .. path)), err and vim.log.levels.ERROR or nil)
   end,
   ['add-dir'] = function(args)

@@ -14,7 +14,7 @@ M.outgoing = {
   ['bravebot/session/status'] = { kind = 'request', params = { 'sessionId' } },
   ['bravebot/session/audit'] = { kind = 'request', params = { 'sessionId' } },
   ['bravebot/session/setMode'] = { kind = 'request', params = { 'sessionId', 'mode' } },
-  ['bravebot/session/trust'] = { kind = 'request', params = { 'sessionId', 'path', 'scope' } },
+  ['bravebot/session/trust'] = { kind = 'request', params = { 'sessionId', 'path', 'scope', 'acknowledgeVerdict' } },
   ['bravebot/session/list'] = { kind = 'request', params = { 'cwd' } },
   ['bravebot/session/resume'] = { kind = 'request', params = { 'sessionId' } },
   ['bravebot/session/delete'] = { kind = 'request', params = { 'sessionId' } },

@@ -7,6 +7,7 @@ import { renderMarkdown, escapeHtml } from './markdown';
 import { contextLabel, withoutContext, type EditorContext } from './transcript';
 import { addItem, addUser, applyUpdate, delegateStateWords, offers, emptyTranscript, mentions, previewOf, restoredTranscript, resumedTranscript, statusWords, stopWords, type CheckItem, type DelegateItem, type FromWebview, type Item, type RunOutput, type ToWebview, type ToolItem, type Transcript } from './transcript';
 import { attachPicture, counted, drawnPictureTypes, pictureSrc, type HeldPicture } from './transcript';
+import { heldBackHtml } from './heldBack';
 import { every, type LoopShown } from '../sessions';
 
 declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void; getState(): unknown; setState(s: unknown): void };
@@ -77,6 +78,8 @@ function itemHtml(it: Item, index: number): string {
       return `<div class="loop-tick" data-tick="${it.n}">loop tick ${it.n}: ${escapeHtml(it.prompt)}</div>`;
     case 'remark':
       return `<div class="untrusted remark" role="note"><div class="frame-label">remark · for you only</div>${escapeHtml(it.text)}</div>`;
+    case 'heldBack':
+      return heldBackHtml(it);
     case 'check':
       return checkHtml(it);
     case 'plan':

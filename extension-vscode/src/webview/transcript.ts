@@ -17,6 +17,8 @@ export type Item =
   /** Quarantined notices and remarks are shown in a separate frame: they are not the agent's words. */
   | { kind: 'quarantined'; ref: string; origin: string; lines: number; bytes: number; label: string; picture?: HeldPicture }
   | { kind: 'remark'; text: string }
+  /** A file held back from the agent because a check judged it unsafe, with the check's words (JUDGE-8). */
+  | { kind: 'heldBack'; path: string; verdict: string; verdictText?: string }
   | CheckItem
   | { kind: 'plan'; todos: TodoItem[] }
   | { kind: 'turnEnded'; stopReason: string }
@@ -313,6 +315,9 @@ export function applyUpdate(t: Transcript, u: SessionUpdate): Transcript {
       return { items, busy: t.busy };
     case 'remark':
       items.push({ kind: 'remark', text: u.text });
+      return { items, busy: t.busy };
+    case 'heldBack':
+      items.push({ kind: 'heldBack', path: u.path, verdict: u.verdict, verdictText: u.verdictText });
       return { items, busy: t.busy };
     case 'check':
       // A delegate's check (DELEG-71) is drawn in its card, among its calls (VSC-71).
