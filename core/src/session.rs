@@ -980,14 +980,18 @@ impl Session {
                 let made = gesture(path, &trust);
                 let vouched = trust.vouch(made);
                 drop(trust);
-                state.audit.record(
-                    Gate::Trust,
-                    Decision::Allowed,
-                    match vouched {
-                        Ok(()) => format!("{shown} trusted by the person (origin person)"),
-                        Err(e) => format!("{shown} not trusted: {e}"),
-                    },
-                );
+                match vouched {
+                    Ok(()) => state.audit.record(
+                        Gate::Trust,
+                        Decision::Allowed,
+                        format!("{shown} trusted by the person (origin person)"),
+                    ),
+                    Err(e) => state.audit.record(
+                        Gate::Trust,
+                        Decision::Refused,
+                        format!("{shown} not trusted: {e}"),
+                    ),
+                }
             }
             Scope::Directory => {
                 // A repository's .git holds its history, not files to edit: trusting it is the
