@@ -835,7 +835,7 @@ impl Session {
     /// Runs one turn to its end. `files` are paths the person named: each is trusted for the
     /// session before the turn starts.
     pub async fn prompt(&self, text: String, files: Vec<PathBuf>) -> Result<StopReason, Busy> {
-        self.start_turn(turn::Start::Prompt(text, Vec::new()), files)
+        self.start_turn(turn::Start::Prompt(text, Vec::new(), Vec::new()), files)
             .await
     }
 
@@ -847,7 +847,23 @@ impl Session {
         files: Vec<PathBuf>,
         pictures: Vec<turn::PromptPicture>,
     ) -> Result<StopReason, Busy> {
-        self.start_turn(turn::Start::Prompt(text, pictures), files)
+        self.start_turn(turn::Start::Prompt(text, pictures, Vec::new()), files)
+            .await
+    }
+
+    /// [`Session::prompt`] with the files the person pointed at (`mentions`): the planner is told
+    /// their names and reads them like any other file; none is trusted by it (PROTO-30).
+    pub async fn prompt_mentioning(
+        &self,
+        text: String,
+        files: Vec<PathBuf>,
+        mentions: Vec<PathBuf>,
+    ) -> Result<StopReason, Busy> {
+        let mentions = mentions
+            .iter()
+            .map(|p| crate::tools::absolute(&self.cwd, p))
+            .collect();
+        self.start_turn(turn::Start::Prompt(text, Vec::new(), mentions), files)
             .await
     }
 
@@ -893,7 +909,7 @@ impl Session {
             }
             self.trust_path(&file, Scope::File);
         }
-        if let turn::Start::Prompt(text, _) = &start {
+        if let turn::Start::Prompt(text, ..) = &start {
             {
                 let mut state = self.state();
                 if state.title.is_none() {

@@ -30,8 +30,9 @@ const MAX_REPLY_TOKENS: u32 = 8192;
 /// What starts a turn.
 #[derive(Clone, Debug)]
 pub enum Start {
-    /// The person's prompt, and the pictures they put in it.
-    Prompt(String, Vec<PromptPicture>),
+    /// The person's prompt, the pictures they put in it, and the files they pointed at (an
+    /// `@`-mention: told to the planner, never vouched for; PROTO-30).
+    Prompt(String, Vec<PromptPicture>, Vec<std::path::PathBuf>),
     /// A watch fired: the driver's fixed sentence naming the path.
     Watch(PlannerText),
     /// A loop's tick: the person's line sent again unchanged. A self-paced loop's tick is offered
@@ -70,13 +71,13 @@ pub async fn run(session: &Session, start: Start, cancel: CancellationToken) -> 
     };
     let system = system_prompt(session).await;
     let system = listings(session, system).await;
-    let (text, pictures) = match start {
+    let (text, pictures, mentions) = match start {
         Start::Watch(sentence) => {
             conversation.push_driver(sentence);
-            (None, Vec::new())
+            (None, Vec::new(), Vec::new())
         }
-        Start::Prompt(text, pictures) => (Some(text), pictures),
-        Start::Tick { prompt: text, .. } => (Some(text), Vec::new()),
+        Start::Prompt(text, pictures, mentions) => (Some(text), pictures, mentions),
+        Start::Tick { prompt: text, .. } => (Some(text), Vec::new(), Vec::new()),
     };
     if let Some(text) = text {
         let prompt = {
@@ -96,6 +97,19 @@ pub async fn run(session: &Session, start: Start, cancel: CancellationToken) -> 
             }
         };
         conversation.push_prompt(prompt);
+    }
+    // The files the person pointed at, in the driver's words: their names are the person's own
+    // input; their contents are read like any other file's, through the check unless a rule
+    // trusts them, since pointing at a file vouches for nothing (PROTO-30).
+    if !mentions.is_empty() {
+        let named: Vec<String> = mentions
+            .iter()
+            .map(|p| crate::tools::control_pictures(&crate::tools::display_path(&session.cwd, p)))
+            .collect();
+        conversation.push_driver(PlannerText::driver(format!(
+            "[bravebot: the person pointed at {}. Pointing at a file does not vouch for it: read it with read_file, which shows it to you once a check or a rule allows.]",
+            named.join(", ")
+        )));
     }
     // Each picture follows the prompt as a picture part (ACP-30), its first label from where the
     // person's editor says it came from.

@@ -430,8 +430,9 @@ impl Backend {
     async fn session_prompt(&self, params: PromptParams) -> Result<PromptResult> {
         let session = self.session(&params.session_id)?;
         let files = params.files.iter().map(PathBuf::from).collect();
+        let mentions = params.mentions.iter().map(PathBuf::from).collect();
         let stop = session
-            .prompt(params.text, files)
+            .prompt_mentioning(params.text, files, mentions)
             .await
             .map_err(|e| Error {
                 code: ErrorCode::InvalidRequest,

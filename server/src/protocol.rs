@@ -166,6 +166,9 @@ pub struct PromptParams {
     pub text: String,
     #[serde(default)]
     pub files: Vec<String>,
+    /// Files the person pointed at (`@`-mentions): told to the agent, never vouched for.
+    #[serde(default)]
+    pub mentions: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
