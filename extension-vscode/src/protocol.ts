@@ -30,7 +30,7 @@ export const methods = {
  */
 export const outgoing = {
   'bravebot/session/new': { kind: 'request', params: ['cwd', 'incognito'] },
-  'bravebot/session/prompt': { kind: 'request', params: ['sessionId', 'text', 'files'] },
+  'bravebot/session/prompt': { kind: 'request', params: ['sessionId', 'text', 'files', 'mentions'] },
   'bravebot/session/cancel': { kind: 'notification', params: ['sessionId'] },
   'bravebot/session/status': { kind: 'request', params: ['sessionId'] },
   'bravebot/session/audit': { kind: 'request', params: ['sessionId'] },
@@ -74,7 +74,7 @@ export interface InitializationOptions {
 export interface NewSessionParams { cwd?: string; incognito?: boolean }
 export interface NewSessionResult { sessionId: string }
 
-export interface PromptParams { sessionId: string; text: string; files?: string[] }
+export interface PromptParams { sessionId: string; text: string; files?: string[]; mentions?: string[] }
 export type StopReason = 'endTurn' | 'cancelled' | 'maxRounds' | 'error';
 export interface PromptResult { stopReason: StopReason; error?: { message: string } }
 
