@@ -32,8 +32,8 @@ pub struct CheckOutcome {
 }
 
 /// Runs one check over `content`, which came from `origin` (in plain words) and was expected to
-/// be `expects`. Says on the screen when it starts (with the line count) and when it ends, and
-/// nothing of the content or the verdict there.
+/// be `expects`. Says on the screen when it starts (with the line count) and when it ends with the
+/// verdict's one word, and nothing of the content or the check's sentence there (PROTO-12).
 pub async fn run(
     session: &Session,
     content: &Labelled<Vec<u8>>,
@@ -107,7 +107,10 @@ pub async fn run(
     };
     let completed = outcome.reasons.is_some();
     session.screen.update(Update::Check {
-        state: CheckState::Ended { completed },
+        state: CheckState::Ended {
+            completed,
+            verdict: outcome.verdict,
+        },
         delegate: None,
     });
     outcome

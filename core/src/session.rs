@@ -74,8 +74,12 @@ impl ToolStatus {
 pub enum CheckState {
     /// A check began, over this many lines.
     Started { lines: usize },
-    /// It ended; `completed` is false when it failed. Nothing of the verdict is said here.
-    Ended { completed: bool },
+    /// It ended; `completed` is false when it failed. The verdict word is the gate's reading of
+    /// the reply (never the check's sentence): for the person's screen only, no model reads it.
+    Ended {
+        completed: bool,
+        verdict: crate::kernel::policy::Verdict,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

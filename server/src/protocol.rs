@@ -323,6 +323,10 @@ pub enum SessionUpdate {
         lines: Option<usize>,
         #[serde(skip_serializing_if = "Option::is_none")]
         completed: Option<bool>,
+        /// Once ended, the verdict in one word (`safe`, `unsafe`, `inconclusive`), for the person
+        /// only: the gate's reading of the reply, never the check's sentence (PROTO-12).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        verdict: Option<&'static str>,
         /// The number of the delegate whose check it is; absent for the turn's own (DELEG-71).
         #[serde(skip_serializing_if = "Option::is_none")]
         delegate: Option<u32>,

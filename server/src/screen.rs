@@ -748,15 +748,17 @@ pub fn wire_update(update: Update) -> SessionUpdate {
             state: "started",
             lines: Some(lines),
             completed: None,
+            verdict: None,
             delegate,
         },
         Update::Check {
-            state: CheckState::Ended { completed },
+            state: CheckState::Ended { completed, verdict },
             delegate,
         } => SessionUpdate::Check {
             state: "ended",
             lines: None,
             completed: Some(completed),
+            verdict: Some(verdict.as_str()),
             delegate,
         },
         // The screen is one of the places untrusted bytes may go.

@@ -78,13 +78,13 @@ impl Transcript {
                 ));
             }
             Update::Check {
-                state: CheckState::Ended { completed },
+                state: CheckState::Ended { completed, verdict },
                 ..
             } => {
-                self.line(if completed {
-                    "  the check ended"
+                self.line(&if completed {
+                    format!("  the check ended: {}", verdict.as_str())
                 } else {
-                    "  the check failed"
+                    "  the check failed: inconclusive".to_string()
                 });
             }
             Update::Plan { todos } => {

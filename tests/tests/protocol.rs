@@ -413,6 +413,52 @@ fn unvouched_read_with_a_safe_verdict_sends_the_text() {
     setup.client.shutdown();
 }
 
+/// The `check` updates of the session, as `(state, verdict)` pairs.
+fn check_notices(setup: &Setup) -> Vec<(String, Option<String>)> {
+    setup
+        .client
+        .updates(&setup.session)
+        .iter()
+        .filter(|u| u["kind"] == "check")
+        .map(|u| {
+            (
+                u["state"].as_str().unwrap_or_default().to_string(),
+                u["verdict"].as_str().map(str::to_string),
+            )
+        })
+        .collect()
+}
+
+// Verifies: PROTO-12
+#[test]
+fn a_check_that_ended_says_its_verdict_in_one_word_and_never_its_sentence() {
+    for (reply, word) in [
+        (SAFE, "safe"),
+        (UNSAFE, "unsafe"),
+        ("I would rather not say.", "inconclusive"),
+    ] {
+        let setup = an_unwatched_turn_reading_the_planted_file(reply);
+        assert_eq!(
+            check_notices(&setup),
+            [
+                ("started".to_string(), None),
+                ("ended".to_string(), Some(word.to_string()))
+            ],
+            "the check notices for a reply {reply:?}"
+        );
+        let sentence = reply.lines().nth(1).unwrap_or(reply);
+        for u in setup.client.updates(&setup.session) {
+            if u["kind"] == "check" {
+                assert!(
+                    !u.to_string().contains(sentence),
+                    "a check notice carried the check's sentence: {u}"
+                );
+            }
+        }
+        setup.client.shutdown();
+    }
+}
+
 // Verifies: GATE-2, READ-5, TURN-1
 #[test]
 fn canary_in_an_untrusted_file_never_reaches_the_planner_when_every_question_is_refused() {
