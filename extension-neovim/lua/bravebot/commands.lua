@@ -96,7 +96,7 @@ local function scratch(name, title, lines)
   return all, buf
 end
 
---- Split `@path` words out of a prompt: the text is kept as typed, the paths are sent as files.
+--- Split `@path` words out of a prompt: the text is kept as typed, the paths are sent as mentions.
 function M.parse_prompt(text)
   return require('bravebot.prompt').parse(text)
 end

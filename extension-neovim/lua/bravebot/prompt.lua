@@ -66,7 +66,7 @@ function M.hint(short)
   return table.concat(parts, ', ')
 end
 
---- Split `@path` words out of a prompt: the text is kept as typed, the paths are sent as files.
+--- Split `@path` words out of a prompt: the text is kept as typed, the paths are sent as mentions.
 function M.parse(text)
   local files = {}
   for path in text:gmatch('@(%S+)') do
