@@ -498,7 +498,7 @@ case(':Bravebot subcommands complete and reach the session', function()
 end)
 
 -- Verifies: NVIM-17
-case(':Bravebot ask opens a floating prompt whose @paths are sent as files', function()
+case(':Bravebot ask opens a floating prompt whose @paths are sent as mentions, told to the agent and not trusted', function()
   local ws = workspace({ ['a.txt'] = 'alpha\n', ['b.txt'] = 'beta\n' }, { planner = { { text = 'It says alpha.' } } })
   local commands = require('bravebot.commands')
   eq({ 'a.txt' }, commands.complete_files('a'), '@path completion')
@@ -516,7 +516,13 @@ case(':Bravebot ask opens a floating prompt whose @paths are sent as files', fun
   vim.api.nvim_feedkeys(vim.keycode('<CR>'), 'x', false)
   eq(false, vim.api.nvim_win_is_valid(win), 'the prompt closed')
   wait(ws.turn_ended, 'the turn to end')
-  eq({ '> what does @a.txt say?', '  files: a.txt', 'It says alpha.', '-- turn ended: done' }, ws.chat_lines(), 'chat buffer')
+  eq({ '> what does @a.txt say?', '  pointed at: a.txt', 'It says alpha.', '-- turn ended: done' }, ws.chat_lines(), 'chat buffer')
+  -- The agent was told of a.txt, and pointing at it vouched for nothing.
+  wait(function()
+    return vim.json.encode(ws.requests()):find('the person pointed at a.txt', 1, true) ~= nil
+  end, 'the planner to be told of a.txt')
+  local status = vim.json.encode(assert(require('bravebot.client').call('bravebot/session/status', {})))
+  assert(not status:find('"path":"a.txt"', 1, true), status)
   ws.stop()
 end)
 
@@ -1224,7 +1230,7 @@ case('the chat has a prompt area with history, a spinner while it waits and mark
   wait(ws.turn_ended, 'the first turn to end')
   eq({ '' }, vim.api.nvim_buf_get_lines(pbuf, 0, -1, false), 'the prompt area is empty after sending')
   local text = chat_text(ws)
-  assert(text:find('> show @a.txt, please\n  files: a.txt', 1, true), text)
+  assert(text:find('> show @a.txt, please\n  pointed at: a.txt', 1, true), text)
   -- Markdown by treesitter, the fenced code by the lua parser.
   assert(vim.treesitter.highlighter.active[cbuf], 'treesitter draws the chat')
   vim.treesitter.get_parser(cbuf):parse(true)

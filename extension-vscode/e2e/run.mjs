@@ -1241,7 +1241,7 @@ test('New while a turn runs asks first; the last message offers Retry, which sen
 });
 
 // Verifies: VSC-24
-test('@ in the prompt box offers the workspace files, and the completed mention goes with the prompt as a file the person named', async () => {
+test('@ in the prompt box offers the workspace files, and the completed mention goes with the prompt as a file the person pointed at, named to the agent and not trusted', async () => {
   const files = { 'src/app.py': 'print(1)\n', 'src/main.py': 'print(2)\n', 'docs/notes.md': 'notes\n' };
   await withEditor('mention', files, { planner: [{ text: 'ok' }] }, async (h) => {
     await h.openChat();
@@ -1262,7 +1262,9 @@ test('@ in the prompt box offers the workspace files, and the completed mention 
     await h.page.keyboard.type('src/main.py');
     await h.page.keyboard.press('Control+Enter');
     await h.turnEnded();
-    // Both mentions went as files: the person named them, so they are trusted for the session.
+    // Both mentions went as mentions: the agent is told their names, and neither is trusted.
+    const first = JSON.stringify(h.model.requests().filter((r) => r.role === 'planner')[0].body.messages);
+    check(first.includes('the person pointed at src/app.py, src/main.py'), `the planner is told the mentions: ${first}`);
     await h.command('bravebot: Show Status');
     await h.page.locator('.tab.active', { hasText: 'bravebot status' }).waitFor();
     await h.editor().locator('.view-lines').waitFor();
@@ -1271,14 +1273,15 @@ test('@ in the prompt box offers the workspace files, and the completed mention 
     await h.page.keyboard.press('Control+End');
     let text = '';
     try {
-      await until('the status to list the named files as trusted', async () => {
+      await until('the status to list its trust rules', async () => {
         text = (await h.lines()).join('\n');
-        return text.includes('src/app.py') && text.includes('src/main.py');
+        // The rules' end and what follows them: a person's rule would stand right after the defaults.
+        return text.includes('".bravebot/skills"') && text.includes('"checks"');
       });
     } catch (err) {
       throw new Failure(`${err.message}; it shows:\n${text}`);
     }
-    check(!text.includes('notes.md'), 'a file not named is not trusted');
+    check(!text.includes('src/app.py') && !text.includes('src/main.py'), `a mention vouches for nothing: ${text}`);
   });
 });
 

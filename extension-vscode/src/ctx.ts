@@ -322,7 +322,8 @@ export class Ctx implements vscode.Disposable {
   /** The prompts of this session, for the audit view's turns (see auditView.ts). */
   turns: TurnMark[] = [];
 
-  async prompt(text: string, files: string[]): Promise<PromptResult> {
+  /** Sends a prompt; `mentions` are the files the person pointed at with `@`, which vouch for nothing (PROTO-30). */
+  async prompt(text: string, mentions: string[]): Promise<PromptResult> {
     const sessionId = await this.session();
     const client = await this.ensureClient();
     // How many gate decisions came before this turn: the audit view groups the rest under it.
@@ -332,7 +333,7 @@ export class Ctx implements vscode.Disposable {
     this.inFlight++;
     this.setState('thinking');
     try {
-      return await request<PromptResult>(client, 'bravebot/session/prompt', { sessionId, text, files });
+      return await request<PromptResult>(client, 'bravebot/session/prompt', { sessionId, text, mentions });
     } finally {
       this.inFlight--;
       if (this.inFlight === 0) this.setState('idle');

@@ -266,7 +266,7 @@ local function append_text(c, delta)
   set_lines(buf, n - 1, n, parts)
 end
 
-function M.prompt(state, text, files)
+function M.prompt(state, text, files, mentions)
   local c = chat_for(state)
   -- The person's own turn, between a loop's ticks, is no tick.
   local loop = M.loops[key(state)]
@@ -279,6 +279,9 @@ function M.prompt(state, text, files)
   end
   if files and #files > 0 then
     table.insert(lines, '  files: ' .. table.concat(files, ', '))
+  end
+  if mentions and #mentions > 0 then
+    table.insert(lines, '  pointed at: ' .. table.concat(mentions, ', '))
   end
   append(c, lines, 'BravebotPrompt')
   c.last = 'prompt'

@@ -316,9 +316,10 @@ end
 
 --- Run one turn. Text streams into the chat buffer; `on_done(stopReason)` when it ends.
 ---@param text string
----@param files? string[]
+---@param files? string[] files the person vouches for by naming them (trusted for the session)
 ---@param on_done? fun(stop_reason: string)
-function M.prompt(text, files, on_done)
+---@param mentions? string[] the `@path`s the person pointed at: told to the agent, vouching for nothing (PROTO-30)
+function M.prompt(text, files, on_done, mentions)
   local state = M.ensure()
   if not state then
     return false
@@ -331,12 +332,17 @@ function M.prompt(text, files, on_done)
   local chat = require('bravebot.chat')
   local session_id = state.session_id
   chat.open(state, { focus = false })
-  chat.prompt(state, text, files)
+  chat.prompt(state, text, files, mentions)
   state.busy = true
   chat.thinking(state, session_id, true)
   local params = { sessionId = session_id, text = text }
   if files and #files > 0 then
     params.files = files
+  end
+  if mentions and #mentions > 0 then
+    -- Pointing at a file tells the agent of it; the agent reads it through the check like any
+    -- other. Vouching is `:Bravebot trust`, a gesture of its own.
+    params.mentions = mentions
   end
   rpc.request(M.client_of(state), rpc.PROMPT, params, function(err, result)
     if state.session_id == session_id then

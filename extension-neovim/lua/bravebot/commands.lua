@@ -301,7 +301,7 @@ M.subcommands = {
   ask = function(args)
     if #args > 0 then
       local t, files = M.parse_prompt(table.concat(args, ' '))
-      return client().prompt(t, files)
+      return client().prompt(t, nil, nil, files)
     end
     M.ask()
   end,

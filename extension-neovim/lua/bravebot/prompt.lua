@@ -98,7 +98,8 @@ function M.send(buf, root)
     return false
   end
   local t, files = M.parse(text)
-  if not require('bravebot.client').prompt(t, files) then
+  -- `@path`s are mentions: the agent is told of them; they vouch for nothing (PROTO-30).
+  if not require('bravebot.client').prompt(t, nil, nil, files) then
     return false
   end
   local h = M.history[root] or {}
