@@ -494,7 +494,12 @@ test('the sidebar opens and a prompt streams the fake model answer into it', asy
 const ORIGINAL = Array.from({ length: 20 }, (_, i) => `line ${i + 1}`);
 const OLD = ORIGINAL.slice(1, 18).join('\n');
 const NEW = OLD.replace('line 2\n', 'LINE TWO\n').replace(/\nline 18$/, '\nLINE EIGHTEEN');
+/** A mention vouches for nothing (PROTO-30), so a mentioned file the agent reads or edits goes
+ * through a check: these files are plain, and every check of them finds nothing. */
+const plainChecks = { competentCheck: 'ORDERS-PLANTED-IN-A-FILE' };
+
 const editScript = {
+  ...plainChecks,
   planner: [
     { tool: 'edit_file', id: 'call_edit', args: { path: 'a.txt', old_text: OLD, new_text: NEW, why: 'tidy two lines' } },
     { text: 'done' },
@@ -645,7 +650,7 @@ test("an edit of an open, unsaved buffer is rebuilt from the buffer and the hunk
   // person typed, which is unsaved and has no final line break.
   const oldText = [...greek.slice(1), 'nu typed'].join('\n');
   const newText = oldText.replace('beta\n', 'BETA\n').replace('delta\n', '').replace('kappa\n', 'kappa\nkappa and a half\n').replace(/nu typed$/, 'NU TYPED');
-  const script = {
+  const script = { ...plainChecks,
     planner: [
       { tool: 'edit_file', id: 'call_a', args: { path: 'a.txt', old_text: oldText, new_text: newText, why: 'four changes' } },
       { tool: 'edit_file', id: 'call_b', args: { path: 'b.txt', old_text: 'two\n', new_text: 'TWO\n2b\n', why: 'shout two' } },
@@ -770,7 +775,7 @@ test('a fetch question is a card with the host on its own line, and rejecting it
 
 // Verifies: VSC-10
 test('starting a language server is a card with its warning, and Not in this session refuses', async () => {
-  const script = {
+  const script = { ...plainChecks,
     planner: [{ tool: 'lsp', id: 'call_lsp', args: { operation: 'documentSymbol', path: 'app.py', why: 'list the functions' } }, { text: 'done' }],
   };
   await withEditor('lspstart', { 'app.py': 'def main():\n    pass\n' }, script, async (h) => {
@@ -1152,7 +1157,7 @@ test('after a window reload the old transcript is cleared and the chat says a ne
 
 // Verifies: VSC-19
 test('an accepted edit to a buffer without unsaved changes is saved, and a run card names the files still unsaved', async () => {
-  const script = {
+  const script = { ...plainChecks,
     planner: [
       { tool: 'edit_file', id: 'call_edit', args: { path: 'a.txt', old_text: 'line 2\nline 3\n', new_text: 'LINE TWO\nline 3\n', why: 'shout' } },
       { text: 'edited' },
@@ -1287,7 +1292,7 @@ test('@ in the prompt box offers the workspace files, and the completed mention 
 
 // Verifies: VSC-25
 test('a reply that edits several files lists each in Changes This Turn with where it stands, and a waiting one opens its diff', async () => {
-  const script = {
+  const script = { ...plainChecks,
     planner: [
       { tool: 'edit_file', id: 'call_a', args: { path: 'a.txt', old_text: 'alpha\n', new_text: 'ALPHA\n', why: 'shout a' } },
       { tool: 'edit_file', id: 'call_b', args: { path: 'b.txt', old_text: 'beta\n', new_text: 'BETA\n', why: 'shout b' } },
@@ -1319,7 +1324,7 @@ test('a reply that edits several files lists each in Changes This Turn with wher
 
 // Verifies: VSC-26
 test('Show Audit Trail is a read-only view grouped by turn, each headed by its time and words', async () => {
-  const script = { planner: [{ tool: 'read_file', id: 'call_read', args: { path: 'a.txt', why: 'look' } }, { text: 'read it' }, { text: 'nothing to do' }] };
+  const script = { ...plainChecks, planner: [{ tool: 'read_file', id: 'call_read', args: { path: 'a.txt', why: 'look' } }, { text: 'read it' }, { text: 'nothing to do' }] };
   await withEditor('audit', { 'a.txt': 'alpha\n' }, script, async (h) => {
     await h.openChat();
     await h.prompt('look at @a.txt');
@@ -1438,7 +1443,7 @@ test('a session ended before the server restarts is resumed from the list with i
 
 // Verifies: VSC-45
 test('an incognito session says so in the chat and leaves nothing under ~/.bravebot', async () => {
-  const script = { planner: [
+  const script = { ...plainChecks, planner: [
     { tool: 'read_file', id: 'call_read', args: { path: 'a.txt', why: 'look' } },
     { text: 'Read it; nothing of this is kept.' },
     { text: 'This one is recorded.' },

@@ -497,7 +497,7 @@ M.FIELDS = {
   remark = { 'text' },
   heldBack = { 'path', 'verdict', 'verdictText' },
   runOutput = { 'stream', 'text', 'bytes', 'trusted', 'label' },
-  check = { 'state', 'lines', 'completed', 'delegate' },
+  check = { 'state', 'lines', 'completed', 'verdict', 'delegate' },
   plan = { 'todos' },
   turnEnded = { 'stopReason' },
   delegate = { 'callId', 'number', 'delegateKind', 'depth', 'state', 'task', 'stopReason', 'report', 'trusted', 'label' },
@@ -605,6 +605,9 @@ function M.on_update(state, update, session_id)
     end
     if update.completed ~= nil then
       s = s .. (update.completed == true and ', completed' or ', not completed')
+    end
+    if update.verdict ~= nil then
+      s = s .. ': ' .. one_line(update.verdict)
     end
     -- A delegate's check (DELEG-71) is indented under it, as its calls are, and names it.
     local indent = ''
