@@ -1248,7 +1248,12 @@ test('New while a turn runs asks first; the last message offers Retry, which sen
 // Verifies: VSC-24
 test('@ in the prompt box offers the workspace files, and the completed mention goes with the prompt as a file the person pointed at, named to the agent and not trusted', async () => {
   const files = { 'src/app.py': 'print(1)\n', 'src/main.py': 'print(2)\n', 'docs/notes.md': 'notes\n' };
-  await withEditor('mention', files, { planner: [{ text: 'ok' }] }, async (h) => {
+  // The agent reads the file the person pointed at: the read goes through a check.
+  const script = {
+    planner: [{ tool: 'read_file', id: 'call_r', args: { path: 'src/app.py', why: 'the person pointed at it' } }, { text: 'ok' }, { text: 'ok' }],
+    competentCheck: 'ORDERS-PLANTED-IN-A-FILE',
+  };
+  await withEditor('mention', files, script, async (h) => {
     await h.openChat();
     const input = h.chat.locator('#input');
     await input.click();
@@ -1270,6 +1275,8 @@ test('@ in the prompt box offers the workspace files, and the completed mention 
     // Both mentions went as mentions: the agent is told their names, and neither is trusted.
     const first = JSON.stringify(h.model.requests().filter((r) => r.role === 'planner')[0].body.messages);
     check(first.includes('the person pointed at src/app.py, src/main.py'), `the planner is told the mentions: ${first}`);
+    const checks = h.model.requests().filter((r) => r.role === 'check');
+    check(checks.length === 1 && JSON.stringify(checks[0].body).includes('print(1)'), `the mentioned file was read through one check: ${JSON.stringify(checks)}`);
     await h.command('bravebot: Show Status');
     await h.page.locator('.tab.active', { hasText: 'bravebot status' }).waitFor();
     await h.editor().locator('.view-lines').waitFor();
@@ -1286,7 +1293,8 @@ test('@ in the prompt box offers the workspace files, and the completed mention 
     } catch (err) {
       throw new Failure(`${err.message}; it shows:\n${text}`);
     }
-    check(!text.includes('src/app.py') && !text.includes('src/main.py'), `a mention vouches for nothing: ${text}`);
+    // The clean verdict on the bytes read is listed (origin checker); no rule is the person's.
+    check(!text.includes('"person"') && !text.includes('src/main.py'), `a mention vouches for nothing: ${text}`);
   });
 });
 
