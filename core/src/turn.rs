@@ -368,11 +368,7 @@ async fn context_budget(session: &Session) -> u64 {
 /// The `why` and the routing arguments of a call, for drawing it before it runs.
 fn describe(arguments: &str) -> (String, Value) {
     let parsed: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
-    let why = parsed
-        .get("why")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
+    let why = crate::tools::why_of(parsed.get("why"));
     let routing = match parsed {
         Value::Object(mut map) => {
             map.remove("why");

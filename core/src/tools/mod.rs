@@ -556,11 +556,7 @@ pub async fn dispatch(
             );
         }
     };
-    let why = args
-        .get("why")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
+    let why = why_of(args.get("why"));
     let routing: Map<String, Value> = args
         .iter()
         .filter(|(k, _)| spec.role_of(k) == Some(ArgRole::Routing))
@@ -697,6 +693,31 @@ pub fn real_path(lexical: &Path) -> PathBuf {
 
 /// Shows control characters as their Unicode pictures, so a name cannot move the cursor, clear a
 /// line or start a new one in what the planner or the person reads.
+/// The longest `why` shown, in characters; the rest is cut with an ellipsis.
+pub const WHY_MAX_CHARS: usize = 240;
+
+/// A call's `why` as a person is shown it (TOOL-5): one line, whatever the planner wrote. A line
+/// break or another control character is drawn as its picture and a character that reorders or
+/// hides text (bidirectional controls, zero-width marks) as U+FFFD, so a `why` cannot start a line
+/// of its own under the driver's facts or reorder them, and it is cut at `WHY_MAX_CHARS`.
+pub fn why_of(value: Option<&Value>) -> String {
+    let text = value.and_then(Value::as_str).unwrap_or_default();
+    let mut shown: String = control_pictures(text)
+        .chars()
+        .map(|c| match c {
+            '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}'
+            | '\u{feff}' | '\u{061c}' | '\u{2028}' | '\u{2029}' | '\u{85}' => '\u{fffd}',
+            other => other,
+        })
+        .take(WHY_MAX_CHARS + 1)
+        .collect();
+    if shown.chars().count() > WHY_MAX_CHARS {
+        shown = shown.chars().take(WHY_MAX_CHARS - 1).collect();
+        shown.push('…');
+    }
+    shown
+}
+
 pub fn control_pictures(text: &str) -> String {
     text.chars()
         .map(|c| match c {
