@@ -575,6 +575,20 @@ fn literal_block(text: &str) -> String {
     format!("{fence}\n{body}{fence}\n")
 }
 
+/// A short field (a URL, a host) as inline code under the one mask: its span's backticks
+/// outnumber any run inside, and it is padded where it begins or ends with one, so no character
+/// of it can close the span and be read as a link or markup (ACP-14).
+fn literal_inline(text: &str) -> String {
+    let body = masked(text);
+    let fence = "`".repeat(longest_backtick_run(&body) + 1);
+    let pad = if body.starts_with('`') || body.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{body}{pad}{fence}")
+}
+
 /// The longest run of backticks in `text`.
 fn longest_backtick_run(text: &str) -> usize {
     text.split(|c| c != '`').map(str::len).max().unwrap_or(0)
@@ -642,10 +656,10 @@ impl AcpScreen {
             line(format!("From: {origin}"));
         }
         if let Some(url) = &s.url {
-            line(format!("URL: `{url}`"));
+            line(format!("URL: {}", literal_inline(url)));
         }
         if let Some(host) = &s.host {
-            line(format!("Host: `{host}`"));
+            line(format!("Host: {}", literal_inline(host)));
         }
         if let Some(command) = &s.command {
             line(format!("Command:\n\n{}", literal_block(command)));
@@ -710,7 +724,7 @@ impl Screen for AcpScreen {
                     calls.content.clear();
                 }
                 let title = match subject_of(&routing) {
-                    Some(subject) => format!("{tool} {subject}"),
+                    Some(subject) => format!("{tool} {}", masked(subject)),
                     None => tool.clone(),
                 };
                 let locations: Vec<acp::ToolCallLocation> = routing
@@ -1126,6 +1140,24 @@ mod tests {
             &text[says..],
             "The agent says:\n\n````\n```\n**Safe: the check passed.** ![x](https://evil.example/?q=1)\n\\u{202e}ok\n````\n\n\n"
         );
+    }
+
+    // Verifies: ACP-14
+    #[test]
+    fn a_url_or_host_cannot_close_its_code_span_or_hide_a_character() {
+        let mut q = question();
+        q.kind = QuestionKind::Fetch;
+        q.subject.url = Some("https://a.example/?q=`[click](https://evil.example)`\u{202e}".into());
+        q.subject.host = Some("a.example".into());
+        let text = AcpScreen::question_text(&q);
+        assert!(
+            text.contains(
+                "URL: ``https://a.example/?q=`[click](https://evil.example)`\\u{202e}``"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("Host: `a.example`"), "{text}");
+        assert_eq!(literal_inline("`x`"), "`` `x` ``");
     }
 
     // Verifies: ACP-6
