@@ -66,6 +66,9 @@ struct Entry {
     /// A tool result or a picture carrying bytes released to the planner on an endorsement:
     /// readable by the planner, still untrusted, so a session record does not keep them.
     released: bool,
+    /// Read back from a session record: a tainted reply's text there is the driver's note for
+    /// the planner, not what the planner wrote.
+    restored: bool,
 }
 
 /// The compacted start of a conversation: what was kept, and counts of what was dropped.
@@ -87,6 +90,9 @@ const RELEASED_NOT_KEPT: &str = "[bravebot: content released to you here on an e
 /// What a session record holds in place of a reply written after the context met untrusted
 /// content.
 const TAINTED_NOT_KEPT: &str = "[bravebot: a reply you wrote after the conversation met untrusted content was not kept in the session record]";
+
+/// What the person is shown, in a resumed transcript, where the agent's replies were not kept.
+const REPLY_NOT_KEPT_SHOWN: &str = "(the agent's replies here are not in the session record: they were written after the conversation met content nobody vouched for)";
 
 /// Characters of one of the person's prompts a summary keeps.
 const PROMPT_KEPT: usize = 1200;
@@ -137,6 +143,7 @@ impl Conversation {
             said,
             tainted,
             released: false,
+            restored: false,
         });
     }
 
@@ -234,17 +241,25 @@ impl Conversation {
     /// the summary's kept lines first.
     pub fn transcript(&self) -> Vec<(bool, String)> {
         let kept = self.summary.iter().flat_map(|s| s.kept.iter().cloned());
-        kept.chain(
-            self.entries
-                .iter()
-                .filter_map(|e| match (e.said, &e.message) {
-                    (Said::Prompt, m) => Some((true, message_text(m))),
-                    (Said::Reply, Message::Assistant { text, .. }) if !text.trim().is_empty() => {
-                        Some((false, text.clone()))
-                    }
-                    _ => None,
-                }),
-        )
+        let mut previous_not_kept = false;
+        kept.chain(self.entries.iter().filter_map(|e| {
+            // Told by the entry's flags alone: a reply the record did not keep is said once for
+            // a run of them, in the person's words, never as the note the planner reads.
+            let not_kept = e.said == Said::Reply && e.tainted && e.restored;
+            let shown = match (e.said, &e.message) {
+                _ if not_kept && previous_not_kept => None,
+                _ if not_kept => Some((false, REPLY_NOT_KEPT_SHOWN.to_string())),
+                (Said::Prompt, m) => Some((true, message_text(m))),
+                (Said::Reply, Message::Assistant { text, .. }) if !text.trim().is_empty() => {
+                    Some((false, text.clone()))
+                }
+                _ => None,
+            };
+            if e.said != Said::ToolResult {
+                previous_not_kept = not_kept;
+            }
+            shown
+        }))
         .collect()
     }
 
@@ -444,6 +459,9 @@ impl Conversation {
                 },
             };
             conversation.push(message, said, tainted);
+            if let Some(e) = conversation.entries.last_mut() {
+                e.restored = true;
+            }
         }
         Ok(conversation)
     }
@@ -624,6 +642,44 @@ mod tests {
         assert_eq!(back.to_record(), c.to_record());
         assert_eq!(back.prompts(), c.prompts());
         assert!(Conversation::from_record(&json!({"messages": [{"text": "x"}]})).is_err());
+    }
+
+    // Verifies: SESS-15
+    #[test]
+    fn a_resumed_transcript_says_in_the_persons_words_where_replies_were_not_kept() {
+        let mut c = Conversation::default();
+        c.push_prompt(PlannerText::driver("look at the page"));
+        c.push_reply("First, plainly.".into(), Vec::new(), false);
+        for n in 0..3 {
+            c.push_reply(
+                format!("It says SECRET-{n}"),
+                vec![ToolCall {
+                    id: format!("w{n}"),
+                    name: "write_file".into(),
+                    arguments: "{}".into(),
+                }],
+                true,
+            );
+            c.push_tool_result(&format!("w{n}"), PlannerText::driver("wrote it"));
+        }
+        // Live, the person's transcript holds what the agent said.
+        assert!(c.transcript().iter().any(|(_, t)| t == "It says SECRET-0"));
+        let back = Conversation::from_record(&c.to_record()).expect("readable");
+        let shown = back.transcript();
+        assert_eq!(
+            shown,
+            [
+                (true, "look at the page".to_string()),
+                (false, "First, plainly.".to_string()),
+                (false, REPLY_NOT_KEPT_SHOWN.to_string()),
+            ]
+        );
+        // The planner still reads its own note.
+        assert!(
+            back.messages()
+                .iter()
+                .any(|m| message_text(m) == TAINTED_NOT_KEPT)
+        );
     }
 
     // Verifies: SESS-2
