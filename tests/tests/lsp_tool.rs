@@ -710,3 +710,66 @@ fn doctor_lists_the_tables_binaries_where_the_tool_finds_them() {
         assert!(report.contains(&line), "{line} in:\n{report}");
     }
 }
+
+// Verifies: LSP-11
+#[test]
+fn doctor_reports_a_server_found_only_once_it_runs_and_names_rustups_proxy() {
+    use bravebot_tests::lsp_client::{bravebot_binary, bravebot_command, run_with_timeout};
+    use std::os::unix::fs::PermissionsExt;
+    let bin = tempfile::tempdir().expect("bin");
+    let script = |name: &str, body: &str| {
+        let path = bin.path().join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("write");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        path
+    };
+    // rustup's proxy: rustup itself under the component's name, which fails when the component
+    // is not installed, as the real one does.
+    let rustup = script(
+        "rustup",
+        "echo \"error: Unknown binary 'rust-analyzer' in official toolchain\" >&2; exit 1",
+    );
+    std::fs::hard_link(&rustup, bin.path().join("rust-analyzer")).expect("link the proxy");
+    script("gopls", "exit 2");
+    script("clangd", "echo 'clangd version 18'");
+    let home = tempfile::tempdir().expect("home");
+    let cwd = tempfile::tempdir().expect("cwd");
+    let mut command = bravebot_command(&bravebot_binary(), home.path(), cwd.path());
+    command
+        .arg("doctor")
+        .env("PATH", bin.path())
+        .env("BRAVEBOT_MODEL_URL", "http://127.0.0.1:9/v1");
+    let output = run_with_timeout(command, Duration::from_secs(60));
+    let report = String::from_utf8_lossy(&output.stdout);
+    let line = |language: &str| {
+        report
+            .lines()
+            .find(|l| l.starts_with(&format!("language server for {language}:")))
+            .unwrap_or_else(|| panic!("no line for {language} in:\n{report}"))
+            .to_owned()
+    };
+    let rust = line("Rust");
+    assert!(
+        rust.contains("rustup's proxy is there")
+            && rust.contains("the component is not installed: rustup component add rust-analyzer"),
+        "{rust}"
+    );
+    let go = line("Go");
+    assert!(
+        go.contains("does not run") && go.contains("status 2") && !go.contains("rustup"),
+        "{go}"
+    );
+    let c = line("C/C++");
+    assert_eq!(
+        c,
+        format!(
+            "language server for C/C++: clangd at {}",
+            bin.path().join("clangd").display()
+        )
+    );
+    // What the servers printed is not the report's business.
+    assert!(
+        !report.contains("Unknown binary") && !report.contains("version 18"),
+        "{report}"
+    );
+}
