@@ -273,7 +273,7 @@ fn a_server_that_fails_to_start_and_one_that_crashes_are_their_own_answers() {
     s.client.shutdown();
 }
 
-// Verifies: LSP-2, LSP-4, LSP-5, LSP-6, LSP-9
+// Verifies: LSP-2, LSP-4, LSP-5, LSP-6, LSP-9, PLAIN-1
 #[test]
 fn locations_are_structure_and_the_text_beside_them_and_hover_are_references() {
     let at = |id: &str, operation: &str| {
@@ -359,6 +359,37 @@ fn locations_are_structure_and_the_text_beside_them_and_hover_are_references() {
             .iter()
             .any(|u| u["kind"] == "quarantined" || u.to_string().contains("hover text")),
         "the person is told what was quarantined"
+    );
+    // The person's summary line says what was asked in words; the exact operation stays in the
+    // call's routing.
+    let summary = |id: &str| {
+        s.tool_update(id)["summary"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let definition = summary("call_def");
+    assert!(
+        definition.starts_with("language server, definition: ")
+            && definition.ends_with(" locations"),
+        "{definition}"
+    );
+    let hover = summary("call_hover");
+    assert!(
+        hover.starts_with("language server, hover text at "),
+        "{hover}"
+    );
+    for id in ["call_def", "call_refs", "call_hover", "call_symbols"] {
+        let line = summary(id);
+        assert!(!line.contains("lsp") && !line.contains('`'), "{line}");
+    }
+    let called = updates
+        .iter()
+        .find(|u| u["kind"] == "toolCall" && u["callId"] == "call_def")
+        .expect("the call was shown");
+    assert_eq!(
+        (&called["tool"], &called["routing"]["operation"]),
+        (&json!("lsp"), &json!("goToDefinition"))
     );
     let audit = s.audit().to_string();
     assert!(audit.contains("lsp: started the python server"), "{audit}");

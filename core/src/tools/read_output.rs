@@ -141,7 +141,13 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             .collect();
         let prepared = Release {
             kind: QuestionKind::ReadOutput,
-            title: format!("Show the agent the {stream} of `{line}`?"),
+            title: format!(
+                "Show the agent the {} of {line}?",
+                match *stream {
+                    "stderr" => "error output",
+                    _ => "output",
+                }
+            ),
             why: Some(call.why.clone()).filter(|w| !w.is_empty()),
             origin,
             content: &content,

@@ -277,7 +277,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             text.as_str()
         ));
     }
-    let mut output = ToolOutput::ok(text, format!("ran `{shown_line}`: {}", report.summary()));
+    let mut output = ToolOutput::ok(text, format!("ran {shown_line}: {}", report.summary()));
     if report.failed() {
         output.status = ToolStatus::Failed;
     }
@@ -400,7 +400,7 @@ async fn endorse(
     let question = Question {
         asker: None,
         kind: QuestionKind::Run,
-        title: format!("Run `{}`?", masked(line)),
+        title: format!("Run {}?", masked(line)),
         why: Some(call.why.clone()).filter(|w| !w.is_empty()),
         subject: Subject {
             path: Some(display_path(&session.cwd, plan.directory())),
