@@ -383,6 +383,12 @@ fn locations_are_structure_and_the_text_beside_them_and_hover_are_references() {
         let line = summary(id);
         assert!(!line.contains("lsp") && !line.contains('`'), "{line}");
     }
+    assert!(
+        updates.iter().any(|u| u["kind"] == "quarantined"
+            && u["origin"]
+                == "text the language server gave beside the locations of the file's symbols"),
+        "{updates:#?}"
+    );
     let called = updates
         .iter()
         .find(|u| u["kind"] == "toolCall" && u["callId"] == "call_def")

@@ -188,6 +188,16 @@ fn a_canary_a_program_prints_never_reaches_the_planner_unless_released_through_r
             q.params["title"],
             "Show the agent the output of cat vendor/page.txt?"
         );
+        assert_eq!(
+            q.params["subject"]["origin"],
+            "the output of cat vendor/page.txt, a command run in your workspace"
+        );
+        let updates = s.client.updates(&s.session);
+        assert!(
+            updates.iter().any(|u| u["kind"] == "quarantined"
+                && u["origin"] == "the output of cat vendor/page.txt"),
+            "{updates:#?}"
+        );
         if release {
             assert!(
                 s.model.tool_result("call_read").contains(CANARY),

@@ -1122,7 +1122,10 @@ fn present(call: &Call<'_>, asked: &Asked<'_>, rendered: Rendered, count: usize)
         };
         session.screen.update(Update::Quarantined {
             reference: reference.clone(),
-            origin: format!("text at locations lsp {} reported", asked.operation.name()),
+            origin: format!(
+                "text the language server gave beside the locations of {}",
+                asked.operation.words()
+            ),
         });
         text.push_str(&format!(
             "[the text the server gave beside {} of these locations comes from files nobody vouched for: quarantined as {reference}]\n",

@@ -101,7 +101,10 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             "{id} is quarantined, so it cannot be paged; ask for it without an offset"
         ));
     }
-    let origin = format!("the {stream} of `{line}`, a command run in your workspace");
+    let origin = format!(
+        "the {} of {line}, a command run in your workspace",
+        super::output_words(stream)
+    );
     // The check reads the slot before anybody is asked or auto-vetting answers, whatever
     // `vetting.reads` says: that switch is about reads of files (REL-1).
     let outcome = check::run(
@@ -143,10 +146,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             kind: QuestionKind::ReadOutput,
             title: format!(
                 "Show the agent the {} of {line}?",
-                match *stream {
-                    "stderr" => "error output",
-                    _ => "output",
-                }
+                super::output_words(stream)
             ),
             why: Some(call.why.clone()).filter(|w| !w.is_empty()),
             origin,

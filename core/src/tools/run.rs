@@ -751,7 +751,7 @@ fn account(
         if !label.is_trusted() {
             call.session.screen.update(Update::Quarantined {
                 reference: reference.clone(),
-                origin: format!("the {stream} of `{line}`"),
+                origin: format!("the {} of {line}", super::output_words(stream)),
             });
             text.push_str(&format!("{stream}: quarantined, {reference}\n"));
             continue;
