@@ -144,7 +144,7 @@ pub enum ModelError {
     /// login page, or a base URL that names a web site rather than the model's API. Told by the
     /// response's content type alone, never by reading the page.
     #[error(
-        "the model endpoint at {url} answered with a web page ({content_type}), not a model reply: check that the base URL is the model API's (an OpenAI-compatible one usually ends in /v1) and that no login page of a network or proxy is in the way"
+        "the model endpoint at {url} answered with a web page ({content_type}), not a model reply: check that the base URL names the model's API rather than a web site, and that no login page of a network or proxy is in the way"
     )]
     WebPage { url: String, content_type: String },
     #[error("model call was cancelled")]
