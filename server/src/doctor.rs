@@ -30,7 +30,7 @@ const LANGUAGE_SERVERS: &[(&str, &str, Option<&[&str]>)] = &[
 ];
 
 /// How long a language server is given to say its version.
-const VERSION_WAIT: Duration = Duration::from_secs(10);
+const VERSION_WAIT: Duration = Duration::from_secs(5);
 
 pub async fn run(egress: Arc<Egress>) -> ExitCode {
     let cwd = std::env::current_dir().unwrap_or_else(|_| "/".into());
@@ -107,35 +107,48 @@ pub async fn run(egress: Arc<Egress>) -> ExitCode {
             .iter()
             .map(String::as_str),
     );
-    for (language, binary, version_args) in LANGUAGE_SERVERS {
-        let line = match (find_on_path(binary), version_args) {
-            (None, _) => format!("language server for {language}: {binary} not found on PATH"),
-            (Some(p), None) => format!(
-                "language server for {language}: {binary} at {}",
-                p.display()
-            ),
-            (Some(p), Some(args)) => match answers(&p, args, &withheld).await {
-                Answered::Yes => format!(
-                    "language server for {language}: {binary} at {}",
-                    p.display()
-                ),
-                Answered::No(_) if is_rustup_proxy(&p) => format!(
-                    "language server for {language}: {binary} not usable: rustup's proxy is there ({}) but the component is not installed: rustup component add {binary}",
-                    p.display()
-                ),
-                Answered::No(why) => format!(
-                    "language server for {language}: {binary} is on PATH at {} but does not run ({why}): reinstall it, or put one that runs earlier on PATH",
-                    p.display()
-                ),
-            },
-        };
-        lines.push(line);
-    }
+    // Asked side by side, so servers that hang cost one wait, not one each.
+    let checks = LANGUAGE_SERVERS
+        .iter()
+        .map(|(language, binary, version_args)| {
+            language_server_line(language, binary, *version_args, &withheld)
+        });
+    lines.extend(futures::future::join_all(checks).await);
     let mut out = std::io::stdout().lock();
     for line in lines {
         let _ = writeln!(out, "{line}");
     }
     ExitCode::SUCCESS
+}
+
+/// The line for one language server: where it is and whether it runs.
+async fn language_server_line(
+    language: &str,
+    binary: &str,
+    version_args: Option<&[&str]>,
+    withheld: &bravebot_core::process::Withheld,
+) -> String {
+    match (find_on_path(binary), version_args) {
+        (None, _) => format!("language server for {language}: {binary} not found on PATH"),
+        (Some(p), None) => format!(
+            "language server for {language}: {binary} at {}",
+            p.display()
+        ),
+        (Some(p), Some(args)) => match answers(&p, args, withheld).await {
+            Answered::Yes => format!(
+                "language server for {language}: {binary} at {}",
+                p.display()
+            ),
+            Answered::No(_) if is_rustup_proxy(&p) => format!(
+                "language server for {language}: {binary} not usable: rustup's proxy is there ({}) but the component is not installed: rustup component add {binary}",
+                p.display()
+            ),
+            Answered::No(why) => format!(
+                "language server for {language}: {binary} is on PATH at {} but does not run ({why}): reinstall it, or put one that runs earlier on PATH",
+                p.display()
+            ),
+        },
+    }
 }
 
 /// Whether a language server ran when asked its version.

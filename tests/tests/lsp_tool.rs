@@ -768,6 +768,8 @@ fn doctor_reports_a_server_found_only_once_it_runs_and_names_rustups_proxy() {
     );
     std::fs::hard_link(&rustup, bin.path().join("rust-analyzer")).expect("link the proxy");
     script("gopls", "exit 2");
+    // One that never answers is given a bounded wait and stopped.
+    script("typescript-language-server", "exec /bin/sleep 600");
     script("clangd", "echo 'clangd version 18'");
     let home = tempfile::tempdir().expect("home");
     let cwd = tempfile::tempdir().expect("cwd");
@@ -795,6 +797,11 @@ fn doctor_reports_a_server_found_only_once_it_runs_and_names_rustups_proxy() {
     assert!(
         go.contains("does not run") && go.contains("status 2") && !go.contains("rustup"),
         "{go}"
+    );
+    let typescript = line("TypeScript/JavaScript");
+    assert!(
+        typescript.contains("does not run (asked its version, it did not answer within"),
+        "{typescript}"
     );
     let c = line("C/C++");
     assert_eq!(
