@@ -56,7 +56,7 @@ find_neovim() {
   fi
   if found=$(first_executable "$CHECKOUT/.venv/bin/nvim"); then
     NVIM_BIN=$found
-    NVIM_WHERE="only this checkout's own copy ($found, which scripts/test.sh installed for its tests)"
+    NVIM_WHERE="only as this checkout's own copy, which scripts/test.sh installed for its tests (start it as $found to use the plugin)"
     return 0
   fi
   return 1
@@ -95,7 +95,7 @@ find_vscode() {
   local entry="$CHECKOUT/.tools/code-server/node_modules/code-server/out/node/entry.js"
   if [ -x "$node" ] && [ -f "$entry" ]; then
     VSCODE_CMD=("$node" "$entry")
-    VSCODE_WHERE="only this checkout's own code-server (.tools/code-server, which scripts/test.sh installed for its tests; it keeps extensions in ~/.local/share/code-server)"
+    VSCODE_WHERE="only this checkout's own code-server, which scripts/test.sh installed for its tests (start it as $node $entry; it keeps extensions in ~/.local/share/code-server)"
     return 0
   fi
   return 1

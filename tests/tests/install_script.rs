@@ -75,7 +75,10 @@ fn editors_off_path_in_their_installers_places_are_found_and_said_to_be_off_path
     // The checkout's copies are there too, and lose to the person's own.
     program(t.checkout.path(), ".venv/bin/nvim");
     let lines = found(&t);
-    let pack = t.home.path().join(".local/share/nvim/site/pack/bravebot/start");
+    let pack = t
+        .home
+        .path()
+        .join(".local/share/nvim/site/pack/bravebot/start");
     assert_eq!(
         lines[0],
         format!(
@@ -158,7 +161,11 @@ fn only_the_checkouts_own_copies_are_used_and_said_to_be_the_checkouts() {
     std::fs::write(&entry, "").expect("write entry.js");
     let lines = found(&t);
     assert!(
-        lines[0].starts_with(&format!("nvim=0|{}|only this checkout's own copy", nvim.display())),
+        lines[0].starts_with(&format!(
+            "nvim=0|{}|only as this checkout's own copy, which scripts/test.sh installed for its tests (start it as {} ",
+            nvim.display(),
+            nvim.display()
+        )),
         "{lines:?}"
     );
     assert!(
