@@ -170,6 +170,11 @@ fn a_declared_server_is_asked_about_confined_gated_and_its_rug_pull_withheld() {
         first_call["title"],
         "Call the tool echo of the MCP server fake?"
     );
+    assert!(
+        first_call["subject"]["notice"].as_str().is_some_and(|n| n
+            .starts_with("The server runs confined; what it answers is held back from the agent")),
+        "{first_call}"
+    );
     assert_eq!(asked[0].params["title"], "Start the MCP server fake?");
     assert_eq!(
         asked[1].params["title"],

@@ -664,7 +664,7 @@ async fn gate_and_call(
                 command: Some(name.to_string()),
                 plan,
                 notice: Some(format!(
-                    "The server runs confined; what it answers is held back from the planner as a reference.{}{}",
+                    "The server runs confined; what it answers is held back from the agent as a reference.{}{}",
                     if routing == Routing::PersonOnly {
                         " This conversation has met content nobody vouched for, so no rule answers for you."
                     } else if private {
