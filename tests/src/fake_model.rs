@@ -70,6 +70,7 @@ enum ReplyKind {
     Error { status: u16, message: String },
     Broken,
     Stall,
+    WebPage,
 }
 
 impl Reply {
@@ -145,6 +146,19 @@ impl Reply {
             kind: ReplyKind::Broken,
             text: "this reply breaks off".to_owned(),
             streaming: true,
+            truncated: false,
+            cut: false,
+        }
+    }
+
+    /// A `200` whose body is a web page (`text/html`), as a captive portal, a proxy's login page
+    /// or a base URL naming a web site answers. The page's words mention `[DONE]`, so a client
+    /// that read them to decide would be caught out.
+    pub fn web_page() -> Reply {
+        Reply {
+            kind: ReplyKind::WebPage,
+            text: String::new(),
+            streaming: false,
             truncated: false,
             cut: false,
         }
@@ -638,6 +652,11 @@ async fn write_reply(
                     })
                 })
                 .collect()
+        }
+        ReplyKind::WebPage => {
+            let page = "<!doctype html><html><head><title>Sign in</title></head><body>\
+                <p>Sign in to use this network.</p><pre>data: [DONE]</pre></body></html>\n";
+            return write_response(stream, 200, "text/html; charset=utf-8", page.as_bytes()).await;
         }
         ReplyKind::Broken | ReplyKind::Stall => Vec::new(),
     };

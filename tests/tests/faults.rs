@@ -1,7 +1,8 @@
 //! Faults, end to end over the real binary with the fake model: a model endpoint that dies
-//! mid-reply or answers 500 and 503, a write that meets a full disk or a read-only directory, a
-//! FIFO, a device and a socket where a file is expected, and the editor going away while
-//! questions are pending. In every case the person's files are as they were or as approved.
+//! mid-reply, answers 500 and 503 or answers with a web page, a write that meets a full disk or a
+//! read-only directory, a FIFO, a device and a socket where a file is expected, and the editor
+//! going away while questions are pending. In every case the person's files are as they were or
+//! as approved.
 
 use std::path::{Path, PathBuf};
 
@@ -86,6 +87,39 @@ fn a_model_stream_that_closes_mid_reply_ends_the_turn_with_an_error_and_applies_
         "a tool call of half a reply ran: {updates:#?}"
     );
     // The session is not wedged: the next turn runs.
+    let next = prompt(&s, "again");
+    assert_eq!(next["stopReason"], "endTurn", "{next}");
+    s.client.shutdown();
+}
+
+// Verifies: MODEL-6
+#[test]
+fn a_model_endpoint_answering_with_a_web_page_ends_the_turn_saying_so_and_what_to_check() {
+    let model = FakeModel::start(vec![
+        Reply::web_page(),
+        Reply::text("the next turn is whole"),
+    ]);
+    let s = start(model, |_| {});
+    let result = prompt(&s, "hello");
+    assert_eq!(result["stopReason"], "error", "{result}");
+    let message = result["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("web page") && message.contains("text/html"),
+        "the error does not say a web page came back: {message}"
+    );
+    assert!(
+        message.contains("base URL"),
+        "the error does not say what to check: {message}"
+    );
+    assert!(
+        !message.contains("[DONE]") && !message.contains("Sign in"),
+        "the error reads the page or calls it a broken stream: {message}"
+    );
+    assert_eq!(
+        s.model.requests_for("planner").len(),
+        1,
+        "a web page was asked for again"
+    );
     let next = prompt(&s, "again");
     assert_eq!(next["stopReason"], "endTurn", "{next}");
     s.client.shutdown();

@@ -273,7 +273,7 @@ fn a_server_that_fails_to_start_and_one_that_crashes_are_their_own_answers() {
     s.client.shutdown();
 }
 
-// Verifies: LSP-2, LSP-4, LSP-5, LSP-6, LSP-9
+// Verifies: LSP-2, LSP-4, LSP-5, LSP-6, LSP-9, PLAIN-1
 #[test]
 fn locations_are_structure_and_the_text_beside_them_and_hover_are_references() {
     let at = |id: &str, operation: &str| {
@@ -359,6 +359,43 @@ fn locations_are_structure_and_the_text_beside_them_and_hover_are_references() {
             .iter()
             .any(|u| u["kind"] == "quarantined" || u.to_string().contains("hover text")),
         "the person is told what was quarantined"
+    );
+    // The person's summary line says what was asked in words; the exact operation stays in the
+    // call's routing.
+    let summary = |id: &str| {
+        s.tool_update(id)["summary"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let definition = summary("call_def");
+    assert!(
+        definition.starts_with("language server, definition: ")
+            && definition.ends_with(" locations"),
+        "{definition}"
+    );
+    let hover = summary("call_hover");
+    assert!(
+        hover.starts_with("language server, hover text at "),
+        "{hover}"
+    );
+    for id in ["call_def", "call_refs", "call_hover", "call_symbols"] {
+        let line = summary(id);
+        assert!(!line.contains("lsp") && !line.contains('`'), "{line}");
+    }
+    assert!(
+        updates.iter().any(|u| u["kind"] == "quarantined"
+            && u["origin"]
+                == "text the language server gave beside the locations of the file's symbols"),
+        "{updates:#?}"
+    );
+    let called = updates
+        .iter()
+        .find(|u| u["kind"] == "toolCall" && u["callId"] == "call_def")
+        .expect("the call was shown");
+    assert_eq!(
+        (&called["tool"], &called["routing"]["operation"]),
+        (&json!("lsp"), &json!("goToDefinition"))
     );
     let audit = s.audit().to_string();
     assert!(audit.contains("lsp: started the python server"), "{audit}");
@@ -709,4 +746,74 @@ fn doctor_lists_the_tables_binaries_where_the_tool_finds_them() {
         );
         assert!(report.contains(&line), "{line} in:\n{report}");
     }
+}
+
+// Verifies: LSP-11
+#[test]
+fn doctor_reports_a_server_found_only_once_it_runs_and_names_rustups_proxy() {
+    use bravebot_tests::lsp_client::{bravebot_binary, bravebot_command, run_with_timeout};
+    use std::os::unix::fs::PermissionsExt;
+    let bin = tempfile::tempdir().expect("bin");
+    let script = |name: &str, body: &str| {
+        let path = bin.path().join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("write");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        path
+    };
+    // rustup's proxy: rustup itself under the component's name, which fails when the component
+    // is not installed, as the real one does.
+    let rustup = script(
+        "rustup",
+        "echo \"error: Unknown binary 'rust-analyzer' in official toolchain\" >&2; exit 1",
+    );
+    std::fs::hard_link(&rustup, bin.path().join("rust-analyzer")).expect("link the proxy");
+    script("gopls", "exit 2");
+    // One that never answers is given a bounded wait and stopped.
+    script("typescript-language-server", "exec /bin/sleep 600");
+    script("clangd", "echo 'clangd version 18'");
+    let home = tempfile::tempdir().expect("home");
+    let cwd = tempfile::tempdir().expect("cwd");
+    let mut command = bravebot_command(&bravebot_binary(), home.path(), cwd.path());
+    command
+        .arg("doctor")
+        .env("PATH", bin.path())
+        .env("BRAVEBOT_MODEL_URL", "http://127.0.0.1:9/v1");
+    let output = run_with_timeout(command, Duration::from_secs(60));
+    let report = String::from_utf8_lossy(&output.stdout);
+    let line = |language: &str| {
+        report
+            .lines()
+            .find(|l| l.starts_with(&format!("language server for {language}:")))
+            .unwrap_or_else(|| panic!("no line for {language} in:\n{report}"))
+            .to_owned()
+    };
+    let rust = line("Rust");
+    assert!(
+        rust.contains("rustup's proxy is there")
+            && rust.contains("the component is not installed: rustup component add rust-analyzer"),
+        "{rust}"
+    );
+    let go = line("Go");
+    assert!(
+        go.contains("does not run") && go.contains("status 2") && !go.contains("rustup"),
+        "{go}"
+    );
+    let typescript = line("TypeScript/JavaScript");
+    assert!(
+        typescript.contains("does not run (asked its version, it did not answer within"),
+        "{typescript}"
+    );
+    let c = line("C/C++");
+    assert_eq!(
+        c,
+        format!(
+            "language server for C/C++: clangd at {}",
+            bin.path().join("clangd").display()
+        )
+    );
+    // What the servers printed is not the report's business.
+    assert!(
+        !report.contains("Unknown binary") && !report.contains("version 18"),
+        "{report}"
+    );
 }

@@ -78,7 +78,7 @@ fn prompt(client: &LspClient, session: &str, text: &str) {
         .unwrap_or_else(|e| panic!("prompt failed: {e}"));
 }
 
-// Verifies: MCP-2, MCP-3, MCP-4, MCP-5, MCP-6, MCP-7, MCP-8, MCP-9, MCP-12
+// Verifies: MCP-2, MCP-3, MCP-4, MCP-5, MCP-6, MCP-7, MCP-8, MCP-9, MCP-12, PLAIN-1
 #[test]
 fn a_declared_server_is_asked_about_confined_gated_and_its_rug_pull_withheld() {
     let workspace = tempfile::tempdir().expect("workspace");
@@ -166,10 +166,19 @@ fn a_declared_server_is_asked_about_confined_gated_and_its_rug_pull_withheld() {
     assert_eq!(tools["verdict"], "inconclusive", "{tools}");
     // A call's question names the tool, the server and the arguments.
     let first_call = &asked[2].params;
+    assert_eq!(
+        first_call["title"],
+        "Call the tool echo of the MCP server fake?"
+    );
     assert!(
-        first_call["title"]
-            .as_str()
-            .is_some_and(|t| t.contains("echo") && t.contains("fake"))
+        first_call["subject"]["notice"].as_str().is_some_and(|n| n
+            .starts_with("The server runs confined; what it answers is held back from the agent")),
+        "{first_call}"
+    );
+    assert_eq!(asked[0].params["title"], "Start the MCP server fake?");
+    assert_eq!(
+        asked[1].params["title"],
+        "Offer the 2 tool(s) of the MCP server fake to the agent?"
     );
     assert!(first_call["subject"]["plan"].to_string().contains("hello"));
 

@@ -23,7 +23,7 @@ fn first_ref(text: &str) -> String {
         .collect()
 }
 
-// Verifies: RUNTOOL-2, RUNTOOL-6
+// Verifies: RUNTOOL-2, RUNTOOL-6, PLAIN-1
 #[test]
 fn a_run_question_shows_the_plan_and_runs_it_on_allow() {
     let model = FakeModel::start(vec![
@@ -63,6 +63,16 @@ fn a_run_question_shows_the_plan_and_runs_it_on_allow() {
             .contains("not confined")
     );
     assert_eq!(q.params["subject"]["command"], "printf 'a b' > out.txt");
+    // The title and the summary line name the command in plain words, without backticks.
+    assert_eq!(q.params["title"], "Run printf 'a b' > out.txt?");
+    let summary = s.tool_update("call_run")["summary"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        summary.starts_with("ran printf 'a b' > out.txt: "),
+        "{summary}"
+    );
     assert!(
         q.option_of_kind("allow_always").is_none(),
         "a line that writes is asked about every time"
@@ -117,7 +127,7 @@ fn a_refused_construct_runs_nothing_and_the_planner_is_told_why() {
     s.client.shutdown();
 }
 
-// Verifies: RUNTOOL-4, RUNTOOL-5
+// Verifies: RUNTOOL-4, RUNTOOL-5, PLAIN-1
 #[test]
 fn a_canary_a_program_prints_never_reaches_the_planner_unless_released_through_read_output() {
     for release in [false, true] {
@@ -174,6 +184,20 @@ fn a_canary_a_program_prints_never_reaches_the_planner_unless_released_through_r
             "the person is shown the bytes"
         );
         assert_eq!(q.params["subject"]["verdict"], "unsafe");
+        assert_eq!(
+            q.params["title"],
+            "Show the agent the output of cat vendor/page.txt?"
+        );
+        assert_eq!(
+            q.params["subject"]["origin"],
+            "the output of cat vendor/page.txt, a command run in your workspace"
+        );
+        let updates = s.client.updates(&s.session);
+        assert!(
+            updates.iter().any(|u| u["kind"] == "quarantined"
+                && u["origin"] == "the output of cat vendor/page.txt"),
+            "{updates:#?}"
+        );
         if release {
             assert!(
                 s.model.tool_result("call_read").contains(CANARY),
@@ -455,7 +479,7 @@ fn a_commands_bidi_and_zero_width_characters_are_escaped_wherever_a_person_reads
     };
     let questions = s.client.questions();
     let q = &questions.first().expect("the run was asked").params;
-    assert_eq!(q["title"], format!("Run `{masked}`?"));
+    assert_eq!(q["title"], format!("Run {masked}?"));
     assert_eq!(q["subject"]["command"], masked);
     clean("the plan", &q["subject"]["plan"].to_string());
     let updates = s.client.updates(&s.session);

@@ -208,6 +208,12 @@ impl ModelClient {
         if !(200..300).contains(&response.status()) {
             return Err(refusal(&mut response).await);
         }
+        if let Some(content_type) = web_page(response.header("content-type")) {
+            return Err(ModelError::WebPage {
+                url: shown_url(&url),
+                content_type,
+            });
+        }
 
         if is_json(&response) {
             let body = read_whole(&mut response, &url).await?;
@@ -295,6 +301,13 @@ impl ModelClient {
     pub async fn probe(&self) -> Result<String, ModelError> {
         let (url, opts, listing) = self.model_listing(Duration::from_secs(15)).await;
         let listing = listing.map_err(|err| unreachable(&url, err))?;
+        let page = web_page(listing.header("content-type"));
+        if let (true, Some(content_type)) = ((200..300).contains(&listing.status), page) {
+            return Err(ModelError::WebPage {
+                url: shown_url(&url),
+                content_type,
+            });
+        }
         if (200..300).contains(&listing.status) {
             let listed = serde_json::from_slice::<serde_json::Value>(&listing.body)
                 .ok()
@@ -430,6 +443,14 @@ fn is_json(response: &StreamingResponse) -> bool {
             .to_ascii_lowercase()
             .starts_with("application/json")
     })
+}
+
+/// The media type of a reply that is a web page (`text/html`, `application/xhtml+xml`); `None`
+/// for anything else, a missing header included, since some model
+/// servers stream without naming the type. Only the header decides: the page is never read.
+fn web_page(content_type: Option<&str>) -> Option<String> {
+    let media = content_type?.split(';').next()?.trim().to_ascii_lowercase();
+    matches!(media.as_str(), "text/html" | "application/xhtml+xml").then_some(media)
 }
 
 async fn read_whole(response: &mut StreamingResponse, url: &str) -> Result<Vec<u8>, ModelError> {
@@ -1025,6 +1046,58 @@ mod tests {
         assert!(err.to_string().contains("[DONE]"), "{err}");
     }
 
+    // Verifies: MODEL-6
+    #[tokio::test]
+    async fn a_200_web_page_is_named_as_a_web_page_by_its_content_type_not_a_broken_stream() {
+        // A page whose words mimic a stream: only the content type may decide.
+        let page = b"<html><body>data: [DONE]\n\nSign in to the network</body></html>";
+        let html = |content_type: &str| {
+            Answer::Raw(response(200, &[("Content-Type", content_type)], page))
+        };
+        for api in [Api::OpenAi, Api::Anthropic] {
+            let server = TestServer::start(vec![
+                html("text/html; charset=utf-8"),
+                html("application/xhtml+xml"),
+            ])
+            .await;
+            let client = client(api, server.url("/v1?key=secret"), None);
+            for expected in ["text/html", "application/xhtml+xml"] {
+                let (reply, deltas) = complete(&client, &request(Role::Planner, None)).await;
+                let err = reply.unwrap_err();
+                assert!(
+                    matches!(&err, ModelError::WebPage { content_type, .. } if content_type == expected),
+                    "{api:?}: {err:?}"
+                );
+                let said = err.to_string();
+                assert!(
+                    said.contains("web page") && said.contains("base URL"),
+                    "{said}"
+                );
+                assert!(
+                    !said.contains("[DONE]") && !said.contains("Sign in"),
+                    "{said}"
+                );
+                assert!(!said.contains("secret"), "{said}");
+                assert!(deltas.is_empty(), "{deltas:?}");
+                assert!(!err.retryable());
+            }
+        }
+    }
+
+    // Verifies: MODEL-6
+    #[tokio::test]
+    async fn a_stream_without_a_content_type_is_still_read_as_a_stream() {
+        let server = TestServer::start(vec![Answer::Raw(response(
+            200,
+            &[],
+            b"data: {\"choices\": [{\"index\": 0, \"delta\": {\"content\": \"hi\"}, \"finish_reason\": \"stop\"}]}\n\ndata: [DONE]\n\n",
+        ))])
+        .await;
+        let client = client(Api::OpenAi, server.url("/v1"), None);
+        let (reply, _) = complete(&client, &request(Role::Planner, None)).await;
+        assert_eq!(reply.unwrap().text, "hi");
+    }
+
     // Verifies: MODEL-3
     #[tokio::test]
     async fn openai_stream_with_bad_json_or_an_error_object_is_malformed() {
@@ -1102,6 +1175,21 @@ mod tests {
             ("GET", "/v1/models")
         );
         assert_eq!(seen.header("authorization"), Some("Bearer sk-probe"));
+    }
+
+    // Verifies: MODEL-6
+    #[tokio::test]
+    async fn the_probe_names_a_web_page_listing_as_a_web_page() {
+        let server = TestServer::start(vec![Answer::Raw(response(
+            200,
+            &[("Content-Type", "text/html")],
+            b"<html><body>Welcome</body></html>",
+        ))])
+        .await;
+        let client = client(Api::OpenAi, server.url("/"), None);
+        let err = client.probe().await.unwrap_err();
+        assert!(matches!(err, ModelError::WebPage { .. }), "{err:?}");
+        assert!(err.to_string().contains("base URL"), "{err}");
     }
 
     // Verifies: SESS-12

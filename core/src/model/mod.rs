@@ -140,6 +140,13 @@ pub enum ModelError {
     Status { status: u16, message: String },
     #[error("model reply could not be read: {0}")]
     Malformed(String),
+    /// The endpoint answered `2xx` with a web page (`text/html`): a captive portal, a proxy's
+    /// login page, or a base URL that names a web site rather than the model's API. Told by the
+    /// response's content type alone, never by reading the page.
+    #[error(
+        "the model endpoint at {url} answered with a web page ({content_type}), not a model reply: check that the base URL names the model's API rather than a web site, and that no login page of a network or proxy is in the way"
+    )]
+    WebPage { url: String, content_type: String },
     #[error("model call was cancelled")]
     Cancelled,
 }
@@ -173,6 +180,9 @@ impl ModelError {
             }
             ModelError::Status { .. } => "the model endpoint failed while answering",
             ModelError::Malformed(_) => "the model endpoint's reply could not be read",
+            ModelError::WebPage { .. } => {
+                "the model endpoint answered with a web page, not a model reply"
+            }
             ModelError::Cancelled => "the model call was cancelled",
         }
     }
@@ -204,7 +214,7 @@ impl ModelError {
         match self {
             ModelError::Unreachable { source, .. } => source.retryable(),
             ModelError::Status { status, .. } => matches!(status, 429 | 503),
-            ModelError::Malformed(_) | ModelError::Cancelled => false,
+            ModelError::Malformed(_) | ModelError::WebPage { .. } | ModelError::Cancelled => false,
         }
     }
 }
@@ -285,13 +295,17 @@ mod tests {
                 message: said.into(),
             },
             ModelError::Malformed(said.into()),
+            ModelError::WebPage {
+                url: origin.clone(),
+                content_type: "text/html".into(),
+            },
             ModelError::Cancelled,
         ];
         let kinds: Vec<&str> = errors.iter().map(ModelError::kind).collect();
         for (error, kind) in errors.iter().zip(&kinds) {
             assert!(!kind.contains(said) && !kind.contains("400"), "{kind}");
             // The detail is still there for the log.
-            if !matches!(error, ModelError::Cancelled) {
+            if !matches!(error, ModelError::Cancelled | ModelError::WebPage { .. }) {
                 assert!(error.to_string().contains(said), "{error}");
             }
         }
@@ -304,6 +318,7 @@ mod tests {
                 "the model endpoint refused the request",
                 "the model endpoint failed while answering",
                 "the model endpoint's reply could not be read",
+                "the model endpoint answered with a web page, not a model reply",
                 "the model call was cancelled",
             ]
         "#]]

@@ -202,7 +202,7 @@ pub fn account(session: &Session, name: &str, asked: bool) -> PlannerText {
     for (reference, stream) in quarantined {
         session.screen.update(Update::Quarantined {
             reference,
-            origin: format!("the {stream} of `{line}`"),
+            origin: format!("the {} of {line}", super::output_words(stream)),
         });
     }
     PlannerText::driver(text)

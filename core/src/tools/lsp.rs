@@ -79,6 +79,21 @@ impl Operation {
         }
     }
 
+    /// The operation in the words of a person's summary line; [`Operation::name`] is the exact
+    /// form, which the tool call's arguments carry.
+    fn words(self) -> &'static str {
+        match self {
+            Operation::Definition => "definition",
+            Operation::References => "references",
+            Operation::Hover => "hover text",
+            Operation::DocumentSymbol => "the file's symbols",
+            Operation::WorkspaceSymbol => "the workspace's symbols",
+            Operation::Implementation => "implementations",
+            Operation::IncomingCalls => "callers",
+            Operation::OutgoingCalls => "calls it makes",
+        }
+    }
+
     fn needs_position(self) -> bool {
         !matches!(self, Operation::DocumentSymbol | Operation::WorkspaceSymbol)
     }
@@ -1107,7 +1122,10 @@ fn present(call: &Call<'_>, asked: &Asked<'_>, rendered: Rendered, count: usize)
         };
         session.screen.update(Update::Quarantined {
             reference: reference.clone(),
-            origin: format!("text at locations lsp {} reported", asked.operation.name()),
+            origin: format!(
+                "text the language server gave beside the locations of {}",
+                asked.operation.words()
+            ),
         });
         text.push_str(&format!(
             "[the text the server gave beside {} of these locations comes from files nobody vouched for: quarantined as {reference}]\n",
@@ -1130,7 +1148,10 @@ fn present(call: &Call<'_>, asked: &Asked<'_>, rendered: Rendered, count: usize)
     );
     // Locations are structure and reach the planner whatever the files' trust (seed 004); text
     // beside them is here only from files the trust map vouches for.
-    let summary = format!("lsp {}: {count} locations", asked.operation.name());
+    let summary = format!(
+        "language server, {}: {count} locations",
+        asked.operation.words()
+    );
     let Ok(opened) = policy::open(Labelled::new(text, Label::TRUSTED_PRIVATE)) else {
         return ToolOutput::error("internal: an lsp answer did not open");
     };
@@ -1219,7 +1240,7 @@ fn hover(
     }
     ToolOutput::ok(
         policy::PlannerText::driver(out),
-        format!("lsp hover at {}", asked.place()),
+        format!("language server, hover text at {}", asked.place()),
     )
 }
 

@@ -191,7 +191,7 @@ async fn start(session: &Session, entry: &crate::mcp::ServerEntry, cancel: &Canc
     let question = Question {
         asker: None,
         kind: QuestionKind::McpStart,
-        title: format!("Start the MCP server `{name}`?"),
+        title: format!("Start the MCP server {name}?"),
         why: None,
         subject: Subject {
             command: Some(shown_command(&program, &entry.args)),
@@ -306,12 +306,12 @@ async fn approve_tools(
         kind: QuestionKind::McpTools,
         title: if again {
             format!(
-                "`{server}` now lists {} tool(s) that differ from what you approved or are new: offer them?",
+                "The MCP server {server} now lists {} tool(s) that differ from what you approved or are new: offer them?",
                 tools.len()
             )
         } else {
             format!(
-                "Offer the {} tool(s) of `{server}` to the planner?",
+                "Offer the {} tool(s) of the MCP server {server} to the agent?",
                 tools.len()
             )
         },
@@ -658,13 +658,13 @@ async fn gate_and_call(
         let question = Question {
             asker: None,
             kind: QuestionKind::McpCall,
-            title: format!("Call `{}` on the MCP server `{server}`?", tool.name),
+            title: format!("Call the tool {} of the MCP server {server}?", tool.name),
             why: Some(call.why.clone()).filter(|w| !w.is_empty()),
             subject: Subject {
                 command: Some(name.to_string()),
                 plan,
                 notice: Some(format!(
-                    "The server runs confined; what it answers is held back from the planner as a reference.{}{}",
+                    "The server runs confined; what it answers is held back from the agent as a reference.{}{}",
                     if routing == Routing::PersonOnly {
                         " This conversation has met content nobody vouched for, so no rule answers for you."
                     } else if private {

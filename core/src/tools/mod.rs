@@ -236,6 +236,14 @@ pub struct ToolOutput {
     pub attachments: Vec<(PlannerText, crate::model::Part)>,
 }
 
+/// A program's stream (`stdout`, `stderr`) in the words of a line a person reads.
+pub(crate) fn output_words(stream: &str) -> &'static str {
+    match stream {
+        "stderr" => "error output",
+        _ => "output",
+    }
+}
+
 impl ToolOutput {
     pub fn ok(text: PlannerText, summary: impl Into<String>) -> ToolOutput {
         ToolOutput {

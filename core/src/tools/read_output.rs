@@ -101,7 +101,10 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             "{id} is quarantined, so it cannot be paged; ask for it without an offset"
         ));
     }
-    let origin = format!("the {stream} of `{line}`, a command run in your workspace");
+    let origin = format!(
+        "the {} of {line}, a command run in your workspace",
+        super::output_words(stream)
+    );
     // The check reads the slot before anybody is asked or auto-vetting answers, whatever
     // `vetting.reads` says: that switch is about reads of files (REL-1).
     let outcome = check::run(
@@ -141,7 +144,10 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             .collect();
         let prepared = Release {
             kind: QuestionKind::ReadOutput,
-            title: format!("Show the agent the {stream} of `{line}`?"),
+            title: format!(
+                "Show the agent the {} of {line}?",
+                super::output_words(stream)
+            ),
             why: Some(call.why.clone()).filter(|w| !w.is_empty()),
             origin,
             content: &content,

@@ -250,7 +250,7 @@ fn option_words(grant: &Grant, lines: usize, size: usize, cut: bool) -> String {
             "Trust this file for the session: the agent will read {what}, and the file whenever it reads it again"
         ),
         Grant::PlanForSession { line } => format!(
-            "Allow `{line}` for the rest of this session: the agent will read {what}, and everything it prints each time it runs"
+            "Allow {line} for the rest of this session: the agent will read {what}, and everything it prints each time it runs"
         ),
     }
 }
@@ -339,7 +339,7 @@ mod tests {
             names,
             [
                 "Show it to the agent this once: it will read all 500 lines (2.4 KiB) [check: UNSAFE]",
-                "Allow `make` for the rest of this session: the agent will read all 500 lines (2.4 KiB), and everything it prints each time it runs [check: UNSAFE]",
+                "Allow make for the rest of this session: the agent will read all 500 lines (2.4 KiB), and everything it prints each time it runs [check: UNSAFE]",
                 "Keep it quarantined",
             ]
         );

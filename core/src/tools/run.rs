@@ -277,7 +277,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             text.as_str()
         ));
     }
-    let mut output = ToolOutput::ok(text, format!("ran `{shown_line}`: {}", report.summary()));
+    let mut output = ToolOutput::ok(text, format!("ran {shown_line}: {}", report.summary()));
     if report.failed() {
         output.status = ToolStatus::Failed;
     }
@@ -400,7 +400,7 @@ async fn endorse(
     let question = Question {
         asker: None,
         kind: QuestionKind::Run,
-        title: format!("Run `{}`?", masked(line)),
+        title: format!("Run {}?", masked(line)),
         why: Some(call.why.clone()).filter(|w| !w.is_empty()),
         subject: Subject {
             path: Some(display_path(&session.cwd, plan.directory())),
@@ -751,7 +751,7 @@ fn account(
         if !label.is_trusted() {
             call.session.screen.update(Update::Quarantined {
                 reference: reference.clone(),
-                origin: format!("the {stream} of `{line}`"),
+                origin: format!("the {} of {line}", super::output_words(stream)),
             });
             text.push_str(&format!("{stream}: quarantined, {reference}\n"));
             continue;

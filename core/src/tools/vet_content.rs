@@ -283,7 +283,9 @@ fn plain_origin(origin: &Origin) -> String {
     match origin {
         Origin::File { path } => format!("the file {path}"),
         Origin::Picture { path, media_type } => format!("the picture {path} ({media_type})"),
-        Origin::Output { line, stream } => format!("the {stream} of `{line}`"),
+        Origin::Output { line, stream } => {
+            format!("the {} of {line}", super::output_words(stream))
+        }
         Origin::Search { directory } => format!("search results in {directory}"),
         Origin::Git { repository } => format!("a history answer from the repository {repository}"),
         Origin::Processor { about: Some(p), .. } => format!("a processor's rewrite of {p}"),

@@ -4,14 +4,14 @@
 //! `SCRIPT.json` maps roles to replies: `{"planner": [{"text": "hi"}, {"tool": "run", "id":
 //! "call_run", "args": {...}}], "check": [{"text": "VERDICT: safe"}]}`; a reply may also be
 //! `{"error": 500, "message": "..."}` (an HTTP error), `{"broken": true}` (a stream that breaks
-//! off), `{"stall": "first words"}` (a stream that starts and then hangs until the client hangs
-//! up) or carry `"nonStreaming": true` (one JSON body). `"delegateWhen": [{"needle": "alpha.txt",
-//! "replies": [...]}]` scripts the delegate whose request holds `needle` apart from the others
-//! (delegates run side by side, so which asks first is not fixed); `"competentCheck": "needle"`
-//! answers every check past the script `VERDICT: unsafe` when it holds `needle`, else `VERDICT:
-//! safe`. The server's base URL is
-//! printed as the first line of stdout; every request received so far (role and body) is written
-//! to `REQUESTS.json` as it arrives. The server stops when stdin ends.
+//! off), `{"webPage": true}` (a `200` web page, as a captive portal answers), `{"stall": "first
+//! words"}` (a stream that starts and then hangs until the client hangs up) or carry
+//! `"nonStreaming": true` (one JSON body). `"delegateWhen": [{"needle": "alpha.txt", "replies":
+//! [...]}]` scripts the delegate whose request holds `needle` apart from the others (delegates run
+//! side by side, so which asks first is not fixed); `"competentCheck": "needle"` answers every
+//! check past the script `VERDICT: unsafe` when it holds `needle`, else `VERDICT: safe`. The
+//! server's base URL is printed as the first line of stdout; every request received so far (role
+//! and body) is written to `REQUESTS.json` as it arrives. The server stops when stdin ends.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fixture: failing loudly is the point.
 
 use std::io::{Read, Write};
@@ -41,6 +41,8 @@ fn parse(items: &[Value]) -> Vec<Reply> {
                 Reply::error(u16::try_from(status).unwrap(), message)
             } else if item.get("broken").is_some() {
                 Reply::broken()
+            } else if item.get("webPage").is_some() {
+                Reply::web_page()
             } else if let Some(first) = item.get("stall").and_then(Value::as_str) {
                 Reply::stall(first)
             } else if let Some(tool) = item.get("tool").and_then(Value::as_str) {
