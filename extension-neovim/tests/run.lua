@@ -87,9 +87,12 @@ local function workspace(files, script)
   function ws.state()
     return require('bravebot.client').states[vim.fs.normalize(dir)]
   end
+  -- The chat's lines as the screen draws them: the fence lines around literal text are concealed
+  -- whole (NVIM-75), so they are left out here.
   function ws.chat_lines()
     local state = ws.state()
-    return state and vim.api.nvim_buf_get_lines(require('bravebot.chat').buf(state), 0, -1, false) or {}
+    local lines = state and vim.api.nvim_buf_get_lines(require('bravebot.chat').buf(state), 0, -1, false) or {}
+    return vim.tbl_filter(function(l) return not l:match('^~~~~+$') end, lines)
   end
   function ws.turn_ended()
     for _, l in ipairs(ws.chat_lines()) do
@@ -352,6 +355,40 @@ case(':checkhealth bravebot reports OK with the binary and its version', functio
   vim.cmd('silent! bwipeout!')
 end)
 
+-- Verifies: NVIM-76
+case(':checkhealth bravebot names the model the server uses and where it came from, not the one setup() names', function()
+  local ws = workspace({ ['a.txt'] = 'a\n' }, { planner = { { text = 'hello' } } })
+  -- The README's spec: a placeholder in setup(), the real endpoint in the environment.
+  require('bravebot').setup({ cmd = { bravebot_bin, 'lsp' }, chat_split = 'horizontal',
+    model = { api = 'openai', baseUrl = 'http://127.0.0.1:8080/v1', name = 'placeholder-model' } })
+  vim.env.BRAVEBOT_MODEL_URL = ws.url
+  local ok, err = pcall(function()
+    local function health()
+      vim.cmd('silent checkhealth bravebot')
+      local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+      vim.cmd('silent! bwipeout!')
+      return text
+    end
+    -- No session yet: a server started as the plugin starts it says which model it resolves.
+    local text = health()
+    assert(text:find('OK model: placeholder-model at ' .. ws.url .. ' (api openai), from the environment', 1, true), text)
+    assert(not text:find('OK model: placeholder-model at http://127.0.0.1:8080', 1, true), 'the placeholder is not reported as used: ' .. text)
+    assert(text:find('setup() names placeholder-model at http://127.0.0.1:8080/v1, which the server does not use', 1, true), text)
+    eq(nil, ws.state(), 'the health check leaves no session behind')
+    -- With a session running, its status is asked, and a prompt goes to that endpoint.
+    local stop
+    require('bravebot.client').prompt('hi', nil, function(r) stop = r end)
+    wait(function() return stop ~= nil end, 'the prompt to end')
+    wait(function() return #ws.requests() > 0 end, 'the request to reach the environment endpoint')
+    text = health()
+    assert(text:find('OK model: placeholder-model at ' .. ws.url .. ' (api openai), from the environment', 1, true)
+      and text:find('as the running session reports', 1, true), text)
+  end)
+  vim.env.BRAVEBOT_MODEL_URL = nil
+  ws.stop()
+  assert(ok, err)
+end)
+
 -- Puts a question through the real handler in a coroutine, as Neovim's client does.
 local function ask(params)
   local answer
@@ -431,7 +468,9 @@ case('untrusted updates are drawn inside the margin with their own highlight', f
   local buf = chat.buf(state)
   eq({
     'Reading it.',
-    '▸ read_file: look (path=a.txt)',
+    '~~~~',
+    '▸ read_file: look',
+    '    path: a.txt',
     '│ quarantined ref:0 (U,pub) from web: 2 lines, 40 bytes',
     '  ref:0 is what the agent holds instead of these bytes: it can hand the reference to a tool but never reads them. (U,pub): untrusted (nobody vouched for it), public (it may leave this machine). :Bravebot show ref:0 opens them for you.',
     '│ remark (from a processor, unverified):',
@@ -449,7 +488,7 @@ case('untrusted updates are drawn inside the margin with their own highlight', f
       table.insert(untrusted, m[2])
     end
   end
-  eq({ 2, 4, 5, 6 }, untrusted, 'lines with the untrusted highlight')
+  eq({ 4, 6, 7, 8 }, untrusted, 'lines with the untrusted highlight')
 end)
 
 -- Verifies: NVIM-7, NVIM-21
@@ -731,7 +770,7 @@ case('every field of every update the real server sends is drawn', function()
             end
           end
           for k, v in pairs(value) do
-            table.insert(want, k .. '=' .. (type(v) == 'string' and v or ''))
+            table.insert(want, k .. ': ' .. (type(v) == 'string' and v or ''))
             leaves(v)
           end
         elseif field == 'todos' then
@@ -758,7 +797,7 @@ case('every field of every update the real server sends is drawn', function()
   for _, k in ipairs({ 'toolCall', 'toolResult', 'plan', 'check', 'quarantined', 'agentText', 'turnEnded' }) do
     assert(kinds[k], 'the recording holds a ' .. k .. ': ' .. vim.inspect(vim.tbl_keys(kinds)))
   end
-  assert(text:find('▸ read_file: look at a (path=a.txt)', 1, true), text)
+  assert(text:find('▸ read_file: look at a\n    path: a.txt\n', 1, true), text)
   ws.stop()
 end)
 
@@ -1581,6 +1620,119 @@ case("a run's output is drawn inside the margin with its stream, bounded, and a 
     end
   end
   eq('BravebotError', failed_hl, 'a failed run is drawn as an error')
+  ws.stop()
+end)
+
+--- The rows of `buf` (0-based) that any markdown conceal of treesitter's highlights touches.
+local function concealed_rows(buf)
+  local rows = {}
+  local parser = vim.treesitter.get_parser(buf, 'markdown')
+  parser:parse(true)
+  parser:for_each_tree(function(tree, ltree)
+    local query = vim.treesitter.query.get(ltree:lang(), 'highlights')
+    if not query then
+      return
+    end
+    for id, node, metadata in query:iter_captures(tree:root(), buf, 0, -1) do
+      local m = metadata[id] or {}
+      if m.conceal ~= nil or metadata.conceal ~= nil or m.conceal_lines ~= nil or metadata.conceal_lines ~= nil then
+        local r1, _, r2, c2 = node:range()
+        for r = r1, (c2 == 0 and r2 > r1) and r2 - 1 or r2 do
+          rows[r] = true
+        end
+      end
+    end
+  end)
+  return rows
+end
+
+--- What the screen shows of window `win`, a string a screen row.
+local function screen_of(win)
+  vim.cmd('redraw!')
+  local pos = vim.fn.win_screenpos(win)
+  local out = {}
+  for r = pos[1], pos[1] + vim.api.nvim_win_get_height(win) - 1 do
+    local cells = {}
+    for col = pos[2], pos[2] + vim.api.nvim_win_get_width(win) - 1 do
+      table.insert(cells, vim.fn.screenstring(r, col))
+    end
+    table.insert(out, (table.concat(cells):gsub('%s+$', '')))
+  end
+  return out
+end
+
+-- Verifies: NVIM-75
+case('the chat draws a command, its arguments and its output byte for byte, and only the prose as markdown', function()
+  local command = [[grep -n "s[mid]" *.txt; printf '%s\n' 'average([1, 2, 3]) is *not* `2`']]
+  local ws = workspace({ ['a.txt'] = 'smid\n' }, {
+    planner = {
+      { tool = 'run', id = 'call_grep', args = { command = command, why = 'find [mid] in *.txt' } },
+      { text = 'Found it in [the file](a.txt), **here**.' },
+    },
+  })
+  vim.cmd('Bravebot chat')
+  local pwin = vim.api.nvim_get_current_win()
+  local stop
+  require('bravebot.client').prompt('look for s[mid] in *.txt', nil, function(r) stop = r end)
+  local q = require('bravebot.questions')
+  wait(function()
+    if #q.pending > 0 then
+      local float = question_floats()[1]
+      local allow
+      for _, l in ipairs(float and float_lines(float) or {}) do
+        allow = allow or l:match('^  (%d)  Run it once')
+      end
+      vim.cmd('Bravebot answer')
+      press((allow or '') .. '<CR>')
+    end
+    return stop ~= nil and ws.turn_ended()
+  end, 'the turn to end')
+  local chat = require('bravebot.chat')
+  -- A long argument (an edit's whole text) is summarised by its size, not drawn.
+  chat.on_update(ws.state(), { kind = 'toolCall', callId = 'c9', tool = 'write_file', why = 'write it',
+    routing = { path = 'b.txt', content = string.rep('x = [1] * 2\n', 50) } })
+  local cbuf = chat.buf(ws.state())
+  local lines = vim.api.nvim_buf_get_lines(cbuf, 0, -1, false)
+  local text = table.concat(lines, '\n')
+  local function row_of(s)
+    for i, l in ipairs(lines) do
+      if l == s then
+        return i - 1
+      end
+    end
+    error('no line is exactly ' .. s .. ':\n' .. text)
+  end
+  -- In the buffer: the person's prompt, the command and the output, each byte for byte.
+  local literal = {
+    row_of('> look for s[mid] in *.txt'),
+    row_of('▸ run: find [mid] in *.txt'),
+    row_of('    command: ' .. command),
+    row_of('│ average([1, 2, 3]) is *not* `2`'),
+    row_of('    path: b.txt'),
+    row_of('    content: (51 lines, 600 bytes: too long to draw here)'),
+  }
+  row_of('│ 1:smid')
+  assert(not text:find('x = [1] * 2', 1, true), 'the long argument is not drawn: ' .. text)
+  -- No markdown conceal touches those lines, while the prose keeps its markdown.
+  local concealed = concealed_rows(cbuf)
+  for _, r in ipairs(literal) do
+    assert(not concealed[r], 'a markdown conceal touches line ' .. (r + 1) .. ': ' .. lines[r + 1])
+  end
+  assert(concealed[row_of('Found it in [the file](a.txt), **here**.')], 'the prose is drawn as markdown')
+  -- And on the screen, with the cursor in the prompt area.
+  vim.api.nvim_set_current_win(pwin)
+  local cwin = vim.fn.bufwinid(cbuf)
+  vim.api.nvim_win_set_height(cwin, 20)
+  vim.api.nvim_win_call(cwin, function() vim.cmd('normal! gg') end)
+  local screen = table.concat(screen_of(cwin), '\n')
+  for _, want in ipairs({ '> look for s[mid] in *.txt', '▸ run: find [mid] in *.txt', 'grep -n "s[mid]" *.txt;',
+    '│ average([1, 2, 3]) is *not* `2`' }) do
+    assert(screen:find(want, 1, true), 'the screen shows ' .. want .. ':\n' .. screen)
+  end
+  vim.api.nvim_win_call(cwin, function() vim.cmd('normal! Gzb') end)
+  screen = screen .. '\n' .. table.concat(screen_of(cwin), '\n')
+  assert(screen:find('\nFound it in the file, here.\n', 1, true), 'the prose is drawn as markdown:\n' .. screen)
+  assert(not screen:find('~~~~', 1, true), 'the fence lines are hidden:\n' .. screen)
   ws.stop()
 end)
 

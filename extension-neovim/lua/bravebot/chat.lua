@@ -191,15 +191,78 @@ local function is_empty(buf)
   return vim.api.nvim_buf_line_count(buf) == 1 and vim.api.nvim_buf_get_lines(buf, 0, 1, false)[1] == ''
 end
 
---- Append whole lines, each with an optional highlight group over the whole line.
+-- Only the agent's prose is markdown. Everything else (the person's prompts, tool calls and their
+-- arguments, results, a run's output, untrusted text, the plugin's notes) is drawn inside a fenced
+-- block of tildes, where no markdown applies: brackets, asterisks and backticks stay on the screen
+-- byte for byte, and the fence lines themselves are concealed whole (Neovim 0.11's markdown
+-- `conceal_lines`). One fence spans every literal line between two stretches of prose.
+
+--- How many tildes a line holds if it could close a tilde fence (0 when it could not). Lines of
+--- untrusted text start with the margin and never can: only the person's and the plugin's own
+--- lines are ever measured here.
+local function closer_length(line)
+  local run = line:match('^ ? ? ?(~~~+)%s*$')
+  return run and #run or 0
+end
+
+--- The fence the agent's prose left open (its character repeated to its length), if any: our own
+--- fence would otherwise close it and leave the literal lines as markdown.
+local function open_prose_fence(lines)
+  local open
+  for _, l in ipairs(lines) do
+    local run = l:match('^ ? ? ?(```+)') or l:match('^ ? ? ?(~~~+)')
+    if run then
+      local rest = l:sub(#l:match('^ *') + #run + 1)
+      if not open then
+        if run:sub(1, 1) == '~' or not rest:find('`', 1, true) then
+          open = run
+        end
+      elseif run:sub(1, 1) == open:sub(1, 1) and #run >= #open and rest:match('^%s*$') then
+        open = nil
+      end
+    end
+  end
+  return open
+end
+
+--- Append whole literal lines (inside the fence), each with an optional highlight group over the
+--- whole line.
 local function append(c, lines, hl)
   local buf = c.buf
-  local start = is_empty(buf) and 0 or vim.api.nvim_buf_line_count(buf)
-  set_lines(buf, is_empty(buf) and 0 or -1, -1, lines)
+  local longest = 0
+  for _, l in ipairs(lines) do
+    longest = math.max(longest, closer_length(l))
+  end
+  local head = {}
+  if c.fence and longest >= #c.fence then
+    -- A line would close the open fence: close it here and open a longer one.
+    table.insert(head, c.fence)
+    c.fence = nil
+  end
+  if not c.fence then
+    local prose_from = c.prose_from or 0
+    local open = open_prose_fence(vim.api.nvim_buf_get_lines(buf, prose_from, -1, false))
+    if open then
+      table.insert(head, open)
+    end
+    c.fence = string.rep('~', math.max(4, longest + 1))
+    table.insert(head, c.fence)
+  end
+  local start = (is_empty(buf) and 0 or vim.api.nvim_buf_line_count(buf)) + #head
+  set_lines(buf, is_empty(buf) and 0 or -1, -1, vim.list_extend(head, lines))
   if hl then
     for i = 0, #lines - 1 do
       vim.api.nvim_buf_set_extmark(buf, M.ns, start + i, 0, { line_hl_group = hl, end_col = #lines[i + 1] })
     end
+  end
+end
+
+--- The literal fence closes where the agent's prose starts again.
+local function end_literal(c)
+  if c.fence then
+    set_lines(c.buf, -1, -1, { c.fence })
+    c.fence = nil
+    c.prose_from = vim.api.nvim_buf_line_count(c.buf)
   end
 end
 
@@ -257,8 +320,13 @@ end
 local function append_text(c, delta)
   local buf = c.buf
   local parts = vim.split(delta, '\n', { plain = true })
+  end_literal(c)
   if c.last ~= 'agentText' then
-    append(c, { '' }, nil)
+    if is_empty(buf) then
+      c.prose_from = 0
+    else
+      set_lines(buf, -1, -1, { '' })
+    end
   end
   local n = vim.api.nvim_buf_line_count(buf)
   local last = vim.api.nvim_buf_get_lines(buf, n - 1, n, false)[1] or ''
@@ -385,21 +453,37 @@ local function count_of(n, word)
   return one_line(n) .. ' ' .. word .. (n == 1 and '' or 's')
 end
 
---- A tool call's arguments (what the server calls routing: the call's arguments but `why`), as
---- `name=value` pairs in name order.
-local function routing_text(routing)
+--- An argument longer than this many lines, or bytes, is summarised in the chat rather than drawn.
+M.ARG_LINES = 6
+M.ARG_BYTES = 400
+
+--- A tool call's arguments (the server's `routing`: the call's arguments but `why`), one name a
+--- line in name order under the call, each value byte for byte (a string as it is, every line of
+--- it; anything else as JSON); a long one (an edit's whole text) is summarised by its size.
+function M.argument_lines(routing, indent)
+  if routing == nil or routing == vim.NIL then
+    return {}
+  end
   if type(routing) ~= 'table' then
-    return one_line(routing)
+    routing = { arguments = routing }
   end
   local names = vim.tbl_keys(routing)
-  table.sort(names)
-  local parts = {}
+  table.sort(names, function(x, y) return tostring(x) < tostring(y) end)
+  local out = {}
   for _, n in ipairs(names) do
     local v = routing[n]
     local shown = type(v) == 'string' and v or vim.json.encode(v)
-    table.insert(parts, tostring(n) .. '=' .. one_line(shown))
+    local lines = vim.split(shown, '\n', { plain = true })
+    local head = indent .. '    ' .. tostring(n) .. ': '
+    if #lines > M.ARG_LINES or #shown > M.ARG_BYTES then
+      table.insert(out, head .. string.format('(%s, %s: too long to draw here)', count_of(#lines, 'line'), count_of(#shown, 'byte')))
+    else
+      for i, l in ipairs(lines) do
+        table.insert(out, (i == 1 and head or (indent .. '      ')) .. l)
+      end
+    end
   end
-  return table.concat(parts, ', ')
+  return out
 end
 
 --- A label in plain words: `(U,priv)` is untrusted and private.
@@ -546,11 +630,9 @@ function M.on_update(state, update, session_id)
     -- A delegate's call is indented under it, four columns a level (DELEG-60).
     local indent = string.rep('    ', M.call_depth(update.callId))
     local line = indent .. '▸ ' .. one_line(update.tool) .. (why ~= '' and (': ' .. why) or '')
-    local routing = routing_text(update.routing)
-    if routing ~= '' then
-      line = line .. ' (' .. routing .. ')'
-    end
-    append(c, { line }, 'BravebotTool')
+    local lines = { line }
+    vim.list_extend(lines, M.argument_lines(update.routing, indent))
+    append(c, lines, 'BravebotTool')
   elseif kind == 'toolResult' then
     local lines = {}
     local indent = string.rep('    ', M.call_depth(update.callId))
@@ -692,7 +774,7 @@ function M.resumed(state, old_session_id, result)
   local c = chat_for(state)
   set_lines(c.buf, 0, -1, { '' })
   vim.api.nvim_buf_clear_namespace(c.buf, M.ns, 0, -1)
-  c.last, c.refs = nil, nil
+  c.last, c.refs, c.fence, c.prose_from = nil, nil, nil, 0
   c.title = result.title ~= vim.NIL and result.title or nil
   swap(state, old_session_id)
   M.note(state, string.format('resumed session %s: %s (mode %s, in %s)', one_line(result.sessionId),
