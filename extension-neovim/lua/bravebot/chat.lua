@@ -15,6 +15,9 @@ vim.api.nvim_set_hl(0, 'BravebotTool', { default = true, link = 'Comment' })
 vim.api.nvim_set_hl(0, 'BravebotPrompt', { default = true, link = 'Title' })
 vim.api.nvim_set_hl(0, 'BravebotError', { default = true, link = 'DiagnosticError' })
 vim.api.nvim_set_hl(0, 'BravebotThinking', { default = true, link = 'DiagnosticInfo' })
+-- A call the person or a gate refused: neither done nor failed.
+vim.api.nvim_set_hl(0, 'BravebotRefused', { default = true, link = 'WarningMsg' })
+vim.api.nvim_set_hl(0, 'BravebotDone', { default = true, link = 'DiagnosticOk' })
 
 ---@class bravebot.Chat
 ---@field buf integer
@@ -581,7 +584,7 @@ M.FIELDS = {
   remark = { 'text' },
   heldBack = { 'path', 'verdict', 'verdictText' },
   runOutput = { 'stream', 'text', 'bytes', 'trusted', 'label' },
-  check = { 'state', 'lines', 'completed', 'delegate' },
+  check = { 'state', 'lines', 'completed', 'delegate', 'verdict' },
   plan = { 'todos' },
   turnEnded = { 'stopReason' },
   delegate = { 'callId', 'number', 'delegateKind', 'depth', 'state', 'task', 'stopReason', 'report', 'trusted', 'label' },
@@ -600,6 +603,22 @@ function M.call_depth(call_id)
   end
   return depth
 end
+
+--- A tool result's status as a mark, a word and a highlight: a tool that ran and failed (a run's
+--- non-zero exit), or could not run, reads as an error; a refused one as refused.
+local RESULTS = {
+  ok = { mark = '↳', word = 'done', hl = 'BravebotDone' },
+  refused = { mark = '⊘', word = 'refused', hl = 'BravebotRefused' },
+  failed = { mark = '✗', word = 'failed', hl = 'BravebotError' },
+  error = { mark = '✗', word = 'could not run', hl = 'BravebotError' },
+}
+
+--- A check's verdict in one word, and its highlight; one this plugin does not know is shown as sent.
+local VERDICTS = {
+  safe = { 'safe', 'BravebotDone' },
+  unsafe = { 'unsafe', 'BravebotError' },
+  inconclusive = { 'inconclusive', 'BravebotRefused' },
+}
 
 --- A delegate's state in words; the wire word is kept for one this plugin does not know.
 local DELEGATE_STATES = { running = 'running', waiting = 'waiting on you', done = 'done', failed = 'failed',
@@ -634,14 +653,15 @@ function M.on_update(state, update, session_id)
     vim.list_extend(lines, M.argument_lines(update.routing, indent))
     append(c, lines, 'BravebotTool')
   elseif kind == 'toolResult' then
+    -- The outcome in a word with a mark of its own, so a refused call never looks done (NVIM-77);
+    -- a status this plugin does not know is shown as sent.
+    local outcome = RESULTS[update.status] or { mark = '↳', word = one_line(update.status), hl = 'BravebotTool' }
     local lines = {}
     local indent = string.rep('    ', M.call_depth(update.callId))
     for i, l in ipairs(vim.split(update.summary or '', '\n', { plain = true })) do
-      lines[i] = indent .. (i == 1 and ('  ↳ ' .. one_line(update.status) .. ': ') or '    ') .. l
+      lines[i] = indent .. (i == 1 and ('  ' .. outcome.mark .. ' ' .. outcome.word .. ': ') or '    ') .. l
     end
-    -- A tool that ran and failed (a run's non-zero exit), or could not run, reads as an error.
-    local failed = update.status == 'failed' or update.status == 'error'
-    append(c, lines, failed and 'BravebotError' or 'BravebotTool')
+    append(c, lines, outcome.hl)
   elseif kind == 'runOutput' then
     -- What a run printed on one stream: the first RUN_LINES lines inside the margin, then how
     -- many more there were.
@@ -682,6 +702,13 @@ function M.on_update(state, update, session_id)
       (update.verdictText ~= nil and update.verdictText ~= '') and update.verdictText or '(none given)')
   elseif kind == 'check' then
     local s = 'check ' .. one_line(update.state)
+    local hl = 'BravebotTool'
+    if update.verdict ~= nil then
+      -- The outcome in one word (PROTO-12), first, where the eye lands.
+      local v = VERDICTS[update.verdict] or { one_line(update.verdict), 'BravebotTool' }
+      s = 'check ended: ' .. v[1]
+      hl = v[2]
+    end
     if update.lines ~= nil then
       s = s .. ' (' .. count_of(update.lines, 'line') .. ')'
     end
@@ -694,7 +721,7 @@ function M.on_update(state, update, session_id)
       s = s .. ', delegate ' .. one_line(update.delegate)
       indent = string.rep('    ', (c.delegate_depths or {})[update.delegate] or 1)
     end
-    append(c, { indent .. '  · ' .. s }, 'BravebotTool')
+    append(c, { indent .. '  · ' .. s }, hl)
   elseif kind == 'plan' then
     local lines = { 'Plan:' }
     for _, t in ipairs(update.todos or {}) do
