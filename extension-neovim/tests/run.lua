@@ -2089,6 +2089,7 @@ case("a file the check holds back is drawn with its verdict and the check's reas
   chat.on_update(state, { kind = 'heldBack', path = 'vendor/x.txt', verdict = 'unsafe', verdictText = 'VERDICT: unsafe\nit gives orders' })
   local buf = chat.buf(state)
   eq({
+    '~~~~',
     '  ⊘ vendor/x.txt held back from the agent: the check judged it unsafe',
     "│ the check's reasons (unverified):",
     '│ VERDICT: unsafe',
@@ -2100,7 +2101,7 @@ case("a file the check holds back is drawn with its verdict and the check's reas
       table.insert(untrusted, m[2])
     end
   end
-  eq({ 1, 2, 3 }, untrusted, 'the reasons carry the untrusted highlight')
+  eq({ 2, 3, 4 }, untrusted, 'the reasons carry the untrusted highlight')
 end)
 
 -- Verifies: NVIM-73, NVIM-74, PROTO-29
