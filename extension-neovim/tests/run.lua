@@ -1325,8 +1325,11 @@ case('the chat has a prompt area with history, a spinner while it waits and mark
   local first = chat.thinking_text(ws.state()) or ''
   assert(vim.tbl_contains(chat.SPINNER, vim.fn.strcharpart(first, 0, 1)) and vim.fn.strcharpart(first, 1):find('^ thinking, %d+s'), first)
   wait(function() return (chat.thinking_text(ws.state()) or first) ~= first end, 'the spinner to turn')
+  -- The spinner is in the chat's winbar too, on the screen however full the chat is.
+  assert(vim.wo[cwin].winbar:find(' thinking, %d+s'), vim.wo[cwin].winbar)
   vim.cmd('Bravebot cancel')
   wait(function() return chat.thinking_text(ws.state()) == nil end, 'the thinking line to go')
+  assert(not vim.wo[cwin].winbar:find('thinking', 1, true), vim.wo[cwin].winbar)
   -- Untrusted lines longer than the window are cut, so every screen line keeps the margin.
   local long = string.rep('word ', 60)
   chat.append_untrusted(ws.state(), nil, 'remark:', long)
@@ -1339,6 +1342,24 @@ case('the chat has a prompt area with history, a spinner while it waits and mark
     end
   end
   assert(margin > 1, 'the long line was cut into several margin lines')
+  -- Drawn while no window shows the chat, a long line still fits the split the chat opens in,
+  -- next to numbers, with every screen line inside the margin.
+  local config = require('bravebot.config')
+  config.options.chat_split = 'vertical'
+  vim.api.nvim_win_close(cwin, true)
+  vim.o.number = true
+  chat.append_untrusted(ws.state(), nil, 'remark:', string.rep('wide ', 60))
+  vim.cmd('Bravebot chat')
+  cwin = vim.fn.bufwinid(cbuf)
+  vim.wo[cwin].number = true
+  local room = vim.api.nvim_win_get_width(cwin) - vim.fn.getwininfo(cwin)[1].textoff
+  for _, l in ipairs(vim.api.nvim_buf_get_lines(cbuf, 0, -1, false)) do
+    if l:find('wide', 1, true) then
+      assert(vim.fn.strdisplaywidth(l) <= room, 'a margin line fits the split: ' .. l .. ' in ' .. room)
+    end
+  end
+  vim.o.number = false
+  config.options.chat_split = 'horizontal'
   ws.stop()
   -- Every default key is in :help, and keymaps = false leaves them all unmapped.
   local doc = read(plugin .. '/doc/bravebot.txt')

@@ -136,9 +136,11 @@ function M.winbar_text(c)
   return 'bravebot: session ' .. tostring(sid or '-')
 end
 
---- The winbar, cut at the right edge when the window is narrow, so its start stays readable.
+--- The winbar, cut at the right edge when the window is narrow, so its start stays readable; while
+--- a turn runs the spinner comes first, so a narrow window cuts the session's name, not it.
 function M.set_winbar(win, c)
-  vim.wo[win].winbar = '%#BravebotPrompt#' .. M.winbar_text(c):gsub('%%', '%%%%') .. '%*%<'
+  local spinner = c.thinking and ('%#BravebotThinking#' .. c.thinking:gsub('%%', '%%%%') .. '%* ') or ''
+  vim.wo[win].winbar = spinner .. '%#BravebotPrompt#' .. M.winbar_text(c):gsub('%%', '%%%%') .. '%*%<'
 end
 
 --- Windows showing the old session's chat show the state's current one.
@@ -270,10 +272,26 @@ local function end_literal(c)
 end
 
 --- The width untrusted lines are cut to, so a long one wraps onto lines that keep the margin.
+--- Where no window shows the chat yet, the width the split `M.open` makes will have; columns the
+--- window spends on signs or numbers (its `textoff`) are not the text's.
 local function margin_width(buf)
   local win = vim.fn.bufwinid(buf)
-  local width = win ~= -1 and vim.api.nvim_win_get_width(win) or 80
-  return math.max(20, width - 2 - vim.fn.strdisplaywidth(M.MARGIN))
+  local width
+  if win ~= -1 then
+    local info = vim.fn.getwininfo(win)[1]
+    width = vim.api.nvim_win_get_width(win) - (info and info.textoff or 0)
+  else
+    width = require('bravebot.config').options.chat_split ~= 'horizontal' and math.floor((vim.o.columns - 1) / 2)
+      or vim.o.columns
+    -- The columns a new window takes for numbers and signs, as the global options say.
+    if vim.o.number or vim.o.relativenumber then
+      width = width - math.max(vim.o.numberwidth, 4)
+    end
+    if vim.o.signcolumn:match('^yes') then
+      width = width - 2
+    end
+  end
+  return math.max(20, width - 1 - vim.fn.strdisplaywidth(M.MARGIN))
 end
 
 --- `line` cut into pieces of at most `width` display cells, each to be drawn after the margin.
@@ -392,21 +410,31 @@ local function draw_thinking(c)
     return
   end
   vim.api.nvim_buf_clear_namespace(c.buf, M.thinking_ns, 0, -1)
-  if not c.started then
-    return
+  local before = c.thinking
+  c.thinking = nil
+  if c.started then
+    local frame = M.SPINNER[(c.frame or 0) % #M.SPINNER + 1]
+    -- While a question of this session waits, the turn waits for the person, not the model.
+    local asking = false
+    for _, e in ipairs(require('bravebot.questions').pending) do
+      asking = asking or (c.session_id ~= nil and e.session_id == c.session_id)
+    end
+    c.thinking = asking and string.format('%s waiting for your answer, %ds (:Bravebot answer)', frame, elapsed(c))
+      or string.format('%s thinking, %ds (:Bravebot cancel stops it)', frame, elapsed(c))
+    -- Under the last line, where it reads as the next thing to come, when there is room...
+    vim.api.nvim_buf_set_extmark(c.buf, M.thinking_ns, vim.api.nvim_buf_line_count(c.buf) - 1, 0, {
+      virt_lines = { { { c.thinking, 'BravebotThinking' } } },
+    })
   end
-  local last = vim.api.nvim_buf_line_count(c.buf) - 1
-  local frame = M.SPINNER[(c.frame or 0) % #M.SPINNER + 1]
-  -- While a question of this session waits, the turn waits for the person, not the model.
-  local asking = false
-  for _, e in ipairs(require('bravebot.questions').pending) do
-    asking = asking or (c.session_id ~= nil and e.session_id == c.session_id)
+  -- ...and in the chat window's winbar, which stays on the screen when the chat is full and that
+  -- line is below the window's last row.
+  if c.thinking ~= before then
+    for _, win in ipairs(vim.fn.win_findbuf(c.buf)) do
+      if vim.wo[win].winbar ~= '' then
+        M.set_winbar(win, c)
+      end
+    end
   end
-  local text = asking and string.format('%s waiting for your answer, %ds (:Bravebot answer)', frame, elapsed(c))
-    or string.format('%s thinking, %ds (:Bravebot cancel stops it)', frame, elapsed(c))
-  vim.api.nvim_buf_set_extmark(c.buf, M.thinking_ns, last, 0, {
-    virt_lines = { { { text, 'BravebotThinking' } } },
-  })
 end
 
 --- The "thinking" line under the chat while a turn runs, with the seconds it has taken.
@@ -431,13 +459,7 @@ end
 
 --- The thinking line's text, or nil when no turn runs (for tests and the statusline).
 function M.thinking_text(state, session_id)
-  local c = chat_for(state, session_id)
-  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(c.buf, M.thinking_ns, 0, -1, { details = true })) do
-    local vl = m[4].virt_lines
-    if vl and vl[1] then
-      return vl[1][1][1]
-    end
-  end
+  return chat_for(state, session_id).thinking
 end
 
 local function one_line(s)
