@@ -60,7 +60,7 @@ wait_for 'turn ended'
 capture prompt-answered
 
 keys Escape 'i' 'Fix add in @calc.py' C-s
-wait_for 'question (edit)'
+wait_for 'a question waits (edit a file'
 capture edit-announced
 keys Escape ':Bravebot answer' Enter
 wait_for 'hunk 1/1'

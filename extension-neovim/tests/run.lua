@@ -690,7 +690,8 @@ end)
 case('a question never takes focus from typing and approving takes a number and <CR>', function()
   local ws = workspace({ ['notes.txt'] = 'first\n' }, {
     planner = {
-      { tool = 'run', id = 'call_run', args = { command = 'touch made.txt', why = 'make a file' } },
+      -- An echo makes the question longer than an 80-column command line.
+      { tool = 'run', id = 'call_run', args = { command = 'touch made.txt; echo ' .. string.rep('and a long sentence ', 5), why = 'make a file' } },
       { text = 'done' },
     },
   })
@@ -710,7 +711,13 @@ case('a question never takes focus from typing and approving takes a number and 
   wait(function() return (require('bravebot.chat').thinking_text(ws.state()) or ''):find('waiting for your answer', 1, true) ~= nil end,
     'the thinking line to say the turn waits for the person')
   local announced = table.concat(notes, '\n')
-  assert(announced:find('bravebot asks (run)', 1, true) and announced:find(':Bravebot answer', 1, true), announced)
+  assert(announced:find('bravebot asks (run a command)', 1, true) and announced:find(':Bravebot answer', 1, true), announced)
+  -- However long the question, its message fits the command line: no "Press ENTER".
+  for _, n in ipairs(notes) do
+    if n:find('bravebot asks', 1, true) then
+      assert(vim.fn.strdisplaywidth(n) <= vim.v.echospace, 'the announcement fits ' .. vim.v.echospace .. ' columns: ' .. n)
+    end
+  end
   -- Coming to the question: <CR> alone confirms the marked choice, which starts on reject, so
   -- approving takes the number first.
   vim.cmd('Bravebot answer')
@@ -1066,10 +1073,10 @@ case('a question names the delegate that asks from asker alone, and a why that l
   eq(nil, recorded[1].asker, 'the turn\'s question carries no asker')
   eq({ number = 1, kind = 'reader' }, recorded[2].asker, 'the delegate\'s question carries its asker')
   -- The chat's line announcing each question says who asks the same way.
-  local notes_of = vim.tbl_filter(function(l) return l:find('question (trustRead', 1, true) ~= nil end, ws.chat_lines())
+  local notes_of = vim.tbl_filter(function(l) return l:find('a question waits (read a file', 1, true) ~= nil end, ws.chat_lines())
   eq(2, #notes_of, table.concat(ws.chat_lines(), '\n'))
-  assert(notes_of[1]:find('question (trustRead): ', 1, true), notes_of[1])
-  assert(notes_of[2]:find('question (trustRead, asked by delegate 1 (reader)): ', 1, true), notes_of[2])
+  assert(notes_of[1]:find('a question waits (read a file): ', 1, true), notes_of[1])
+  assert(notes_of[2]:find('a question waits (read a file, asked by delegate 1 (reader)): ', 1, true), notes_of[2])
   ws.stop()
 end)
 

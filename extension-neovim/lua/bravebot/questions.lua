@@ -75,7 +75,36 @@ function M.key_text(lhs)
     :gsub('<[Ll]eader>', function() return shown(leader) end))
 end
 
---- Put `entry` on the waiting list and tell the person, without moving the cursor.
+--- What each kind of question asks, in words; a kind this plugin does not know is named as sent.
+M.KIND_WORDS = {
+  run = 'run a command',
+  edit = 'edit a file',
+  write = 'write a file',
+  fetch = 'fetch from the network',
+  lspStart = 'start a language server',
+  readOutput = "read a program's output",
+  vetContent = 'read content nobody vouched for',
+  trustRead = 'read a file',
+  delegate = 'start a delegate',
+  askUser = 'the agent asks you',
+  mcpTools = "offer an MCP server's tools",
+}
+
+--- `text` cut to `width` display cells, an ellipsis marking the cut.
+local function fit(text, width)
+  if vim.fn.strdisplaywidth(text) <= width then
+    return text
+  end
+  local n = vim.fn.strchars(text)
+  while n > 0 and vim.fn.strdisplaywidth(vim.fn.strcharpart(text, 0, n)) > width - 1 do
+    n = n - 1
+  end
+  return vim.fn.strcharpart(text, 0, n) .. '…'
+end
+M.fit = fit
+
+--- Put `entry` on the waiting list and tell the person, without moving the cursor: in the chat in
+--- full, and in one message short enough for the command line, so no "Press ENTER" interrupts.
 function M.announce(entry, ctx_session)
   entry.session_id = entry.session_id or ctx_session
   table.insert(M.pending, entry)
@@ -84,16 +113,21 @@ function M.announce(entry, ctx_session)
   if km.answer then
     how = how .. ' or ' .. M.key_text(km.answer)
   end
+  local what = M.KIND_WORDS[entry.kind] or tostring(entry.kind)
   -- Who asks, when a delegate does: from the question's `asker` only (NVIM-70).
   local by = entry.asker and (', asked by ' .. entry.asker) or ''
-  local text = string.format('bravebot asks (%s%s): %s. %s to answer.', entry.kind, by, (entry.title:gsub('[\r\n]+', ' ')), how)
+  local title = (entry.title:gsub('[\r\n]+', ' '))
   local client = require('bravebot.client')
   local state = entry.session_id and client.by_session[entry.session_id]
   if state then
-    chat.note_to(state, entry.session_id, string.format('question (%s%s): %s; %s to answer', entry.kind, by,
-      (entry.title:gsub('[\r\n]+', ' ')), how))
+    chat.note_to(state, entry.session_id, string.format('a question waits (%s%s): %s', what, by, title))
+    chat.note_to(state, entry.session_id, '   ' .. how .. ' to answer it')
   end
-  vim.notify(text, vim.log.levels.WARN)
+  local head = string.format('bravebot asks (%s%s): ', what, by)
+  local tail = ' (' .. how .. ')'
+  local room = math.max(20, (vim.v.echospace > 0 and vim.v.echospace or vim.o.columns - 12) - 1)
+  local text = fit(head .. title, math.max(10, room - vim.fn.strdisplaywidth(tail))) .. tail
+  vim.notify(fit(text, room), vim.log.levels.WARN)
 end
 
 --- :Bravebot answer: move the cursor to the oldest waiting question.
