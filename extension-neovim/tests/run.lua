@@ -684,6 +684,22 @@ case('a model error is shown in the chat with its reason and the setting to chan
   assert(text:find('http://127.0.0.1:9/v1', 1, true), text)
   assert(text:find('│ reason:', 1, true), text)
   ws.stop()
+  -- An endpoint the environment sets: the advice is about the environment, not setup().
+  ws = workspace({}, { planner = {} })
+  vim.env.BRAVEBOT_MODEL_URL = 'http://127.0.0.1:9/v1'
+  stop = nil
+  local ok, err = pcall(function()
+    require('bravebot.client').prompt('anyone?', nil, function(r) stop = r end)
+    wait(function() return stop ~= nil end, 'the turn to end')
+    wait(function() return chat_text(ws):find('set by', 1, true) ~= nil end, 'the error in the chat')
+  end)
+  vim.env.BRAVEBOT_MODEL_URL = nil
+  assert(ok, err)
+  text = chat_text(ws)
+  assert(text:find('set by BRAVEBOT_MODEL_URL in the environment', 1, true), text)
+  assert(text:find('unset BRAVEBOT_MODEL_URL', 1, true), text)
+  assert(not text:find('set model.baseUrl', 1, true), 'no advice the environment would override: ' .. text)
+  ws.stop()
 end)
 
 -- Verifies: NVIM-11
