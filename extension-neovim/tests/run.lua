@@ -520,6 +520,25 @@ case('a check line says its verdict in one word, and a refused call is drawn unl
   assert(not table.concat(lines, '\n'):find('also sent', 1, true))
 end)
 
+-- Verifies: NVIM-21
+case(':e! in the chat keeps the transcript and its highlights', function()
+  local chat = require('bravebot.chat')
+  local state = { root = tmp .. '/chat-reload' }
+  chat.on_update(state, { kind = 'agentText', delta = 'Some *prose*.' })
+  chat.on_update(state, { kind = 'toolResult', callId = 'c1', status = 'refused', summary = 'the person refused' })
+  local buf = chat.buf(state)
+  local before = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  local marks = #vim.api.nvim_buf_get_extmarks(buf, chat.ns, 0, -1, {})
+  vim.api.nvim_set_current_buf(buf)
+  vim.cmd('edit!')
+  eq(before, vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'the transcript after :e!')
+  eq(marks, #vim.api.nvim_buf_get_extmarks(buf, chat.ns, 0, -1, {}), 'its highlights')
+  eq(false, vim.bo[buf].modifiable, 'still read-only')
+  -- And it goes on.
+  chat.on_update(state, { kind = 'agentText', delta = 'More.' })
+  eq('More.', vim.api.nvim_buf_get_lines(buf, -2, -1, false)[1], 'new text lands after it')
+end)
+
 -- Verifies: NVIM-7, NVIM-21
 case(':Bravebot subcommands complete and reach the session', function()
   local ws = workspace({ ['a.txt'] = 'a\n', sub = nil }, { planner = {} })

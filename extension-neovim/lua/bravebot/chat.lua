@@ -25,6 +25,8 @@ vim.api.nvim_set_hl(0, 'BravebotDone', { default = true, link = 'DiagnosticOk' }
 ---@field timer? uv.uv_timer_t the thinking line's clock
 ---@field started? integer when the running turn began (ms)
 
+local draw_thinking
+
 ---@type table<string, bravebot.Chat> by session id (or root, for a state without a session)
 M.chats = {}
 ---@type table<string, integer> how many chat buffers each root has had
@@ -59,6 +61,38 @@ local function chat_for(state, session_id)
   vim.bo[buf].modifiable = false
   c = { buf = buf, last = nil, session_id = session_id or state.session_id }
   M.chats[k] = c
+  -- The chat has no file to read back: `:e!` would empty it for good. What it holds is kept as
+  -- the buffer unloads and put back when Neovim would read it (NVIM-21).
+  vim.api.nvim_create_autocmd('BufUnload', {
+    buffer = buf,
+    callback = function()
+      c.kept = {
+        lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false),
+        marks = vim.api.nvim_buf_get_extmarks(buf, M.ns, 0, -1, { details = true }),
+      }
+    end,
+  })
+  vim.api.nvim_create_autocmd('BufReadCmd', {
+    buffer = buf,
+    callback = function()
+      local kept = c.kept
+      c.kept = nil
+      if not kept then
+        return
+      end
+      vim.bo[buf].modifiable = true
+      vim.api.nvim_buf_set_lines(buf, 0, -1, false, kept.lines)
+      vim.bo[buf].modifiable = false
+      vim.bo[buf].modified = false
+      vim.api.nvim_buf_clear_namespace(buf, M.ns, 0, -1)
+      for _, m in ipairs(kept.marks) do
+        pcall(vim.api.nvim_buf_set_extmark, buf, M.ns, m[2], m[3], { line_hl_group = m[4].line_hl_group, end_col = m[4].end_col })
+      end
+      vim.bo[buf].filetype = 'markdown'
+      pcall(vim.treesitter.start, buf, 'markdown')
+      draw_thinking(c)
+    end,
+  })
   local show_key = (require('bravebot.config').options.keymaps or {}).show
   if show_key then
     vim.keymap.set('n', show_key, function()
@@ -405,7 +439,7 @@ local function elapsed(c)
   return math.floor((vim.uv.now() - (c.started or vim.uv.now())) / 1000)
 end
 
-local function draw_thinking(c)
+function draw_thinking(c)
   if not vim.api.nvim_buf_is_valid(c.buf) then
     return
   end
