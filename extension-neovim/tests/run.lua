@@ -133,6 +133,44 @@ local function tool_result(ws, call_id)
   return result
 end
 
+--- The rows of `buf` (0-based) that any markdown conceal of treesitter's highlights touches.
+local function concealed_rows(buf)
+  local rows = {}
+  local parser = vim.treesitter.get_parser(buf, 'markdown')
+  parser:parse(true)
+  parser:for_each_tree(function(tree, ltree)
+    local query = vim.treesitter.query.get(ltree:lang(), 'highlights')
+    if not query then
+      return
+    end
+    for id, node, metadata in query:iter_captures(tree:root(), buf, 0, -1) do
+      local m = metadata[id] or {}
+      if m.conceal ~= nil or metadata.conceal ~= nil or m.conceal_lines ~= nil or metadata.conceal_lines ~= nil then
+        local r1, _, r2, c2 = node:range()
+        for r = r1, (c2 == 0 and r2 > r1) and r2 - 1 or r2 do
+          rows[r] = true
+        end
+      end
+    end
+  end)
+  return rows
+end
+
+--- What the screen shows of window `win`, a string a screen row.
+local function screen_of(win)
+  vim.cmd('redraw!')
+  local pos = vim.fn.win_screenpos(win)
+  local out = {}
+  for r = pos[1], pos[1] + vim.api.nvim_win_get_height(win) - 1 do
+    local cells = {}
+    for col = pos[2], pos[2] + vim.api.nvim_win_get_width(win) - 1 do
+      table.insert(cells, vim.fn.screenstring(r, col))
+    end
+    table.insert(out, (table.concat(cells):gsub('%s+$', '')))
+  end
+  return out
+end
+
 local notes = {}
 vim.notify = function(msg)
   table.insert(notes, msg)
@@ -1442,12 +1480,26 @@ case("a new file's proposal is shown in its own buffer with the proposed text an
   local snap = proposal_snapshot(buf)
   eq({ '0: above bravebot: new file src/fresh.py, proposed (hunk 1/1); ,a accepts, ,r rejects', '0: hl BravebotAdd', '1: hl BravebotAdd' },
     snap, 'every line is an added one, under a header naming the keys')
+  -- Answered from the prompt area, the proposal takes the place of the file window, never of the
+  -- prompt area or the chat, with its header in view above line 1.
+  local file_win = vim.api.nvim_get_current_win()
+  local file_buf = vim.api.nvim_get_current_buf()
+  vim.cmd('Bravebot chat')
+  local pwin = vim.api.nvim_get_current_win()
+  assert(pwin ~= file_win, 'the cursor is in the prompt area')
   vim.cmd('Bravebot answer')
   eq(buf, vim.api.nvim_get_current_buf(), ':Bravebot answer shows the proposal')
+  eq(file_win, vim.api.nvim_get_current_win(), 'in the file window')
+  eq(true, vim.api.nvim_win_is_valid(pwin) and vim.api.nvim_win_get_buf(pwin) ~= buf, 'the prompt area stays')
+  vim.api.nvim_win_set_height(file_win, 6)
+  local top = screen_of(file_win)[1]
+  assert(top:find('bravebot: new file src/fresh.py', 1, true), 'the header is on the screen: ' .. top)
   press(',a')
   wait(function() return stop ~= nil end, 'the turn to end')
   eq('def hello():\n    return 1\n', read(ws.dir .. '/src/fresh.py'), 'the accepted file is on disk')
   eq(false, vim.api.nvim_buf_is_valid(buf), 'the proposal buffer is gone')
+  eq(true, vim.api.nvim_win_is_valid(pwin), 'accepting leaves the prompt area open')
+  eq(file_buf, vim.api.nvim_win_get_buf(file_win), 'the file window shows what it showed before')
   ws.stop()
 end)
 
@@ -1714,44 +1766,6 @@ case("a run's output is drawn inside the margin with its stream, bounded, and a 
   eq('BravebotError', failed_hl, 'a failed run is drawn as an error')
   ws.stop()
 end)
-
---- The rows of `buf` (0-based) that any markdown conceal of treesitter's highlights touches.
-local function concealed_rows(buf)
-  local rows = {}
-  local parser = vim.treesitter.get_parser(buf, 'markdown')
-  parser:parse(true)
-  parser:for_each_tree(function(tree, ltree)
-    local query = vim.treesitter.query.get(ltree:lang(), 'highlights')
-    if not query then
-      return
-    end
-    for id, node, metadata in query:iter_captures(tree:root(), buf, 0, -1) do
-      local m = metadata[id] or {}
-      if m.conceal ~= nil or metadata.conceal ~= nil or m.conceal_lines ~= nil or metadata.conceal_lines ~= nil then
-        local r1, _, r2, c2 = node:range()
-        for r = r1, (c2 == 0 and r2 > r1) and r2 - 1 or r2 do
-          rows[r] = true
-        end
-      end
-    end
-  end)
-  return rows
-end
-
---- What the screen shows of window `win`, a string a screen row.
-local function screen_of(win)
-  vim.cmd('redraw!')
-  local pos = vim.fn.win_screenpos(win)
-  local out = {}
-  for r = pos[1], pos[1] + vim.api.nvim_win_get_height(win) - 1 do
-    local cells = {}
-    for col = pos[2], pos[2] + vim.api.nvim_win_get_width(win) - 1 do
-      table.insert(cells, vim.fn.screenstring(r, col))
-    end
-    table.insert(out, (table.concat(cells):gsub('%s+$', '')))
-  end
-  return out
-end
 
 -- Verifies: NVIM-75
 case('the chat draws a command, its arguments and its output byte for byte, and only the prose as markdown', function()

@@ -601,6 +601,16 @@ local function finish(p, answer)
   end
   M.proposals[buf] = nil
   if p.new_file and vim.api.nvim_buf_is_valid(buf) then
+    -- The windows that showed the proposal show again what they showed before (the prompt area
+    -- or a file window is never closed with it); one opened for it closes.
+    for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+      local before = (p.shown_in or {})[win]
+      if win ~= p.opened_win and before and vim.api.nvim_buf_is_valid(before) then
+        vim.api.nvim_win_set_buf(win, before)
+      elseif #vim.api.nvim_tabpage_list_wins(0) > 1 then
+        pcall(vim.api.nvim_win_close, win, true)
+      end
+    end
     vim.api.nvim_buf_delete(buf, { force = true })
   end
   answer()
@@ -807,28 +817,67 @@ local function target_buffer(subject)
   return buf
 end
 
---- Show a proposal's buffer (its window if it has one, else the current window) at the first
---- hunk still undecided.
+--- Whether `win` shows a file a proposal may take the place of: not a float, not the chat, the
+--- prompt area or another of the plugin's own buffers (all named `bravebot://` by the plugin).
+local function file_window(win)
+  if vim.api.nvim_win_get_config(win).relative ~= '' then
+    return false
+  end
+  local name = vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(win))
+  return not vim.startswith(name, 'bravebot://')
+end
+
+--- The window a proposal is shown in: its own if it has one; else the current window, the
+--- previous one or any other of the tab when it shows a file; else a new one above the chat.
+local function proposal_window(buf)
+  local win = vim.fn.bufwinid(buf)
+  if win ~= -1 then
+    return win
+  end
+  local candidates = { vim.api.nvim_get_current_win(), vim.fn.win_getid(vim.fn.winnr('#')) }
+  vim.list_extend(candidates, vim.api.nvim_tabpage_list_wins(0))
+  for _, w in ipairs(candidates) do
+    if w ~= 0 and vim.api.nvim_win_is_valid(w) and file_window(w) then
+      return w
+    end
+  end
+  local anchor = vim.api.nvim_get_current_win()
+  for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if vim.api.nvim_win_get_config(w).relative == '' then
+      anchor = w
+      break
+    end
+  end
+  return vim.api.nvim_open_win(buf, false, { split = 'above', win = anchor }), true
+end
+
+--- Show a proposal's buffer in a window that shows a file (never the chat or the prompt area) at
+--- the first hunk still undecided; a new file's from its first line with the header above it in
+--- view. The window's buffer before is kept, to be put back once the proposal is answered.
 function M.focus_proposal(buf)
   local p = M.proposals[buf]
   if not p then
     return
   end
   vim.cmd('stopinsert')
-  local win = vim.fn.bufwinid(buf)
-  if win ~= -1 then
-    vim.api.nvim_set_current_win(win)
-  else
-    if vim.api.nvim_win_get_config(0).relative ~= '' then
-      vim.cmd('wincmd p')
-    end
-    vim.api.nvim_win_set_buf(0, buf)
+  local win, opened = proposal_window(buf)
+  if opened then
+    p.opened_win = win
+  elseif vim.api.nvim_win_get_buf(win) ~= buf then
+    p.shown_in = p.shown_in or {}
+    p.shown_in[win] = vim.api.nvim_win_get_buf(win)
+    vim.api.nvim_win_set_buf(win, buf)
   end
+  vim.api.nvim_set_current_win(win)
   for i, h in ipairs(p.hunks) do
     if p.verdicts[i] == nil then
       pcall(vim.api.nvim_win_set_cursor, 0, { math.min(h.oldStart + 1, vim.api.nvim_buf_line_count(buf)), 0 })
       break
     end
+  end
+  if p.new_file then
+    -- The header is a virtual line above line 1: in view only with the window's top filled.
+    vim.fn.winrestview({ topline = 1, topfill = 1 })
   end
 end
 
