@@ -5,6 +5,9 @@ local M = {}
 
 M.ns = vim.api.nvim_create_namespace('bravebot_chat')
 M.thinking_ns = vim.api.nvim_create_namespace('bravebot_thinking')
+--- Marks spanning the lines each update drew, holding the update as the server sent it: the exact
+--- form behind the plain words, one key (`keymaps.show`) away.
+M.detail_ns = vim.api.nvim_create_namespace('bravebot_detail')
 M.MARGIN = '│ '
 --- How many lines of a run's output the chat draws.
 M.RUN_LINES = 20
@@ -96,14 +99,18 @@ local function chat_for(state, session_id)
   local show_key = (require('bravebot.config').options.keymaps or {}).show
   if show_key then
     vim.keymap.set('n', show_key, function()
-      local ref = M.ref_at(buf, vim.api.nvim_win_get_cursor(0)[1])
+      local row = vim.api.nvim_win_get_cursor(0)[1]
+      local ref = M.ref_at(buf, row)
+      local exact = not ref and M.detail_at(c, row)
       if ref then
         require('bravebot.commands').show(ref, state, k)
+      elseif exact then
+        M.detail_float(exact)
       else
         -- Anywhere else the key does what it always does.
         vim.api.nvim_feedkeys(vim.keycode(show_key), 'n', false)
       end
-    end, { buffer = buf, desc = 'bravebot: show the quarantined bytes of this line' })
+    end, { buffer = buf, desc = 'bravebot: show the quarantined bytes of this line, or its exact form' })
   end
   return c
 end
@@ -545,20 +552,59 @@ function M.argument_lines(routing, indent)
   return out
 end
 
---- A label in plain words: `(U,priv)` is untrusted and private.
+--- A label in plain words: `(U,priv)` is untrusted and private, each word explained.
 function M.label_words(label)
   local trust, reach = tostring(label or ''):match('^%(([TU]),(%a+)%)$')
   if not trust then
     return 'label ' .. one_line(label)
   end
-  return string.format('%s: %s, %s', label,
+  return string.format('%s, %s',
     trust == 'T' and 'trusted (the person or the workspace vouched for it)' or 'untrusted (nobody vouched for it)',
     reach == 'pub' and 'public (it may leave this machine)' or 'private (it must not leave this machine)')
 end
 
+--- A label in two words: `(U,priv)` is "untrusted, private"; one this plugin does not know is
+--- shown as sent.
+function M.label_short(label)
+  local trust, reach = tostring(label or ''):match('^%(([TU]),(%a+)%)$')
+  if not trust then
+    return 'label ' .. one_line(label)
+  end
+  return (trust == 'T' and 'trusted' or 'untrusted') .. ', ' .. (reach == 'pub' and 'public' or 'private')
+end
+
+--- What each tool does, in words; a tool this plugin does not know (an MCP server's) is named as
+--- the server sent it. The exact name is one key away (`keymaps.show` on the line).
+M.TOOL_WORDS = {
+  ask_user = 'ask you',
+  edit_file = 'edit a file',
+  fetch_url = 'fetch a web page',
+  job_output = "read a background job's output",
+  list_files = 'list files',
+  load_skill = 'load a skill',
+  lsp = 'ask the language server',
+  read_file = 'read a file',
+  read_git = 'read from git',
+  read_output = "read a program's output",
+  run = 'run a command',
+  schedule_next = 'schedule the next tick',
+  search = 'search the files',
+  spawn_agent = 'start a delegate',
+  spawn_processor = 'start a processor',
+  todo_write = 'update the plan',
+  vet_content = 'check content',
+  watch_file = 'watch a file',
+  write_file = 'write a file',
+}
+
+--- A tool's name in words.
+function M.tool_words(tool)
+  return M.TOOL_WORDS[tool] or one_line(tool)
+end
+
 --- What a reference is, in plain words, and how to read what it stands for.
 function M.explain(ref, label)
-  return string.format('%s is what the agent holds instead of these bytes: it can hand the reference to a tool but never reads them. %s. :Bravebot show %s opens them for you.',
+  return string.format('%s is what the agent holds instead of these bytes: it can hand the reference to a tool but never reads them. They are %s. :Bravebot show %s opens them for you.',
     one_line(ref), M.label_words(label), one_line(ref))
 end
 
@@ -577,7 +623,7 @@ end
 function M.show_float(shown)
   local lines = {
     string.format('%s from %s: %s, %s', one_line(shown.ref), one_line(shown.origin), count_of(shown.lines, 'line'), count_of(shown.bytes, 'byte')),
-    M.label_words(shown.label) .. '.',
+    'They are ' .. M.label_words(shown.label) .. '.',
     'Shown to you only: the agent holds ' .. one_line(shown.ref) .. ' and never reads these bytes.',
     '',
   }
@@ -619,6 +665,64 @@ function M.show_float(shown)
     title = ' bravebot: ' .. one_line(shown.ref) .. ' (untrusted, for you only) ',
     footer = ' q closes ',
     footer_pos = 'right',
+  })
+  for _, lhs in ipairs({ 'q', '<Esc>' }) do
+    vim.keymap.set('n', lhs, function()
+      if vim.api.nvim_win_is_valid(win) then
+        vim.api.nvim_win_close(win, true)
+      end
+    end, { buffer = buf, nowait = true })
+  end
+  return win, buf
+end
+
+--- Fields whose values are not repeated in the exact form: text the chat draws already, in full or
+--- inside the margin (the agent's prose, untrusted text, a run's output).
+local NOT_REPEATED = { delta = true, text = true, summary = true, report = true, verdictText = true }
+
+--- The exact form of an update: each field but the drawn texts, as the server sent it (JSON).
+function M.exact_lines(update)
+  local names = vim.tbl_keys(update)
+  table.sort(names, function(x, y) return tostring(x) < tostring(y) end)
+  local lines = {}
+  for _, n in ipairs(names) do
+    if not NOT_REPEATED[n] then
+      table.insert(lines, tostring(n) .. ': ' .. vim.json.encode(update[n]))
+    end
+  end
+  return lines
+end
+
+--- The exact form drawn at `row` (1-based) of a chat, if any.
+function M.detail_at(c, row)
+  local marks = vim.api.nvim_buf_get_extmarks(c.buf, M.detail_ns, { row - 1, 0 }, { row - 1, -1 },
+    { details = true, overlap = true })
+  for i = #marks, 1, -1 do
+    local exact = (c.details or {})[marks[i][1]]
+    if exact then
+      return exact
+    end
+  end
+end
+
+--- A float with an update's exact form, under a line saying what it is; q closes it.
+function M.detail_float(lines)
+  local all = { 'As the server sent it (the chat says it in words):', '' }
+  vim.list_extend(all, lines)
+  local buf = vim.api.nvim_create_buf(false, true)
+  local width = math.min(100, vim.o.columns - 4)
+  local shown = {}
+  for _, l in ipairs(all) do
+    vim.list_extend(shown, M.cut(l, width - 2))
+  end
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, shown)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].bufhidden = 'wipe'
+  local height = math.max(3, math.min(#shown, vim.o.lines - 6))
+  local win = vim.api.nvim_open_win(buf, true, {
+    relative = 'editor', width = width, height = height,
+    row = math.floor((vim.o.lines - height) / 3), col = math.floor((vim.o.columns - width) / 2),
+    style = 'minimal', border = 'rounded', title = ' bravebot: the exact form ', footer = ' q closes ', footer_pos = 'right',
   })
   for _, lhs in ipairs({ 'q', '<Esc>' }) do
     vim.keymap.set('n', lhs, function()
@@ -687,6 +791,7 @@ M.loops = {}
 function M.on_update(state, update, session_id)
   local c = chat_for(state, session_id)
   local kind = update.kind
+  local first = is_empty(c.buf) and 0 or vim.api.nvim_buf_line_count(c.buf)
   -- A loop's tick sends no prompt from here: its first update says a tick began.
   local loop = M.loops[key(state, session_id)]
   if loop and loop.waiting and kind ~= 'turnEnded' then
@@ -704,7 +809,7 @@ function M.on_update(state, update, session_id)
     local why = one_line(update.why)
     -- A delegate's call is indented under it, four columns a level (DELEG-60).
     local indent = string.rep('    ', M.call_depth(update.callId))
-    local line = indent .. '▸ ' .. one_line(update.tool) .. (why ~= '' and (': ' .. why) or '')
+    local line = indent .. '▸ ' .. M.tool_words(update.tool) .. (why ~= '' and (': ' .. why) or '')
     local lines = { line }
     vim.list_extend(lines, M.argument_lines(update.routing, indent))
     append(c, lines, 'BravebotTool')
@@ -721,8 +826,11 @@ function M.on_update(state, update, session_id)
   elseif kind == 'runOutput' then
     -- What a run printed on one stream: the first RUN_LINES lines inside the margin, then how
     -- many more there were.
-    local header = string.format('%s of the run (%s, %s, %s bytes):', one_line(update.stream),
-      update.trusted == true and 'trusted' or 'untrusted', one_line(update.label), one_line(update.bytes))
+    local header = string.format('%s of the run (%s, %s):', one_line(update.stream),
+      update.trusted == true and 'trusted' or 'untrusted', count_of(update.bytes, 'byte'))
+    if update.label ~= nil then
+      header = string.format('%s of the run (%s, %s):', one_line(update.stream), M.label_short(update.label), count_of(update.bytes, 'byte'))
+    end
     local all = vim.split(update.text or '', '\n', { plain = true })
     if all[#all] == '' then
       table.remove(all)
@@ -739,8 +847,8 @@ function M.on_update(state, update, session_id)
     end
     append(c, lines, 'BravebotUntrusted')
   elseif kind == 'quarantined' then
-    append_untrusted(c, string.format('quarantined %s %s from %s: %s, %s', one_line(update.ref),
-      one_line(update.label), one_line(update.origin), count_of(update.lines, 'line'), count_of(update.bytes, 'byte')), nil)
+    append_untrusted(c, string.format('quarantined %s from %s (%s): %s, %s', one_line(update.ref),
+      one_line(update.origin), M.label_short(update.label), count_of(update.lines, 'line'), count_of(update.bytes, 'byte')), nil)
     append(c, { '  ' .. M.explain(update.ref, update.label) }, 'BravebotTool')
     if update.picture == true then
       append(c, { '  It is a picture: a terminal cannot draw it, so :Bravebot show says what kind it is.' }, 'BravebotTool')
@@ -803,14 +911,14 @@ function M.on_update(state, update, session_id)
     append(c, { line }, update.state == 'failed' and 'BravebotError' or 'BravebotTool')
     if update.report ~= nil then
       if update.trusted == true then
-        local lines = { string.format('%s    report of delegate %s (trusted, %s):', indent, one_line(update.number), one_line(update.label)) }
+        local lines = { string.format('%s    report of delegate %s (%s):', indent, one_line(update.number), M.label_short(update.label)) }
         for _, l in ipairs(vim.split(update.report, '\n', { plain = true })) do
           table.insert(lines, indent .. '    ' .. l)
         end
         append(c, lines, nil)
       else
-        append_untrusted(c, string.format('report of delegate %s (untrusted, %s: its context met content nobody vouched for; the agent holds only a reference):',
-          one_line(update.number), one_line(update.label)), update.report)
+        append_untrusted(c, string.format('report of delegate %s (%s: its context met content nobody vouched for; the agent holds only a reference):',
+          one_line(update.number), M.label_short(update.label)), update.report)
       end
     end
   elseif kind == 'turnEnded' then
@@ -824,7 +932,7 @@ function M.on_update(state, update, session_id)
       -- The server ends a loop on a tick's error, and a self-paced one on a tick that did not
       -- ask for the next (LOOP-2, LOOP-3): say so here rather than at the next stop.
       local over = update.stopReason == 'error' and 'the loop ended with this tick\'s error'
-        or (loop.self_paced and not loop.asked_next and 'the loop ended: this tick did not ask for another with schedule_next')
+        or (loop.self_paced and not loop.asked_next and 'the loop ended: this tick did not ask for another')
       loop.waiting, loop.asked_next = true, false
       if over then
         M.loops[key(state, session_id)] = nil
@@ -848,6 +956,13 @@ function M.on_update(state, update, session_id)
     end
   end
   c.last = kind
+  -- The exact form behind the words, for every line this update drew but the agent's prose.
+  local last = vim.api.nvim_buf_line_count(c.buf) - 1
+  if kind ~= 'agentText' and last >= first then
+    local id = vim.api.nvim_buf_set_extmark(c.buf, M.detail_ns, first, 0, { end_row = last, end_col = 0, right_gravity = false, end_right_gravity = true })
+    c.details = c.details or {}
+    c.details[id] = M.exact_lines(update)
+  end
   draw_thinking(c)
 end
 
