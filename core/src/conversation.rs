@@ -231,7 +231,8 @@ impl Conversation {
 
     /// What a person is shown again when the conversation is taken up: `(true, text)` for a
     /// prompt of theirs, `(false, text)` for a reply of the planner's with text in it, in order,
-    /// the summary's kept lines first.
+    /// the summary's kept lines first. A reply written after the context met untrusted content
+    /// is left out: a record keeps in its place only a note for the planner, which is no reply.
     pub fn transcript(&self) -> Vec<(bool, String)> {
         let kept = self.summary.iter().flat_map(|s| s.kept.iter().cloned());
         kept.chain(
@@ -239,7 +240,9 @@ impl Conversation {
                 .iter()
                 .filter_map(|e| match (e.said, &e.message) {
                     (Said::Prompt, m) => Some((true, message_text(m))),
-                    (Said::Reply, Message::Assistant { text, .. }) if !text.trim().is_empty() => {
+                    (Said::Reply, Message::Assistant { text, .. })
+                        if !e.tainted && !text.trim().is_empty() =>
+                    {
                         Some((false, text.clone()))
                     }
                     _ => None,
@@ -660,6 +663,31 @@ mod tests {
                 .iter()
                 .any(|m| message_text(m).contains("RELEASED-BYTES-1")),
             "the planner still holds them this session"
+        );
+    }
+
+    // Verifies: SESS-6
+    #[test]
+    fn a_resumed_transcript_shows_no_note_written_for_the_planner() {
+        let mut c = Conversation::default();
+        c.push_prompt(PlannerText::driver("read the page".to_string()));
+        c.push_reply("Reading it.".into(), Vec::new(), false);
+        c.push_reply("The page says TAINTED-WORDS".into(), Vec::new(), true);
+        let back = Conversation::from_record(&c.to_record()).expect("readable");
+        let transcript = back.transcript();
+        assert_eq!(
+            transcript,
+            vec![
+                (true, "read the page".to_string()),
+                (false, "Reading it.".to_string())
+            ],
+            "no note of the driver's and no reply the record did not keep"
+        );
+        assert!(
+            back.messages()
+                .iter()
+                .any(|m| message_text(m) == TAINTED_NOT_KEPT),
+            "the planner is still told a reply was not kept"
         );
     }
 }
