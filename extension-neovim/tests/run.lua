@@ -1421,6 +1421,12 @@ case('the chat has a prompt area with history, a spinner while it waits and mark
   eq(true, vim.api.nvim_win_get_position(pwin)[1] > vim.api.nvim_win_get_position(cwin)[1], 'the prompt area is under the chat')
   local winbar = vim.wo[pwin].winbar
   assert(winbar:find('<C-s>/<CR> sends', 1, true) and winbar:find('<C-p>/<C-n> history', 1, true), winbar)
+  -- In a narrow window the hint is cut at its end, so how to send stays on the screen.
+  local beside = vim.api.nvim_open_win(vim.api.nvim_create_buf(false, true), false, { split = 'right', win = pwin })
+  vim.api.nvim_win_set_width(pwin, 30)
+  assert(screen_of(pwin)[1]:find('^prompt: <C%-s>/<CR> sends'), screen_of(pwin)[1])
+  vim.api.nvim_win_close(beside, true)
+  vim.api.nvim_set_current_win(pwin)
   -- `@` offers files and inserts none of them by itself.
   press('ishow @a<C-x><C-o>')
   eq({ 'show @a' }, vim.api.nvim_buf_get_lines(pbuf, 0, -1, false), 'one letter after @ inserts no file')
