@@ -90,6 +90,11 @@ M.KIND_WORDS = {
   mcpTools = "offer an MCP server's tools",
 }
 
+--- What a question of `kind` asks, in words (its float's title); an unknown kind as sent.
+function M.kind_words(kind)
+  return M.KIND_WORDS[kind] or tostring(kind)
+end
+
 --- `text` cut to `width` display cells, an ellipsis marking the cut.
 local function fit(text, width)
   if vim.fn.strdisplaywidth(text) <= width then
@@ -113,15 +118,14 @@ function M.announce(entry, ctx_session)
   if km.answer then
     how = how .. ' or ' .. M.key_text(km.answer)
   end
-  local what = M.KIND_WORDS[entry.kind] or tostring(entry.kind)
+  local what = M.kind_words(entry.kind)
   -- Who asks, when a delegate does: from the question's `asker` only (NVIM-70).
   local by = entry.asker and (', asked by ' .. entry.asker) or ''
   local title = (entry.title:gsub('[\r\n]+', ' '))
   local client = require('bravebot.client')
   local state = entry.session_id and client.by_session[entry.session_id]
   if state then
-    chat.note_to(state, entry.session_id, string.format('a question waits (%s%s): %s', what, by, title))
-    chat.note_to(state, entry.session_id, '   ' .. how .. ' to answer it')
+    chat.note_to(state, entry.session_id, string.format('a question waits (%s%s): %s (%s)', what, by, title, how))
   end
   local head = string.format('bravebot asks (%s%s): ', what, by)
   local tail = ' (' .. how .. ')'
@@ -362,7 +366,7 @@ function M.run(params, reply)
       table.insert(lines, '  ' .. f)
     end
   end
-  return M.float('bravebot: run', lines, {}, choices_of(params, reply), function() reply(nil) end, float_opts(params))
+  return M.float('bravebot: ' .. M.kind_words('run'), lines, {}, choices_of(params, reply), function() reply(nil) end, float_opts(params))
 end
 
 -- vetContent / readOutput / trustRead: untrusted bytes inside a margin ----------------------------
@@ -396,7 +400,7 @@ function M.content(params, reply)
     table.insert(lines, chat.MARGIN .. l)
     table.insert(hls, { #lines - 1, 'BravebotUntrusted' })
   end
-  return M.float('bravebot: ' .. params.kind, lines, hls, choices_of(params, reply), function() reply(nil) end,
+  return M.float('bravebot: ' .. M.kind_words(params.kind), lines, hls, choices_of(params, reply), function() reply(nil) end,
     float_opts(params))
 end
 
@@ -415,7 +419,7 @@ function M.select(params, reply)
       table.insert(lines, l)
     end
   end
-  return M.float('bravebot: ' .. tostring(params.kind), lines, {}, choices_of(params, reply),
+  return M.float('bravebot: ' .. M.kind_words(params.kind), lines, {}, choices_of(params, reply),
     function() reply(nil) end, float_opts(params))
 end
 
@@ -438,7 +442,7 @@ function M.delegate(params, reply)
       table.insert(lines, l)
     end
   end
-  return M.float('bravebot: delegate', lines, {}, choices_of(params, reply), function() reply(nil) end,
+  return M.float('bravebot: ' .. M.kind_words('delegate'), lines, {}, choices_of(params, reply), function() reply(nil) end,
     float_opts(params))
 end
 
