@@ -156,6 +156,8 @@ function M.open(state, opts)
     vim.wo[win].wrap = true
     vim.wo[win].linebreak = true
     vim.wo[win].conceallevel = 2
+    -- The fence lines around literal text stay hidden on the cursor's line too (NVIM-75).
+    vim.wo[win].concealcursor = 'n'
   end
   M.set_winbar(win, c)
   local pwin = require('bravebot.prompt').open_under(state.root, win)
