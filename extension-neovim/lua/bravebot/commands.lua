@@ -347,7 +347,10 @@ M.subcommands = {
     end
     vim.ui.select(refs, {
       prompt = 'Show which quarantined item?',
-      format_item = function(r) return r.ref .. ' ' .. tostring(r.label) .. ' ' .. tostring(r.origin):gsub('[\r\n]+', ' ') end,
+      format_item = function(r)
+        return string.format('%s from %s (%s)', r.ref, (tostring(r.origin):gsub('[\r\n]+', ' ')),
+          require('bravebot.chat').label_short(r.label))
+      end,
     }, function(r)
       if r then
         M.show(r.ref, state)
