@@ -1494,6 +1494,32 @@ case('the chat has a prompt area with history, a spinner while it waits and mark
       assert(vim.fn.strdisplaywidth(l) <= room, 'a margin line fits the split: ' .. l .. ' in ' .. room)
     end
   end
+  -- Resized, the chat cuts its untrusted lines again to the new width: none wraps without the
+  -- margin, and none stays cut short.
+  local function wide_lines()
+    return vim.tbl_filter(function(l) return l:find('wide', 1, true) ~= nil end, vim.api.nvim_buf_get_lines(cbuf, 0, -1, false))
+  end
+  local before_resize = #wide_lines()
+  -- Neovim's main loop sends WinResized after a resize; a script's waits do not run it, so the
+  -- event is sent here as Neovim sends it.
+  vim.api.nvim_win_set_width(cwin, 30)
+  vim.api.nvim_exec_autocmds('WinResized', {})
+  room = vim.api.nvim_win_get_width(cwin) - vim.fn.getwininfo(cwin)[1].textoff
+  wait(function()
+    for _, l in ipairs(wide_lines()) do
+      if vim.fn.strdisplaywidth(l) > room then
+        return false
+      end
+    end
+    return true
+  end, 'the untrusted lines to fit the narrower window')
+  assert(#wide_lines() > before_resize, 'cut into more lines')
+  vim.api.nvim_win_set_width(cwin, 70)
+  vim.api.nvim_exec_autocmds('WinResized', {})
+  wait(function() return #wide_lines() < before_resize end, 'the untrusted lines to fill the wider window')
+  for _, l in ipairs(wide_lines()) do
+    assert(vim.startswith(l, chat.MARGIN), 'every piece keeps the margin: ' .. l)
+  end
   vim.o.number = false
   config.options.chat_split = 'horizontal'
   ws.stop()

@@ -369,11 +369,80 @@ function M.margin_lines(buf, text)
   return lines
 end
 
+--- Marks at the first line of each block of untrusted lines, so a block is cut again to a
+--- window's new width.
+M.untrusted_ns = vim.api.nvim_create_namespace('bravebot_untrusted')
+
+--- `sources` (lines of untrusted text, each drawn, an empty one as the bare margin) cut to `width`,
+--- every piece inside the margin.
+local function cut_block(sources, width)
+  local lines = {}
+  for _, l in ipairs(sources) do
+    for _, piece in ipairs(M.cut(l, width)) do
+      table.insert(lines, M.MARGIN .. piece)
+    end
+  end
+  return lines
+end
+
+--- Untrusted lines, every one inside the margin with the untrusted highlight, long ones cut to
+--- the chat's width; the block is kept to be cut again when a window on the chat is resized.
+local function untrusted_block(c, sources)
+  local width = margin_width(c.buf)
+  local lines = cut_block(sources, width)
+  append(c, lines, 'BravebotUntrusted')
+  local first = vim.api.nvim_buf_line_count(c.buf) - #lines
+  local id = vim.api.nvim_buf_set_extmark(c.buf, M.untrusted_ns, first, 0, { right_gravity = false })
+  c.blocks = c.blocks or {}
+  c.blocks[id] = { sources = sources, count = #lines, width = width }
+end
+
+--- Every untrusted block of the chat cut again to the width of the window now showing it: a line
+--- cut for a wider window would wrap without the margin, one cut for a narrower one is short.
+function M.recut(c)
+  local width = margin_width(c.buf)
+  -- From the last block up: a block's lines replaced never move the mark of one above it, while
+  -- the mark of a block right below would be left above the new lines.
+  local marks = vim.api.nvim_buf_get_extmarks(c.buf, M.untrusted_ns, -1, 0, {})
+  for _, m in ipairs(marks) do
+    local id, row = m[1], m[2]
+    local b = (c.blocks or {})[id]
+    if b and b.width ~= width then
+      do
+        local lines = cut_block(b.sources, width)
+        vim.api.nvim_buf_clear_namespace(c.buf, M.ns, row, row + b.count)
+        set_lines(c.buf, row, row + b.count, lines)
+        for i = 0, #lines - 1 do
+          vim.api.nvim_buf_set_extmark(c.buf, M.ns, row + i, 0, { line_hl_group = 'BravebotUntrusted', end_col = #lines[i + 1] })
+        end
+        b.count, b.width = #lines, width
+      end
+    end
+  end
+end
+
+vim.api.nvim_create_autocmd('WinResized', {
+  group = vim.api.nvim_create_augroup('bravebot_chat_recut', { clear = true }),
+  callback = function()
+    -- Each chat shown in a window checks its own width: only one whose width changed is cut again.
+    for _, c in pairs(M.chats) do
+      if vim.api.nvim_buf_is_valid(c.buf) and vim.fn.bufwinid(c.buf) ~= -1 then
+        M.recut(c)
+      end
+    end
+  end,
+})
+
+--- The lines of `text` that are not empty.
+local function non_empty(text)
+  return vim.tbl_filter(function(l) return l ~= '' end, vim.split(text or '', '\n', { plain = true }))
+end
+
 --- Untrusted text: every line inside the margin, with the untrusted highlight.
 local function append_untrusted(c, header, text)
-  local lines = M.margin_lines(c.buf, header)
-  vim.list_extend(lines, M.margin_lines(c.buf, text))
-  append(c, lines, 'BravebotUntrusted')
+  local sources = non_empty(header)
+  vim.list_extend(sources, non_empty(text))
+  untrusted_block(c, sources)
 end
 M.append_untrusted = function(state, session_id, header, text)
   local c = chat_for(state, session_id)
@@ -838,16 +907,12 @@ function M.on_update(state, update, session_id)
       table.remove(all)
     end
     local shown = vim.list_slice(all, 1, M.RUN_LINES)
-    local lines = M.margin_lines(c.buf, header)
-    for _, l in ipairs(shown) do
-      for _, piece in ipairs(M.cut(l, margin_width(c.buf))) do
-        table.insert(lines, M.MARGIN .. piece)
-      end
-    end
+    local sources = non_empty(header)
+    vim.list_extend(sources, shown)
     if #all > #shown then
-      table.insert(lines, M.MARGIN .. '… ' .. count_of(#all - #shown, 'more line'))
+      table.insert(sources, '… ' .. count_of(#all - #shown, 'more line'))
     end
-    append(c, lines, 'BravebotUntrusted')
+    untrusted_block(c, sources)
   elseif kind == 'quarantined' then
     append_untrusted(c, string.format('quarantined %s from %s (%s): %s, %s', one_line(update.ref),
       one_line(update.origin), M.label_short(update.label), count_of(update.lines, 'line'), count_of(update.bytes, 'byte')), nil)
@@ -974,7 +1039,8 @@ function M.resumed(state, old_session_id, result)
   local c = chat_for(state)
   set_lines(c.buf, 0, -1, { '' })
   vim.api.nvim_buf_clear_namespace(c.buf, M.ns, 0, -1)
-  c.last, c.refs, c.fence, c.prose_from = nil, nil, nil, 0
+  c.last, c.refs, c.fence, c.prose_from, c.blocks = nil, nil, nil, 0, nil
+  vim.api.nvim_buf_clear_namespace(c.buf, M.untrusted_ns, 0, -1)
   c.title = result.title ~= vim.NIL and result.title or nil
   swap(state, old_session_id)
   M.note(state, string.format('resumed session %s: %s (mode %s, in %s)', one_line(result.sessionId),
