@@ -72,10 +72,12 @@ M.GATE_WORDS = {
 }
 local DECISION_WORDS = { allowed = 'allowed', refused = 'refused', observed = 'noted' }
 
---- A gate's detail in plain words: labels said as words, ⟨⟩ around arguments as quotes.
+--- A gate's detail in plain words: labels said as words, a gate named in brackets in words, ⟨⟩
+--- around arguments as quotes.
 local function plain_detail(detail)
   local chat = require('bravebot.chat')
   return (flat(detail):gsub('%(([TU]),(%a+)%)', function(t, r) return '(' .. chat.label_short('(' .. t .. ',' .. r .. ')') .. ')' end)
+    :gsub('%[([%a_]+)%]', function(g) return M.GATE_WORDS[g] and ('(' .. M.GATE_WORDS[g] .. ')') or nil end)
     :gsub('⟨', '“'):gsub('⟩', '”'))
 end
 
