@@ -39,7 +39,8 @@ cat > "$tmp/script.json" <<'EOF'
   {"text": "The test still fails: it expects add(2, 2) == 5."},
   {"stall": "Let me think about this for a long"},
   {"error": 500, "message": "upstream model overloaded"}
-]}
+],
+"competentCheck": "WORD-"}
 EOF
 start_fake
 install_plugin
