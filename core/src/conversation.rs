@@ -238,7 +238,8 @@ impl Conversation {
 
     /// What a person is shown again when the conversation is taken up: `(true, text)` for a
     /// prompt of theirs, `(false, text)` for a reply of the planner's with text in it, in order,
-    /// the summary's kept lines first.
+    /// the summary's kept lines first. Where a record kept in place of replies only a note for
+    /// the planner, the person is told so in their own words, once for the run (SESS-15).
     pub fn transcript(&self) -> Vec<(bool, String)> {
         let kept = self.summary.iter().flat_map(|s| s.kept.iter().cloned());
         let mut previous_not_kept = false;

@@ -39,7 +39,8 @@ cat > "$tmp/script.json" <<'EOF'
   {"text": "The test still fails: it expects add(2, 2) == 5."},
   {"stall": "Let me think about this for a long"},
   {"error": 500, "message": "upstream model overloaded"}
-]}
+],
+"competentCheck": "WORD-"}
 EOF
 start_fake
 install_plugin
@@ -60,7 +61,7 @@ wait_for 'turn ended'
 capture prompt-answered
 
 keys Escape 'i' 'Fix add in @calc.py' C-s
-wait_for 'question (edit)'
+wait_for 'a question waits (edit a file'
 capture edit-announced
 keys Escape ':Bravebot answer' Enter
 wait_for 'hunk 1/1'

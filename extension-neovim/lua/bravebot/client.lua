@@ -297,10 +297,22 @@ local function report_error(state, session_id, message)
     string.format('The model endpoint is %s (model %s, api %s), set by %s.',
       tostring(endpoint.baseUrl or model.baseUrl or '?'), tostring(endpoint.name or model.name or '?'),
       tostring(endpoint.api or model.api or '?'), where),
-    'To use another, set model.baseUrl (and model.name, model.api, model.apiKeyEnv) in',
-    'require("bravebot").setup(), or BRAVEBOT_MODEL_URL, or model.baseUrl in ~/.bravebot/settings.json;',
-    ':checkhealth bravebot checks the binary and the key.',
   }
+  if endpoint.source == 'environment' then
+    -- The environment wins over setup() and the settings file: advice to change those would
+    -- change nothing.
+    vim.list_extend(hint, {
+      'The environment overrides setup() and ~/.bravebot/settings.json: to use another, change or',
+      'unset BRAVEBOT_MODEL_URL (and BRAVEBOT_MODEL, BRAVEBOT_MODEL_API) where Neovim is started;',
+    })
+  else
+    vim.list_extend(hint, {
+      'To use another, set model.baseUrl (and model.name, model.api, model.apiKeyEnv) in',
+      'require("bravebot").setup(), or model.baseUrl in ~/.bravebot/settings.json, or',
+      'BRAVEBOT_MODEL_URL in the environment, which overrides both;',
+    })
+  end
+  table.insert(hint, ':checkhealth bravebot checks the binary, the key and the model the server uses.')
   chat.error(state, session_id, message, hint)
   -- One screen line, so the notification never stops the screen at a hit-enter prompt: the
   -- whole reason is in the chat.

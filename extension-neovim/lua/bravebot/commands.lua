@@ -59,12 +59,40 @@ function M.status_lines(result)
   return lines
 end
 
---- The audit trail as readable lines: the time each decision was made, the gate, the decision.
-function M.audit_lines(result)
+--- Each gate of the audit trail in words; a gate this plugin does not know is named as sent.
+M.GATE_WORDS = {
+  routing = "the agent's own arguments",
+  promote = 'an argument the model proposed',
+  file_read = 'reading a file',
+  present = 'what the agent may see',
+  trust = 'what is trusted',
+  question = 'a question to you',
+  check = 'a check of untrusted content',
+  context = "the agent's context",
+}
+local DECISION_WORDS = { allowed = 'allowed', refused = 'refused', observed = 'noted' }
+
+--- A gate's detail in plain words: labels said as words, a gate named in brackets in words, ⟨⟩
+--- around arguments as quotes.
+local function plain_detail(detail)
+  local chat = require('bravebot.chat')
+  return (flat(detail):gsub('%(([TU]),(%a+)%)', function(t, r) return '(' .. chat.label_short('(' .. t .. ',' .. r .. ')') .. ')' end)
+    :gsub('%[([%a_]+)%]', function(g) return M.GATE_WORDS[g] and ('(' .. M.GATE_WORDS[g] .. ')') or nil end)
+    :gsub('⟨', '“'):gsub('⟩', '”'))
+end
+
+--- The audit trail as readable lines: the time each decision was made, the decision and the
+--- gate in words, the detail with labels in words; with `exact`, every field as the server sent it.
+function M.audit_lines(result, exact)
   local lines = {}
   for _, r in ipairs(result.records or {}) do
     local at = type(r.at) == 'number' and os.date('%Y-%m-%d %H:%M:%S', math.floor(r.at / 1000)) or '-'
-    table.insert(lines, string.format('%s  %-8s %-9s %s', at, flat(r.decision), flat(r.gate), flat(r.detail)))
+    if exact then
+      table.insert(lines, string.format('%s  %-8s %-9s %s', at, flat(r.decision), flat(r.gate), flat(r.detail)))
+    else
+      table.insert(lines, string.format('%s  %-8s %s: %s', at, DECISION_WORDS[r.decision] or flat(r.decision),
+        M.GATE_WORDS[r.gate] or flat(r.gate), plain_detail(r.detail)))
+    end
   end
   if #lines == 0 then
     lines = { 'no gate decision yet' }
@@ -256,7 +284,7 @@ function M.loop(prompt, seconds, state)
   chat.prompt(state, prompt)
   -- Marked before the request: its first tick's updates may come before its answer.
   chat.loops[sid] = { prompt = prompt, ticks = 0, waiting = true, self_paced = seconds == nil }
-  local how = seconds and string.format('every %ds', seconds) or 'self-paced (each tick asks for the next with schedule_next)'
+  local how = seconds and string.format('every %ds', seconds) or 'self-paced (each tick asks for the next)'
   chat.note(state, 'loop started, ' .. how .. ': the prompt above is sent again unchanged; :Bravebot loop stop stops it')
   local result, err = client().call(rpc.LOOP, params, state)
   if not result then
@@ -321,7 +349,10 @@ M.subcommands = {
     end
     vim.ui.select(refs, {
       prompt = 'Show which quarantined item?',
-      format_item = function(r) return r.ref .. ' ' .. tostring(r.label) .. ' ' .. tostring(r.origin):gsub('[\r\n]+', ' ') end,
+      format_item = function(r)
+        return string.format('%s from %s (%s)', r.ref, (tostring(r.origin):gsub('[\r\n]+', ' ')),
+          require('bravebot.chat').label_short(r.label))
+      end,
     }, function(r)
       if r then
         M.show(r.ref, state)
@@ -380,8 +411,20 @@ M.subcommands = {
     if not result then
       return vim.notify('bravebot: audit failed: ' .. tostring(err), vim.log.levels.ERROR)
     end
-    return scratch('bravebot://audit/' .. state.root, string.format('bravebot audit of session %s: %d gate decisions (q closes)',
-      state.session_id, #(result.records or {})), M.audit_lines(result))
+    local title = string.format('bravebot audit of session %s: %d gate decisions (<Tab> %%s, q closes)',
+      state.session_id, #(result.records or {}))
+    local all, buf = scratch('bravebot://audit/' .. state.root, title:format('shows the exact form'), M.audit_lines(result))
+    -- The exact form (the gates' and decisions' own names, the labels as written) one key away.
+    local exact = false
+    vim.keymap.set('n', '<Tab>', function()
+      exact = not exact
+      local lines = { title:format(exact and 'shows it in words' or 'shows the exact form'), '' }
+      vim.list_extend(lines, M.audit_lines(result, exact))
+      vim.bo[buf].modifiable = true
+      vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+      vim.bo[buf].modifiable = false
+    end, { buffer = buf, nowait = true, desc = 'bravebot: the audit in words or in its exact form' })
+    return all, buf
   end,
   log = function()
     vim.cmd('tabnew ' .. vim.fn.fnameescape(vim.lsp.get_log_path()))

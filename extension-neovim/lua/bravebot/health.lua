@@ -76,10 +76,103 @@ function M.check()
       health.warn('API key: $' .. model.apiKeyEnv .. ' is not set')
     end
   end
-  if model and model.baseUrl then
-    health.ok(string.format('model: %s at %s (api %s), from setup()', tostring(model.name or '?'), model.baseUrl, tostring(model.api or 'openai')))
-  elseif not (model and model.apiKeyEnv) then
-    health.info('model: from bravebot settings (~/.bravebot/settings.json or environment)')
+  M.check_model(model)
+end
+
+--- The model the server resolves, as `bravebot/session/status` says: `{ api, baseUrl, name,
+--- source }`, from the running session of this workspace if there is one, or else from a server
+--- started here as the plugin starts it (the same command and `initializationOptions`), with an
+--- incognito session that leaves nothing behind, and stopped again. Returns the model, the
+--- session it came from ('running' or 'probe'), or nil and why not.
+function M.server_model(model)
+  local client = require('bravebot.client')
+  local rpc = require('bravebot.protocol')
+  local state = client.states[client.root()]
+  local lsp = state and state.session_id and client.client_of(state)
+  if lsp then
+    local resp = rpc.request_sync(lsp, rpc.STATUS, { sessionId = state.session_id }, 10000)
+    if resp and type(resp.result) == 'table' and type(resp.result.model) == 'table' then
+      return resp.result.model, 'running'
+    end
+  end
+  local config = require('bravebot.config')
+  local init = { clientName = 'neovim' }
+  if model then
+    init.model = vim.deepcopy(model)
+    -- The key is no part of which model answers: its command is not run for a health check.
+    init.model.apiKeyCommand = nil
+  end
+  local ok, server = pcall(vim.lsp.rpc.start, config.options.cmd, {
+    server_request = function()
+      return nil, vim.lsp.rpc.rpc_response_error(vim.lsp.protocol.ErrorCodes.MethodNotFound)
+    end,
+  }, { cwd = vim.fn.getcwd() })
+  if not ok or not server then
+    return nil, 'the server did not start: ' .. tostring(server)
+  end
+  local result, err
+  local function step(method, params, after)
+    server.request(method, params, function(e, r)
+      if e then
+        err = method .. ': ' .. (type(e) == 'table' and tostring(e.message) or tostring(e))
+        result = false
+      else
+        after(r)
+      end
+    end)
+  end
+  step('initialize', {
+    processId = vim.uv.os_getpid(),
+    rootUri = vim.uri_from_fname(vim.fn.getcwd()),
+    capabilities = client.capabilities(),
+    initializationOptions = init,
+  }, function()
+    server.notify('initialized', {})
+    step(rpc.NEW, { incognito = true }, function(r)
+      step(rpc.STATUS, { sessionId = r.sessionId }, function(status)
+        result = type(status) == 'table' and status.model or false
+        if not result then
+          err = 'the status names no model'
+        end
+      end)
+    end)
+  end)
+  vim.wait(10000, function() return result ~= nil end, 10)
+  pcall(server.request, 'shutdown', nil, function()
+    pcall(server.notify, 'exit', nil)
+  end)
+  vim.wait(2000, function() return server.is_closing() end, 10)
+  pcall(server.terminate)
+  if not result then
+    return nil, err or 'the server did not answer in 10 s'
+  end
+  return result, 'probe'
+end
+
+--- Where the server's model came from, in words.
+local SOURCES = {
+  default = "bravebot's default (nothing set it)",
+  ['~/.bravebot/settings.json'] = '~/.bravebot/settings.json',
+  initializationOptions = 'setup() (the model option, passed to the server)',
+  environment = 'the environment (BRAVEBOT_MODEL_URL, BRAVEBOT_MODEL or BRAVEBOT_MODEL_API), which overrides setup()',
+}
+
+--- Reports the model the server uses and where it came from, asking the server; says so when
+--- setup() names another one.
+function M.check_model(model)
+  local health = vim.health
+  local used, from = M.server_model(model)
+  if not used then
+    health.warn('model: could not ask the server which model it uses (' .. tostring(from) .. ')')
+    return
+  end
+  local function s(v)
+    return (v == nil or v == vim.NIL) and '?' or tostring(v)
+  end
+  health.ok(string.format('model: %s at %s (api %s), from %s%s', s(used.name), s(used.baseUrl), s(used.api),
+    SOURCES[used.source] or s(used.source), from == 'running' and ', as the running session reports' or ', as the server reports'))
+  if model and model.baseUrl and (model.baseUrl ~= used.baseUrl or (model.name and model.name ~= used.name)) then
+    health.info(string.format('setup() names %s at %s, which the server does not use', s(model.name), s(model.baseUrl)))
   end
 end
 

@@ -282,7 +282,7 @@ function M.open_under(root, chat_win)
   vim.wo[win].number = false
   vim.wo[win].relativenumber = false
   -- The keys, from the left, cut at the right edge rather than the left when the window is narrow.
-  vim.wo[win].winbar = '%#BravebotPrompt#prompt:%* ' .. M.hint(true):gsub('%%', '%%%%')
+  vim.wo[win].winbar = '%#BravebotPrompt#prompt:%* ' .. M.hint(true):gsub('%%', '%%%%') .. '%<'
   return win
 end
 

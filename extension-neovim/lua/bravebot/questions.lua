@@ -75,7 +75,41 @@ function M.key_text(lhs)
     :gsub('<[Ll]eader>', function() return shown(leader) end))
 end
 
---- Put `entry` on the waiting list and tell the person, without moving the cursor.
+--- What each kind of question asks, in words; a kind this plugin does not know is named as sent.
+M.KIND_WORDS = {
+  run = 'run a command',
+  edit = 'edit a file',
+  write = 'write a file',
+  fetch = 'fetch from the network',
+  lspStart = 'start a language server',
+  readOutput = "read a program's output",
+  vetContent = 'read content nobody vouched for',
+  trustRead = 'read a file',
+  delegate = 'start a delegate',
+  askUser = 'the agent asks you',
+  mcpTools = "offer an MCP server's tools",
+}
+
+--- What a question of `kind` asks, in words (its float's title); an unknown kind as sent.
+function M.kind_words(kind)
+  return M.KIND_WORDS[kind] or tostring(kind)
+end
+
+--- `text` cut to `width` display cells, an ellipsis marking the cut.
+local function fit(text, width)
+  if vim.fn.strdisplaywidth(text) <= width then
+    return text
+  end
+  local n = vim.fn.strchars(text)
+  while n > 0 and vim.fn.strdisplaywidth(vim.fn.strcharpart(text, 0, n)) > width - 1 do
+    n = n - 1
+  end
+  return vim.fn.strcharpart(text, 0, n) .. '…'
+end
+M.fit = fit
+
+--- Put `entry` on the waiting list and tell the person, without moving the cursor: in the chat in
+--- full, and in one message short enough for the command line, so no "Press ENTER" interrupts.
 function M.announce(entry, ctx_session)
   entry.session_id = entry.session_id or ctx_session
   table.insert(M.pending, entry)
@@ -84,16 +118,20 @@ function M.announce(entry, ctx_session)
   if km.answer then
     how = how .. ' or ' .. M.key_text(km.answer)
   end
+  local what = M.kind_words(entry.kind)
   -- Who asks, when a delegate does: from the question's `asker` only (NVIM-70).
   local by = entry.asker and (', asked by ' .. entry.asker) or ''
-  local text = string.format('bravebot asks (%s%s): %s. %s to answer.', entry.kind, by, (entry.title:gsub('[\r\n]+', ' ')), how)
+  local title = (entry.title:gsub('[\r\n]+', ' '))
   local client = require('bravebot.client')
   local state = entry.session_id and client.by_session[entry.session_id]
   if state then
-    chat.note_to(state, entry.session_id, string.format('question (%s%s): %s; %s to answer', entry.kind, by,
-      (entry.title:gsub('[\r\n]+', ' ')), how))
+    chat.note_to(state, entry.session_id, string.format('a question waits (%s%s): %s (%s)', what, by, title, how))
   end
-  vim.notify(text, vim.log.levels.WARN)
+  local head = string.format('bravebot asks (%s%s): ', what, by)
+  local tail = ' (' .. how .. ')'
+  local room = math.max(20, (vim.v.echospace > 0 and vim.v.echospace or vim.o.columns - 12) - 1)
+  local text = fit(head .. title, math.max(10, room - vim.fn.strdisplaywidth(tail))) .. tail
+  vim.notify(fit(text, room), vim.log.levels.WARN)
 end
 
 --- :Bravebot answer: move the cursor to the oldest waiting question.
@@ -328,7 +366,7 @@ function M.run(params, reply)
       table.insert(lines, '  ' .. f)
     end
   end
-  return M.float('bravebot: run', lines, {}, choices_of(params, reply), function() reply(nil) end, float_opts(params))
+  return M.float('bravebot: ' .. M.kind_words('run'), lines, {}, choices_of(params, reply), function() reply(nil) end, float_opts(params))
 end
 
 -- vetContent / readOutput / trustRead: untrusted bytes inside a margin ----------------------------
@@ -362,7 +400,7 @@ function M.content(params, reply)
     table.insert(lines, chat.MARGIN .. l)
     table.insert(hls, { #lines - 1, 'BravebotUntrusted' })
   end
-  return M.float('bravebot: ' .. params.kind, lines, hls, choices_of(params, reply), function() reply(nil) end,
+  return M.float('bravebot: ' .. M.kind_words(params.kind), lines, hls, choices_of(params, reply), function() reply(nil) end,
     float_opts(params))
 end
 
@@ -381,7 +419,7 @@ function M.select(params, reply)
       table.insert(lines, l)
     end
   end
-  return M.float('bravebot: ' .. tostring(params.kind), lines, {}, choices_of(params, reply),
+  return M.float('bravebot: ' .. M.kind_words(params.kind), lines, {}, choices_of(params, reply),
     function() reply(nil) end, float_opts(params))
 end
 
@@ -404,7 +442,7 @@ function M.delegate(params, reply)
       table.insert(lines, l)
     end
   end
-  return M.float('bravebot: delegate', lines, {}, choices_of(params, reply), function() reply(nil) end,
+  return M.float('bravebot: ' .. M.kind_words('delegate'), lines, {}, choices_of(params, reply), function() reply(nil) end,
     float_opts(params))
 end
 
@@ -567,6 +605,16 @@ local function finish(p, answer)
   end
   M.proposals[buf] = nil
   if p.new_file and vim.api.nvim_buf_is_valid(buf) then
+    -- The windows that showed the proposal show again what they showed before (the prompt area
+    -- or a file window is never closed with it); one opened for it closes.
+    for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+      local before = (p.shown_in or {})[win]
+      if win ~= p.opened_win and before and vim.api.nvim_buf_is_valid(before) then
+        vim.api.nvim_win_set_buf(win, before)
+      elseif #vim.api.nvim_tabpage_list_wins(0) > 1 then
+        pcall(vim.api.nvim_win_close, win, true)
+      end
+    end
     vim.api.nvim_buf_delete(buf, { force = true })
   end
   answer()
@@ -773,28 +821,67 @@ local function target_buffer(subject)
   return buf
 end
 
---- Show a proposal's buffer (its window if it has one, else the current window) at the first
---- hunk still undecided.
+--- Whether `win` shows a file a proposal may take the place of: not a float, not the chat, the
+--- prompt area or another of the plugin's own buffers (all named `bravebot://` by the plugin).
+local function file_window(win)
+  if vim.api.nvim_win_get_config(win).relative ~= '' then
+    return false
+  end
+  local name = vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(win))
+  return not vim.startswith(name, 'bravebot://')
+end
+
+--- The window a proposal is shown in: its own if it has one; else the current window, the
+--- previous one or any other of the tab when it shows a file; else a new one above the chat.
+local function proposal_window(buf)
+  local win = vim.fn.bufwinid(buf)
+  if win ~= -1 then
+    return win
+  end
+  local candidates = { vim.api.nvim_get_current_win(), vim.fn.win_getid(vim.fn.winnr('#')) }
+  vim.list_extend(candidates, vim.api.nvim_tabpage_list_wins(0))
+  for _, w in ipairs(candidates) do
+    if w ~= 0 and vim.api.nvim_win_is_valid(w) and file_window(w) then
+      return w
+    end
+  end
+  local anchor = vim.api.nvim_get_current_win()
+  for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if vim.api.nvim_win_get_config(w).relative == '' then
+      anchor = w
+      break
+    end
+  end
+  return vim.api.nvim_open_win(buf, false, { split = 'above', win = anchor }), true
+end
+
+--- Show a proposal's buffer in a window that shows a file (never the chat or the prompt area) at
+--- the first hunk still undecided; a new file's from its first line with the header above it in
+--- view. The window's buffer before is kept, to be put back once the proposal is answered.
 function M.focus_proposal(buf)
   local p = M.proposals[buf]
   if not p then
     return
   end
   vim.cmd('stopinsert')
-  local win = vim.fn.bufwinid(buf)
-  if win ~= -1 then
-    vim.api.nvim_set_current_win(win)
-  else
-    if vim.api.nvim_win_get_config(0).relative ~= '' then
-      vim.cmd('wincmd p')
-    end
-    vim.api.nvim_win_set_buf(0, buf)
+  local win, opened = proposal_window(buf)
+  if opened then
+    p.opened_win = win
+  elseif vim.api.nvim_win_get_buf(win) ~= buf then
+    p.shown_in = p.shown_in or {}
+    p.shown_in[win] = vim.api.nvim_win_get_buf(win)
+    vim.api.nvim_win_set_buf(win, buf)
   end
+  vim.api.nvim_set_current_win(win)
   for i, h in ipairs(p.hunks) do
     if p.verdicts[i] == nil then
       pcall(vim.api.nvim_win_set_cursor, 0, { math.min(h.oldStart + 1, vim.api.nvim_buf_line_count(buf)), 0 })
       break
     end
+  end
+  if p.new_file then
+    -- The header is a virtual line above line 1: in view only with the window's top filled.
+    vim.fn.winrestview({ topline = 1, topfill = 1 })
   end
 end
 
