@@ -16,7 +16,22 @@ mkdir -p "$out"
 rm -f "$out/$prefix"[0-9][0-9]-*.txt
 tmp="$(mktemp -d)"
 sock="$tmp/tmux.sock"
+# Every process under `$1`, deepest first.
+descendants() {
+  local child
+  for child in $(ps -o pid= --ppid "$1" 2>/dev/null); do
+    descendants "$child"
+    echo "$child"
+  done
+}
+# Neovim's `--embed` child outlives the pane's SIGHUP and keeps `bravebot lsp` running, so the
+# panes' process trees are killed outright before the server goes.
 cleanup() {
+  local pane pids
+  for pane in $(tmux -S "$sock" list-panes -a -F '#{pane_pid}' 2>/dev/null); do
+    pids="$(descendants "$pane") $pane"
+    kill -KILL $pids 2>/dev/null || true
+  done
   tmux -S "$sock" kill-server 2>/dev/null || true
   [ -n "${fake_pid:-}" ] && kill "$fake_pid" 2>/dev/null || true
   rm -rf "$tmp"
