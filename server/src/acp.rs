@@ -1151,9 +1151,7 @@ mod tests {
         q.subject.host = Some("a.example".into());
         let text = AcpScreen::question_text(&q);
         assert!(
-            text.contains(
-                "URL: ``https://a.example/?q=`[click](https://evil.example)`\\u{202e}``"
-            ),
+            text.contains("URL: ``https://a.example/?q=`[click](https://evil.example)`\\u{202e}``"),
             "{text}"
         );
         assert!(text.contains("Host: `a.example`"), "{text}");

@@ -496,7 +496,10 @@ fn a_why_is_shown_as_one_line_that_cannot_fake_the_drivers_lines() {
         .chain(questions.iter())
         .filter_map(|u| u["why"].as_str().map(str::to_string))
         .collect();
-    assert!(shown.len() >= 2, "a call and its question show a why: {shown:?}");
+    assert!(
+        shown.len() >= 2,
+        "a call and its question show a why: {shown:?}"
+    );
     for w in &shown {
         assert!(
             !w.chars().any(|c| c.is_control()

@@ -713,8 +713,14 @@ pub fn why_of(value: Option<&Value>) -> String {
     let mut shown: String = control_pictures(text)
         .chars()
         .map(|c| match c {
-            '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}'
-            | '\u{feff}' | '\u{061c}' | '\u{2028}' | '\u{2029}' | '\u{85}' => '\u{fffd}',
+            '\u{200b}'..='\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{2069}'
+            | '\u{feff}'
+            | '\u{061c}'
+            | '\u{2028}'
+            | '\u{2029}'
+            | '\u{85}' => '\u{fffd}',
             other => other,
         })
         .take(WHY_MAX_CHARS + 1)
