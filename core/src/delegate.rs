@@ -27,7 +27,8 @@ use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::Origin;
 use crate::model::{Message, ModelClient};
-use crate::session::{Answer, BoxFuture, Question, Screen, Session, StopReason, Update};
+use crate::screen::{Answer, Asker, BoxFuture, Question, Screen, StopReason, Update};
+use crate::session::Session;
 use crate::skills::{self, Place};
 
 /// How deep a tree of delegates goes: a delegate this many levels below the turn is not offered
@@ -260,31 +261,6 @@ impl Seat {
     /// How the delegate is named in the audit trail and on the screen.
     pub fn label(&self) -> String {
         format!("delegate {} ({})", self.number, self.name)
-    }
-}
-
-/// Which delegate puts a question (DELEG-70). Its fields are private: only this module makes
-/// one, from a delegate's seat, so nothing a planner writes can name an asker.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Asker {
-    number: u32,
-    kind: String,
-}
-
-impl Asker {
-    /// Its number in the turn.
-    pub fn number(&self) -> u32 {
-        self.number
-    }
-
-    /// Its kind, or the definition it was started from.
-    pub fn kind(&self) -> &str {
-        &self.kind
-    }
-
-    /// `delegate N (kind)`, as the audit trail and the screen name it.
-    pub fn label(&self) -> String {
-        format!("delegate {} ({})", self.number, self.kind)
     }
 }
 
@@ -897,7 +873,7 @@ fn receive(session: &Session, report: Report) -> PlannerText {
     );
     session.screen.update(Update::ToolResult {
         call_id: format!("delegate-{}", report.number),
-        status: crate::session::ToolStatus::Ok,
+        status: crate::screen::ToolStatus::Ok,
         summary: format!("{who} reported ({})", report.stop.as_str()),
     });
     match report.text {
@@ -999,39 +975,6 @@ pub fn running(session: &Session) -> Vec<Running> {
         .unwrap_or_default()
 }
 
-/// The session's screen, putting one question at a time: a delegate's question waits while
-/// another's, or the turn's, is open (DELEG-9).
-pub struct OneAtATime {
-    inner: Arc<dyn Screen>,
-    one: tokio::sync::Mutex<()>,
-}
-
-impl OneAtATime {
-    pub fn new(inner: Arc<dyn Screen>) -> OneAtATime {
-        OneAtATime {
-            inner,
-            one: tokio::sync::Mutex::new(()),
-        }
-    }
-}
-
-impl Screen for OneAtATime {
-    fn update(&self, update: Update) {
-        self.inner.update(update);
-    }
-
-    fn ask(&self, question: Question) -> BoxFuture<'_, Answer> {
-        Box::pin(async move {
-            let _one = self.one.lock().await;
-            self.inner.ask(question).await
-        })
-    }
-
-    fn interactive(&self) -> bool {
-        self.inner.interactive()
-    }
-}
-
 /// A delegate's side of the person's screen: its tool calls drawn as lines naming it, its
 /// questions put through the session's one-at-a-time screen with its name beside the reason, and
 /// its streamed text, references, plan and turn end kept off the screen (a reference of its
@@ -1110,10 +1053,7 @@ impl Screen for DelegateScreen {
         // The innermost delegate asks: a nested one's question passes up through the screens of
         // the delegates above it, which keep the asker it already names.
         if question.asker.is_none() {
-            question.asker = Some(Asker {
-                number: self.number,
-                kind: self.name.clone(),
-            });
+            question.asker = Some(Asker::new(self.number, self.name.clone()));
         }
         question.why = Some(match question.why.take() {
             Some(why) => format!("[{}] {why}", self.label),
@@ -1135,6 +1075,32 @@ impl Screen for DelegateScreen {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::screen::OneAtATime;
+
+    // Verifies: DELEG-70
+    #[test]
+    fn only_a_delegates_screen_names_an_asker() {
+        // `Asker::new` is the crate's own: the one place that calls it is a delegate's screen,
+        // which names the delegate from its seat.
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut stack = vec![src.clone()];
+        let mut callers = Vec::new();
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).expect("source directory") {
+                let path = entry.expect("entry").path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    let text = std::fs::read_to_string(&path).expect("source");
+                    let text = text.split("#[cfg(test)]").next().unwrap_or_default();
+                    for _ in text.matches("Asker::new(") {
+                        callers.push(path.strip_prefix(&src).expect("inside").to_path_buf());
+                    }
+                }
+            }
+        }
+        assert_eq!(callers, [std::path::PathBuf::from("delegate.rs")]);
+    }
 
     // Verifies: DELEG-2
     #[test]
@@ -1191,10 +1157,10 @@ mod tests {
     fn question() -> Question {
         Question {
             asker: None,
-            kind: crate::session::QuestionKind::Write,
+            kind: crate::screen::QuestionKind::Write,
             title: "write".into(),
             why: Some("fix it".into()),
-            subject: crate::session::Subject::default(),
+            subject: crate::screen::Subject::default(),
             options: Vec::new(),
         }
     }

@@ -31,6 +31,7 @@ pub mod record;
 pub mod run;
 pub mod runner;
 pub mod sandbox;
+pub mod screen;
 pub mod secret;
 pub mod session;
 pub mod settings;

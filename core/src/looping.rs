@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::session::{Session, StopReason};
+use crate::screen::StopReason;
+use crate::session::Session;
 use crate::turn::Start;
 
 /// The longest a loop waits between two ticks.

@@ -14,7 +14,8 @@ use crate::kernel::label::{Integrity, Label};
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::model::{ModelRequest, Part, Role, StreamEvent};
-use crate::session::{Session, StopReason, Update};
+use crate::screen::{StopReason, Update};
+use crate::session::Session;
 use crate::tools::{self, ToolOutput};
 use crate::workspace_file::{self, Refusal};
 

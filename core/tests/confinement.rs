@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use bravebot_core::session::{Answer, QuestionKind, StopReason};
+use bravebot_core::screen::{Answer, QuestionKind, StopReason};
 use bravebot_core::settings::Settings;
 use bravebot_tests::fake_model::{FakeModel, Reply};
 use serde_json::json;

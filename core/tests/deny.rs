@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use bravebot_core::kernel::trust::{RuleOrigin, Scope};
-use bravebot_core::session::{Answer, Question, StopReason};
+use bravebot_core::screen::{Answer, Question, StopReason};
 use bravebot_core::settings::Settings;
 use bravebot_tests::fake_model::{FakeModel, Reply};
 use serde_json::{Value, json};

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use bravebot_core::kernel::label::Label;
 use bravebot_core::kernel::slot::Origin;
-use bravebot_core::session::{Answer, OptionKind, Question, QuestionKind, StopReason};
+use bravebot_core::screen::{Answer, OptionKind, Question, QuestionKind, StopReason};
 use bravebot_core::settings::Settings;
 use bravebot_tests::fake_model::{FakeModel, Reply};
 use serde_json::json;

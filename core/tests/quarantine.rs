@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 use bravebot_core::kernel::policy;
-use bravebot_core::session::{Answer, Question, QuestionKind, StopReason, Update};
+use bravebot_core::screen::{Answer, Question, QuestionKind, StopReason, Update};
 use bravebot_core::settings::Settings;
 use bravebot_tests::fake_model::{FakeModel, Reply};
 use serde_json::{Value, json};

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use bravebot_core::kernel::trust::{RuleOrigin, Scope, TrustRule};
-use bravebot_core::session::{Answer, StopReason};
+use bravebot_core::screen::{Answer, StopReason};
 use bravebot_core::settings::Settings;
 use bravebot_tests::fake_model::{FakeModel, Reply};
 use bravebot_tests::git_fixture::{git, git_stdin};
@@ -453,11 +453,11 @@ async fn an_answer_cut_by_its_count_says_so_and_names_the_next_page() {
     assert!(f.result("c2").contains("no commits match"));
 }
 
-fn allow_once(question: &bravebot_core::session::Question) -> Answer {
+fn allow_once(question: &bravebot_core::screen::Question) -> Answer {
     let option = question
         .options
         .iter()
-        .find(|o| o.kind == bravebot_core::session::OptionKind::AllowOnce)
+        .find(|o| o.kind == bravebot_core::screen::OptionKind::AllowOnce)
         .expect("an allow-once option");
     Answer::Selected {
         option_id: option.id.clone(),

@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 use bravebot_core::kernel::label::Integrity;
-use bravebot_core::session::{Answer, OptionKind, Question, QuestionKind, StopReason};
+use bravebot_core::screen::{Answer, OptionKind, Question, QuestionKind, StopReason};
 use bravebot_core::settings::{Mode, Settings};
 use bravebot_tests::fake_model::{FakeModel, Reply};
 use serde_json::{Value, json};

@@ -14,9 +14,8 @@ use bravebot_core::kernel::policy;
 use bravebot_core::kernel::slot::SlotId;
 use bravebot_core::kernel::trust::{RuleOrigin, Scope, TrustRule};
 use bravebot_core::model::{Api, ModelClient, ModelConfig};
-use bravebot_core::session::{
-    Answer, BoxFuture, Question, Screen, Session, SessionConfig, StopReason, SystemFacts, Update,
-};
+use bravebot_core::screen::{Answer, BoxFuture, Question, Screen, StopReason, Update};
+use bravebot_core::session::{Session, SessionConfig, SystemFacts};
 use bravebot_core::settings::Settings;
 use bravebot_core::tools::search::{Include, Limits, Pattern, Request, Stop, search_tree};
 use bravebot_core::tools::{DiskOnly, Files};

@@ -6,7 +6,7 @@
 use bravebot_core::kernel::context::Routing;
 use bravebot_core::kernel::trust::RuleOrigin;
 use bravebot_core::record::StateDir;
-use bravebot_core::session::{Answer, StopReason};
+use bravebot_core::screen::{Answer, StopReason};
 use bravebot_core::settings::Settings;
 use bravebot_tests::fake_model::{FakeModel, Reply};
 use serde_json::json;

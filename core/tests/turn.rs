@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use bravebot_core::session::{Answer, Question, QuestionKind, StopReason, Update};
+use bravebot_core::screen::{Answer, Question, QuestionKind, StopReason, Update};
 use bravebot_core::settings::Settings;
 use bravebot_tests::fake_model::{FakeModel, Reply};
 use serde_json::{Value, json};

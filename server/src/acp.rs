@@ -19,9 +19,10 @@ use bravebot_core::egress::Egress;
 use bravebot_core::kernel::policy;
 use bravebot_core::kernel::proposal::LineEdit;
 use bravebot_core::run::masked;
-use bravebot_core::session::{
-    Answer, BoxFuture, Question, QuestionKind, Screen, Session, StopReason, ToolStatus, Update,
+use bravebot_core::screen::{
+    Answer, BoxFuture, Question, QuestionKind, Screen, StopReason, ToolStatus, Update,
 };
+use bravebot_core::session::Session;
 use bravebot_core::settings::Mode;
 use bravebot_core::tools::Files;
 use bravebot_core::turn::PromptPicture;
@@ -895,16 +896,16 @@ impl Screen for AcpScreen {
                 .iter()
                 .map(|o| {
                     let kind = match o.kind {
-                        bravebot_core::session::OptionKind::AllowOnce => {
+                        bravebot_core::screen::OptionKind::AllowOnce => {
                             acp::PermissionOptionKind::AllowOnce
                         }
-                        bravebot_core::session::OptionKind::AllowAlways => {
+                        bravebot_core::screen::OptionKind::AllowAlways => {
                             acp::PermissionOptionKind::AllowAlways
                         }
-                        bravebot_core::session::OptionKind::RejectOnce => {
+                        bravebot_core::screen::OptionKind::RejectOnce => {
                             acp::PermissionOptionKind::RejectOnce
                         }
-                        bravebot_core::session::OptionKind::RejectAlways => {
+                        bravebot_core::screen::OptionKind::RejectAlways => {
                             acp::PermissionOptionKind::RejectAlways
                         }
                     };
@@ -1095,7 +1096,7 @@ impl Files for HostFiles {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bravebot_core::session::{OptionKind, QuestionOption, Subject};
+    use bravebot_core::screen::{OptionKind, QuestionOption, Subject};
 
     fn question() -> Question {
         Question {

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use bravebot_core::egress::Egress;
-use bravebot_core::session::{Answer, BoxFuture, Question, Screen, StopReason, Update};
+use bravebot_core::screen::{Answer, BoxFuture, Question, Screen, StopReason, Update};
 use bravebot_core::tools::DiskOnly;
 
 use crate::setup;

@@ -10,7 +10,8 @@ use bravebot_core::kernel::audit::{Decision, Gate};
 use bravebot_core::kernel::policy;
 use bravebot_core::kernel::slot::SlotId;
 use bravebot_core::kernel::trust::Scope;
-use bravebot_core::session::{Answer, Session, StopReason};
+use bravebot_core::screen::{Answer, StopReason};
+use bravebot_core::session::Session;
 use bravebot_core::settings::Mode;
 use bravebot_core::tools::{absolute, content_trust};
 use serde_json::{Value, json};
@@ -39,7 +40,7 @@ use crate::screen::{HunkVerdict, LspScreen, Questions};
 use crate::setup;
 use bravebot_core::kernel::proposal::LineEdit;
 use bravebot_core::record::RecordError;
-use bravebot_core::session::BoxFuture;
+use bravebot_core::screen::BoxFuture;
 use bravebot_core::tools::Files;
 use tower_lsp_server::ls_types::{
     DocumentChanges, OneOf, OptionalVersionedTextDocumentIdentifier, TextDocumentEdit,

@@ -14,7 +14,7 @@ use bravebot_core::kernel::labelled::Labelled;
 use bravebot_core::kernel::policy;
 use bravebot_core::kernel::proposal;
 use bravebot_core::kernel::slot::Origin;
-use bravebot_core::session::{Answer, BoxFuture, CheckState, Question, Screen, StopReason, Update};
+use bravebot_core::screen::{Answer, BoxFuture, CheckState, Question, Screen, StopReason, Update};
 use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
@@ -814,7 +814,7 @@ mod tests {
     use super::*;
     use bravebot_core::kernel::label::Label;
     use bravebot_core::kernel::labelled::Labelled;
-    use bravebot_core::session::{QuestionKind, Subject};
+    use bravebot_core::screen::{QuestionKind, Subject};
 
     /// The `(kind, text)` of every update queued so far.
     fn queued(rx: &mut crate::transport::OutboxReceiver) -> Vec<(String, String)> {
@@ -874,7 +874,7 @@ mod tests {
             updates.send(text("abcd"));
         }
         updates.send(Update::TurnEnded {
-            stop_reason: bravebot_core::session::StopReason::EndTurn,
+            stop_reason: bravebot_core::screen::StopReason::EndTurn,
         });
         let burst = queued(&mut rx);
         let texts: Vec<_> = burst.iter().filter(|(k, _)| k == "agentText").collect();

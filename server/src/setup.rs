@@ -32,7 +32,7 @@ pub fn open_session(
     client_model: Option<&Value>,
     egress: std::sync::Arc<bravebot_core::egress::Egress>,
     files: std::sync::Arc<dyn bravebot_core::tools::Files>,
-    screen: impl FnOnce(&str) -> std::sync::Arc<dyn bravebot_core::session::Screen>,
+    screen: impl FnOnce(&str) -> std::sync::Arc<dyn bravebot_core::screen::Screen>,
     adjust: impl FnOnce(&mut Settings),
 ) -> bravebot_core::session::Session {
     let client = client_model.map(|m| serde_json::json!({ "model": m }));

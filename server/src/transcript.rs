@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::sync::Mutex;
 
-use bravebot_core::session::{CheckState, Update};
+use bravebot_core::screen::{CheckState, Update};
 
 use crate::screen;
 

@@ -575,7 +575,7 @@ mod tests {
         makers.sort();
         assert_eq!(
             makers,
-            vec![PathBuf::from("session.rs"), PathBuf::from("session.rs")],
+            vec![PathBuf::from("screen.rs"), PathBuf::from("session.rs")],
             "Approved is made only by Answer::approval and Session::trust_path"
         );
     }

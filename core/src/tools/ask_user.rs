@@ -13,7 +13,7 @@ use crate::kernel::context::Capability;
 use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
-use crate::session::{Answer, OptionKind, Question, QuestionKind, QuestionOption, Subject};
+use crate::screen::{Answer, OptionKind, Question, QuestionKind, QuestionOption, Subject};
 
 pub const MAX_QUESTIONS: usize = 4;
 

@@ -22,7 +22,8 @@ use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::{Integrity, Label};
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, Fingerprint, Verdict};
-use crate::session::{Session, Update};
+use crate::screen::Update;
+use crate::session::Session;
 use crate::workspace_file;
 
 /// Checks in flight at once for one call. Two cores and a model endpoint that answers a handful

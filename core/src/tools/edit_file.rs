@@ -14,7 +14,7 @@ use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy;
-use crate::session::QuestionKind;
+use crate::screen::QuestionKind;
 use crate::workspace_file;
 
 pub fn spec() -> ToolSpec {

@@ -28,7 +28,7 @@ use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::{Origin, human_size};
-use crate::session::{OptionKind, Question, QuestionKind, QuestionOption, Subject, Update};
+use crate::screen::{OptionKind, Question, QuestionKind, QuestionOption, Subject, Update};
 use crate::settings::Settings;
 
 /// Content types the planner may be told, matched on the media type alone (parameters such as a

@@ -13,7 +13,8 @@ use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, control_pictures};
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::Origin;
-use crate::session::{Session, Update};
+use crate::screen::Update;
+use crate::session::Session;
 
 pub fn spec() -> ToolSpec {
     ToolSpec {

@@ -20,7 +20,7 @@ use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::proposal::{self, Proposal, RebaseRefusal};
-use crate::session::{Answer, OptionKind, Question, QuestionKind, QuestionOption, Subject};
+use crate::screen::{Answer, OptionKind, Question, QuestionKind, QuestionOption, Subject};
 use crate::settings::Mode;
 use crate::workspace_file::{self, Contents, Refusal, metadata_token};
 
@@ -541,7 +541,7 @@ async fn land(
                     // Approved, tried and failed: the file is as it was (WRITE-10).
                     let said = format!("{shown} was not changed: {reason}");
                     return ToolOutput {
-                        status: crate::session::ToolStatus::Failed,
+                        status: crate::screen::ToolStatus::Failed,
                         text: PlannerText::driver(format!("failed: {said}")),
                         summary: said,
                         attachments: Vec::new(),

@@ -23,7 +23,7 @@ use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::Origin;
-use crate::session::Update;
+use crate::screen::Update;
 use crate::settings::Settings;
 
 /// Most entries one listing returns.

@@ -30,7 +30,7 @@ use crate::kernel::policy;
 use crate::kernel::slot::Origin;
 use crate::language::position::{self, Encoding, ServerPosition, Stale};
 use crate::language::{Approval, Language, Launch, RpcError, Server, State, Unavailable};
-use crate::session::{OptionKind, Question, QuestionKind, QuestionOption, Subject, Update};
+use crate::screen::{OptionKind, Question, QuestionKind, QuestionOption, Subject, Update};
 
 /// Most locations one answer lists; past it the answer says how many were left out.
 pub const MAX_LOCATIONS: usize = 200;
@@ -1349,11 +1349,11 @@ async fn workspace_symbol_everywhere(call: &Call<'_>, query: &str) -> ToolOutput
     }
     let status = if outputs
         .iter()
-        .any(|o| o.status == crate::session::ToolStatus::Ok)
+        .any(|o| o.status == crate::screen::ToolStatus::Ok)
     {
-        crate::session::ToolStatus::Ok
+        crate::screen::ToolStatus::Ok
     } else {
-        crate::session::ToolStatus::Error
+        crate::screen::ToolStatus::Error
     };
     let text = outputs
         .iter()

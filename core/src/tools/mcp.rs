@@ -19,9 +19,8 @@ use crate::kernel::policy::{self, Endorsement, PlannerText};
 use crate::kernel::slot::{Origin, Reference};
 use crate::mcp::{Approval, Listed, Running, State};
 use crate::model::ToolSchema;
-use crate::session::{
-    OptionKind, Question, QuestionKind, QuestionOption, Session, Subject, Update,
-};
+use crate::screen::{OptionKind, Question, QuestionKind, QuestionOption, Subject, Update};
+use crate::session::Session;
 
 use super::{Call, ToolOutput};
 
@@ -99,10 +98,10 @@ async fn ask(
     session: &Session,
     question: Question,
     cancel: &CancellationToken,
-) -> crate::session::Answer {
+) -> crate::screen::Answer {
     tokio::select! {
         a = session.screen.ask(question) => a,
-        () = cancel.cancelled() => crate::session::Answer::Refused,
+        () = cancel.cancelled() => crate::screen::Answer::Refused,
     }
 }
 

@@ -40,7 +40,8 @@ use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::context::Routing;
 use crate::kernel::policy::PlannerText;
 use crate::model::ToolSchema;
-use crate::session::{Session, ToolStatus};
+use crate::screen::ToolStatus;
+use crate::session::Session;
 
 /// The editor's open buffers. A file that is open is read from its buffer, unsaved changes and
 /// all; a file that is not open is read from disk.
@@ -57,7 +58,7 @@ pub trait Files: Send + Sync {
     /// Brings what [`Files::buffer`] holds for `path` up to date, for an editor that is asked for
     /// a file's text rather than told of it (ACP's `fs/read_text_file`). Called before a read
     /// and before a change lands; an editor that keeps its buffers in step needs nothing here.
-    fn refresh<'a>(&'a self, _path: &'a Path) -> crate::session::BoxFuture<'a, ()> {
+    fn refresh<'a>(&'a self, _path: &'a Path) -> crate::screen::BoxFuture<'a, ()> {
         Box::pin(async {})
     }
 
@@ -76,7 +77,7 @@ pub trait Files: Send + Sync {
         version: i32,
         original: &'a str,
         edits: &'a [crate::kernel::proposal::LineEdit],
-    ) -> crate::session::BoxFuture<'a, Result<(), String>>;
+    ) -> crate::screen::BoxFuture<'a, Result<(), String>>;
 }
 
 /// No editor: every file is read from disk (`bravebot exec`).
@@ -93,7 +94,7 @@ impl Files for DiskOnly {
         _version: i32,
         _original: &'a str,
         _edits: &'a [crate::kernel::proposal::LineEdit],
-    ) -> crate::session::BoxFuture<'a, Result<(), String>> {
+    ) -> crate::screen::BoxFuture<'a, Result<(), String>> {
         Box::pin(async { Err("no editor holds this buffer".to_string()) })
     }
 }
@@ -423,10 +424,10 @@ impl Call<'_> {
     }
 
     /// Puts a question to the person and waits; a cancelled turn refuses it.
-    pub async fn ask(&self, question: crate::session::Question) -> crate::session::Answer {
+    pub async fn ask(&self, question: crate::screen::Question) -> crate::screen::Answer {
         tokio::select! {
             a = self.session.screen.ask(question) => a,
-            () = self.cancel.cancelled() => crate::session::Answer::Refused,
+            () = self.cancel.cancelled() => crate::screen::Answer::Refused,
         }
     }
 
@@ -455,7 +456,7 @@ impl Call<'_> {
         };
         self.session
             .screen
-            .update(crate::session::Update::Quarantined {
+            .update(crate::screen::Update::Quarantined {
                 reference: reference.clone(),
                 origin: seen_as,
             });

@@ -23,7 +23,7 @@ use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::Origin;
 use crate::kernel::trust::{Gesture, Moment, Scope};
-use crate::session::{QuestionKind, Subject, Update};
+use crate::screen::{QuestionKind, Subject, Update};
 use crate::workspace_file::{self, Contents, READ_LIMIT, Refusal};
 
 /// Most lines one read returns, so a single read cannot fill the conversation.

@@ -21,7 +21,7 @@ use crate::kernel::label::{Integrity, Label};
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::Origin;
-use crate::session::{OptionKind, Question, QuestionKind, QuestionOption, Subject};
+use crate::screen::{OptionKind, Question, QuestionKind, QuestionOption, Subject};
 
 /// Commits, tags or lines listed when `count` is not given, and the most that may be asked for.
 const DEFAULT_COUNT: u64 = 20;

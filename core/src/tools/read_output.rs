@@ -15,7 +15,7 @@ use crate::check;
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::policy::{self, Endorsement, PlannerText, Verdict};
 use crate::kernel::slot::Origin;
-use crate::session::{QuestionKind, Subject};
+use crate::screen::{QuestionKind, Subject};
 
 pub fn spec() -> ToolSpec {
     ToolSpec {

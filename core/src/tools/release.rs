@@ -22,7 +22,7 @@
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, Endorsement, ReleasePart, Verdict};
 use crate::kernel::slot::human_size;
-use crate::session::{OptionKind, Question, QuestionKind, QuestionOption, Subject};
+use crate::screen::{OptionKind, Question, QuestionKind, QuestionOption, Subject};
 
 /// Most bytes a release question carries. It is at least the bound on a file read
 /// (`workspace_file::READ_LIMIT`), so a file is always shown whole; only a run's output kept past

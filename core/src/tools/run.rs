@@ -32,7 +32,7 @@ use crate::kernel::trust::Scope;
 use crate::process;
 use crate::run::{Plan, SystemEnvironment, compile, masked};
 use crate::runner::{self, RunIo, RunReport};
-use crate::session::{
+use crate::screen::{
     OptionKind, Question, QuestionKind, QuestionOption, Subject, ToolStatus, Update,
 };
 use crate::settings::Mode;

@@ -19,7 +19,7 @@ use crate::kernel::context::Capability;
 use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::PlannerText;
-use crate::session::{OptionKind, Question, QuestionKind, QuestionOption, Subject};
+use crate::screen::{OptionKind, Question, QuestionKind, QuestionOption, Subject};
 
 pub fn spec() -> ToolSpec {
     ToolSpec {

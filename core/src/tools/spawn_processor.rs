@@ -15,7 +15,7 @@ use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, DOCUMENT_MARKER, PlannerText};
 use crate::kernel::slot::{Origin, SlotId};
 use crate::model::{Message, ModelRequest, Part, Role};
-use crate::session::Update;
+use crate::screen::Update;
 
 const SYSTEM: &str = "You change documents for a coding agent. You are given one or more documents and an \
 instruction. Write, first, an optional short remark for the person watching (what you changed, or why you could \

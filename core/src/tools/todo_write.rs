@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec};
 use crate::kernel::policy::PlannerText;
-use crate::session::{Todo, Update};
+use crate::screen::{Todo, Update};
 
 pub fn spec() -> ToolSpec {
     ToolSpec {

@@ -20,7 +20,7 @@ use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, Endorsement, PlannerText, Verdict};
 use crate::kernel::slot::Origin;
 use crate::model::Part;
-use crate::session::{QuestionKind, Subject};
+use crate::screen::{QuestionKind, Subject};
 
 pub fn spec() -> ToolSpec {
     ToolSpec {

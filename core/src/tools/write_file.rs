@@ -15,7 +15,7 @@ use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy;
 use crate::kernel::slot::{Origin, SlotId};
-use crate::session::QuestionKind;
+use crate::screen::QuestionKind;
 
 pub fn spec() -> ToolSpec {
     ToolSpec {

@@ -22,10 +22,10 @@ use std::sync::Arc;
 use bravebot_core::egress::Egress;
 use bravebot_core::kernel::policy;
 use bravebot_core::model::{Api, ModelClient, ModelConfig};
-use bravebot_core::session::{
-    Answer, BoxFuture, OptionKind, Question, QuestionKind, Screen, Session, SessionConfig,
-    StopReason, Update,
+use bravebot_core::screen::{
+    Answer, BoxFuture, OptionKind, Question, QuestionKind, Screen, StopReason, Update,
 };
+use bravebot_core::session::{Session, SessionConfig};
 use bravebot_core::settings::Settings;
 use bravebot_core::tools::DiskOnly;
 
@@ -49,7 +49,7 @@ impl DemoScreen {
     /// The script's answer: a file the check did not clear stays quarantined; every other
     /// question is approved once. Chosen by the question's kind and its options' kinds, which are
     /// structure the session wrote, never by what the question shows.
-    fn scripted_choice(question: &Question) -> Option<&bravebot_core::session::QuestionOption> {
+    fn scripted_choice(question: &Question) -> Option<&bravebot_core::screen::QuestionOption> {
         let wanted = if question.kind == QuestionKind::TrustRead {
             OptionKind::RejectOnce
         } else {
@@ -240,7 +240,7 @@ fn demo_session(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bravebot_core::session::{QuestionOption, Subject};
+    use bravebot_core::screen::{QuestionOption, Subject};
 
     fn question(kind: QuestionKind) -> Question {
         let option = |id: &str, kind| QuestionOption {

@@ -25,9 +25,8 @@ use std::time::{Duration, Instant};
 
 use bravebot_core::egress::Egress;
 use bravebot_core::model::{Api, ModelClient, ModelConfig};
-use bravebot_core::session::{
-    Answer, BoxFuture, Question, Screen, Session, SessionConfig, SystemFacts, Update,
-};
+use bravebot_core::screen::{Answer, BoxFuture, Question, Screen, Update};
+use bravebot_core::session::{Session, SessionConfig, SystemFacts};
 use bravebot_core::settings::Settings;
 use bravebot_core::tools::{DiskOnly, dispatch};
 use serde_json::{Value, json};

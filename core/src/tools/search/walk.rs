@@ -1446,7 +1446,7 @@ mod tests {
             _version: i32,
             _original: &'a str,
             _edits: &'a [crate::kernel::proposal::LineEdit],
-        ) -> crate::session::BoxFuture<'a, Result<(), String>> {
+        ) -> crate::screen::BoxFuture<'a, Result<(), String>> {
             Box::pin(async { Err("not in this test".to_string()) })
         }
     }

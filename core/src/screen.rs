@@ -1,0 +1,393 @@
+//! The words a session speaks with the person: what a turn shows ([`Update`]), what it asks
+//! ([`Question`], with its [`Subject`] and options) and how the person answers ([`Answer`]), through
+//! the person's side of a session ([`Screen`]). They stand below everything that speaks them: the
+//! session, the turn, every tool and the server.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::kernel::labelled::Labelled;
+use crate::kernel::policy::Verdict;
+use crate::kernel::slot::Reference;
+use crate::kernel::trust::Approved;
+
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Why a turn ended (CONTRACT §3 `stopReason`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    EndTurn,
+    Cancelled,
+    MaxRounds,
+    Error(String),
+}
+
+impl StopReason {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            StopReason::EndTurn => "endTurn",
+            StopReason::Cancelled => "cancelled",
+            StopReason::MaxRounds => "maxRounds",
+            StopReason::Error(_) => "error",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToolStatus {
+    Ok,
+    Error,
+    Refused,
+    /// The tool did its work and what it ran reported a failure (a run whose program exited
+    /// non-zero, was killed, or never started).
+    Failed,
+}
+
+impl ToolStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolStatus::Ok => "ok",
+            ToolStatus::Error => "error",
+            ToolStatus::Refused => "refused",
+            ToolStatus::Failed => "failed",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckState {
+    /// A check began, over this many lines.
+    Started { lines: usize },
+    /// It ended; `completed` is false when it failed. The verdict word is the gate's reading of
+    /// the reply (never the check's sentence): for the person's screen only, no model reads it.
+    Ended {
+        completed: bool,
+        verdict: crate::kernel::policy::Verdict,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Todo {
+    pub content: String,
+    pub status: String,
+}
+
+/// What the person is shown while a turn runs.
+#[derive(Clone, Debug)]
+pub enum Update {
+    AgentText {
+        delta: String,
+    },
+    ToolCall {
+        call_id: String,
+        tool: String,
+        why: String,
+        routing: Value,
+    },
+    ToolResult {
+        call_id: String,
+        status: ToolStatus,
+        summary: String,
+    },
+    Quarantined {
+        reference: Reference,
+        origin: String,
+    },
+    /// A processor's remark: for the person only, reaching no model and no file. Untrusted.
+    Remark {
+        text: Labelled<String>,
+    },
+    /// A file held back from the planner because a check judged its bytes unsafe, for the
+    /// person's screen only (JUDGE-8): the file as shown, the verdict, and the check's own
+    /// reasons, untrusted. Sent whether or not a question about the file follows.
+    HeldBack {
+        path: String,
+        verdict: Verdict,
+        reasons: Option<Labelled<String>>,
+    },
+    Check {
+        state: CheckState,
+        /// The delegate whose check it is, `None` for the turn's: set by the delegate's screen
+        /// (the innermost one of a nested delegate's), so an editor draws it in that delegate's
+        /// place (DELEG-71).
+        delegate: Option<u32>,
+    },
+    /// What a finished run printed on one stream, for the person's screen only: it is sent during
+    /// the tool call announced last, reaches no model and no file, and is untrusted unless every
+    /// step of the run was vouched for. `text` is bounded (its middle left out past a cap, with a
+    /// marker); `bytes` is the size of what the run kept of the stream.
+    RunOutput {
+        stream: &'static str,
+        text: Labelled<String>,
+        bytes: usize,
+    },
+    Plan {
+        todos: Vec<Todo>,
+    },
+    TurnEnded {
+        stop_reason: StopReason,
+    },
+    /// Where a delegate stands, for the person's screen only (DELEG-60): sent when it starts
+    /// (`running`), when a question of its own waits on the person (`waiting`) and is answered
+    /// (`running` again), and when it ends (`done`, `failed` or `cancelled`, with how it stopped
+    /// and its report, labelled by the delegate's own context).
+    Delegate {
+        number: u32,
+        name: String,
+        depth: u32,
+        state: &'static str,
+        /// The first line of what it was started on.
+        about: String,
+        stop_reason: Option<StopReason>,
+        report: Option<Labelled<String>>,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QuestionKind {
+    TrustRead,
+    AskUser,
+    Edit,
+    Write,
+    Run,
+    ReadOutput,
+    Fetch,
+    LspStart,
+    VetContent,
+    Delegate,
+    McpStart,
+    McpTools,
+    McpCall,
+}
+
+impl QuestionKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QuestionKind::TrustRead => "trustRead",
+            QuestionKind::AskUser => "askUser",
+            QuestionKind::Edit => "edit",
+            QuestionKind::Write => "write",
+            QuestionKind::Run => "run",
+            QuestionKind::ReadOutput => "readOutput",
+            QuestionKind::Fetch => "fetch",
+            QuestionKind::LspStart => "lspStart",
+            QuestionKind::VetContent => "vetContent",
+            QuestionKind::Delegate => "delegate",
+            QuestionKind::McpStart => "mcpStart",
+            QuestionKind::McpTools => "mcpTools",
+            QuestionKind::McpCall => "mcpCall",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OptionKind {
+    AllowOnce,
+    AllowAlways,
+    RejectOnce,
+    RejectAlways,
+}
+
+impl OptionKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OptionKind::AllowOnce => "allow_once",
+            OptionKind::AllowAlways => "allow_always",
+            OptionKind::RejectOnce => "reject_once",
+            OptionKind::RejectAlways => "reject_always",
+        }
+    }
+
+    pub fn approves(self) -> bool {
+        matches!(self, OptionKind::AllowOnce | OptionKind::AllowAlways)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QuestionOption {
+    pub id: String,
+    pub name: String,
+    pub kind: OptionKind,
+}
+
+/// What a person needs to decide. Labelled fields are drawn inside the margin a client puts
+/// round anything nobody vouched for.
+#[derive(Clone, Debug, Default)]
+pub struct Subject {
+    /// Workspace-relative.
+    pub path: Option<String>,
+    /// Absolute `file://` URI.
+    pub uri: Option<String>,
+    pub content: Option<Labelled<String>>,
+    /// The check's word, when one ran.
+    pub verdict: Option<Verdict>,
+    /// The check's own sentence: untrusted like the content it describes.
+    pub verdict_text: Option<Labelled<String>>,
+    /// Where the content came from, in plain words.
+    pub origin: Option<String>,
+    /// For `askUser`: the question itself, trusted (the planner wrote it in a clean context).
+    pub question: Option<String>,
+    pub header: Option<String>,
+    pub multiple: bool,
+    /// For `edit` and `write`: the unified diff, the whole original and the whole proposal, and
+    /// the hunks (0-based line ranges of the original) the person may accept one by one.
+    pub diff: Option<Labelled<String>>,
+    /// Shared with the proposal: the question holds no copy of either text.
+    pub original: Option<Labelled<Arc<String>>>,
+    pub proposed: Option<Labelled<Arc<String>>>,
+    /// The version of the open buffer the original was read from, when it was one: an editor
+    /// holding that version holds the original itself (WRITE-61).
+    pub version: Option<i32>,
+    pub hunks: Vec<crate::kernel::proposal::Hunk>,
+    /// For `run`: the compiled plan, one line a step, argument boundaries visible; and the line
+    /// the planner wrote, as context.
+    pub plan: Vec<String>,
+    pub command: Option<String>,
+    /// Something the person must know to decide, in plain words (programs are not confined).
+    pub notice: Option<String>,
+    /// For `fetch`: the URL as asked for, and on its own the host as the URL parser reads it.
+    pub url: Option<String>,
+    pub host: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Question {
+    pub kind: QuestionKind,
+    pub title: String,
+    pub why: Option<String>,
+    /// The delegate that puts the question, `None` for the turn's own. Only a delegate's screen
+    /// sets it, from its seat (`Asker` cannot be made elsewhere): the planner writes
+    /// `why`, so a name inside `why` proves nothing (DELEG-70).
+    pub asker: Option<Asker>,
+    pub subject: Subject,
+    pub options: Vec<QuestionOption>,
+}
+
+/// A person's answer. Anything that is not a selection of an offered approving option refuses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Answer {
+    Selected {
+        option_id: String,
+        /// An `askUser` answer in the person's own words.
+        text: Option<String>,
+        /// For `edit`/`write`: the hunks the person accepted, when not all of them.
+        accepted_hunks: Option<Vec<usize>>,
+        /// For `edit`/`write`: the person's own version of the proposal, which lands instead.
+        edited_text: Option<String>,
+    },
+    /// Cancelled, unreadable, an error reply, nobody there: all the same, a refusal.
+    Refused,
+}
+
+impl Answer {
+    /// A plain selection of one option.
+    pub fn select(option_id: impl Into<String>) -> Answer {
+        Answer::Selected {
+            option_id: option_id.into(),
+            text: None,
+            accepted_hunks: None,
+            edited_text: None,
+        }
+    }
+
+    /// The option an answer selected, if the question offered it.
+    pub fn chosen<'q>(&self, question: &'q Question) -> Option<&'q QuestionOption> {
+        self.chosen_among(&question.options)
+    }
+
+    /// [`Answer::chosen`], among the options a question offered.
+    pub fn chosen_among<'q>(&self, offered: &'q [QuestionOption]) -> Option<&'q QuestionOption> {
+        match self {
+            Answer::Selected { option_id, .. } => offered.iter().find(|o| &o.id == option_id),
+            Answer::Refused => None,
+        }
+    }
+
+    /// Whether this answer approves: a selected, offered, approving option.
+    pub fn approves(&self, question: &Question) -> bool {
+        self.chosen(question).is_some_and(|o| o.kind.approves())
+    }
+
+    /// The person's yes to `question`, as the proof a vouch needs ([`crate::kernel::trust::Gesture`]);
+    /// `None` for anything else.
+    pub fn approval(&self, question: &Question) -> Option<Approved> {
+        self.approves(question).then(Approved::by_the_person)
+    }
+}
+
+/// The person's side of a session.
+pub trait Screen: Send + Sync {
+    fn update(&self, update: Update);
+    /// Puts a question and waits for the answer. Implementations answer [`Answer::Refused`] for
+    /// anything but a clear selection.
+    fn ask(&self, question: Question) -> BoxFuture<'_, Answer>;
+    /// Whether anybody is watching. When nobody is, questions are refused without being put.
+    fn interactive(&self) -> bool;
+}
+
+/// Which delegate puts a question (DELEG-70). Its fields are private and [`Asker::new`] is the
+/// crate's own, made only by a delegate's screen from its seat (a tidy test in `delegate.rs`
+/// holds every other module to that), so nothing a planner writes can name an asker.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Asker {
+    number: u32,
+    kind: String,
+}
+
+impl Asker {
+    /// Made by a delegate's screen alone, from its seat.
+    pub(crate) fn new(number: u32, kind: String) -> Asker {
+        Asker { number, kind }
+    }
+
+    /// Its number in the turn.
+    pub fn number(&self) -> u32 {
+        self.number
+    }
+
+    /// Its kind, or the definition it was started from.
+    pub fn kind(&self) -> &str {
+        &self.kind
+    }
+
+    /// `delegate N (kind)`, as the audit trail and the screen name it.
+    pub fn label(&self) -> String {
+        format!("delegate {} ({})", self.number, self.kind)
+    }
+}
+
+/// The session's screen, putting one question at a time: a delegate's question waits while
+/// another's, or the turn's, is open (DELEG-9).
+pub struct OneAtATime {
+    inner: Arc<dyn Screen>,
+    one: tokio::sync::Mutex<()>,
+}
+
+impl OneAtATime {
+    pub fn new(inner: Arc<dyn Screen>) -> OneAtATime {
+        OneAtATime {
+            inner,
+            one: tokio::sync::Mutex::new(()),
+        }
+    }
+}
+
+impl Screen for OneAtATime {
+    fn update(&self, update: Update) {
+        self.inner.update(update);
+    }
+
+    fn ask(&self, question: Question) -> BoxFuture<'_, Answer> {
+        Box::pin(async move {
+            let _one = self.one.lock().await;
+            self.inner.ask(question).await
+        })
+    }
+
+    fn interactive(&self) -> bool {
+        self.inner.interactive()
+    }
+}
