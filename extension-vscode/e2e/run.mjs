@@ -695,7 +695,7 @@ test("an edit of an open, unsaved buffer is rebuilt from the buffer and the hunk
 
 const CANARY = 'CANARY-5d1e9b';
 
-// Verifies: VSC-6, VSC-7, VSC-9, VSC-17
+// Verifies: VSC-6, VSC-7, VSC-9, VSC-17, VSC-76, VSC-77
 test('keyboard only: a prompt, a run card answered with Tab and Enter, an untrusted output card refused with Escape', async () => {
   const script = {
     planner: [
@@ -746,6 +746,11 @@ test('keyboard only: a prompt, a run card answered with Tab and Enter, an untrus
     await h.page.keyboard.press('Escape');
     await h.turnEnded();
     await untilEq('question cards left', () => h.chat.locator('.card.question').count(), 0);
+    // Each check is one line with its verdict in one word, kept after its question closed, and
+    // each answered question one line: the run allowed, the output refused, drawn apart.
+    eq(await h.chat.locator('#log > .check').allInnerTexts(), ['check: unsafe', 'check: unsafe'], 'the check lines');
+    eq(await h.chat.locator('.answered').evaluateAll((as) => as.map((a) => [a.querySelector('.answer-word').textContent, a.dataset.refused])),
+      [['Run it once', 'false'], ['refused: no option chosen', 'true']], 'the answered lines');
     await until('focus to come back to the prompt box', () => focused(h.chat.locator('#input')));
     await h.page.keyboard.press('ArrowUp');
     await untilEq('the prompt Up recalls', () => h.chat.locator('#input').inputValue(), 'look at vendor/page.txt');
@@ -924,6 +929,38 @@ test('a run card shows what the command printed inside the untrusted frame, boun
     const result = await h.model.recorded('call_run');
     check(result.includes('exit 3') && !result.includes(canary), `the planner heard the exit, not the output: ${result}`);
     check(!JSON.stringify(h.model.requests().filter((r) => r.role === 'planner')).includes(canary), 'the output never reached the planner');
+  });
+});
+
+// Verifies: VSC-75, VSC-77
+test('a command, its arguments and what it printed are drawn byte for byte: brackets, asterisks and underscores intact', async () => {
+  const command = `sh -c 'grep -n "s[mid]" *.txt; echo "**done** _now_"'`;
+  const script = { planner: [{ tool: 'run', id: 'call_run', args: { command, why: 'find the line' } }, { text: 'found it' }] };
+  const files = { 'notes.txt': 'basic: average([1, 2, 3]) **bold** _x_\nnothing here\n' };
+  await withEditor('literal', files, script, async (h) => {
+    await h.openChat();
+    await h.prompt('find the line');
+    const card = h.chat.locator('.card.question[data-kind="run"]');
+    await card.waitFor();
+    // The question's title and its command line hold the command exactly, as one code element each.
+    eq(await card.locator('.title code.literal').innerText(), command, 'the command in the run card\'s title');
+    eq(await card.locator('.command code.literal').innerText(), command, 'the command line of the run card');
+    await h.shot('literal-question');
+    await card.locator('button', { hasText: 'Run it once' }).click();
+    await h.turnEnded();
+    const tool = h.chat.locator('.tool-wrap').filter({ has: h.chat.locator('.card.tool[data-tool="run"]') });
+    eq(await tool.locator('.card.tool summary .arg code.literal').innerText(), command, 'the command on the tool card, without opening it');
+    eq(await tool.locator('.card.tool summary .tool-name').innerText(), 'run a command', 'the tool in plain words');
+    eq(await tool.locator('.card.tool summary .tool-name').getAttribute('title'), 'tool: run', 'the exact tool name in the hover');
+    const printed = (await tool.locator('.untrusted.output[data-stream="stdout"] pre').innerText()).split('\n');
+    eq(printed.slice(0, 2), ['1:basic: average([1, 2, 3]) **bold** _x_', '**done** _now_'], 'what it printed');
+    // The answered question stays in the chat as one line, with the command exact.
+    const answered = h.chat.locator('.answered');
+    eq(await answered.count(), 1, 'answered lines');
+    eq(await answered.locator('code.literal').innerText(), command, 'the command in the answered line');
+    eq(await answered.locator('.answer-word').innerText(), 'Run it once', 'the answer in the answered line');
+    eq(await answered.getAttribute('data-refused'), 'false', 'an approved question is not drawn refused');
+    await h.shot('literal-after');
   });
 });
 
@@ -1641,9 +1678,9 @@ test('two checker delegates each get a card with number, kind and state, their c
       eq((await card.locator('.delegate-head').innerText()).replace(/\s+/g, ' ').trim(), `delegate ${n} · checker · done`, `delegate ${n}'s head`);
       eq(await card.locator('.delegate-task').innerText(), task, `delegate ${n}'s task`);
       // Its calls are under it, never among the turn's own tool cards.
-      eq(await card.locator('.delegate-calls .card.tool summary').allInnerTexts().then((l) => l.map((t) => t.split(/\s/)[0])), calls, `delegate ${n}'s calls`);
+      eq(await card.locator('.delegate-calls .card.tool').evaluateAll((cs) => cs.map((c) => c.dataset.tool)), calls, `delegate ${n}'s calls`);
     }
-    eq(await h.chat.locator('#log > .tool-wrap .card.tool summary').allInnerTexts().then((l) => l.map((t) => t.split(/\s/)[0])), ['spawn_agent'], 'the turn\'s own tool cards');
+    eq(await h.chat.locator('#log > .tool-wrap .card.tool').evaluateAll((cs) => cs.map((c) => c.dataset.tool)), ['spawn_agent'], 'the turn\'s own tool cards');
     // The reports as their labels say: the first trusted, as the agent's words; the second
     // inside the untrusted frame, and the agent holds only its reference.
     const trusted = first.locator('.delegate-report.trusted');

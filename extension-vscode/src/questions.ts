@@ -7,7 +7,8 @@ import * as vscode from 'vscode';
 import type { Ctx } from './ctx';
 import { HunkSelection, applyHunks, previewStarts, textsOf } from './hunks';
 import type { AnswerArguments, AnswerResult, Outcome, RequestPermissionParams } from './protocol';
-import { approvingOption, askedBy, cancelled, describe, diffAnswer, isApproving, presentationOf, select } from './questionKinds';
+import { approvingOption, askedBy, cancelled, describe, diffAnswer, isApproving, presentationOf, reviewState, select } from './questionKinds';
+import { answeredItem } from './webview/transcript';
 import { Review } from './review';
 
 export const proposalScheme = 'bravebot-proposal';
@@ -127,6 +128,9 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     if (presentationOf(p.params.kind) === 'diff') this.review.answered(p.params, outcome);
     this.ctx.chat.post({ type: 'questionDone', questionId });
     const option = outcome.outcome === 'selected' ? p.params.options.find((o) => o.optionId === outcome.optionId) : undefined;
+    // What was asked and answered stays in the chat as one line (an edit's, with how much was kept).
+    const chosen = option && presentationOf(p.params.kind) === 'diff' && isApproving(option) ? { ...option, name: `${option.name} (${reviewState(p.params, outcome)})` } : option;
+    this.ctx.chat.post({ type: 'item', item: answeredItem(p.params.title || p.params.kind, p.params.subject.command, chosen) });
     // An accepted edit to a buffer with no unsaved changes of the person's is saved once it lands,
     // so a program run next reads what the editor shows. Unsaved work of theirs is never saved.
     if (p.cleanTarget && !p.cleanTarget.isDirty && option && isApproving(option)) this.saveWhenLanded(p.cleanTarget);
@@ -332,6 +336,7 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
       questionId: p.params.questionId,
       kind: p.params.kind,
       lines: describe(p.params),
+      command: s.command,
       askedBy: askedBy(p.params),
       content: s.content,
       verdict: s.verdict,

@@ -8,6 +8,7 @@ import { contextLabel, withoutContext, type EditorContext } from './transcript';
 import { addItem, addUser, applyUpdate, delegateStateWords, offers, emptyTranscript, mentions, previewOf, restoredTranscript, resumedTranscript, statusWords, stopWords, type CheckItem, type DelegateItem, type FromWebview, type Item, type RunOutput, type ToWebview, type ToolItem, type Transcript } from './transcript';
 import { attachPicture, counted, drawnPictureTypes, pictureSrc, type HeldPicture } from './transcript';
 import { heldBackHtml } from './heldBack';
+import { argumentsHtml, checkLine, titleHtml, toolWords } from './literal';
 import { every, type LoopShown } from '../sessions';
 
 declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void; getState(): unknown; setState(s: unknown): void };
@@ -82,6 +83,9 @@ function itemHtml(it: Item, index: number): string {
       return heldBackHtml(it);
     case 'check':
       return checkHtml(it);
+    case 'answered':
+      return `<div class="answered" role="note" data-refused="${it.refused}"><span class="answer-title">${titleHtml(it.title, it.command)}</span> · ` +
+        `<span class="answer-word" title="${it.refused ? 'refused' : 'allowed'}">${escapeHtml(it.answer)}</span></div>`;
     case 'plan':
       return `<ul class="plan">${it.todos.map((t) => `<li data-status="${escapeHtml(t.status)}">${escapeHtml(t.content)}</li>`).join('')}</ul>`;
     case 'turnEnded':
@@ -89,16 +93,18 @@ function itemHtml(it: Item, index: number): string {
   }
 }
 
-/** A check's line: that one started or ended, never what it read. */
+/** A check's line: that one runs, then its verdict in one word; never what it read. */
 function checkHtml(it: CheckItem): string {
-  return `<div class="meta">check ${escapeHtml(it.state)}${it.verdict ? `: ${escapeHtml(it.verdict)}` : ''}</div>`;
+  return checkLine(it.state, it.verdict);
 }
 
 /** A tool call's card: its name and status, opened for why and how it ended. */
 function toolCardHtml(it: ToolItem, why = it.why): string {
   const status = it.status ?? 'running';
-  return `<details class="card tool" data-call="${escapeHtml(it.callId)}"><summary>${escapeHtml(it.tool)} <span class="status ${escapeHtml(status)}" title="status: ${escapeHtml(status)}">${escapeHtml(statusWords(it.status))}</span></summary>` +
-    `<div>${escapeHtml(why)}</div>${it.summary ? `<pre>${escapeHtml(it.summary)}</pre>` : ''}</details>`;
+  // The tool in plain words (its exact name in the hover); its arguments exact, byte for byte.
+  return `<details class="card tool" data-call="${escapeHtml(it.callId)}" data-tool="${escapeHtml(it.tool)}"><summary><span class="tool-name" title="tool: ${escapeHtml(it.tool)}">${escapeHtml(toolWords(it.tool))}</span> ` +
+    `<span class="status ${escapeHtml(status)}" title="status: ${escapeHtml(status)}">${escapeHtml(statusWords(it.status))}</span>${argumentsHtml(it.args ?? [])}</summary>` +
+    `<div class="why">${escapeHtml(why)}</div>${it.summary ? `<pre>${escapeHtml(it.summary)}</pre>` : ''}</details>`;
 }
 
 /**
@@ -155,9 +161,26 @@ function verdictWarning(q: Extract<ToWebview, { type: 'question' }>): string {
   return '';
 }
 
-/** A title's `quoted` parts as code, so no literal backticks show; `escaped` is HTML-escaped already. */
-function codeSpans(escaped: string): string {
-  return escaped.replace(/`([^`]+)`/g, '<code>$1</code>');
+/**
+ * A card's lines: the title with its command drawn exactly, a command line exact, and the plan's
+ * steps (the server's exact form, arguments in ⟨⟩) folded under "how it will run, exactly".
+ */
+function questionLinesHtml(q: Extract<ToWebview, { type: 'question' }>): string {
+  const out: string[] = [];
+  let plan: string[] = [];
+  const flush = (): void => {
+    if (plan.length) out.push(`<details class="plan-exact"><summary>how it will run, exactly</summary><pre class="literal">${escapeHtml(plan.join('\n'))}</pre></details>`);
+    plan = [];
+  };
+  q.lines.forEach((l, i) => {
+    if (i > 0 && l.startsWith('  ')) return void plan.push(l.slice(2));
+    flush();
+    if (i === 0) out.push(`<strong class="title">${titleHtml(l, q.command)}</strong>`);
+    else if (q.command !== undefined && l === `command: ${q.command}`) out.push(`<div class="command">command: <code class="literal">${escapeHtml(q.command)}</code></div>`);
+    else out.push(`<div${l.startsWith('host: ') ? ' class="host"' : ''}>${escapeHtml(l)}</div>`);
+  });
+  flush();
+  return out.join('');
 }
 
 function questionHtml(q: Extract<ToWebview, { type: 'question' }>): string {
@@ -178,7 +201,7 @@ function questionHtml(q: Extract<ToWebview, { type: 'question' }>): string {
   return `<div class="card question" tabindex="-1" role="group" aria-label="${escapeHtml(q.lines[0] ?? q.kind)}" data-question="${id}" data-kind="${escapeHtml(q.kind)}"${q.askedBy ? ` data-asked-by="${escapeHtml(q.askedBy)}"` : ''}>` +
     (q.askedBy ? `<div class="asked-by">asked by ${escapeHtml(q.askedBy)}</div>` : '') +
     (warning ? `<div class="verdict-warning" role="alert">${escapeHtml(warning)}</div>` : '') +
-    q.lines.map((l, i) => (i === 0 ? `<strong>${codeSpans(escapeHtml(l))}</strong>` : `<div${l.startsWith('host: ') ? ' class="host"' : ''}>${escapeHtml(l)}</div>`)).join('') +
+    questionLinesHtml(q) +
     (told !== undefined ? `<div class="delegate-told"><div class="frame-label">it will be told</div><pre>${escapeHtml(told)}</pre></div>` : '') +
     (untrusted ? `<div class="untrusted"><div class="frame-label">untrusted content${q.verdict ? ` · verdict: ${escapeHtml(q.verdict)}` : ''}</div><pre>${escapeHtml(q.content ?? '')}</pre>` +
       (q.verdictText ? `<div class="frame-label">the check's words</div><pre class="check-words">${escapeHtml(q.verdictText)}</pre>` : '') + '</div>' : '') +

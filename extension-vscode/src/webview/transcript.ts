@@ -3,6 +3,7 @@
 
 import type { ResumeResult, SessionUpdate, TodoItem } from '../protocol';
 import type { LoopShown } from '../sessions';
+import { argumentsShown, type ArgumentShown } from './literal';
 
 export type Item =
   /** `sent` is what Retry sends again: the words, the files and the editor context as they went. */
@@ -27,11 +28,28 @@ export type Item =
   /** Something the extension tells the person about the session itself (a new one began). */
   | { kind: 'notice'; text: string }
   /** A loop's tick began: the prompt was sent again, unchanged. */
-  | { kind: 'loopTick'; n: number; prompt: string };
+  | { kind: 'loopTick'; n: number; prompt: string }
+  /** A question the person answered, as one line: what it asked and what they chose (answeredItem). */
+  | AnsweredItem;
+
+export interface AnsweredItem { kind: 'answered'; title: string; command?: string; answer: string; refused: boolean }
+
+/**
+ * The line an answered question leaves in the chat: its title, and the option chosen in its own
+ * words, or that nothing was chosen (dismissed, cancelled, closed); `refused` unless an approving option was chosen.
+ */
+export function answeredItem(title: string, command: string | undefined, chosen: { name: string; kind: string } | undefined): AnsweredItem {
+  const approving = chosen !== undefined && (chosen.kind === 'allow_once' || chosen.kind === 'allow_always');
+  const answer = chosen ? chosen.name : 'refused: no option chosen';
+  const item: AnsweredItem = { kind: 'answered', title, answer, refused: !approving };
+  if (command !== undefined) item.command = command;
+  return item;
+}
 
 export interface CheckItem { kind: 'check'; state: string; verdict?: string }
 
-export interface ToolItem { kind: 'tool'; callId: string; tool: string; why: string; status?: string; summary?: string; output?: RunOutput[] }
+/** `args`: the call's arguments as the card draws them, exact or summarised (literal.ts). */
+export interface ToolItem { kind: 'tool'; callId: string; tool: string; why: string; args?: ArgumentShown[]; status?: string; summary?: string; output?: RunOutput[] }
 
 export interface DelegateItem {
   kind: 'delegate';
@@ -74,6 +92,12 @@ export function delegateStateWords(state: string): string {
     case 'cancelled': return 'cancelled';
     default: return state;
   }
+}
+
+/** A tool card as its call is announced, with its arguments when it has any. */
+function toolItem(callId: string, tool: string, why: string, routing: unknown): ToolItem {
+  const args = argumentsShown(routing);
+  return args.length ? { kind: 'tool', callId, tool, why, args } : { kind: 'tool', callId, tool, why };
 }
 
 /** The delegate card for `number`, made when its first sign arrives. */
@@ -279,8 +303,8 @@ export function applyUpdate(t: Transcript, u: SessionUpdate): Transcript {
         if (card.delegateKind === '?' && typeof routing.kind === 'string') items[index] = { ...card, delegateKind: routing.kind };
       } else if (whose) {
         const { index, card } = delegateCard(items, whose.owner);
-        items[index] = { ...card, calls: [...card.calls, { kind: 'tool', callId: u.callId, tool: u.tool, why: u.why }] };
-      } else items.push({ kind: 'tool', callId: u.callId, tool: u.tool, why: u.why });
+        items[index] = { ...card, calls: [...card.calls, toolItem(u.callId, u.tool, u.why, u.routing)] };
+      } else items.push(toolItem(u.callId, u.tool, u.why, u.routing));
       return { items, busy: true };
     }
     case 'delegate': {
@@ -319,15 +343,21 @@ export function applyUpdate(t: Transcript, u: SessionUpdate): Transcript {
     case 'heldBack':
       items.push({ kind: 'heldBack', path: u.path, verdict: u.verdict, verdictText: u.verdictText });
       return { items, busy: t.busy };
-    case 'check':
-      // A delegate's check (DELEG-71) is drawn in its card, among its calls (VSC-71).
+    case 'check': {
+      // A delegate's check (DELEG-71) is drawn in its card, among its calls (VSC-71). A check's
+      // end takes the place of its start: one line, which ends with the verdict in one word.
+      const check: CheckItem = u.verdict === undefined ? { kind: 'check', state: u.state } : { kind: 'check', state: u.state, verdict: u.verdict };
+      const fold = <T extends Item | ToolItem | CheckItem>(list: T[]): T[] => {
+        const at = u.state === 'ended' ? list.map((x) => x.kind === 'check' && x.state === 'started').lastIndexOf(true) : -1;
+        return at >= 0 ? [...list.slice(0, at), check as T, ...list.slice(at + 1)] : [...list, check as T];
+      };
       if (typeof u.delegate === 'number') {
         const { index, card } = delegateCard(items, u.delegate);
-        items[index] = { ...card, calls: [...card.calls, { kind: 'check', state: u.state, verdict: u.verdict }] };
+        items[index] = { ...card, calls: fold(card.calls) };
         return { items, busy: t.busy };
       }
-      items.push({ kind: 'check', state: u.state, verdict: u.verdict });
-      return { items, busy: t.busy };
+      return { items: fold(items), busy: t.busy };
+    }
     case 'runOutput': {
       // Sent while the run is the tool call announced last: it belongs to the newest tool card.
       let i = items.length - 1;
@@ -358,7 +388,7 @@ export type ToWebview =
   | { type: 'user'; text: string; context?: string; sent?: SentPrompt }
   | { type: 'mode'; mode: string }
   | { type: 'state'; state: 'idle' | 'thinking' | 'waiting' }
-  | { type: 'question'; questionId: string; kind: string; lines: string[]; askedBy?: string; content?: string; verdict?: string; verdictText?: string; ownWords?: boolean; unsaved?: string[]; options: { optionId: string; name: string; kind: string }[] }
+  | { type: 'question'; questionId: string; kind: string; lines: string[]; command?: string; askedBy?: string; content?: string; verdict?: string; verdictText?: string; ownWords?: boolean; unsaved?: string[]; options: { optionId: string; name: string; kind: string }[] }
   | { type: 'questionDone'; questionId: string }
   /** Sent once the page is ready: which extension host it now talks to (see restoredTranscript). */
   | { type: 'hello'; epoch: string }
