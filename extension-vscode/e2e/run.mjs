@@ -932,7 +932,7 @@ test('a run card shows what the command printed inside the untrusted frame, boun
   });
 });
 
-// Verifies: VSC-75, VSC-77
+// Verifies: VSC-75, VSC-77, VSC-78
 test('a command, its arguments and what it printed are drawn byte for byte: brackets, asterisks and underscores intact', async () => {
   const command = `sh -c 'grep -n "s[mid]" *.txt; echo "**done** _now_"'`;
   const script = { planner: [{ tool: 'run', id: 'call_run', args: { command, why: 'find the line' } }, { text: 'found it' }] };

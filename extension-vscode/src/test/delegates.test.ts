@@ -43,7 +43,7 @@ test('the updates of a real fan-out make one card a delegate, its calls under it
   assert.deepEqual(states, ['running', 'waiting', 'running', 'done']);
 });
 
-// Verifies: VSC-71
+// Verifies: VSC-71, VSC-76
 test("a delegate's check lines are drawn in its card, the turn's in the flow", () => {
   let t = addUser(emptyTranscript(), 'read both');
   for (const u of recorded) t = applyUpdate(t, u);
