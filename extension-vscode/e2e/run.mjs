@@ -695,7 +695,7 @@ test("an edit of an open, unsaved buffer is rebuilt from the buffer and the hunk
 
 const CANARY = 'CANARY-5d1e9b';
 
-// Verifies: VSC-6, VSC-7, VSC-9, VSC-17, VSC-76, VSC-77
+// Verifies: VSC-6, VSC-7, VSC-9, VSC-17, VSC-76, VSC-77, VSC-81
 test('keyboard only: a prompt, a run card answered with Tab and Enter, an untrusted output card refused with Escape', async () => {
   const script = {
     planner: [
@@ -756,6 +756,14 @@ test('keyboard only: a prompt, a run card answered with Tab and Enter, an untrus
     await untilEq('the prompt Up recalls', () => h.chat.locator('#input').inputValue(), 'look at vendor/page.txt');
     const result = await h.model.recorded('call_read');
     check(/^refused/.test(result), `the planner heard a refusal: ${result}`);
+    // The quarantined notice says how the agent may read it, and Show me shows the person the
+    // bytes inside its frame (session/show), never the agent (VSC-81).
+    const held = h.chat.locator('#log .untrusted.quarantined').first();
+    check((await held.innerText()).includes('reads them only if it asks and you say yes on a card'), `the notice says how: ${await held.innerText()}`);
+    await held.locator('button', { hasText: 'Show me' }).click();
+    await until('the held bytes in the frame', async () => (await held.locator('pre').count()) > 0 && (await held.locator('pre').innerText()).includes(CANARY));
+    check((await held.locator('.frame-label').last().innerText()).toLowerCase().includes('for you only'), 'the bytes are said to be for the person only');
+    await h.shot('sidebar-shown');
     check(!JSON.stringify(h.model.requests().filter((r) => r.role === 'planner')).includes(CANARY), 'the canary never reached the planner');
   });
 });
@@ -844,7 +852,7 @@ test('a workspace cannot point the extension at another model or another server 
   }
 });
 
-// Verifies: VSC-9
+// Verifies: VSC-9, VSC-79, VSC-80
 test('the mode picked in the chat reaches the session, as Show Status reports', async () => {
   await withEditor('status', {}, { planner: [] }, async (h) => {
     await h.openChat();
@@ -861,6 +869,11 @@ test('the mode picked in the chat reaches the session, as Show Status reports', 
     } catch (err) {
       throw new Failure(`${err.message}; it shows:\n${text}`);
     }
+    // The model the server uses and where that came from, in words, first (VSC-79, VSC-80).
+    check(/## Model\s+fake-model at http:\/\/127\.0\.0\.1:\d+\S* \(openai\), from VS Code's settings \(bravebot\.model\.\*\)/.test(text), `the status names the server's model: ${text}`);
+    check(/## Mode\s+plan: nothing changes/.test(text), `the mode in words: ${text}`);
+    // The chat's state says the same model in its hover.
+    await untilEq('the model in the state\'s hover', async () => /^Model: fake-model at http:\S+ \(openai\), from VS Code's settings/.test(await h.chat.locator('#state').getAttribute('title') ?? ''), true);
     check(!(await h.page.locator('.tab.active').getAttribute('class')).split(/\s+/).includes('dirty'), 'the status view is not a dirty document');
     await h.page.locator('.statusbar-item', { hasText: 'bravebot' }).first().waitFor();
   });
@@ -1058,7 +1071,7 @@ test('markdown renders lists, a table, a link and highlighted code with Copy and
   });
 });
 
-// Verifies: VSC-12, VSC-13
+// Verifies: VSC-12, VSC-13, VSC-84
 test('with no bravebot program the view welcomes the person, and the walkthrough finds it, chooses the model, sets the key and checks it before Retry sends the first prompt', async () => {
   const script = { planner: [{ text: 'Hello, set up and answering.' }] };
   // No endpoint chosen yet (an undefined value leaves the key out of the settings file).
@@ -1082,6 +1095,10 @@ test('with no bravebot program the view welcomes the person, and the walkthrough
     const walkthrough = h.page.locator('.gettingStartedContainer', { hasText: 'Get started with bravebot' });
     await walkthrough.waitFor();
     await walkthrough.locator('.getting-started-step', { hasText: 'Find the bravebot program' }).first().waitFor();
+    // Opening the chat sent no prompt: that step is not ticked (VSC-84).
+    const step = (words) => walkthrough.locator('.getting-started-step', { hasText: words }).first();
+    eq(await step('Send a first prompt').getAttribute('aria-checked'), 'false', 'the first-prompt step before any prompt went out');
+    eq(await step('Choose the model endpoint').getAttribute('aria-checked'), 'false', 'the model step before a model is chosen');
     await h.shot('walkthrough');
     // 1. The program, chosen in VS Code's file dialog (code-server's is a quick input with a path).
     await h.command('bravebot: Locate the bravebot Program');
@@ -1115,7 +1132,9 @@ test('with no bravebot program the view welcomes the person, and the walkthrough
     eq(await listed.allInnerTexts().then((t) => t.map((x) => x.trim())), ['fake-model', 'fake-model-small'], 'the models the endpoint lists');
     await h.shot('model-picker');
     await pickRow(h, 'fake-model-small', 'model (2 of 2)');
-    await h.page.locator('.notifications-toasts', { hasText: `fake-model-small at ${h.model.url}` }).waitFor();
+    // The message names what the server now uses, asked of it, and where that came from (VSC-79).
+    await h.page.locator('.notifications-toasts', { hasText: `the server uses fake-model-small at ${h.model.url}` }).filter({ hasText: "from VS Code's settings" }).waitFor();
+    await untilEq('the model step ticked', () => step('Choose the model endpoint').getAttribute('aria-checked'), 'true');
     // 4. The check that the model answers, as a read-only view.
     await h.command('bravebot: Check That the Model Answers');
     await h.page.locator('.tab.active', { hasText: 'bravebot setup check' }).waitFor();

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { argumentsHtml, argumentsShown, checkLine, titleHtml, toolWords } from '../webview/literal';
-import { answeredItem, applyUpdate, emptyTranscript, type CheckItem, type ToolItem } from '../webview/transcript';
+import { answeredItem, applyUpdate, attachShown, contextToSend, emptyTranscript, selectedLines, type CheckItem, type ToolItem } from '../webview/transcript';
 
 /** The text an HTML fragment shows, entities decoded: what a person reads. */
 function shown(html: string): string {
@@ -66,4 +66,24 @@ test('tool names are plain words, the exact name kept apart', () => {
   assert.equal(toolWords('schedule_next'), 'schedule the next tick');
   assert.equal(toolWords('run'), 'run a command');
   assert.equal(toolWords('some_new_tool'), 'some new tool');
+});
+
+// Verifies: VSC-81
+test('a quarantined notice keeps the bytes the person asked to see, for the frame only', () => {
+  let t = applyUpdate(emptyTranscript(), { kind: 'quarantined', ref: 'ref:0', origin: 'the stdout of `ls`', lines: 1, bytes: 4, label: '(U,priv)' });
+  t = attachShown(t, 'ref:0', 'a*b\n');
+  assert.deepEqual(t.items[0], { kind: 'quarantined', ref: 'ref:0', origin: 'the stdout of `ls`', lines: 1, bytes: 4, label: '(U,priv)', shown: 'a*b\n' });
+  assert.equal(titleHtml('the stdout of `ls`'), 'the stdout of <code>ls</code>');
+});
+
+// Verifies: VSC-82
+test('Add Selection to Chat and the chip count the same lines, and the selection is sent once', () => {
+  // Lines 2 to 4 picked with the mouse: the selection ends at the start of line 5.
+  assert.deepEqual(selectedLines(1, 4, 0), { startLine: 2, endLine: 4 });
+  assert.deepEqual(selectedLines(1, 4, 3), { startLine: 2, endLine: 5 });
+  assert.deepEqual(selectedLines(4, 4, 0), { startLine: 5, endLine: 5 });
+  const ctx = { path: 'a.py', selection: { startLine: 2, endLine: 4, text: 'x' } };
+  assert.deepEqual(contextToSend(ctx, { path: 'a.py', startLine: 2, endLine: 4 }), { path: 'a.py' });
+  assert.deepEqual(contextToSend(ctx, { path: 'a.py', startLine: 1, endLine: 4 }), ctx, 'another selection is sent');
+  assert.deepEqual(contextToSend(ctx, undefined), ctx);
 });

@@ -4,9 +4,9 @@
 import { PromptHistory } from './history';
 import { completeMention, mentionAt } from './mentionComplete';
 import { renderMarkdown, escapeHtml } from './markdown';
-import { contextLabel, withoutContext, type EditorContext } from './transcript';
+import { contextLabel, contextToSend, withoutContext, type EditorContext } from './transcript';
 import { addItem, addUser, applyUpdate, delegateStateWords, offers, emptyTranscript, mentions, previewOf, restoredTranscript, resumedTranscript, statusWords, stopWords, type CheckItem, type DelegateItem, type FromWebview, type Item, type RunOutput, type ToWebview, type ToolItem, type Transcript } from './transcript';
-import { attachPicture, counted, drawnPictureTypes, pictureSrc, type HeldPicture } from './transcript';
+import { attachPicture, attachShown, counted, drawnPictureTypes, pictureSrc, type HeldPicture } from './transcript';
 import { heldBackHtml } from './heldBack';
 import { argumentsHtml, checkLine, titleHtml, toolWords } from './literal';
 import { every, type LoopShown } from '../sessions';
@@ -64,9 +64,14 @@ function itemHtml(it: Item, index: number): string {
         (it.tool === 'schedule_next' && it.summary ? `<div class="meta next-tick">${escapeHtml(it.summary)}</div>` : '') +
         (it.output ?? []).map((o, i) => outputHtml(it.callId, i, o)).join('') + '</div>';
     }
-    case 'quarantined':
-      return `<div class="untrusted" role="note" title="${escapeHtml(`${it.ref}, label ${it.label}`)}"><div class="frame-label">quarantined · not shown to the agent</div>` +
-        `${escapeHtml(it.origin)}: ${counted(it.lines, 'line')}, ${counted(it.bytes, 'byte')}, kept from the agent unless you let it read them${pictureHtml(it.picture)}</div>`;
+    case 'quarantined': {
+      // The agent holds a reference only; the person may look (session/show, for their eyes only).
+      const shown = it.shown === undefined ? `<div class="buttons"><button class="secondary" data-show="${escapeHtml(it.ref)}" title="Shows you the bytes here; the agent is not shown them">Show me</button></div>`
+        : `<div class="frame-label">what it holds · for you only, the agent was not shown this</div><pre>${escapeHtml(expanded.has(`show#${it.ref}`) ? it.shown : previewOf(it.shown).shown)}</pre>` +
+          (previewOf(it.shown).cut ? `<button class="secondary expand" data-expand="${escapeHtml(`show#${it.ref}`)}">${expanded.has(`show#${it.ref}`) ? 'Show less' : `Show all ${previewOf(it.shown).total} lines`}</button>` : '');
+      return `<div class="untrusted quarantined" role="note" data-ref="${escapeHtml(it.ref)}" title="${escapeHtml(`${it.ref}, label ${it.label}`)}"><div class="frame-label">quarantined · not shown to the agent</div>` +
+        `${titleHtml(it.origin)}: ${counted(it.lines, 'line')}, ${counted(it.bytes, 'byte')}. The agent holds only a reference; it reads them only if it asks and you say yes on a card.${pictureHtml(it.picture)}${shown}</div>`;
+    }
     case 'error': {
       const retry = it.retry && offered.retry ? `<button class="retry" data-retry="${index}">Retry</button>` : '';
       const action = it.action ? `<button class="secondary" data-command="${escapeHtml(it.action.command)}">${escapeHtml(it.action.label)}</button>` : '';
@@ -253,9 +258,11 @@ window.addEventListener('message', (e: MessageEvent<ToWebview>) => {
   switch (m.type) {
     case 'update': heard = Date.now(); transcript = applyUpdate(transcript, m.update); break;
     case 'picture': transcript = attachPicture(transcript, m.ref, m.picture); break;
+    case 'shown': transcript = attachShown(transcript, m.ref, m.text); break;
     case 'user': transcript = addUser(transcript, m.text, m.context, m.sent); break;
     case 'context': editorCtx = m.context; drawContext(); return;
     case 'insertPrompt': {
+      if (m.selection) selectionInPrompt = m.selection, drawContext();
       const at = input.selectionStart;
       input.value = input.value.slice(0, at) + m.text + input.value.slice(input.selectionEnd);
       input.setSelectionRange(at + m.text.length, at + m.text.length);
@@ -289,6 +296,7 @@ window.addEventListener('message', (e: MessageEvent<ToWebview>) => {
     case 'item': transcript = addItem(transcript, m.item); break;
     case 'mode': mode.value = m.mode; return;
     case 'state': setState(m.state); return;
+    case 'model': $('state').title = `Model: ${m.text}`; return;
     case 'question': questions.set(m.questionId, m); renderQuestions(m.questionId); return;
     case 'questionDone': questions.delete(m.questionId); renderQuestions(); return;
     case 'completions': if (m.seq === completionSeq) showMentions(m.paths); return;
@@ -337,6 +345,11 @@ log.addEventListener('click', (e) => {
     if (expanded.has(b.dataset.expand)) expanded.delete(b.dataset.expand);
     else expanded.add(b.dataset.expand);
     render(false);
+    return;
+  }
+  if (b.dataset.show) {
+    b.disabled = true;
+    vscode.postMessage({ type: 'show', ref: b.dataset.show });
     return;
   }
   if (b.dataset.code) {
@@ -406,12 +419,16 @@ window.addEventListener('focus', () => {
 /** The active editor's file and selection, sent with the next prompt unless the person leaves it out. */
 let editorCtx: EditorContext | undefined;
 let leaveOut = false;
+/** The selection Add Selection to Chat put into the prompt box: the chip does not send it again. */
+let selectionInPrompt: { path: string; startLine: number; endLine: number } | undefined;
 
 function drawContext(): void {
   const chip = $('context');
   chip.hidden = !editorCtx;
   if (!editorCtx) return;
-  $('context-label').textContent = `${leaveOut ? 'not sending' : 'sending'}: ${contextLabel(editorCtx)}`;
+  const sent = contextToSend(editorCtx, selectionInPrompt);
+  const already = sent !== editorCtx ? ' (the selection is in your prompt already)' : '';
+  $('context-label').textContent = `${leaveOut ? 'not sending' : 'sending'}: ${contextLabel(sent ?? editorCtx)}${already}`;
   $('context-toggle').textContent = leaveOut ? 'Include' : 'Leave out';
   chip.classList.toggle('off', leaveOut);
 }
@@ -452,6 +469,9 @@ function send(): void {
   if (!text) return;
   input.value = '';
   history.add(text);
+  // The extension leaves out a selection Add Selection to Chat put into the prompt already.
+  selectionInPrompt = undefined;
+  drawContext();
   vscode.postMessage({ type: 'prompt', text, files: mentions(text), context: leaveOut ? undefined : editorCtx });
 }
 

@@ -16,7 +16,7 @@ export type Item =
    */
   | DelegateItem
   /** Quarantined notices and remarks are shown in a separate frame: they are not the agent's words. */
-  | { kind: 'quarantined'; ref: string; origin: string; lines: number; bytes: number; label: string; picture?: HeldPicture }
+  | { kind: 'quarantined'; ref: string; origin: string; lines: number; bytes: number; label: string; picture?: HeldPicture; shown?: string }
   | { kind: 'remark'; text: string }
   /** A file held back from the agent because a check judged it unsafe, with the check's words (JUDGE-8). */
   | { kind: 'heldBack'; path: string; verdict: string; verdictText?: string }
@@ -130,6 +130,11 @@ export function pictureSrc(p: HeldPicture): string | undefined {
   return `data:${p.mediaType};base64,${p.data}`;
 }
 
+/** The quarantined notice of `ref` with the bytes `bravebot/session/show` gave the person (untrusted). */
+export function attachShown(t: Transcript, ref: string, text: string): Transcript {
+  return { ...t, items: t.items.map((it) => (it.kind === 'quarantined' && it.ref === ref ? { ...it, shown: text } : it)) };
+}
+
 /** The quarantined notice of `ref` with the picture the server sent for it. */
 export function attachPicture(t: Transcript, ref: string, picture: HeldPicture): Transcript {
   return {
@@ -197,6 +202,25 @@ export interface EditorContext {
   path: string;
   /** 1-based lines of a non-empty selection, and its text. */
   selection?: { startLine: number; endLine: number; text: string };
+}
+
+/**
+ * The 1-based lines of a selection from its 0-based start and end lines and the end's character:
+ * a selection that ends at the start of a line (a whole line picked with the mouse) leaves that
+ * line out. Add Selection to Chat and the context chip both count this way.
+ */
+export function selectedLines(start: number, end: number, endCharacter: number): { startLine: number; endLine: number } {
+  return { startLine: start + 1, endLine: end + (endCharacter === 0 && end > start ? 0 : 1) };
+}
+
+/**
+ * The context to send with a prompt: without its selection when that selection was already put
+ * into the prompt (Add Selection to Chat), so it is not sent twice.
+ */
+export function contextToSend(c: EditorContext | undefined, inPrompt: { path: string; startLine: number; endLine: number } | undefined): EditorContext | undefined {
+  if (!c?.selection || !inPrompt) return c;
+  const same = c.path === inPrompt.path && c.selection.startLine === inPrompt.startLine && c.selection.endLine === inPrompt.endLine;
+  return same ? { path: c.path } : c;
 }
 
 /** A short description of the context, shown under the person's message and in the prompt box's chip. */
@@ -388,6 +412,8 @@ export type ToWebview =
   | { type: 'user'; text: string; context?: string; sent?: SentPrompt }
   | { type: 'mode'; mode: string }
   | { type: 'state'; state: 'idle' | 'thinking' | 'waiting' }
+  /** The model the server uses, in words (modelShown.ts), for the state's hover. */
+  | { type: 'model'; text: string }
   | { type: 'question'; questionId: string; kind: string; lines: string[]; command?: string; askedBy?: string; content?: string; verdict?: string; verdictText?: string; ownWords?: boolean; unsaved?: string[]; options: { optionId: string; name: string; kind: string }[] }
   | { type: 'questionDone'; questionId: string }
   /** Sent once the page is ready: which extension host it now talks to (see restoredTranscript). */
@@ -396,7 +422,7 @@ export type ToWebview =
   /** The editor the person is in, offered as context for the next prompt (none: no file editor). */
   | { type: 'context'; context?: EditorContext }
   /** Text for the prompt box (Add Selection to Chat). */
-  | { type: 'insertPrompt'; text: string }
+  | { type: 'insertPrompt'; text: string; selection?: { path: string; startLine: number; endLine: number } }
   /** The files still unsaved after Save them first, for a run card. */
   | { type: 'unsaved'; questionId: string; files: string[] }
   /** Workspace files for the `@` mention being typed (answer to `complete` with the same seq). */
@@ -410,6 +436,8 @@ export type ToWebview =
   | { type: 'loop'; loop?: LoopShown }
   /** The server's prompt history (every session's), oldest first; time in seconds. */
   | { type: 'history'; entries: { text: string; time: number }[] }
+  /** The bytes of `ref`, shown to the person on their Show (session/show): untrusted, never the agent's. */
+  | { type: 'shown'; ref: string; text: string }
   /** A picture an MCP server sent for the quarantined notice of `ref` (MCP-31). */
   | { type: 'picture'; ref: string; picture: HeldPicture };
 
@@ -430,7 +458,9 @@ export type FromWebview =
   | { type: 'insert'; text: string }
   /** Up began a walk through the prompts: the server's history is wanted. */
   | { type: 'wantHistory' }
-  | { type: 'stopLoop' };
+  | { type: 'stopLoop' }
+  /** Show me: the person asks to see a quarantined slot's bytes (session/show); the agent is not shown them. */
+  | { type: 'show'; ref: string };
 
 /** The sentence a resumed chat carries: references from before the resume are gone (SESS-7). */
 export const resumedGone = 'Quarantined items from before the resume and their references are gone: ask again for what you need.';
