@@ -569,11 +569,15 @@ test('Reject (by its key in the proposal) leaves the open editor untouched and t
   });
 });
 
-// Verifies: VSC-4, VSC-21
+// Verifies: VSC-4, VSC-21, VSC-86
 test('code actions on the changed lines accept one hunk and reject the other', async () => {
   await withEditor('codeaction', { 'a.txt': ORIGINAL.join('\n') + '\n' }, editScript, async (h) => {
     await proposeEdit(h);
     await h.open('a.txt');
+    // The file's own editor marks the lines each hunk would change, and what was decided (VSC-86).
+    const marks = () => h.editor().evaluate((el) => [...el.querySelectorAll('.view-lines span')]
+      .map((s) => getComputedStyle(s, '::after').content).filter((c) => /bravebot proposes|hunk (accepted|rejected)/.test(c)).map((c) => c.replace(/^"\s*|"$/g, '')));
+    await untilEq('the marks of the two waiting hunks', marks, ['bravebot proposes a change here: Ctrl+. to accept or reject it', 'bravebot proposes a change here: Ctrl+. to accept or reject it']);
     await h.endOfLine(18);
     const reject = await h.quickFix('Reject this hunk (2 of 2)');
     await h.shot('codeaction');
@@ -584,6 +588,8 @@ test('code actions on the changed lines accept one hunk and reject the other', a
     await untilEq('the proposal side after rejecting hunk 2', () => h.lines(diff.locator('.editor.modified')), withLines({ 2: 'LINE TWO' }));
     await until('the lens to say hunk 2 is left out', async () => (await h.diffLenses(diff)).includes('hunk 2: left out (toggle)'));
     await h.open('a.txt');
+    await untilEq('the marks once hunk 2 was rejected', marks, ['bravebot proposes a change here: Ctrl+. to accept or reject it', 'hunk rejected: these lines stay as they are']);
+    await h.shot('codeaction-marks');
     await h.endOfLine(2);
     await (await h.quickFix('Accept this hunk (1 of 2)')).click();
     await h.turnEnded();
@@ -612,7 +618,7 @@ test('a hunk left out through its CodeLens does not land when the rest is accept
   });
 });
 
-// Verifies: VSC-5
+// Verifies: VSC-5, VSC-85
 test('what the person types into the proposal side before accepting is what lands', async () => {
   await withEditor('edited', { 'a.txt': ORIGINAL.join('\n') + '\n' }, editScript, async (h) => {
     const { diff } = await proposeEdit(h);
@@ -621,12 +627,42 @@ test('what the person types into the proposal side before accepting is what land
     await h.page.keyboard.type(' (reworded by hand)');
     const edited = withLines({ 2: 'LINE TWO (reworded by hand)', 18: 'LINE EIGHTEEN' });
     await untilEq('the proposal side with the typed words', () => h.lines(modified), edited);
+    // The lenses no longer count hunks: the typed version lands whole (VSC-85).
+    await untilEq('the summary lens after typing', async () => /^bravebot: your version lands whole \(\d+ lines\); hunk choices no longer apply$/.test((await h.diffLenses(diff))[0]), true);
     await h.titleAction('Accept');
     await h.turnEnded();
     await h.diffClosed();
     await h.open('a.txt');
     await untilEq('a.txt after accepting the edited proposal', () => h.lines(), edited);
     check(await h.tabDirty('a.txt'), 'a.txt is still unsaved');
+  });
+});
+
+// Verifies: VSC-87
+test('after an edit is accepted by its key, the next question card takes the keyboard focus', async () => {
+  const script = {
+    planner: [
+      { tool: 'edit_file', id: 'call_edit', args: { path: 'a.txt', old_text: 'alpha\n', new_text: 'ALPHA\n', why: 'shout' } },
+      { tool: 'run', id: 'call_run', args: { command: 'sh -c "echo next"', why: 'then run' } },
+      { text: 'done' },
+    ],
+  };
+  await withEditor('keyfocus', { 'a.txt': 'alpha\n' }, script, async (h) => {
+    await h.openChat();
+    await h.prompt('shout a.txt, then run');
+    const diff = await h.diff();
+    await h.focus(diff.locator('.editor.modified'));
+    await h.page.keyboard.press('Control+Shift+Enter');
+    const run = h.chat.locator('.card.question[data-kind="run"]');
+    await run.waitFor();
+    const focused = (locator) => locator.evaluate((el) => el === document.activeElement && document.hasFocus());
+    await until('the run card to take the focus', () => focused(run));
+    await h.page.keyboard.press('Tab');
+    await untilEq('the first button Tab reaches', async () => h.chat.locator('button:focus').allInnerTexts(), ["Don't run it"]);
+    await h.page.keyboard.press('Enter');
+    await h.turnEnded();
+    eq(await h.chat.locator('.answered').evaluateAll((as) => as.map((a) => a.dataset.refused)), ['false', 'true'], 'the edit accepted, the run refused');
+    await h.shot('keyfocus');
   });
 });
 

@@ -5,7 +5,7 @@
 
 import * as vscode from 'vscode';
 import type { Ctx } from './ctx';
-import { HunkSelection, applyHunks, previewStarts, textsOf } from './hunks';
+import { HunkSelection, applyHunks, hunkMarks, previewStarts, textsOf, type HunkMark } from './hunks';
 import type { AnswerArguments, AnswerResult, Outcome, RequestPermissionParams } from './protocol';
 import { approvingOption, askedBy, cancelled, describe, diffAnswer, isApproving, presentationOf, reviewState, select } from './questionKinds';
 import { answeredItem } from './webview/transcript';
@@ -23,7 +23,29 @@ interface Pending {
   shown?: string;
   /** The open document the proposal would change, when it had no unsaved changes when asked. */
   cleanTarget?: vscode.TextDocument;
+  /** The verdicts given hunk by hunk from the file's own editor (code actions). */
+  decided?: Map<number, boolean>;
 }
+
+/** How a waiting proposal's hunks are drawn in the file's own editor: lines marked, words after them. */
+const markStyles: Record<HunkMark, vscode.DecorationRenderOptions> = {
+  pending: {
+    isWholeLine: true,
+    backgroundColor: new vscode.ThemeColor('editor.rangeHighlightBackground'),
+    overviewRulerColor: new vscode.ThemeColor('editorOverviewRuler.modifiedForeground'),
+    after: { contentText: '  bravebot proposes a change here: Ctrl+. to accept or reject it', color: new vscode.ThemeColor('editorCodeLens.foreground'), fontStyle: 'italic' },
+  },
+  accepted: {
+    isWholeLine: true,
+    backgroundColor: new vscode.ThemeColor('diffEditor.insertedLineBackground'),
+    after: { contentText: '  hunk accepted: it lands once every hunk has a verdict', color: new vscode.ThemeColor('editorCodeLens.foreground'), fontStyle: 'italic' },
+  },
+  rejected: {
+    isWholeLine: true,
+    backgroundColor: new vscode.ThemeColor('diffEditor.removedLineBackground'),
+    after: { contentText: '  hunk rejected: these lines stay as they are', color: new vscode.ThemeColor('editorCodeLens.foreground'), fontStyle: 'italic' },
+  },
+};
 
 /** Writable in-memory documents holding proposals, so the person can edit one before accepting. */
 class ProposalFs implements vscode.FileSystemProvider {
@@ -69,6 +91,9 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
   private readonly lensChanged = new vscode.EventEmitter<void>();
   readonly onDidChangeCodeLenses = this.lensChanged.event;
   private readonly disposables: vscode.Disposable[] = [];
+  private readonly marks = Object.fromEntries(Object.entries(markStyles).map(([k, o]) => [k, vscode.window.createTextEditorDecorationType(o)])) as Record<HunkMark, vscode.TextEditorDecorationType>;
+  /** A proposal was just answered in its editor: the next card takes the keyboard focus. */
+  private focusNextCard = false;
   /** Every file the turn proposed to change, and where its question stands. */
   readonly review = new Review((id) => this.reopen(id));
 
@@ -80,6 +105,12 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
         provideTextDocumentContent: (uri) => this.originals.get(uri.path) ?? '',
       }),
       vscode.languages.registerCodeLensProvider({ scheme: proposalScheme }, this),
+      ...Object.values(this.marks),
+      vscode.window.onDidChangeVisibleTextEditors(() => this.drawMarks()),
+      // Typing into a proposal changes what its lenses say (VSC-85).
+      vscode.workspace.onDidChangeTextDocument((e) => {
+        if (e.document.uri.scheme === proposalScheme) this.lensChanged.fire();
+      }),
       // Closing the diff without answering refuses.
       vscode.window.tabGroups.onDidChangeTabs((e) => {
         for (const tab of e.closed) {
@@ -134,6 +165,7 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     // An accepted edit to a buffer with no unsaved changes of the person's is saved once it lands,
     // so a program run next reads what the editor shows. Unsaved work of theirs is never saved.
     if (p.cleanTarget && !p.cleanTarget.isDirty && option && isApproving(option)) this.saveWhenLanded(p.cleanTarget);
+    this.drawMarks();
     if (p.proposalUri) {
       void closeDiffTabs(p.proposalUri).then(() => p.proposalUri && this.fs.delete(p.proposalUri));
       this.originals.delete(p.proposalUri.path);
@@ -151,6 +183,8 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     if (!p || result?.accepted === false) return;
     if (a.optionId === undefined && a.hunk !== undefined) {
       p.hunks?.set(a.hunk, a.verdict === 'accept');
+      (p.decided ??= new Map()).set(a.hunk, a.verdict === 'accept');
+      this.drawMarks();
       this.lensChanged.fire();
       if (result?.reason) {
         void this.showKept(p);
@@ -203,6 +237,7 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     p.shown = s.proposed ?? '';
     this.fs.set(p.proposalUri, p.shown);
     this.originals.set(`/${id}/${name}`, s.original ?? '');
+    this.drawMarks();
     await this.openDiff(p);
   }
 
@@ -257,6 +292,7 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     const text = doc?.getText();
     // Saving into the in-memory proposal keeps the closing diff from asking to save it.
     if (doc?.isDirty) await doc.save();
+    this.focusNextCard = true;
     this.finish(p.params.questionId, diffAnswer(p.params, approve, text, p.hunks?.acceptedHunks(), p.shown));
   }
 
@@ -297,6 +333,17 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     const p = id ? this.pendingById.get(id) : undefined;
     if (!p || !p.hunks) return [];
     const hunks = p.params.subject.hunks ?? [];
+    const mod = process.platform === 'darwin' ? 'Cmd' : 'Ctrl';
+    const keys = new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), { title: `${mod}+Shift+Enter accepts, ${mod}+Shift+Backspace rejects`, command: '' });
+    // Once the person typed into the proposal, their text lands whole (VSC-5): hunk choices no
+    // longer apply, and the lenses say so rather than count hunks that will not be used.
+    if (doc.getText() !== p.shown) {
+      return [new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), {
+        title: `bravebot: your version lands whole (${doc.lineCount} lines); hunk choices no longer apply`,
+        command: 'bravebot.acceptProposal',
+        arguments: [doc.uri],
+      }), keys];
+    }
     // Where each hunk sits in what the side shows (hunks left out show their original lines).
     const starts = doc.getText() === p.shown ? previewStarts(hunks, p.hunks.indices()) : hunks.map((h) => h.newStart);
     const lenses = hunks.map((_h, i) => {
@@ -312,16 +359,30 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     const kept = p.hunks.indices();
     const preview = applyHunks(p.params.subject.original ?? '', p.params.subject.proposed ?? '', hunks, kept);
     const lines = preview.split('\n').length;
-    const mod = process.platform === 'darwin' ? 'Cmd' : 'Ctrl';
     lenses.unshift(new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), {
       title: `bravebot: ${kept.length} of ${hunks.length} hunks kept (${lines} lines after accepting)`,
       command: 'bravebot.acceptProposal',
       arguments: [doc.uri],
-    }), new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), {
-      title: `${mod}+Shift+Enter accepts, ${mod}+Shift+Backspace rejects`,
-      command: '',
-    }));
+    }), keys);
     return lenses;
+  }
+
+  /**
+   * Marks, in every visible editor of a file with a waiting proposal, the lines each hunk would
+   * change and where it stands (VSC-86), so the proposal shows beyond the Quick Fix light bulb.
+   */
+  private drawMarks(): void {
+    for (const editor of vscode.window.visibleTextEditors) {
+      const ranges: Record<HunkMark, vscode.Range[]> = { pending: [], accepted: [], rejected: [] };
+      for (const p of this.pendingById.values()) {
+        const uri = p.params.subject.uri;
+        if (!p.proposalUri || !uri || editor.document.uri.toString() !== vscode.Uri.parse(uri).toString()) continue;
+        for (const m of hunkMarks(p.params.subject.hunks ?? [], p.decided ?? new Map(), editor.document.lineCount)) {
+          ranges[m.mark].push(new vscode.Range(m.start, 0, m.end, 0));
+        }
+      }
+      for (const mark of Object.keys(ranges) as HunkMark[]) editor.setDecorations(this.marks[mark], ranges[mark]);
+    }
   }
 
   // every other kind: a card in the sidebar ----------------------------------------------------
@@ -344,7 +405,10 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
       ownWords: p.params.kind === 'askUser',
       options: p.params.options,
     });
-    await this.ctx.chat.reveal();
+    // After an answer by key in a proposal, the person's keyboard follows to the next question.
+    const focus = this.focusNextCard;
+    this.focusNextCard = false;
+    await this.ctx.chat.reveal(focus);
   }
 
   /**

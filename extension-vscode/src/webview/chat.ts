@@ -171,21 +171,18 @@ function verdictWarning(q: Extract<ToWebview, { type: 'question' }>): string {
  * steps (the server's exact form, arguments in ⟨⟩) folded under "how it will run, exactly".
  */
 function questionLinesHtml(q: Extract<ToWebview, { type: 'question' }>): string {
-  const out: string[] = [];
-  let plan: string[] = [];
-  const flush = (): void => {
-    if (plan.length) out.push(`<details class="plan-exact"><summary>how it will run, exactly</summary><pre class="literal">${escapeHtml(plan.join('\n'))}</pre></details>`);
-    plan = [];
-  };
-  q.lines.forEach((l, i) => {
-    if (i > 0 && l.startsWith('  ')) return void plan.push(l.slice(2));
-    flush();
-    if (i === 0) out.push(`<strong class="title">${titleHtml(l, q.command)}</strong>`);
-    else if (q.command !== undefined && l === `command: ${q.command}`) out.push(`<div class="command">command: <code class="literal">${escapeHtml(q.command)}</code></div>`);
-    else out.push(`<div${l.startsWith('host: ') ? ' class="host"' : ''}>${escapeHtml(l)}</div>`);
-  });
-  flush();
-  return out.join('');
+  return q.lines.map((l, i) => {
+    if (i > 0 && l.startsWith('  ')) return '';
+    if (i === 0) return `<strong class="title">${titleHtml(l, q.command)}</strong>`;
+    if (q.command !== undefined && l === `command: ${q.command}`) return `<div class="command">command: <code class="literal">${escapeHtml(q.command)}</code></div>`;
+    return `<div${l.startsWith('host: ') ? ' class="host"' : ''}>${escapeHtml(l)}</div>`;
+  }).join('');
+}
+
+/** A run's plan (the server's exact form, arguments in ⟨⟩), folded under the buttons: Tab reaches the answers first. */
+function planHtml(q: Extract<ToWebview, { type: 'question' }>): string {
+  const plan = q.lines.slice(1).filter((l) => l.startsWith('  ')).map((l) => l.slice(2));
+  return plan.length ? `<details class="plan-exact"><summary>how it will run, exactly</summary><pre class="literal">${escapeHtml(plan.join('\n'))}</pre></details>` : '';
 }
 
 function questionHtml(q: Extract<ToWebview, { type: 'question' }>): string {
@@ -214,7 +211,7 @@ function questionHtml(q: Extract<ToWebview, { type: 'question' }>): string {
       `<button class="secondary" data-q="${id}" data-save="1">Save them first</button></div>` : '') +
     (q.ownWords ? `<div class="own-words"><textarea rows="2" data-q="${id}" aria-label="Your answer" placeholder="Your own words; Enter sends"></textarea>` +
       `<button data-q="${id}" data-own="1">Send answer</button></div>` : '') +
-    `<div class="buttons">${buttons}<button data-q="${id}" class="dismiss secondary" title="Dismissing refuses (Escape)">Dismiss</button></div></div>`;
+    `<div class="buttons">${buttons}<button data-q="${id}" class="dismiss secondary" title="Dismissing refuses (Escape)">Dismiss</button></div>${planHtml(q)}</div>`;
 }
 
 /** Tool cards the person opened stay open when the transcript is drawn again. */
@@ -411,9 +408,12 @@ questionsEl.addEventListener('keydown', (e) => {
   vscode.postMessage({ type: 'answer', questionId: card.dataset.question });
 });
 
-// Focusing the view (its command, or clicking its title) puts the cursor in the prompt box.
+// Focusing the view (its command, or clicking its title) puts the cursor on the newest question
+// waiting, else in the prompt box.
 window.addEventListener('focus', () => {
-  if (document.activeElement === document.body) input.focus();
+  if (document.activeElement !== document.body) return;
+  const cards = questionsEl.querySelectorAll<HTMLElement>('[data-question]');
+  (cards[cards.length - 1] ?? input).focus();
 });
 
 /** The active editor's file and selection, sent with the next prompt unless the person leaves it out. */
