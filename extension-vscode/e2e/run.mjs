@@ -646,6 +646,8 @@ test('after an edit is accepted by its key, the next question card takes the key
       { tool: 'run', id: 'call_run', args: { command: 'sh -c "echo next"', why: 'then run' } },
       { text: 'done' },
     ],
+    // The edit reads a.txt first, through a check: it clears it.
+    check: [{ text: 'VERDICT: safe\nplain text' }],
   };
   await withEditor('keyfocus', { 'a.txt': 'alpha\n' }, script, async (h) => {
     await h.openChat();

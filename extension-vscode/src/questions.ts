@@ -54,16 +54,16 @@ class ProposalFs implements vscode.FileSystemProvider {
   readonly onDidChangeFile = this.emitter.event;
 
   set(uri: vscode.Uri, text: string): void {
-    this.files.set(uri.path, new TextEncoder().encode(text));
+    this.files.set(keyOf(uri), new TextEncoder().encode(text));
   }
   delete(uri: vscode.Uri): void {
-    this.files.delete(uri.path);
+    this.files.delete(keyOf(uri));
   }
   watch(): vscode.Disposable {
     return new vscode.Disposable(() => undefined);
   }
   stat(uri: vscode.Uri): vscode.FileStat {
-    const f = this.files.get(uri.path);
+    const f = this.files.get(keyOf(uri));
     if (!f) throw vscode.FileSystemError.FileNotFound(uri);
     return { type: vscode.FileType.File, ctime: 0, mtime: Date.now(), size: f.byteLength };
   }
@@ -72,12 +72,12 @@ class ProposalFs implements vscode.FileSystemProvider {
   }
   createDirectory(): void {}
   readFile(uri: vscode.Uri): Uint8Array {
-    const f = this.files.get(uri.path);
+    const f = this.files.get(keyOf(uri));
     if (!f) throw vscode.FileSystemError.FileNotFound(uri);
     return f;
   }
   writeFile(uri: vscode.Uri, content: Uint8Array): void {
-    this.files.set(uri.path, content);
+    this.files.set(keyOf(uri), content);
   }
   rename(): void {
     throw vscode.FileSystemError.NoPermissions('proposals cannot be renamed');
@@ -102,7 +102,7 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
       this.review,
       vscode.workspace.registerFileSystemProvider(proposalScheme, this.fs, { isCaseSensitive: true }),
       vscode.workspace.registerTextDocumentContentProvider(originalScheme, {
-        provideTextDocumentContent: (uri) => this.originals.get(uri.path) ?? '',
+        provideTextDocumentContent: (uri) => this.originals.get(keyOf(uri)) ?? '',
       }),
       vscode.languages.registerCodeLensProvider({ scheme: proposalScheme }, this),
       ...Object.values(this.marks),
@@ -168,7 +168,7 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     this.drawMarks();
     if (p.proposalUri) {
       void closeDiffTabs(p.proposalUri).then(() => p.proposalUri && this.fs.delete(p.proposalUri));
-      this.originals.delete(p.proposalUri.path);
+      this.originals.delete(keyOf(p.proposalUri));
       this.lensChanged.fire();
     }
   }
@@ -230,13 +230,14 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     const target = s.uri ? vscode.workspace.textDocuments.find((d) => d.uri.toString() === vscode.Uri.parse(s.uri as string).toString()) : undefined;
     if (target && !target.isDirty) p.cleanTarget = target;
     if (!(await this.fillTexts(p, target))) return;
-    const name = (s.path ?? 'proposal').split(/[\\/]/).pop() ?? 'proposal';
-    const id = encodeURIComponent(p.params.questionId);
-    p.proposalUri = vscode.Uri.from({ scheme: proposalScheme, path: `/${id}/${name}` });
+    // The file's own path, so the diff's breadcrumbs read as the file's; the question it answers
+    // rides in the query, never shown as a breadcrumb (VSC-78).
+    const shownPath = (s.path ?? 'proposal').replace(/\\/g, '/').replace(/^\/+/, '');
+    p.proposalUri = vscode.Uri.from({ scheme: proposalScheme, path: `/${shownPath}`, query: encodeURIComponent(p.params.questionId) });
     p.hunks = new HunkSelection(s.hunks?.length ?? 0);
     p.shown = s.proposed ?? '';
     this.fs.set(p.proposalUri, p.shown);
-    this.originals.set(`/${id}/${name}`, s.original ?? '');
+    this.originals.set(keyOf(p.proposalUri), s.original ?? '');
     this.drawMarks();
     await this.openDiff(p);
   }
@@ -438,9 +439,14 @@ export function unsavedFiles(): vscode.TextDocument[] {
   return vscode.workspace.textDocuments.filter((d) => d.isDirty && d.uri.scheme === 'file' && vscode.workspace.getWorkspaceFolder(d.uri) !== undefined);
 }
 
+/** The question a proposal's (or its original's) document answers: its query. */
 function questionIdOf(uri: vscode.Uri): string | undefined {
-  const first = uri.path.split('/')[1];
-  return first ? decodeURIComponent(first) : undefined;
+  return uri.query ? decodeURIComponent(uri.query) : undefined;
+}
+
+/** A proposal's document by its question and path: two questions about one file never share one. */
+function keyOf(uri: vscode.Uri): string {
+  return `${uri.query}${uri.path}`;
 }
 
 async function closeDiffTabs(proposal: vscode.Uri): Promise<void> {
