@@ -1070,6 +1070,63 @@ test('the chat works in a 200 px sidebar of a short window: no horizontal scroll
   }, { viewport: { width: 1000, height: 560 } });
 });
 
+/** Drags the sash between the sidebar and the editor until the sidebar is `width` px wide. */
+async function sidebarWidth(h, width) {
+  const sidebar = h.page.locator('.part.sidebar');
+  const sash = h.page.locator('.monaco-sash.vertical').filter({ visible: true });
+  await until(`the sidebar to be ${width} px wide`, async () => {
+    const box = await sidebar.boundingBox();
+    if (Math.abs(box.width - width) <= 2) return true;
+    for (const s of await sash.all()) {
+      const b = await s.boundingBox();
+      if (b && Math.abs(b.x + b.width / 2 - (box.x + box.width)) < 6) {
+        await h.page.mouse.move(b.x + b.width / 2, b.y + 200);
+        await h.page.mouse.down();
+        await h.page.mouse.move(box.x + width, b.y + 200, { steps: 5 });
+        await h.page.mouse.up();
+        break;
+      }
+    }
+    return false;
+  });
+}
+
+// Verifies: VSC-84
+test('in a 200 px sidebar with a change waiting, Changes This Turn stays collapsed and the chat and a card keep their room', async () => {
+  const script = {
+    planner: [
+      { tool: 'edit_file', id: 'call_edit', args: { path: 'a.txt', old_text: 'alpha\n', new_text: 'ALPHA\n', why: 'shout' } },
+      { tool: 'run', id: 'call_run', args: { command: 'sh -c "echo next"', why: 'then run' } },
+      { text: 'done' },
+    ],
+    check: [{ text: 'VERDICT: safe\nplain text' }],
+  };
+  await withEditor('narrow-review', { 'a.txt': 'alpha\n' }, script, async (h) => {
+    await h.openChat();
+    await sidebarWidth(h, 200);
+    await h.prompt('shout a.txt, then run');
+    const diff = await h.diff();
+    await h.focus(diff.locator('.editor.modified'));
+    await h.page.keyboard.press('Control+Shift+Enter');
+    const card = h.chat.locator('.card.question[data-kind="run"]');
+    await card.waitFor();
+    const header = h.page.locator('.pane-header', { hasText: /changes this turn/i });
+    await header.waitFor();
+    eq(await header.getAttribute('aria-expanded'), 'false', 'Changes This Turn opens collapsed');
+    const room = await h.chat.locator('body').evaluate(() => {
+      const q = document.getElementById('questions');
+      const c = q.querySelector('.card.question').getBoundingClientRect();
+      return { log: document.getElementById('log').clientHeight, card: c.height, cardWhole: q.scrollHeight <= q.clientHeight + 1, view: window.innerHeight };
+    });
+    check(room.cardWhole, `the card is whole, not scrolled inside its section: ${JSON.stringify(room)}`);
+    check(room.log >= 96, `the chat keeps its room (five lines or more): ${JSON.stringify(room)}`);
+    await h.shot('sidebar-200-review');
+    await card.locator('button', { hasText: "Don't run it" }).click();
+    await h.turnEnded();
+    await h.shot('sidebar-200-after');
+  }, { viewport: { width: 1400, height: 800 } });
+});
+
 // Verifies: VSC-18, VSC-20
 test('markdown renders lists, a table, a link and highlighted code with Copy and Insert, and raw HTML only as text', async () => {
   const answer = [

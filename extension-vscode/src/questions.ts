@@ -160,7 +160,8 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     this.ctx.chat.post({ type: 'questionDone', questionId });
     const option = outcome.outcome === 'selected' ? p.params.options.find((o) => o.optionId === outcome.optionId) : undefined;
     // What was asked and answered stays in the chat as one line (an edit's, with how much was kept).
-    const chosen = option && presentationOf(p.params.kind) === 'diff' && isApproving(option) ? { ...option, name: `${option.name} (${reviewState(p.params, outcome)})` } : option;
+    const kept = option && presentationOf(p.params.kind) === 'diff' && isApproving(option) ? reviewState(p.params, outcome) : 'accepted';
+    const chosen = option && kept !== 'accepted' ? { ...option, name: `${option.name} (${kept})` } : option;
     this.ctx.chat.post({ type: 'item', item: answeredItem(p.params.title || p.params.kind, p.params.subject.command, chosen) });
     // An accepted edit to a buffer with no unsaved changes of the person's is saved once it lands,
     // so a program run next reads what the editor shows. Unsaved work of theirs is never saved.

@@ -31,12 +31,13 @@ test('a command and its arguments are drawn byte for byte, never as markdown', (
 test("a long argument (an edit's whole text) is summarised, not printed", () => {
   const content = 'line one\nline two with s[mid]\n';
   const long = 'x'.repeat(500);
-  const args = argumentsShown({ path: 'a.txt', content, old_text: long, replace_all: true });
+  const args = argumentsShown({ path: 'a.txt', content, old_text: long, replace_all: true, new_text: 'ALPHA\n' });
   assert.deepEqual(args, [
     { name: 'path', text: 'a.txt', literal: true },
     { name: 'content', text: '2 lines, 30 bytes (not shown)', literal: false },
     { name: 'old_text', text: '1 line, 500 bytes (not shown)', literal: false },
     { name: 'replace_all', text: 'true', literal: true },
+    { name: 'new_text', text: 'ALPHA\n', literal: true },
   ]);
   assert.ok(!argumentsHtml(args).includes('line two'), 'the text itself is not drawn');
 });

@@ -26,7 +26,8 @@ export function argumentsShown(routing: unknown): ArgumentShown[] {
   for (const [name, value] of Object.entries(routing as Record<string, unknown>)) {
     if (name === 'why' || value === undefined || value === null) continue;
     const text = typeof value === 'string' ? value : JSON.stringify(value);
-    if (text.length > argumentShownMax || text.includes('\n')) {
+    // One line with its line break at the end is still one line, drawn as it is.
+    if (text.length > argumentShownMax || text.replace(/\n$/, '').includes('\n')) {
       const lines = text.replace(/\n$/, '').split('\n').length;
       out.push({ name, text: `${counted(lines, 'line')}, ${counted(new TextEncoder().encode(text).length, 'byte')} (not shown)`, literal: false });
     } else out.push({ name, text, literal: true });
