@@ -156,10 +156,9 @@ async function startModel(dir, script) {
 async function startCodeServer(dir, settings, machineSettings, env) {
   const profile = path.join(dir, 'profile');
   fs.mkdirSync(path.join(profile, 'User'), { recursive: true });
-  fs.writeFileSync(path.join(profile, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
-  // code-server is a remote window: settings of machine scope are read from its Machine settings.
-  fs.mkdirSync(path.join(profile, 'Machine'), { recursive: true });
-  fs.writeFileSync(path.join(profile, 'Machine', 'settings.json'), JSON.stringify(machineSettings, null, 2));
+  // The settings that choose the program and the endpoint are of application scope: user settings
+  // only, never a workspace's, and on code-server on the User tab like every other (VSC-8).
+  fs.writeFileSync(path.join(profile, 'User', 'settings.json'), JSON.stringify({ ...settings, ...machineSettings }, null, 2));
   const port = await freePort();
   const out = fs.openSync(path.join(dir, 'code-server.log'), 'w');
   const child = spawn(need.node24, [need.codeServer, '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none',
@@ -884,6 +883,12 @@ test('a workspace cannot point the extension at another model or another server 
       await h.turnEnded();
       eq(await h.chat.locator('.msg.agent').innerText(), 'from the configured model', 'the answer');
       eq(elsewhere.requests().length, 0, 'requests the workspace model received');
+      // The settings are on the User tab of the settings editor, where a person looks (VSC-8).
+      await h.command('bravebot: Open Settings');
+      const editor = h.page.locator('.settings-editor');
+      await editor.locator('.settings-tabs-widget .action-label.checked', { hasText: 'User' }).waitFor();
+      await editor.locator('.setting-item', { hasText: 'Server Path' }).first().waitFor();
+      await h.shot('settings-user-tab');
     });
   } finally {
     elsewhere.stop();

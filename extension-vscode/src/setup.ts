@@ -37,7 +37,7 @@ export async function refreshSetup(ctx: Ctx): Promise<boolean> {
   return found;
 }
 
-/** Machine-scoped settings are written to the user (on code-server: Remote) settings, never a workspace. */
+/** The program's and the endpoint's settings are written to the user settings, never a workspace's. */
 async function setUser(key: string, value: string): Promise<void> {
   await vscode.workspace.getConfiguration('bravebot').update(key, value, vscode.ConfigurationTarget.Global);
 }
