@@ -39,7 +39,7 @@ test('Show Status reads as sections for a person, the exact report last', () => 
 });
 
 // Verifies: VSC-83
-test('a vouch is taken back as the person\'s deny rule on what they vouched for', () => {
+test("a vouch is taken back as the person's deny rule on what they vouched for", () => {
   const rules = [
     { path: 'notes.md', scope: 'file', origin: 'person', trusted: true },
     { path: 'docs', scope: 'directory', origin: 'person', trusted: true },
