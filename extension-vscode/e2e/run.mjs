@@ -1654,7 +1654,7 @@ test('a loop ticks at an interval with each tick in the chat and Stop loop count
     await typeIntoQuickInput(h, 'check the build', "the loop's prompt");
     await pickRow(h, 'Self-paced', 'how often the loop ticks');
     await h.chat.locator('.notice', { hasText: 'Loop started, self-paced' }).waitFor();
-    await h.chat.locator('.notice', { hasText: 'The loop ended: this tick did not ask for another with schedule_next.' }).waitFor();
+    await h.chat.locator('.notice', { hasText: 'The loop ended: this tick did not ask for another.' }).waitFor();
     eq(await h.chat.locator('.loop-tick').allInnerTexts(), ['loop tick 1: check the build', 'loop tick 2: check the build', 'loop tick 3: check the build'], 'the ticks');
     const paced = await h.chat.locator('.next-tick').allInnerTexts();
     eq(paced.length, 2, 'schedule_next results in sight');

@@ -81,7 +81,7 @@ async function pickSession(ctx: Ctx, title: string, withDelete: boolean): Promis
 async function pickInterval(): Promise<number | null | undefined> {
   type Pace = vscode.QuickPickItem & { seconds: number | null | 'other' };
   const paces: Pace[] = [
-    { label: 'Self-paced', description: 'each tick asks for the next with schedule_next', seconds: null },
+    { label: 'Self-paced', description: 'each tick asks for the next itself', seconds: null },
     { label: 'Every minute', seconds: 60 },
     { label: 'Every 5 minutes', seconds: 300 },
     { label: 'Every 10 minutes', seconds: 600 },
