@@ -1132,7 +1132,7 @@ test('in a 200 px sidebar with a change waiting, Changes This Turn stays collaps
   }, { viewport: { width: 1400, height: 800 } });
 });
 
-// Verifies: VSC-18, VSC-20
+// Verifies: VSC-18, VSC-20, VSC-82
 test('markdown renders lists, a table, a link and highlighted code with Copy and Insert, and raw HTML only as text', async () => {
   const answer = [
     'Two steps:', '', '1. *read* the file', '2. **change** it', '', '| name | use |', '|---|---|', '| a.txt | notes |', '',
@@ -1167,7 +1167,8 @@ test('markdown renders lists, a table, a link and highlighted code with Copy and
     await h.page.keyboard.press('Shift+End');
     await h.command('bravebot: Add Selection to Chat');
     await untilEq('the prompt box after Add Selection', () => h.chat.locator('#input').inputValue(), 'a.txt (line 1):\n```\nfirst\n```\n');
-    check((await h.chat.locator('#context-label').innerText()).includes('a.txt, line 1 selected'), 'the chip names the selection');
+    // The chip agrees, and will not send the selection a second time (VSC-82).
+    await untilEq('the chip once the selection is in the prompt', () => h.chat.locator('#context-label').innerText(), 'sending: a.txt (the selection is in your prompt already)');
   });
 });
 
