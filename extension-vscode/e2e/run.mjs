@@ -1822,7 +1822,7 @@ test('two checker delegates each get a card with number, kind and state, their c
 const filter = process.argv[2];
 let passed = 0;
 let failed = 0;
-// Verifies: VSC-73, VSC-74
+// Verifies: VSC-73, VSC-74, VSC-80
 test('a file the check judged unsafe: its card says the agent will read it with the verdict, the chat says it was held back, and Trust File asks in a modal', async () => {
   const script = {
     planner: [
@@ -1860,7 +1860,8 @@ test('a file the check judged unsafe: its card says the agent will read it with 
       await h.page.locator('.tab.active', { hasText: 'bravebot status' }).waitFor();
       return (await h.lines()).join('\n');
     };
-    const person = /"path": "notes.md",\s*"scope": "file",\s*"origin": "person"/;
+    // Show Status says whose each rule is, in words (VSC-80).
+    const person = /^- notes\.md: trusted, you vouched for it$/m;
     check(!person.test(await rules()), 'dismissing the modal trusted nothing');
     await h.open('notes.md');
     await h.command('bravebot: Trust File');
