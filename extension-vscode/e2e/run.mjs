@@ -156,10 +156,9 @@ async function startModel(dir, script) {
 async function startCodeServer(dir, settings, machineSettings, env) {
   const profile = path.join(dir, 'profile');
   fs.mkdirSync(path.join(profile, 'User'), { recursive: true });
-  fs.writeFileSync(path.join(profile, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
-  // code-server is a remote window: settings of machine scope are read from its Machine settings.
-  fs.mkdirSync(path.join(profile, 'Machine'), { recursive: true });
-  fs.writeFileSync(path.join(profile, 'Machine', 'settings.json'), JSON.stringify(machineSettings, null, 2));
+  // The settings that choose the program and the endpoint are of application scope: user settings
+  // only, never a workspace's, and on code-server on the User tab like every other (VSC-8).
+  fs.writeFileSync(path.join(profile, 'User', 'settings.json'), JSON.stringify({ ...settings, ...machineSettings }, null, 2));
   const port = await freePort();
   const out = fs.openSync(path.join(dir, 'code-server.log'), 'w');
   const child = spawn(need.node24, [need.codeServer, '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none',
@@ -569,11 +568,15 @@ test('Reject (by its key in the proposal) leaves the open editor untouched and t
   });
 });
 
-// Verifies: VSC-4, VSC-21
+// Verifies: VSC-4, VSC-21, VSC-86
 test('code actions on the changed lines accept one hunk and reject the other', async () => {
   await withEditor('codeaction', { 'a.txt': ORIGINAL.join('\n') + '\n' }, editScript, async (h) => {
     await proposeEdit(h);
     await h.open('a.txt');
+    // The file's own editor marks the lines each hunk would change, and what was decided (VSC-86).
+    const marks = () => h.editor().evaluate((el) => [...el.querySelectorAll('.view-lines span')]
+      .map((s) => getComputedStyle(s, '::after').content).filter((c) => /bravebot proposes|hunk (accepted|rejected)/.test(c)).map((c) => c.replace(/^"\s*|"$/g, '')));
+    await untilEq('the marks of the two waiting hunks', marks, ['bravebot proposes a change here: Ctrl+. to accept or reject it', 'bravebot proposes a change here: Ctrl+. to accept or reject it']);
     await h.endOfLine(18);
     const reject = await h.quickFix('Reject this hunk (2 of 2)');
     await h.shot('codeaction');
@@ -584,6 +587,8 @@ test('code actions on the changed lines accept one hunk and reject the other', a
     await untilEq('the proposal side after rejecting hunk 2', () => h.lines(diff.locator('.editor.modified')), withLines({ 2: 'LINE TWO' }));
     await until('the lens to say hunk 2 is left out', async () => (await h.diffLenses(diff)).includes('hunk 2: left out (toggle)'));
     await h.open('a.txt');
+    await untilEq('the marks once hunk 2 was rejected', marks, ['bravebot proposes a change here: Ctrl+. to accept or reject it', 'hunk rejected: these lines stay as they are']);
+    await h.shot('codeaction-marks');
     await h.endOfLine(2);
     await (await h.quickFix('Accept this hunk (1 of 2)')).click();
     await h.turnEnded();
@@ -612,7 +617,7 @@ test('a hunk left out through its CodeLens does not land when the rest is accept
   });
 });
 
-// Verifies: VSC-5
+// Verifies: VSC-5, VSC-85
 test('what the person types into the proposal side before accepting is what lands', async () => {
   await withEditor('edited', { 'a.txt': ORIGINAL.join('\n') + '\n' }, editScript, async (h) => {
     const { diff } = await proposeEdit(h);
@@ -621,12 +626,44 @@ test('what the person types into the proposal side before accepting is what land
     await h.page.keyboard.type(' (reworded by hand)');
     const edited = withLines({ 2: 'LINE TWO (reworded by hand)', 18: 'LINE EIGHTEEN' });
     await untilEq('the proposal side with the typed words', () => h.lines(modified), edited);
+    // The lenses no longer count hunks: the typed version lands whole (VSC-85).
+    await untilEq('the summary lens after typing', async () => /^bravebot: your version lands whole \(\d+ lines\); hunk choices no longer apply$/.test((await h.diffLenses(diff))[0]), true);
     await h.titleAction('Accept');
     await h.turnEnded();
     await h.diffClosed();
     await h.open('a.txt');
     await untilEq('a.txt after accepting the edited proposal', () => h.lines(), edited);
     check(await h.tabDirty('a.txt'), 'a.txt is still unsaved');
+  });
+});
+
+// Verifies: VSC-87
+test('after an edit is accepted by its key, the next question card takes the keyboard focus', async () => {
+  const script = {
+    planner: [
+      { tool: 'edit_file', id: 'call_edit', args: { path: 'a.txt', old_text: 'alpha\n', new_text: 'ALPHA\n', why: 'shout' } },
+      { tool: 'run', id: 'call_run', args: { command: 'sh -c "echo next"', why: 'then run' } },
+      { text: 'done' },
+    ],
+    // The edit reads a.txt first, through a check: it clears it.
+    check: [{ text: 'VERDICT: safe\nplain text' }],
+  };
+  await withEditor('keyfocus', { 'a.txt': 'alpha\n' }, script, async (h) => {
+    await h.openChat();
+    await h.prompt('shout a.txt, then run');
+    const diff = await h.diff();
+    await h.focus(diff.locator('.editor.modified'));
+    await h.page.keyboard.press('Control+Shift+Enter');
+    const run = h.chat.locator('.card.question[data-kind="run"]');
+    await run.waitFor();
+    const focused = (locator) => locator.evaluate((el) => el === document.activeElement && document.hasFocus());
+    await until('the run card to take the focus', () => focused(run));
+    await h.page.keyboard.press('Tab');
+    await untilEq('the first button Tab reaches', async () => h.chat.locator('button:focus').allInnerTexts(), ["Don't run it"]);
+    await h.page.keyboard.press('Enter');
+    await h.turnEnded();
+    eq(await h.chat.locator('.answered').evaluateAll((as) => as.map((a) => a.dataset.refused)), ['false', 'true'], 'the edit accepted, the run refused');
+    await h.shot('keyfocus');
   });
 });
 
@@ -695,7 +732,7 @@ test("an edit of an open, unsaved buffer is rebuilt from the buffer and the hunk
 
 const CANARY = 'CANARY-5d1e9b';
 
-// Verifies: VSC-6, VSC-7, VSC-9, VSC-17
+// Verifies: VSC-6, VSC-7, VSC-9, VSC-17, VSC-76, VSC-77, VSC-81
 test('keyboard only: a prompt, a run card answered with Tab and Enter, an untrusted output card refused with Escape', async () => {
   const script = {
     planner: [
@@ -746,11 +783,24 @@ test('keyboard only: a prompt, a run card answered with Tab and Enter, an untrus
     await h.page.keyboard.press('Escape');
     await h.turnEnded();
     await untilEq('question cards left', () => h.chat.locator('.card.question').count(), 0);
+    // Each check is one line with its verdict in one word, kept after its question closed, and
+    // each answered question one line: the run allowed, the output refused, drawn apart.
+    eq(await h.chat.locator('#log > .check').allInnerTexts(), ['check: unsafe', 'check: unsafe'], 'the check lines');
+    eq(await h.chat.locator('.answered').evaluateAll((as) => as.map((a) => [a.querySelector('.answer-word').textContent, a.dataset.refused])),
+      [['Run it once', 'false'], ['refused: no option chosen', 'true']], 'the answered lines');
     await until('focus to come back to the prompt box', () => focused(h.chat.locator('#input')));
     await h.page.keyboard.press('ArrowUp');
     await untilEq('the prompt Up recalls', () => h.chat.locator('#input').inputValue(), 'look at vendor/page.txt');
     const result = await h.model.recorded('call_read');
     check(/^refused/.test(result), `the planner heard a refusal: ${result}`);
+    // The quarantined notice says how the agent may read it, and Show me shows the person the
+    // bytes inside its frame (session/show), never the agent (VSC-81).
+    const held = h.chat.locator('#log .untrusted.quarantined').first();
+    check((await held.innerText()).includes('reads them only if it asks and you say yes on a card'), `the notice says how: ${await held.innerText()}`);
+    await held.locator('button', { hasText: 'Show me' }).click();
+    await until('the held bytes in the frame', async () => (await held.locator('pre').count()) > 0 && (await held.locator('pre').innerText()).includes(CANARY));
+    check((await held.locator('.frame-label').last().innerText()).toLowerCase().includes('for you only'), 'the bytes are said to be for the person only');
+    await h.shot('sidebar-shown');
     check(!JSON.stringify(h.model.requests().filter((r) => r.role === 'planner')).includes(CANARY), 'the canary never reached the planner');
   });
 });
@@ -833,13 +883,19 @@ test('a workspace cannot point the extension at another model or another server 
       await h.turnEnded();
       eq(await h.chat.locator('.msg.agent').innerText(), 'from the configured model', 'the answer');
       eq(elsewhere.requests().length, 0, 'requests the workspace model received');
+      // The settings are on the User tab of the settings editor, where a person looks (VSC-8).
+      await h.command('bravebot: Open Settings');
+      const editor = h.page.locator('.settings-editor');
+      await editor.locator('.settings-tabs-widget .action-label.checked', { hasText: 'User' }).waitFor();
+      await editor.locator('.setting-item', { hasText: 'Server Path' }).first().waitFor();
+      await h.shot('settings-user-tab');
     });
   } finally {
     elsewhere.stop();
   }
 });
 
-// Verifies: VSC-9
+// Verifies: VSC-9, VSC-79, VSC-80
 test('the mode picked in the chat reaches the session, as Show Status reports', async () => {
   await withEditor('status', {}, { planner: [] }, async (h) => {
     await h.openChat();
@@ -856,6 +912,11 @@ test('the mode picked in the chat reaches the session, as Show Status reports', 
     } catch (err) {
       throw new Failure(`${err.message}; it shows:\n${text}`);
     }
+    // The model the server uses and where that came from, in words, first (VSC-79, VSC-80).
+    check(/## Model\s+fake-model at http:\/\/127\.0\.0\.1:\d+\S* \(openai\), from VS Code's settings \(bravebot\.model\.\*\)/.test(text), `the status names the server's model: ${text}`);
+    check(/## Mode\s+plan: nothing changes/.test(text), `the mode in words: ${text}`);
+    // The chat's state says the same model in its hover.
+    await untilEq('the model in the state\'s hover', async () => /^Model: fake-model at http:\S+ \(openai\), from VS Code's settings/.test(await h.chat.locator('#state').getAttribute('title') ?? ''), true);
     check(!(await h.page.locator('.tab.active').getAttribute('class')).split(/\s+/).includes('dirty'), 'the status view is not a dirty document');
     await h.page.locator('.statusbar-item', { hasText: 'bravebot' }).first().waitFor();
   });
@@ -927,6 +988,38 @@ test('a run card shows what the command printed inside the untrusted frame, boun
   });
 });
 
+// Verifies: VSC-75, VSC-77, VSC-78
+test('a command, its arguments and what it printed are drawn byte for byte: brackets, asterisks and underscores intact', async () => {
+  const command = `sh -c 'grep -n "s[mid]" *.txt; echo "**done** _now_"'`;
+  const script = { planner: [{ tool: 'run', id: 'call_run', args: { command, why: 'find the line' } }, { text: 'found it' }] };
+  const files = { 'notes.txt': 'basic: average([1, 2, 3]) **bold** _x_\nnothing here\n' };
+  await withEditor('literal', files, script, async (h) => {
+    await h.openChat();
+    await h.prompt('find the line');
+    const card = h.chat.locator('.card.question[data-kind="run"]');
+    await card.waitFor();
+    // The question's title and its command line hold the command exactly, as one code element each.
+    eq(await card.locator('.title code.literal').innerText(), command, 'the command in the run card\'s title');
+    eq(await card.locator('.command code.literal').innerText(), command, 'the command line of the run card');
+    await h.shot('literal-question');
+    await card.locator('button', { hasText: 'Run it once' }).click();
+    await h.turnEnded();
+    const tool = h.chat.locator('.tool-wrap').filter({ has: h.chat.locator('.card.tool[data-tool="run"]') });
+    eq(await tool.locator('.card.tool summary .arg code.literal').innerText(), command, 'the command on the tool card, without opening it');
+    eq(await tool.locator('.card.tool summary .tool-name').innerText(), 'run a command', 'the tool in plain words');
+    eq(await tool.locator('.card.tool summary .tool-name').getAttribute('title'), 'tool: run', 'the exact tool name in the hover');
+    const printed = (await tool.locator('.untrusted.output[data-stream="stdout"] pre').innerText()).split('\n');
+    eq(printed.slice(0, 2), ['1:basic: average([1, 2, 3]) **bold** _x_', '**done** _now_'], 'what it printed');
+    // The answered question stays in the chat as one line, with the command exact.
+    const answered = h.chat.locator('.answered');
+    eq(await answered.count(), 1, 'answered lines');
+    eq(await answered.locator('code.literal').innerText(), command, 'the command in the answered line');
+    eq(await answered.locator('.answer-word').innerText(), 'Run it once', 'the answer in the answered line');
+    eq(await answered.getAttribute('data-refused'), 'false', 'an approved question is not drawn refused');
+    await h.shot('literal-after');
+  });
+});
+
 // Verifies: VSC-16
 test('the chat works in a 200 px sidebar of a short window: no horizontal scrolling, Send and Cancel in sight, cards wrap', async () => {
   const long = 'averyveryverylongwordwithoutanyspacesthatmustwrapratherthanscrollthewholepage'.repeat(2);
@@ -982,7 +1075,64 @@ test('the chat works in a 200 px sidebar of a short window: no horizontal scroll
   }, { viewport: { width: 1000, height: 560 } });
 });
 
-// Verifies: VSC-18, VSC-20
+/** Drags the sash between the sidebar and the editor until the sidebar is `width` px wide. */
+async function sidebarWidth(h, width) {
+  const sidebar = h.page.locator('.part.sidebar');
+  const sash = h.page.locator('.monaco-sash.vertical').filter({ visible: true });
+  await until(`the sidebar to be ${width} px wide`, async () => {
+    const box = await sidebar.boundingBox();
+    if (Math.abs(box.width - width) <= 2) return true;
+    for (const s of await sash.all()) {
+      const b = await s.boundingBox();
+      if (b && Math.abs(b.x + b.width / 2 - (box.x + box.width)) < 6) {
+        await h.page.mouse.move(b.x + b.width / 2, b.y + 200);
+        await h.page.mouse.down();
+        await h.page.mouse.move(box.x + width, b.y + 200, { steps: 5 });
+        await h.page.mouse.up();
+        break;
+      }
+    }
+    return false;
+  });
+}
+
+// Verifies: VSC-84
+test('in a 200 px sidebar with a change waiting, Changes This Turn stays collapsed and the chat and a card keep their room', async () => {
+  const script = {
+    planner: [
+      { tool: 'edit_file', id: 'call_edit', args: { path: 'a.txt', old_text: 'alpha\n', new_text: 'ALPHA\n', why: 'shout' } },
+      { tool: 'run', id: 'call_run', args: { command: 'sh -c "echo next"', why: 'then run' } },
+      { text: 'done' },
+    ],
+    check: [{ text: 'VERDICT: safe\nplain text' }],
+  };
+  await withEditor('narrow-review', { 'a.txt': 'alpha\n' }, script, async (h) => {
+    await h.openChat();
+    await sidebarWidth(h, 200);
+    await h.prompt('shout a.txt, then run');
+    const diff = await h.diff();
+    await h.focus(diff.locator('.editor.modified'));
+    await h.page.keyboard.press('Control+Shift+Enter');
+    const card = h.chat.locator('.card.question[data-kind="run"]');
+    await card.waitFor();
+    const header = h.page.locator('.pane-header', { hasText: /changes this turn/i });
+    await header.waitFor();
+    eq(await header.getAttribute('aria-expanded'), 'false', 'Changes This Turn opens collapsed');
+    const room = await h.chat.locator('body').evaluate(() => {
+      const q = document.getElementById('questions');
+      const c = q.querySelector('.card.question').getBoundingClientRect();
+      return { log: document.getElementById('log').clientHeight, card: c.height, cardWhole: q.scrollHeight <= q.clientHeight + 1, view: window.innerHeight };
+    });
+    check(room.cardWhole, `the card is whole, not scrolled inside its section: ${JSON.stringify(room)}`);
+    check(room.log >= 96, `the chat keeps its room (five lines or more): ${JSON.stringify(room)}`);
+    await h.shot('sidebar-200-review');
+    await card.locator('button', { hasText: "Don't run it" }).click();
+    await h.turnEnded();
+    await h.shot('sidebar-200-after');
+  }, { viewport: { width: 1400, height: 800 } });
+});
+
+// Verifies: VSC-18, VSC-20, VSC-82
 test('markdown renders lists, a table, a link and highlighted code with Copy and Insert, and raw HTML only as text', async () => {
   const answer = [
     'Two steps:', '', '1. *read* the file', '2. **change** it', '', '| name | use |', '|---|---|', '| a.txt | notes |', '',
@@ -1017,11 +1167,12 @@ test('markdown renders lists, a table, a link and highlighted code with Copy and
     await h.page.keyboard.press('Shift+End');
     await h.command('bravebot: Add Selection to Chat');
     await untilEq('the prompt box after Add Selection', () => h.chat.locator('#input').inputValue(), 'a.txt (line 1):\n```\nfirst\n```\n');
-    check((await h.chat.locator('#context-label').innerText()).includes('a.txt, line 1 selected'), 'the chip names the selection');
+    // The chip agrees, and will not send the selection a second time (VSC-82).
+    await untilEq('the chip once the selection is in the prompt', () => h.chat.locator('#context-label').innerText(), 'sending: a.txt (the selection is in your prompt already)');
   });
 });
 
-// Verifies: VSC-12, VSC-13
+// Verifies: VSC-12, VSC-13, VSC-84
 test('with no bravebot program the view welcomes the person, and the walkthrough finds it, chooses the model, sets the key and checks it before Retry sends the first prompt', async () => {
   const script = { planner: [{ text: 'Hello, set up and answering.' }] };
   // No endpoint chosen yet (an undefined value leaves the key out of the settings file).
@@ -1045,6 +1196,10 @@ test('with no bravebot program the view welcomes the person, and the walkthrough
     const walkthrough = h.page.locator('.gettingStartedContainer', { hasText: 'Get started with bravebot' });
     await walkthrough.waitFor();
     await walkthrough.locator('.getting-started-step', { hasText: 'Find the bravebot program' }).first().waitFor();
+    // Opening the chat sent no prompt: that step is not ticked (VSC-84).
+    const step = (words) => walkthrough.locator('.getting-started-step', { hasText: words }).first();
+    eq(await step('Send a first prompt').getAttribute('aria-checked'), 'false', 'the first-prompt step before any prompt went out');
+    eq(await step('Choose the model endpoint').getAttribute('aria-checked'), 'false', 'the model step before a model is chosen');
     await h.shot('walkthrough');
     // 1. The program, chosen in VS Code's file dialog (code-server's is a quick input with a path).
     await h.command('bravebot: Locate the bravebot Program');
@@ -1078,7 +1233,9 @@ test('with no bravebot program the view welcomes the person, and the walkthrough
     eq(await listed.allInnerTexts().then((t) => t.map((x) => x.trim())), ['fake-model', 'fake-model-small'], 'the models the endpoint lists');
     await h.shot('model-picker');
     await pickRow(h, 'fake-model-small', 'model (2 of 2)');
-    await h.page.locator('.notifications-toasts', { hasText: `fake-model-small at ${h.model.url}` }).waitFor();
+    // The message names what the server now uses, asked of it, and where that came from (VSC-79).
+    await h.page.locator('.notifications-toasts', { hasText: `the server uses fake-model-small at ${h.model.url}` }).filter({ hasText: "from VS Code's settings" }).waitFor();
+    await untilEq('the model step ticked', () => step('Choose the model endpoint').getAttribute('aria-checked'), 'true');
     // 4. The check that the model answers, as a read-only view.
     await h.command('bravebot: Check That the Model Answers');
     await h.page.locator('.tab.active', { hasText: 'bravebot setup check' }).waitFor();
@@ -1498,7 +1655,7 @@ test('a loop ticks at an interval with each tick in the chat and Stop loop count
     await typeIntoQuickInput(h, 'check the build', "the loop's prompt");
     await pickRow(h, 'Self-paced', 'how often the loop ticks');
     await h.chat.locator('.notice', { hasText: 'Loop started, self-paced' }).waitFor();
-    await h.chat.locator('.notice', { hasText: 'The loop ended: this tick did not ask for another with schedule_next.' }).waitFor();
+    await h.chat.locator('.notice', { hasText: 'The loop ended: this tick did not ask for another.' }).waitFor();
     eq(await h.chat.locator('.loop-tick').allInnerTexts(), ['loop tick 1: check the build', 'loop tick 2: check the build', 'loop tick 3: check the build'], 'the ticks');
     const paced = await h.chat.locator('.next-tick').allInnerTexts();
     eq(paced.length, 2, 'schedule_next results in sight');
@@ -1641,9 +1798,9 @@ test('two checker delegates each get a card with number, kind and state, their c
       eq((await card.locator('.delegate-head').innerText()).replace(/\s+/g, ' ').trim(), `delegate ${n} · checker · done`, `delegate ${n}'s head`);
       eq(await card.locator('.delegate-task').innerText(), task, `delegate ${n}'s task`);
       // Its calls are under it, never among the turn's own tool cards.
-      eq(await card.locator('.delegate-calls .card.tool summary').allInnerTexts().then((l) => l.map((t) => t.split(/\s/)[0])), calls, `delegate ${n}'s calls`);
+      eq(await card.locator('.delegate-calls .card.tool').evaluateAll((cs) => cs.map((c) => c.dataset.tool)), calls, `delegate ${n}'s calls`);
     }
-    eq(await h.chat.locator('#log > .tool-wrap .card.tool summary').allInnerTexts().then((l) => l.map((t) => t.split(/\s/)[0])), ['spawn_agent'], 'the turn\'s own tool cards');
+    eq(await h.chat.locator('#log > .tool-wrap .card.tool').evaluateAll((cs) => cs.map((c) => c.dataset.tool)), ['spawn_agent'], 'the turn\'s own tool cards');
     // The reports as their labels say: the first trusted, as the agent's words; the second
     // inside the untrusted frame, and the agent holds only its reference.
     const trusted = first.locator('.delegate-report.trusted');
@@ -1665,7 +1822,7 @@ test('two checker delegates each get a card with number, kind and state, their c
 const filter = process.argv[2];
 let passed = 0;
 let failed = 0;
-// Verifies: VSC-73, VSC-74
+// Verifies: VSC-73, VSC-74, VSC-80
 test('a file the check judged unsafe: its card says the agent will read it with the verdict, the chat says it was held back, and Trust File asks in a modal', async () => {
   const script = {
     planner: [
@@ -1703,7 +1860,8 @@ test('a file the check judged unsafe: its card says the agent will read it with 
       await h.page.locator('.tab.active', { hasText: 'bravebot status' }).waitFor();
       return (await h.lines()).join('\n');
     };
-    const person = /"path": "notes.md",\s*"scope": "file",\s*"origin": "person"/;
+    // Show Status says whose each rule is, in words (VSC-80).
+    const person = /^- notes\.md: trusted, you vouched for it$/m;
     check(!person.test(await rules()), 'dismissing the modal trusted nothing');
     await h.open('notes.md');
     await h.command('bravebot: Trust File');

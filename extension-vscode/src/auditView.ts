@@ -31,10 +31,22 @@ export function labelWords(detail: string): string {
   return detail.replace(/\((T|U),(pub|priv)\)/g, (_, t: string, p: string) => `(${t === 'T' ? 'trusted' : 'untrusted'}, ${p === 'pub' ? 'public' : 'private'})`);
 }
 
+/** The gates' own names (server/core `Gate`) in plain words; a name this build does not know stays as it is. */
+export const gateWords: Readonly<Record<string, string>> = {
+  routing: 'the agent chose what to do',
+  promote: 'an argument of the agent\'s was endorsed',
+  file_read: 'a file was read',
+  present: 'what the agent may see',
+  trust: 'trust changed',
+  question: 'a question to you',
+  check: 'a check',
+  context: 'a context that met untrusted content',
+};
+
 /** Markdown: records before the first prompt (session set-up), then a section per turn. */
 export function auditMarkdown(records: readonly AuditRecord[], turns: readonly TurnMark[], now: Date): string {
   const out = ['# bravebot audit trail', '', `As of ${clock(now)}. A turn's time is when it began; each record's (UTC) is when its gate decided.`, ''];
-  const row = (r: AuditRecord): string => `- ${timeOf(r.at)}${r.decision === 'refused' ? '**refused**' : r.decision} · ${r.gate} · ${labelWords(r.detail)}`;
+  const row = (r: AuditRecord): string => `- ${timeOf(r.at)}${r.decision === 'refused' ? '**refused**' : r.decision} · ${gateWords[r.gate] ?? r.gate} · ${labelWords(r.detail)}`;
   const first = turns[0]?.recordsBefore ?? records.length;
   if (first > 0) out.push('## Before the first prompt', '', ...records.slice(0, first).map(row), '');
   turns.forEach((t, i) => {
@@ -43,5 +55,8 @@ export function auditMarkdown(records: readonly AuditRecord[], turns: readonly T
     out.push(`## Turn ${i + 1} · ${clock(t.at)} · “${oneLine(t.text)}”`, '', ...(mine.length ? mine.map(row) : ['- no gate decisions']), '');
   });
   if (turns.length === 0 && records.length === 0) out.push('No gate decisions yet.', '');
+  // The exact gate names, for anyone matching this view against the audit file.
+  const named = [...new Set(records.map((r) => r.gate))].filter((g) => gateWords[g] !== undefined);
+  if (named.length) out.push('## The gates by their exact names', '', ...named.map((g) => `- ${gateWords[g]}: ${g}`), '');
   return out.join('\n');
 }

@@ -8,7 +8,8 @@ import { vouchForFile } from './trustVouch';
 import { checkSetup, chooseModel, getStarted, locateServer } from './setup';
 import { auditMarkdown } from './auditView';
 import { parseInterval, sessionRows, type SessionRow } from './sessions';
-import { statusMarkdown } from './statusView';
+import { keepFromAgentParams, statusMarkdown, vouchedRules } from './statusView';
+import { selectedLines } from './webview/transcript';
 
 export type Command = (ctx: Ctx, ...args: any[]) => unknown;
 
@@ -80,7 +81,7 @@ async function pickSession(ctx: Ctx, title: string, withDelete: boolean): Promis
 async function pickInterval(): Promise<number | null | undefined> {
   type Pace = vscode.QuickPickItem & { seconds: number | null | 'other' };
   const paces: Pace[] = [
-    { label: 'Self-paced', description: 'each tick asks for the next with schedule_next', seconds: null },
+    { label: 'Self-paced', description: 'each tick asks for the next itself', seconds: null },
     { label: 'Every minute', seconds: 60 },
     { label: 'Every 5 minutes', seconds: 300 },
     { label: 'Every 10 minutes', seconds: 600 },
@@ -163,6 +164,25 @@ export const commands: Record<string, Command> = {
     void vscode.window.showInformationMessage(outcome === 'trusted' ? `bravebot: trusted ${shown} for this session` : `bravebot: did not trust ${shown}`);
   },
 
+  // Takes a vouch back the one way the server allows (PROTO-28): a deny rule, which keeps the file
+  // from every read for the rest of the session. The modal says so before anything is sent.
+  'bravebot.keepFromAgent': async (ctx, uri?: vscode.Uri) => {
+    const status = await ctx.request<StatusResult>('bravebot/session/status', {});
+    const vouched = vouchedRules(status).map((r) => ({ label: r.path, description: r.scope === 'directory' ? 'a folder you vouched for' : 'a file you vouched for', path: r.path, scope: r.scope }));
+    const given = activeFile(uri);
+    const picked = given && uri ? { label: vscode.workspace.asRelativePath(given), path: given, scope: 'file' }
+      : await vscode.window.showQuickPick(vouched.length ? vouched : [{ label: 'Another file…', description: 'the file open in the editor', path: activeFile() ?? '', scope: 'file' }],
+        { title: 'bravebot: keep a file from the agent', placeHolder: vouched.length ? 'What you vouched for this session' : 'You vouched for nothing this session' });
+    if (!picked?.path) return;
+    const choice = await vscode.window.showWarningMessage(`Keep ${picked.label} from the agent?`, {
+      modal: true,
+      detail: 'The agent will not read, search or list it again in this session, not even through a check, and nobody is asked. This cannot be lifted in this session; a new session starts without it. What the agent read of it before stays in its context.',
+    }, 'Keep it from the agent');
+    if (choice !== 'Keep it from the agent') return;
+    await ctx.request('bravebot/session/trust', keepFromAgentParams(picked));
+    ctx.chat.post({ type: 'item', item: { kind: 'notice', text: `You kept ${picked.label} from the agent for the rest of this session.` } });
+  },
+
   'bravebot.addDirectory': async (ctx, uri?: vscode.Uri) => {
     const dir = uri ?? (await vscode.window.showOpenDialog({ canSelectFiles: false, canSelectFolders: true, openLabel: 'Add directory' }))?.[0];
     if (!dir) return;
@@ -181,12 +201,14 @@ export const commands: Record<string, Command> = {
     const e = vscode.window.activeTextEditor;
     if (!e || e.selection.isEmpty) return vscode.window.showInformationMessage('bravebot: select some text to add it to the chat');
     const rel = vscode.workspace.asRelativePath(e.document.uri);
-    const a = e.selection.start.line + 1;
-    const b = e.selection.end.line + 1;
+    // The same lines the chip names (a selection ending at a line's start leaves that line out).
+    const { startLine: a, endLine: b } = selectedLines(e.selection.start.line, e.selection.end.line, e.selection.end.character);
     const text = e.document.getText(e.selection);
     const fence = text.includes('```') ? '~~~~' : '```';
     await ctx.chat.reveal(true);
-    ctx.chat.post({ type: 'insertPrompt', text: `${rel} (${a === b ? `line ${a}` : `lines ${a}-${b}`}):\n${fence}\n${text}\n${fence}\n` });
+    // The selection is now in the prompt: the chip then sends the file's name without it again.
+    ctx.selectionInPrompt = { path: rel, startLine: a, endLine: b };
+    ctx.chat.post({ type: 'insertPrompt', text: `${rel} (${a === b ? `line ${a}` : `lines ${a}-${b}`}):\n${fence}\n${text}\n${fence}\n`, selection: { path: rel, startLine: a, endLine: b } });
   },
 
   'bravebot.locateServer': (ctx) => locateServer(ctx),

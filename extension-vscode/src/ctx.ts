@@ -22,6 +22,8 @@ import {
   type PermissionReply,
   type ResumeResult,
   type ShowResult,
+  type StatusResult,
+  type ModelStatus,
   type UpdateNotification,
 } from './protocol';
 import { notify, request } from './wire';
@@ -29,6 +31,7 @@ import { loopNotice, type LoopState, type LoopShown } from './sessions';
 import type { ChatViewProvider } from './webview/provider';
 import { Questions } from './questions';
 import { refreshSetup, resolveServer } from './setup';
+import { modelLine } from './modelShown';
 
 export const infoScheme = 'bravebot-info';
 
@@ -85,11 +88,19 @@ export class Ctx implements vscode.Disposable {
     );
   }
 
+  /** The selection Add Selection to Chat last put into the prompt box, until a prompt goes. */
+  selectionInPrompt: { path: string; startLine: number; endLine: number } | undefined;
+  /** Whether the current session has put anything in the chat: a prompt, a loop, a resume. */
+  private inChat = false;
+  /** The model the server said it uses, once a session asked (serverModel). */
+  private model: ModelStatus | undefined;
+
   setState(state: SessionState): void {
     this.state = state;
     const text = { idle: '$(hubot) bravebot', thinking: '$(loading~spin) bravebot: thinking', waiting: '$(bell) bravebot: waiting for you' }[state];
     this.statusItem.text = text;
-    this.statusItem.tooltip = `bravebot is ${state === 'waiting' ? 'waiting for you' : state}${this.incognito ? ' (incognito session)' : ''}; click to open the chat`;
+    this.statusItem.tooltip = `bravebot is ${state === 'waiting' ? 'waiting for you' : state}${this.incognito ? ' (incognito session)' : ''}; click to open the chat` +
+      (this.model ? `\nModel: ${modelLine(this.model)}` : '');
     this.chat.post({ type: 'state', state });
   }
 
@@ -122,8 +133,28 @@ export class Ctx implements vscode.Disposable {
     return client;
   }
 
+  /**
+   * The model the server actually uses and where that came from, asked of the server; shown in
+   * the status bar's hover and the chat's state. Undefined when it cannot be asked.
+   */
+  async serverModel(): Promise<ModelStatus | undefined> {
+    try {
+      const s = await this.request<StatusResult>('bravebot/session/status', {});
+      this.model = s.model;
+      this.setState(this.state);
+      if (s.model) this.chat.post({ type: 'model', text: modelLine(s.model) });
+      return s.model;
+    } catch (err) {
+      this.logError('model', err instanceof Error ? err.message : String(err));
+      return undefined;
+    }
+  }
+
   async restart(notice?: string): Promise<void> {
-    const hadSession = this.sessionId !== undefined;
+    this.model = undefined;
+    // A session nothing was asked in yet (one opened only to ask which model the server uses)
+    // has nothing on screen to clear.
+    const hadSession = this.sessionId !== undefined && this.inChat;
     await this.discard();
     const old = this.client;
     this.client = undefined;
@@ -173,8 +204,10 @@ export class Ctx implements vscode.Disposable {
     if (this.incognito) params.incognito = true;
     const r = await request<{ sessionId: string }>(client, 'bravebot/session/new', params);
     this.sessionId = r.sessionId;
+    this.inChat = false;
     this.turns = [];
     this.postSession();
+    void this.serverModel();
     if (this.mode !== 'ask') await request(client, 'bravebot/session/setMode', { sessionId: r.sessionId, mode: this.mode });
     return r.sessionId;
   }
@@ -255,6 +288,7 @@ export class Ctx implements vscode.Disposable {
     const r = await request<ResumeResult>(client, 'bravebot/session/resume', { sessionId: id });
     if (this.sessionId !== r.sessionId) await this.discard();
     this.sessionId = r.sessionId;
+    this.inChat = true;
     this.incognito = false;
     this.turns = [];
     this.mode = r.mode;
@@ -285,6 +319,7 @@ export class Ctx implements vscode.Disposable {
   async startLoop(prompt: string, intervalSeconds?: number): Promise<void> {
     const sessionId = await this.session();
     const client = await this.ensureClient();
+    this.inChat = true;
     this.chat.post({ type: 'user', text: prompt });
     // Marked before the request: the first tick's updates may come before its answer.
     this.loop = { prompt, ticks: 0, inTick: false, selfPaced: intervalSeconds === undefined, askedNext: false, intervalSeconds };
@@ -326,18 +361,28 @@ export class Ctx implements vscode.Disposable {
   async prompt(text: string, mentions: string[]): Promise<PromptResult> {
     const sessionId = await this.session();
     const client = await this.ensureClient();
+    this.inChat = true;
     // How many gate decisions came before this turn: the audit view groups the rest under it.
     const before = await request<AuditResult>(client, 'bravebot/session/audit', { sessionId });
     if (this.sessionId === sessionId) this.turns.push({ at: new Date(), text, recordsBefore: before.records.length });
     // The person's own turn, between a loop's ticks, is no tick (see onUpdate).
     this.inFlight++;
     this.setState('thinking');
+    // The walkthrough's last step is done once a prompt went out.
+    void vscode.commands.executeCommand('setContext', 'bravebot.promptSent', true);
     try {
       return await request<PromptResult>(client, 'bravebot/session/prompt', { sessionId, text, mentions });
     } finally {
       this.inFlight--;
       if (this.inFlight === 0) this.setState('idle');
     }
+  }
+
+  /** Show me on a quarantined notice: its bytes for the person's eyes, in its frame (PROTO-25). */
+  async showSlot(ref: string): Promise<void> {
+    if (!this.client || !this.sessionId) return;
+    const shown = await request<ShowResult>(this.client, 'bravebot/session/show', { sessionId: this.sessionId, ref });
+    this.chat.post({ type: 'shown', ref, text: shown.text });
   }
 
   /** A server's picture is asked for as soon as it is held, for the chat to draw (MCP-31). */

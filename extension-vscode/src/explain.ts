@@ -22,7 +22,7 @@ export function explainError(message: string, s: Settings): Explained {
   if (/ENOENT|not found on PATH|could not find its program/.test(text)) {
     return {
       text: `bravebot could not start its program: "${s.serverPath}" was not found.`,
-      hint: 'Set bravebot.serverPath (user settings; on code-server, the Remote tab) to the bravebot binary, or put bravebot on PATH.',
+      hint: 'Set bravebot.serverPath (user settings, the User tab) to the bravebot binary, or put bravebot on PATH.',
       action: { label: 'Locate bravebot', command: 'bravebot.locateServer' },
     };
   }

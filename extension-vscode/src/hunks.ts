@@ -124,3 +124,21 @@ export class HunkSelection {
     return kept.length === this.count ? undefined : kept;
   }
 }
+
+/** Where a hunk stands in the file's own editor: waiting, or given its verdict by a code action. */
+export type HunkMark = 'pending' | 'accepted' | 'rejected';
+
+/**
+ * The lines of the file's own editor (0-based, inclusive) each hunk of a waiting proposal covers,
+ * with where it stands: its `oldLines` from `oldStart`, or the line it goes before when it only
+ * adds lines. `decided` holds the verdicts the person gave hunk by hunk.
+ */
+export function hunkMarks(hunks: HunkRange[], decided: ReadonlyMap<number, boolean>, lineCount: number): { start: number; end: number; mark: HunkMark }[] {
+  const last = Math.max(lineCount - 1, 0);
+  return hunks.map((h, i) => {
+    const start = Math.min(h.oldStart, last);
+    const end = Math.min(h.oldLines > 0 ? h.oldStart + h.oldLines - 1 : h.oldStart, last);
+    const v = decided.get(i);
+    return { start, end, mark: v === undefined ? 'pending' : v ? 'accepted' : 'rejected' };
+  });
+}

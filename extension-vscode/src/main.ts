@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import { commands } from './commands';
 import { Ctx } from './ctx';
 import { ChatViewProvider } from './webview/provider';
-import { allowedCommands, contextLabel, withContext, type EditorContext, type FromWebview } from './webview/transcript';
+import { allowedCommands, contextLabel, contextToSend, selectedLines, withContext, type EditorContext, type FromWebview } from './webview/transcript';
 import type { Mode } from './protocol';
 import { explainError } from './explain';
 import { refreshSetup } from './setup';
@@ -53,9 +53,13 @@ export async function deactivate(): Promise<void> {
 async function onChatMessage(c: Ctx, m: FromWebview): Promise<void> {
   switch (m.type) {
     case 'prompt':
-    case 'retry':
-      c.chat.post({ type: 'user', text: m.text, context: m.context ? contextLabel(m.context) : undefined, sent: { text: m.text, files: m.files, context: m.context } });
-      return runPrompt(c, m.text, m.files, m.context);
+    case 'retry': {
+      // A selection Add Selection to Chat put into the prompt is not sent a second time as context.
+      const context = m.type === 'prompt' ? contextToSend(m.context, c.selectionInPrompt) : m.context;
+      if (m.type === 'prompt') c.selectionInPrompt = undefined;
+      c.chat.post({ type: 'user', text: m.text, context: context ? contextLabel(context) : undefined, sent: { text: m.text, files: m.files, context } });
+      return runPrompt(c, m.text, m.files, context);
+    }
     case 'saveAll': {
       await Promise.all(unsavedFiles().map((d) => d.save()));
       const files = unsavedFiles().map((d) => vscode.workspace.asRelativePath(d.uri));
@@ -97,6 +101,8 @@ async function onChatMessage(c: Ctx, m: FromWebview): Promise<void> {
       return;
     case 'stopLoop':
       return c.stopLoop();
+    case 'show':
+      return c.showSlot(m.ref);
     case 'setMode':
       return c.setMode(m.mode as Mode);
     case 'answer':
@@ -131,7 +137,7 @@ export function editorContext(): EditorContext | undefined {
   const sel = e.selection;
   if (sel.isEmpty) return { path };
   const text = e.document.getText(sel);
-  return { path, selection: { startLine: sel.start.line + 1, endLine: sel.end.line + (sel.end.character === 0 && sel.end.line > sel.start.line ? 0 : 1), text } };
+  return { path, selection: { ...selectedLines(sel.start.line, sel.end.line, sel.end.character), text } };
 }
 
 function report(c: Ctx, err: unknown): void {

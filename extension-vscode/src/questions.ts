@@ -5,9 +5,10 @@
 
 import * as vscode from 'vscode';
 import type { Ctx } from './ctx';
-import { HunkSelection, applyHunks, previewStarts, textsOf } from './hunks';
+import { HunkSelection, applyHunks, hunkMarks, previewStarts, textsOf, type HunkMark } from './hunks';
 import type { AnswerArguments, AnswerResult, Outcome, RequestPermissionParams } from './protocol';
-import { approvingOption, askedBy, cancelled, describe, diffAnswer, isApproving, presentationOf, select } from './questionKinds';
+import { approvingOption, askedBy, cancelled, describe, diffAnswer, isApproving, presentationOf, reviewState, select } from './questionKinds';
+import { answeredItem } from './webview/transcript';
 import { Review } from './review';
 
 export const proposalScheme = 'bravebot-proposal';
@@ -22,7 +23,29 @@ interface Pending {
   shown?: string;
   /** The open document the proposal would change, when it had no unsaved changes when asked. */
   cleanTarget?: vscode.TextDocument;
+  /** The verdicts given hunk by hunk from the file's own editor (code actions). */
+  decided?: Map<number, boolean>;
 }
+
+/** How a waiting proposal's hunks are drawn in the file's own editor: lines marked, words after them. */
+const markStyles: Record<HunkMark, vscode.DecorationRenderOptions> = {
+  pending: {
+    isWholeLine: true,
+    backgroundColor: new vscode.ThemeColor('editor.rangeHighlightBackground'),
+    overviewRulerColor: new vscode.ThemeColor('editorOverviewRuler.modifiedForeground'),
+    after: { contentText: '  bravebot proposes a change here: Ctrl+. to accept or reject it', color: new vscode.ThemeColor('editorCodeLens.foreground'), fontStyle: 'italic' },
+  },
+  accepted: {
+    isWholeLine: true,
+    backgroundColor: new vscode.ThemeColor('diffEditor.insertedLineBackground'),
+    after: { contentText: '  hunk accepted: it lands once every hunk has a verdict', color: new vscode.ThemeColor('editorCodeLens.foreground'), fontStyle: 'italic' },
+  },
+  rejected: {
+    isWholeLine: true,
+    backgroundColor: new vscode.ThemeColor('diffEditor.removedLineBackground'),
+    after: { contentText: '  hunk rejected: these lines stay as they are', color: new vscode.ThemeColor('editorCodeLens.foreground'), fontStyle: 'italic' },
+  },
+};
 
 /** Writable in-memory documents holding proposals, so the person can edit one before accepting. */
 class ProposalFs implements vscode.FileSystemProvider {
@@ -31,16 +54,16 @@ class ProposalFs implements vscode.FileSystemProvider {
   readonly onDidChangeFile = this.emitter.event;
 
   set(uri: vscode.Uri, text: string): void {
-    this.files.set(uri.path, new TextEncoder().encode(text));
+    this.files.set(keyOf(uri), new TextEncoder().encode(text));
   }
   delete(uri: vscode.Uri): void {
-    this.files.delete(uri.path);
+    this.files.delete(keyOf(uri));
   }
   watch(): vscode.Disposable {
     return new vscode.Disposable(() => undefined);
   }
   stat(uri: vscode.Uri): vscode.FileStat {
-    const f = this.files.get(uri.path);
+    const f = this.files.get(keyOf(uri));
     if (!f) throw vscode.FileSystemError.FileNotFound(uri);
     return { type: vscode.FileType.File, ctime: 0, mtime: Date.now(), size: f.byteLength };
   }
@@ -49,12 +72,12 @@ class ProposalFs implements vscode.FileSystemProvider {
   }
   createDirectory(): void {}
   readFile(uri: vscode.Uri): Uint8Array {
-    const f = this.files.get(uri.path);
+    const f = this.files.get(keyOf(uri));
     if (!f) throw vscode.FileSystemError.FileNotFound(uri);
     return f;
   }
   writeFile(uri: vscode.Uri, content: Uint8Array): void {
-    this.files.set(uri.path, content);
+    this.files.set(keyOf(uri), content);
   }
   rename(): void {
     throw vscode.FileSystemError.NoPermissions('proposals cannot be renamed');
@@ -68,6 +91,9 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
   private readonly lensChanged = new vscode.EventEmitter<void>();
   readonly onDidChangeCodeLenses = this.lensChanged.event;
   private readonly disposables: vscode.Disposable[] = [];
+  private readonly marks = Object.fromEntries(Object.entries(markStyles).map(([k, o]) => [k, vscode.window.createTextEditorDecorationType(o)])) as Record<HunkMark, vscode.TextEditorDecorationType>;
+  /** A proposal was just answered in its editor: the next card takes the keyboard focus. */
+  private focusNextCard = false;
   /** Every file the turn proposed to change, and where its question stands. */
   readonly review = new Review((id) => this.reopen(id));
 
@@ -76,9 +102,15 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
       this.review,
       vscode.workspace.registerFileSystemProvider(proposalScheme, this.fs, { isCaseSensitive: true }),
       vscode.workspace.registerTextDocumentContentProvider(originalScheme, {
-        provideTextDocumentContent: (uri) => this.originals.get(uri.path) ?? '',
+        provideTextDocumentContent: (uri) => this.originals.get(keyOf(uri)) ?? '',
       }),
       vscode.languages.registerCodeLensProvider({ scheme: proposalScheme }, this),
+      ...Object.values(this.marks),
+      vscode.window.onDidChangeVisibleTextEditors(() => this.drawMarks()),
+      // Typing into a proposal changes what its lenses say (VSC-85).
+      vscode.workspace.onDidChangeTextDocument((e) => {
+        if (e.document.uri.scheme === proposalScheme) this.lensChanged.fire();
+      }),
       // Closing the diff without answering refuses.
       vscode.window.tabGroups.onDidChangeTabs((e) => {
         for (const tab of e.closed) {
@@ -127,12 +159,17 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     if (presentationOf(p.params.kind) === 'diff') this.review.answered(p.params, outcome);
     this.ctx.chat.post({ type: 'questionDone', questionId });
     const option = outcome.outcome === 'selected' ? p.params.options.find((o) => o.optionId === outcome.optionId) : undefined;
+    // What was asked and answered stays in the chat as one line (an edit's, with how much was kept).
+    const kept = option && presentationOf(p.params.kind) === 'diff' && isApproving(option) ? reviewState(p.params, outcome) : 'accepted';
+    const chosen = option && kept !== 'accepted' ? { ...option, name: `${option.name} (${kept})` } : option;
+    this.ctx.chat.post({ type: 'item', item: answeredItem(p.params.title || p.params.kind, p.params.subject.command, chosen) });
     // An accepted edit to a buffer with no unsaved changes of the person's is saved once it lands,
     // so a program run next reads what the editor shows. Unsaved work of theirs is never saved.
     if (p.cleanTarget && !p.cleanTarget.isDirty && option && isApproving(option)) this.saveWhenLanded(p.cleanTarget);
+    this.drawMarks();
     if (p.proposalUri) {
       void closeDiffTabs(p.proposalUri).then(() => p.proposalUri && this.fs.delete(p.proposalUri));
-      this.originals.delete(p.proposalUri.path);
+      this.originals.delete(keyOf(p.proposalUri));
       this.lensChanged.fire();
     }
   }
@@ -147,6 +184,8 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     if (!p || result?.accepted === false) return;
     if (a.optionId === undefined && a.hunk !== undefined) {
       p.hunks?.set(a.hunk, a.verdict === 'accept');
+      (p.decided ??= new Map()).set(a.hunk, a.verdict === 'accept');
+      this.drawMarks();
       this.lensChanged.fire();
       if (result?.reason) {
         void this.showKept(p);
@@ -192,13 +231,15 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     const target = s.uri ? vscode.workspace.textDocuments.find((d) => d.uri.toString() === vscode.Uri.parse(s.uri as string).toString()) : undefined;
     if (target && !target.isDirty) p.cleanTarget = target;
     if (!(await this.fillTexts(p, target))) return;
-    const name = (s.path ?? 'proposal').split(/[\\/]/).pop() ?? 'proposal';
-    const id = encodeURIComponent(p.params.questionId);
-    p.proposalUri = vscode.Uri.from({ scheme: proposalScheme, path: `/${id}/${name}` });
+    // The file's own path, so the diff's breadcrumbs read as the file's; the question it answers
+    // rides in the query, never shown as a breadcrumb (VSC-78).
+    const shownPath = (s.path ?? 'proposal').replace(/\\/g, '/').replace(/^\/+/, '');
+    p.proposalUri = vscode.Uri.from({ scheme: proposalScheme, path: `/${shownPath}`, query: encodeURIComponent(p.params.questionId) });
     p.hunks = new HunkSelection(s.hunks?.length ?? 0);
     p.shown = s.proposed ?? '';
     this.fs.set(p.proposalUri, p.shown);
-    this.originals.set(`/${id}/${name}`, s.original ?? '');
+    this.originals.set(keyOf(p.proposalUri), s.original ?? '');
+    this.drawMarks();
     await this.openDiff(p);
   }
 
@@ -253,6 +294,7 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     const text = doc?.getText();
     // Saving into the in-memory proposal keeps the closing diff from asking to save it.
     if (doc?.isDirty) await doc.save();
+    this.focusNextCard = true;
     this.finish(p.params.questionId, diffAnswer(p.params, approve, text, p.hunks?.acceptedHunks(), p.shown));
   }
 
@@ -293,6 +335,17 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     const p = id ? this.pendingById.get(id) : undefined;
     if (!p || !p.hunks) return [];
     const hunks = p.params.subject.hunks ?? [];
+    const mod = process.platform === 'darwin' ? 'Cmd' : 'Ctrl';
+    const keys = new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), { title: `${mod}+Shift+Enter accepts, ${mod}+Shift+Backspace rejects`, command: '' });
+    // Once the person typed into the proposal, their text lands whole (VSC-5): hunk choices no
+    // longer apply, and the lenses say so rather than count hunks that will not be used.
+    if (doc.getText() !== p.shown) {
+      return [new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), {
+        title: `bravebot: your version lands whole (${doc.lineCount} lines); hunk choices no longer apply`,
+        command: 'bravebot.acceptProposal',
+        arguments: [doc.uri],
+      }), keys];
+    }
     // Where each hunk sits in what the side shows (hunks left out show their original lines).
     const starts = doc.getText() === p.shown ? previewStarts(hunks, p.hunks.indices()) : hunks.map((h) => h.newStart);
     const lenses = hunks.map((_h, i) => {
@@ -308,16 +361,30 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     const kept = p.hunks.indices();
     const preview = applyHunks(p.params.subject.original ?? '', p.params.subject.proposed ?? '', hunks, kept);
     const lines = preview.split('\n').length;
-    const mod = process.platform === 'darwin' ? 'Cmd' : 'Ctrl';
     lenses.unshift(new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), {
       title: `bravebot: ${kept.length} of ${hunks.length} hunks kept (${lines} lines after accepting)`,
       command: 'bravebot.acceptProposal',
       arguments: [doc.uri],
-    }), new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), {
-      title: `${mod}+Shift+Enter accepts, ${mod}+Shift+Backspace rejects`,
-      command: '',
-    }));
+    }), keys);
     return lenses;
+  }
+
+  /**
+   * Marks, in every visible editor of a file with a waiting proposal, the lines each hunk would
+   * change and where it stands (VSC-86), so the proposal shows beyond the Quick Fix light bulb.
+   */
+  private drawMarks(): void {
+    for (const editor of vscode.window.visibleTextEditors) {
+      const ranges: Record<HunkMark, vscode.Range[]> = { pending: [], accepted: [], rejected: [] };
+      for (const p of this.pendingById.values()) {
+        const uri = p.params.subject.uri;
+        if (!p.proposalUri || !uri || editor.document.uri.toString() !== vscode.Uri.parse(uri).toString()) continue;
+        for (const m of hunkMarks(p.params.subject.hunks ?? [], p.decided ?? new Map(), editor.document.lineCount)) {
+          ranges[m.mark].push(new vscode.Range(m.start, 0, m.end, 0));
+        }
+      }
+      for (const mark of Object.keys(ranges) as HunkMark[]) editor.setDecorations(this.marks[mark], ranges[mark]);
+    }
   }
 
   // every other kind: a card in the sidebar ----------------------------------------------------
@@ -332,6 +399,7 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
       questionId: p.params.questionId,
       kind: p.params.kind,
       lines: describe(p.params),
+      command: s.command,
       askedBy: askedBy(p.params),
       content: s.content,
       verdict: s.verdict,
@@ -339,7 +407,10 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
       ownWords: p.params.kind === 'askUser',
       options: p.params.options,
     });
-    await this.ctx.chat.reveal();
+    // After an answer by key in a proposal, the person's keyboard follows to the next question.
+    const focus = this.focusNextCard;
+    this.focusNextCard = false;
+    await this.ctx.chat.reveal(focus);
   }
 
   /**
@@ -369,9 +440,14 @@ export function unsavedFiles(): vscode.TextDocument[] {
   return vscode.workspace.textDocuments.filter((d) => d.isDirty && d.uri.scheme === 'file' && vscode.workspace.getWorkspaceFolder(d.uri) !== undefined);
 }
 
+/** The question a proposal's (or its original's) document answers: its query. */
 function questionIdOf(uri: vscode.Uri): string | undefined {
-  const first = uri.path.split('/')[1];
-  return first ? decodeURIComponent(first) : undefined;
+  return uri.query ? decodeURIComponent(uri.query) : undefined;
+}
+
+/** A proposal's document by its question and path: two questions about one file never share one. */
+function keyOf(uri: vscode.Uri): string {
+  return `${uri.query}${uri.path}`;
 }
 
 async function closeDiffTabs(proposal: vscode.Uri): Promise<void> {

@@ -68,6 +68,8 @@ export class Review implements vscode.TreeDataProvider<Entry>, vscode.Disposable
     this.changed.fire();
     const waiting = this.entries.filter((e) => e.pending).length;
     this.view.badge = waiting ? { value: waiting, tooltip: `${waiting} proposed change(s) waiting for you` } : undefined;
+    // The list opens collapsed, so the chat and its cards keep their room: its header says what is in it.
+    this.view.description = this.entries.length ? `${this.entries.length} file${this.entries.length === 1 ? '' : 's'}${waiting ? `, ${waiting} waiting` : ''}` : undefined;
     await vscode.commands.executeCommand('setContext', 'bravebot.hasProposals', this.entries.length > 0);
   }
 

@@ -42,7 +42,7 @@ export function loopNotice(
   switch (what) {
     case 'started': {
       const i = (r as { intervalSeconds?: number }).intervalSeconds;
-      const how = i === undefined ? 'self-paced (each tick asks for the next with schedule_next)' : every(i);
+      const how = i === undefined ? 'self-paced (each tick asks for the next itself)' : every(i);
       return `Loop started, ${how}: the prompt above is sent again unchanged. Stop loop (above the prompt box) or the command bravebot: Stop the Loop stops it.`;
     }
     case 'kept':
@@ -54,7 +54,7 @@ export function loopNotice(
     case 'ended':
       return 'The loop ended with this tick\u2019s error.';
     case 'unasked':
-      return 'The loop ended: this tick did not ask for another with schedule_next.';
+      return 'The loop ended: this tick did not ask for another.';
   }
 }
 

@@ -10,6 +10,7 @@ import { apiKeyEnv, secretKey } from './config';
 import type { Ctx } from './ctx';
 import { defaultBaseUrl } from './explain';
 import { modelsRequest, parseModels, type Api } from './models';
+import { modelDisagreement, modelLine } from './modelShown';
 
 /** The program `bravebot.serverPath` names, resolved as a spawn would: a path, or a name on PATH. */
 export function resolveServer(serverPath: string): string | undefined {
@@ -36,7 +37,7 @@ export async function refreshSetup(ctx: Ctx): Promise<boolean> {
   return found;
 }
 
-/** Machine-scoped settings are written to the user (on code-server: Remote) settings, never a workspace. */
+/** The program's and the endpoint's settings are written to the user settings, never a workspace's. */
 async function setUser(key: string, value: string): Promise<void> {
   await vscode.workspace.getConfiguration('bravebot').update(key, value, vscode.ConfigurationTarget.Global);
 }
@@ -125,7 +126,12 @@ export async function chooseModel(ctx: Ctx): Promise<void> {
     await setUser('model.baseUrl', baseUrl);
     await setUser('model.name', name);
   });
-  void vscode.window.showInformationMessage(`bravebot: ${name} at ${baseUrl}`);
+  await vscode.commands.executeCommand('setContext', 'bravebot.modelChosen', true);
+  // What the server now uses, asked of it: the environment may override what was chosen.
+  const used = await ctx.serverModel();
+  const differ = used && modelDisagreement(used, { api: endpoint.api, baseUrl, name });
+  if (differ) void vscode.window.showWarningMessage(`bravebot: ${differ}`);
+  else void vscode.window.showInformationMessage(`bravebot: the server uses ${used ? modelLine(used) : `${name} at ${baseUrl}`}`);
 }
 
 /** The facts `bravebot doctor` reports for the extension's settings and key, one a line. */
@@ -159,7 +165,11 @@ export async function checkSetup(ctx: Ctx): Promise<void> {
   );
   ctx.output.appendLine(`${new Date().toISOString()} bravebot doctor:`);
   for (const l of lines) ctx.output.appendLine(`  ${l}`);
-  await ctx.showInfo('bravebot setup check', `# bravebot setup check\n\n${lines.map((l) => `- ${l}`).join('\n')}\n`);
+  // The model the running server uses, asked of it, with where that came from.
+  const used = await ctx.serverModel();
+  const differ = used && modelDisagreement(used, ctx.config.model);
+  const server = used ? [`- the model the running bravebot uses: ${modelLine(used)}`, ...(differ ? [`- ${differ}`] : [])] : ['- the running bravebot could not be asked which model it uses (bravebot: Show Log says why)'];
+  await ctx.showInfo('bravebot setup check', `# bravebot setup check\n\n${[...lines.map((l) => `- ${l}`), ...server].join('\n')}\n`);
   const answers = lines.find((l) => l.startsWith('model answers:')) ?? 'model answers: unknown';
   if (ok) void vscode.window.showInformationMessage(`bravebot: ${answers}`);
   else void vscode.window.showErrorMessage(`bravebot: ${answers}`, 'Choose the model endpoint').then((p) => p && chooseModel(ctx));

@@ -43,7 +43,7 @@ test('the updates of a real fan-out make one card a delegate, its calls under it
   assert.deepEqual(states, ['running', 'waiting', 'running', 'done']);
 });
 
-// Verifies: VSC-71
+// Verifies: VSC-71, VSC-76
 test("a delegate's check lines are drawn in its card, the turn's in the flow", () => {
   let t = addUser(emptyTranscript(), 'read both');
   for (const u of recorded) t = applyUpdate(t, u);
@@ -51,9 +51,10 @@ test("a delegate's check lines are drawn in its card, the turn's in the flow", (
   // In the recording, each reader's file is checked once and the second's content is checked again
   // when it vets it: every check is a delegate's, so the turn's flow holds none.
   assert.deepEqual(t.items.filter((i) => i.kind === 'check'), [], 'no delegate\'s check in the turn\'s flow');
+  // A check's end takes its start's place: one line a check (VSC-76).
   assert.deepEqual(cards.map((c) => c.calls.map((x) => (x.kind === 'check' ? `check ${x.state}` : x.tool))), [
-    ['read_file', 'check started', 'check ended'],
-    ['read_file', 'check started', 'check ended', 'vet_content', 'check started', 'check ended'],
+    ['read_file', 'check ended'],
+    ['read_file', 'check ended', 'vet_content', 'check ended'],
   ]);
   // A check with no delegate is the turn's own, drawn where it came.
   t = applyUpdate(t, { kind: 'check', state: 'started', lines: 3 });

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { HunkSelection, applyHunks, previewStarts, proposalFromHunks, splitKeepEnds, textsOf } from '../hunks';
+import { HunkSelection, applyHunks, hunkMarks, previewStarts, proposalFromHunks, splitKeepEnds, textsOf } from '../hunks';
 import type { HunkRange, QuestionTextsResult, Subject } from '../protocol';
 
 // Hunks as the server sends them: 0-based first changed line, counts on each side.
@@ -136,4 +136,16 @@ test("the texts come as sent, else from the open document at the question's vers
   assert.deepEqual(await ask({ version: 7, hunks: [{ oldStart: 1, oldLines: 1, newStart: 1, newLines: 1 }] }), held, 'a hunk without its text');
   assert.equal(asked, 4, 'each of the four asked the server');
   await assert.rejects(textsOf({ hunks: hs }, undefined, () => Promise.reject(new Error('no question with that id is waiting'))), /no question with that id/);
+});
+
+// Verifies: VSC-86
+test("the file's own editor marks each hunk's lines and where it stands", () => {
+  const hunks = [{ oldStart: 1, oldLines: 2, newStart: 1, newLines: 2 }, { oldStart: 5, oldLines: 0, newStart: 5, newLines: 1 }, { oldStart: 9, oldLines: 1, newStart: 10, newLines: 0 }];
+  assert.deepEqual(hunkMarks(hunks, new Map(), 20), [
+    { start: 1, end: 2, mark: 'pending' },
+    { start: 5, end: 5, mark: 'pending' },
+    { start: 9, end: 9, mark: 'pending' },
+  ]);
+  // Accept this hunk and Reject this hunk from Quick Fix show at once; lines past the end are held in.
+  assert.deepEqual(hunkMarks(hunks, new Map([[0, true], [2, false]]), 7).map((m) => [m.start, m.end, m.mark]), [[1, 2, 'accepted'], [5, 5, 'pending'], [6, 6, 'rejected']]);
 });

@@ -33,7 +33,7 @@ test('the model list is asked for with the key in a header and read from either 
   assert.deepEqual(parseModels('<html>'), []);
 });
 
-// Verifies: VSC-26
+// Verifies: VSC-26, VSC-78
 test('the audit trail is grouped by turn, each headed by when it began and its words', () => {
   let at = Date.parse('2026-12-01T14:02:00Z');
   const r = (detail: string, decision = 'allowed') => ({ gate: 'read', decision, detail, at: (at += 61_000) });
@@ -46,6 +46,10 @@ test('the audit trail is grouped by turn, each headed by when it began and its w
   assert.ok(md.includes('## Before the first prompt\n\n- 14:03:01 · allowed · read · AGENTS.md\n'), md);
   assert.ok(md.includes('## Turn 1 · 2026-12-01 14:03:11 UTC · “read a and b”\n\n- 14:04:02 · allowed · read · a.txt\n- 14:05:03 · **refused** · read · b.txt\n'), md);
   assert.ok(md.includes('## Turn 2 · 2026-12-01 14:05:00 UTC · “and c”\n\n- 14:06:04 · allowed · read · c.txt\n'), md);
+  // Gates read as words, their exact names listed at the end (VSC-78).
+  const named = auditMarkdown([{ gate: 'routing', decision: 'allowed', detail: 'run (T,pub)', at }, { gate: 'promote', decision: 'refused', detail: 'x', at }], [], new Date(at));
+  assert.ok(named.includes('- 14:06:04 · allowed · the agent chose what to do · run (trusted, public)\n'), named);
+  assert.ok(named.includes("## The gates by their exact names\n\n- the agent chose what to do: routing\n- an argument of the agent's was endorsed: promote\n"), named);
   // Labels read as words, not the server's shorthand.
   assert.equal(labelWords('file_read produced (T,priv); b is (U,pub), not (X,y)'), 'file_read produced (trusted, private); b is (untrusted, public), not (X,y)');
 });

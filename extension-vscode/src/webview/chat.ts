@@ -4,10 +4,11 @@
 import { PromptHistory } from './history';
 import { completeMention, mentionAt } from './mentionComplete';
 import { renderMarkdown, escapeHtml } from './markdown';
-import { contextLabel, withoutContext, type EditorContext } from './transcript';
+import { contextLabel, contextToSend, withoutContext, type EditorContext } from './transcript';
 import { addItem, addUser, applyUpdate, delegateStateWords, offers, emptyTranscript, mentions, previewOf, restoredTranscript, resumedTranscript, statusWords, stopWords, type CheckItem, type DelegateItem, type FromWebview, type Item, type RunOutput, type ToWebview, type ToolItem, type Transcript } from './transcript';
-import { attachPicture, counted, drawnPictureTypes, pictureSrc, type HeldPicture } from './transcript';
+import { attachPicture, attachShown, counted, drawnPictureTypes, pictureSrc, type HeldPicture } from './transcript';
 import { heldBackHtml } from './heldBack';
+import { argumentsHtml, checkLine, titleHtml, toolWords } from './literal';
 import { every, type LoopShown } from '../sessions';
 
 declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void; getState(): unknown; setState(s: unknown): void };
@@ -63,9 +64,14 @@ function itemHtml(it: Item, index: number): string {
         (it.tool === 'schedule_next' && it.summary ? `<div class="meta next-tick">${escapeHtml(it.summary)}</div>` : '') +
         (it.output ?? []).map((o, i) => outputHtml(it.callId, i, o)).join('') + '</div>';
     }
-    case 'quarantined':
-      return `<div class="untrusted" role="note" title="${escapeHtml(`${it.ref}, label ${it.label}`)}"><div class="frame-label">quarantined · not shown to the agent</div>` +
-        `${escapeHtml(it.origin)}: ${counted(it.lines, 'line')}, ${counted(it.bytes, 'byte')}, kept from the agent unless you let it read them${pictureHtml(it.picture)}</div>`;
+    case 'quarantined': {
+      // The agent holds a reference only; the person may look (session/show, for their eyes only).
+      const shown = it.shown === undefined ? `<div class="buttons"><button class="secondary" data-show="${escapeHtml(it.ref)}" title="Shows you the bytes here; the agent is not shown them">Show me</button></div>`
+        : `<div class="frame-label">what it holds · for you only, the agent was not shown this</div><pre>${escapeHtml(expanded.has(`show#${it.ref}`) ? it.shown : previewOf(it.shown).shown)}</pre>` +
+          (previewOf(it.shown).cut ? `<button class="secondary expand" data-expand="${escapeHtml(`show#${it.ref}`)}">${expanded.has(`show#${it.ref}`) ? 'Show less' : `Show all ${previewOf(it.shown).total} lines`}</button>` : '');
+      return `<div class="untrusted quarantined" role="note" data-ref="${escapeHtml(it.ref)}" title="${escapeHtml(`${it.ref}, label ${it.label}`)}"><div class="frame-label">quarantined · not shown to the agent</div>` +
+        `${titleHtml(it.origin)}: ${counted(it.lines, 'line')}, ${counted(it.bytes, 'byte')}. The agent holds only a reference; it reads them only if it asks and you say yes on a card.${pictureHtml(it.picture)}${shown}</div>`;
+    }
     case 'error': {
       const retry = it.retry && offered.retry ? `<button class="retry" data-retry="${index}">Retry</button>` : '';
       const action = it.action ? `<button class="secondary" data-command="${escapeHtml(it.action.command)}">${escapeHtml(it.action.label)}</button>` : '';
@@ -82,6 +88,9 @@ function itemHtml(it: Item, index: number): string {
       return heldBackHtml(it);
     case 'check':
       return checkHtml(it);
+    case 'answered':
+      return `<div class="answered" role="note" data-refused="${it.refused}"><span class="answer-title">${titleHtml(it.title, it.command)}</span> · ` +
+        `<span class="answer-word" title="${it.refused ? 'refused' : 'allowed'}">${escapeHtml(it.answer)}</span></div>`;
     case 'plan':
       return `<ul class="plan">${it.todos.map((t) => `<li data-status="${escapeHtml(t.status)}">${escapeHtml(t.content)}</li>`).join('')}</ul>`;
     case 'turnEnded':
@@ -89,16 +98,18 @@ function itemHtml(it: Item, index: number): string {
   }
 }
 
-/** A check's line: that one started or ended, never what it read. */
+/** A check's line: that one runs, then its verdict in one word; never what it read. */
 function checkHtml(it: CheckItem): string {
-  return `<div class="meta">check ${escapeHtml(it.state)}${it.verdict ? `: ${escapeHtml(it.verdict)}` : ''}</div>`;
+  return checkLine(it.state, it.verdict);
 }
 
 /** A tool call's card: its name and status, opened for why and how it ended. */
 function toolCardHtml(it: ToolItem, why = it.why): string {
   const status = it.status ?? 'running';
-  return `<details class="card tool" data-call="${escapeHtml(it.callId)}"><summary>${escapeHtml(it.tool)} <span class="status ${escapeHtml(status)}" title="status: ${escapeHtml(status)}">${escapeHtml(statusWords(it.status))}</span></summary>` +
-    `<div>${escapeHtml(why)}</div>${it.summary ? `<pre>${escapeHtml(it.summary)}</pre>` : ''}</details>`;
+  // The tool in plain words (its exact name in the hover); its arguments exact, byte for byte.
+  return `<details class="card tool" data-call="${escapeHtml(it.callId)}" data-tool="${escapeHtml(it.tool)}"><summary><span class="tool-name" title="tool: ${escapeHtml(it.tool)}">${escapeHtml(toolWords(it.tool))}</span> ` +
+    `<span class="status ${escapeHtml(status)}" title="status: ${escapeHtml(status)}">${escapeHtml(statusWords(it.status))}</span>${argumentsHtml(it.args ?? [])}</summary>` +
+    `<div class="why">${escapeHtml(why)}</div>${it.summary ? `<pre>${escapeHtml(it.summary)}</pre>` : ''}</details>`;
 }
 
 /**
@@ -155,9 +166,23 @@ function verdictWarning(q: Extract<ToWebview, { type: 'question' }>): string {
   return '';
 }
 
-/** A title's `quoted` parts as code, so no literal backticks show; `escaped` is HTML-escaped already. */
-function codeSpans(escaped: string): string {
-  return escaped.replace(/`([^`]+)`/g, '<code>$1</code>');
+/**
+ * A card's lines: the title with its command drawn exactly, a command line exact, and the plan's
+ * steps (the server's exact form, arguments in ⟨⟩) folded under "how it will run, exactly".
+ */
+function questionLinesHtml(q: Extract<ToWebview, { type: 'question' }>): string {
+  return q.lines.map((l, i) => {
+    if (i > 0 && l.startsWith('  ')) return '';
+    if (i === 0) return `<strong class="title">${titleHtml(l, q.command)}</strong>`;
+    if (q.command !== undefined && l === `command: ${q.command}`) return `<div class="command">command: <code class="literal">${escapeHtml(q.command)}</code></div>`;
+    return `<div${l.startsWith('host: ') ? ' class="host"' : ''}>${escapeHtml(l)}</div>`;
+  }).join('');
+}
+
+/** A run's plan (the server's exact form, arguments in ⟨⟩), folded under the buttons: Tab reaches the answers first. */
+function planHtml(q: Extract<ToWebview, { type: 'question' }>): string {
+  const plan = q.lines.slice(1).filter((l) => l.startsWith('  ')).map((l) => l.slice(2));
+  return plan.length ? `<details class="plan-exact"><summary>how it will run, exactly</summary><pre class="literal">${escapeHtml(plan.join('\n'))}</pre></details>` : '';
 }
 
 function questionHtml(q: Extract<ToWebview, { type: 'question' }>): string {
@@ -178,7 +203,7 @@ function questionHtml(q: Extract<ToWebview, { type: 'question' }>): string {
   return `<div class="card question" tabindex="-1" role="group" aria-label="${escapeHtml(q.lines[0] ?? q.kind)}" data-question="${id}" data-kind="${escapeHtml(q.kind)}"${q.askedBy ? ` data-asked-by="${escapeHtml(q.askedBy)}"` : ''}>` +
     (q.askedBy ? `<div class="asked-by">asked by ${escapeHtml(q.askedBy)}</div>` : '') +
     (warning ? `<div class="verdict-warning" role="alert">${escapeHtml(warning)}</div>` : '') +
-    q.lines.map((l, i) => (i === 0 ? `<strong>${codeSpans(escapeHtml(l))}</strong>` : `<div${l.startsWith('host: ') ? ' class="host"' : ''}>${escapeHtml(l)}</div>`)).join('') +
+    questionLinesHtml(q) +
     (told !== undefined ? `<div class="delegate-told"><div class="frame-label">it will be told</div><pre>${escapeHtml(told)}</pre></div>` : '') +
     (untrusted ? `<div class="untrusted"><div class="frame-label">untrusted content${q.verdict ? ` · verdict: ${escapeHtml(q.verdict)}` : ''}</div><pre>${escapeHtml(q.content ?? '')}</pre>` +
       (q.verdictText ? `<div class="frame-label">the check's words</div><pre class="check-words">${escapeHtml(q.verdictText)}</pre>` : '') + '</div>' : '') +
@@ -186,7 +211,7 @@ function questionHtml(q: Extract<ToWebview, { type: 'question' }>): string {
       `<button class="secondary" data-q="${id}" data-save="1">Save them first</button></div>` : '') +
     (q.ownWords ? `<div class="own-words"><textarea rows="2" data-q="${id}" aria-label="Your answer" placeholder="Your own words; Enter sends"></textarea>` +
       `<button data-q="${id}" data-own="1">Send answer</button></div>` : '') +
-    `<div class="buttons">${buttons}<button data-q="${id}" class="dismiss secondary" title="Dismissing refuses (Escape)">Dismiss</button></div></div>`;
+    `<div class="buttons">${buttons}<button data-q="${id}" class="dismiss secondary" title="Dismissing refuses (Escape)">Dismiss</button></div>${planHtml(q)}</div>`;
 }
 
 /** Tool cards the person opened stay open when the transcript is drawn again. */
@@ -230,9 +255,11 @@ window.addEventListener('message', (e: MessageEvent<ToWebview>) => {
   switch (m.type) {
     case 'update': heard = Date.now(); transcript = applyUpdate(transcript, m.update); break;
     case 'picture': transcript = attachPicture(transcript, m.ref, m.picture); break;
+    case 'shown': transcript = attachShown(transcript, m.ref, m.text); break;
     case 'user': transcript = addUser(transcript, m.text, m.context, m.sent); break;
     case 'context': editorCtx = m.context; drawContext(); return;
     case 'insertPrompt': {
+      if (m.selection) selectionInPrompt = m.selection, drawContext();
       const at = input.selectionStart;
       input.value = input.value.slice(0, at) + m.text + input.value.slice(input.selectionEnd);
       input.setSelectionRange(at + m.text.length, at + m.text.length);
@@ -266,6 +293,7 @@ window.addEventListener('message', (e: MessageEvent<ToWebview>) => {
     case 'item': transcript = addItem(transcript, m.item); break;
     case 'mode': mode.value = m.mode; return;
     case 'state': setState(m.state); return;
+    case 'model': $('state').title = `Model: ${m.text}`; return;
     case 'question': questions.set(m.questionId, m); renderQuestions(m.questionId); return;
     case 'questionDone': questions.delete(m.questionId); renderQuestions(); return;
     case 'completions': if (m.seq === completionSeq) showMentions(m.paths); return;
@@ -314,6 +342,11 @@ log.addEventListener('click', (e) => {
     if (expanded.has(b.dataset.expand)) expanded.delete(b.dataset.expand);
     else expanded.add(b.dataset.expand);
     render(false);
+    return;
+  }
+  if (b.dataset.show) {
+    b.disabled = true;
+    vscode.postMessage({ type: 'show', ref: b.dataset.show });
     return;
   }
   if (b.dataset.code) {
@@ -375,20 +408,27 @@ questionsEl.addEventListener('keydown', (e) => {
   vscode.postMessage({ type: 'answer', questionId: card.dataset.question });
 });
 
-// Focusing the view (its command, or clicking its title) puts the cursor in the prompt box.
+// Focusing the view (its command, or clicking its title) puts the cursor on the newest question
+// waiting, else in the prompt box.
 window.addEventListener('focus', () => {
-  if (document.activeElement === document.body) input.focus();
+  if (document.activeElement !== document.body) return;
+  const cards = questionsEl.querySelectorAll<HTMLElement>('[data-question]');
+  (cards[cards.length - 1] ?? input).focus();
 });
 
 /** The active editor's file and selection, sent with the next prompt unless the person leaves it out. */
 let editorCtx: EditorContext | undefined;
 let leaveOut = false;
+/** The selection Add Selection to Chat put into the prompt box: the chip does not send it again. */
+let selectionInPrompt: { path: string; startLine: number; endLine: number } | undefined;
 
 function drawContext(): void {
   const chip = $('context');
   chip.hidden = !editorCtx;
   if (!editorCtx) return;
-  $('context-label').textContent = `${leaveOut ? 'not sending' : 'sending'}: ${contextLabel(editorCtx)}`;
+  const sent = contextToSend(editorCtx, selectionInPrompt);
+  const already = sent !== editorCtx ? ' (the selection is in your prompt already)' : '';
+  $('context-label').textContent = `${leaveOut ? 'not sending' : 'sending'}: ${contextLabel(sent ?? editorCtx)}${already}`;
   $('context-toggle').textContent = leaveOut ? 'Include' : 'Leave out';
   chip.classList.toggle('off', leaveOut);
 }
@@ -429,6 +469,9 @@ function send(): void {
   if (!text) return;
   input.value = '';
   history.add(text);
+  // The extension leaves out a selection Add Selection to Chat put into the prompt already.
+  selectionInPrompt = undefined;
+  drawContext();
   vscode.postMessage({ type: 'prompt', text, files: mentions(text), context: leaveOut ? undefined : editorCtx });
 }
 

@@ -3,6 +3,7 @@
 
 import type { ResumeResult, SessionUpdate, TodoItem } from '../protocol';
 import type { LoopShown } from '../sessions';
+import { argumentsShown, type ArgumentShown } from './literal';
 
 export type Item =
   /** `sent` is what Retry sends again: the words, the files and the editor context as they went. */
@@ -15,7 +16,7 @@ export type Item =
    */
   | DelegateItem
   /** Quarantined notices and remarks are shown in a separate frame: they are not the agent's words. */
-  | { kind: 'quarantined'; ref: string; origin: string; lines: number; bytes: number; label: string; picture?: HeldPicture }
+  | { kind: 'quarantined'; ref: string; origin: string; lines: number; bytes: number; label: string; picture?: HeldPicture; shown?: string }
   | { kind: 'remark'; text: string }
   /** A file held back from the agent because a check judged it unsafe, with the check's words (JUDGE-8). */
   | { kind: 'heldBack'; path: string; verdict: string; verdictText?: string }
@@ -27,11 +28,28 @@ export type Item =
   /** Something the extension tells the person about the session itself (a new one began). */
   | { kind: 'notice'; text: string }
   /** A loop's tick began: the prompt was sent again, unchanged. */
-  | { kind: 'loopTick'; n: number; prompt: string };
+  | { kind: 'loopTick'; n: number; prompt: string }
+  /** A question the person answered, as one line: what it asked and what they chose (answeredItem). */
+  | AnsweredItem;
+
+export interface AnsweredItem { kind: 'answered'; title: string; command?: string; answer: string; refused: boolean }
+
+/**
+ * The line an answered question leaves in the chat: its title, and the option chosen in its own
+ * words, or that nothing was chosen (dismissed, cancelled, closed); `refused` unless an approving option was chosen.
+ */
+export function answeredItem(title: string, command: string | undefined, chosen: { name: string; kind: string } | undefined): AnsweredItem {
+  const approving = chosen !== undefined && (chosen.kind === 'allow_once' || chosen.kind === 'allow_always');
+  const answer = chosen ? chosen.name : 'refused: no option chosen';
+  const item: AnsweredItem = { kind: 'answered', title, answer, refused: !approving };
+  if (command !== undefined) item.command = command;
+  return item;
+}
 
 export interface CheckItem { kind: 'check'; state: string; verdict?: string }
 
-export interface ToolItem { kind: 'tool'; callId: string; tool: string; why: string; status?: string; summary?: string; output?: RunOutput[] }
+/** `args`: the call's arguments as the card draws them, exact or summarised (literal.ts). */
+export interface ToolItem { kind: 'tool'; callId: string; tool: string; why: string; args?: ArgumentShown[]; status?: string; summary?: string; output?: RunOutput[] }
 
 export interface DelegateItem {
   kind: 'delegate';
@@ -76,6 +94,12 @@ export function delegateStateWords(state: string): string {
   }
 }
 
+/** A tool card as its call is announced, with its arguments when it has any. */
+function toolItem(callId: string, tool: string, why: string, routing: unknown): ToolItem {
+  const args = argumentsShown(routing);
+  return args.length ? { kind: 'tool', callId, tool, why, args } : { kind: 'tool', callId, tool, why };
+}
+
 /** The delegate card for `number`, made when its first sign arrives. */
 function delegateCard(items: Item[], number: number): { index: number; card: DelegateItem } {
   const index = items.findIndex((x) => x.kind === 'delegate' && x.number === number);
@@ -104,6 +128,11 @@ export function pictureSrc(p: HeldPicture): string | undefined {
   if (!drawnPictureTypes.includes(p.mediaType)) return undefined;
   if (p.data.length === 0 || p.data.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(p.data)) return undefined;
   return `data:${p.mediaType};base64,${p.data}`;
+}
+
+/** The quarantined notice of `ref` with the bytes `bravebot/session/show` gave the person (untrusted). */
+export function attachShown(t: Transcript, ref: string, text: string): Transcript {
+  return { ...t, items: t.items.map((it) => (it.kind === 'quarantined' && it.ref === ref ? { ...it, shown: text } : it)) };
 }
 
 /** The quarantined notice of `ref` with the picture the server sent for it. */
@@ -173,6 +202,25 @@ export interface EditorContext {
   path: string;
   /** 1-based lines of a non-empty selection, and its text. */
   selection?: { startLine: number; endLine: number; text: string };
+}
+
+/**
+ * The 1-based lines of a selection from its 0-based start and end lines and the end's character:
+ * a selection that ends at the start of a line (a whole line picked with the mouse) leaves that
+ * line out. Add Selection to Chat and the context chip both count this way.
+ */
+export function selectedLines(start: number, end: number, endCharacter: number): { startLine: number; endLine: number } {
+  return { startLine: start + 1, endLine: end + (endCharacter === 0 && end > start ? 0 : 1) };
+}
+
+/**
+ * The context to send with a prompt: without its selection when that selection was already put
+ * into the prompt (Add Selection to Chat), so it is not sent twice.
+ */
+export function contextToSend(c: EditorContext | undefined, inPrompt: { path: string; startLine: number; endLine: number } | undefined): EditorContext | undefined {
+  if (!c?.selection || !inPrompt) return c;
+  const same = c.path === inPrompt.path && c.selection.startLine === inPrompt.startLine && c.selection.endLine === inPrompt.endLine;
+  return same ? { path: c.path } : c;
 }
 
 /** A short description of the context, shown under the person's message and in the prompt box's chip. */
@@ -279,8 +327,8 @@ export function applyUpdate(t: Transcript, u: SessionUpdate): Transcript {
         if (card.delegateKind === '?' && typeof routing.kind === 'string') items[index] = { ...card, delegateKind: routing.kind };
       } else if (whose) {
         const { index, card } = delegateCard(items, whose.owner);
-        items[index] = { ...card, calls: [...card.calls, { kind: 'tool', callId: u.callId, tool: u.tool, why: u.why }] };
-      } else items.push({ kind: 'tool', callId: u.callId, tool: u.tool, why: u.why });
+        items[index] = { ...card, calls: [...card.calls, toolItem(u.callId, u.tool, u.why, u.routing)] };
+      } else items.push(toolItem(u.callId, u.tool, u.why, u.routing));
       return { items, busy: true };
     }
     case 'delegate': {
@@ -319,15 +367,21 @@ export function applyUpdate(t: Transcript, u: SessionUpdate): Transcript {
     case 'heldBack':
       items.push({ kind: 'heldBack', path: u.path, verdict: u.verdict, verdictText: u.verdictText });
       return { items, busy: t.busy };
-    case 'check':
-      // A delegate's check (DELEG-71) is drawn in its card, among its calls (VSC-71).
+    case 'check': {
+      // A delegate's check (DELEG-71) is drawn in its card, among its calls (VSC-71). A check's
+      // end takes the place of its start: one line, which ends with the verdict in one word.
+      const check: CheckItem = u.verdict === undefined ? { kind: 'check', state: u.state } : { kind: 'check', state: u.state, verdict: u.verdict };
+      const fold = <T extends Item | ToolItem | CheckItem>(list: T[]): T[] => {
+        const at = u.state === 'ended' ? list.map((x) => x.kind === 'check' && x.state === 'started').lastIndexOf(true) : -1;
+        return at >= 0 ? [...list.slice(0, at), check as T, ...list.slice(at + 1)] : [...list, check as T];
+      };
       if (typeof u.delegate === 'number') {
         const { index, card } = delegateCard(items, u.delegate);
-        items[index] = { ...card, calls: [...card.calls, { kind: 'check', state: u.state, verdict: u.verdict }] };
+        items[index] = { ...card, calls: fold(card.calls) };
         return { items, busy: t.busy };
       }
-      items.push({ kind: 'check', state: u.state, verdict: u.verdict });
-      return { items, busy: t.busy };
+      return { items: fold(items), busy: t.busy };
+    }
     case 'runOutput': {
       // Sent while the run is the tool call announced last: it belongs to the newest tool card.
       let i = items.length - 1;
@@ -358,7 +412,9 @@ export type ToWebview =
   | { type: 'user'; text: string; context?: string; sent?: SentPrompt }
   | { type: 'mode'; mode: string }
   | { type: 'state'; state: 'idle' | 'thinking' | 'waiting' }
-  | { type: 'question'; questionId: string; kind: string; lines: string[]; askedBy?: string; content?: string; verdict?: string; verdictText?: string; ownWords?: boolean; unsaved?: string[]; options: { optionId: string; name: string; kind: string }[] }
+  /** The model the server uses, in words (modelShown.ts), for the state's hover. */
+  | { type: 'model'; text: string }
+  | { type: 'question'; questionId: string; kind: string; lines: string[]; command?: string; askedBy?: string; content?: string; verdict?: string; verdictText?: string; ownWords?: boolean; unsaved?: string[]; options: { optionId: string; name: string; kind: string }[] }
   | { type: 'questionDone'; questionId: string }
   /** Sent once the page is ready: which extension host it now talks to (see restoredTranscript). */
   | { type: 'hello'; epoch: string }
@@ -366,7 +422,7 @@ export type ToWebview =
   /** The editor the person is in, offered as context for the next prompt (none: no file editor). */
   | { type: 'context'; context?: EditorContext }
   /** Text for the prompt box (Add Selection to Chat). */
-  | { type: 'insertPrompt'; text: string }
+  | { type: 'insertPrompt'; text: string; selection?: { path: string; startLine: number; endLine: number } }
   /** The files still unsaved after Save them first, for a run card. */
   | { type: 'unsaved'; questionId: string; files: string[] }
   /** Workspace files for the `@` mention being typed (answer to `complete` with the same seq). */
@@ -380,6 +436,8 @@ export type ToWebview =
   | { type: 'loop'; loop?: LoopShown }
   /** The server's prompt history (every session's), oldest first; time in seconds. */
   | { type: 'history'; entries: { text: string; time: number }[] }
+  /** The bytes of `ref`, shown to the person on their Show (session/show): untrusted, never the agent's. */
+  | { type: 'shown'; ref: string; text: string }
   /** A picture an MCP server sent for the quarantined notice of `ref` (MCP-31). */
   | { type: 'picture'; ref: string; picture: HeldPicture };
 
@@ -400,7 +458,9 @@ export type FromWebview =
   | { type: 'insert'; text: string }
   /** Up began a walk through the prompts: the server's history is wanted. */
   | { type: 'wantHistory' }
-  | { type: 'stopLoop' };
+  | { type: 'stopLoop' }
+  /** Show me: the person asks to see a quarantined slot's bytes (session/show); the agent is not shown them. */
+  | { type: 'show'; ref: string };
 
 /** The sentence a resumed chat carries: references from before the resume are gone (SESS-7). */
 export const resumedGone = 'Quarantined items from before the resume and their references are gone: ask again for what you need.';
