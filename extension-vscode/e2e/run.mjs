@@ -1467,6 +1467,10 @@ test('a reply that edits several files lists each in Changes This Turn with wher
   await withEditor('review', { 'a.txt': 'alpha\n', 'b.txt': 'beta\n' }, script, async (h) => {
     await h.openChat();
     await h.prompt('shout @a.txt and @b.txt');
+    // The list opens collapsed, so it never squeezes the chat; the person opens it.
+    const header = h.page.locator('.pane-header', { hasText: /changes this turn/i });
+    await header.waitFor();
+    if ((await header.getAttribute('aria-expanded')) === 'false') await header.click();
     const rows = h.page.locator('.pane').filter({ has: h.page.locator('.pane-header', { hasText: /changes this turn/i }) }).locator('.monaco-list-row');
     const listed = async () => rows.evaluateAll((els) => els.map((el) =>
       `${el.querySelector('.label-name')?.textContent ?? ''} · ${el.querySelector('.label-description')?.textContent ?? ''}`));

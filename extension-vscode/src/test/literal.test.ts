@@ -23,6 +23,10 @@ test('a command and its arguments are drawn byte for byte, never as markdown', (
   const title = titleHtml(`Run \`${command}\`?`, command);
   assert.equal(shown(title), `Run ${command}?`);
   assert.equal(shown(/<code class="literal">([^<]*)<\/code>/.exec(title)?.[1] ?? ''), command);
+  // As the server names it now, bare: the same code element.
+  const bare = titleHtml(`Run ${command}?`, command);
+  assert.equal(shown(bare), `Run ${command}?`);
+  assert.equal(shown(/<code class="literal">([^<]*)<\/code>/.exec(bare)?.[1] ?? ''), command);
   // Other quoted names are code, with no backticks left.
   assert.equal(titleHtml('Call `a_b*` on the MCP server `srv`?'), 'Call <code>a_b*</code> on the MCP server <code>srv</code>?');
 });

@@ -42,15 +42,18 @@ export function argumentsHtml(args: ArgumentShown[]): string {
 }
 
 /**
- * A question's title as HTML: the server quotes names in backticks (`Run \`cmd\`?`). The command
- * the subject carries is drawn whole as code wherever it sits in backticks, whatever it holds
+ * A question's title as HTML: the command the subject carries is drawn whole as code where the
+ * title names it (`Run cmd?`, or quoted in backticks by an older server), whatever it holds
  * (backticks of its own among it); other backticked names become code; everything is escaped.
  */
 export function titleHtml(title: string, command?: string): string {
-  const quoted = command !== undefined && command !== '' ? `\`${command}\`` : undefined;
-  const at = quoted ? title.indexOf(quoted) : -1;
-  if (quoted && at >= 0) {
-    return codeSpans(title.slice(0, at)) + `<code class="literal">${escapeHtml(command as string)}</code>` + codeSpans(title.slice(at + quoted.length));
+  if (command === undefined || command === '') return codeSpans(title);
+  // The server names the command bare ("Run cargo test?"); an older one quoted it in backticks.
+  for (const shown of [`\`${command}\``, command]) {
+    const at = title.indexOf(shown);
+    if (at >= 0) {
+      return codeSpans(title.slice(0, at)) + `<code class="literal">${escapeHtml(command)}</code>` + codeSpans(title.slice(at + shown.length));
+    }
   }
   return codeSpans(title);
 }
