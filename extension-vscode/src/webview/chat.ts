@@ -150,8 +150,9 @@ function outputHtml(callId: string, index: number, o: RunOutput): string {
   const key = `${callId}#${index}`;
   const p = previewOf(o.text);
   const all = expanded.has(key);
-  const label = `what it printed · ${o.stream} · ${o.trusted ? 'the agent was shown this too' : 'not shown to the agent'}`;
-  return `<div class="untrusted output" data-stream="${escapeHtml(o.stream)}"><div class="frame-label">${escapeHtml(label)}</div>` +
+  const stream = o.stream === 'stderr' ? 'its error output' : o.stream === 'stdout' ? 'its output' : o.stream;
+  const label = `what it printed · ${stream} · ${o.trusted ? 'the agent was shown this too' : 'not shown to the agent'}`;
+  return `<div class="untrusted output" data-stream="${escapeHtml(o.stream)}" title="stream: ${escapeHtml(o.stream)}"><div class="frame-label">${escapeHtml(label)}</div>` +
     `<pre>${escapeHtml(all ? o.text : p.shown)}</pre>` +
     (p.cut ? `<button class="secondary expand" data-expand="${escapeHtml(key)}">${all ? 'Show less' : `Show all ${p.total} lines (${o.bytes} bytes)`}</button>` : '') + '</div>';
 }
