@@ -220,7 +220,7 @@ pub async fn definitions(session: &Session) -> Vec<Definition> {
             };
             out.push(Definition {
                 name: name.to_string(),
-                description: crate::tools::control_pictures(description)
+                description: crate::paths::control_pictures(description)
                     .chars()
                     .take(skills::DESCRIPTION_CHARS)
                     .collect(),
@@ -546,7 +546,7 @@ pub fn start(
         number,
         name: chosen.name.clone(),
         depth,
-        about: crate::tools::control_pictures(&about),
+        about: crate::paths::control_pictures(&about),
         tree: tree.clone(),
     });
     let definitions = session.state().delegation.definitions.clone();
@@ -575,7 +575,7 @@ pub fn start(
         why: format!(
             "{} is working on: {}",
             seat.label(),
-            crate::tools::control_pictures(&about)
+            crate::paths::control_pictures(&about)
         ),
         routing: serde_json::json!({"kind": chosen.name, "number": number}),
     });
@@ -584,7 +584,7 @@ pub fn start(
         name: chosen.name.clone(),
         depth,
         state: "running",
-        about: crate::tools::control_pictures(&about),
+        about: crate::paths::control_pictures(&about),
         stop_reason: None,
         report: None,
     });
@@ -760,7 +760,7 @@ async fn run(
         name: seat.name.clone(),
         depth: seat.depth,
         state: ended,
-        about: crate::tools::control_pictures(&about),
+        about: crate::paths::control_pictures(&about),
         stop_reason: Some(stop.clone()),
         report: Some(Labelled::new(text.clone(), label)),
     });
@@ -865,7 +865,7 @@ pub async fn hand_over(
 /// The report as the run's planner is given it.
 fn receive(session: &Session, report: Report) -> PlannerText {
     let who = format!("delegate {} ({})", report.number, report.name);
-    let about = crate::tools::control_pictures(&report.about);
+    let about = crate::paths::control_pictures(&report.about);
     let about: String = about.chars().take(120).collect();
     let header = format!(
         "[bravebot: the report of {who}, started on: {about}; it ended with {}]",

@@ -7,7 +7,7 @@
 //!   references, the trust map, context integrity, gates and the audit trail. It never touches the
 //!   filesystem, the network or a clock.
 //! - [`tools`], [`turn`], [`check`] and [`session`] drive a conversation. They reach the outside
-//!   only through [`Screen`](session::Screen) (the person), [`Files`](tools::Files) (open buffers and
+//!   only through [`Screen`](screen::Screen) (the person), [`Files`](files::Files) (open buffers and
 //!   the disk) and [`model::ModelClient`].
 //! - [`egress`] alone holds an HTTP client; [`model`] speaks the two wire formats through it.
 //!
@@ -18,6 +18,7 @@ pub mod conversation;
 pub mod credentials;
 pub mod delegate;
 pub mod egress;
+pub mod files;
 pub mod git;
 pub mod jobs;
 pub mod kernel;
@@ -25,6 +26,7 @@ pub mod language;
 pub mod looping;
 pub mod mcp;
 pub mod model;
+pub mod paths;
 pub mod pieces;
 pub mod process;
 pub mod record;

@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tokio_util::sync::CancellationToken;
 
 use crate::conversation::Conversation;
+use crate::files::Files;
 use crate::kernel::audit::{AuditRecord, AuditTrail, Decision, Gate};
 use crate::kernel::context::PlannerContext;
 use crate::kernel::slot::Quarantine;
@@ -20,7 +21,6 @@ use crate::model::ModelClient;
 use crate::record::{HistoryEntry, Restored, SessionRecord, StateDir};
 use crate::screen::{Screen, StopReason, Todo, Update};
 use crate::settings::{Mode, Settings};
-use crate::tools::Files;
 use crate::turn;
 
 /// Facts about the machine that go into the system prompt (seed 003: six of them).
@@ -169,7 +169,7 @@ impl Session {
                 Scope::Directory,
             ),
         ] {
-            let shown = crate::tools::display_path(&config.cwd, &path);
+            let shown = crate::paths::display_path(&config.cwd, &path);
             let directory = scope == Scope::Directory;
             if let Some(refusal) =
                 crate::workspace_file::default_refusal(&config.cwd, &path, directory)
@@ -192,8 +192,8 @@ impl Session {
         // The person's `read.deny` (and any the workspace's file added): nothing there is read,
         // whatever the defaults above said (TRUST-8).
         for denied in &config.settings.read_deny {
-            let path = crate::tools::absolute(&config.cwd, Path::new(denied));
-            let shown = crate::tools::display_path(&config.cwd, &path);
+            let path = crate::paths::absolute(&config.cwd, Path::new(denied));
+            let shown = crate::paths::display_path(&config.cwd, &path);
             trust.deny(path, Scope::Directory, RuleOrigin::DeniedBySettings);
             audit.record(
                 Gate::Trust,
@@ -448,7 +448,7 @@ impl Session {
             ) {
                 continue;
             }
-            let shown = crate::tools::display_path(&self.cwd, &rule.path);
+            let shown = crate::paths::display_path(&self.cwd, &rule.path);
             state.audit.record(
                 Gate::Trust,
                 Decision::Allowed,
@@ -547,7 +547,7 @@ impl Session {
     ) -> Result<StopReason, Busy> {
         let mentions = mentions
             .iter()
-            .map(|p| crate::tools::absolute(&self.cwd, p))
+            .map(|p| crate::paths::absolute(&self.cwd, p))
             .collect();
         self.start_turn(turn::Start::Prompt(text, Vec::new(), mentions), files)
             .await
@@ -669,8 +669,8 @@ impl Session {
     /// The person's gesture of vouching for a file, or adding a directory (which makes it
     /// reachable; its files are then read through a check like the workspace's).
     pub fn trust_path(&self, path: &Path, scope: Scope) {
-        let path = crate::tools::absolute(&self.cwd, path);
-        let shown = crate::tools::display_path(&self.cwd, &path);
+        let path = crate::paths::absolute(&self.cwd, path);
+        let shown = crate::paths::display_path(&self.cwd, &path);
         let mut state = self.state();
         // The request is the gesture, made now: after every mark the store holds.
         let gesture = |path: PathBuf, trust: &TrustMap| {
@@ -734,8 +734,8 @@ impl Session {
     /// The person's gesture of saying do not look here: a deny rule on a file, or on a directory
     /// and everything beneath it, that no later rule replaces (TRUST-7).
     pub fn deny_path(&self, path: &Path, scope: Scope) {
-        let path = crate::tools::absolute(&self.cwd, path);
-        let shown = crate::tools::display_path(&self.cwd, &path);
+        let path = crate::paths::absolute(&self.cwd, path);
+        let shown = crate::paths::display_path(&self.cwd, &path);
         let mut state = self.state();
         self.trust.lock().deny(path, scope, RuleOrigin::Denied);
         state.audit.record(

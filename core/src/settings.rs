@@ -454,7 +454,7 @@ fn workspace_denies(file: &SettingsFile<'_>, value: &Value, notes: &mut Vec<Note
     for item in items {
         match item.as_str() {
             Some(entry) => {
-                let path = crate::tools::absolute(root, std::path::Path::new(entry));
+                let path = crate::paths::absolute(root, std::path::Path::new(entry));
                 if path.starts_with(root) && path != root {
                     kept.push(item.clone());
                 } else {

@@ -199,7 +199,7 @@ async fn read_skill(session: &Session, path: &Path, place: Place) -> Option<Skil
     if !is_name(name) {
         return None;
     }
-    let description: String = crate::tools::control_pictures(description)
+    let description: String = crate::paths::control_pictures(description)
         .chars()
         .take(DESCRIPTION_CHARS)
         .collect();

@@ -105,7 +105,7 @@ pub async fn run(session: &Session, start: Start, cancel: CancellationToken) -> 
     if !mentions.is_empty() {
         let named: Vec<String> = mentions
             .iter()
-            .map(|p| crate::tools::control_pictures(&crate::tools::display_path(&session.cwd, p)))
+            .map(|p| crate::paths::control_pictures(&crate::paths::display_path(&session.cwd, p)))
             .collect();
         conversation.push_driver(PlannerText::driver(format!(
             "[bravebot: the person pointed at {}. Pointing at a file does not vouch for it: read it with read_file, which shows it to you once a check or a rule allows.]",

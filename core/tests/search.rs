@@ -10,6 +10,7 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 use bravebot_core::egress::Egress;
+use bravebot_core::files::{DiskOnly, Files};
 use bravebot_core::kernel::policy;
 use bravebot_core::kernel::slot::SlotId;
 use bravebot_core::kernel::trust::{RuleOrigin, Scope, TrustRule};
@@ -18,7 +19,6 @@ use bravebot_core::screen::{Answer, BoxFuture, Question, Screen, StopReason, Upd
 use bravebot_core::session::{Session, SessionConfig, SystemFacts};
 use bravebot_core::settings::Settings;
 use bravebot_core::tools::search::{Include, Limits, Pattern, Request, Stop, search_tree};
-use bravebot_core::tools::{DiskOnly, Files};
 use bravebot_tests::fake_model::{FakeModel, Reply};
 
 /// What a competent check finds unsafe in these tests.

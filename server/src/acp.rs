@@ -16,6 +16,7 @@ use agent_client_protocol::v1::schema as acp;
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ErrorCode, RequestCancellationHandle, Stdio};
 use bravebot_core::egress::Egress;
+use bravebot_core::files::Files;
 use bravebot_core::kernel::policy;
 use bravebot_core::kernel::proposal::LineEdit;
 use bravebot_core::run::masked;
@@ -24,7 +25,6 @@ use bravebot_core::screen::{
 };
 use bravebot_core::session::Session;
 use bravebot_core::settings::Mode;
-use bravebot_core::tools::Files;
 use bravebot_core::turn::PromptPicture;
 use serde_json::Value;
 
@@ -371,7 +371,7 @@ fn prompt_parts(cwd: &Path, blocks: Vec<acp::ContentBlock>) -> Result<PromptPart
                     })?;
                 text.push_str(&format!(
                     "@{}",
-                    bravebot_core::tools::display_path(cwd, &path)
+                    bravebot_core::paths::display_path(cwd, &path)
                 ));
                 files.push(path);
             }
@@ -637,7 +637,7 @@ impl AcpScreen {
     }
 
     fn absolute(&self, path: &str) -> PathBuf {
-        bravebot_core::tools::absolute(&self.cwd, Path::new(path))
+        bravebot_core::paths::absolute(&self.cwd, Path::new(path))
     }
 
     /// What a question shows besides its diff, as Markdown text: first the driver's facts (where

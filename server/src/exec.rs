@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use bravebot_core::egress::Egress;
+use bravebot_core::files::DiskOnly;
 use bravebot_core::screen::{Answer, BoxFuture, Question, Screen, StopReason, Update};
-use bravebot_core::tools::DiskOnly;
 
 use crate::setup;
 use crate::transcript::Transcript;

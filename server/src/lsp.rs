@@ -10,10 +10,11 @@ use bravebot_core::kernel::audit::{Decision, Gate};
 use bravebot_core::kernel::policy;
 use bravebot_core::kernel::slot::SlotId;
 use bravebot_core::kernel::trust::Scope;
+use bravebot_core::paths::absolute;
 use bravebot_core::screen::{Answer, StopReason};
 use bravebot_core::session::Session;
 use bravebot_core::settings::Mode;
-use bravebot_core::tools::{absolute, content_trust};
+use bravebot_core::tools::content_trust;
 use serde_json::{Value, json};
 use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::ls_types::{
@@ -38,10 +39,10 @@ use crate::protocol::{
 };
 use crate::screen::{HunkVerdict, LspScreen, Questions};
 use crate::setup;
+use bravebot_core::files::Files;
 use bravebot_core::kernel::proposal::LineEdit;
 use bravebot_core::record::RecordError;
 use bravebot_core::screen::BoxFuture;
-use bravebot_core::tools::Files;
 use tower_lsp_server::ls_types::{
     DocumentChanges, OneOf, OptionalVersionedTextDocumentIdentifier, TextDocumentEdit,
     WorkspaceEdit,
@@ -469,7 +470,7 @@ impl Backend {
         let state = s.state();
         let trust = s.trust.snapshot();
         let verdicts = s.verdicts.lock().unwrap_or_else(|p| p.into_inner());
-        let shown = |p: &Path| bravebot_core::tools::display_path(&s.cwd, p);
+        let shown = |p: &Path| bravebot_core::paths::display_path(&s.cwd, p);
         Ok(StatusResult {
             model: ModelStatus {
                 api: s.settings.model.api.as_str(),

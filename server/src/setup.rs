@@ -31,7 +31,7 @@ pub fn open_session(
     opening: Opening,
     client_model: Option<&Value>,
     egress: std::sync::Arc<bravebot_core::egress::Egress>,
-    files: std::sync::Arc<dyn bravebot_core::tools::Files>,
+    files: std::sync::Arc<dyn bravebot_core::files::Files>,
     screen: impl FnOnce(&str) -> std::sync::Arc<dyn bravebot_core::screen::Screen>,
     adjust: impl FnOnce(&mut Settings),
 ) -> bravebot_core::session::Session {

@@ -41,7 +41,7 @@ fn digest(text: &str) -> u64 {
 
 /// What `initialize` is sent with: what this client can read, and the workspace.
 fn initialize_params(workspace: &Path, launch: &Launch) -> Value {
-    let uri = crate::tools::file_uri(workspace);
+    let uri = crate::paths::file_uri(workspace);
     let name = workspace
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -197,7 +197,7 @@ impl Server {
     /// Shows the server a file's current text: opened the first time, changed whole when the
     /// text differs from what it was last shown (an editor's unsaved buffer included).
     pub async fn show_document(&self, path: &Path, language_id: &str, text: &str) {
-        let uri = crate::tools::file_uri(path);
+        let uri = crate::paths::file_uri(path);
         let digest = digest(text);
         let mut documents = self.documents.lock().await;
         match documents.get_mut(path) {

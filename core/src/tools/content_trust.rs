@@ -387,7 +387,7 @@ pub struct UnsafeNow {
 /// read would) unsafe this session. Sends no check: a file no check judged, or whose bytes have
 /// changed since, has no verdict to show. `None` when it cannot be read.
 pub async fn unsafe_now(session: &Session, path: &Path) -> Option<UnsafeNow> {
-    let path = crate::tools::absolute(&session.cwd, path);
+    let path = crate::paths::absolute(&session.cwd, path);
     let file = workspace_file::read(session, &path, workspace_file::READ_LIMIT)
         .await
         .ok()?;
@@ -398,7 +398,7 @@ pub async fn unsafe_now(session: &Session, path: &Path) -> Option<UnsafeNow> {
         return None;
     }
     Some(UnsafeNow {
-        shown: crate::tools::display_path(&session.cwd, &path),
+        shown: crate::paths::display_path(&session.cwd, &path),
         verdict: Verdict::Unsafe,
         reasons: verdicts.reasons(&file.real, &fingerprint),
     })

@@ -9,11 +9,12 @@ use serde_json::json;
 
 use super::content_trust::{self, Candidate, Hold};
 use super::land::{self, Target};
-use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, change_token, confine, display_path};
+use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, change_token, confine};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy;
+use crate::paths::display_path;
 use crate::screen::QuestionKind;
 use crate::workspace_file;
 
@@ -88,7 +89,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             return ToolOutput::refused(format!(
                 "{} names a file whose content nobody vouched for, so no passage can be located in it; \
                  replace it whole with write_file and contents_ref instead",
-                super::control_pictures(r)
+                crate::paths::control_pictures(r)
             ));
         }
         (Some(p), None) => p,

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use serde_json::json;
 use url::Url;
 
-use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, control_pictures};
+use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec};
 use crate::egress::{
     EgressError, FETCH_BODY_CAP, HopGate, HttpResponse, RedirectRefusal, SendOptions,
     same_authority,
@@ -28,6 +28,7 @@ use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::{Origin, human_size};
+use crate::paths::control_pictures;
 use crate::screen::{OptionKind, Question, QuestionKind, QuestionOption, Subject, Update};
 use crate::settings::Settings;
 

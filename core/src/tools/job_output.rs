@@ -9,10 +9,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, control_pictures};
+use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec};
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::Origin;
+use crate::paths::control_pictures;
 use crate::screen::Update;
 use crate::session::Session;
 

@@ -14,12 +14,13 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::content_trust::{self, Candidate};
-use super::{Call, ToolOutput, change_token, file_uri};
+use super::{Call, ToolOutput, change_token};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::proposal::{self, Proposal, RebaseRefusal};
+use crate::paths::file_uri;
 use crate::screen::{Answer, OptionKind, Question, QuestionKind, QuestionOption, Subject};
 use crate::settings::Mode;
 use crate::workspace_file::{self, Contents, Refusal, metadata_token};

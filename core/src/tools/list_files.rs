@@ -15,14 +15,13 @@ use globset::{Glob, GlobMatcher};
 use serde_json::json;
 
 use super::directory::{Cut, Kept, read_sorted};
-use super::{
-    ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine, control_pictures, display_path,
-};
+use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::Origin;
+use crate::paths::{control_pictures, display_path};
 use crate::screen::Update;
 use crate::settings::Settings;
 

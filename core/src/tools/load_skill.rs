@@ -45,7 +45,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         let names: Vec<&str> = listed.iter().map(|s| s.name.as_str()).collect();
         return ToolOutput::refused(format!(
             "no skill is listed as `{}`; a name is matched exactly, never as a path or a guess. The skills are: {}",
-            super::control_pictures(&name),
+            crate::paths::control_pictures(&name),
             if names.is_empty() {
                 "none".to_string()
             } else {

@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine, display_path, file_uri};
+use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::{Integrity, Label};
 use crate::kernel::labelled::Labelled;
@@ -30,6 +30,7 @@ use crate::kernel::policy;
 use crate::kernel::slot::Origin;
 use crate::language::position::{self, Encoding, ServerPosition, Stale};
 use crate::language::{Approval, Language, Launch, RpcError, Server, State, Unavailable};
+use crate::paths::{display_path, file_uri};
 use crate::screen::{OptionKind, Question, QuestionKind, QuestionOption, Subject, Update};
 
 /// Most locations one answer lists; past it the answer says how many were left out.
@@ -190,7 +191,7 @@ fn args(call: &Call<'_>) -> Result<Args, String> {
     let operation = Operation::parse(operation).ok_or_else(|| {
         format!(
             "`{}` is not an operation of lsp; the operations are {}",
-            super::control_pictures(operation),
+            crate::paths::control_pictures(operation),
             names.join(", ")
         )
     })?;
@@ -360,15 +361,15 @@ fn target(call: &Call<'_>, raw: &str) -> Result<Target, ToolOutput> {
             Decision::Refused,
             format!(
                 "lsp.path {} is outside the places the person opened",
-                super::control_pictures(raw)
+                crate::paths::control_pictures(raw)
             ),
         );
         return Err(ToolOutput::refused(format!(
             "{} is outside the workspace and the directories the person added",
-            super::control_pictures(raw)
+            crate::paths::control_pictures(raw)
         )));
     };
-    let shown = super::control_pictures(&display_path(&session.cwd, &path));
+    let shown = crate::paths::control_pictures(&display_path(&session.cwd, &path));
     if denied(call, &path) {
         call.record(
             Gate::FileRead,
@@ -412,7 +413,7 @@ fn target(call: &Call<'_>, raw: &str) -> Result<Target, ToolOutput> {
     let Some(language) = Language::of(&path) else {
         let extension = path
             .extension()
-            .map(|e| super::control_pictures(&e.to_string_lossy()))
+            .map(|e| crate::paths::control_pictures(&e.to_string_lossy()))
             .unwrap_or_default();
         return Err(unavailable(Unavailable::NoServer { extension }));
     };
@@ -638,7 +639,7 @@ impl Asked<'_> {
             (Some((l, c)), _) => format!("at {}:{l}:{c}", self.target.shown),
             (None, Some(q)) => format!(
                 "for `{}` (from {})",
-                super::control_pictures(q),
+                crate::paths::control_pictures(q),
                 self.target.shown
             ),
             (None, None) => format!("of {}", self.target.shown),
@@ -891,7 +892,7 @@ pub fn kind_name(kind: u64) -> &'static str {
 /// A name as one line shows it: control characters and line separators as pictures, and cut
 /// at [`MAX_NAME_CHARS`].
 pub fn shown_name(name: &str) -> String {
-    let pictured: String = super::control_pictures(name)
+    let pictured: String = crate::paths::control_pictures(name)
         .chars()
         .map(|c| match c {
             '\u{85}' | '\u{2028}' | '\u{2029}' => '\u{2424}',
@@ -914,7 +915,7 @@ enum Place {
 
 fn place_of(call: &Call<'_>, uri: &str, asked: &Path) -> Place {
     if uri.is_empty() {
-        let shown = super::control_pictures(&display_path(&call.session.cwd, asked));
+        let shown = crate::paths::control_pictures(&display_path(&call.session.cwd, asked));
         return Place::Inside {
             path: asked.to_path_buf(),
             shown,
@@ -935,7 +936,7 @@ fn place_of(call: &Call<'_>, uri: &str, asked: &Path) -> Place {
     };
     match confine(call.session, &path.to_string_lossy()) {
         Ok(path) => Place::Inside {
-            shown: super::control_pictures(&display_path(&call.session.cwd, &path)),
+            shown: crate::paths::control_pictures(&display_path(&call.session.cwd, &path)),
             path,
         },
         Err(_) => {

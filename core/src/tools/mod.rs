@@ -31,7 +31,7 @@ mod vet_content;
 mod watch_file;
 mod write_file;
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
@@ -40,64 +40,9 @@ use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::context::Routing;
 use crate::kernel::policy::PlannerText;
 use crate::model::ToolSchema;
+use crate::paths::{absolute, control_pictures};
 use crate::screen::ToolStatus;
 use crate::session::Session;
-
-/// The editor's open buffers. A file that is open is read from its buffer, unsaved changes and
-/// all; a file that is not open is read from disk.
-pub trait Files: Send + Sync {
-    /// The text and version of the buffer open for this absolute path, if any: a shared snapshot,
-    /// so reading it twice at one version copies nothing.
-    fn buffer(&self, path: &Path) -> Option<(std::sync::Arc<str>, i32)>;
-
-    /// The version of the buffer open for this path, if any, without reading its text.
-    fn version(&self, path: &Path) -> Option<i32> {
-        self.buffer(path).map(|(_, v)| v)
-    }
-
-    /// Brings what [`Files::buffer`] holds for `path` up to date, for an editor that is asked for
-    /// a file's text rather than told of it (ACP's `fs/read_text_file`). Called before a read
-    /// and before a change lands; an editor that keeps its buffers in step needs nothing here.
-    fn refresh<'a>(&'a self, _path: &'a Path) -> crate::screen::BoxFuture<'a, ()> {
-        Box::pin(async {})
-    }
-
-    /// Whether [`Files::refresh`] asks the editor anything, so a read that would not need it
-    /// costs nothing more.
-    fn refreshes(&self) -> bool {
-        false
-    }
-
-    /// Changes an open buffer, whose text at `version` is `original`, by whole-line `edits`
-    /// through the editor, so undo and dirty state stay the editor's. Refused when the buffer is
-    /// no longer at `version`.
-    fn apply_edit<'a>(
-        &'a self,
-        path: &'a Path,
-        version: i32,
-        original: &'a str,
-        edits: &'a [crate::kernel::proposal::LineEdit],
-    ) -> crate::screen::BoxFuture<'a, Result<(), String>>;
-}
-
-/// No editor: every file is read from disk (`bravebot exec`).
-pub struct DiskOnly;
-
-impl Files for DiskOnly {
-    fn buffer(&self, _path: &Path) -> Option<(std::sync::Arc<str>, i32)> {
-        None
-    }
-
-    fn apply_edit<'a>(
-        &'a self,
-        _path: &'a Path,
-        _version: i32,
-        _original: &'a str,
-        _edits: &'a [crate::kernel::proposal::LineEdit],
-    ) -> crate::screen::BoxFuture<'a, Result<(), String>> {
-        Box::pin(async { Err("no editor holds this buffer".to_string()) })
-    }
-}
 
 /// Whether an argument decides where an effect lands or is merely carried.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -628,53 +573,6 @@ pub async fn dispatch(
     (output, Value::Object(routing), why)
 }
 
-/// Turns a path as a person, an editor or the planner wrote it (absolute, relative to `cwd`, or a
-/// `file://` URI) into an absolute path with `.` and `..` resolved lexically.
-pub fn absolute(cwd: &Path, path: &Path) -> PathBuf {
-    let text = path.to_string_lossy();
-    let path = match url::Url::parse(&text) {
-        Ok(u) if u.scheme() == "file" => u.to_file_path().unwrap_or_else(|()| path.to_path_buf()),
-        _ => path.to_path_buf(),
-    };
-    let joined = if path.is_absolute() {
-        path
-    } else {
-        cwd.join(path)
-    };
-    normalize(&joined)
-}
-
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
-}
-
-/// A path as shown to the planner and in questions: workspace-relative inside the workspace,
-/// absolute elsewhere.
-pub fn display_path(cwd: &Path, path: &Path) -> String {
-    match path.strip_prefix(cwd) {
-        Ok(rel) if rel.as_os_str().is_empty() => ".".to_string(),
-        Ok(rel) => rel.display().to_string(),
-        Err(_) => path.display().to_string(),
-    }
-}
-
-/// The `file://` URI of an absolute path.
-pub fn file_uri(path: &Path) -> String {
-    url::Url::from_file_path(path)
-        .map(|u| u.to_string())
-        .unwrap_or_else(|()| path.display().to_string())
-}
-
 /// Why a path may not be used.
 #[derive(Debug)]
 pub enum Confinement {
@@ -700,8 +598,6 @@ pub fn real_path(lexical: &Path) -> PathBuf {
     crate::workspace_file::real_path(lexical)
 }
 
-/// Shows control characters as their Unicode pictures, so a name cannot move the cursor, clear a
-/// line or start a new one in what the planner or the person reads.
 /// The longest `why` shown, in characters; the rest is cut with an ellipsis.
 pub const WHY_MAX_CHARS: usize = 240;
 
@@ -733,52 +629,11 @@ pub fn why_of(value: Option<&Value>) -> String {
     shown
 }
 
-pub fn control_pictures(text: &str) -> String {
-    text.chars()
-        .map(|c| match c {
-            '\u{0}'..='\u{1f}' => char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}'),
-            '\u{7f}' => '\u{2421}',
-            other => other,
-        })
-        .collect()
-}
-
 /// A short opaque token that changes when a file is written: from its size, modification time
 /// and inode, or from an open buffer's version.
 pub fn change_token(path: &Path, buffer_version: Option<i32>) -> String {
     match buffer_version {
         Some(v) => crate::workspace_file::buffer_token(path, v),
         None => crate::workspace_file::metadata_token(std::fs::metadata(path).ok().as_ref()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    // Verifies: TOOL-3
-    #[test]
-    fn paths_resolve_relative_absolute_and_file_uris() {
-        let cwd = Path::new("/w/proj");
-        assert_eq!(
-            absolute(cwd, Path::new("src/../a.rs")),
-            PathBuf::from("/w/proj/a.rs")
-        );
-        assert_eq!(absolute(cwd, Path::new("/etc/x")), PathBuf::from("/etc/x"));
-        assert_eq!(
-            absolute(cwd, Path::new("file:///w/proj/my%20file.md")),
-            PathBuf::from("/w/proj/my file.md")
-        );
-        assert_eq!(display_path(cwd, Path::new("/w/proj/a/b.rs")), "a/b.rs");
-        assert_eq!(display_path(cwd, Path::new("/w/other")), "/w/other");
-    }
-
-    // Verifies: LIST-1
-    #[test]
-    fn control_characters_are_shown_as_pictures() {
-        assert_eq!(
-            control_pictures("a\nb\x1b[2J\x7f"),
-            "a\u{240a}b\u{241b}[2J\u{2421}"
-        );
     }
 }

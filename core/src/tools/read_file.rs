@@ -16,13 +16,14 @@ use serde_json::json;
 
 use super::content_trust::{self, Candidate, Hold};
 use super::release::{Grant, Release, Screening};
-use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine, display_path, file_uri};
+use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::Origin;
 use crate::kernel::trust::{Gesture, Moment, Scope};
+use crate::paths::{display_path, file_uri};
 use crate::screen::{QuestionKind, Subject, Update};
 use crate::workspace_file::{self, Contents, READ_LIMIT, Refusal};
 

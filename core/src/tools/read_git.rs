@@ -12,15 +12,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::{
-    ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine, control_pictures, display_path,
-};
+use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine};
 use crate::git::{self, Budget, Deadline, diff::Section, log::Cut};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::{Integrity, Label};
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::Origin;
+use crate::paths::{control_pictures, display_path};
 use crate::screen::{OptionKind, Question, QuestionKind, QuestionOption, Subject};
 
 /// Commits, tags or lines listed when `count` is not given, and the most that may be asked for.

@@ -19,9 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::content_trust;
 use super::land::is_protected;
-use super::{
-    ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine, control_pictures, display_path,
-};
+use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine};
 use crate::jobs::Job;
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::Label;
@@ -29,6 +27,7 @@ use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, Fingerprint, PlannerText, Verdict};
 use crate::kernel::slot::{Origin, Reference, human_size};
 use crate::kernel::trust::Scope;
+use crate::paths::{control_pictures, display_path};
 use crate::process;
 use crate::run::{Plan, SystemEnvironment, compile, masked};
 use crate::runner::{self, RunIo, RunReport};

@@ -12,7 +12,7 @@
 //!
 //! ```no_run
 //! use std::path::Path;
-//! use bravebot_core::tools::DiskOnly;
+//! use bravebot_core::files::DiskOnly;
 //! use bravebot_core::tools::search::{Limits, Pattern, Request, search_tree};
 //!
 //! let pattern = Pattern::compile(&["fn main"], true).expect("a pattern the engine reads");
@@ -50,15 +50,15 @@ pub use walk::{
 };
 
 use super::content_trust::{self, Candidate, Hold};
-use super::{
-    ArgRole, ArgSpec, Call, Files, ToolOutput, ToolSpec, confine, control_pictures, display_path,
-};
+use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine};
+use crate::files::Files;
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::{Integrity, Label};
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::{Origin, human_size};
 use crate::kernel::trust::FileId;
+use crate::paths::{control_pictures, display_path};
 
 /// Matches one call returns; past it the result says which offset continues.
 pub const MAX_MATCHES: usize = 200;

@@ -129,12 +129,12 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
                     Decision::Refused,
                     format!(
                         "spawn_agent.mcp_servers names `{}`, a server this run holds no grant for",
-                        super::control_pictures(unheld)
+                        crate::paths::control_pictures(unheld)
                     ),
                 );
                 return ToolOutput::refused(format!(
                     "this run holds no grant for the MCP server `{}`, so nothing was started; {}",
-                    super::control_pictures(unheld),
+                    crate::paths::control_pictures(unheld),
                     if held.is_empty() {
                         "it holds none".to_string()
                     } else {
@@ -168,7 +168,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             );
             return ToolOutput::refused(format!(
                 "`{}` is neither a kind nor a definition; the names that would have worked are {names}",
-                super::control_pictures(&kind)
+                crate::paths::control_pictures(&kind)
             ));
         }
     };

@@ -8,13 +8,14 @@
 
 use serde_json::{Value, json};
 
-use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, absolute, control_pictures};
+use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, DOCUMENT_MARKER, PlannerText};
 use crate::kernel::slot::{Origin, SlotId};
 use crate::model::{Message, ModelRequest, Part, Role};
+use crate::paths::{absolute, control_pictures};
 use crate::screen::Update;
 
 const SYSTEM: &str = "You change documents for a coding agent. You are given one or more documents and an \

@@ -41,11 +41,11 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         Err(super::Confinement::Outside) => {
             return ToolOutput::refused(format!(
                 "{} is outside the places this session may reach",
-                super::control_pictures(&raw)
+                crate::paths::control_pictures(&raw)
             ));
         }
     };
-    let shown = super::display_path(&session.cwd, &lexical);
+    let shown = crate::paths::display_path(&session.cwd, &lexical);
     // The same look a read takes before it opens anything: within reach once links are
     // resolved, and a regular file.
     let real = match crate::workspace_file::locate(session, &lexical).await {

@@ -9,12 +9,13 @@ use serde_json::json;
 
 use super::land::{self, Target};
 use super::spawn_processor::Destination;
-use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine, display_path};
+use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy;
 use crate::kernel::slot::{Origin, SlotId};
+use crate::paths::display_path;
 use crate::screen::QuestionKind;
 
 pub fn spec() -> ToolSpec {

@@ -7,12 +7,12 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use bravebot_core::egress::Egress;
+use bravebot_core::files::DiskOnly;
 use bravebot_core::kernel::slot::Reference;
 use bravebot_core::model::{Api, ModelClient, ModelConfig};
 use bravebot_core::screen::{Answer, BoxFuture, Question, Screen, StopReason, Update};
 use bravebot_core::session::{Session, SessionConfig, SystemFacts};
 use bravebot_core::settings::Settings;
-use bravebot_core::tools::DiskOnly;
 use bravebot_tests::fake_model::FakeModel;
 
 type Answerer = Box<dyn Fn(&Question) -> Answer + Send + Sync>;

@@ -20,6 +20,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use bravebot_core::egress::Egress;
+use bravebot_core::files::DiskOnly;
 use bravebot_core::kernel::policy;
 use bravebot_core::model::{Api, ModelClient, ModelConfig};
 use bravebot_core::screen::{
@@ -27,7 +28,6 @@ use bravebot_core::screen::{
 };
 use bravebot_core::session::{Session, SessionConfig};
 use bravebot_core::settings::Settings;
-use bravebot_core::tools::DiskOnly;
 
 use crate::setup;
 use crate::transcript::Transcript;

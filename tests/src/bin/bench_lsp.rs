@@ -24,11 +24,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bravebot_core::egress::Egress;
+use bravebot_core::files::DiskOnly;
 use bravebot_core::model::{Api, ModelClient, ModelConfig};
 use bravebot_core::screen::{Answer, BoxFuture, Question, Screen, Update};
 use bravebot_core::session::{Session, SessionConfig, SystemFacts};
 use bravebot_core::settings::Settings;
-use bravebot_core::tools::{DiskOnly, dispatch};
+use bravebot_core::tools::dispatch;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -192,7 +193,7 @@ impl Drop for Direct {
 }
 
 fn url_of(path: &Path) -> String {
-    bravebot_core::tools::file_uri(path)
+    bravebot_core::paths::file_uri(path)
 }
 
 fn copy_tree(from: &Path, to: &Path) {

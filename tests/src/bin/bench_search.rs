@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use bravebot_core::tools::DiskOnly;
+use bravebot_core::files::DiskOnly;
 use bravebot_core::tools::search::{
     Limits, Pattern, Request, Resume, SKIPPED_DIRECTORIES, search_tree,
 };

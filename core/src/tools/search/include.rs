@@ -12,7 +12,7 @@ use std::path::Path;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
-use crate::tools::control_pictures;
+use crate::paths::control_pictures;
 
 /// Most plain globs one `include` may expand to.
 pub const MAX_EXPANSIONS: usize = 256;

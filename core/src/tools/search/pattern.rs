@@ -25,7 +25,7 @@ use grep_searcher::{Searcher, SearcherBuilder, Sink, SinkMatch};
 use regex::bytes::RegexBuilder;
 use regex_syntax::ast::{self, AssertionKind, Ast, ErrorKind, Flag, FlagsItemKind, GroupKind};
 
-use crate::tools::control_pictures;
+use crate::paths::control_pictures;
 
 /// Longest pattern accepted, in characters.
 pub const MAX_PATTERN_CHARS: usize = 1000;

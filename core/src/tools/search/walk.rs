@@ -28,7 +28,7 @@ use std::time::Instant;
 
 use super::include::Include;
 use super::pattern::{LineNumbers, LineSearcher, Pattern};
-use crate::tools::Files;
+use crate::files::Files;
 use crate::tools::directory::{Cut, Kept, read_sorted};
 
 /// Directory names a search never walks: version control, build output and caches, and
@@ -1245,7 +1245,7 @@ fn shorten(line: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::DiskOnly;
+    use crate::files::DiskOnly;
 
     /// A search of all of `root` (also its workspace) for `pattern`, with no file cap, no
     /// deadline and no page to resume; a test changes what it varies.

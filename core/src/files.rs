@@ -1,0 +1,61 @@
+//! The editor's open buffers, as everything that reads or lands a file sees them.
+
+use std::path::Path;
+
+use crate::screen::BoxFuture;
+
+/// The editor's open buffers. A file that is open is read from its buffer, unsaved changes and
+/// all; a file that is not open is read from disk.
+pub trait Files: Send + Sync {
+    /// The text and version of the buffer open for this absolute path, if any: a shared snapshot,
+    /// so reading it twice at one version copies nothing.
+    fn buffer(&self, path: &Path) -> Option<(std::sync::Arc<str>, i32)>;
+
+    /// The version of the buffer open for this path, if any, without reading its text.
+    fn version(&self, path: &Path) -> Option<i32> {
+        self.buffer(path).map(|(_, v)| v)
+    }
+
+    /// Brings what [`Files::buffer`] holds for `path` up to date, for an editor that is asked for
+    /// a file's text rather than told of it (ACP's `fs/read_text_file`). Called before a read
+    /// and before a change lands; an editor that keeps its buffers in step needs nothing here.
+    fn refresh<'a>(&'a self, _path: &'a Path) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
+
+    /// Whether [`Files::refresh`] asks the editor anything, so a read that would not need it
+    /// costs nothing more.
+    fn refreshes(&self) -> bool {
+        false
+    }
+
+    /// Changes an open buffer, whose text at `version` is `original`, by whole-line `edits`
+    /// through the editor, so undo and dirty state stay the editor's. Refused when the buffer is
+    /// no longer at `version`.
+    fn apply_edit<'a>(
+        &'a self,
+        path: &'a Path,
+        version: i32,
+        original: &'a str,
+        edits: &'a [crate::kernel::proposal::LineEdit],
+    ) -> BoxFuture<'a, Result<(), String>>;
+}
+
+/// No editor: every file is read from disk (`bravebot exec`).
+pub struct DiskOnly;
+
+impl Files for DiskOnly {
+    fn buffer(&self, _path: &Path) -> Option<(std::sync::Arc<str>, i32)> {
+        None
+    }
+
+    fn apply_edit<'a>(
+        &'a self,
+        _path: &'a Path,
+        _version: i32,
+        _original: &'a str,
+        _edits: &'a [crate::kernel::proposal::LineEdit],
+    ) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(async { Err("no editor holds this buffer".to_string()) })
+    }
+}
