@@ -7,7 +7,7 @@
 //! workspace, the editor's buffers, the
 //! language servers, the running MCP servers its seat keeps (never starting or stopping one) and
 //! the person's screen, through which its questions are put one at a time with everyone else's
-//! ([`OneAtATime`]). It runs as a task of its own beside the turn; the turn
+//! ([`OneAtATime`](crate::screen::OneAtATime)). It runs as a task of its own beside the turn; the turn
 //! is handed its report, labelled by the delegate's own context, when it finishes, and a turn
 //! that would answer while one is still working waits for it ([`hand_over`]).
 //!

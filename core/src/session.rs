@@ -3,7 +3,8 @@
 //!
 //! The server owns sessions and turns protocol messages into calls here; `bravebot exec` owns one
 //! with a screen that nobody is watching. Everything a session shows the person goes out as an
-//! [`Update`]; everything it asks goes out as a [`Question`] and comes back as an [`Answer`].
+//! [`Update`]; everything it asks goes out as a [`Question`](crate::screen::Question) and comes
+//! back as an [`Answer`](crate::screen::Answer).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -15,6 +16,7 @@ use crate::conversation::Conversation;
 use crate::files::Files;
 use crate::kernel::audit::{AuditRecord, AuditTrail, Decision, Gate};
 use crate::kernel::context::PlannerContext;
+use crate::kernel::policy::Verdict;
 use crate::kernel::slot::Quarantine;
 use crate::kernel::trust::{Approved, Gesture, RuleOrigin, Scope, TrustMap, TrustRule, TrustStore};
 use crate::model::ModelClient;
@@ -22,6 +24,16 @@ use crate::record::{HistoryEntry, Restored, SessionRecord, StateDir};
 use crate::screen::{Screen, StopReason, Todo, Update};
 use crate::settings::{Mode, Settings};
 use crate::turn;
+
+/// The two tools offered only where they mean something (seed 004).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Offers {
+    /// The session keeps watches: not a one-shot run.
+    pub watch_file: bool,
+    /// This turn will be asked again: a self-paced loop's tick, or a line the person typed in a
+    /// session that keeps loops and runs none.
+    pub schedule_next: bool,
+}
 
 /// Facts about the machine that go into the system prompt (seed 003: six of them).
 #[derive(Clone, Debug)]
@@ -79,7 +91,7 @@ pub struct SessionState {
     /// What `schedule_next` asked for in the turn running now.
     pub scheduled: Option<crate::looping::Schedule>,
     /// The optional tools the turn running now was offered.
-    pub offers: crate::tools::Offers,
+    pub offers: Offers,
     /// The delegates this run started and the tree they count against (`spawn_agent`).
     pub delegation: crate::delegate::Delegation,
     /// The skills listed to the planner at the start of the turn running now (`load_skill`).
@@ -98,7 +110,7 @@ pub struct Session {
     pub trust: Arc<TrustStore>,
     /// The checks' verdicts, by the bytes they judged, and what checking has cost: shared like
     /// the trust map, so an unsafe verdict reached in a delegate holds the same bytes back here.
-    pub verdicts: Arc<Mutex<crate::tools::content_trust::Verdicts>>,
+    pub verdicts: Arc<Mutex<crate::kernel::verdicts::Verdicts>>,
     pub screen: Arc<dyn Screen>,
     pub files: Arc<dyn Files>,
     /// The session's language servers: one per language, started on approval, stopped with it.
@@ -576,7 +588,7 @@ impl Session {
         for file in files {
             // Naming a file a check judged unsafe does not vouch for it: the person is shown the
             // verdict instead, and trusts it through `session/trust`'s acknowledgement (PROTO-29).
-            if let Some(held) = crate::tools::content_trust::unsafe_now(self, &file).await {
+            if let Some(held) = self.unsafe_now(&file).await {
                 self.state().audit.record(
                     Gate::Trust,
                     Decision::Refused,
@@ -800,5 +812,42 @@ impl Session {
             Ok(()) => state.audit_written += fresh.len(),
             Err(e) => tracing::warn!("audit trail not written to {}: {e}", path.display()),
         }
+    }
+}
+
+/// A check's unsafe verdict on the bytes a file holds now: what a gesture vouching for it must
+/// carry (PROTO-29).
+pub struct UnsafeNow {
+    /// The file as the person's screen shows it.
+    pub shown: String,
+    pub verdict: Verdict,
+    /// The check's own sentence (untrusted), if it completed with one.
+    pub reasons: Option<crate::kernel::labelled::Labelled<String>>,
+}
+
+/// Whether a check judged the bytes `path` holds now (the editor's buffer or the disk, read as a
+/// read would) unsafe this session. Sends no check: a file no check judged, or whose bytes have
+/// changed since, has no verdict to show. `None` when it cannot be read.
+impl Session {
+    pub async fn unsafe_now(&self, path: &Path) -> Option<UnsafeNow> {
+        let session = self;
+        let path = crate::paths::absolute(&session.cwd, path);
+        let file = crate::workspace_file::read(session, &path, crate::workspace_file::READ_LIMIT)
+            .await
+            .ok()?;
+        let bytes = crate::kernel::labelled::Labelled::new(
+            file.bytes,
+            crate::kernel::label::Label::UNTRUSTED_PRIVATE,
+        );
+        let fingerprint = crate::kernel::policy::fingerprint(&bytes);
+        let verdicts = session.verdicts.lock().unwrap_or_else(|p| p.into_inner());
+        if verdicts.recall(&file.real, &fingerprint)? != Verdict::Unsafe {
+            return None;
+        }
+        Some(UnsafeNow {
+            shown: crate::paths::display_path(&session.cwd, &path),
+            verdict: Verdict::Unsafe,
+            reasons: verdicts.reasons(&file.real, &fingerprint),
+        })
     }
 }

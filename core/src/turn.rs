@@ -64,7 +64,7 @@ pub async fn run(session: &Session, start: Start, cancel: CancellationToken) -> 
             Start::Tick { self_paced, .. } => *self_paced,
             Start::Watch(_) => false,
         };
-        state.offers = tools::Offers {
+        state.offers = crate::session::Offers {
             watch_file: keeps,
             schedule_next: keeps && again,
         };

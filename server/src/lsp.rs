@@ -14,7 +14,6 @@ use bravebot_core::paths::absolute;
 use bravebot_core::screen::{Answer, StopReason};
 use bravebot_core::session::Session;
 use bravebot_core::settings::Mode;
-use bravebot_core::tools::content_trust;
 use serde_json::{Value, json};
 use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::ls_types::{
@@ -687,7 +686,7 @@ impl Backend {
         // answered with the verdict for the person to see, and nothing is trusted (PROTO-29).
         if scope == Scope::File
             && !params.acknowledge_verdict
-            && let Some(held) = content_trust::unsafe_now(&s, Path::new(&params.path)).await
+            && let Some(held) = s.unsafe_now(Path::new(&params.path)).await
         {
             s.state().audit.record(
                 Gate::Trust,

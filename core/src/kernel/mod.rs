@@ -18,3 +18,4 @@ pub mod policy;
 pub mod proposal;
 pub mod slot;
 pub mod trust;
+pub mod verdicts;

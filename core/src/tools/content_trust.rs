@@ -12,104 +12,22 @@
 //! only for text within the check budget: a larger file is not checked at all (the whole file or
 //! nothing), and a binary one has no text for a check to read. New checks run a few at a time.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use futures::StreamExt;
 
 use super::Call;
 use crate::check::{self, CheckOutcome};
 use crate::kernel::audit::{Decision, Gate};
-use crate::kernel::label::{Integrity, Label};
+use crate::kernel::label::Integrity;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, Fingerprint, Verdict};
 use crate::screen::Update;
-use crate::session::Session;
 use crate::workspace_file;
 
 /// Checks in flight at once for one call. Two cores and a model endpoint that answers a handful
 /// of requests in parallel: more would queue at the endpoint rather than finish sooner.
 pub const PARALLEL_CHECKS: usize = 4;
-
-/// A verdict the session remembers, for the exact bytes it judged.
-#[derive(Clone, Debug)]
-pub struct Remembered {
-    pub path: PathBuf,
-    pub fingerprint: Fingerprint,
-    pub verdict: Verdict,
-    /// The check's own sentence about those bytes (untrusted), for the person's screen.
-    pub reasons: Option<Labelled<String>>,
-}
-
-/// The session's memory of checks: verdicts by fingerprint, and what they cost.
-#[derive(Clone, Debug, Default)]
-pub struct Verdicts {
-    remembered: Vec<Remembered>,
-    /// Checks sent to the model.
-    pub made: u64,
-    /// Checks answered from memory because the same bytes were judged before.
-    pub saved: u64,
-}
-
-impl Verdicts {
-    /// The verdict remembered for exactly these bytes of `path`, if any.
-    pub fn recall(&self, path: &Path, fingerprint: &Fingerprint) -> Option<Verdict> {
-        self.remembered
-            .iter()
-            .rev()
-            .find(|r| r.path == path && r.fingerprint == *fingerprint)
-            .map(|r| r.verdict)
-    }
-
-    /// The check's reasons remembered with the verdict for exactly these bytes of `path`.
-    pub fn reasons(&self, path: &Path, fingerprint: &Fingerprint) -> Option<Labelled<String>> {
-        self.remembered
-            .iter()
-            .rev()
-            .find(|r| r.path == path && r.fingerprint == *fingerprint)
-            .and_then(|r| r.reasons.clone())
-    }
-
-    /// Keeps a completed verdict. An inconclusive one says nothing about the bytes (a timeout, a
-    /// refusal by the endpoint), so it is not kept and the next read checks again.
-    pub fn keep(&mut self, path: PathBuf, fingerprint: Fingerprint, verdict: Verdict) {
-        self.keep_with_reasons(path, fingerprint, verdict, None);
-    }
-
-    /// Keeps a completed verdict with the check's reasons, shown to the person wherever the file
-    /// is held back or vouched for later (JUDGE-8, PROTO-29).
-    pub fn keep_with_reasons(
-        &mut self,
-        path: PathBuf,
-        fingerprint: Fingerprint,
-        verdict: Verdict,
-        reasons: Option<Labelled<String>>,
-    ) {
-        if verdict == Verdict::Inconclusive {
-            return;
-        }
-        self.remembered
-            .retain(|r| !(r.path == path && r.fingerprint == fingerprint));
-        self.remembered.push(Remembered {
-            path,
-            fingerprint,
-            verdict,
-            reasons,
-        });
-    }
-
-    /// The paths whose current bytes were last judged safe, for status.
-    pub fn passed(&self) -> Vec<&Path> {
-        let mut out: Vec<&Path> = self
-            .remembered
-            .iter()
-            .filter(|r| r.verdict == Verdict::Safe)
-            .map(|r| r.path.as_path())
-            .collect();
-        out.sort();
-        out.dedup();
-        out
-    }
-}
 
 /// One file to judge: where it was named, where its links lead, how it is shown, and the bytes
 /// read once.
@@ -261,7 +179,7 @@ fn known_counting(call: &Call<'_>, c: &Candidate<'_>, count: bool) -> Result<Jud
 /// Decides, for each file in order, whether the planner may read it: rules first, then verdicts
 /// remembered for the same bytes, then new checks for the rest, at most `cap` of them (the first
 /// ones in the order given), [`PARALLEL_CHECKS`] at a time. Every answer from memory and every
-/// check made is counted in the session's [`Verdicts`].
+/// check made is counted in the session's [`Verdicts`](crate::kernel::verdicts::Verdicts).
 pub async fn judge(call: &Call<'_>, candidates: &[Candidate<'_>], cap: usize) -> Vec<Judged> {
     let session = call.session;
     let mut judged: Vec<Option<Judged>> = Vec::with_capacity(candidates.len());
@@ -370,72 +288,5 @@ fn show_unsafe_verdicts(call: &Call<'_>, candidates: &[Candidate<'_>], judged: &
             verdict: Verdict::Unsafe,
             reasons,
         });
-    }
-}
-
-/// A check's unsafe verdict on the bytes a file holds now: what a gesture vouching for it must
-/// carry (PROTO-29).
-pub struct UnsafeNow {
-    /// The file as the person's screen shows it.
-    pub shown: String,
-    pub verdict: Verdict,
-    /// The check's own sentence (untrusted), if it completed with one.
-    pub reasons: Option<Labelled<String>>,
-}
-
-/// Whether a check judged the bytes `path` holds now (the editor's buffer or the disk, read as a
-/// read would) unsafe this session. Sends no check: a file no check judged, or whose bytes have
-/// changed since, has no verdict to show. `None` when it cannot be read.
-pub async fn unsafe_now(session: &Session, path: &Path) -> Option<UnsafeNow> {
-    let path = crate::paths::absolute(&session.cwd, path);
-    let file = workspace_file::read(session, &path, workspace_file::READ_LIMIT)
-        .await
-        .ok()?;
-    let bytes = Labelled::new(file.bytes, Label::UNTRUSTED_PRIVATE);
-    let fingerprint = policy::fingerprint(&bytes);
-    let verdicts = session.verdicts.lock().unwrap_or_else(|p| p.into_inner());
-    if verdicts.recall(&file.real, &fingerprint)? != Verdict::Unsafe {
-        return None;
-    }
-    Some(UnsafeNow {
-        shown: crate::paths::display_path(&session.cwd, &path),
-        verdict: Verdict::Unsafe,
-        reasons: verdicts.reasons(&file.real, &fingerprint),
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn bytes(s: &str) -> Labelled<Vec<u8>> {
-        Labelled::new(s.as_bytes().to_vec(), Label::UNTRUSTED_PRIVATE)
-    }
-
-    // Verifies: JUDGE-2
-    #[test]
-    fn verdicts_are_kept_by_fingerprint_and_an_inconclusive_one_is_not() {
-        let mut v = Verdicts::default();
-        let a = Path::new("/w/a.md");
-        let first = policy::fingerprint(&bytes("one\n"));
-        let changed = policy::fingerprint(&bytes("two\n"));
-        assert_ne!(first, changed);
-        v.keep(a.to_path_buf(), first, Verdict::Safe);
-        assert_eq!(v.recall(a, &first), Some(Verdict::Safe));
-        assert_eq!(v.recall(a, &changed), None, "other bytes are judged anew");
-        assert_eq!(
-            v.recall(Path::new("/w/b.md"), &first),
-            None,
-            "the same bytes in another file are another file's"
-        );
-        v.keep(a.to_path_buf(), changed, Verdict::Inconclusive);
-        assert_eq!(
-            v.recall(a, &changed),
-            None,
-            "an inconclusive verdict says nothing"
-        );
-        v.keep(a.to_path_buf(), changed, Verdict::Unsafe);
-        assert_eq!(v.recall(a, &changed), Some(Verdict::Unsafe));
-        assert_eq!(v.passed(), vec![a]);
     }
 }

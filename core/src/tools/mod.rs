@@ -42,7 +42,7 @@ use crate::kernel::policy::PlannerText;
 use crate::model::ToolSchema;
 use crate::paths::{absolute, control_pictures};
 use crate::screen::ToolStatus;
-use crate::session::Session;
+use crate::session::{Offers, Session};
 
 /// Whether an argument decides where an effect lands or is merely carried.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,16 +96,6 @@ impl ToolSpec {
 }
 
 pub use job_output::finished_unreported;
-
-/// The two tools offered only where they mean something (seed 004).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Offers {
-    /// The session keeps watches: not a one-shot run.
-    pub watch_file: bool,
-    /// This turn will be asked again: a self-paced loop's tick, or a line the person typed in a
-    /// session that keeps loops and runs none.
-    pub schedule_next: bool,
-}
 
 /// Every tool this build has, [`specs`] and the two of [`Offers`], built once: a turn's tool list,
 /// each call's dispatch and each argument's role borrow from it rather than building every

@@ -9,7 +9,7 @@ use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec};
 use crate::kernel::policy::PlannerText;
 use crate::looping::{Schedule, clamp};
 
-/// The tool's name, offered only where [`super::Offers`] says.
+/// The tool's name, offered only where [`Offers`](crate::session::Offers) says.
 pub const NAME: &str = "schedule_next";
 
 pub fn spec() -> ToolSpec {

@@ -10,7 +10,7 @@ use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::policy::PlannerText;
 
-/// The tool's name, offered only where [`super::Offers`] says.
+/// The tool's name, offered only where [`Offers`](crate::session::Offers) says.
 pub const NAME: &str = "watch_file";
 
 pub fn spec() -> ToolSpec {
