@@ -686,7 +686,7 @@ async fn run(
             f.date,
         );
         if seat.tools.contains(&"load_skill") {
-            let found = skills::find(&child).await;
+            let found = skills::find(&*child).await;
             if let Some(listing) = present_listing(&child, skills::listing(&found.skills)) {
                 text.push('\n');
                 text.push_str(&listing);

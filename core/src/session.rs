@@ -815,6 +815,29 @@ impl Session {
     }
 }
 
+impl crate::workspace_file::ReadScope for Session {
+    fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+
+    fn reach(&self) -> crate::workspace_file::Reach {
+        // The trust store is read after the state's lock is let go: lock order is state, then
+        // trust, and neither is held while the other is taken here.
+        let roots = std::iter::once(self.cwd.clone())
+            .chain(self.state().added_dirs.iter().cloned())
+            .collect();
+        crate::workspace_file::Reach::with_rules(roots, &self.trust)
+    }
+
+    fn trust(&self) -> &TrustStore {
+        &self.trust
+    }
+
+    fn files(&self) -> &dyn Files {
+        &*self.files
+    }
+}
+
 /// A check's unsafe verdict on the bytes a file holds now: what a gesture vouching for it must
 /// carry (PROTO-29).
 pub struct UnsafeNow {

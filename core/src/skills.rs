@@ -15,8 +15,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::kernel::label::Integrity;
-use crate::session::Session;
 use crate::workspace_file;
+use crate::workspace_file::ReadScope;
 
 /// Most characters of a description the planner is listed.
 pub const DESCRIPTION_CHARS: usize = 300;
@@ -132,17 +132,17 @@ pub async fn entries(dir: PathBuf, cap: usize) -> Vec<String> {
 /// trusts it (through every link) and as a regular file inside the workspace within the bound; in
 /// `~/.bravebot`, as a regular file with no link in its last component within the same bound.
 /// `None` for anything else.
-pub async fn read_trusted(session: &Session, path: &Path, place: Place) -> Option<String> {
+pub async fn read_trusted(session: &dyn ReadScope, path: &Path, place: Place) -> Option<String> {
     match place {
         Place::Workspace => {
-            if session.trust.lock().integrity_of(path) != Some(Integrity::Trusted) {
+            if session.trust().lock().integrity_of(path) != Some(Integrity::Trusted) {
                 return None;
             }
             let file = workspace_file::read_instructions(session, path)
                 .await
                 .ok()?;
             let through = workspace_file::integrity_through_links(
-                &session.trust.lock(),
+                &session.trust().lock(),
                 path,
                 &file.real,
                 file.file,
@@ -167,10 +167,10 @@ pub async fn read_trusted(session: &Session, path: &Path, place: Place) -> Optio
 
 /// The skills a turn lists, found afresh: the workspace's first, then the person's own; a name
 /// found in both is the workspace's, the more specific of the two.
-pub async fn find(session: &Session) -> Found {
+pub async fn find(session: &dyn ReadScope) -> Found {
     let mut found = Found::default();
     let mut places = vec![(
-        session.cwd.join(".bravebot").join("skills"),
+        session.cwd().join(".bravebot").join("skills"),
         Place::Workspace,
     )];
     if let Some(home) = home_dir("skills") {
@@ -191,7 +191,7 @@ pub async fn find(session: &Session) -> Found {
     found
 }
 
-async fn read_skill(session: &Session, path: &Path, place: Place) -> Option<Skill> {
+async fn read_skill(session: &dyn ReadScope, path: &Path, place: Place) -> Option<Skill> {
     let text = read_trusted(session, path, place).await?;
     let (keys, _) = front_matter(&text)?;
     let name = value(&keys, "name")?;
@@ -213,7 +213,7 @@ async fn read_skill(session: &Session, path: &Path, place: Place) -> Option<Skil
 
 /// The body of a listed skill, read again through the same rules it was listed by: everything
 /// after its front matter. `None` when it no longer passes them.
-pub async fn body(session: &Session, skill: &Skill) -> Option<String> {
+pub async fn body(session: &dyn ReadScope, skill: &Skill) -> Option<String> {
     let text = read_trusted(session, &skill.path, skill.place).await?;
     let (keys, body) = front_matter(&text)?;
     // Still the skill that was listed under this name.

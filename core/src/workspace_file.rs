@@ -18,9 +18,9 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
+use crate::files::Files;
 use crate::kernel::label::Integrity;
-use crate::kernel::trust::{FileId, RuleOrigin, TrustMap};
-use crate::session::Session;
+use crate::kernel::trust::{FileId, RuleOrigin, TrustMap, TrustStore};
 
 /// Most bytes an ordinary read takes: a file the planner reads, a check is shown, an edit is
 /// matched in or a write replaces.
@@ -76,6 +76,17 @@ fn size_words(bytes: u64) -> String {
     }
 }
 
+/// The few facts a confined read needs of whoever reads (the session, for every seat): where
+/// the workspace is, what is within reach, the trust store for deny rules and integrity, and the
+/// editor's buffers. The reader stands below the session and knows nothing else of it.
+pub trait ReadScope: Send + Sync {
+    fn cwd(&self) -> &Path;
+    /// The workspace, the directories added to it and the files the person named.
+    fn reach(&self) -> Reach;
+    fn trust(&self) -> &TrustStore;
+    fn files(&self) -> &dyn Files;
+}
+
 /// The places a read may land, as the session knows them. Paths are kept as given and resolved
 /// where the read happens, on the blocking pool.
 #[derive(Clone, Debug)]
@@ -93,13 +104,14 @@ impl Reach {
 
     /// The session's reach: its workspace, the directories added to it and the files the person
     /// named.
-    pub fn of(session: &Session) -> Reach {
-        let state = session.state();
-        let roots = std::iter::once(session.cwd.clone())
-            .chain(state.added_dirs.iter().cloned())
-            .collect();
-        let files = session
-            .trust
+    pub fn of(scope: &dyn ReadScope) -> Reach {
+        scope.reach()
+    }
+
+    /// The reach of a workspace with the directories added to it, and the files the person's
+    /// rules in `trust` name.
+    pub fn with_rules(roots: Vec<PathBuf>, trust: &TrustStore) -> Reach {
+        let files = trust
             .lock()
             .rules()
             .filter(|r| r.origin == RuleOrigin::Person)
@@ -225,7 +237,7 @@ pub fn identity(path: &Path) -> Option<FileId> {
 
 /// Where a path really is, checked without opening it: within reach after resolving links, and a
 /// regular file. Used where the file is about to be replaced rather than read.
-pub async fn locate(session: &Session, path: &Path) -> Result<PathBuf, Refusal> {
+pub async fn locate(session: &dyn ReadScope, path: &Path) -> Result<PathBuf, Refusal> {
     let reach = Reach::of(session);
     let path = path.to_path_buf();
     off_the_workers(move || {
@@ -241,53 +253,53 @@ pub async fn locate(session: &Session, path: &Path) -> Result<PathBuf, Refusal> 
 /// Reads a file the session may reach: the editor's buffer when one is open and the file on disk
 /// (if there is one) passes the same confinement, else the disk through [`read_disk`]. At most
 /// `limit` bytes either way.
-pub async fn read(session: &Session, path: &Path, limit: u64) -> Result<Contents, Refusal> {
+pub async fn read(session: &dyn ReadScope, path: &Path, limit: u64) -> Result<Contents, Refusal> {
     read_within(session, Reach::of(session), path, limit).await
 }
 
 /// Reads a file the session trusts before anybody did anything (`AGENTS.md`): within the
 /// workspace alone, however far the person's reach has grown, and at most
 /// [`INSTRUCTIONS_LIMIT`] bytes.
-pub async fn read_instructions(session: &Session, path: &Path) -> Result<Contents, Refusal> {
-    let reach = Reach::workspace(&session.cwd);
+pub async fn read_instructions(session: &dyn ReadScope, path: &Path) -> Result<Contents, Refusal> {
+    let reach = Reach::workspace(session.cwd());
     read_within(session, reach, path, INSTRUCTIONS_LIMIT).await
 }
 
 async fn read_within(
-    session: &Session,
+    session: &dyn ReadScope,
     reach: Reach,
     path: &Path,
     limit: u64,
 ) -> Result<Contents, Refusal> {
     // A deny rule on the path as named, or on where its links lead, refuses the read: the bytes
     // of a file read through a link are dropped unseen when its real path is denied.
-    if session.trust.lock().denied(path).is_some() {
+    if session.trust().lock().denied(path).is_some() {
         return Err(Refusal::Denied);
     }
     let contents = read_unchecked(session, reach, path, limit).await?;
-    if session.trust.lock().denied(&contents.real).is_some() {
+    if session.trust().lock().denied(&contents.real).is_some() {
         return Err(Refusal::Denied);
     }
     Ok(contents)
 }
 
 async fn read_unchecked(
-    session: &Session,
+    session: &dyn ReadScope,
     reach: Reach,
     path: &Path,
     limit: u64,
 ) -> Result<Contents, Refusal> {
     // Only a path inside the places the person opened is asked of an editor that is asked.
-    if session.files.refreshes() {
+    if session.files().refreshes() {
         let admitted = {
             let (reach, path) = (reach.clone(), path.to_path_buf());
             off_the_workers(move || Ok(reach.admits(&path).is_some())).await?
         };
         if admitted {
-            session.files.refresh(path).await;
+            session.files().refresh(path).await;
         }
     }
-    let buffer = session.files.buffer(path);
+    let buffer = session.files().buffer(path);
     let path = path.to_path_buf();
     off_the_workers(move || match buffer {
         Some((text, version)) => {
@@ -318,7 +330,11 @@ async fn read_unchecked(
 
 /// Reads a file from disk only, whatever the editor holds: for a change, whose landing compares
 /// against the disk.
-pub async fn read_disk(session: &Session, path: &Path, limit: u64) -> Result<Contents, Refusal> {
+pub async fn read_disk(
+    session: &dyn ReadScope,
+    path: &Path,
+    limit: u64,
+) -> Result<Contents, Refusal> {
     let reach = Reach::of(session);
     let path = path.to_path_buf();
     off_the_workers(move || read_blocking(&path, &reach, limit)).await
@@ -328,7 +344,11 @@ pub async fn read_disk(session: &Session, path: &Path, limit: u64) -> Result<Con
 /// without following a link, is a regular file and is within `limit`. Gives where it really is.
 /// For a file whose text is taken from the editor's buffer, whose copy on
 /// disk must still pass the confined reader (WRITE-12).
-pub async fn check_disk(session: &Session, path: &Path, limit: u64) -> Result<PathBuf, Refusal> {
+pub async fn check_disk(
+    session: &dyn ReadScope,
+    path: &Path,
+    limit: u64,
+) -> Result<PathBuf, Refusal> {
     let reach = Reach::of(session);
     let path = path.to_path_buf();
     off_the_workers(move || {
