@@ -336,12 +336,18 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     if (!p || !p.hunks) return [];
     const hunks = p.params.subject.hunks ?? [];
     const mod = process.platform === 'darwin' ? 'Cmd' : 'Ctrl';
-    const keys = new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), { title: `${mod}+Shift+Enter accepts, ${mod}+Shift+Backspace rejects`, command: '' });
+    // Short, so the two on the first line fit a half-width diff; the keys ride in the lenses' words.
+    const keys = new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), {
+      title: `Reject (${mod}+Shift+Backspace)`,
+      command: 'bravebot.rejectProposal',
+      arguments: [doc.uri],
+    });
     // Once the person typed into the proposal, their text lands whole (VSC-5): hunk choices no
     // longer apply, and the lenses say so rather than count hunks that will not be used.
     if (doc.getText() !== p.shown) {
       return [new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), {
-        title: `bravebot: your version lands whole (${doc.lineCount} lines); hunk choices no longer apply`,
+        title: `Accept your version whole (${mod}+Shift+Enter); hunk choices no longer apply`,
+        tooltip: `${doc.lineCount} lines land`,
         command: 'bravebot.acceptProposal',
         arguments: [doc.uri],
       }), keys];
@@ -362,7 +368,8 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     const preview = applyHunks(p.params.subject.original ?? '', p.params.subject.proposed ?? '', hunks, kept);
     const lines = preview.split('\n').length;
     lenses.unshift(new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), {
-      title: `bravebot: ${kept.length} of ${hunks.length} hunks kept (${lines} lines after accepting)`,
+      title: `Accept ${kept.length} of ${hunks.length} hunks (${mod}+Shift+Enter)`,
+      tooltip: `${lines} lines after accepting`,
       command: 'bravebot.acceptProposal',
       arguments: [doc.uri],
     }), keys);
