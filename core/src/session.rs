@@ -3,8 +3,9 @@
 //!
 //! The server owns sessions and turns protocol messages into calls here; `bravebot exec` owns one
 //! with a screen that nobody is watching. Everything a session shows the person goes out as an
-//! [`Update`]; everything it asks goes out as a [`Question`](crate::screen::Question) and comes
-//! back as an [`Answer`](crate::screen::Answer).
+//! [`Update`](crate::screen::Update); everything it asks goes out as a
+//! [`Question`](crate::screen::Question) and comes back as an [`Answer`](crate::screen::Answer).
+//! What starts a turn on a session (a prompt, a watch, a loop's tick) is in `driver.rs`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -21,9 +22,8 @@ use crate::kernel::slot::Quarantine;
 use crate::kernel::trust::{Approved, Gesture, RuleOrigin, Scope, TrustMap, TrustRule, TrustStore};
 use crate::model::ModelClient;
 use crate::record::{HistoryEntry, Restored, SessionRecord, StateDir};
-use crate::screen::{Screen, StopReason, Todo, Update};
+use crate::screen::{Screen, Todo};
 use crate::settings::{Mode, Settings};
-use crate::turn;
 
 /// The two tools offered only where they mean something (seed 004).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -144,7 +144,7 @@ pub struct Session {
 }
 
 /// Ends a turn's claim on its session when the turn finishes or is dropped.
-struct TurnGuard<'a> {
+pub(crate) struct TurnGuard<'a> {
     session: &'a Session,
     token: CancellationToken,
 }
@@ -404,40 +404,6 @@ impl Session {
         self.state().watches.take_receiver()
     }
 
-    /// A watch's event for `path`: when the file's change token moved since the last look, a turn
-    /// starts with a fixed sentence of the driver's naming the path, once the turn running now (if
-    /// any) has ended. `None` when the event changed nothing or the session ended (WATCH-4).
-    pub async fn watch_fired(&self, path: PathBuf) -> Option<StopReason> {
-        let looked = path.clone();
-        let now = tokio::task::spawn_blocking(move || crate::watch::token_of(&looked))
-            .await
-            .ok()?;
-        let shown = self.state().watches.changed(&path, now)?;
-        let sentence = crate::kernel::policy::PlannerText::driver(format!(
-            "[bravebot: {shown}, a file this session watches, changed. This notice is the driver's, not the person's; read the file again if you need what it says now.]"
-        ));
-        self.when_free(turn::Start::Watch(sentence)).await
-    }
-
-    /// Starts a turn once the session is free, waiting for a running turn to end. `None` when the
-    /// session ended first.
-    pub(crate) async fn when_free(&self, start: turn::Start) -> Option<StopReason> {
-        loop {
-            if self.ended() {
-                return None;
-            }
-            let mut done = self.turn_done.subscribe();
-            match self.start_turn(start.clone(), Vec::new()).await {
-                Ok(stop) => return Some(stop),
-                Err(Busy) => {
-                    if done.changed().await.is_err() {
-                        return None;
-                    }
-                }
-            }
-        }
-    }
-
     /// Whether the session keeps a record.
     pub fn keeps_records(&self) -> bool {
         self.keep.is_some()
@@ -523,120 +489,53 @@ impl Session {
         }
     }
 
+    /// Claims the session for one turn: the token that cancels it and the guard that ends the
+    /// claim when the turn finishes or its caller stops waiting. [`Busy`] while a turn runs.
+    pub(crate) fn claim_turn(&self) -> Result<(TurnGuard<'_>, CancellationToken), Busy> {
+        let mut slot = self.turn.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_some() {
+            return Err(Busy);
+        }
+        let token = CancellationToken::new();
+        *slot = Some(token.clone());
+        Ok((
+            TurnGuard {
+                session: self,
+                token: token.clone(),
+            },
+            token,
+        ))
+    }
+
+    /// Told each time a turn's claim ends, for whoever waits for the session to be free.
+    pub(crate) fn turn_ended_watch(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.turn_done.subscribe()
+    }
+
+    /// A prompt the person typed: it titles the session when nothing did yet, and goes into the
+    /// prompt history where the session keeps one.
+    pub(crate) fn remember_prompt(&self, text: &str) {
+        {
+            let mut state = self.state();
+            if state.title.is_none() {
+                state.title = Some(crate::record::title_of(text));
+            }
+        }
+        if let Some(keep) = &self.keep {
+            keep.remember_prompt_later(HistoryEntry {
+                text: text.to_string(),
+                time: crate::record::now(),
+                session_id: self.id.clone(),
+                cwd: self.cwd.display().to_string(),
+            });
+        }
+    }
+
     /// The session's state. Never held across an await.
     pub fn state(&self) -> MutexGuard<'_, SessionState> {
         self.state
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// Runs one turn to its end. `files` are paths the person named: each is trusted for the
-    /// session before the turn starts.
-    pub async fn prompt(&self, text: String, files: Vec<PathBuf>) -> Result<StopReason, Busy> {
-        self.start_turn(turn::Start::Prompt(text, Vec::new(), Vec::new()), files)
-            .await
-    }
-
-    /// [`Session::prompt`] with pictures the person put in the prompt, which the planner is sent
-    /// as pictures after the prompt's text.
-    pub async fn prompt_with_pictures(
-        &self,
-        text: String,
-        files: Vec<PathBuf>,
-        pictures: Vec<turn::PromptPicture>,
-    ) -> Result<StopReason, Busy> {
-        self.start_turn(turn::Start::Prompt(text, pictures, Vec::new()), files)
-            .await
-    }
-
-    /// [`Session::prompt`] with the files the person pointed at (`mentions`): the planner is told
-    /// their names and reads them like any other file; none is trusted by it (PROTO-30).
-    pub async fn prompt_mentioning(
-        &self,
-        text: String,
-        files: Vec<PathBuf>,
-        mentions: Vec<PathBuf>,
-    ) -> Result<StopReason, Busy> {
-        let mentions = mentions
-            .iter()
-            .map(|p| crate::paths::absolute(&self.cwd, p))
-            .collect();
-        self.start_turn(turn::Start::Prompt(text, Vec::new(), mentions), files)
-            .await
-    }
-
-    pub(crate) async fn start_turn(
-        &self,
-        start: turn::Start,
-        files: Vec<PathBuf>,
-    ) -> Result<StopReason, Busy> {
-        let token = {
-            let mut slot = self.turn.lock().unwrap_or_else(|p| p.into_inner());
-            if slot.is_some() {
-                return Err(Busy);
-            }
-            let token = CancellationToken::new();
-            *slot = Some(token.clone());
-            token
-        };
-        // Whether the turn ends or its caller stops waiting (a client's `$/cancelRequest` drops
-        // this future), the turn is cancelled and the session can take the next prompt.
-        let _ended = TurnGuard {
-            session: self,
-            token: token.clone(),
-        };
-        for file in files {
-            // Naming a file a check judged unsafe does not vouch for it: the person is shown the
-            // verdict instead, and trusts it through `session/trust`'s acknowledgement (PROTO-29).
-            if let Some(held) = self.unsafe_now(&file).await {
-                self.state().audit.record(
-                    Gate::Trust,
-                    Decision::Refused,
-                    format!(
-                        "{} named in a prompt but not trusted: a check judged its bytes {}; the verdict went to the person",
-                        held.shown,
-                        held.verdict.as_str()
-                    ),
-                );
-                self.screen.update(Update::HeldBack {
-                    path: held.shown,
-                    verdict: held.verdict,
-                    reasons: held.reasons,
-                });
-                continue;
-            }
-            self.trust_path(&file, Scope::File);
-        }
-        if let turn::Start::Prompt(text, ..) = &start {
-            {
-                let mut state = self.state();
-                if state.title.is_none() {
-                    state.title = Some(crate::record::title_of(text));
-                }
-            }
-            if let Some(keep) = &self.keep {
-                keep.remember_prompt_later(HistoryEntry {
-                    text: text.clone(),
-                    time: crate::record::now(),
-                    session_id: self.id.clone(),
-                    cwd: self.cwd.display().to_string(),
-                });
-            }
-        }
-        let stop = turn::run(self, start, token).await;
-        self.model.forget_serialised();
-        self.flush_audit();
-        self.save_record();
-        if self.keep.is_some() {
-            // The turn's end is told once its record (and the prompt before it) is on disk, so
-            // whoever reads the record then finds this turn in it (SESS-14). The wait is on a
-            // blocking thread, never a runtime worker.
-            let _ = tokio::task::spawn_blocking(crate::record::finish_writes).await;
-        }
-        self.screen.update(Update::TurnEnded {
-            stop_reason: stop.clone(),
-        });
-        Ok(stop)
     }
 
     /// Ends the session: the running turn, its background jobs and its language servers.
