@@ -17,6 +17,7 @@ pub mod check;
 pub mod conversation;
 pub mod credentials;
 pub mod delegate;
+pub mod delegation;
 pub mod driver;
 pub mod egress;
 pub mod files;

@@ -93,7 +93,7 @@ pub struct SessionState {
     /// The optional tools the turn running now was offered.
     pub offers: Offers,
     /// The delegates this run started and the tree they count against (`spawn_agent`).
-    pub delegation: crate::delegate::Delegation,
+    pub delegation: crate::delegation::Delegation,
     /// The skills listed to the planner at the start of the turn running now (`load_skill`).
     pub skills: Vec<crate::skills::Skill>,
     pub(crate) audit_written: usize,
@@ -120,7 +120,7 @@ pub struct Session {
     pub withheld: crate::process::Withheld,
     /// Where this session sits when it is a delegate's: its number, kind, depth, the tools it
     /// holds and the tree it belongs to. `None` for a session the person opened.
-    pub seat: Option<crate::delegate::Seat>,
+    pub seat: Option<crate::delegation::Seat>,
     /// The MCP servers the person declared: started on approval, stopped with the session. A
     /// delegate shares its session's (the same processes, pins and approvals) and calls only the
     /// ones its seat names; it never starts or stops one.
@@ -289,7 +289,7 @@ impl Session {
     /// (DELEG-5).
     pub(crate) fn for_delegate(
         &self,
-        seat: crate::delegate::Seat,
+        seat: crate::delegation::Seat,
         screen: Arc<dyn Screen>,
         model: ModelClient,
         max_rounds: u32,
@@ -321,7 +321,7 @@ impl Session {
             looping: None,
             scheduled: None,
             offers: Default::default(),
-            delegation: crate::delegate::Delegation::within(seat.tree.clone()),
+            delegation: crate::delegation::Delegation::within(seat.tree.clone()),
             skills: Vec::new(),
             audit_written: 0,
         };
@@ -665,7 +665,7 @@ impl Session {
     }
 
     pub fn audit_records(&self) -> Vec<AuditRecord> {
-        crate::delegate::gather_audit(self);
+        self.gather_audit();
         self.state().audit.records().to_vec()
     }
 
@@ -673,10 +673,10 @@ impl Session {
     /// failure is logged and the records are kept in memory. A delegate's records go up to the
     /// session the person opened, named by the delegate (DELEG-11).
     pub fn flush_audit(&self) {
-        if crate::delegate::forward_audit(self) {
+        if self.forward_audit() {
             return;
         }
-        crate::delegate::gather_audit(self);
+        self.gather_audit();
         let Some(path) = &self.audit_log else { return };
         let mut state = self.state();
         let fresh: Vec<String> = state
@@ -710,6 +710,51 @@ impl Session {
         match written {
             Ok(()) => state.audit_written += fresh.len(),
             Err(e) => tracing::warn!("audit trail not written to {}: {e}", path.display()),
+        }
+    }
+}
+
+impl Session {
+    /// For a delegate's session: moves its new audit records up to its tree, named by the delegate.
+    /// Returns whether the session is a delegate's.
+    pub(crate) fn forward_audit(&self) -> bool {
+        let session = self;
+        let Some(seat) = &session.seat else {
+            return false;
+        };
+        let fresh: Vec<AuditRecord> = {
+            let mut state = session.state();
+            let from = state.audit_written;
+            let fresh: Vec<AuditRecord> = state.audit.since(from).to_vec();
+            state.audit_written += fresh.len();
+            fresh
+        };
+        let label = seat.label();
+        let mut inner = seat.tree.lock();
+        inner.audit.extend(fresh.into_iter().map(|mut record| {
+            record.detail = format!("{label}: {}", record.detail);
+            record
+        }));
+        true
+    }
+
+    /// For the session the person opened: carries its delegates' audit records into its own trail.
+    /// (Their marks and vouches need no carrying: they were written to the session's trust map.)
+    pub(crate) fn gather_audit(&self) {
+        let session = self;
+        if session.seat.is_some() {
+            return;
+        }
+        let Some(tree) = session.state().delegation.tree().cloned() else {
+            return;
+        };
+        let records = std::mem::take(&mut tree.lock().audit);
+        if records.is_empty() {
+            return;
+        }
+        let mut state = session.state();
+        for record in records {
+            state.audit.carry(record);
         }
     }
 }

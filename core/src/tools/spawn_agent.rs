@@ -13,7 +13,8 @@
 use serde_json::{Value, json};
 
 use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec};
-use crate::delegate::{self, CEILING, MAX_EACH};
+use crate::delegate;
+use crate::delegation::{CEILING, MAX_EACH};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::context::Capability;
 use crate::kernel::label::Label;
