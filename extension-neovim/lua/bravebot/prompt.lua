@@ -43,7 +43,7 @@ function M.hint(short)
     if km.history_prev and km.history_next then
       table.insert(parts, M.key_text(km.history_prev) .. '/' .. M.key_text(km.history_next) .. ' history')
     end
-    table.insert(parts, '@path adds a file')
+    table.insert(parts, '@path points at a file')
     return table.concat(parts, ' · ')
   end
   local parts = {}
@@ -62,7 +62,7 @@ function M.hint(short)
   if km.history_prev and km.history_next then
     table.insert(parts, M.key_text(km.history_prev) .. '/' .. M.key_text(km.history_next) .. ' history')
   end
-  table.insert(parts, '@path adds a file')
+  table.insert(parts, '@path points at a file')
   return table.concat(parts, ', ')
 end
 
