@@ -23,11 +23,10 @@ use tokio_util::sync::CancellationToken;
 use crate::conversation::Conversation;
 use crate::delegation::*;
 use crate::kernel::audit::{Decision, Gate};
-use crate::kernel::label::Integrity;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::Origin;
-use crate::model::{Message, ModelClient};
+use crate::model::ModelClient;
 use crate::screen::{Answer, Asker, BoxFuture, Question, Screen, StopReason, Update};
 use crate::session::Session;
 use crate::skills::{self, Place};
@@ -97,7 +96,7 @@ pub async fn definitions(session: &Session) -> Vec<Definition> {
 /// parent holds. `Err` lists the names that would have worked.
 pub fn choose(session: &Session, kind: &str) -> Result<Chosen, String> {
     let definitions = session.state().delegation.definitions.clone();
-    let servers = callable_servers(session);
+    let servers = session.callable_servers();
     let (name, base, may_delegate, mcp, model, body, rounds_of) = match Kind::parse(kind) {
         Some(k) => (
             k.as_str().to_string(),
@@ -156,27 +155,6 @@ pub fn choose(session: &Session, kind: &str) -> Result<Chosen, String> {
     })
 }
 
-/// The MCP servers a run may call now: the running servers of the session, and for a delegate
-/// only those its seat names.
-pub fn callable_servers(session: &Session) -> Vec<String> {
-    session
-        .mcp
-        .running()
-        .into_iter()
-        .map(|(name, _)| name)
-        .filter(|name| may_call(session, name))
-        .collect()
-}
-
-/// Whether the run may call the server of this name, were it running: the session the person
-/// opened may call each of its own; a delegate, those its seat names.
-pub fn may_call(session: &Session, server: &str) -> bool {
-    session
-        .seat
-        .as_ref()
-        .is_none_or(|seat| seat.mcp.iter().any(|s| s == server))
-}
-
 /// What the run asking holds: a delegate's seat, or every tool for the turn.
 fn parent_tools(session: &Session) -> Vec<&'static str> {
     match &session.seat {
@@ -190,8 +168,9 @@ pub fn held(session: &Session) -> Option<&[&'static str]> {
     session.seat.as_ref().map(|s| s.tools.as_slice())
 }
 
-/// Starts one delegate the person approved: numbered in the turn's tree, in a session of its
-/// own, as a task beside the turn. `None` when the turn's ceiling is reached.
+/// Starts one delegate the person approved: numbered in the turn's tree, seated, announced and
+/// queued for the turn to run beside it in a session of its own. `None` when the turn's ceiling
+/// is reached.
 pub fn start(
     session: &Session,
     chosen: &Chosen,
@@ -245,9 +224,6 @@ pub fn start(
         about: crate::paths::control_pictures(&about),
         tree: tree.clone(),
     });
-    let definitions = session.state().delegation.definitions.clone();
-    let child = Session::for_delegate(session, seat.clone(), screen, model, chosen.kind.rounds());
-    child.state().delegation.definitions = definitions;
     let told = told(chosen, &seat);
     // The task is the parent planner's own words, written by a context that met nothing
     // untrusted (spawn_agent refuses otherwise): labelled by that context.
@@ -284,11 +260,18 @@ pub fn start(
         stop_reason: None,
         report: None,
     });
-    let handle = tokio::spawn(run(Arc::new(child), told, task, about, token));
-    session.state().delegation.children.push(Child {
-        number,
+    // The turn that dispatched this call starts it as a task of its own the moment the call
+    // returns (`launch_queued` in `turn.rs`): a tool never runs a turn.
+    session.state().delegation.queued.push(Queued {
+        seat,
         name,
-        handle,
+        screen,
+        model,
+        round_limit: chosen.kind.rounds(),
+        told,
+        task,
+        about,
+        cancel: token,
     });
     Some(number)
 }
@@ -359,135 +342,6 @@ planner that started you. Say `why` on every tool call in one short line: it is 
 Make it short and concrete: what you found or did, where (paths and lines), and what you could not settle.\n",
     );
     text
-}
-
-/// Runs one delegate to its report.
-async fn run(
-    child: Arc<Session>,
-    told: String,
-    task: Labelled<String>,
-    about: String,
-    cancel: CancellationToken,
-) -> Report {
-    let seat = child.seat.clone().expect("a delegate's session has a seat");
-    let system = {
-        let f = &child.facts;
-        let mut text = format!(
-            "{told}\nWorking directory: {}\nIs a git repository: {}\nPlatform: {}\nOS version: {}\nShell: {}\nToday's date: {}\n",
-            child.cwd.display(),
-            if f.is_git { "yes" } else { "no" },
-            f.platform,
-            f.os_version,
-            f.shell,
-            f.date,
-        );
-        if seat.tools.contains(&"load_skill") {
-            let found = skills::find(&*child).await;
-            if let Some(listing) = present_listing(&child, skills::listing(&found.skills)) {
-                text.push('\n');
-                text.push_str(&listing);
-            }
-            child.state().skills = found.skills;
-        }
-        PlannerText::driver(text)
-    };
-    let mut conversation = Conversation::default();
-    let presented = {
-        let mut state = child.state();
-        let state = &mut *state;
-        match policy::open(task) {
-            Ok(opened) => Some(policy::present(
-                opened,
-                "the delegate's task",
-                &mut state.context,
-                &mut state.audit,
-            )),
-            Err(_) => None,
-        }
-    };
-    let stop = match presented {
-        Some(task) => {
-            conversation.push_prompt(task);
-            crate::turn::rounds(&child, &system, &mut conversation, &cancel).await
-        }
-        None => StopReason::Error("the task was not trusted, so it was not given".into()),
-    };
-    let said = conversation
-        .messages()
-        .into_iter()
-        .rev()
-        .find_map(|m| match m {
-            Message::Assistant { text, tool_calls } if tool_calls.is_empty() => Some(text),
-            _ => None,
-        });
-    // The words are the delegate's, labelled below by its context: they are carried, never
-    // looked at, whatever they say (or however short they are).
-    let text = match (&stop, said) {
-        (StopReason::EndTurn, Some(text)) => text,
-        (StopReason::EndTurn, None) => "(the delegate gave no answer)".to_string(),
-        (stop, Some(text)) => format!(
-            "(the delegate stopped before it finished: {}) {text}",
-            describe(stop)
-        ),
-        (stop, None) => format!(
-            "(the delegate stopped before it finished: {})",
-            describe(stop)
-        ),
-    };
-    // The report is the delegate's output: labelled by its own context, nothing better.
-    let label = child.state().context.label();
-    // What the person vouched for inside it, and every mark it made, is already the session's:
-    // the delegate worked in the session's own trust map (TRUST-10, DELEG-6). Nothing is brought
-    // back, so nothing it started with can come back over a newer mark.
-    child
-        .state()
-        .delegation
-        .children
-        .iter()
-        .for_each(|c| c.handle.abort());
-    child.stop_jobs();
-    child.flush_audit();
-    let ended = ended_state(&stop);
-    seat.tree.set_state(seat.number, ended);
-    // The person's screen is one of the places untrusted bytes may go: the report is drawn there
-    // with the delegate's label, for the editor to frame as that label says.
-    child.screen.update(Update::Delegate {
-        number: seat.number,
-        name: seat.name.clone(),
-        depth: seat.depth,
-        state: ended,
-        about: crate::paths::control_pictures(&about),
-        stop_reason: Some(stop.clone()),
-        report: Some(Labelled::new(text.clone(), label)),
-    });
-    let text = match label.integrity {
-        Integrity::Trusted => Said::Trusted(Labelled::new(text, label)),
-        Integrity::Untrusted => Said::Untrusted(Labelled::new(text.into_bytes(), label)),
-    };
-    Report {
-        number: seat.number,
-        name: seat.name.clone(),
-        about,
-        text,
-        stop,
-    }
-}
-
-/// The state a delegate that stopped is listed in: `done` when it answered, `cancelled` when its
-/// turn was, `failed` when it ran out of rounds or met an error.
-fn ended_state(stop: &StopReason) -> &'static str {
-    match stop {
-        StopReason::EndTurn => "done",
-        StopReason::Cancelled => "cancelled",
-        StopReason::MaxRounds | StopReason::Error(_) => "failed",
-    }
-}
-
-fn describe(stop: &StopReason) -> String {
-    match stop {
-        StopReason::Error(e) => format!("error: {e}"),
-        other => other.as_str().to_string(),
-    }
 }
 
 /// The listing of skills, presented as trusted configuration, for a system prompt.

@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::kernel::audit::AuditRecord;
 use crate::kernel::labelled::Labelled;
-use crate::screen::StopReason;
+use crate::model::ModelClient;
+use crate::screen::{Screen, StopReason};
+use tokio_util::sync::CancellationToken;
 
 /// How deep a tree of delegates goes: a delegate this many levels below the turn is not offered
 /// `spawn_agent`.
@@ -150,7 +152,7 @@ impl Definition {
         match &self.tools {
             None => true,
             Some(named) => {
-                let whole = format!("{}{server}__*", crate::tools::mcp::PREFIX);
+                let whole = format!("{}{server}__*", crate::mcp::PREFIX);
                 named.contains(&whole)
             }
         }
@@ -245,8 +247,34 @@ impl Tree {
 pub struct Delegation {
     pub(crate) tree: Option<Arc<Tree>>,
     pub(crate) children: Vec<Child>,
+    /// Delegates `spawn_agent` started in the call running now, for the turn to run the moment
+    /// the call returns.
+    pub(crate) queued: Vec<Queued>,
     /// The definitions this turn may name, fixed at its start.
     pub definitions: Vec<Definition>,
+}
+
+/// A delegate seated and announced, not yet running: everything its session and its turn are
+/// made from.
+pub(crate) struct Queued {
+    pub(crate) seat: Seat,
+    pub(crate) name: String,
+    pub(crate) screen: Arc<dyn Screen>,
+    pub(crate) model: ModelClient,
+    pub(crate) round_limit: u32,
+    pub(crate) told: String,
+    pub(crate) task: Labelled<String>,
+    pub(crate) about: String,
+    pub(crate) cancel: CancellationToken,
+}
+
+impl std::fmt::Debug for Queued {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Queued")
+            .field("number", &self.seat.number)
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
 }
 
 #[derive(Debug)]
@@ -262,6 +290,7 @@ impl Delegation {
         Delegation {
             tree: Some(tree),
             children: Vec::new(),
+            queued: Vec::new(),
             definitions: Vec::new(),
         }
     }
@@ -271,6 +300,7 @@ impl Delegation {
         for child in self.children.drain(..) {
             child.handle.abort();
         }
+        self.queued.clear();
         self.tree = Some(Arc::new(Tree::default()));
         self.definitions = definitions;
     }

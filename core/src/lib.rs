@@ -36,6 +36,7 @@ pub mod run;
 pub mod runner;
 pub mod sandbox;
 pub mod screen;
+pub mod search;
 pub mod secret;
 pub mod session;
 pub mod settings;

@@ -138,7 +138,7 @@ pub struct Session {
     turn_done: tokio::sync::watch::Sender<u64>,
     ended: std::sync::atomic::AtomicBool,
     /// Where this session's capped searches stopped, for the pages they name.
-    pub(crate) search_pages: crate::tools::search::Pages,
+    pub(crate) search_pages: crate::search::Pages,
     state: Mutex<SessionState>,
     turn: Mutex<Option<CancellationToken>>,
 }
@@ -276,7 +276,7 @@ impl Session {
                 audit_written: 0,
             }),
             turn: Mutex::new(None),
-            search_pages: crate::tools::search::Pages::default(),
+            search_pages: crate::search::Pages::default(),
         }
     }
 
@@ -342,7 +342,7 @@ impl Session {
             // The session's own servers, running as they are: the seat says which of them this
             // delegate may call (DELEG-20), and it starts and stops none (MCP-20).
             mcp: self.mcp.clone(),
-            search_pages: crate::tools::search::Pages::default(),
+            search_pages: crate::search::Pages::default(),
             audit_log: None,
             keep: None,
             context_budget: std::sync::OnceLock::new(),
@@ -816,5 +816,26 @@ impl Session {
             verdict: Verdict::Unsafe,
             reasons: verdicts.reasons(&file.real, &fingerprint),
         })
+    }
+}
+
+impl Session {
+    /// The MCP servers this run may call now: the running servers of the session, and for a
+    /// delegate only those its seat names.
+    pub fn callable_servers(&self) -> Vec<String> {
+        self.mcp
+            .running()
+            .into_iter()
+            .map(|(name, _)| name)
+            .filter(|name| self.may_call(name))
+            .collect()
+    }
+
+    /// Whether this run may call the server of this name, were it running: the session the person
+    /// opened may call each of its own; a delegate, those its seat names.
+    pub fn may_call(&self, server: &str) -> bool {
+        self.seat
+            .as_ref()
+            .is_none_or(|seat| seat.mcp.iter().any(|s| s == server))
     }
 }

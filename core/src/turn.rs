@@ -5,15 +5,18 @@
 //! planner's own earlier output, and tool results that passed the present gate or are references
 //! the driver described. Nothing else has a way in.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::conversation::{Conversation, estimate_tokens};
+use crate::delegation::{Child, Report, Said};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::{Integrity, Label};
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
-use crate::model::{ModelRequest, Part, Role, StreamEvent};
+use crate::model::{Message, ModelRequest, Part, Role, StreamEvent};
 use crate::screen::{StopReason, Update};
 use crate::session::Session;
 use crate::tools::{self, ToolOutput};
@@ -287,6 +290,7 @@ pub(crate) async fn rounds(
             let releases = session.state().context.releases();
             let (output, _, _) =
                 tools::dispatch(session, &call.name, &call.arguments, cancel).await;
+            launch_queued(session);
             let released = session.state().context.releases() != releases;
             session.screen.update(Update::ToolResult {
                 call_id: call.id.clone(),
@@ -312,6 +316,165 @@ pub(crate) async fn rounds(
         }
     }
     StopReason::MaxRounds
+}
+
+/// Runs the delegates the call that just returned started, each as a task of its own beside the
+/// turn, in a session of its own made now ([`Session::for_delegate`]). Called right after every
+/// dispatch, so a delegate runs from the moment its `spawn_agent` call returns.
+fn launch_queued(session: &Session) {
+    let (queued, definitions) = {
+        let mut state = session.state();
+        let queued = std::mem::take(&mut state.delegation.queued);
+        (queued, state.delegation.definitions.clone())
+    };
+    for q in queued {
+        let number = q.seat.number;
+        let child = session.for_delegate(q.seat, q.screen, q.model, q.round_limit);
+        child.state().delegation.definitions = definitions.clone();
+        let handle = tokio::spawn(run_delegate(
+            Arc::new(child),
+            q.told,
+            q.task,
+            q.about,
+            q.cancel,
+        ));
+        session.state().delegation.children.push(Child {
+            number,
+            name: q.name,
+            handle,
+        });
+    }
+}
+
+/// Runs one delegate to its report: every caller of [`rounds`] is in this file.
+async fn run_delegate(
+    child: Arc<Session>,
+    told: String,
+    task: Labelled<String>,
+    about: String,
+    cancel: CancellationToken,
+) -> Report {
+    let seat = child.seat.clone().expect("a delegate's session has a seat");
+    let system = {
+        let f = &child.facts;
+        let mut text = format!(
+            "{told}\nWorking directory: {}\nIs a git repository: {}\nPlatform: {}\nOS version: {}\nShell: {}\nToday's date: {}\n",
+            child.cwd.display(),
+            if f.is_git { "yes" } else { "no" },
+            f.platform,
+            f.os_version,
+            f.shell,
+            f.date,
+        );
+        if seat.tools.contains(&"load_skill") {
+            let found = crate::skills::find(&*child).await;
+            if let Some(listing) =
+                crate::delegate::present_listing(&child, crate::skills::listing(&found.skills))
+            {
+                text.push('\n');
+                text.push_str(&listing);
+            }
+            child.state().skills = found.skills;
+        }
+        PlannerText::driver(text)
+    };
+    let mut conversation = Conversation::default();
+    let presented = {
+        let mut state = child.state();
+        let state = &mut *state;
+        match policy::open(task) {
+            Ok(opened) => Some(policy::present(
+                opened,
+                "the delegate's task",
+                &mut state.context,
+                &mut state.audit,
+            )),
+            Err(_) => None,
+        }
+    };
+    let stop = match presented {
+        Some(task) => {
+            conversation.push_prompt(task);
+            rounds(&child, &system, &mut conversation, &cancel).await
+        }
+        None => StopReason::Error("the task was not trusted, so it was not given".into()),
+    };
+    let said = conversation
+        .messages()
+        .into_iter()
+        .rev()
+        .find_map(|m| match m {
+            Message::Assistant { text, tool_calls } if tool_calls.is_empty() => Some(text),
+            _ => None,
+        });
+    // The words are the delegate's, labelled below by its context: they are carried, never
+    // looked at, whatever they say (or however short they are).
+    let text = match (&stop, said) {
+        (StopReason::EndTurn, Some(text)) => text,
+        (StopReason::EndTurn, None) => "(the delegate gave no answer)".to_string(),
+        (stop, Some(text)) => format!(
+            "(the delegate stopped before it finished: {}) {text}",
+            describe_stop(stop)
+        ),
+        (stop, None) => format!(
+            "(the delegate stopped before it finished: {})",
+            describe_stop(stop)
+        ),
+    };
+    // The report is the delegate's output: labelled by its own context, nothing better.
+    let label = child.state().context.label();
+    // What the person vouched for inside it, and every mark it made, is already the session's:
+    // the delegate worked in the session's own trust map (TRUST-10, DELEG-6). Nothing is brought
+    // back, so nothing it started with can come back over a newer mark.
+    child
+        .state()
+        .delegation
+        .children
+        .iter()
+        .for_each(|c| c.handle.abort());
+    child.stop_jobs();
+    child.flush_audit();
+    let ended = ended_state(&stop);
+    seat.tree.set_state(seat.number, ended);
+    // The person's screen is one of the places untrusted bytes may go: the report is drawn there
+    // with the delegate's label, for the editor to frame as that label says.
+    child.screen.update(Update::Delegate {
+        number: seat.number,
+        name: seat.name.clone(),
+        depth: seat.depth,
+        state: ended,
+        about: crate::paths::control_pictures(&about),
+        stop_reason: Some(stop.clone()),
+        report: Some(Labelled::new(text.clone(), label)),
+    });
+    let text = match label.integrity {
+        Integrity::Trusted => Said::Trusted(Labelled::new(text, label)),
+        Integrity::Untrusted => Said::Untrusted(Labelled::new(text.into_bytes(), label)),
+    };
+    Report {
+        number: seat.number,
+        name: seat.name.clone(),
+        about,
+        text,
+        stop,
+    }
+}
+
+/// The state a delegate that stopped is listed in: `done` when it answered, `cancelled` when its
+/// turn was, `failed` when it ran out of rounds or met an error.
+fn ended_state(stop: &StopReason) -> &'static str {
+    match stop {
+        StopReason::EndTurn => "done",
+        StopReason::Cancelled => "cancelled",
+        StopReason::MaxRounds | StopReason::Error(_) => "failed",
+    }
+}
+
+fn describe_stop(stop: &StopReason) -> String {
+    match stop {
+        StopReason::Error(e) => format!("error: {e}"),
+        other => other.as_str().to_string(),
+    }
 }
 
 /// The turn's fixed sets, found afresh at its start: the skills (listed by name and description)

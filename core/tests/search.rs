@@ -16,9 +16,9 @@ use bravebot_core::kernel::slot::SlotId;
 use bravebot_core::kernel::trust::{RuleOrigin, Scope, TrustRule};
 use bravebot_core::model::{Api, ModelClient, ModelConfig};
 use bravebot_core::screen::{Answer, BoxFuture, Question, Screen, StopReason, Update};
+use bravebot_core::search::{Include, Limits, Pattern, Request, Stop, search_tree};
 use bravebot_core::session::{Session, SessionConfig, SystemFacts};
 use bravebot_core::settings::Settings;
-use bravebot_core::tools::search::{Include, Limits, Pattern, Request, Stop, search_tree};
 use bravebot_tests::fake_model::{FakeModel, Reply};
 
 /// What a competent check finds unsafe in these tests.

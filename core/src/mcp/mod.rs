@@ -25,6 +25,10 @@ use crate::sandbox::{self, Plan, Policy};
 
 pub mod schema;
 
+/// What every tool name a server offers starts with, as the planner sees it:
+/// `mcp__<server>__<tool>`.
+pub const PREFIX: &str = "mcp__";
+
 /// How long a server has to answer a call or a listing.
 pub const CALL_DEADLINE: Duration = Duration::from_secs(60);
 /// How long a server has to start and answer `initialize`.

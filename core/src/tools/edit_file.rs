@@ -109,7 +109,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             "{raw} is outside the workspace and the directories the person added"
         ));
     };
-    let path = super::real_path(&path);
+    let path = crate::workspace_file::real_path(&path);
     let shown = display_path(&call.session.cwd, &path);
     // One read: the bytes a check is shown are the bytes `old_text` is found in and the original
     // the diff is drawn from. The open buffer's text where the editor has the file open, else the

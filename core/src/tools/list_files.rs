@@ -14,7 +14,6 @@ use std::time::{Duration, Instant};
 use globset::{Glob, GlobMatcher};
 use serde_json::json;
 
-use super::directory::{Cut, Kept, read_sorted};
 use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::Label;
@@ -23,6 +22,7 @@ use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::Origin;
 use crate::paths::{control_pictures, display_path};
 use crate::screen::Update;
+use crate::search::directory::{Cut, Kept, read_sorted};
 use crate::settings::Settings;
 
 /// Most entries one listing returns.

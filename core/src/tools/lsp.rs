@@ -276,7 +276,7 @@ async fn answer(call: &Call<'_>, args: Args) -> ToolOutput {
             .session
             .trust
             .lock()
-            .integrity_of(&super::real_path(&target.path))
+            .integrity_of(&crate::workspace_file::real_path(&target.path))
             == Some(Integrity::Trusted);
         let why = match (vouched, stale) {
             (true, Stale::NoSuchLine { lines }) => format!(" (it has {lines} lines now)"),
@@ -390,7 +390,7 @@ fn target(call: &Call<'_>, raw: &str) -> Result<Target, ToolOutput> {
         // Confined above by its real path, which is the one opened: without following a link or
         // waiting on a FIFO, and within the ordinary bound.
         None => match crate::workspace_file::read_regular(
-            &super::real_path(&path),
+            &crate::workspace_file::real_path(&path),
             crate::workspace_file::READ_LIMIT,
         ) {
             Ok(file) => String::from_utf8_lossy(&file.bytes).into_owned(),
@@ -1019,7 +1019,7 @@ fn render(
                     call.session
                         .trust
                         .lock()
-                        .integrity_of(&super::real_path(path))
+                        .integrity_of(&crate::workspace_file::real_path(path))
                         == Some(Integrity::Trusted)
                 }
                 Place::Outside { .. } => false,
@@ -1073,7 +1073,10 @@ fn render(
 /// Whether a deny rule covers `path` as named or where its links lead (TRUST-9).
 fn denied(call: &Call<'_>, path: &Path) -> bool {
     let trust = call.session.trust.lock();
-    trust.denied(path).is_some() || trust.denied(&super::real_path(path)).is_some()
+    trust.denied(path).is_some()
+        || trust
+            .denied(&crate::workspace_file::real_path(path))
+            .is_some()
 }
 
 /// A file's text for converting a server's columns: the open buffer, else the disk.
@@ -1083,7 +1086,7 @@ fn read_text(call: &Call<'_>, path: &Path) -> Option<String> {
         .buffer(path)
         .map(|(t, _)| t.to_string())
         .or_else(|| {
-            let real = super::real_path(path);
+            let real = crate::workspace_file::real_path(path);
             crate::workspace_file::read_regular(&real, crate::workspace_file::READ_LIMIT)
                 .ok()
                 .map(|file| String::from_utf8_lossy(&file.bytes).into_owned())

@@ -17,14 +17,12 @@ use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, Endorsement, PlannerText};
 use crate::kernel::slot::{Origin, Reference};
-use crate::mcp::{Approval, Listed, Running, State};
+use crate::mcp::{Approval, Listed, PREFIX, Running, State};
 use crate::model::ToolSchema;
 use crate::screen::{OptionKind, Question, QuestionKind, QuestionOption, Subject, Update};
 use crate::session::Session;
 
 use super::{Call, ToolOutput};
-
-pub const PREFIX: &str = "mcp__";
 
 fn full_name(server: &str, tool: &str) -> String {
     format!("{PREFIX}{server}__{tool}")
@@ -430,7 +428,7 @@ fn callable(session: &Session) -> Vec<(String, std::sync::Arc<Running>)> {
         .mcp
         .running()
         .into_iter()
-        .filter(|(server, _)| crate::delegate::may_call(session, server))
+        .filter(|(server, _)| session.may_call(server))
         .collect()
 }
 
@@ -541,7 +539,7 @@ pub async fn dispatch(
                     seat.label()
                 ),
             );
-            let held = crate::delegate::callable_servers(session);
+            let held = session.callable_servers();
             return (
                 ToolOutput::refused(format!(
                     "{name} is not offered to this delegate, so it was not called; the MCP servers it holds are {}",

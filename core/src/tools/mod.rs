@@ -8,7 +8,6 @@
 
 mod ask_user;
 pub mod content_trust;
-mod directory;
 mod edit_file;
 mod fetch_url;
 mod job_output;
@@ -440,7 +439,7 @@ pub async fn dispatch(
     arguments: &str,
     cancel: &CancellationToken,
 ) -> (ToolOutput, Value, String) {
-    if name.starts_with(mcp::PREFIX) {
+    if name.starts_with(crate::mcp::PREFIX) {
         return mcp::dispatch(session, name, arguments, cancel).await;
     }
     // A tool this turn was not offered is answered as any unknown name is; a delegate naming a
@@ -580,12 +579,6 @@ pub fn confine(session: &Session, raw: &str) -> Result<PathBuf, Confinement> {
         Some(_) => Ok(lexical),
         None => Err(Confinement::Outside),
     }
-}
-
-/// The path with every link resolved: the nearest ancestor that exists is canonicalised and the
-/// rest appended, so a file about to be created under a linked directory resolves too.
-pub fn real_path(lexical: &Path) -> PathBuf {
-    crate::workspace_file::real_path(lexical)
 }
 
 /// The longest `why` shown, in characters; the rest is cut with an ellipsis.

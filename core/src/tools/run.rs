@@ -138,7 +138,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             "{directory} is outside the workspace and the directories the person added"
         ));
     };
-    let dir = super::real_path(&dir);
+    let dir = crate::workspace_file::real_path(&dir);
     if !dir.is_dir() {
         return ToolOutput::error(format!(
             "{} is not a directory",
@@ -312,7 +312,7 @@ async fn endorse(
         &settings.run_deny,
         line,
         plan,
-        &super::real_path(&session.cwd),
+        &crate::workspace_file::real_path(&session.cwd),
     ) {
         call.record(
             Gate::Promote,
@@ -471,7 +471,7 @@ async fn unasked(
     }
     let places = opened_places(call);
     // Line rules are compiled where plans are: in the workspace root with its links resolved.
-    let root = super::real_path(&session.cwd);
+    let root = crate::workspace_file::real_path(&session.cwd);
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
     let allow: Vec<rules::AllowRule> = session
         .settings
@@ -655,7 +655,7 @@ fn mark_writes(call: &Call<'_>, plan: &Plan, label: Label, before: Option<&outpu
     // Into the session's one trust map, from whatever seat this run was approved in (TRUST-10).
     let mut trust = call.session.trust.lock();
     for w in plan.writes() {
-        let real = super::real_path(w);
+        let real = crate::workspace_file::real_path(w);
         let file = crate::workspace_file::identity(&real);
         trust.mark_written_untrusted(real, file);
     }
@@ -832,7 +832,7 @@ fn start_job(
         let candidates = outputs::candidates(&plan, &opened_places(call));
         let mut trust = session.trust.lock();
         for w in plan.writes() {
-            let real = super::real_path(w);
+            let real = crate::workspace_file::real_path(w);
             let file = crate::workspace_file::identity(&real);
             trust.mark_written_untrusted(real, file);
         }

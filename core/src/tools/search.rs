@@ -13,7 +13,7 @@
 //! ```no_run
 //! use std::path::Path;
 //! use bravebot_core::files::DiskOnly;
-//! use bravebot_core::tools::search::{Limits, Pattern, Request, search_tree};
+//! use bravebot_core::search::{Limits, Pattern, Request, search_tree};
 //!
 //! let pattern = Pattern::compile(&["fn main"], true).expect("a pattern the engine reads");
 //! let root = Path::new("/src/project");
@@ -30,23 +30,14 @@
 //! assert!(outcome.stop.is_none() || !outcome.matches.is_empty());
 //! ```
 
-mod include;
-mod pattern;
-mod walk;
-
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-pub use include::Include;
-pub use pattern::{
-    LineSearcher, MAX_NESTING, MAX_PATTERN_CHARS, MAX_PATTERNS, Pattern, PatternError,
-};
-pub use walk::{
-    Keep, Limits, MAX_LINE_CHARS, Match, Outcome, Request, Resume, SKIPPED_DIRECTORIES, Stop,
-    search_tree, search_tree_keeping,
+use crate::search::{
+    Include, Keep, Limits, Match, Outcome, PageKey, Pattern, Request, Stop, search_tree_keeping,
 };
 
 use super::content_trust::{self, Candidate, Hold};
@@ -296,43 +287,6 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         ),
     );
     respond(call, &query, &outcome, sorted, withheld)
-}
-
-/// How many places where a capped search stopped a session keeps, the newest first.
-const KEPT_PAGES: usize = 8;
-
-/// The places where a session's capped searches stopped, each under the search it belongs to, so
-/// that asking for the offset one named starts there instead of reading every file before it
-/// again (SEARCH-30). A place is only a hint: the walk checks it and reads from the start when
-/// the files before it are not the ones it was left with.
-#[derive(Default)]
-pub struct Pages(std::sync::Mutex<Vec<(PageKey, Resume)>>);
-
-/// Which search a place belongs to: everything that decides the walk and the matches.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PageKey {
-    root: PathBuf,
-    patterns: Vec<String>,
-    case_sensitive: bool,
-    include: Option<String>,
-    max_files: u64,
-}
-
-impl Pages {
-    fn find(&self, key: &PageKey, offset: usize) -> Option<Resume> {
-        let pages = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        pages
-            .iter()
-            .find(|(k, r)| k == key && r.next_offset == offset && offset > 0)
-            .map(|(_, r)| r.clone())
-    }
-
-    fn keep(&self, key: PageKey, resume: Resume) {
-        let mut pages = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        pages.retain(|(k, r)| !(k == &key && r.next_offset == resume.next_offset));
-        pages.insert(0, (key, resume));
-        pages.truncate(KEPT_PAGES);
-    }
 }
 
 /// Most files one search has checked; past it the rest of the matching files are held back and

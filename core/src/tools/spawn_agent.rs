@@ -123,7 +123,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             let Some(names) = names else {
                 return ToolOutput::error("`mcp_servers` must be a list of server names");
             };
-            let held = delegate::callable_servers(session);
+            let held = session.callable_servers();
             if let Some(unheld) = names.iter().find(|n| !held.contains(n)) {
                 call.record(
                     Gate::Routing,

@@ -91,7 +91,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
                     "{raw} is outside the workspace and the directories the person added"
                 ));
             };
-            let path = super::real_path(&path);
+            let path = crate::workspace_file::real_path(&path);
             let shown = display_path(&session.cwd, &path);
             (path, shown)
         }
@@ -166,7 +166,8 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             // A processor's document goes only to the file its call was about.
             match super::spawn_processor::destination(&session.cwd, &origin) {
                 Destination::Any => {}
-                Destination::File(allowed) if super::real_path(&allowed) == path => {}
+                Destination::File(allowed)
+                    if crate::workspace_file::real_path(&allowed) == path => {}
                 Destination::Entry(entry) if entry_id == Some(entry) => {}
                 Destination::Entry(entry) => {
                     call.record(

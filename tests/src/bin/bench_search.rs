@@ -8,7 +8,7 @@
 //!
 //! `TREE` defaults to the unpacked crate sources under `~/.cargo/registry/src/`, a few hundred
 //! megabytes of Rust, C and generated bindings. For each pattern it times
-//! [`search_tree`](bravebot_core::tools::search::search_tree) asked for a page past the last match
+//! [`search_tree`](bravebot_core::search::search_tree) asked for a page past the last match
 //! (every match counted and none shown, as `rg -c` does; no file, size or time cap) and `rg` with
 //! the same pattern, both on a warm page cache,
 //! and prints the median of seven runs, interleaved with ripgrep's, each side's count of matching
@@ -32,9 +32,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use bravebot_core::files::DiskOnly;
-use bravebot_core::tools::search::{
-    Limits, Pattern, Request, Resume, SKIPPED_DIRECTORIES, search_tree,
-};
+use bravebot_core::search::{Limits, Pattern, Request, Resume, SKIPPED_DIRECTORIES, search_tree};
 
 const RUNS: usize = 7;
 

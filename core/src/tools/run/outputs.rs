@@ -58,7 +58,7 @@ pub fn candidates(plan: &Plan, places: &Places) -> Vec<PathBuf> {
     }
     let mut out: Vec<PathBuf> = Vec::new();
     let mut push = |path: PathBuf| {
-        let path = super::super::real_path(&path);
+        let path = crate::workspace_file::real_path(&path);
         if places.contain(&path) && !out.contains(&path) {
             out.push(path);
         }

@@ -26,10 +26,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError, mpsc};
 use std::time::Instant;
 
+use super::directory::{Cut, Kept, read_sorted};
 use super::include::Include;
 use super::pattern::{LineNumbers, LineSearcher, Pattern};
 use crate::files::Files;
-use crate::tools::directory::{Cut, Kept, read_sorted};
 
 /// Directory names a search never walks: version control, build output and caches, and
 /// dependencies fetched or vendored. Names no project uses for its own sources; `build`, `out`
