@@ -5,7 +5,7 @@
 //! `schedule_next`. A self-paced loop ticks once now, and again after the delay its tick asked for;
 //! a tick that does not ask ends the loop. A line the person typed may also start a self-paced
 //! loop over itself by calling `schedule_next`. Every delay is held between
-//! [`Settings::loop_min_seconds`](crate::settings::Settings) (60 unless a setting says otherwise)
+//! the setting `loop.minSeconds` (60 unless a setting says otherwise)
 //! and [`MAX_SECONDS`], and the number the planner is told is the number it gets.
 
 use tokio_util::sync::CancellationToken;

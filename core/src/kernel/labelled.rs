@@ -2,7 +2,7 @@
 //!
 //! [`Labelled`] deliberately implements none of `Display`, `PartialEq`, `Deref`, `AsRef` or
 //! `Serialize`, and its `Debug` prints the label and never the value: the only way to look at
-//! what it holds is a gate in [`super::policy`], which records that it did. Code elsewhere can
+//! what it holds is a gate in the policy module (`kernel/policy.rs`), which records that it did. Code elsewhere can
 //! carry a labelled value, taint it further and hand it to a gate, and nothing else.
 
 use std::fmt;

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::position::Encoding;
 use super::rpc::{Connection, Exit, RpcError};
-use super::{Language, Launch, Limits};
+use super::table::{Language, Launch, Limits};
 use crate::process;
 
 /// A server that answered `initialize`.

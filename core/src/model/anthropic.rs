@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::client::{base64, cut, json_error_text};
-use super::{Message, ModelError, ModelReply, ModelRequest, Part, StreamEvent, ToolCall};
+use super::types::{Message, ModelError, ModelReply, ModelRequest, Part, StreamEvent, ToolCall};
+use super::wire::{base64, cut, json_error_text};
 
 /// The request body. `tools` is present only when the request offers tools (CONTRACT §2). The
 /// client sends [`assemble`]'s bytes, which equal this serialised; this is their reference.
@@ -108,11 +108,11 @@ pub(super) fn encode(message: &Message) -> Encoded {
 }
 
 /// The tools of a request as the body's `tools` value, serialised.
-pub(super) fn encode_tools(tools: &[super::ToolSchema]) -> String {
+pub(super) fn encode_tools(tools: &[super::types::ToolSchema]) -> String {
     Value::Array(tools.iter().map(tool).collect()).to_string()
 }
 
-fn tool(tool: &super::ToolSchema) -> Value {
+fn tool(tool: &super::types::ToolSchema) -> Value {
     json!({
         "name": tool.name,
         "description": tool.description,

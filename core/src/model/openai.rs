@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use super::client::{base64, cut, json_error_text};
-use super::{Message, ModelError, ModelReply, ModelRequest, Part, StreamEvent, ToolCall};
+use super::types::{Message, ModelError, ModelReply, ModelRequest, Part, StreamEvent, ToolCall};
+use super::wire::{base64, cut, json_error_text};
 
 /// The request body. `tools` is present only when the request offers tools: a processor's and a
 /// check's request carry no `tools` key at all (CONTRACT §2). The client sends [`assemble`]'s
@@ -113,7 +113,7 @@ pub(super) fn encode(message: &Message) -> Encoded {
 }
 
 /// The tools of a request as the body's `tools` value, serialised.
-pub(super) fn encode_tools(tools: &[super::ToolSchema]) -> String {
+pub(super) fn encode_tools(tools: &[super::types::ToolSchema]) -> String {
     Value::Array(tools.iter().map(tool).collect()).to_string()
 }
 
@@ -205,7 +205,7 @@ fn assistant(message: &Message) -> Value {
     Value::Object(entry)
 }
 
-fn tool(tool: &super::ToolSchema) -> Value {
+fn tool(tool: &super::types::ToolSchema) -> Value {
     json!({
         "type": "function",
         "function": {

@@ -8,7 +8,7 @@
 
 use std::ops::Range;
 
-use super::compile::Refusal;
+use super::refusal::Refusal;
 
 /// One character of a word after quote removal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

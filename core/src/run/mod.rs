@@ -39,8 +39,9 @@ mod expand;
 mod lex;
 mod parse;
 pub mod plan;
+mod refusal;
 
-pub use compile::{Refusal, compile};
+pub use compile::compile;
 pub use environment::{DirectoryEntry, Environment, FixedEnvironment, SystemEnvironment};
 pub use expand::{EXPANSION_LIMIT, LISTING_LIMIT};
 pub use lex::MAX_LINE_BYTES;
@@ -48,3 +49,4 @@ pub use plan::{
     Assignment, Command, DISCARD, Join, Pipeline, Plan, Redirect, Sequence, Step, Streams, masked,
     shown,
 };
+pub use refusal::Refusal;

@@ -9,9 +9,9 @@
 
 use std::ops::Range;
 
-use super::compile::Refusal;
 use super::lex::{Operator, RedirectOperator, Token, Word};
 use super::plan::Join;
+use super::refusal::Refusal;
 
 /// A sequence as written: its first step and each later step with the join before it.
 #[derive(Debug)]
@@ -198,7 +198,7 @@ impl Parser {
         // Control flow is named as such even where the rest of it would not parse.
         if let Some(Token::Word(word)) = self.peek()
             && !word.quoted
-            && let Some(refusal) = super::compile::control_flow(&word.text(), word.span.clone())
+            && let Some(refusal) = super::refusal::control_flow(&word.text(), word.span.clone())
         {
             return Err(refusal);
         }

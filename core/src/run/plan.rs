@@ -1,7 +1,7 @@
 //! The compiled plan: what a command line means, as data a person can read and an executor can
 //! follow without interpreting anything.
 //!
-//! A plan is only ever made by [`compile`](super::compile::compile): its fields are private, so a
+//! A plan is only ever made by `compile` (in `compile.rs`): its fields are private, so a
 //! value of this type is a line that compiled. The tree is a [`Sequence`] of [`Step`]s joined by
 //! `&&`, `||` and `;`, evaluated left to right with the shell's rule (`&&` runs the next step when
 //! the last status was success, `||` when it was failure, `;` always); a step is a pipeline of

@@ -6,8 +6,8 @@
 //! Other platforms have no backend and refuse everything that must be confined.
 //!
 //! The environment of a confined process is its caller's: this module neither adds nor removes a
-//! variable. The MCP client starts its servers without bravebot's credential variables
-//! ([`crate::process::Withheld`]).
+//! variable. (The MCP client, its caller, starts its servers without bravebot's credential
+//! variables.)
 
 pub mod policy;
 

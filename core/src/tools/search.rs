@@ -1,7 +1,7 @@
 //! `search`: the lines of workspace files that match a regular expression.
 //!
 //! The pattern is compiled before anything is read ([`Pattern`]), the files are chosen by a walk
-//! that is sorted, breadth first, capped and blind to `.gitignore` ([`search_tree`]), and the
+//! that is sorted, breadth first, capped and blind to `.gitignore` ([`search_tree`](crate::search::search_tree)), and the
 //! lines are shown file by file: a file a rule vouches for, or whose searched bytes the
 //! content-trust helper passes, has its lines shown; the lines of every other file go into one
 //! quarantine slot, and the planner gets its reference with how many lines and files it holds and
