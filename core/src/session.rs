@@ -170,7 +170,7 @@ impl Session {
         files: Arc<dyn Files>,
     ) -> Session {
         let mut trust = TrustMap::default();
-        let mut audit = AuditTrail::default();
+        let mut audit = AuditTrail::new(std::time::SystemTime::now);
         // The files a person writes in order to be obeyed are trusted from the start (CONTRACT
         // §4.3). They are defaults: a path already covered stays as it was. One that leads out of
         // the workspace, or is not what the default is for, is not trusted at all (TRUST-6).
@@ -303,7 +303,7 @@ impl Session {
         };
         let child = SessionState {
             quarantine: Quarantine::default(),
-            audit: AuditTrail::default(),
+            audit: AuditTrail::new(std::time::SystemTime::now),
             context: PlannerContext::default(),
             conversation: Conversation::default(),
             title: None,

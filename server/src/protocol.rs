@@ -1,7 +1,7 @@
 //! The wire types of the `bravebot/*` methods, declared once (CONTRACT §3).
 //!
 //! These types hold no logic: they derive serde, use camelCase fields and tag unions with
-//! `"kind"`. Conversion from core types happens in [`crate::screen`] and [`crate::lsp`]; core
+//! `"kind"`. Conversion from core types happens above, in `screen.rs` and `lsp.rs`; core
 //! types never derive serde for the wire.
 
 use serde::{Deserialize, Serialize};

@@ -82,19 +82,32 @@ impl fmt::Display for AuditRecord {
     }
 }
 
+/// Where a trail reads the time of each decision. The kernel reads no clock: the session hands
+/// its trail the machine's clock, a test a fixed one.
+pub type Clock = fn() -> std::time::SystemTime;
+
 /// The records of one session. Appending is the only operation; nothing is ever removed.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct AuditTrail {
     records: Vec<AuditRecord>,
+    clock: Clock,
 }
 
 impl AuditTrail {
+    /// An empty trail whose records are timed by `clock`.
+    pub fn new(clock: Clock) -> AuditTrail {
+        AuditTrail {
+            records: Vec::new(),
+            clock,
+        }
+    }
+
     pub fn record(&mut self, gate: Gate, decision: Decision, detail: impl Into<String>) {
         self.records.push(AuditRecord {
             gate,
             decision,
             detail: detail.into(),
-            at: std::time::SystemTime::now(),
+            at: (self.clock)(),
         });
     }
 
