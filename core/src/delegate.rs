@@ -210,7 +210,7 @@ pub fn start(
             format!(
                 "spawn_agent {}: its workspace definition names the model {}, which only a definition in ~/.bravebot/agents may choose; it talks to the session's model",
                 chosen.name,
-                crate::run::masked(refused)
+                crate::cmdline::masked(refused)
             ),
         );
     }

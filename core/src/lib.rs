@@ -14,6 +14,7 @@
 //! Untrusted bytes are read only by the gates in [`kernel::policy`]: everything else carries them.
 
 pub mod check;
+pub mod cmdline;
 pub mod conversation;
 pub mod credentials;
 pub mod delegate;
@@ -32,7 +33,6 @@ pub mod paths;
 pub mod pieces;
 pub mod process;
 pub mod record;
-pub mod run;
 pub mod runner;
 pub mod sandbox;
 pub mod screen;

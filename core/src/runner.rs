@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
+use crate::cmdline::{Command, Join, Pipeline, Plan, Redirect, Sequence, Step, Streams};
 use crate::process::{self, SharedCapture, Spec};
-use crate::run::{Command, Join, Pipeline, Plan, Redirect, Sequence, Step, Streams};
 
 /// Where a run's output goes, and what its first program reads.
 pub struct RunIo {
@@ -341,7 +341,7 @@ async fn run_pipeline(run: &Run, pipeline: &Pipeline) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::{SystemEnvironment, compile};
+    use crate::cmdline::{SystemEnvironment, compile};
 
     async fn run_line(
         line: &str,

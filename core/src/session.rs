@@ -130,7 +130,7 @@ pub struct Session {
     /// incognito session, a headless run).
     keep: Option<StateDir>,
     /// The context a planner request is held to, in tokens, once known.
-    pub(crate) context_budget: std::sync::OnceLock<u64>,
+    pub(crate) resolved_context_tokens: std::sync::OnceLock<u64>,
     /// Whether turns of this session may arm watches and run loops: a session somebody keeps open
     /// (the editor's), not a one-shot run.
     keeps_watches: bool,
@@ -247,7 +247,7 @@ impl Session {
             mcp,
             audit_log: config.audit_log,
             keep: None,
-            context_budget: std::sync::OnceLock::new(),
+            resolved_context_tokens: std::sync::OnceLock::new(),
             keeps_watches: false,
             turn_done: tokio::sync::watch::Sender::new(0),
             ended: std::sync::atomic::AtomicBool::new(false),
@@ -345,7 +345,7 @@ impl Session {
             search_pages: crate::search::Pages::default(),
             audit_log: None,
             keep: None,
-            context_budget: std::sync::OnceLock::new(),
+            resolved_context_tokens: std::sync::OnceLock::new(),
             keeps_watches: false,
             turn_done: tokio::sync::watch::Sender::new(0),
             ended: std::sync::atomic::AtomicBool::new(false),

@@ -521,12 +521,12 @@ async fn context_budget(session: &Session) -> u64 {
     if let Some(n) = session.settings.model.context_tokens {
         return n;
     }
-    if let Some(n) = session.context_budget.get() {
+    if let Some(n) = session.resolved_context_tokens.get() {
         return *n;
     }
     let listed = session.model.listed_context_tokens().await;
     let n = listed.unwrap_or(crate::settings::DEFAULT_CONTEXT_TOKENS);
-    *session.context_budget.get_or_init(|| n)
+    *session.resolved_context_tokens.get_or_init(|| n)
 }
 
 /// The `why` and the routing arguments of a call, for drawing it before it runs.
@@ -538,7 +538,7 @@ fn describe(arguments: &str) -> (String, Value) {
             map.remove("why");
             // A command is drawn wherever the call is shown: under the one mask (RUN-31).
             if let Some(Value::String(command)) = map.get_mut("command") {
-                *command = crate::run::masked(command);
+                *command = crate::cmdline::masked(command);
             }
             Value::Object(map)
         }

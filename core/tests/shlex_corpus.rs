@@ -13,7 +13,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command as Process, Stdio};
 
-use bravebot_core::run::{DirectoryEntry, Environment, Join, Plan, Sequence, Step, compile};
+use bravebot_core::cmdline::{DirectoryEntry, Environment, Join, Plan, Sequence, Step, compile};
 
 /// Every program is found, as `/usr/bin/<name>`; every path names an executable.
 struct AnyProgram;

@@ -15,11 +15,11 @@ use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema as acp;
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ErrorCode, RequestCancellationHandle, Stdio};
+use bravebot_core::cmdline::masked;
 use bravebot_core::egress::Egress;
 use bravebot_core::files::Files;
 use bravebot_core::kernel::policy;
 use bravebot_core::kernel::proposal::LineEdit;
-use bravebot_core::run::masked;
 use bravebot_core::screen::{
     Answer, BoxFuture, Question, QuestionKind, Screen, StopReason, ToolStatus, Update,
 };

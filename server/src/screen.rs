@@ -621,12 +621,12 @@ fn preview(text: &str) -> (&str, Option<String>) {
 }
 
 /// Text for a message box, one line per line, each under the one mask a command is shown with
-/// ([`bravebot_core::run::masked`]): every other control character drawn as a picture and the
+/// ([`bravebot_core::cmdline::masked`]): every other control character drawn as a picture and the
 /// Unicode ones that reorder or hide text as escapes, so nothing in it can move, hide or restyle
 /// what is around it.
 fn pictured(text: &str) -> String {
     text.split('\n')
-        .map(bravebot_core::run::masked)
+        .map(bravebot_core::cmdline::masked)
         .collect::<Vec<_>>()
         .join("\n")
 }

@@ -4,7 +4,7 @@
 //! ([`directory`]), and the places where a session's capped searches stopped ([`Pages`]).
 //!
 //! It knows nothing of sessions, labels or the planner: the `search` tool (`tools/search.rs`)
-//! chooses what to show and what to hold back. It sits beside `git/` and `run/` for the same
+//! chooses what to show and what to hold back. It sits beside `git/` and `cmdline/` for the same
 //! reason they sit where they do: a benchmark or a test can run it on a directory alone.
 
 pub mod directory;

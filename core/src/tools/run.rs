@@ -1,6 +1,6 @@
 //! `run`: a command line compiled into a plan, approved in the editor, run exactly as planned.
 //!
-//! The line is compiled by [`crate::run::compile`]; a refused construct runs nothing and the
+//! The line is compiled by [`crate::cmdline::compile`]; a refused construct runs nothing and the
 //! planner is told which span and why. What runs without a question: a plan the person allowed for
 //! the session, a line the person's home-settings `run.allow` rules cover (bound to resolved
 //! programs outside the places the person opened; `run/rules.rs`), and a line built only from the
@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 use super::content_trust;
 use super::land::is_protected;
 use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine};
+use crate::cmdline::{Plan, SystemEnvironment, compile, masked};
 use crate::jobs::Job;
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::Label;
@@ -29,7 +30,6 @@ use crate::kernel::slot::{Origin, Reference, human_size};
 use crate::kernel::trust::Scope;
 use crate::paths::{control_pictures, display_path};
 use crate::process;
-use crate::run::{Plan, SystemEnvironment, compile, masked};
 use crate::runner::{self, RunIo, RunReport};
 use crate::screen::{
     OptionKind, Question, QuestionKind, QuestionOption, Subject, ToolStatus, Update,

@@ -212,7 +212,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
                     },
                     chosen.refused_model.as_ref().map_or(String::new(), |m| format!(
                         " Its definition in the workspace names the model {}, which only a definition in ~/.bravebot/agents may choose: it talks to this session's model instead.",
-                        crate::run::masked(m)
+                        crate::cmdline::masked(m)
                     ))
                 )),
                 ..Subject::default()

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use super::readonly::Places;
-use crate::run::{Plan, Redirect};
+use crate::cmdline::{Plan, Redirect};
 
 /// A word longer than this is a candidate as a whole, but its suffixes are not taken apart.
 const LONGEST_SPLIT_WORD: usize = 256;
@@ -126,7 +126,7 @@ impl Before {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::{SystemEnvironment, compile};
+    use crate::cmdline::{SystemEnvironment, compile};
 
     // Verifies: RUNTOOL-10
     #[test]

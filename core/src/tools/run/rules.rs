@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 
 use super::readonly::Places;
-use crate::run::{Command, Plan, SystemEnvironment, compile};
+use crate::cmdline::{Command, Plan, SystemEnvironment, compile};
 
 /// The directories the system installs its own programs in.
 pub const SYSTEM_DIRECTORIES: &[&str] = &[

@@ -3,7 +3,7 @@
 //! to a shell.
 //!
 //! ```
-//! use bravebot_core::run::{FixedEnvironment, compile};
+//! use bravebot_core::cmdline::{FixedEnvironment, compile};
 //!
 //! let env = FixedEnvironment::new("/work/proj").programs(&["grep", "head"]);
 //! let plan = compile("grep -n 'a b' notes.txt | head -5 > top.txt", &env).unwrap();

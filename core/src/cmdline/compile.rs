@@ -17,7 +17,7 @@ use super::refusal::Refusal;
 use super::refusal::control_flow;
 
 /// Compiles `line` against `env`. The grammar, and what is refused, is in the documentation of
-/// the `run` module (`run/mod.rs`) and in `specs/run.md`.
+/// the `cmdline` module (`cmdline/mod.rs`) and in `specs/run.md`.
 pub fn compile(line: &str, env: &dyn Environment) -> Result<Plan, Refusal> {
     let directory = env.directory();
     if !directory.is_absolute() || directory.to_str().is_none() {
@@ -518,9 +518,9 @@ impl Compiler<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::environment::FixedEnvironment;
-    use crate::run::lex::MAX_LINE_BYTES;
-    use crate::run::plan::Streams;
+    use crate::cmdline::environment::FixedEnvironment;
+    use crate::cmdline::lex::MAX_LINE_BYTES;
+    use crate::cmdline::plan::Streams;
     use expect_test::{Expect, expect};
 
     fn env() -> FixedEnvironment {
@@ -591,7 +591,7 @@ mod tests {
         out
     }
 
-    use crate::run::plan::shown;
+    use crate::cmdline::plan::shown;
 
     /// Control characters as their pictures, so a snapshot holds no raw ones.
     fn visible(text: &str) -> String {
@@ -1269,7 +1269,7 @@ mod tests {
     // Verifies: RUN-9
     #[test]
     fn run_groups_nested_past_the_bound_are_refused_rather_than_overflowing() {
-        use crate::run::parse::MAX_GROUP_DEPTH;
+        use crate::cmdline::parse::MAX_GROUP_DEPTH;
         let nested = |n: usize| format!("{}ls{}", "(".repeat(n), ")".repeat(n));
         // On a thread with a runtime worker's 2 MiB stack: the parser descends once a group, and
         // 8,000 of them (a line within its 16 KiB) overflowed it.
