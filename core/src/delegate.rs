@@ -101,7 +101,7 @@ pub fn choose(session: &Session, kind: &str) -> Result<Chosen, String> {
     let (name, base, may_delegate, mcp, model, body, rounds_of) = match Kind::parse(kind) {
         Some(k) => (
             k.as_str().to_string(),
-            k.tools(),
+            crate::tools::held_by(k),
             true,
             if k.calls_servers() {
                 servers
@@ -114,7 +114,7 @@ pub fn choose(session: &Session, kind: &str) -> Result<Chosen, String> {
         ),
         None => match definitions.iter().find(|d| d.name == kind) {
             Some(d) => {
-                let (tools, may) = d.tools();
+                let (tools, may) = crate::tools::kept_by(d);
                 (
                     d.name.clone(),
                     tools,
@@ -139,11 +139,9 @@ pub fn choose(session: &Session, kind: &str) -> Result<Chosen, String> {
         .and_then(|d| d.refused_model.clone());
     let parent = parent_tools(session);
     let depth = session.seat.as_ref().map_or(0, |s| s.depth) + 1;
-    let tools: Vec<&'static str> = base
-        .into_iter()
-        .filter(|t| parent.contains(t) && !NEVER.contains(t))
-        .collect();
-    let may_delegate = may_delegate && depth < MAX_DEPTH && parent.contains(&"spawn_agent");
+    let tools: Vec<&'static str> = base.into_iter().filter(|t| parent.contains(t)).collect();
+    let may_delegate =
+        may_delegate && depth < MAX_DEPTH && parent.contains(&crate::tools::spawn_agent::NAME);
     Ok(Chosen {
         name,
         kind: rounds_of,
@@ -181,13 +179,11 @@ pub fn may_call(session: &Session, server: &str) -> bool {
 fn parent_tools(session: &Session) -> Vec<&'static str> {
     match &session.seat {
         Some(seat) => seat.tools.clone(),
-        None => crate::tools::specs().iter().map(|s| s.name).collect(),
+        None => crate::tools::specs_for(crate::session::Offers::default())
+            .iter()
+            .map(|s| s.name)
+            .collect(),
     }
-}
-
-/// The tools a session's planner is offered, where it is a delegate's.
-pub fn held(session: &Session) -> Option<&[&'static str]> {
-    session.seat.as_ref().map(|s| s.tools.as_slice())
 }
 
 /// Starts one delegate the person approved: numbered in the turn's tree, in a session of its
@@ -204,7 +200,7 @@ pub fn start(
     let depth = session.seat.as_ref().map_or(0, |s| s.depth) + 1;
     let mut tools = chosen.tools.clone();
     if chosen.may_delegate {
-        tools.push("spawn_agent");
+        tools.push(crate::tools::spawn_agent::NAME);
     }
     let seat = Seat {
         number,
@@ -267,7 +263,7 @@ pub fn start(
     );
     session.screen.update(Update::ToolCall {
         call_id: format!("delegate-{number}"),
-        tool: "spawn_agent".to_string(),
+        tool: crate::tools::spawn_agent::NAME.to_string(),
         why: format!(
             "{} is working on: {}",
             seat.label(),
@@ -327,17 +323,17 @@ planner that started you. Say `why` on every tool call in one short line: it is 
     });
     let mut can = Vec::new();
     let mut cannot = vec!["ask the person anything", "fetch a URL"];
-    if holds("read_file") {
+    if holds(crate::tools::read_file::NAME) {
         can.push("read files");
     } else {
         cannot.push("read files");
     }
-    if holds("run") {
+    if holds(crate::tools::run::NAME) {
         can.push("run programs (each is put to the person unless it is read-only or allowed)");
     } else {
         cannot.push("run programs");
     }
-    if holds("write_file") || holds("edit_file") {
+    if holds(crate::tools::write_file::NAME) || holds(crate::tools::edit_file::NAME) {
         can.push("change files (each change is shown to the person first)");
     } else {
         cannot.push("change files");
@@ -345,7 +341,7 @@ planner that started you. Say `why` on every tool call in one short line: it is 
     if let Some(servers) = &servers {
         can.push(servers.as_str());
     }
-    if holds("spawn_agent") {
+    if holds(crate::tools::spawn_agent::NAME) {
         can.push("start delegates of your own");
     } else {
         cannot.push("start delegates");
@@ -381,7 +377,7 @@ async fn run(
             f.shell,
             f.date,
         );
-        if seat.tools.contains(&"load_skill") {
+        if seat.tools.contains(&crate::tools::load_skill::NAME) {
             let found = skills::find(&*child).await;
             if let Some(listing) = present_listing(&child, skills::listing(&found.skills)) {
                 text.push('\n');
@@ -761,18 +757,28 @@ mod tests {
     // Verifies: DELEG-2
     #[test]
     fn each_kind_holds_its_table_and_none_is_offered_a_question_a_plan_or_a_host() {
-        let reader = Kind::Reader.tools();
+        let reader = crate::tools::held_by(Kind::Reader);
         assert!(reader.contains(&"read_file") && reader.contains(&"search"));
         assert!(!reader.contains(&"run") && !reader.contains(&"lsp"));
         assert!(!reader.contains(&"write_file"));
-        let checker = Kind::Checker.tools();
+        let checker = crate::tools::held_by(Kind::Checker);
         assert!(checker.contains(&"run") && checker.contains(&"lsp"));
         assert!(!checker.contains(&"write_file") && !checker.contains(&"edit_file"));
-        let worker = Kind::Worker.tools();
+        let worker = crate::tools::held_by(Kind::Worker);
         assert!(worker.contains(&"write_file") && worker.contains(&"run"));
         for kind in Kind::ALL {
-            for never in NEVER {
-                assert!(!kind.tools().contains(never), "{kind:?} holds {never}");
+            for never in [
+                "vet_content",
+                "ask_user",
+                "todo_write",
+                "fetch_url",
+                "watch_file",
+                "schedule_next",
+            ] {
+                assert!(
+                    !crate::tools::held_by(kind).contains(&never),
+                    "{kind:?} holds {never}"
+                );
             }
         }
     }
@@ -921,7 +927,7 @@ mod tests {
             refused_model: None,
             body: String::new(),
         };
-        let (tools, may) = d.tools();
+        let (tools, may) = crate::tools::kept_by(&d);
         assert_eq!(tools, vec!["read_file", "edit_file"]);
         assert!(!may, "spawn_agent was not named");
     }

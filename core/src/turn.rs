@@ -170,7 +170,7 @@ pub(crate) async fn rounds(
         .map(|spec| {
             let mut schema = spec.schema();
             // Where watches are kept, the change token's note points at the better answer.
-            if offers.watch_file && spec.name == "read_file" {
+            if offers.watch_file && spec.name == tools::read_file::NAME {
                 schema.description.push_str(
                     " To be told when a file changes, watch_file is the better answer in this session.",
                 );

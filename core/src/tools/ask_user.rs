@@ -17,9 +17,12 @@ use crate::screen::{Answer, OptionKind, Question, QuestionKind, QuestionOption, 
 
 pub const MAX_QUESTIONS: usize = 4;
 
+/// What the planner calls this tool.
+pub const NAME: &str = "ask_user";
+
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "ask_user",
+        name: NAME,
         description: "Ask the person up to four questions, one at a time, for what you cannot find out yourself: which \
 of two approaches, whether something is in scope, which file they meant. Never for a fact about the machine. \
 A skipped question is an answer to work with, not a reason to ask again.",

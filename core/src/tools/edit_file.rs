@@ -18,9 +18,12 @@ use crate::paths::display_path;
 use crate::screen::QuestionKind;
 use crate::workspace_file;
 
+/// What the planner calls this tool.
+pub const NAME: &str = "edit_file";
+
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "edit_file",
+        name: NAME,
         description: "Replace a passage of a workspace file. `old_text` must match the file's current text byte for \
 byte (read it first), and occur exactly once unless `replace_all` is true. The person sees the diff and may accept \
 all of it, some hunks, or their own version; the result says exactly what landed.",

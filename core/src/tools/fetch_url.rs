@@ -64,9 +64,12 @@ pub const KNOWN_CONTENT_TYPES: &[&str] = &[
     "image/svg+xml",
 ];
 
+/// What the planner calls this tool.
+pub const NAME: &str = "fetch_url";
+
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "fetch_url",
+        name: NAME,
         description: "Fetch one http or https URL with a GET. The person approves every fetch unless their settings \
 name the host. The body always comes back as a reference (ref:N) you cannot read, only pass on, e.g. to write_file's \
 contents_ref; the result gives the status code and, when it is a common one, the content type. A redirect to another \

@@ -7,9 +7,9 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use serde_json::{Map, Value, json};
 
-use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec};
+use super::{ArgRole, ArgSpec, Call, Effects, ToolOutput, ToolSpec};
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::Origin;
@@ -17,9 +17,12 @@ use crate::paths::control_pictures;
 use crate::screen::Update;
 use crate::session::Session;
 
+/// What the planner calls this tool.
+pub const NAME: &str = "job_output";
+
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "job_output",
+        name: NAME,
         description: "Report what a background job has printed since the last look, per stream, and whether it \
 has ended. `wait_seconds` (1-600) watches until output arrives, the job ends or the wait runs out; `kill` stops it.",
         args: vec![
@@ -42,6 +45,14 @@ has ended. `wait_seconds` (1-600) watches until output arrives, the job ends or 
                 schema: json!({"type": "integer", "minimum": 1, "maximum": 600, "description": "watch for up to this long"}),
             },
         ],
+    }
+}
+
+/// A look changes nothing; `kill` stops a job without a question of its own.
+pub(super) fn effects(args: &Map<String, Value>) -> Effects {
+    match args.get("kill").and_then(Value::as_bool) {
+        Some(true) => Effects::Unasked,
+        _ => Effects::None,
     }
 }
 

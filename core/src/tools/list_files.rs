@@ -28,9 +28,12 @@ use crate::settings::Settings;
 /// Most entries one listing returns.
 pub const MAX_ENTRIES: usize = 1000;
 
+/// What the planner calls this tool.
+pub const NAME: &str = "list_files";
+
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "list_files",
+        name: NAME,
         description: "List files under a workspace directory. Set a depth: without one the walk reaches every file \
 underneath. Directories the walk did not descend into are listed with a trailing slash. `pattern` is a glob \
 (*, ?, ** and braces like **/*.{rs,toml}); one without a slash matches file names at any depth, one with a slash \

@@ -14,9 +14,12 @@ use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 
+/// What the planner calls this tool.
+pub const NAME: &str = "load_skill";
+
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "load_skill",
+        name: NAME,
         description: "Read one of the skills you were listed at the start of this turn: standing instructions for one \
 kind of task. `name` is the skill's name exactly as listed.",
         args: vec![ArgSpec {

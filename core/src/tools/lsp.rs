@@ -128,9 +128,12 @@ impl Operation {
     }
 }
 
+/// What the planner calls this tool.
+pub const NAME: &str = "lsp";
+
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "lsp",
+        name: NAME,
         description: "Ask a language server about a symbol, where search cannot tell a declaration from a mention: \
 goToDefinition, findReferences, goToImplementation, incomingCalls and outgoingCalls at a position; hover at a \
 position (its text always comes back as a reference you cannot read); documentSymbol for a file; workspaceSymbol \

@@ -36,9 +36,12 @@ pub const MAX_LINE_CHARS: usize = 2000;
 /// conversation) and a read never ends the turn as too long for the model (READ-12).
 pub const MAX_PAGE_BYTES: usize = 40 * 1024;
 
+/// What the planner calls this tool.
+pub const NAME: &str = "read_file";
+
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "read_file",
+        name: NAME,
         description: "Read a text file from the workspace. Returns numbered lines and a change token; long files come \
 back one page at a time (continue with offset). A file nobody vouched for may come back as a reference (ref:N) \
 that you can pass on but not read. Pictures and PDFs always come back as references.",
@@ -146,12 +149,14 @@ pub(super) fn unread(call: &Call<'_>, shown: &str, refusal: &Refusal) -> ToolOut
     );
     // A change opens the file it replaces to draw the diff: what it says is that it cannot land.
     let said = match call.tool {
-        "write_file" | "edit_file" => format!("{shown} cannot be changed: {}", refusal.reason()),
+        super::write_file::NAME | super::edit_file::NAME => {
+            format!("{shown} cannot be changed: {}", refusal.reason())
+        }
         _ => format!("{shown} was not read: {}", refusal.reason()),
     };
     match refusal {
         Refusal::Missing => ToolOutput::error(format!("no such file: {shown}")),
-        Refusal::Directory if call.tool == "read_file" => {
+        Refusal::Directory if call.tool == NAME => {
             ToolOutput::error(format!("{shown} is a directory; use list_files"))
         }
         Refusal::Unreadable(_) => ToolOutput::error(said),

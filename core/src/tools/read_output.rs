@@ -17,9 +17,12 @@ use crate::kernel::policy::{self, Endorsement, PlannerText, Verdict};
 use crate::kernel::slot::Origin;
 use crate::screen::{QuestionKind, Subject};
 
+/// What the planner calls this tool.
+pub const NAME: &str = "read_output";
+
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "read_output",
+        name: NAME,
         description: "Ask to see what a run printed, by the reference run handed back. Quarantined output is shown \
 to the person first; if they agree it comes back as text. Output you may already read but that was too long comes \
 back a page at a time from `offset`.",

@@ -46,9 +46,12 @@ mod outputs;
 mod readonly;
 mod rules;
 
+/// What the planner calls this tool.
+pub const NAME: &str = "run";
+
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "run",
+        name: NAME,
         description: "Run one command line. It is compiled by bravebot's own grammar, never handed to a shell: \
 quoting, globs, ~, braces, NAME=value, |, &&, ||, ;, groups and redirects work; $(...), backticks, $VAR, &, \
 here-documents, eval/source/exec and control-flow words are refused. The person approves the compiled plan unless a \

@@ -22,9 +22,12 @@ use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::PlannerText;
 use crate::screen::{OptionKind, Question, QuestionKind, QuestionOption, Subject};
 
+/// What the planner calls this tool.
+pub const NAME: &str = "spawn_agent";
+
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "spawn_agent",
+        name: NAME,
         description: "Hand a sub-task to a delegate: a second planner with its own context and fewer tools, which \
 answers with one short report. Use it for work that would otherwise fill this conversation with reading. `kind` is \
 reader (reads), checker (reads, runs programs, asks a language server) or worker (also writes files and calls the \

@@ -6,9 +6,12 @@ use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec};
 use crate::kernel::policy::PlannerText;
 use crate::screen::{Todo, Update};
 
+/// What the planner calls this tool.
+pub const NAME: &str = "todo_write";
+
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "todo_write",
+        name: NAME,
         description: "Record the task list for what you are doing. Send the complete list every time; it replaces \
 the previous one. Each item has content and a status: pending, in_progress or completed.",
         args: vec![ArgSpec {

@@ -22,9 +22,12 @@ use crate::kernel::slot::Origin;
 use crate::model::Part;
 use crate::screen::{QuestionKind, Subject};
 
+/// What the planner calls this tool.
+pub const NAME: &str = "vet_content";
+
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "vet_content",
+        name: NAME,
         description: "Ask to see one quarantined reference. An isolated check reads it first, then the person is \
 shown the bytes; if they agree, the content comes back to you once. Say in `expects` what you expect it to hold.",
         args: vec![

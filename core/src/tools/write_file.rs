@@ -18,9 +18,12 @@ use crate::kernel::slot::{Origin, SlotId};
 use crate::paths::display_path;
 use crate::screen::QuestionKind;
 
+/// What the planner calls this tool.
+pub const NAME: &str = "write_file";
+
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "write_file",
+        name: NAME,
         description: "Create a file or replace one whole. Give `contents` (your text) or `contents_ref` (a reference \
 such as ref:3, written without you reading it), and `path` or `path_ref`. The person sees the diff and decides; the \
 result says exactly what landed.",
