@@ -272,6 +272,35 @@ mod tests {
         out
     }
 
+    // Verifies: TOOL-1
+    #[test]
+    fn every_tool_the_planner_is_shown_is_as_recorded() {
+        // Names, order, descriptions, schemas and each argument's role, as the planner and the
+        // routing gate see them: a change to any of them is a change to this file.
+        let shown: Vec<Value> = all()
+            .iter()
+            .map(|t| {
+                let schema = t.spec.schema();
+                let roles: Map<String, Value> = t
+                    .spec
+                    .args
+                    .iter()
+                    .map(|a| (a.name.to_string(), Value::String(format!("{:?}", a.role))))
+                    .collect();
+                serde_json::json!({
+                    "name": schema.name,
+                    "description": schema.description,
+                    "parameters": schema.parameters,
+                    "roles": roles,
+                    "offered": format!("{:?}", t.def.offered),
+                    "heldBy": format!("{:?}", t.def.held_by),
+                })
+            })
+            .collect();
+        let text = serde_json::to_string_pretty(&shown).expect("json") + "\n";
+        expect_test::expect_file!["snapshots/tools.json"].assert_eq(&text);
+    }
+
     // Verifies: TOOL-6
     #[test]
     fn no_tool_is_named_outside_the_table_and_its_own_file() {
