@@ -6,6 +6,7 @@
 //! `load_skill` only where the turn was listed a skill, and a delegate only the tools its seat
 //! holds ([`offered`]). Each tool is declared once, in [`table`]'s one entry for it.
 
+mod args;
 mod ask_user;
 pub mod content_trust;
 mod directory;
