@@ -275,23 +275,27 @@ mod tests {
     // Verifies: TOOL-1
     #[test]
     fn every_tool_the_planner_is_shown_is_as_recorded() {
-        // Names, order, descriptions, schemas and each argument's role, as the planner and the
-        // routing gate see them: a change to any of them is a change to this file.
+        // Names, order, descriptions, schemas and each argument's role and place, as the planner
+        // and the routing gate see them: a change to any of them is a change to this file.
         let shown: Vec<Value> = all()
             .iter()
             .map(|t| {
                 let schema = t.spec.schema();
-                let roles: Map<String, Value> = t
+                // In the spec's order, which an unknown argument's error lists them in.
+                let args: Vec<String> = t
                     .spec
                     .args
                     .iter()
-                    .map(|a| (a.name.to_string(), Value::String(format!("{:?}", a.role))))
+                    .map(|a| {
+                        let required = if a.required { ", required" } else { "" };
+                        format!("{}: {:?}{required}", a.name, a.role)
+                    })
                     .collect();
                 serde_json::json!({
                     "name": schema.name,
                     "description": schema.description,
                     "parameters": schema.parameters,
-                    "roles": roles,
+                    "args": args,
                     "offered": format!("{:?}", t.def.offered),
                     "heldBy": format!("{:?}", t.def.held_by),
                 })
