@@ -39,13 +39,6 @@ pub enum Holders {
     Nobody,
 }
 
-impl Holders {
-    /// Whether a delegate of this kind holds the tool, before its parent narrows it.
-    pub fn include(self, kind: Kind) -> bool {
-        matches!(self, Holders::From(least) if least <= kind)
-    }
-}
-
 impl Kind {
     pub const ALL: [Kind; 3] = [Kind::Reader, Kind::Checker, Kind::Worker];
 

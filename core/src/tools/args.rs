@@ -56,7 +56,7 @@ pub fn switch(args: &Map<String, Value>, name: &str) -> bool {
 
 /// Declares a tool's arguments:
 ///
-/// ```ignore
+/// ```text
 /// tool_args! {
 ///     pub struct Args {
 ///         path: optional String as Routing = json!({"type": "string"});
