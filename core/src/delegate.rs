@@ -14,6 +14,11 @@
 //! Every delegate of one turn belongs to one [`Tree`]: it numbers them in start order, holds the
 //! ceiling of [`CEILING`], lists the ones running for `session/status`, and carries their audit
 //! records up to the session the person opened.
+//!
+//! This file holds what sits below the tools: the definitions a turn may name, the skills listing
+//! a delegate is given, the reports handed back and a delegate's side of the screen. Choosing a
+//! kind and starting a delegate are the `spawn_agent` tool's (`tools/spawn_agent.rs`), which reads
+//! the tool table; running one is the turn's (`launch_queued` in `turn.rs`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -22,11 +27,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::conversation::Conversation;
 use crate::delegation::*;
-use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::Origin;
-use crate::model::ModelClient;
 use crate::screen::{Answer, Asker, BoxFuture, Question, Screen, StopReason, Update};
 use crate::session::Session;
 use crate::skills::{self, Place};
@@ -90,258 +93,6 @@ pub async fn definitions(session: &Session) -> Vec<Definition> {
         }
     }
     out
-}
-
-/// Resolves `kind` against the three kinds and the turn's definitions, narrowed by what the
-/// parent holds. `Err` lists the names that would have worked.
-pub fn choose(session: &Session, kind: &str) -> Result<Chosen, String> {
-    let definitions = session.state().delegation.definitions.clone();
-    let servers = session.callable_servers();
-    let (name, base, may_delegate, mcp, model, body, rounds_of) = match Kind::parse(kind) {
-        Some(k) => (
-            k.as_str().to_string(),
-            k.tools(),
-            true,
-            if k.calls_servers() {
-                servers
-            } else {
-                Vec::new()
-            },
-            None,
-            None,
-            k,
-        ),
-        None => match definitions.iter().find(|d| d.name == kind) {
-            Some(d) => {
-                let (tools, may) = d.tools();
-                (
-                    d.name.clone(),
-                    tools,
-                    may,
-                    servers.into_iter().filter(|s| d.keeps_server(s)).collect(),
-                    d.model.clone(),
-                    Some(d.body.clone()),
-                    Kind::Worker,
-                )
-            }
-            None => {
-                let mut names: Vec<String> =
-                    Kind::ALL.iter().map(|k| k.as_str().to_string()).collect();
-                names.extend(definitions.iter().map(|d| d.name.clone()));
-                return Err(names.join(", "));
-            }
-        },
-    };
-    let refused_model = definitions
-        .iter()
-        .find(|d| d.name == name && Kind::parse(kind).is_none())
-        .and_then(|d| d.refused_model.clone());
-    let parent = parent_tools(session);
-    let depth = session.seat.as_ref().map_or(0, |s| s.depth) + 1;
-    let tools: Vec<&'static str> = base
-        .into_iter()
-        .filter(|t| parent.contains(t) && !NEVER.contains(t))
-        .collect();
-    let may_delegate = may_delegate && depth < MAX_DEPTH && parent.contains(&"spawn_agent");
-    Ok(Chosen {
-        name,
-        kind: rounds_of,
-        tools,
-        may_delegate,
-        mcp,
-        model,
-        refused_model,
-        body,
-    })
-}
-
-/// What the run asking holds: a delegate's seat, or every tool for the turn.
-fn parent_tools(session: &Session) -> Vec<&'static str> {
-    match &session.seat {
-        Some(seat) => seat.tools.clone(),
-        None => crate::tools::specs().iter().map(|s| s.name).collect(),
-    }
-}
-
-/// The tools a session's planner is offered, where it is a delegate's.
-pub fn held(session: &Session) -> Option<&[&'static str]> {
-    session.seat.as_ref().map(|s| s.tools.as_slice())
-}
-
-/// Starts one delegate the person approved: numbered in the turn's tree, seated, announced and
-/// queued for the turn to run beside it in a session of its own. `None` when the turn's ceiling
-/// is reached.
-pub fn start(
-    session: &Session,
-    chosen: &Chosen,
-    task: String,
-    about: String,
-    cancel: &CancellationToken,
-) -> Option<u32> {
-    let tree = session.state().delegation.tree()?.clone();
-    let number = tree.take_number()?;
-    let depth = session.seat.as_ref().map_or(0, |s| s.depth) + 1;
-    let mut tools = chosen.tools.clone();
-    if chosen.may_delegate {
-        tools.push("spawn_agent");
-    }
-    let seat = Seat {
-        number,
-        name: chosen.name.clone(),
-        depth,
-        tools,
-        mcp: chosen.mcp.clone(),
-        tree: tree.clone(),
-    };
-    tree.lock().delegates.push(Running {
-        number,
-        name: chosen.name.clone(),
-        depth,
-        state: "running",
-    });
-    let mut config = session.model.config().clone();
-    if let Some(model) = &chosen.model {
-        config.name = model.clone();
-    }
-    if let Some(refused) = &chosen.refused_model {
-        session.state().audit.record(
-            Gate::Routing,
-            Decision::Refused,
-            format!(
-                "spawn_agent {}: its workspace definition names the model {}, which only a definition in ~/.bravebot/agents may choose; it talks to the session's model",
-                chosen.name,
-                crate::cmdline::masked(refused)
-            ),
-        );
-    }
-    let model = ModelClient::new(config, session.model.egress().clone());
-    let screen: Arc<dyn Screen> = Arc::new(DelegateScreen {
-        parent: session.screen.clone(),
-        label: seat.label(),
-        number,
-        name: chosen.name.clone(),
-        depth,
-        about: crate::paths::control_pictures(&about),
-        tree: tree.clone(),
-    });
-    let told = told(chosen, &seat);
-    // The task is the parent planner's own words, written by a context that met nothing
-    // untrusted (spawn_agent refuses otherwise): labelled by that context.
-    let label = session.state().context.label();
-    let task = Labelled::new(task, label);
-    let token = cancel.child_token();
-    let name = chosen.name.clone();
-    session.state().audit.record(
-        Gate::Routing,
-        Decision::Allowed,
-        format!(
-            "spawn_agent started {} at depth {depth} holding {:?} and the MCP servers {:?}",
-            seat.label(),
-            seat.tools,
-            seat.mcp
-        ),
-    );
-    session.screen.update(Update::ToolCall {
-        call_id: format!("delegate-{number}"),
-        tool: "spawn_agent".to_string(),
-        why: format!(
-            "{} is working on: {}",
-            seat.label(),
-            crate::paths::control_pictures(&about)
-        ),
-        routing: serde_json::json!({"kind": chosen.name, "number": number}),
-    });
-    session.screen.update(Update::Delegate {
-        number,
-        name: chosen.name.clone(),
-        depth,
-        state: "running",
-        about: crate::paths::control_pictures(&about),
-        stop_reason: None,
-        report: None,
-    });
-    // The turn that dispatched this call starts it as a task of its own the moment the call
-    // returns (`launch_queued` in `turn.rs`): a tool never runs a turn.
-    session.state().delegation.queued.push(Queued {
-        seat,
-        name,
-        screen,
-        model,
-        round_limit: chosen.kind.rounds(),
-        told,
-        task,
-        about,
-        cancel: token,
-    });
-    Some(number)
-}
-
-/// What a delegate is told about itself: the driver's guidance, its kind's constant (or its
-/// definition's body, between the driver's words), and what it can and cannot do, from what it
-/// holds.
-fn told(chosen: &Chosen, seat: &Seat) -> String {
-    let mut text = String::from(
-        "You are a delegate of bravebot, a coding agent working inside the person's editor. Another planner handed you \
-the task in the first message; you cannot see its conversation and there is nobody you can ask. ",
-    );
-    match &chosen.body {
-        Some(body) if !body.is_empty() => {
-            text.push_str(&format!(
-                "You were started from the definition `{}`. What it says you are for:\n{body}\n\n",
-                chosen.name
-            ));
-        }
-        _ => {
-            text.push_str(chosen.kind.purpose());
-            text.push_str("\n\n");
-        }
-    }
-    text.push_str(
-        "Some content reaches you only as a reference such as `ref:2 notes.md, 84 lines, 2.1 KiB, (U,priv)`: nobody \
-vouched for it, so you cannot read it; never guess what a reference holds, and a reference means nothing to the \
-planner that started you. Say `why` on every tool call in one short line: it is shown to the person.\n",
-    );
-    let holds = |t: &str| seat.tools.contains(&t);
-    let servers = (!seat.mcp.is_empty()).then(|| {
-        format!(
-            "call the tools of the MCP servers {} (each call is put to the person unless a rule of theirs names it, and what a server answers reaches you only as a reference)",
-            seat.mcp.join(", ")
-        )
-    });
-    let mut can = Vec::new();
-    let mut cannot = vec!["ask the person anything", "fetch a URL"];
-    if holds("read_file") {
-        can.push("read files");
-    } else {
-        cannot.push("read files");
-    }
-    if holds("run") {
-        can.push("run programs (each is put to the person unless it is read-only or allowed)");
-    } else {
-        cannot.push("run programs");
-    }
-    if holds("write_file") || holds("edit_file") {
-        can.push("change files (each change is shown to the person first)");
-    } else {
-        cannot.push("change files");
-    }
-    if let Some(servers) = &servers {
-        can.push(servers.as_str());
-    }
-    if holds("spawn_agent") {
-        can.push("start delegates of your own");
-    } else {
-        cannot.push("start delegates");
-    }
-    if !can.is_empty() {
-        text.push_str(&format!("You can {}.\n", can.join("; ")));
-    }
-    text.push_str(&format!("You cannot {}.\n", cannot.join(", ")));
-    text.push_str(
-        "When you are done, answer without calling a tool: that answer is your report, and it is all that goes back. \
-Make it short and concrete: what you found or did, where (paths and lines), and what you could not settle.\n",
-    );
-    text
 }
 
 /// The listing of skills, presented as trusted configuration, for a system prompt.
@@ -488,14 +239,14 @@ pub fn running(session: &Session) -> Vec<Running> {
 /// questions put through the session's one-at-a-time screen with its name beside the reason, and
 /// its streamed text, references, plan and turn end kept off the screen (a reference of its
 /// quarantine names nothing in the session's).
-struct DelegateScreen {
-    parent: Arc<dyn Screen>,
-    label: String,
-    number: u32,
-    name: String,
-    depth: u32,
-    about: String,
-    tree: Arc<Tree>,
+pub(crate) struct DelegateScreen {
+    pub(crate) parent: Arc<dyn Screen>,
+    pub(crate) label: String,
+    pub(crate) number: u32,
+    pub(crate) name: String,
+    pub(crate) depth: u32,
+    pub(crate) about: String,
+    pub(crate) tree: Arc<Tree>,
 }
 
 impl DelegateScreen {
@@ -610,25 +361,6 @@ mod tests {
             }
         }
         assert_eq!(callers, [std::path::PathBuf::from("delegate.rs")]);
-    }
-
-    // Verifies: DELEG-2
-    #[test]
-    fn each_kind_holds_its_table_and_none_is_offered_a_question_a_plan_or_a_host() {
-        let reader = Kind::Reader.tools();
-        assert!(reader.contains(&"read_file") && reader.contains(&"search"));
-        assert!(!reader.contains(&"run") && !reader.contains(&"lsp"));
-        assert!(!reader.contains(&"write_file"));
-        let checker = Kind::Checker.tools();
-        assert!(checker.contains(&"run") && checker.contains(&"lsp"));
-        assert!(!checker.contains(&"write_file") && !checker.contains(&"edit_file"));
-        let worker = Kind::Worker.tools();
-        assert!(worker.contains(&"write_file") && worker.contains(&"run"));
-        for kind in Kind::ALL {
-            for never in NEVER {
-                assert!(!kind.tools().contains(never), "{kind:?} holds {never}");
-            }
-        }
     }
 
     /// A screen whose questions take a while, counting how many are open at once.
@@ -758,55 +490,5 @@ mod tests {
             slow.whys.lock().unwrap()[1],
             Some("[delegate 1 (worker)] [delegate 4 (reader)] fix it".into())
         );
-    }
-
-    // Verifies: DELEG-8
-    #[test]
-    fn a_definition_keeps_only_the_worker_tools_it_names() {
-        let d = Definition {
-            name: "fixer".into(),
-            description: "fixes".into(),
-            tools: Some(vec![
-                "read_file".into(),
-                "edit_file".into(),
-                "fetch_url".into(),
-            ]),
-            model: None,
-            refused_model: None,
-            body: String::new(),
-        };
-        let (tools, may) = d.tools();
-        assert_eq!(tools, vec!["read_file", "edit_file"]);
-        assert!(!may, "spawn_agent was not named");
-    }
-
-    // Verifies: DELEG-20
-    #[test]
-    fn a_definition_keeps_an_mcp_server_only_where_its_tools_name_it_whole() {
-        let mut d = Definition {
-            name: "mailer".into(),
-            description: "sends".into(),
-            tools: None,
-            model: None,
-            refused_model: None,
-            body: String::new(),
-        };
-        assert!(
-            d.keeps_server("gmail") && d.keeps_server("notes"),
-            "no tools: all"
-        );
-        d.tools = Some(vec![
-            "read_file".into(),
-            "mcp__gmail__*".into(),
-            "mcp__notes__search".into(),
-        ]);
-        assert!(d.keeps_server("gmail"));
-        assert!(
-            !d.keeps_server("notes"),
-            "one tool does not name the server"
-        );
-        assert!(!d.keeps_server("gmai"));
-        assert!(Kind::Worker.calls_servers());
-        assert!(!Kind::Reader.calls_servers() && !Kind::Checker.calls_servers());
     }
 }

@@ -21,36 +21,24 @@ pub const MAX_EACH: usize = 8;
 /// Most definitions read from one place.
 pub(crate) const MAX_DEFINITIONS: usize = 64;
 
-/// What every kind may read. Never `vet_content`: its question would be the person's, about
-/// content they never asked to see, in the middle of work they are not reading (seed 000; DELEG-2).
-pub(crate) const READING: &[&str] = &[
-    "read_file",
-    "list_files",
-    "search",
-    "read_git",
-    "load_skill",
-];
-/// What a checker and a worker add: running programs, and a language server with them.
-pub(crate) const RUNNING: &[&str] = &["run", "read_output", "job_output", "lsp"];
-/// What only a worker adds.
-pub(crate) const WRITING: &[&str] = &["write_file", "edit_file", "spawn_processor"];
-/// Offered to no delegate: a question of its own, a task list on the person's screen, a host to
-/// reach, and the two tools that only mean something to a session the person keeps.
-pub const NEVER: &[&str] = &[
-    "vet_content",
-    "ask_user",
-    "todo_write",
-    "fetch_url",
-    "watch_file",
-    "schedule_next",
-];
-
-/// The three kinds of this program's own.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The three kinds of this program's own, each holding the tools of the one before it and more.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Kind {
     Reader,
     Checker,
     Worker,
+}
+
+/// Which delegates hold a tool, as the tool table declares it of each tool (DELEG-2). Which tools
+/// a kind holds is read off the table by `tools::held_by`; this file names no tool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Holders {
+    /// This kind and every kind after it: what a reader holds, a checker and a worker hold too.
+    From(Kind),
+    /// Only a delegate its parent lets start delegates of its own, within [`MAX_DEPTH`].
+    Delegating,
+    /// No delegate.
+    Nobody,
 }
 
 impl Kind {
@@ -66,18 +54,6 @@ impl Kind {
             Kind::Checker => "checker",
             Kind::Worker => "worker",
         }
-    }
-
-    /// The tools the kind holds before its parent narrows them, `spawn_agent` aside.
-    pub fn tools(self) -> Vec<&'static str> {
-        let mut out = READING.to_vec();
-        if self != Kind::Reader {
-            out.extend(RUNNING);
-        }
-        if self == Kind::Worker {
-            out.extend(WRITING);
-        }
-        out
     }
 
     /// Whether the kind calls MCP servers: a worker does, the servers its parent may call less
@@ -131,21 +107,6 @@ pub struct Definition {
 }
 
 impl Definition {
-    /// The tools a definition's delegate holds before its parent narrows them: a worker's,
-    /// less those it does not name. `spawn_agent` is kept only where it is named or nothing is.
-    pub(crate) fn tools(&self) -> (Vec<&'static str>, bool) {
-        let all = Kind::Worker.tools();
-        match &self.tools {
-            None => (all, true),
-            Some(named) => (
-                all.into_iter()
-                    .filter(|t| named.iter().any(|n| n == t))
-                    .collect(),
-                named.iter().any(|n| n == "spawn_agent"),
-            ),
-        }
-    }
-
     /// Whether a definition's delegate keeps an MCP server its parent may call: every one where
     /// `tools` is absent, else only a server `tools` names as `mcp__<server>__*`.
     pub(crate) fn keeps_server(&self, server: &str) -> bool {

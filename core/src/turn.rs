@@ -173,7 +173,7 @@ pub(crate) async fn rounds(
         .map(|spec| {
             let mut schema = spec.schema();
             // Where watches are kept, the change token's note points at the better answer.
-            if offers.watch_file && spec.name == "read_file" {
+            if offers.watch_file && spec.name == tools::read_file::NAME {
                 schema.description.push_str(
                     " To be told when a file changes, watch_file is the better answer in this session.",
                 );
@@ -366,7 +366,7 @@ async fn run_delegate(
             f.shell,
             f.date,
         );
-        if seat.tools.contains(&"load_skill") {
+        if seat.tools.contains(&crate::tools::load_skill::NAME) {
             let found = crate::skills::find(&*child).await;
             if let Some(listing) =
                 crate::delegate::present_listing(&child, crate::skills::listing(&found.skills))

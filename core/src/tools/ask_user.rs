@@ -7,7 +7,8 @@
 
 use serde_json::{Value, json};
 
-use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec};
+use super::args::{ArgValue, tool_args};
+use super::{Call, ToolOutput, ToolSpec};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::context::Capability;
 use crate::kernel::label::Label;
@@ -17,31 +18,46 @@ use crate::screen::{Answer, OptionKind, Question, QuestionKind, QuestionOption, 
 
 pub const MAX_QUESTIONS: usize = 4;
 
+tool_args! {
+    /// The arguments of `ask_user`, as the planner is shown them and as a call is read.
+    pub struct Args {
+        questions: required Questions as Routing = json!({
+            "type": "array",
+            "maxItems": MAX_QUESTIONS,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "header": {"type": "string", "description": "a short label"},
+                    "question": {"type": "string"},
+                    "options": {"type": "array", "items": {"type": "string"}},
+                    "multiple": {"type": "boolean"}
+                },
+                "required": ["question"]
+            }
+        });
+    }
+}
+
+/// What the planner calls this tool.
+pub const NAME: &str = "ask_user";
+
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "ask_user",
+        name: NAME,
         description: "Ask the person up to four questions, one at a time, for what you cannot find out yourself: which \
 of two approaches, whether something is in scope, which file they meant. Never for a fact about the machine. \
 A skipped question is an answer to work with, not a reason to ask again.",
-        args: vec![ArgSpec {
-            name: "questions",
-            role: ArgRole::Routing,
-            required: true,
-            schema: json!({
-                "type": "array",
-                "maxItems": MAX_QUESTIONS,
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "header": {"type": "string", "description": "a short label"},
-                        "question": {"type": "string"},
-                        "options": {"type": "array", "items": {"type": "string"}},
-                        "multiple": {"type": "boolean"}
-                    },
-                    "required": ["question"]
-                }
-            }),
-        }],
+        args: Args::specs(),
+    }
+}
+
+/// The questions as the planner sent them, each read whole; anything but a list, absent
+/// included, is an error.
+pub struct Questions(Vec<Asked>);
+
+impl ArgValue for Questions {
+    fn read(call: &Call<'_>, name: &str) -> Result<Option<Self>, String> {
+        parse(call.args.get(name)).map(|asked| Some(Questions(asked)))
     }
 }
 
@@ -92,8 +108,8 @@ fn parse(value: Option<&Value>) -> Result<Vec<Asked>, String> {
 
 pub async fn run(call: &Call<'_>) -> ToolOutput {
     let session = call.session;
-    let asked = match parse(call.args.get("questions")) {
-        Ok(a) => a,
+    let Questions(asked) = match Args::read(call) {
+        Ok(args) => args.questions,
         Err(e) => return ToolOutput::error(e),
     };
     if asked.is_empty() {

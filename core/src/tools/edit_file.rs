@@ -7,9 +7,10 @@
 
 use serde_json::json;
 
+use super::args::tool_args;
 use super::content_trust::{self, Candidate, Hold};
 use super::land::{self, Target};
-use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, change_token, confine};
+use super::{Call, ToolOutput, ToolSpec, change_token, confine};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
@@ -18,66 +19,47 @@ use crate::paths::display_path;
 use crate::screen::QuestionKind;
 use crate::workspace_file;
 
+tool_args! {
+    /// The arguments of `edit_file`, as the planner is shown them and as a call is read.
+    pub struct Args {
+        path: optional String as Routing = json!({"type": "string", "description": "workspace-relative path"});
+        path_ref: optional String as Routing = json!({"type": "string", "description": "a reference to a file whose name you were not shown"});
+        old_text: required String as Content = json!({"type": "string", "description": "the exact text to replace"});
+        new_text: required String as Content = json!({"type": "string", "description": "what replaces it"});
+        replace_all: switch bool as Routing = json!({"type": "boolean", "description": "replace every occurrence (default false)"});
+    }
+}
+
+/// What the planner calls this tool.
+pub const NAME: &str = "edit_file";
+
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "edit_file",
+        name: NAME,
         description: "Replace a passage of a workspace file. `old_text` must match the file's current text byte for \
 byte (read it first), and occur exactly once unless `replace_all` is true. The person sees the diff and may accept \
 all of it, some hunks, or their own version; the result says exactly what landed.",
-        args: vec![
-            ArgSpec {
-                name: "path",
-                role: ArgRole::Routing,
-                required: false,
-                schema: json!({"type": "string", "description": "workspace-relative path"}),
-            },
-            ArgSpec {
-                name: "path_ref",
-                role: ArgRole::Routing,
-                required: false,
-                schema: json!({"type": "string", "description": "a reference to a file whose name you were not shown"}),
-            },
-            ArgSpec {
-                name: "old_text",
-                role: ArgRole::Content,
-                required: true,
-                schema: json!({"type": "string", "description": "the exact text to replace"}),
-            },
-            ArgSpec {
-                name: "new_text",
-                role: ArgRole::Content,
-                required: true,
-                schema: json!({"type": "string", "description": "what replaces it"}),
-            },
-            ArgSpec {
-                name: "replace_all",
-                role: ArgRole::Routing,
-                required: false,
-                schema: json!({"type": "boolean", "description": "replace every occurrence (default false)"}),
-            },
-        ],
+        args: Args::specs(),
     }
 }
 
 pub async fn run(call: &Call<'_>) -> ToolOutput {
-    let args = (
-        call.str_arg("path"),
-        call.str_arg("path_ref"),
-        call.str_arg("old_text"),
-        call.str_arg("new_text"),
-    );
-    let (path, path_ref, old_text, new_text) = match args {
-        (Ok(p), Ok(r), Ok(Some(o)), Ok(Some(n))) => (p, r, o, n),
-        (Err(e), ..) | (_, Err(e), ..) | (_, _, Err(e), _) | (.., Err(e)) => {
-            return ToolOutput::error(e);
-        }
-        _ => return ToolOutput::error("edit_file needs `old_text` and `new_text`"),
+    let Args {
+        path,
+        path_ref,
+        old_text,
+        new_text,
+        replace_all,
+    } = match Args::read(call) {
+        Ok(args) => args,
+        Err(e) => return ToolOutput::error(e),
     };
-    let replace_all = call
-        .args
-        .get("replace_all")
-        .and_then(serde_json::Value::as_bool)
-        .unwrap_or(false);
+    let (path, path_ref, old_text, new_text) = (
+        path.as_deref(),
+        path_ref.as_deref(),
+        old_text.as_str(),
+        new_text.as_str(),
+    );
     let raw = match (path, path_ref) {
         (Some(_), Some(_)) => {
             return ToolOutput::error("give either `path` or `path_ref`, not both");

@@ -18,7 +18,8 @@ use std::sync::Arc;
 use serde_json::json;
 use url::Url;
 
-use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec};
+use super::args::tool_args;
+use super::{Call, ToolOutput, ToolSpec};
 use crate::egress::{
     EgressError, FETCH_BODY_CAP, HopGate, HttpResponse, RedirectRefusal, SendOptions,
     same_authority,
@@ -64,29 +65,34 @@ pub const KNOWN_CONTENT_TYPES: &[&str] = &[
     "image/svg+xml",
 ];
 
+tool_args! {
+    /// The arguments of `fetch_url`, as the planner is shown them and as a call is read.
+    pub struct Args {
+        url: required String as Routing = json!({"type": "string", "description": "the one http or https URL to fetch"});
+    }
+}
+
+/// What the planner calls this tool.
+pub const NAME: &str = "fetch_url";
+
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "fetch_url",
+        name: NAME,
         description: "Fetch one http or https URL with a GET. The person approves every fetch unless their settings \
 name the host. The body always comes back as a reference (ref:N) you cannot read, only pass on, e.g. to write_file's \
 contents_ref; the result gives the status code and, when it is a common one, the content type. A redirect to another \
 host is refused unless the person's settings allow that host. Not the tool for a GitHub pull request or issue where \
 the gh command is installed: use run with gh for those.",
-        args: vec![ArgSpec {
-            name: "url",
-            role: ArgRole::Routing,
-            required: true,
-            schema: json!({"type": "string", "description": "the one http or https URL to fetch"}),
-        }],
+        args: Args::specs(),
     }
 }
 
 pub async fn run(call: &Call<'_>) -> ToolOutput {
-    let raw = match call.str_arg("url") {
-        Ok(Some(raw)) => raw.trim(),
-        Ok(None) => return ToolOutput::error("fetch_url needs `url`"),
+    let url = match Args::read(call) {
+        Ok(args) => args.url,
         Err(e) => return ToolOutput::error(e),
     };
+    let raw = url.trim();
     let shown = control_pictures(raw);
     let url = match Url::parse(raw) {
         Ok(url) => url,

@@ -7,9 +7,10 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use serde_json::{Map, Value, json};
 
-use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec};
+use super::args::tool_args;
+use super::{Call, Effects, ToolOutput, ToolSpec};
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::Origin;
@@ -17,46 +18,46 @@ use crate::paths::control_pictures;
 use crate::screen::Update;
 use crate::session::Session;
 
+tool_args! {
+    /// The arguments of `job_output`, as the planner is shown them and as a call is read.
+    pub struct Args {
+        job: required String as Routing = json!({"type": "string", "description": "the job name run handed back, e.g. job-1"});
+        kill: switch bool as Routing = json!({"type": "boolean", "description": "stop the job"});
+        wait_seconds: optional u64 as Routing = json!({"type": "integer", "minimum": 1, "maximum": 600, "description": "watch for up to this long"});
+    }
+}
+
+/// What the planner calls this tool.
+pub const NAME: &str = "job_output";
+
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "job_output",
+        name: NAME,
         description: "Report what a background job has printed since the last look, per stream, and whether it \
 has ended. `wait_seconds` (1-600) watches until output arrives, the job ends or the wait runs out; `kill` stops it.",
-        args: vec![
-            ArgSpec {
-                name: "job",
-                role: ArgRole::Routing,
-                required: true,
-                schema: json!({"type": "string", "description": "the job name run handed back, e.g. job-1"}),
-            },
-            ArgSpec {
-                name: "kill",
-                role: ArgRole::Routing,
-                required: false,
-                schema: json!({"type": "boolean", "description": "stop the job"}),
-            },
-            ArgSpec {
-                name: "wait_seconds",
-                role: ArgRole::Routing,
-                required: false,
-                schema: json!({"type": "integer", "minimum": 1, "maximum": 600, "description": "watch for up to this long"}),
-            },
-        ],
+        args: Args::specs(),
+    }
+}
+
+/// A look changes nothing; `kill` stops a job without a question of its own.
+pub(super) fn effects(args: &Map<String, Value>) -> Effects {
+    if super::args::switch(args, "kill") {
+        Effects::Unasked
+    } else {
+        Effects::None
     }
 }
 
 pub async fn run(call: &Call<'_>) -> ToolOutput {
     let session = call.session;
-    let (name, wait) = match (call.str_arg("job"), call.uint_arg("wait_seconds")) {
-        (Ok(Some(n)), Ok(w)) => (n.to_string(), w),
-        (Err(e), _) | (_, Err(e)) => return ToolOutput::error(e),
-        _ => return ToolOutput::error("job_output needs `job`"),
+    let Args {
+        job: name,
+        kill,
+        wait_seconds: wait,
+    } = match Args::read(call) {
+        Ok(args) => args,
+        Err(e) => return ToolOutput::error(e),
     };
-    let kill = call
-        .args
-        .get("kill")
-        .and_then(serde_json::Value::as_bool)
-        .unwrap_or(false);
     if let Some(w) = wait.filter(|w| !(1..=600).contains(w)) {
         return ToolOutput::refused(format!(
             "wait_seconds {w} is outside 1 to 600; nothing was waited for"

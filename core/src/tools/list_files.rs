@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 use globset::{Glob, GlobMatcher};
 use serde_json::json;
 
-use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine};
+use super::args::tool_args;
+use super::{Call, ToolOutput, ToolSpec, confine};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
@@ -28,33 +29,26 @@ use crate::settings::Settings;
 /// Most entries one listing returns.
 pub const MAX_ENTRIES: usize = 1000;
 
+tool_args! {
+    /// The arguments of `list_files`, as the planner is shown them and as a call is read.
+    pub struct Args {
+        directory: optional String as Routing = json!({"type": "string", "description": "workspace-relative directory; . for the root"});
+        pattern: optional String as Routing = json!({"type": "string", "description": "optional glob selecting which files are wanted"});
+        depth: optional u64 as Routing = json!({"type": "integer", "minimum": 1, "description": "directory levels to walk; 1 is the directory itself"});
+    }
+}
+
+/// What the planner calls this tool.
+pub const NAME: &str = "list_files";
+
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "list_files",
+        name: NAME,
         description: "List files under a workspace directory. Set a depth: without one the walk reaches every file \
 underneath. Directories the walk did not descend into are listed with a trailing slash. `pattern` is a glob \
 (*, ?, ** and braces like **/*.{rs,toml}); one without a slash matches file names at any depth, one with a slash \
 is read from the directory or from the workspace root.",
-        args: vec![
-            ArgSpec {
-                name: "directory",
-                role: ArgRole::Routing,
-                required: false,
-                schema: json!({"type": "string", "description": "workspace-relative directory; . for the root"}),
-            },
-            ArgSpec {
-                name: "pattern",
-                role: ArgRole::Routing,
-                required: false,
-                schema: json!({"type": "string", "description": "optional glob selecting which files are wanted"}),
-            },
-            ArgSpec {
-                name: "depth",
-                role: ArgRole::Routing,
-                required: false,
-                schema: json!({"type": "integer", "minimum": 1, "description": "directory levels to walk; 1 is the directory itself"}),
-            },
-        ],
+        args: Args::specs(),
     }
 }
 
@@ -103,14 +97,16 @@ impl Walk {
 }
 
 pub async fn run(call: &Call<'_>) -> ToolOutput {
-    let (directory, pattern, depth) = match (
-        call.str_arg("directory"),
-        call.str_arg("pattern"),
-        call.uint_arg("depth"),
-    ) {
-        (Ok(d), Ok(p), Ok(n)) => (d.unwrap_or("."), p, n),
-        (Err(e), ..) | (_, Err(e), _) | (.., Err(e)) => return ToolOutput::error(e),
+    let Args {
+        directory,
+        pattern,
+        depth,
+    } = match Args::read(call) {
+        Ok(args) => args,
+        Err(e) => return ToolOutput::error(e),
     };
+    let directory = directory.as_deref().unwrap_or(".");
+    let pattern = pattern.as_deref();
     let session = call.session;
     let Ok(dir) = confine(session, directory) else {
         call.record(

@@ -8,31 +8,36 @@
 
 use serde_json::json;
 
-use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec};
+use super::args::tool_args;
+use super::{Call, ToolOutput, ToolSpec};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 
+tool_args! {
+    /// The arguments of `load_skill`, as the planner is shown them and as a call is read.
+    pub struct Args {
+        name: required String as Routing = json!({"type": "string", "description": "the skill's name exactly as listed, e.g. commit-style"});
+    }
+}
+
+/// What the planner calls this tool.
+pub const NAME: &str = "load_skill";
+
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "load_skill",
+        name: NAME,
         description: "Read one of the skills you were listed at the start of this turn: standing instructions for one \
 kind of task. `name` is the skill's name exactly as listed.",
-        args: vec![ArgSpec {
-            name: "name",
-            role: ArgRole::Routing,
-            required: true,
-            schema: json!({"type": "string", "description": "the skill's name exactly as listed, e.g. commit-style"}),
-        }],
+        args: Args::specs(),
     }
 }
 
 pub async fn run(call: &Call<'_>) -> ToolOutput {
     let session = call.session;
-    let name = match call.str_arg("name") {
-        Ok(Some(n)) => n.to_string(),
-        Ok(None) => return ToolOutput::error("load_skill needs `name`"),
+    let name = match Args::read(call) {
+        Ok(args) => args.name,
         Err(e) => return ToolOutput::error(e),
     };
     let listed = session.state().skills.clone();

@@ -22,7 +22,8 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine};
+use super::args::{ArgValue, tool_args};
+use super::{Call, ToolOutput, ToolSpec, confine};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::{Integrity, Label};
 use crate::kernel::labelled::Labelled;
@@ -128,9 +129,23 @@ impl Operation {
     }
 }
 
+tool_args! {
+    /// The arguments of `lsp`, as the planner is shown them and as a call is read.
+    pub struct Arguments {
+        operation: required Operation as Routing = json!({"type": "string", "enum": Operation::ALL.map(Operation::name)});
+        path: optional String as Routing = json!({"type": "string", "description": "workspace-relative file holding the symbol; required for every operation but workspaceSymbol"});
+        line: optional u64 as Routing = json!({"type": "integer", "minimum": 1, "description": "1-based line of the symbol"});
+        character: optional u64 as Routing = json!({"type": "integer", "minimum": 1, "description": "1-based character of the symbol on that line"});
+        query: optional String as Routing = json!({"type": "string", "description": "for workspaceSymbol: the name to look for"});
+    }
+}
+
+/// What the planner calls this tool.
+pub const NAME: &str = "lsp";
+
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "lsp",
+        name: NAME,
         description: "Ask a language server about a symbol, where search cannot tell a declaration from a mention: \
 goToDefinition, findReferences, goToImplementation, incomingCalls and outgoingCalls at a position; hover at a \
 position (its text always comes back as a reference you cannot read); documentSymbol for a file; workspaceSymbol \
@@ -140,38 +155,7 @@ line as path:line:column kind name; one outside the workspace says so. Servers: 
 JavaScript typescript-language-server, Python pyright-langserver, Go gopls, C and C++ clangd. Starting a language's \
 server is put to the person once per session. An answer says when the server was still indexing; no server, not \
 installed, failed to start and crashed are never empty answers.",
-        args: vec![
-            ArgSpec {
-                name: "operation",
-                role: ArgRole::Routing,
-                required: true,
-                schema: json!({"type": "string", "enum": Operation::ALL.map(Operation::name)}),
-            },
-            ArgSpec {
-                name: "path",
-                role: ArgRole::Routing,
-                required: false,
-                schema: json!({"type": "string", "description": "workspace-relative file holding the symbol; required for every operation but workspaceSymbol"}),
-            },
-            ArgSpec {
-                name: "line",
-                role: ArgRole::Routing,
-                required: false,
-                schema: json!({"type": "integer", "minimum": 1, "description": "1-based line of the symbol"}),
-            },
-            ArgSpec {
-                name: "character",
-                role: ArgRole::Routing,
-                required: false,
-                schema: json!({"type": "integer", "minimum": 1, "description": "1-based character of the symbol on that line"}),
-            },
-            ArgSpec {
-                name: "query",
-                role: ArgRole::Routing,
-                required: false,
-                schema: json!({"type": "string", "description": "for workspaceSymbol: the name to look for"}),
-            },
-        ],
+        args: Arguments::specs(),
     }
 }
 
@@ -183,22 +167,32 @@ struct Args {
     query: Option<String>,
 }
 
+/// An operation is read as one of [`Operation::ALL`]'s names, and anything else is refused
+/// before the other arguments are read.
+impl ArgValue for Operation {
+    fn read(call: &Call<'_>, name: &str) -> Result<Option<Self>, String> {
+        let Some(raw) = String::read(call, name)? else {
+            return Ok(None);
+        };
+        let names: Vec<&str> = Operation::ALL.iter().map(|o| o.name()).collect();
+        Operation::parse(&raw).map(Some).ok_or_else(|| {
+            format!(
+                "`{}` is not an operation of lsp; the operations are {}",
+                crate::paths::control_pictures(&raw),
+                names.join(", ")
+            )
+        })
+    }
+}
+
 fn args(call: &Call<'_>) -> Result<Args, String> {
-    let names: Vec<&str> = Operation::ALL.iter().map(|o| o.name()).collect();
-    let operation = call
-        .str_arg("operation")?
-        .ok_or("lsp needs the argument `operation`")?;
-    let operation = Operation::parse(operation).ok_or_else(|| {
-        format!(
-            "`{}` is not an operation of lsp; the operations are {}",
-            crate::paths::control_pictures(operation),
-            names.join(", ")
-        )
-    })?;
-    let path = call.str_arg("path")?.map(str::to_string);
-    let line = call.uint_arg("line")?;
-    let character = call.uint_arg("character")?;
-    let query = call.str_arg("query")?.map(str::to_string);
+    let Arguments {
+        operation,
+        path,
+        line,
+        character,
+        query,
+    } = Arguments::read(call)?;
     let position = match (operation.needs_position(), line, character) {
         (true, Some(l), Some(c)) if l >= 1 && c >= 1 => Some((l, c)),
         (true, Some(_), Some(_)) => {

@@ -4,37 +4,40 @@
 //! A tool that is not built is not offered. This build offers every tool of seed 004 (CONTRACT
 //! §4.1); `watch_file` and `schedule_next` only where they mean something ([`Offers`]),
 //! `load_skill` only where the turn was listed a skill, and a delegate only the tools its seat
-//! holds ([`offered`]).
+//! holds ([`offered`]). Each tool is declared once, in [`table`]'s one entry for it.
 
+mod args;
 mod ask_user;
 pub mod content_trust;
-mod edit_file;
+pub(crate) mod edit_file;
 mod fetch_url;
 mod job_output;
 mod land;
 mod list_files;
-mod load_skill;
+pub(crate) mod load_skill;
 mod lsp;
 pub mod mcp;
-mod read_file;
+pub(crate) mod read_file;
 mod read_git;
 mod read_output;
 pub mod release;
-mod run;
+pub(crate) mod run;
 mod schedule_next;
 pub mod search;
-mod spawn_agent;
+pub(crate) mod spawn_agent;
 mod spawn_processor;
+mod table;
 mod todo_write;
 mod vet_content;
 mod watch_file;
-mod write_file;
+pub(crate) mod write_file;
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
+use crate::delegation::{Definition, Holders, Kind};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::context::Routing;
 use crate::kernel::policy::PlannerText;
@@ -96,49 +99,22 @@ impl ToolSpec {
 
 pub use job_output::finished_unreported;
 
-/// Every tool this build has, [`specs`] and the two of [`Offers`], built once: a turn's tool list,
-/// each call's dispatch and each argument's role borrow from it rather than building every
-/// tool's schema again.
-static EVERY: std::sync::LazyLock<Vec<ToolSpec>> = std::sync::LazyLock::new(|| {
-    let mut all = specs();
-    all.push(watch_file::spec());
-    all.push(schedule_next::spec());
-    all
-});
-
 /// The tools offered to one turn: [`specs`], and the two of [`Offers`] where they are offered.
 pub fn specs_for(offers: Offers) -> Vec<&'static ToolSpec> {
-    EVERY
+    table::all()
         .iter()
-        .filter(|s| match s.name {
-            watch_file::NAME => offers.watch_file,
-            schedule_next::NAME => offers.schedule_next,
-            _ => true,
-        })
+        .filter(|t| t.def.offered.by(offers))
+        .map(|t| &t.spec)
         .collect()
 }
 
 /// Every tool this build offers every turn, in the order the planner is shown them.
 pub fn specs() -> Vec<ToolSpec> {
-    vec![
-        read_file::spec(),
-        list_files::spec(),
-        search::spec(),
-        read_git::spec(),
-        lsp::spec(),
-        write_file::spec(),
-        edit_file::spec(),
-        run::spec(),
-        read_output::spec(),
-        job_output::spec(),
-        spawn_processor::spec(),
-        vet_content::spec(),
-        fetch_url::spec(),
-        todo_write::spec(),
-        ask_user::spec(),
-        spawn_agent::spec(),
-        load_skill::spec(),
-    ]
+    table::all()
+        .iter()
+        .filter(|t| t.def.offered.by(Offers::default()))
+        .map(|t| (t.def.spec)())
+        .collect()
 }
 
 /// The tools this session's planner is offered in the turn running now: [`specs_for`] its
@@ -149,14 +125,51 @@ pub fn offered(session: &Session) -> Vec<&'static ToolSpec> {
         let state = session.state();
         (state.offers, !state.skills.is_empty())
     };
-    let mut out = specs_for(offers);
-    if !skills {
-        out.retain(|s| s.name != "load_skill");
-    }
-    if let Some(held) = crate::delegate::held(session) {
-        out.retain(|s| held.contains(&s.name));
+    table::all()
+        .iter()
+        .filter(|t| t.def.offered.by(offers))
+        .filter(|t| skills || t.def.offered != table::Offered::SkillListed)
+        .filter(|t| {
+            session
+                .seat
+                .as_ref()
+                .is_none_or(|seat| seat.tools.contains(&t.spec.name))
+        })
+        .map(|t| &t.spec)
+        .collect()
+}
+
+/// The tools a delegate of this kind holds before its parent narrows them, `spawn_agent` aside:
+/// a reader's, then what a checker adds, then what a worker adds (DELEG-2).
+pub fn held_by(kind: Kind) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    for least in Kind::ALL.into_iter().filter(|k| *k <= kind) {
+        out.extend(
+            table::all()
+                .iter()
+                .filter(|t| t.def.held_by == Holders::From(least))
+                .map(|t| t.spec.name),
+        );
     }
     out
+}
+
+/// The tools a definition's delegate holds before its parent narrows them: a worker's, less
+/// those it does not name; and whether it may start delegates, which it may only where it names
+/// `spawn_agent` or names no tool at all.
+pub fn kept_by(definition: &Definition) -> (Vec<&'static str>, bool) {
+    let all = held_by(Kind::Worker);
+    match &definition.tools {
+        None => (all, true),
+        Some(named) => (
+            all.into_iter()
+                .filter(|t| named.iter().any(|n| n == t))
+                .collect(),
+            table::all().iter().any(|t| {
+                t.def.held_by == Holders::Delegating && named.iter().any(|n| n == t.spec.name)
+            }),
+        ),
+    }
 }
 
 /// What a tool call gave back.
@@ -311,10 +324,7 @@ impl Call<'_> {
     }
 
     fn spec_role(&self, name: &str) -> Option<ArgRole> {
-        EVERY
-            .iter()
-            .find(|s| s.name == self.tool)
-            .and_then(|s| s.role_of(name))
+        table::find(self.tool).and_then(|t| t.spec.role_of(name))
     }
 
     /// The context gate for naming a reference in argument `arg`: a context that met content nobody
@@ -415,20 +425,10 @@ enum Effects {
     Unasked,
 }
 
+/// What a call can do to the world, as its tool's entry in the table says; a tool the table
+/// does not hold is treated as one whose effects nobody is asked about.
 fn effects_of(tool: &str, args: &Map<String, Value>) -> Effects {
-    match tool {
-        "read_file" | "list_files" | "search" | "read_git" | "lsp" | "todo_write" => Effects::None,
-        "job_output" => match args.get("kill").and_then(Value::as_bool) {
-            Some(true) => Effects::Unasked,
-            _ => Effects::None,
-        },
-        "load_skill" => Effects::None,
-        "write_file" | "edit_file" | "run" | "fetch_url" | "vet_content" | "read_output"
-        | "ask_user" | "spawn_agent" => Effects::EachAsked,
-        // spawn_processor sends quarantined bytes to a model on the planner's word alone, and
-        // anything not listed here is treated the same way.
-        _ => Effects::Unasked,
-    }
+    table::find(tool).map_or(Effects::Unasked, |t| (t.def.effects)(args))
 }
 
 /// Parses a call's arguments against the tool's declaration and runs it. An unknown tool or
@@ -448,12 +448,7 @@ pub async fn dispatch(
     let Some(spec) = specs.iter().find(|s| s.name == name) else {
         let names: Vec<&str> = specs.iter().map(|s| s.name).collect();
         if let Some(seat) = &session.seat
-            && specs_for(Offers {
-                watch_file: true,
-                schedule_next: true,
-            })
-            .iter()
-            .any(|s| s.name == name)
+            && table::find(name).is_some()
         {
             session.state().audit.record(
                 Gate::Routing,
@@ -537,27 +532,9 @@ pub async fn dispatch(
     if let Err(refusal) = call.routing_gate() {
         return (refusal, Value::Object(routing), why);
     }
-    let output = match spec.name {
-        "read_file" => read_file::run(&call).await,
-        "list_files" => list_files::run(&call).await,
-        "search" => search::run(&call).await,
-        "read_git" => read_git::run(&call).await,
-        "write_file" => write_file::run(&call).await,
-        "edit_file" => edit_file::run(&call).await,
-        "run" => run::run(&call).await,
-        "read_output" => read_output::run(&call).await,
-        "job_output" => job_output::run(&call).await,
-        "lsp" => lsp::run(&call).await,
-        "fetch_url" => fetch_url::run(&call).await,
-        "spawn_processor" => spawn_processor::run(&call).await,
-        "vet_content" => vet_content::run(&call).await,
-        "todo_write" => todo_write::run(&call),
-        "ask_user" => ask_user::run(&call).await,
-        "watch_file" => watch_file::run(&call).await,
-        "schedule_next" => schedule_next::run(&call),
-        "spawn_agent" => spawn_agent::run(&call).await,
-        "load_skill" => load_skill::run(&call).await,
-        other => ToolOutput::error(format!("tool `{other}` is declared but not wired")),
+    let output = match table::find(spec.name) {
+        Some(tool) => (tool.def.run)(&call).await,
+        None => ToolOutput::error(format!("tool `{}` is declared but not wired", spec.name)),
     };
     (output, Value::Object(routing), why)
 }

@@ -14,9 +14,10 @@ use std::path::Path;
 
 use serde_json::json;
 
+use super::args::tool_args;
 use super::content_trust::{self, Candidate, Hold};
 use super::release::{Grant, Release, Screening};
-use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine};
+use super::{Call, ToolOutput, ToolSpec, confine};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
@@ -36,53 +37,38 @@ pub const MAX_LINE_CHARS: usize = 2000;
 /// conversation) and a read never ends the turn as too long for the model (READ-12).
 pub const MAX_PAGE_BYTES: usize = 40 * 1024;
 
+tool_args! {
+    /// The arguments of `read_file`, as the planner is shown them and as a call is read.
+    pub struct Args {
+        path: optional String as Routing = json!({"type": "string", "description": "workspace-relative path"});
+        path_ref: optional String as Routing = json!({"type": "string", "description": "a reference to a file whose name you were not shown, e.g. ref:2"});
+        offset: optional u64 as Routing = json!({"type": "integer", "minimum": 1, "description": "1-based line to start at"});
+        limit: optional u64 as Routing = json!({"type": "integer", "minimum": 1, "description": "most lines to return (at most 2000)"});
+    }
+}
+
+/// What the planner calls this tool.
+pub const NAME: &str = "read_file";
+
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "read_file",
+        name: NAME,
         description: "Read a text file from the workspace. Returns numbered lines and a change token; long files come \
 back one page at a time (continue with offset). A file nobody vouched for may come back as a reference (ref:N) \
 that you can pass on but not read. Pictures and PDFs always come back as references.",
-        args: vec![
-            ArgSpec {
-                name: "path",
-                role: ArgRole::Routing,
-                required: false,
-                schema: json!({"type": "string", "description": "workspace-relative path"}),
-            },
-            ArgSpec {
-                name: "path_ref",
-                role: ArgRole::Routing,
-                required: false,
-                schema: json!({"type": "string", "description": "a reference to a file whose name you were not shown, e.g. ref:2"}),
-            },
-            ArgSpec {
-                name: "offset",
-                role: ArgRole::Routing,
-                required: false,
-                schema: json!({"type": "integer", "minimum": 1, "description": "1-based line to start at"}),
-            },
-            ArgSpec {
-                name: "limit",
-                role: ArgRole::Routing,
-                required: false,
-                schema: json!({"type": "integer", "minimum": 1, "description": "most lines to return (at most 2000)"}),
-            },
-        ],
+        args: Args::specs(),
     }
 }
 
 pub async fn run(call: &Call<'_>) -> ToolOutput {
-    let args = (
-        call.str_arg("path"),
-        call.str_arg("path_ref"),
-        call.uint_arg("offset"),
-        call.uint_arg("limit"),
-    );
-    let (path, path_ref, offset, limit) = match args {
-        (Ok(p), Ok(r), Ok(o), Ok(l)) => (p, r, o, l),
-        (Err(e), ..) | (_, Err(e), ..) | (_, _, Err(e), _) | (.., Err(e)) => {
-            return ToolOutput::error(e);
-        }
+    let Args {
+        path,
+        path_ref,
+        offset,
+        limit,
+    } = match Args::read(call) {
+        Ok(args) => args,
+        Err(e) => return ToolOutput::error(e),
     };
     let page = Page {
         offset: usize::try_from(offset.unwrap_or(1).max(1)).unwrap_or(usize::MAX),
@@ -93,8 +79,8 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     match (path, path_ref) {
         (Some(_), Some(_)) => ToolOutput::error("give either `path` or `path_ref`, not both"),
         (None, None) => ToolOutput::error("read_file needs `path` or `path_ref`"),
-        (None, Some(r)) => read_by_reference(call, r).await,
-        (Some(p), None) => read_by_path(call, p, page).await,
+        (None, Some(r)) => read_by_reference(call, &r).await,
+        (Some(p), None) => read_by_path(call, &p, page).await,
     }
 }
 
@@ -146,12 +132,14 @@ pub(super) fn unread(call: &Call<'_>, shown: &str, refusal: &Refusal) -> ToolOut
     );
     // A change opens the file it replaces to draw the diff: what it says is that it cannot land.
     let said = match call.tool {
-        "write_file" | "edit_file" => format!("{shown} cannot be changed: {}", refusal.reason()),
+        super::write_file::NAME | super::edit_file::NAME => {
+            format!("{shown} cannot be changed: {}", refusal.reason())
+        }
         _ => format!("{shown} was not read: {}", refusal.reason()),
     };
     match refusal {
         Refusal::Missing => ToolOutput::error(format!("no such file: {shown}")),
-        Refusal::Directory if call.tool == "read_file" => {
+        Refusal::Directory if call.tool == NAME => {
             ToolOutput::error(format!("{shown} is a directory; use list_files"))
         }
         Refusal::Unreadable(_) => ToolOutput::error(said),

@@ -39,6 +39,9 @@ const READER_STACK: usize = 64 << 20;
 /// The sentence every decline ends with.
 const USE_RUN: &str = "use run with git instead, which asks the person unless a rule covers it";
 
+/// What the planner calls this tool.
+pub const NAME: &str = "read_git";
+
 pub fn spec() -> ToolSpec {
     let routing = |name: &'static str, schema| ArgSpec {
         name,
@@ -52,7 +55,7 @@ pub fn spec() -> ToolSpec {
     );
     query.required = true;
     ToolSpec {
-        name: "read_git",
+        name: NAME,
         description: "Answer a question about a git repository's history without starting git and without asking the person, \
 printing what git prints: log (ten characters of id, authored day, author, subject per commit), show (a commit with its \
 message and diff, a tag, or <revision>:<path> for a file or directory as it was), diff (two commits, A..B or A B), status \

@@ -9,44 +9,43 @@
 
 use serde_json::json;
 
+use super::args::tool_args;
 use super::release::{self, Grant, Release, Screening};
-use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec};
+use super::{Call, ToolOutput, ToolSpec};
 use crate::check;
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::policy::{self, Endorsement, PlannerText, Verdict};
 use crate::kernel::slot::Origin;
 use crate::screen::{QuestionKind, Subject};
 
+tool_args! {
+    /// The arguments of `read_output`, as the planner is shown them and as a call is read.
+    pub struct Args {
+        r#ref: required String as Routing = json!({"type": "string", "description": "the reference run handed back, e.g. ref:4"});
+        offset: optional u64 as Routing = json!({"type": "integer", "minimum": 0, "description": "for output you may read: the byte to start from"});
+    }
+}
+
+/// What the planner calls this tool.
+pub const NAME: &str = "read_output";
+
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "read_output",
+        name: NAME,
         description: "Ask to see what a run printed, by the reference run handed back. Quarantined output is shown \
 to the person first; if they agree it comes back as text. Output you may already read but that was too long comes \
 back a page at a time from `offset`.",
-        args: vec![
-            ArgSpec {
-                name: "ref",
-                role: ArgRole::Routing,
-                required: true,
-                schema: json!({"type": "string", "description": "the reference run handed back, e.g. ref:4"}),
-            },
-            ArgSpec {
-                name: "offset",
-                role: ArgRole::Routing,
-                required: false,
-                schema: json!({"type": "integer", "minimum": 0, "description": "for output you may read: the byte to start from"}),
-            },
-        ],
+        args: Args::specs(),
     }
 }
 
 pub async fn run(call: &Call<'_>) -> ToolOutput {
     let session = call.session;
-    let (raw, offset) = match (call.str_arg("ref"), call.uint_arg("offset")) {
-        (Ok(Some(r)), Ok(o)) => (r, o),
-        (Err(e), _) | (_, Err(e)) => return ToolOutput::error(e),
-        _ => return ToolOutput::error("read_output needs `ref`"),
+    let (raw, offset) = match Args::read(call) {
+        Ok(args) => (args.r#ref, args.offset),
+        Err(e) => return ToolOutput::error(e),
     };
+    let raw = raw.as_str();
     let id = match call.reference("ref", raw) {
         Ok(id) => id,
         Err(refusal) => return refusal,

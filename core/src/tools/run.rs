@@ -17,9 +17,10 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use super::args::tool_args;
 use super::content_trust;
 use super::land::is_protected;
-use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine};
+use super::{Call, ToolOutput, ToolSpec, confine};
 use crate::cmdline::{Plan, SystemEnvironment, compile, masked};
 use crate::jobs::Job;
 use crate::kernel::audit::{Decision, Gate};
@@ -46,52 +47,31 @@ mod outputs;
 mod readonly;
 mod rules;
 
+tool_args! {
+    /// The arguments of `run`, as the planner is shown them and as a call is read.
+    pub struct Args {
+        command: required String as Routing = json!({"type": "string", "description": "one command line"});
+        directory: optional String as Routing = json!({"type": "string", "description": "workspace-relative directory to run in; . by default"});
+        deadline_seconds: optional u64 as Routing = json!({"type": "integer", "minimum": 1, "description": "how long to wait; 300 by default, at most 3600"});
+        background: switch bool as Routing = json!({"type": "boolean", "description": "start it and return a job name instead of waiting"});
+        stdin_ref: optional String as Routing = json!({"type": "string", "description": "a reference fed to the first program's standard input"});
+        #[allow(dead_code)]
+        read: switch bool as Routing = json!({"type": "boolean", "description": "ask for the output in this result; honoured only where questions are bypassed, which an editor session never does"});
+    }
+}
+
+/// What the planner calls this tool.
+pub const NAME: &str = "run";
+
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "run",
+        name: NAME,
         description: "Run one command line. It is compiled by bravebot's own grammar, never handed to a shell: \
 quoting, globs, ~, braces, NAME=value, |, &&, ||, ;, groups and redirects work; $(...), backticks, $VAR, &, \
 here-documents, eval/source/exec and control-flow words are refused. The person approves the compiled plan unless a \
 rule already covers it. What it prints comes back as references unless every step was vouched for; use read_output \
 to ask to see it.",
-        args: vec![
-            ArgSpec {
-                name: "command",
-                role: ArgRole::Routing,
-                required: true,
-                schema: json!({"type": "string", "description": "one command line"}),
-            },
-            ArgSpec {
-                name: "directory",
-                role: ArgRole::Routing,
-                required: false,
-                schema: json!({"type": "string", "description": "workspace-relative directory to run in; . by default"}),
-            },
-            ArgSpec {
-                name: "deadline_seconds",
-                role: ArgRole::Routing,
-                required: false,
-                schema: json!({"type": "integer", "minimum": 1, "description": "how long to wait; 300 by default, at most 3600"}),
-            },
-            ArgSpec {
-                name: "background",
-                role: ArgRole::Routing,
-                required: false,
-                schema: json!({"type": "boolean", "description": "start it and return a job name instead of waiting"}),
-            },
-            ArgSpec {
-                name: "stdin_ref",
-                role: ArgRole::Routing,
-                required: false,
-                schema: json!({"type": "string", "description": "a reference fed to the first program's standard input"}),
-            },
-            ArgSpec {
-                name: "read",
-                role: ArgRole::Routing,
-                required: false,
-                schema: json!({"type": "boolean", "description": "ask for the output in this result; honoured only where questions are bypassed, which an editor session never does"}),
-            },
-        ],
+        args: Args::specs(),
     }
 }
 
@@ -110,24 +90,22 @@ enum Endorsed {
 
 pub async fn run(call: &Call<'_>) -> ToolOutput {
     let session = call.session;
-    let args = (
-        call.str_arg("command"),
-        call.str_arg("directory"),
-        call.uint_arg("deadline_seconds"),
-        call.str_arg("stdin_ref"),
-    );
-    let (line, directory, deadline, stdin_ref) = match args {
-        (Ok(Some(l)), Ok(d), Ok(t), Ok(s)) => (l, d.unwrap_or("."), t, s),
-        (Err(e), ..) | (_, Err(e), ..) | (_, _, Err(e), _) | (.., Err(e)) => {
-            return ToolOutput::error(e);
-        }
-        _ => return ToolOutput::error("run needs `command`"),
+    let Args {
+        command: line,
+        directory,
+        deadline_seconds: deadline,
+        background,
+        stdin_ref,
+        read: _,
+    } = match Args::read(call) {
+        Ok(args) => args,
+        Err(e) => return ToolOutput::error(e),
     };
-    let background = call
-        .args
-        .get("background")
-        .and_then(serde_json::Value::as_bool)
-        .unwrap_or(false);
+    let (line, directory, stdin_ref) = (
+        line.as_str(),
+        directory.as_deref().unwrap_or("."),
+        stdin_ref.as_deref(),
+    );
     let Ok(dir) = confine(session, directory) else {
         call.record(
             Gate::Promote,

@@ -3,11 +3,21 @@
 //! loops (where the call starts a self-paced loop over that line). `delay_seconds` and `noop` are
 //! routing and required; `reason` is content and goes to the person's screen only.
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec};
+use super::args::tool_args;
+use super::{Call, ToolOutput, ToolSpec};
 use crate::kernel::policy::PlannerText;
 use crate::looping::{Schedule, clamp};
+
+tool_args! {
+    /// The arguments of `schedule_next`, as the planner is shown them and as a call is read.
+    pub struct Args {
+        delay_seconds: required u64 as Routing = json!({"type": "integer", "minimum": 0, "description": "seconds until the next look"});
+        noop: required bool as Routing = json!({"type": "boolean", "description": "true when this look found nothing"});
+        reason: lenient String as Content = json!({"type": "string", "description": "what you are waiting on; shown to the person"});
+    }
+}
 
 /// The tool's name, offered only where [`Offers`](crate::session::Offers) says.
 pub const NAME: &str = "schedule_next";
@@ -19,44 +29,20 @@ pub fn spec() -> ToolSpec {
 the delay. The delay is held between the session's minimum (a minute unless set lower) and an hour, and the \
 answer says the delay you get. `noop` says whether this look found nothing new. Not calling it in a loop's tick \
 ends the loop.",
-        args: vec![
-            ArgSpec {
-                name: "delay_seconds",
-                role: ArgRole::Routing,
-                required: true,
-                schema: json!({"type": "integer", "minimum": 0, "description": "seconds until the next look"}),
-            },
-            ArgSpec {
-                name: "noop",
-                role: ArgRole::Routing,
-                required: true,
-                schema: json!({"type": "boolean", "description": "true when this look found nothing"}),
-            },
-            ArgSpec {
-                name: "reason",
-                role: ArgRole::Content,
-                required: false,
-                schema: json!({"type": "string", "description": "what you are waiting on; shown to the person"}),
-            },
-        ],
+        args: Args::specs(),
     }
 }
 
 pub fn run(call: &Call<'_>) -> ToolOutput {
-    let asked = match call.uint_arg("delay_seconds") {
-        Ok(Some(n)) => n,
-        Ok(None) => return ToolOutput::error("schedule_next needs the argument `delay_seconds`"),
+    let Args {
+        delay_seconds: asked,
+        noop,
+        reason,
+    } = match Args::read(call) {
+        Ok(args) => args,
         Err(e) => return ToolOutput::error(e),
     };
-    let Some(noop) = call.args.get("noop").and_then(Value::as_bool) else {
-        return ToolOutput::error("argument `noop` of schedule_next must be true or false");
-    };
-    let reason = call
-        .str_arg("reason")
-        .ok()
-        .flatten()
-        .unwrap_or_default()
-        .to_string();
+    let reason = reason.unwrap_or_default();
     let delay = clamp(asked, call.session.settings.loop_min_seconds);
     let quiet = {
         let mut state = call.session.state();

@@ -58,9 +58,12 @@ pub const MAX_FILE_BYTES: u64 = 8 << 20;
 /// Unvouched files named in a quarantined result's summary before the rest are counted.
 const NAMED_UNVOUCHED: usize = 5;
 
+/// What the planner calls this tool.
+pub const NAME: &str = "search";
+
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "search",
+        name: NAME,
         description: "Find lines matching a regular expression in workspace files; each comes back as path:line:text. \
 The engine never backtracks. Supported: literals, ., *, +, ?, |, (...), (?:...), [...] with ranges and negation, \
 \\d \\w \\s and their negations, ^, $, \\b, \\B, and (?i) / (?-i) / (?i:...). Not supported: backreferences, \

@@ -10,21 +10,30 @@
 //! numbered in the turn's tree, until the turn's ceiling; the call answers once every one was
 //! asked, and the reports arrive on their own ([`crate::delegate::hand_over`]).
 
+use std::sync::Arc;
+
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec};
-use crate::delegate;
-use crate::delegation::{CEILING, MAX_EACH};
+use crate::delegate::DelegateScreen;
+use crate::delegation::{CEILING, Chosen, Kind, MAX_DEPTH, MAX_EACH, Queued, Running, Seat};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::context::Capability;
 use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::PlannerText;
+use crate::model::ModelClient;
 use crate::screen::{OptionKind, Question, QuestionKind, QuestionOption, Subject};
+use crate::screen::{Screen, Update};
+use crate::session::Session;
+
+/// What the planner calls this tool.
+pub const NAME: &str = "spawn_agent";
 
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "spawn_agent",
+        name: NAME,
         description: "Hand a sub-task to a delegate: a second planner with its own context and fewer tools, which \
 answers with one short report. Use it for work that would otherwise fill this conversation with reading. `kind` is \
 reader (reads), checker (reads, runs programs, asks a language server) or worker (also writes files and calls the \
@@ -159,7 +168,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             "nobody is watching this run to approve a delegate, so none was started; do the work with the tools you hold",
         );
     }
-    let mut chosen = match delegate::choose(session, &kind) {
+    let mut chosen = match choose(session, &kind) {
         Ok(c) => c,
         Err(names) => {
             call.record(
@@ -245,7 +254,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             declined += 1;
             continue;
         }
-        match delegate::start(session, &chosen, told.clone(), about.clone(), call.cancel) {
+        match start(session, &chosen, told.clone(), about.clone(), call.cancel) {
             Some(number) => started.push(number),
             None => declined += 1,
         }
@@ -311,4 +320,252 @@ fn first_line(text: &str) -> String {
         .chars()
         .take(120)
         .collect()
+}
+
+/// Resolves `kind` against the three kinds and the turn's definitions, narrowed by what the
+/// parent holds. `Err` lists the names that would have worked.
+pub fn choose(session: &Session, kind: &str) -> Result<Chosen, String> {
+    let definitions = session.state().delegation.definitions.clone();
+    let servers = session.callable_servers();
+    let (name, base, may_delegate, mcp, model, body, rounds_of) = match Kind::parse(kind) {
+        Some(k) => (
+            k.as_str().to_string(),
+            super::held_by(k),
+            true,
+            if k.calls_servers() {
+                servers
+            } else {
+                Vec::new()
+            },
+            None,
+            None,
+            k,
+        ),
+        None => match definitions.iter().find(|d| d.name == kind) {
+            Some(d) => {
+                let (tools, may) = super::kept_by(d);
+                (
+                    d.name.clone(),
+                    tools,
+                    may,
+                    servers.into_iter().filter(|s| d.keeps_server(s)).collect(),
+                    d.model.clone(),
+                    Some(d.body.clone()),
+                    Kind::Worker,
+                )
+            }
+            None => {
+                let mut names: Vec<String> =
+                    Kind::ALL.iter().map(|k| k.as_str().to_string()).collect();
+                names.extend(definitions.iter().map(|d| d.name.clone()));
+                return Err(names.join(", "));
+            }
+        },
+    };
+    let refused_model = definitions
+        .iter()
+        .find(|d| d.name == name && Kind::parse(kind).is_none())
+        .and_then(|d| d.refused_model.clone());
+    let parent = parent_tools(session);
+    let depth = session.seat.as_ref().map_or(0, |s| s.depth) + 1;
+    let tools: Vec<&'static str> = base.into_iter().filter(|t| parent.contains(t)).collect();
+    let may_delegate =
+        may_delegate && depth < MAX_DEPTH && parent.contains(&super::spawn_agent::NAME);
+    Ok(Chosen {
+        name,
+        kind: rounds_of,
+        tools,
+        may_delegate,
+        mcp,
+        model,
+        refused_model,
+        body,
+    })
+}
+
+/// What the run asking holds: a delegate's seat, or every tool for the turn.
+fn parent_tools(session: &Session) -> Vec<&'static str> {
+    match &session.seat {
+        Some(seat) => seat.tools.clone(),
+        None => super::specs_for(crate::session::Offers::default())
+            .iter()
+            .map(|s| s.name)
+            .collect(),
+    }
+}
+
+/// Starts one delegate the person approved: numbered in the turn's tree, seated, announced and
+/// queued for the turn to run beside it in a session of its own. `None` when the turn's ceiling
+/// is reached.
+pub fn start(
+    session: &Session,
+    chosen: &Chosen,
+    task: String,
+    about: String,
+    cancel: &CancellationToken,
+) -> Option<u32> {
+    let tree = session.state().delegation.tree()?.clone();
+    let number = tree.take_number()?;
+    let depth = session.seat.as_ref().map_or(0, |s| s.depth) + 1;
+    let mut tools = chosen.tools.clone();
+    if chosen.may_delegate {
+        tools.push(super::spawn_agent::NAME);
+    }
+    let seat = Seat {
+        number,
+        name: chosen.name.clone(),
+        depth,
+        tools,
+        mcp: chosen.mcp.clone(),
+        tree: tree.clone(),
+    };
+    tree.lock().delegates.push(Running {
+        number,
+        name: chosen.name.clone(),
+        depth,
+        state: "running",
+    });
+    let mut config = session.model.config().clone();
+    if let Some(model) = &chosen.model {
+        config.name = model.clone();
+    }
+    if let Some(refused) = &chosen.refused_model {
+        session.state().audit.record(
+            Gate::Routing,
+            Decision::Refused,
+            format!(
+                "spawn_agent {}: its workspace definition names the model {}, which only a definition in ~/.bravebot/agents may choose; it talks to the session's model",
+                chosen.name,
+                crate::cmdline::masked(refused)
+            ),
+        );
+    }
+    let model = ModelClient::new(config, session.model.egress().clone());
+    let screen: Arc<dyn Screen> = Arc::new(DelegateScreen {
+        parent: session.screen.clone(),
+        label: seat.label(),
+        number,
+        name: chosen.name.clone(),
+        depth,
+        about: crate::paths::control_pictures(&about),
+        tree: tree.clone(),
+    });
+    let told = told(chosen, &seat);
+    // The task is the parent planner's own words, written by a context that met nothing
+    // untrusted (spawn_agent refuses otherwise): labelled by that context.
+    let label = session.state().context.label();
+    let task = Labelled::new(task, label);
+    let token = cancel.child_token();
+    let name = chosen.name.clone();
+    session.state().audit.record(
+        Gate::Routing,
+        Decision::Allowed,
+        format!(
+            "spawn_agent started {} at depth {depth} holding {:?} and the MCP servers {:?}",
+            seat.label(),
+            seat.tools,
+            seat.mcp
+        ),
+    );
+    session.screen.update(Update::ToolCall {
+        call_id: format!("delegate-{number}"),
+        tool: super::spawn_agent::NAME.to_string(),
+        why: format!(
+            "{} is working on: {}",
+            seat.label(),
+            crate::paths::control_pictures(&about)
+        ),
+        routing: serde_json::json!({"kind": chosen.name, "number": number}),
+    });
+    session.screen.update(Update::Delegate {
+        number,
+        name: chosen.name.clone(),
+        depth,
+        state: "running",
+        about: crate::paths::control_pictures(&about),
+        stop_reason: None,
+        report: None,
+    });
+    // The turn that dispatched this call starts it as a task of its own the moment the call
+    // returns (`launch_queued` in `turn.rs`): a tool never runs a turn.
+    session.state().delegation.queued.push(Queued {
+        seat,
+        name,
+        screen,
+        model,
+        round_limit: chosen.kind.rounds(),
+        told,
+        task,
+        about,
+        cancel: token,
+    });
+    Some(number)
+}
+
+/// What a delegate is told about itself: the driver's guidance, its kind's constant (or its
+/// definition's body, between the driver's words), and what it can and cannot do, from what it
+/// holds.
+fn told(chosen: &Chosen, seat: &Seat) -> String {
+    let mut text = String::from(
+        "You are a delegate of bravebot, a coding agent working inside the person's editor. Another planner handed you \
+the task in the first message; you cannot see its conversation and there is nobody you can ask. ",
+    );
+    match &chosen.body {
+        Some(body) if !body.is_empty() => {
+            text.push_str(&format!(
+                "You were started from the definition `{}`. What it says you are for:\n{body}\n\n",
+                chosen.name
+            ));
+        }
+        _ => {
+            text.push_str(chosen.kind.purpose());
+            text.push_str("\n\n");
+        }
+    }
+    text.push_str(
+        "Some content reaches you only as a reference such as `ref:2 notes.md, 84 lines, 2.1 KiB, (U,priv)`: nobody \
+vouched for it, so you cannot read it; never guess what a reference holds, and a reference means nothing to the \
+planner that started you. Say `why` on every tool call in one short line: it is shown to the person.\n",
+    );
+    let holds = |t: &str| seat.tools.contains(&t);
+    let servers = (!seat.mcp.is_empty()).then(|| {
+        format!(
+            "call the tools of the MCP servers {} (each call is put to the person unless a rule of theirs names it, and what a server answers reaches you only as a reference)",
+            seat.mcp.join(", ")
+        )
+    });
+    let mut can = Vec::new();
+    let mut cannot = vec!["ask the person anything", "fetch a URL"];
+    if holds(super::read_file::NAME) {
+        can.push("read files");
+    } else {
+        cannot.push("read files");
+    }
+    if holds(super::run::NAME) {
+        can.push("run programs (each is put to the person unless it is read-only or allowed)");
+    } else {
+        cannot.push("run programs");
+    }
+    if holds(super::write_file::NAME) || holds(super::edit_file::NAME) {
+        can.push("change files (each change is shown to the person first)");
+    } else {
+        cannot.push("change files");
+    }
+    if let Some(servers) = &servers {
+        can.push(servers.as_str());
+    }
+    if holds(super::spawn_agent::NAME) {
+        can.push("start delegates of your own");
+    } else {
+        cannot.push("start delegates");
+    }
+    if !can.is_empty() {
+        text.push_str(&format!("You can {}.\n", can.join("; ")));
+    }
+    text.push_str(&format!("You cannot {}.\n", cannot.join(", ")));
+    text.push_str(
+        "When you are done, answer without calling a tool: that answer is your report, and it is all that goes back. \
+Make it short and concrete: what you found or did, where (paths and lines), and what you could not settle.\n",
+    );
+    text
 }

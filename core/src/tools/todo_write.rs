@@ -2,54 +2,73 @@
 
 use serde_json::{Value, json};
 
-use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec};
+use super::args::{ArgValue, tool_args};
+use super::{Call, ToolOutput, ToolSpec};
 use crate::kernel::policy::PlannerText;
 use crate::screen::{Todo, Update};
 
+tool_args! {
+    /// The arguments of `todo_write`, as the planner is shown them and as a call is read.
+    pub struct Args {
+        todos: required TodoList as Content = json!({
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "content": {"type": "string"},
+                    "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]}
+                },
+                "required": ["content", "status"]
+            }
+        });
+    }
+}
+
+/// What the planner calls this tool.
+pub const NAME: &str = "todo_write";
+
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "todo_write",
+        name: NAME,
         description: "Record the task list for what you are doing. Send the complete list every time; it replaces \
 the previous one. Each item has content and a status: pending, in_progress or completed.",
-        args: vec![ArgSpec {
-            name: "todos",
-            role: ArgRole::Content,
-            required: true,
-            schema: json!({
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "content": {"type": "string"},
-                        "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]}
-                    },
-                    "required": ["content", "status"]
-                }
-            }),
-        }],
+        args: Args::specs(),
+    }
+}
+
+/// The whole task list: every item needs `content`; a status not recognised reads as outstanding
+/// work. Anything but a list, absent included, is an error saying what a list holds.
+pub struct TodoList(Vec<Todo>);
+
+impl ArgValue for TodoList {
+    fn read(call: &Call<'_>, name: &str) -> Result<Option<Self>, String> {
+        let Some(Value::Array(items)) = call.args.get(name) else {
+            return Err("`todos` must be a list of {content, status}".into());
+        };
+        let mut todos = Vec::with_capacity(items.len());
+        for item in items {
+            let Some(content) = item.get("content").and_then(Value::as_str) else {
+                return Err("every todo needs `content`".into());
+            };
+            let status = item
+                .get("status")
+                .and_then(Value::as_str)
+                .filter(|s| matches!(*s, "in_progress" | "completed"))
+                .unwrap_or("pending");
+            todos.push(Todo {
+                content: content.to_string(),
+                status: status.to_string(),
+            });
+        }
+        Ok(Some(TodoList(todos)))
     }
 }
 
 pub fn run(call: &Call<'_>) -> ToolOutput {
-    let Some(Value::Array(items)) = call.args.get("todos") else {
-        return ToolOutput::error("`todos` must be a list of {content, status}");
+    let TodoList(todos) = match Args::read(call) {
+        Ok(args) => args.todos,
+        Err(e) => return ToolOutput::error(e),
     };
-    let mut todos = Vec::with_capacity(items.len());
-    for item in items {
-        let Some(content) = item.get("content").and_then(Value::as_str) else {
-            return ToolOutput::error("every todo needs `content`");
-        };
-        // An unrecognised status reads as outstanding work.
-        let status = item
-            .get("status")
-            .and_then(Value::as_str)
-            .filter(|s| matches!(*s, "in_progress" | "completed"))
-            .unwrap_or("pending");
-        todos.push(Todo {
-            content: content.to_string(),
-            status: status.to_string(),
-        });
-    }
     let count = |s: &str| todos.iter().filter(|t| t.status == s).count();
     let summary = format!(
         "{} items: {} completed, {} in progress, {} pending",

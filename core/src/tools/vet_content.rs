@@ -11,8 +11,9 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
+use super::args::tool_args;
 use super::release::{self, Grant, Release, Screening};
-use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec};
+use super::{Call, ToolOutput, ToolSpec};
 use crate::check;
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::Label;
@@ -22,25 +23,23 @@ use crate::kernel::slot::Origin;
 use crate::model::Part;
 use crate::screen::{QuestionKind, Subject};
 
+tool_args! {
+    /// The arguments of `vet_content`, as the planner is shown them and as a call is read.
+    pub struct Args {
+        r#ref: required String as Routing = json!({"type": "string", "description": "the reference to vet, e.g. ref:3"});
+        expects: required String as Content = json!({"type": "string", "description": "what you expect it to hold, in a sentence"});
+    }
+}
+
+/// What the planner calls this tool.
+pub const NAME: &str = "vet_content";
+
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "vet_content",
+        name: NAME,
         description: "Ask to see one quarantined reference. An isolated check reads it first, then the person is \
 shown the bytes; if they agree, the content comes back to you once. Say in `expects` what you expect it to hold.",
-        args: vec![
-            ArgSpec {
-                name: "ref",
-                role: ArgRole::Routing,
-                required: true,
-                schema: json!({"type": "string", "description": "the reference to vet, e.g. ref:3"}),
-            },
-            ArgSpec {
-                name: "expects",
-                role: ArgRole::Content,
-                required: true,
-                schema: json!({"type": "string", "description": "what you expect it to hold, in a sentence"}),
-            },
-        ],
+        args: Args::specs(),
     }
 }
 
@@ -96,11 +95,11 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             "vet_content is not offered to a delegate: what it could not read stays quarantined; say in the report what you needed from it",
         );
     }
-    let (raw, expects) = match (call.str_arg("ref"), call.str_arg("expects")) {
-        (Ok(Some(r)), Ok(Some(e))) => (r, e.to_string()),
-        (Err(e), _) | (_, Err(e)) => return ToolOutput::error(e),
-        _ => return ToolOutput::error("vet_content needs `ref` and `expects`"),
+    let (raw, expects) = match Args::read(call) {
+        Ok(args) => (args.r#ref, args.expects),
+        Err(e) => return ToolOutput::error(e),
     };
+    let raw = raw.as_str();
     // The planner's own words may go to another model only while its context holds nothing it
     // was not meant to pass on: a context that met released, untrusted-private content makes its
     // sentence private (CTX-1 refuses the rest of such a context's references too).

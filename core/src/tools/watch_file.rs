@@ -6,9 +6,17 @@
 
 use serde_json::json;
 
-use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec};
+use super::args::tool_args;
+use super::{Call, ToolOutput, ToolSpec};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::policy::PlannerText;
+
+tool_args! {
+    /// The arguments of `watch_file`, as the planner is shown them and as a call is read.
+    pub struct Args {
+        path: required String as Routing = json!({"type": "string", "description": "workspace-relative path of the one file to watch"});
+    }
+}
 
 /// The tool's name, offered only where [`Offers`](crate::session::Offers) says.
 pub const NAME: &str = "watch_file";
@@ -20,19 +28,13 @@ pub fn spec() -> ToolSpec {
 session is told with a turn of its own naming the path. The path is the only argument. A directory, a file that \
 does not exist and a path a read would refuse are refused, and so is a watch in a session running a loop or \
 already keeping as many watches as it keeps. Watches end with the session.",
-        args: vec![ArgSpec {
-            name: "path",
-            role: ArgRole::Routing,
-            required: true,
-            schema: json!({"type": "string", "description": "workspace-relative path of the one file to watch"}),
-        }],
+        args: Args::specs(),
     }
 }
 
 pub async fn run(call: &Call<'_>) -> ToolOutput {
-    let raw = match call.str_arg("path") {
-        Ok(Some(p)) => p.to_string(),
-        Ok(None) => return ToolOutput::error("watch_file needs the argument `path`"),
+    let raw = match Args::read(call) {
+        Ok(args) => args.path,
         Err(e) => return ToolOutput::error(e),
     };
     let session = call.session;

@@ -7,9 +7,10 @@
 
 use serde_json::json;
 
+use super::args::tool_args;
 use super::land::{self, Target};
 use super::spawn_processor::Destination;
-use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine};
+use super::{Call, ToolOutput, ToolSpec, confine};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
@@ -18,38 +19,26 @@ use crate::kernel::slot::{Origin, SlotId};
 use crate::paths::display_path;
 use crate::screen::QuestionKind;
 
+tool_args! {
+    /// The arguments of `write_file`, as the planner is shown them and as a call is read.
+    pub struct Args {
+        path: optional String as Routing = json!({"type": "string", "description": "workspace-relative path"});
+        path_ref: optional String as Routing = json!({"type": "string", "description": "a reference to a file whose name you were not shown"});
+        contents: optional String as Content = json!({"type": "string", "description": "the whole new contents"});
+        contents_ref: optional String as Routing = json!({"type": "string", "description": "a reference whose content becomes the file, e.g. ref:3"});
+    }
+}
+
+/// What the planner calls this tool.
+pub const NAME: &str = "write_file";
+
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "write_file",
+        name: NAME,
         description: "Create a file or replace one whole. Give `contents` (your text) or `contents_ref` (a reference \
 such as ref:3, written without you reading it), and `path` or `path_ref`. The person sees the diff and decides; the \
 result says exactly what landed.",
-        args: vec![
-            ArgSpec {
-                name: "path",
-                role: ArgRole::Routing,
-                required: false,
-                schema: json!({"type": "string", "description": "workspace-relative path"}),
-            },
-            ArgSpec {
-                name: "path_ref",
-                role: ArgRole::Routing,
-                required: false,
-                schema: json!({"type": "string", "description": "a reference to a file whose name you were not shown"}),
-            },
-            ArgSpec {
-                name: "contents",
-                role: ArgRole::Content,
-                required: false,
-                schema: json!({"type": "string", "description": "the whole new contents"}),
-            },
-            ArgSpec {
-                name: "contents_ref",
-                role: ArgRole::Routing,
-                required: false,
-                schema: json!({"type": "string", "description": "a reference whose content becomes the file, e.g. ref:3"}),
-            },
-        ],
+        args: Args::specs(),
     }
 }
 
@@ -59,18 +48,21 @@ fn named_reference(call: &Call<'_>, raw: &str, arg: &str) -> Result<SlotId, Tool
 }
 
 pub async fn run(call: &Call<'_>) -> ToolOutput {
-    let args = (
-        call.str_arg("path"),
-        call.str_arg("path_ref"),
-        call.str_arg("contents"),
-        call.str_arg("contents_ref"),
-    );
-    let (path, path_ref, contents, contents_ref) = match args {
-        (Ok(p), Ok(r), Ok(c), Ok(cr)) => (p, r, c, cr),
-        (Err(e), ..) | (_, Err(e), ..) | (_, _, Err(e), _) | (.., Err(e)) => {
-            return ToolOutput::error(e);
-        }
+    let Args {
+        path,
+        path_ref,
+        contents,
+        contents_ref,
+    } = match Args::read(call) {
+        Ok(args) => args,
+        Err(e) => return ToolOutput::error(e),
     };
+    let (path, path_ref, contents, contents_ref) = (
+        path.as_deref(),
+        path_ref.as_deref(),
+        contents.as_deref(),
+        contents_ref.as_deref(),
+    );
     let session = call.session;
     // The withheld listing entry a `path_ref` names, if one does: a processor's document about
     // that file may be written back through it.

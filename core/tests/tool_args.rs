@@ -1,0 +1,101 @@
+//! How a tool reads its arguments (`tool_args!`): in the order declared, the first argument of
+//! the wrong type is the error, named as the planner has always been told; a switch is off
+//! unless `true`; a typed argument such as lsp's operation is refused as it is read.
+
+#![allow(clippy::unwrap_used)]
+
+use bravebot_core::screen::{Answer, ToolStatus};
+use bravebot_core::settings::Settings;
+use bravebot_core::tools::dispatch;
+use bravebot_tests::fake_model::FakeModel;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+mod common;
+
+use common::{TestScreen, fixture};
+
+// Verifies: TOOL-2
+#[tokio::test]
+async fn arguments_are_read_in_order_and_the_first_of_the_wrong_type_is_named() {
+    let f = fixture(
+        FakeModel::start(Vec::new()),
+        TestScreen::new(true, |_| Answer::Refused),
+        Settings::default(),
+    );
+    let cancel = CancellationToken::new();
+    let cases = [
+        (
+            "read_file",
+            json!({"path": 3, "offset": "x", "why": "w"}),
+            "error: argument `path` of read_file must be a string",
+        ),
+        (
+            "read_file",
+            json!({"path": "a.txt", "offset": "x", "why": "w"}),
+            "error: argument `offset` of read_file must be a whole number",
+        ),
+        (
+            "list_files",
+            json!({"directory": ".", "depth": [1], "why": "w"}),
+            "error: argument `depth` of list_files must be a whole number",
+        ),
+        (
+            "edit_file",
+            json!({"path": 1, "old_text": 2, "new_text": "x", "why": "w"}),
+            "error: argument `path` of edit_file must be a string",
+        ),
+        (
+            "edit_file",
+            json!({"path": "a.txt", "old_text": 2, "new_text": "x", "why": "w"}),
+            "error: argument `old_text` of edit_file must be a string",
+        ),
+        // `kill` is a switch: "yes" is off, not an error; `wait_seconds` is read after it.
+        (
+            "job_output",
+            json!({"job": "job-9", "kill": "yes", "wait_seconds": "soon", "why": "w"}),
+            "error: argument `wait_seconds` of job_output must be a whole number",
+        ),
+        (
+            "vet_content",
+            json!({"ref": 5, "expects": "x", "why": "w"}),
+            "error: argument `ref` of vet_content must be a string",
+        ),
+        (
+            "todo_write",
+            json!({"todos": "x", "why": "w"}),
+            "error: `todos` must be a list of {content, status}",
+        ),
+        (
+            "todo_write",
+            json!({"todos": [{"status": "pending"}], "why": "w"}),
+            "error: every todo needs `content`",
+        ),
+        (
+            "ask_user",
+            json!({"questions": {}, "why": "w"}),
+            "error: `questions` must be a list",
+        ),
+    ];
+    for (tool, args, said) in cases {
+        let (output, _, _) = dispatch(&f.session, tool, &args.to_string(), &cancel).await;
+        assert_eq!(output.status, ToolStatus::Error, "{tool} {args}");
+        assert_eq!(output.text.as_str(), said, "{tool} {args}");
+    }
+    // An operation lsp does not have is refused before `path` is read.
+    let (output, _, _) = dispatch(
+        &f.session,
+        "lsp",
+        &json!({"operation": "rename", "path": 5, "why": "w"}).to_string(),
+        &cancel,
+    )
+    .await;
+    assert!(
+        output
+            .text
+            .as_str()
+            .starts_with("error: `rename` is not an operation of lsp; the operations are "),
+        "{}",
+        output.text.as_str()
+    );
+}
