@@ -63,7 +63,7 @@ impl Kind {
     }
 
     /// Rounds a delegate of this kind may take.
-    pub fn rounds(self) -> u32 {
+    pub fn round_limit(self) -> u32 {
         match self {
             Kind::Reader => 40,
             Kind::Checker => 60,

@@ -493,7 +493,7 @@ pub fn start(
         name,
         screen,
         model,
-        round_limit: chosen.kind.rounds(),
+        round_limit: chosen.kind.round_limit(),
         told,
         task,
         about,
