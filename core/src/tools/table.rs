@@ -302,8 +302,47 @@ mod tests {
                 })
             })
             .collect();
-        let text = serde_json::to_string_pretty(&shown).expect("json") + "\n";
+        // Keys sorted, whatever order serde_json keeps them in: a build that turns on its
+        // `preserve_order` (the whole workspace's does) writes the same file.
+        let text = serde_json::to_string_pretty(&sorted(Value::Array(shown))).expect("json") + "\n";
         expect_test::expect_file!["snapshots/tools.json"].assert_eq(&text);
+    }
+
+    /// The value with every object's keys in sorted order, walked with a stack of its own.
+    fn sorted(value: Value) -> Value {
+        // Each frame is a value still to be rebuilt and, once its children are, where it goes.
+        enum Frame {
+            Visit(Value),
+            Array(usize),
+            Object(Vec<String>),
+        }
+        let mut work = vec![Frame::Visit(value)];
+        let mut done: Vec<Value> = Vec::new();
+        while let Some(frame) = work.pop() {
+            match frame {
+                Frame::Visit(Value::Array(items)) => {
+                    work.push(Frame::Array(items.len()));
+                    work.extend(items.into_iter().rev().map(Frame::Visit));
+                }
+                Frame::Visit(Value::Object(map)) => {
+                    let mut entries: Vec<(String, Value)> = map.into_iter().collect();
+                    entries.sort_by(|a, b| a.0.cmp(&b.0));
+                    let (keys, values): (Vec<String>, Vec<Value>) = entries.into_iter().unzip();
+                    work.push(Frame::Object(keys));
+                    work.extend(values.into_iter().rev().map(Frame::Visit));
+                }
+                Frame::Visit(other) => done.push(other),
+                Frame::Array(n) => {
+                    let items = done.split_off(done.len() - n);
+                    done.push(Value::Array(items));
+                }
+                Frame::Object(keys) => {
+                    let values = done.split_off(done.len() - keys.len());
+                    done.push(Value::Object(keys.into_iter().zip(values).collect()));
+                }
+            }
+        }
+        done.pop().unwrap_or(Value::Null)
     }
 
     // Verifies: TOOL-6
