@@ -30,7 +30,7 @@ use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::{Origin, human_size};
 use crate::paths::control_pictures;
-use crate::screen::{OptionKind, Question, QuestionKind, QuestionOption, Subject, Update};
+use crate::screen::{Question, QuestionKind, Subject, Update};
 use crate::settings::Settings;
 
 /// Content types the planner may be told, matched on the media type alone (parameters such as a
@@ -199,57 +199,32 @@ async fn approve(call: &Call<'_>, url: &Url, shown: &str, host: &str) -> Result<
             "the turn was cancelled; nothing was fetched",
         ));
     }
-    let question = Question {
-        asker: None,
-        kind: QuestionKind::Fetch,
-        title: format!("Fetch {shown}?"),
-        why: Some(call.why.clone()).filter(|w| !w.is_empty()),
-        subject: Subject {
+    let question = Question::approve(QuestionKind::Fetch, format!("Fetch {shown}?"))
+        .why(&call.why)
+        .subject(Subject {
             url: Some(shown.to_string()),
             host: Some(host.to_string()),
-            notice: Some(if private {
-                "The agent wrote this URL after reading your files: check that it carries nothing \
-                 of them before you allow it, since a URL's path and query reach the host. What \
-                 comes back stays quarantined however you answer."
-                    .into()
-            } else {
-                "What comes back stays quarantined however you answer: the agent can pass it on or \
-                 write it to a file, and cannot read it or be told what it says."
-                    .into()
-            }),
             ..Subject::default()
-        },
-        options: vec![
-            QuestionOption {
-                id: "fetch".into(),
-                name: "Fetch it once".into(),
-                kind: OptionKind::AllowOnce,
-            },
-            QuestionOption {
-                id: "reject".into(),
-                name: "Don't fetch it".into(),
-                kind: OptionKind::RejectOnce,
-            },
-        ],
-    };
-    let answer = call.ask(question.clone()).await;
-    let approved = answer.approves(&question);
-    call.record(
-        Gate::Question,
-        if approved {
-            Decision::Allowed
+        })
+        .notice(if private {
+            "The agent wrote this URL after reading your files: check that it carries nothing \
+             of them before you allow it, since a URL's path and query reach the host. What \
+             comes back stays quarantined however you answer."
         } else {
-            Decision::Refused
-        },
-        format!(
-            "fetch {host}: {}",
-            if approved {
-                "allowed once by the person"
-            } else {
-                "refused"
-            }
-        ),
-    );
+            "What comes back stays quarantined however you answer: the agent can pass it on or \
+             write it to a file, and cannot read it or be told what it says."
+        })
+        .allow_once("fetch", "Fetch it once")
+        .reject("reject", "Don't fetch it");
+    let approved = call
+        .ask_recorded(question, |a| {
+            a.said(
+                format!("fetch {host}: allowed once by the person"),
+                format!("fetch {host}: refused"),
+            )
+        })
+        .await
+        .approved();
     if approved {
         Ok(())
     } else {

@@ -21,7 +21,7 @@ use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::proposal::{self, Proposal, RebaseRefusal};
 use crate::paths::file_uri;
-use crate::screen::{Answer, OptionKind, Question, QuestionKind, QuestionOption, Subject};
+use crate::screen::{Answer, Question, QuestionKind, Subject};
 use crate::settings::Mode;
 use crate::workspace_file::{self, Contents, Refusal, metadata_token};
 
@@ -345,32 +345,9 @@ async fn ask(
     } else {
         "Write"
     };
-    let mut options = vec![QuestionOption {
-        id: "accept".into(),
-        name: format!("Accept {}", verb.to_lowercase()),
-        kind: OptionKind::AllowOnce,
-    }];
-    // A standing approval is offered only for data somebody vouched for, never for a file that
-    // configures tools or whose name the planner was not shown, and never to a context whose
-    // routing is not its own: those are asked about every time.
-    if offer_standing {
-        options.push(QuestionOption {
-            id: "acceptAlways".into(),
-            name: format!("Accept, and allow edits to {shown} for the rest of this session"),
-            kind: OptionKind::AllowAlways,
-        });
-    }
-    options.push(QuestionOption {
-        id: "reject".into(),
-        name: format!("Reject {}", verb.to_lowercase()),
-        kind: OptionKind::RejectOnce,
-    });
-    let question = Question {
-        asker: None,
-        kind,
-        title: format!("{verb} {shown}?"),
-        why: Some(call.why.clone()).filter(|w| !w.is_empty()),
-        subject: Subject {
+    let mut question = Question::approve(kind, format!("{verb} {shown}?"))
+        .why(&call.why)
+        .subject(Subject {
             path: Some(shown.clone()),
             uri: Some(file_uri(&target.path)),
             diff: Some(proposal.unified_diff(shown)),
@@ -379,38 +356,32 @@ async fn ask(
             version: target.buffer.as_ref().map(|(_, version)| *version),
             hunks: proposal.hunks.clone(),
             ..Subject::default()
-        },
-        options,
-    };
-    // The question is handed over whole, not cloned: its texts are the proposal's, shared, and
-    // only its options are needed to read the answer.
-    let offered = question.options.clone();
-    let answer = call.ask(question).await;
-    let chosen = answer.chosen_among(&offered).cloned();
-    let approved = chosen.as_ref().is_some_and(|o| o.kind.approves());
-    call.record(
-        Gate::Question,
-        if approved {
-            Decision::Allowed
-        } else {
-            Decision::Refused
-        },
-        format!(
-            "{} {shown}: {}",
-            kind.as_str(),
-            if approved {
-                "approved by the person"
-            } else {
-                "refused"
-            }
-        ),
-    );
-    if !approved {
+        })
+        .allow_once("accept", format!("Accept {}", verb.to_lowercase()));
+    // A standing approval is offered only for data somebody vouched for, never for a file that
+    // configures tools or whose name the planner was not shown, and never to a context whose
+    // routing is not its own: those are asked about every time.
+    if offer_standing {
+        question = question.allow_always(
+            "acceptAlways",
+            format!("Accept, and allow edits to {shown} for the rest of this session"),
+        );
+    }
+    let question = question.reject("reject", format!("Reject {}", verb.to_lowercase()));
+    let asked = call
+        .ask_recorded(question, |a| {
+            a.said(
+                format!("{} {shown}: approved by the person", kind.as_str()),
+                format!("{} {shown}: refused", kind.as_str()),
+            )
+        })
+        .await;
+    if !asked.approved() {
         return Err(ToolOutput::refused(format!(
             "the person refused the change to {shown}; nothing was written"
         )));
     }
-    if chosen.is_some_and(|o| o.kind == OptionKind::AllowAlways) {
+    if asked.allowed_always() {
         session.state().standing_edits.push(target.path.clone());
         call.record(
             Gate::Promote,
@@ -418,7 +389,7 @@ async fn ask(
             format!("{shown}: edits allowed for the session by the person"),
         );
     }
-    let (accepted, edited) = match answer {
+    let (accepted, edited) = match asked.answer {
         Answer::Selected {
             accepted_hunks,
             edited_text,

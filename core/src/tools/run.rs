@@ -32,9 +32,7 @@ use crate::kernel::trust::Scope;
 use crate::paths::{control_pictures, display_path};
 use crate::process;
 use crate::runner::{self, RunIo, RunReport};
-use crate::screen::{
-    OptionKind, Question, QuestionKind, QuestionOption, Subject, ToolStatus, Update,
-};
+use crate::screen::{Question, QuestionKind, Subject, ToolStatus, Update};
 use crate::settings::Mode;
 
 /// Seconds a foreground run waits when the planner names no deadline, and the most it may name.
@@ -340,19 +338,6 @@ async fn endorse(
         ));
     }
     let remember = !touches_files && !fed && !person_only;
-    let mut options = vec![QuestionOption {
-        id: "once".into(),
-        name: "Run it once".into(),
-        kind: OptionKind::AllowOnce,
-    }];
-    if remember {
-        options.push(super::release::standing_plan_option("session"));
-    }
-    options.push(QuestionOption {
-        id: "reject".into(),
-        name: "Don't run it".into(),
-        kind: OptionKind::RejectOnce,
-    });
     let mut plan_lines = plan.describe();
     for w in plan.writes() {
         if is_protected(w) {
@@ -374,52 +359,41 @@ async fn endorse(
             _ => format!(" The check of {file}, which this line reads, did not complete."),
         });
     }
-    let question = Question {
-        asker: None,
-        kind: QuestionKind::Run,
-        title: format!("Run {}?", masked(line)),
-        why: Some(call.why.clone()).filter(|w| !w.is_empty()),
-        subject: Subject {
+    let mut question = Question::approve(QuestionKind::Run, format!("Run {}?", masked(line)))
+        .why(&call.why)
+        .subject(Subject {
             path: Some(display_path(&session.cwd, plan.directory())),
             plan: plan_lines,
             command: Some(masked(line)),
-            verdict: held.iter().map(|(_, v)| *v).find(|v| *v == Verdict::Unsafe),
-            notice: Some(notice),
             ..Subject::default()
-        },
-        options,
-    };
-    let answer = call.ask(question.clone()).await;
-    let chosen = answer.chosen(&question).map(|o| o.kind);
-    let approved = answer.approves(&question);
-    call.record(
-        Gate::Question,
-        if approved {
-            Decision::Allowed
-        } else {
-            Decision::Refused
-        },
-        format!(
-            "run: {}",
-            if approved {
-                "the person approved the plan"
-            } else {
-                "refused"
-            }
-        ),
-    );
-    match chosen.filter(|_| approved) {
-        Some(OptionKind::AllowAlways) => {
-            session
-                .state()
-                .remembered_plans
-                .push((identity, masked(line)));
-            Ok(Endorsed::Vouched("remembered"))
-        }
-        Some(_) => Ok(Endorsed::Once),
-        None => Err(ToolOutput::refused(
+        })
+        .checked(
+            held.iter().map(|(_, v)| *v).find(|v| *v == Verdict::Unsafe),
+            None,
+        )
+        .notice(notice)
+        .allow_once("once", "Run it once");
+    if remember {
+        question = super::release::standing_plan_option(question, "session");
+    }
+    let question = question.reject("reject", "Don't run it");
+    let asked = call
+        .ask_recorded(question, |a| {
+            a.said("run: the person approved the plan", "run: refused")
+        })
+        .await;
+    if asked.allowed_always() {
+        session
+            .state()
+            .remembered_plans
+            .push((identity, masked(line)));
+        Ok(Endorsed::Vouched("remembered"))
+    } else if asked.approved() {
+        Ok(Endorsed::Once)
+    } else {
+        Err(ToolOutput::refused(
             "the person did not approve the line; nothing ran",
-        )),
+        ))
     }
 }
 
