@@ -148,18 +148,17 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     for (n, q) in asked.iter().enumerate() {
         let remembered = session
             .state()
-            .answers
-            .iter()
-            .find(|(k, _)| *k == q.question)
-            .map(|(_, a)| a.clone());
+            .approvals
+            .answer(&q.question)
+            .map(str::to_string);
         let answer = match remembered {
             Some(a) => a,
             None => {
                 let a = put(call, q).await;
                 session
                     .state()
-                    .answers
-                    .push((q.question.clone(), a.clone()));
+                    .approvals
+                    .person_answered(q.question.clone(), a.clone());
                 a
             }
         };

@@ -25,6 +25,7 @@ use crate::egress::{
     same_authority,
 };
 use crate::kernel::audit::{Decision, Gate};
+use crate::kernel::decide::{self, Decided, Why};
 use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
@@ -144,7 +145,24 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
 async fn approve(call: &Call<'_>, url: &Url, shown: &str, host: &str) -> Result<(), ToolOutput> {
     let session = call.session;
     let settings = &session.settings;
-    if let Some(rule) = settings.fetch_deny.iter().find(|r| rule_names(r, url)) {
+    let denied = settings.fetch_deny.iter().find(|r| rule_names(r, url));
+    // An allow rule answers only for a URL the planner wrote from a context that holds nothing
+    // private and nothing released: a URL carries whatever its path and query say, so one
+    // composed by a context that read the person's files goes to the person (GATE-4), and one
+    // composed after a release is not the planner's own routing (CTX-2).
+    let routing_label = session.state().context.label();
+    let allowed = settings.fetch_allow.iter().find(|r| rule_names(r, url));
+    let context = decide::Context {
+        person_only: call.person_only(),
+        trusted_public: routing_label.is_public() && routing_label.is_trusted(),
+    };
+    let facts = decide::Ruled {
+        denied: denied.is_some(),
+        allowed: allowed.is_some(),
+        interactive: session.screen.interactive(),
+    };
+    let decided = decide::ruled(context, facts);
+    if let (Decided::Refuse(Why::DenyRule), Some(rule)) = (decided, denied) {
         let rule = control_pictures(rule.trim());
         call.record(
             Gate::Promote,
@@ -155,14 +173,7 @@ async fn approve(call: &Call<'_>, url: &Url, shown: &str, host: &str) -> Result<
             "the person's fetch.deny rule `{rule}` refuses {host}; nothing was fetched"
         )));
     }
-    // An allow rule answers only for a URL the planner wrote from a context that holds nothing
-    // private and nothing released: a URL carries whatever its path and query say, so one
-    // composed by a context that read the person's files goes to the person (GATE-4), and one
-    // composed after a release is not the planner's own routing (CTX-2).
-    let routing_label = session.state().context.label();
-    let rule = settings.fetch_allow.iter().find(|r| rule_names(r, url));
-    let private = rule.is_some() && !(routing_label.is_public() && routing_label.is_trusted());
-    if let Some(rule) = rule.filter(|_| !private && !call.person_only()) {
+    if let (Decided::Unasked(_), Some(rule)) = (decided, allowed) {
         call.record(
             Gate::Promote,
             Decision::Allowed,
@@ -173,6 +184,7 @@ async fn approve(call: &Call<'_>, url: &Url, shown: &str, host: &str) -> Result<
         );
         return Ok(());
     }
+    let private = facts.rule_held_back(context);
     if private {
         call.record(
             Gate::Promote,
@@ -182,7 +194,7 @@ async fn approve(call: &Call<'_>, url: &Url, shown: &str, host: &str) -> Result<
             ),
         );
     }
-    if !session.screen.interactive() {
+    if matches!(decided, Decided::Refuse(_)) {
         call.record(
             Gate::Question,
             Decision::Refused,

@@ -16,6 +16,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::content_trust::{self, Candidate};
 use super::{Call, ToolOutput, change_token};
 use crate::kernel::audit::{Decision, Gate};
+use crate::kernel::context::Routing;
+use crate::kernel::decide::{self, Decided, Why};
 use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
@@ -235,12 +237,6 @@ pub async fn read_disk(
     }
 }
 
-/// Which of the session's rules answers a proposal without asking, if any.
-enum Standing {
-    Mode,
-    Remembered,
-}
-
 /// Puts a proposal to the person (or to the standing rules) and lands what they accept.
 pub async fn propose(
     call: &Call<'_>,
@@ -279,25 +275,30 @@ pub async fn propose(
     let protected = is_protected(&target.path);
     // The routing label the decision is taken on: the planner's context, as it stands now.
     let routing_label = session.state().context.label();
-    let standing = if protected
-        || target.by_reference
-        || call.person_only()
-        || !session.screen.interactive()
-    {
-        None
-    } else if data_label.is_trusted() && session.state().standing_edits.contains(&target.path) {
-        Some(Standing::Remembered)
-    } else if data_label.is_trusted() && mode == Mode::AcceptEdits {
-        Some(Standing::Mode)
-    } else {
-        None
+    let decided = {
+        let state = session.state();
+        decide::edit(
+            &state.approvals,
+            decide::Context {
+                person_only: state.context.routing() == Routing::PersonOnly,
+                trusted_public: routing_label.is_trusted() && routing_label.is_public(),
+            },
+            decide::Edit {
+                path: &target.path,
+                protected,
+                by_reference: target.by_reference,
+                data_trusted: data_label.is_trusted(),
+                accept_edits: mode == Mode::AcceptEdits,
+                interactive: session.screen.interactive(),
+            },
+        )
     };
     let all: Vec<usize> = (0..proposal.hunks.len()).collect();
-    let (accepted, edited) = match standing {
-        Some(rule) => {
+    let (accepted, edited) = match decided {
+        Decided::Unasked(rule) => {
             let why = match rule {
-                Standing::Mode => "acceptEdits mode lands writes of trusted data",
-                Standing::Remembered => "the person allowed edits to this file for the session",
+                Why::AcceptEditsMode => "acceptEdits mode lands writes of trusted data",
+                _ => "the person allowed edits to this file for the session",
             };
             call.record(
                 Gate::Promote,
@@ -306,25 +307,20 @@ pub async fn propose(
             );
             (all.clone(), None)
         }
-        None => {
-            if !session.screen.interactive() {
-                call.record(
-                    Gate::Question,
-                    Decision::Refused,
-                    format!("{tool} {shown}: nobody is watching to approve it"),
-                );
-                return ToolOutput::refused(format!(
-                    "nobody is watching this run to approve a change to {shown}, so it was not written"
-                ));
-            }
-            let offer_standing = data_label.is_trusted()
-                && !protected
-                && !target.by_reference
-                && !call.person_only();
-            match ask(call, kind, &target, &proposal, offer_standing).await {
-                Ok(answer) => answer,
-                Err(refusal) => return refusal,
-            }
+        Decided::Ask { standing } => match ask(call, kind, &target, &proposal, standing).await {
+            Ok(answer) => answer,
+            Err(refusal) => return refusal,
+        },
+        // Nobody is watching (an edit is never checked first).
+        Decided::Refuse(_) | Decided::CheckFirst => {
+            call.record(
+                Gate::Question,
+                Decision::Refused,
+                format!("{tool} {shown}: nobody is watching to approve it"),
+            );
+            return ToolOutput::refused(format!(
+                "nobody is watching this run to approve a change to {shown}, so it was not written"
+            ));
         }
     };
     land(call, &target, &proposal, &accepted, edited, data_label).await
@@ -382,7 +378,10 @@ async fn ask(
         )));
     }
     if asked.allowed_always() {
-        session.state().standing_edits.push(target.path.clone());
+        session
+            .state()
+            .approvals
+            .person_allowed_edits(target.path.clone());
         call.record(
             Gate::Promote,
             Decision::Allowed,

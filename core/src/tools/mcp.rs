@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::context::Routing;
+use crate::kernel::decide::{self, Decided, Why};
 use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, Endorsement, PlannerText};
@@ -555,14 +556,6 @@ async fn gate_and_call(
     args: Map<String, Value>,
 ) -> ToolOutput {
     let session = call.session;
-    if named_by(&session.settings.mcp_deny, server, name) {
-        call.record(
-            Gate::Question,
-            Decision::Refused,
-            format!("mcpCall {name}: mcp.deny names it"),
-        );
-        return ToolOutput::refused(format!("{name} is denied by the person's mcp.deny rule"));
-    }
     let (routing, routing_label) = {
         let state = session.state();
         (state.context.routing(), state.context.label())
@@ -570,10 +563,26 @@ async fn gate_and_call(
     // An allow rule answers only for arguments written by a context whose routing is its own
     // (CTX-2) and that holds nothing private: what a call carries reaches a program that may keep
     // it or send it on, as a URL reaches its host (GATE-4).
-    let named = named_by(&session.settings.mcp_allow, server, name);
-    let private = named && !(routing_label.is_public() && routing_label.is_trusted());
-    let allowed = named && routing == Routing::Own && !private;
-    if allowed {
+    let context = decide::Context {
+        person_only: routing != Routing::Own,
+        trusted_public: routing_label.is_public() && routing_label.is_trusted(),
+    };
+    let facts = decide::Ruled {
+        denied: named_by(&session.settings.mcp_deny, server, name),
+        allowed: named_by(&session.settings.mcp_allow, server, name),
+        interactive: session.screen.interactive(),
+    };
+    let private = facts.rule_held_back(context);
+    let decided = decide::ruled(context, facts);
+    if decided == Decided::Refuse(Why::DenyRule) {
+        call.record(
+            Gate::Question,
+            Decision::Refused,
+            format!("mcpCall {name}: mcp.deny names it"),
+        );
+        return ToolOutput::refused(format!("{name} is denied by the person's mcp.deny rule"));
+    }
+    if let Decided::Unasked(_) = decided {
         call.record(
             Gate::Question,
             Decision::Allowed,
@@ -582,14 +591,14 @@ async fn gate_and_call(
     } else {
         if private {
             call.record(
-                Gate::Question,
-                Decision::Observed,
-                format!(
-                    "mcpCall {name} [routing] {routing_label}: an mcp.allow rule names it, but the arguments were written by a context holding private data, so the person is asked"
-                ),
-            );
+                    Gate::Question,
+                    Decision::Observed,
+                    format!(
+                        "mcpCall {name} [routing] {routing_label}: an mcp.allow rule names it, but the arguments were written by a context holding private data, so the person is asked"
+                    ),
+                );
         }
-        if !session.screen.interactive() {
+        if matches!(decided, Decided::Refuse(_)) {
             call.record(
                 Gate::Question,
                 Decision::Refused,

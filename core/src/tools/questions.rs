@@ -88,7 +88,7 @@ pub async fn ask_recorded(
 }
 
 impl Call<'_> {
-    /// [`ask_recorded`] for this call.
+    /// Puts `question` and writes its record, as this module's `ask_recorded` does, for this call.
     pub async fn ask_recorded(
         &self,
         question: Question,
