@@ -376,6 +376,16 @@ impl Call<'_> {
         }
     }
 
+    /// Puts `question` and writes its record at the question gate, as
+    /// `questions::ask_recorded` does, for this call (REL-7).
+    pub async fn ask_recorded(
+        &self,
+        question: crate::screen::Question,
+        said: impl FnOnce(&questions::Asked) -> questions::Said,
+    ) -> questions::Asked {
+        questions::ask_recorded(self.session, self.cancel, question, said).await
+    }
+
     /// Puts untrusted content into a new slot, records that it was withheld from the planner
     /// (`what` names it for the trail), and tells the person's screen where it came from
     /// (`seen_as`, in plain words). The planner gets the reference only.

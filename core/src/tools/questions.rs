@@ -1,6 +1,6 @@
 //! Putting a question to the person and writing what became of it to the audit trail, from one
 //! place (REL-7). A tool builds its question with [`Question::approve`] and puts it with
-//! [`Call::ask_recorded`] (or, where no call is open, [`ask_recorded`]); it names the words of the
+//! `Call::ask_recorded` (or, where no call is open, [`ask_recorded`]); it names the words of the
 //! record, and this writes the record at the question gate with the decision those words carry.
 
 use tokio_util::sync::CancellationToken;
@@ -8,8 +8,6 @@ use tokio_util::sync::CancellationToken;
 use crate::kernel::audit::{Decision, Gate};
 use crate::screen::{Answer, Question, QuestionOption};
 use crate::session::Session;
-
-use super::Call;
 
 /// What the person answered to a question: the answer, and the option it chose if the question
 /// offered it.
@@ -85,15 +83,4 @@ pub async fn ask_recorded(
         .audit
         .record(Gate::Question, decision, detail);
     asked
-}
-
-impl Call<'_> {
-    /// Puts `question` and writes its record, as this module's `ask_recorded` does, for this call.
-    pub async fn ask_recorded(
-        &self,
-        question: Question,
-        said: impl FnOnce(&Asked) -> Said,
-    ) -> Asked {
-        ask_recorded(self.session, self.cancel, question, said).await
-    }
 }
