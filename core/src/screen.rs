@@ -266,6 +266,129 @@ pub struct Question {
     pub options: Vec<QuestionOption>,
 }
 
+impl OptionKind {
+    /// Whether an answer with it lasts past this question (`allow_always`, `reject_always`).
+    pub fn lasts(self) -> bool {
+        matches!(self, OptionKind::AllowAlways | OptionKind::RejectAlways)
+    }
+}
+
+/// The one question builder (REL-7): every question a tool or the session puts is made here, so
+/// its options, notice, check verdict and cut notice are added one way, and the caller only names
+/// them: `Question::approve(kind, title).why(..).subject(..).allow_once(id, words).reject(id,
+/// words)`. The asker is left for a delegate's screen to set (DELEG-70). What became of the
+/// question is written to the audit trail by `tools::questions`.
+impl Question {
+    /// A question of `kind` titled `title`, with no subject and no options yet.
+    pub fn approve(kind: QuestionKind, title: impl Into<String>) -> Question {
+        Question {
+            kind,
+            title: title.into(),
+            why: None,
+            asker: None,
+            subject: Subject::default(),
+            options: Vec::new(),
+        }
+    }
+
+    /// The planner's one line of why, when it wrote one (an empty one is none).
+    pub fn why(mut self, why: &str) -> Question {
+        self.why = Some(why.to_string()).filter(|w| !w.is_empty());
+        self
+    }
+
+    /// `why` as the caller already holds it.
+    pub fn why_given(mut self, why: Option<String>) -> Question {
+        self.why = why;
+        self
+    }
+
+    /// What the person decides about. Set it before [`Question::notice`] and
+    /// [`Question::checked`], which write into it.
+    pub fn subject(mut self, subject: Subject) -> Question {
+        self.subject = subject;
+        self
+    }
+
+    /// Something the person must know to decide, in plain words.
+    pub fn notice(mut self, notice: impl Into<String>) -> Question {
+        self.subject.notice = Some(notice.into());
+        self
+    }
+
+    /// The notice, then what a preview leaves out (`cut`), either of which may be absent: a
+    /// question that shows part of what a yes covers says so after its own notice (REL-2).
+    pub fn notice_and_cut(mut self, notice: Option<String>, cut: Option<String>) -> Question {
+        self.subject.notice = match (notice, cut) {
+            (Some(n), Some(c)) => Some(format!("{n} {c}")),
+            (n, c) => n.or(c),
+        };
+        self
+    }
+
+    /// The check's verdict on what the question shows, and its own sentence (untrusted).
+    pub fn checked(
+        mut self,
+        verdict: Option<Verdict>,
+        reasons: Option<Labelled<String>>,
+    ) -> Question {
+        self.subject.verdict = verdict;
+        self.subject.verdict_text = reasons;
+        self
+    }
+
+    fn option(
+        mut self,
+        id: impl Into<String>,
+        name: impl Into<String>,
+        kind: OptionKind,
+    ) -> Question {
+        self.options.push(QuestionOption {
+            id: id.into(),
+            name: name.into(),
+            kind,
+        });
+        self
+    }
+
+    /// An option that approves this once.
+    pub fn allow_once(self, id: impl Into<String>, name: impl Into<String>) -> Question {
+        self.option(id, name, OptionKind::AllowOnce)
+    }
+
+    /// An option that approves this and what is like it for the rest of the session.
+    pub fn allow_always(self, id: impl Into<String>, name: impl Into<String>) -> Question {
+        self.option(id, name, OptionKind::AllowAlways)
+    }
+
+    /// An option that approves, lasting the session when `lasts`.
+    pub fn allow(self, id: impl Into<String>, name: impl Into<String>, lasts: bool) -> Question {
+        if lasts {
+            self.allow_always(id, name)
+        } else {
+            self.allow_once(id, name)
+        }
+    }
+
+    /// An option that refuses this once.
+    pub fn reject(self, id: impl Into<String>, name: impl Into<String>) -> Question {
+        self.option(id, name, OptionKind::RejectOnce)
+    }
+
+    /// An option that refuses this for the rest of the session.
+    pub fn reject_always(self, id: impl Into<String>, name: impl Into<String>) -> Question {
+        self.option(id, name, OptionKind::RejectAlways)
+    }
+
+    /// The first option answering like `approves` for this once only: what a scripted screen
+    /// picks, by the options' kinds, never by what the question shows.
+    pub fn first_once(&self, approves: bool) -> Option<&QuestionOption> {
+        self.options
+            .iter()
+            .find(|o| o.kind.approves() == approves && !o.kind.lasts())
+    }
+}
+
 /// A person's answer. Anything that is not a selection of an offered approving option refuses.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Answer {

@@ -69,21 +69,11 @@ pub struct SessionState {
     pub mode: Mode,
     /// Directories the person added (`bravebot/session/trust` with scope directory): reachable.
     pub added_dirs: Vec<PathBuf>,
-    /// Answers to `ask_user` questions, remembered for the session, question by question.
-    pub answers: Vec<(String, String)>,
-    /// Files the person allowed the agent to change for the rest of the session ("allow always").
-    pub standing_edits: Vec<PathBuf>,
-    /// Plans (by identity) the person allowed to run unasked for the rest of the session, with
-    /// the line that first compiled to each, for status.
-    pub remembered_plans: Vec<(String, String)>,
-    /// Output slots of lines approved once that the person may still allow for the session from
-    /// the `readOutput` question: the slot, the plan's identity and the line as first written.
-    pub rememberable_outputs: Vec<(crate::kernel::slot::SlotId, String, String)>,
+    /// The person's standing approvals: files edited, plans run, outputs that may allow their
+    /// plan, `ask_user` answers, and the paths offered a `trustRead` question this turn.
+    pub approvals: crate::kernel::approvals::Approvals,
     /// Background runs of this session.
     pub jobs: Vec<crate::jobs::Job>,
-    /// Paths already offered to the person with a `trustRead` question this turn: once per path
-    /// per turn (seed 000).
-    pub offered_this_turn: Vec<PathBuf>,
     /// The session's standing watches on files (`watch_file`).
     pub watches: crate::watch::Watches,
     /// The loop this session is running, if any (`bravebot/session/loop`, `schedule_next`).
@@ -261,11 +251,7 @@ impl Session {
                 todos: Vec::new(),
                 mode,
                 added_dirs: Vec::new(),
-                answers: Vec::new(),
-                offered_this_turn: Vec::new(),
-                standing_edits: Vec::new(),
-                remembered_plans: Vec::new(),
-                rememberable_outputs: Vec::new(),
+                approvals: Default::default(),
                 jobs: Vec::new(),
                 watches: Default::default(),
                 looping: None,
@@ -311,11 +297,7 @@ impl Session {
             todos: Vec::new(),
             mode,
             added_dirs: state.added_dirs.clone(),
-            answers: Vec::new(),
-            offered_this_turn: Vec::new(),
-            standing_edits: Vec::new(),
-            remembered_plans: Vec::new(),
-            rememberable_outputs: Vec::new(),
+            approvals: Default::default(),
             jobs: Vec::new(),
             watches: Default::default(),
             looping: None,

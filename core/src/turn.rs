@@ -58,7 +58,7 @@ pub struct PromptPicture {
 pub async fn run(session: &Session, start: Start, cancel: CancellationToken) -> StopReason {
     let mut conversation = {
         let mut state = session.state();
-        state.offered_this_turn.clear();
+        state.approvals.new_turn();
         let keeps = session.keeps_watches();
         // Offered only where the turn will be asked again (seed 004): a self-paced tick, or a
         // line the person typed where somebody is watching and no loop runs yet.

@@ -511,11 +511,11 @@ impl Backend {
                 .iter()
                 .map(|d| d.display().to_string())
                 .collect(),
-            standing_edits: state.standing_edits.iter().map(|p| shown(p)).collect(),
+            standing_edits: state.approvals.edited_files().map(shown).collect(),
             remembered_runs: state
-                .remembered_plans
-                .iter()
-                .map(|(_, line)| line.clone())
+                .approvals
+                .allowed_plans()
+                .map(str::to_string)
                 .collect(),
             auto_vetting: json!({"on": s.settings.vetting_auto, "source": s.settings.vetting_auto_source}),
             confinement: {

@@ -9,9 +9,13 @@
 //! - [`audit`]: every gate decision, holding no content.
 //! - [`proposal`]: a proposed change, its hunks and diff, landing part of it or on moved text.
 //! - [`policy`]: the gates, the only code that reads a labelled value's bytes.
+//! - [`approvals`]: the person's standing approvals, one store keyed by what was approved.
+//! - [`decide`]: which effect lands unasked, which is asked and which refused, as pure functions.
 
+pub mod approvals;
 pub mod audit;
 pub mod context;
+pub mod decide;
 pub mod label;
 pub mod labelled;
 pub mod policy;

@@ -8,13 +8,14 @@
 use serde_json::{Value, json};
 
 use super::args::{ArgValue, tool_args};
+use super::questions::Said;
 use super::{Call, ToolOutput, ToolSpec};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::context::Capability;
 use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
-use crate::screen::{Answer, OptionKind, Question, QuestionKind, QuestionOption, Subject};
+use crate::screen::{Answer, Question, QuestionKind, Subject};
 
 pub const MAX_QUESTIONS: usize = 4;
 
@@ -147,18 +148,17 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     for (n, q) in asked.iter().enumerate() {
         let remembered = session
             .state()
-            .answers
-            .iter()
-            .find(|(k, _)| *k == q.question)
-            .map(|(_, a)| a.clone());
+            .approvals
+            .answer(&q.question)
+            .map(str::to_string);
         let answer = match remembered {
             Some(a) => a,
             None => {
                 let a = put(call, q).await;
                 session
                     .state()
-                    .answers
-                    .push((q.question.clone(), a.clone()));
+                    .approvals
+                    .person_answered(q.question.clone(), a.clone());
                 a
             }
         };
@@ -185,69 +185,44 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
 
 /// Puts one question and turns the answer into the words the planner gets.
 async fn put(call: &Call<'_>, q: &Asked) -> String {
-    let mut options: Vec<QuestionOption> = q
-        .options
-        .iter()
-        .enumerate()
-        .map(|(i, o)| QuestionOption {
-            id: format!("option-{i}"),
-            name: o.clone(),
-            kind: OptionKind::AllowOnce,
-        })
-        .collect();
-    options.push(QuestionOption {
-        id: "own".into(),
-        name: "Answer in my own words".into(),
-        kind: OptionKind::AllowOnce,
-    });
-    options.push(QuestionOption {
-        id: "skip".into(),
-        name: "Skip".into(),
-        kind: OptionKind::RejectOnce,
-    });
-    let question = Question {
-        asker: None,
-        kind: QuestionKind::AskUser,
-        title: if q.header.is_empty() {
+    let mut question = Question::approve(
+        QuestionKind::AskUser,
+        if q.header.is_empty() {
             "The agent asks".to_string()
         } else {
             q.header.clone()
         },
-        why: Some(call.why.clone()).filter(|w| !w.is_empty()),
-        subject: Subject {
-            question: Some(q.question.clone()),
-            header: Some(q.header.clone()).filter(|h| !h.is_empty()),
-            multiple: q.multiple,
-            ..Subject::default()
-        },
-        options,
-    };
-    let answer = call.ask(question.clone()).await;
-    let chosen = answer.chosen(&question).cloned();
-    let words = match (&answer, chosen) {
-        (Answer::Selected { text: Some(t), .. }, Some(o))
-            if o.kind.approves() && !t.trim().is_empty() =>
-        {
-            t.trim().to_string()
-        }
-        (_, Some(o)) if o.id.starts_with("option-") => o.name,
-        _ => "(skipped)".to_string(),
-    };
-    call.record(
-        Gate::Question,
-        if words == "(skipped)" {
-            Decision::Refused
-        } else {
-            Decision::Allowed
-        },
-        format!(
-            "askUser: {}",
-            if words == "(skipped)" {
-                "skipped"
-            } else {
-                "answered"
+    )
+    .why(&call.why)
+    .subject(Subject {
+        question: Some(q.question.clone()),
+        header: Some(q.header.clone()).filter(|h| !h.is_empty()),
+        multiple: q.multiple,
+        ..Subject::default()
+    });
+    for (i, o) in q.options.iter().enumerate() {
+        question = question.allow_once(format!("option-{i}"), o.clone());
+    }
+    let question = question
+        .allow_once("own", "Answer in my own words")
+        .reject("skip", "Skip");
+    let mut words = String::new();
+    call.ask_recorded(question, |a| {
+        words = match (&a.answer, &a.chosen) {
+            (Answer::Selected { text: Some(t), .. }, Some(o))
+                if o.kind.approves() && !t.trim().is_empty() =>
+            {
+                t.trim().to_string()
             }
-        ),
-    );
+            (_, Some(o)) if o.id.starts_with("option-") => o.name.clone(),
+            _ => "(skipped)".to_string(),
+        };
+        if words == "(skipped)" {
+            Said::Refused("askUser: skipped".into())
+        } else {
+            Said::Allowed("askUser: answered".into())
+        }
+    })
+    .await;
     words
 }

@@ -25,12 +25,13 @@ use crate::egress::{
     same_authority,
 };
 use crate::kernel::audit::{Decision, Gate};
+use crate::kernel::decide::{self, Decided, Why};
 use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::{Origin, human_size};
 use crate::paths::control_pictures;
-use crate::screen::{OptionKind, Question, QuestionKind, QuestionOption, Subject, Update};
+use crate::screen::{Question, QuestionKind, Subject, Update};
 use crate::settings::Settings;
 
 /// Content types the planner may be told, matched on the media type alone (parameters such as a
@@ -144,7 +145,24 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
 async fn approve(call: &Call<'_>, url: &Url, shown: &str, host: &str) -> Result<(), ToolOutput> {
     let session = call.session;
     let settings = &session.settings;
-    if let Some(rule) = settings.fetch_deny.iter().find(|r| rule_names(r, url)) {
+    let denied = settings.fetch_deny.iter().find(|r| rule_names(r, url));
+    // An allow rule answers only for a URL the planner wrote from a context that holds nothing
+    // private and nothing released: a URL carries whatever its path and query say, so one
+    // composed by a context that read the person's files goes to the person (GATE-4), and one
+    // composed after a release is not the planner's own routing (CTX-2).
+    let routing_label = session.state().context.label();
+    let allowed = settings.fetch_allow.iter().find(|r| rule_names(r, url));
+    let context = decide::Context {
+        person_only: call.person_only(),
+        trusted_public: routing_label.is_public() && routing_label.is_trusted(),
+    };
+    let facts = decide::Ruled {
+        denied: denied.is_some(),
+        allowed: allowed.is_some(),
+        interactive: session.screen.interactive(),
+    };
+    let decided = decide::ruled(context, facts);
+    if let (Decided::Refuse(Why::DenyRule), Some(rule)) = (decided, denied) {
         let rule = control_pictures(rule.trim());
         call.record(
             Gate::Promote,
@@ -155,14 +173,7 @@ async fn approve(call: &Call<'_>, url: &Url, shown: &str, host: &str) -> Result<
             "the person's fetch.deny rule `{rule}` refuses {host}; nothing was fetched"
         )));
     }
-    // An allow rule answers only for a URL the planner wrote from a context that holds nothing
-    // private and nothing released: a URL carries whatever its path and query say, so one
-    // composed by a context that read the person's files goes to the person (GATE-4), and one
-    // composed after a release is not the planner's own routing (CTX-2).
-    let routing_label = session.state().context.label();
-    let rule = settings.fetch_allow.iter().find(|r| rule_names(r, url));
-    let private = rule.is_some() && !(routing_label.is_public() && routing_label.is_trusted());
-    if let Some(rule) = rule.filter(|_| !private && !call.person_only()) {
+    if let (Decided::Unasked(_), Some(rule)) = (decided, allowed) {
         call.record(
             Gate::Promote,
             Decision::Allowed,
@@ -173,6 +184,7 @@ async fn approve(call: &Call<'_>, url: &Url, shown: &str, host: &str) -> Result<
         );
         return Ok(());
     }
+    let private = facts.rule_held_back(context);
     if private {
         call.record(
             Gate::Promote,
@@ -182,7 +194,7 @@ async fn approve(call: &Call<'_>, url: &Url, shown: &str, host: &str) -> Result<
             ),
         );
     }
-    if !session.screen.interactive() {
+    if matches!(decided, Decided::Refuse(_)) {
         call.record(
             Gate::Question,
             Decision::Refused,
@@ -199,57 +211,32 @@ async fn approve(call: &Call<'_>, url: &Url, shown: &str, host: &str) -> Result<
             "the turn was cancelled; nothing was fetched",
         ));
     }
-    let question = Question {
-        asker: None,
-        kind: QuestionKind::Fetch,
-        title: format!("Fetch {shown}?"),
-        why: Some(call.why.clone()).filter(|w| !w.is_empty()),
-        subject: Subject {
+    let question = Question::approve(QuestionKind::Fetch, format!("Fetch {shown}?"))
+        .why(&call.why)
+        .subject(Subject {
             url: Some(shown.to_string()),
             host: Some(host.to_string()),
-            notice: Some(if private {
-                "The agent wrote this URL after reading your files: check that it carries nothing \
-                 of them before you allow it, since a URL's path and query reach the host. What \
-                 comes back stays quarantined however you answer."
-                    .into()
-            } else {
-                "What comes back stays quarantined however you answer: the agent can pass it on or \
-                 write it to a file, and cannot read it or be told what it says."
-                    .into()
-            }),
             ..Subject::default()
-        },
-        options: vec![
-            QuestionOption {
-                id: "fetch".into(),
-                name: "Fetch it once".into(),
-                kind: OptionKind::AllowOnce,
-            },
-            QuestionOption {
-                id: "reject".into(),
-                name: "Don't fetch it".into(),
-                kind: OptionKind::RejectOnce,
-            },
-        ],
-    };
-    let answer = call.ask(question.clone()).await;
-    let approved = answer.approves(&question);
-    call.record(
-        Gate::Question,
-        if approved {
-            Decision::Allowed
+        })
+        .notice(if private {
+            "The agent wrote this URL after reading your files: check that it carries nothing \
+             of them before you allow it, since a URL's path and query reach the host. What \
+             comes back stays quarantined however you answer."
         } else {
-            Decision::Refused
-        },
-        format!(
-            "fetch {host}: {}",
-            if approved {
-                "allowed once by the person"
-            } else {
-                "refused"
-            }
-        ),
-    );
+            "What comes back stays quarantined however you answer: the agent can pass it on or \
+             write it to a file, and cannot read it or be told what it says."
+        })
+        .allow_once("fetch", "Fetch it once")
+        .reject("reject", "Don't fetch it");
+    let approved = call
+        .ask_recorded(question, |a| {
+            a.said(
+                format!("fetch {host}: allowed once by the person"),
+                format!("fetch {host}: refused"),
+            )
+        })
+        .await
+        .approved();
     if approved {
         Ok(())
     } else {

@@ -16,12 +16,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::content_trust::{self, Candidate};
 use super::{Call, ToolOutput, change_token};
 use crate::kernel::audit::{Decision, Gate};
+use crate::kernel::context::Routing;
+use crate::kernel::decide::{self, Decided, Why};
 use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::proposal::{self, Proposal, RebaseRefusal};
 use crate::paths::file_uri;
-use crate::screen::{Answer, OptionKind, Question, QuestionKind, QuestionOption, Subject};
+use crate::screen::{Answer, Question, QuestionKind, Subject};
 use crate::settings::Mode;
 use crate::workspace_file::{self, Contents, Refusal, metadata_token};
 
@@ -235,12 +237,6 @@ pub async fn read_disk(
     }
 }
 
-/// Which of the session's rules answers a proposal without asking, if any.
-enum Standing {
-    Mode,
-    Remembered,
-}
-
 /// Puts a proposal to the person (or to the standing rules) and lands what they accept.
 pub async fn propose(
     call: &Call<'_>,
@@ -279,25 +275,30 @@ pub async fn propose(
     let protected = is_protected(&target.path);
     // The routing label the decision is taken on: the planner's context, as it stands now.
     let routing_label = session.state().context.label();
-    let standing = if protected
-        || target.by_reference
-        || call.person_only()
-        || !session.screen.interactive()
-    {
-        None
-    } else if data_label.is_trusted() && session.state().standing_edits.contains(&target.path) {
-        Some(Standing::Remembered)
-    } else if data_label.is_trusted() && mode == Mode::AcceptEdits {
-        Some(Standing::Mode)
-    } else {
-        None
+    let decided = {
+        let state = session.state();
+        decide::edit(
+            &state.approvals,
+            decide::Context {
+                person_only: state.context.routing() == Routing::PersonOnly,
+                trusted_public: routing_label.is_trusted() && routing_label.is_public(),
+            },
+            decide::Edit {
+                path: &target.path,
+                protected,
+                by_reference: target.by_reference,
+                data_trusted: data_label.is_trusted(),
+                accept_edits: mode == Mode::AcceptEdits,
+                interactive: session.screen.interactive(),
+            },
+        )
     };
     let all: Vec<usize> = (0..proposal.hunks.len()).collect();
-    let (accepted, edited) = match standing {
-        Some(rule) => {
+    let (accepted, edited) = match decided {
+        Decided::Unasked(rule) => {
             let why = match rule {
-                Standing::Mode => "acceptEdits mode lands writes of trusted data",
-                Standing::Remembered => "the person allowed edits to this file for the session",
+                Why::AcceptEditsMode => "acceptEdits mode lands writes of trusted data",
+                _ => "the person allowed edits to this file for the session",
             };
             call.record(
                 Gate::Promote,
@@ -306,25 +307,20 @@ pub async fn propose(
             );
             (all.clone(), None)
         }
-        None => {
-            if !session.screen.interactive() {
-                call.record(
-                    Gate::Question,
-                    Decision::Refused,
-                    format!("{tool} {shown}: nobody is watching to approve it"),
-                );
-                return ToolOutput::refused(format!(
-                    "nobody is watching this run to approve a change to {shown}, so it was not written"
-                ));
-            }
-            let offer_standing = data_label.is_trusted()
-                && !protected
-                && !target.by_reference
-                && !call.person_only();
-            match ask(call, kind, &target, &proposal, offer_standing).await {
-                Ok(answer) => answer,
-                Err(refusal) => return refusal,
-            }
+        Decided::Ask { standing } => match ask(call, kind, &target, &proposal, standing).await {
+            Ok(answer) => answer,
+            Err(refusal) => return refusal,
+        },
+        // Nobody is watching (an edit is never checked first).
+        Decided::Refuse(_) | Decided::CheckFirst => {
+            call.record(
+                Gate::Question,
+                Decision::Refused,
+                format!("{tool} {shown}: nobody is watching to approve it"),
+            );
+            return ToolOutput::refused(format!(
+                "nobody is watching this run to approve a change to {shown}, so it was not written"
+            ));
         }
     };
     land(call, &target, &proposal, &accepted, edited, data_label).await
@@ -345,32 +341,9 @@ async fn ask(
     } else {
         "Write"
     };
-    let mut options = vec![QuestionOption {
-        id: "accept".into(),
-        name: format!("Accept {}", verb.to_lowercase()),
-        kind: OptionKind::AllowOnce,
-    }];
-    // A standing approval is offered only for data somebody vouched for, never for a file that
-    // configures tools or whose name the planner was not shown, and never to a context whose
-    // routing is not its own: those are asked about every time.
-    if offer_standing {
-        options.push(QuestionOption {
-            id: "acceptAlways".into(),
-            name: format!("Accept, and allow edits to {shown} for the rest of this session"),
-            kind: OptionKind::AllowAlways,
-        });
-    }
-    options.push(QuestionOption {
-        id: "reject".into(),
-        name: format!("Reject {}", verb.to_lowercase()),
-        kind: OptionKind::RejectOnce,
-    });
-    let question = Question {
-        asker: None,
-        kind,
-        title: format!("{verb} {shown}?"),
-        why: Some(call.why.clone()).filter(|w| !w.is_empty()),
-        subject: Subject {
+    let mut question = Question::approve(kind, format!("{verb} {shown}?"))
+        .why(&call.why)
+        .subject(Subject {
             path: Some(shown.clone()),
             uri: Some(file_uri(&target.path)),
             diff: Some(proposal.unified_diff(shown)),
@@ -379,46 +352,43 @@ async fn ask(
             version: target.buffer.as_ref().map(|(_, version)| *version),
             hunks: proposal.hunks.clone(),
             ..Subject::default()
-        },
-        options,
-    };
-    // The question is handed over whole, not cloned: its texts are the proposal's, shared, and
-    // only its options are needed to read the answer.
-    let offered = question.options.clone();
-    let answer = call.ask(question).await;
-    let chosen = answer.chosen_among(&offered).cloned();
-    let approved = chosen.as_ref().is_some_and(|o| o.kind.approves());
-    call.record(
-        Gate::Question,
-        if approved {
-            Decision::Allowed
-        } else {
-            Decision::Refused
-        },
-        format!(
-            "{} {shown}: {}",
-            kind.as_str(),
-            if approved {
-                "approved by the person"
-            } else {
-                "refused"
-            }
-        ),
-    );
-    if !approved {
+        })
+        .allow_once("accept", format!("Accept {}", verb.to_lowercase()));
+    // A standing approval is offered only for data somebody vouched for, never for a file that
+    // configures tools or whose name the planner was not shown, and never to a context whose
+    // routing is not its own: those are asked about every time.
+    if offer_standing {
+        question = question.allow_always(
+            "acceptAlways",
+            format!("Accept, and allow edits to {shown} for the rest of this session"),
+        );
+    }
+    let question = question.reject("reject", format!("Reject {}", verb.to_lowercase()));
+    let asked = call
+        .ask_recorded(question, |a| {
+            a.said(
+                format!("{} {shown}: approved by the person", kind.as_str()),
+                format!("{} {shown}: refused", kind.as_str()),
+            )
+        })
+        .await;
+    if !asked.approved() {
         return Err(ToolOutput::refused(format!(
             "the person refused the change to {shown}; nothing was written"
         )));
     }
-    if chosen.is_some_and(|o| o.kind == OptionKind::AllowAlways) {
-        session.state().standing_edits.push(target.path.clone());
+    if asked.allowed_always() {
+        session
+            .state()
+            .approvals
+            .person_allowed_edits(target.path.clone());
         call.record(
             Gate::Promote,
             Decision::Allowed,
             format!("{shown}: edits allowed for the session by the person"),
         );
     }
-    let (accepted, edited) = match answer {
+    let (accepted, edited) = match asked.answer {
         Answer::Selected {
             accepted_hunks,
             edited_text,

@@ -32,7 +32,7 @@ use crate::kernel::slot::Origin;
 use crate::language::position::{self, Encoding, ServerPosition, Stale};
 use crate::language::{Approval, Language, Launch, RpcError, Server, State, Unavailable};
 use crate::paths::{display_path, file_uri};
-use crate::screen::{OptionKind, Question, QuestionKind, QuestionOption, Subject, Update};
+use crate::screen::{Question, QuestionKind, Subject, Update};
 
 /// Most locations one answer lists; past it the answer says how many were left out.
 pub const MAX_LOCATIONS: usize = 200;
@@ -553,64 +553,46 @@ async fn ask_to_start(call: &Call<'_>, target: &Target, launch: &Launch) -> Resu
             )
         })
         .unwrap_or_default();
-    let question = Question {
-        asker: None,
-        kind: QuestionKind::LspStart,
-        title: format!("Start the {} language server ({binary})?", language.name()),
-        why: Some(call.why.clone()).filter(|w| !w.is_empty()),
-        subject: Subject {
-            path: Some(target.shown.clone()),
-            uri: Some(file_uri(&target.path)),
-            command: Some(launch.shown.clone()),
-            notice: Some(format!(
-                "{binary} runs with your access to your files, the network and your credentials, and is not confined. \
+    let question = Question::approve(
+        QuestionKind::LspStart,
+        format!("Start the {} language server ({binary})?", language.name()),
+    )
+    .why(&call.why)
+    .subject(Subject {
+        path: Some(target.shown.clone()),
+        uri: Some(file_uri(&target.path)),
+        command: Some(launch.shown.clone()),
+        ..Subject::default()
+    })
+    .notice(format!(
+        "{binary} runs with your access to your files, the network and your credentials, and is not confined. \
 It reads the whole project and its dependencies' sources, and {}: that is code from the project and its \
 dependencies running as you. It keeps running for this session and answers every later question about {}.{cache}",
-                language.what_it_runs(),
-                language.name()
-            )),
-            ..Subject::default()
-        },
-        options: vec![
-            QuestionOption {
-                id: "start".into(),
-                name: "Start it for this session".into(),
-                kind: OptionKind::AllowOnce,
-            },
-            QuestionOption {
-                id: "not-now".into(),
-                name: "Not now".into(),
-                kind: OptionKind::RejectOnce,
-            },
-            QuestionOption {
-                id: "never".into(),
-                name: "Not in this session".into(),
-                kind: OptionKind::RejectAlways,
-            },
-        ],
-    };
-    let answer = call.ask(question.clone()).await;
-    let chosen = answer.chosen(&question).map(|o| o.kind);
-    let approved = answer.approves(&question);
-    let how = match chosen {
-        _ if approved => "approved for the session",
-        Some(OptionKind::RejectAlways) => "refused for the session",
-        _ => "refused",
-    };
-    call.record(
-        Gate::Question,
-        if approved {
-            Decision::Allowed
-        } else {
-            Decision::Refused
-        },
-        format!("lspStart {}: {how}", language.id()),
-    );
+        language.what_it_runs(),
+        language.name()
+    ))
+    .allow_once("start", "Start it for this session")
+    .reject("not-now", "Not now")
+    .reject_always("never", "Not in this session");
+    let asked = call
+        .ask_recorded(question, |a| {
+            let how = if a.approved() {
+                "approved for the session"
+            } else if a.refused_always() {
+                "refused for the session"
+            } else {
+                "refused"
+            };
+            let said = format!("lspStart {}: {how}", language.id());
+            a.said(said.clone(), said)
+        })
+        .await;
+    let approved = asked.approved();
     if approved {
         session.language_servers.approve(language);
         return Ok(());
     }
-    if chosen == Some(OptionKind::RejectAlways) {
+    if asked.refused_always() {
         session.language_servers.decline(language);
     }
     Err(ToolOutput::refused(format!(

@@ -13,27 +13,21 @@ use tokio_util::sync::CancellationToken;
 
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::context::Routing;
+use crate::kernel::decide::{self, Decided, Why};
 use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, Endorsement, PlannerText};
 use crate::kernel::slot::{Origin, Reference};
 use crate::mcp::{Approval, Listed, PREFIX, Running, State};
 use crate::model::ToolSchema;
-use crate::screen::{OptionKind, Question, QuestionKind, QuestionOption, Subject, Update};
+use crate::screen::{Question, QuestionKind, Subject, Update};
 use crate::session::Session;
 
+use super::questions::{Asked, Said, ask_recorded};
 use super::{Call, ToolOutput};
 
 fn full_name(server: &str, tool: &str) -> String {
     format!("{PREFIX}{server}__{tool}")
-}
-
-fn option(id: &str, name: &str, kind: OptionKind) -> QuestionOption {
-    QuestionOption {
-        id: id.into(),
-        name: name.into(),
-        kind,
-    }
 }
 
 /// A program and its arguments with their boundaries visible.
@@ -90,17 +84,6 @@ pub async fn prepare(session: &Session, cancel: &CancellationToken) {
 
 fn record(session: &Session, gate: Gate, decision: Decision, detail: String) {
     session.state().audit.record(gate, decision, detail);
-}
-
-async fn ask(
-    session: &Session,
-    question: Question,
-    cancel: &CancellationToken,
-) -> crate::screen::Answer {
-    tokio::select! {
-        a = session.screen.ask(question) => a,
-        () = cancel.cancelled() => crate::screen::Answer::Refused,
-    }
 }
 
 /// A server that will not start: the refusal goes to the audit trail and to its state, which
@@ -185,51 +168,41 @@ async fn start(session: &Session, entry: &crate::mcp::ServerEntry, cancel: &Canc
             .to_string(),
     ];
     plan.extend(confined.plan.notes());
-    let question = Question {
-        asker: None,
-        kind: QuestionKind::McpStart,
-        title: format!("Start the MCP server {name}?"),
-        why: None,
-        subject: Subject {
-            command: Some(shown_command(&program, &entry.args)),
-            plan: plan.clone(),
-            notice: Some(format!(
-                "{}. It runs confined ({}): it can read and write only what is listed, and {}. \
+    let question = Question::approve(
+        QuestionKind::McpStart,
+        format!("Start the MCP server {name}?"),
+    )
+    .subject(Subject {
+        command: Some(shown_command(&program, &entry.args)),
+        plan: plan.clone(),
+        ..Subject::default()
+    })
+    .notice(format!(
+        "{}. It runs confined ({}): it can read and write only what is listed, and {}. \
 It gets your environment less bravebot's credentials. Its tools are put to you next, and every call is asked.",
-                plan.join("; "),
-                crate::sandbox::level().describe(),
-                if entry.network {
-                    "it may reach the network"
-                } else {
-                    "it cannot reach the network"
-                }
-            )),
-            ..Subject::default()
-        },
-        options: vec![
-            option("start", "Start it for this session", OptionKind::AllowOnce),
-            option("not-now", "Not in this session", OptionKind::RejectOnce),
-        ],
-    };
-    let answer = ask(session, question.clone(), cancel).await;
-    if !answer.approves(&question) {
-        record(
-            session,
-            Gate::Question,
-            Decision::Refused,
+        plan.join("; "),
+        crate::sandbox::level().describe(),
+        if entry.network {
+            "it may reach the network"
+        } else {
+            "it cannot reach the network"
+        }
+    ))
+    .allow_once("start", "Start it for this session")
+    .reject("not-now", "Not in this session");
+    let asked = ask_recorded(session, cancel, question, |a| {
+        a.said(
+            format!("mcpStart {name}: approved"),
             format!("mcpStart {name}: refused"),
-        );
+        )
+    })
+    .await;
+    if !asked.approved() {
         session
             .mcp
             .set(&name, State::Declined("the person said no".into()));
         return;
     }
-    record(
-        session,
-        Gate::Question,
-        Decision::Allowed,
-        format!("mcpStart {name}: approved"),
-    );
     match crate::mcp::start(&program, entry, &session.cwd, &session.withheld, &confined).await {
         Ok(running) => {
             let running = std::sync::Arc::new(running);
@@ -298,10 +271,9 @@ async fn approve_tools(
         cancel,
     )
     .await;
-    let question = Question {
-        asker: None,
-        kind: QuestionKind::McpTools,
-        title: if again {
+    let question = Question::approve(
+        QuestionKind::McpTools,
+        if again {
             format!(
                 "The MCP server {server} now lists {} tool(s) that differ from what you approved or are new: offer them?",
                 tools.len()
@@ -312,14 +284,15 @@ async fn approve_tools(
                 tools.len()
             )
         },
-        why: None,
-        subject: Subject {
-            content: Some(shown),
-            verdict: Some(outcome.verdict),
-            verdict_text: outcome.reasons,
-            origin: Some(format!("the MCP server {server}'s own words")),
-            notice: Some(format!(
-                "A check read everything shown here before you were asked; its verdict is beside it. \
+    )
+    .subject(Subject {
+        content: Some(shown),
+        origin: Some(format!("the MCP server {server}'s own words")),
+        ..Subject::default()
+    })
+    .checked(Some(outcome.verdict), outcome.reasons)
+    .notice(format!(
+        "A check read everything shown here before you were asked; its verdict is beside it. \
 With names and schemas only, the agent reads for each tool its full name, a sentence bravebot wrote, and the \
 schema after `the agent reads its schema:`, exactly as shown: bravebot rebuilt it from structure and JSON types, \
 keeping property names of at most 32 ASCII letters, digits, `_` and `-` and giving every other name a token \
@@ -328,72 +301,55 @@ default, example, pattern, format, enum or const value, bound or reference of th
 With descriptions, the agent also reads every description shown, {described} bytes in all, shown whole: they \
 are the server's words and can carry instructions, so from then on every effect is put to you. A tool whose \
 listing changes later is withheld until you approve it again.{}",
-                if cut > 0 {
-                    format!(" The schemas of {cut} tool(s) were cut where shown.")
-                } else {
-                    String::new()
-                },
-                if unusable > 0 {
-                    format!(
-                        " {unusable} tool(s) have names that are not short ASCII identifiers and are not offered."
-                    )
-                } else {
-                    String::new()
-                }
-            )),
-            ..Subject::default()
+        if cut > 0 {
+            format!(" The schemas of {cut} tool(s) were cut where shown.")
+        } else {
+            String::new()
         },
-        options: vec![
-            option(
-                "with-descriptions",
-                "Offer them with descriptions: the agent will read the names, schemas and descriptions shown",
-                OptionKind::AllowOnce,
-            ),
-            option(
-                "schemas-only",
-                "Offer names and schemas only: the agent will read the names and schemas shown, no description",
-                OptionKind::AllowOnce,
-            ),
-            option(
-                "none",
-                if again {
-                    "Keep them withheld"
-                } else {
-                    "Offer none, and stop the server"
-                },
-                OptionKind::RejectOnce,
-            ),
-        ],
-    };
-    let answer = ask(session, question.clone(), cancel).await;
-    let chosen = answer.chosen(&question).map(|o| o.id.as_str());
-    let approval = match chosen {
-        Some("with-descriptions") if answer.approves(&question) => Some(Approval::WithDescription),
-        Some("schemas-only") if answer.approves(&question) => Some(Approval::NameAndSchema),
+        if unusable > 0 {
+            format!(
+                " {unusable} tool(s) have names that are not short ASCII identifiers and are not offered."
+            )
+        } else {
+            String::new()
+        }
+    ))
+    .allow_once(
+        "with-descriptions",
+        "Offer them with descriptions: the agent will read the names, schemas and descriptions shown",
+    )
+    .allow_once(
+        "schemas-only",
+        "Offer names and schemas only: the agent will read the names and schemas shown, no description",
+    )
+    .reject(
+        "none",
+        if again {
+            "Keep them withheld"
+        } else {
+            "Offer none, and stop the server"
+        },
+    );
+    let asked = ask_recorded(session, cancel, question, |a| match approval_of(a) {
+        Some(approval) => Said::Allowed(format!(
+            "mcpTools {server}: {} tool(s) offered, {approval:?}",
+            tools.len()
+        )),
+        None => Said::Refused(format!("mcpTools {server}: none offered")),
+    })
+    .await;
+    match approval_of(&asked) {
+        Some(approval) => running.pin(&tools, approval),
+        None => refuse_tools(session, server, running, &tools, again),
+    }
+}
+
+/// What an answer to the tools question approved: descriptions, or names and schemas only.
+fn approval_of(asked: &Asked) -> Option<Approval> {
+    match asked.id() {
+        Some("with-descriptions") if asked.approved() => Some(Approval::WithDescription),
+        Some("schemas-only") if asked.approved() => Some(Approval::NameAndSchema),
         _ => None,
-    };
-    match approval {
-        Some(approval) => {
-            running.pin(&tools, approval);
-            record(
-                session,
-                Gate::Question,
-                Decision::Allowed,
-                format!(
-                    "mcpTools {server}: {} tool(s) offered, {approval:?}",
-                    tools.len()
-                ),
-            );
-        }
-        None => {
-            record(
-                session,
-                Gate::Question,
-                Decision::Refused,
-                format!("mcpTools {server}: none offered"),
-            );
-            refuse_tools(session, server, running, &tools, again);
-        }
     }
 }
 
@@ -600,14 +556,6 @@ async fn gate_and_call(
     args: Map<String, Value>,
 ) -> ToolOutput {
     let session = call.session;
-    if named_by(&session.settings.mcp_deny, server, name) {
-        call.record(
-            Gate::Question,
-            Decision::Refused,
-            format!("mcpCall {name}: mcp.deny names it"),
-        );
-        return ToolOutput::refused(format!("{name} is denied by the person's mcp.deny rule"));
-    }
     let (routing, routing_label) = {
         let state = session.state();
         (state.context.routing(), state.context.label())
@@ -615,10 +563,26 @@ async fn gate_and_call(
     // An allow rule answers only for arguments written by a context whose routing is its own
     // (CTX-2) and that holds nothing private: what a call carries reaches a program that may keep
     // it or send it on, as a URL reaches its host (GATE-4).
-    let named = named_by(&session.settings.mcp_allow, server, name);
-    let private = named && !(routing_label.is_public() && routing_label.is_trusted());
-    let allowed = named && routing == Routing::Own && !private;
-    if allowed {
+    let context = decide::Context {
+        person_only: routing != Routing::Own,
+        trusted_public: routing_label.is_public() && routing_label.is_trusted(),
+    };
+    let facts = decide::Ruled {
+        denied: named_by(&session.settings.mcp_deny, server, name),
+        allowed: named_by(&session.settings.mcp_allow, server, name),
+        interactive: session.screen.interactive(),
+    };
+    let private = facts.rule_held_back(context);
+    let decided = decide::ruled(context, facts);
+    if decided == Decided::Refuse(Why::DenyRule) {
+        call.record(
+            Gate::Question,
+            Decision::Refused,
+            format!("mcpCall {name}: mcp.deny names it"),
+        );
+        return ToolOutput::refused(format!("{name} is denied by the person's mcp.deny rule"));
+    }
+    if let Decided::Unasked(_) = decided {
         call.record(
             Gate::Question,
             Decision::Allowed,
@@ -627,14 +591,14 @@ async fn gate_and_call(
     } else {
         if private {
             call.record(
-                Gate::Question,
-                Decision::Observed,
-                format!(
-                    "mcpCall {name} [routing] {routing_label}: an mcp.allow rule names it, but the arguments were written by a context holding private data, so the person is asked"
-                ),
-            );
+                    Gate::Question,
+                    Decision::Observed,
+                    format!(
+                        "mcpCall {name} [routing] {routing_label}: an mcp.allow rule names it, but the arguments were written by a context holding private data, so the person is asked"
+                    ),
+                );
         }
-        if !session.screen.interactive() {
+        if matches!(decided, Decided::Refuse(_)) {
             call.record(
                 Gate::Question,
                 Decision::Refused,
@@ -652,55 +616,49 @@ async fn gate_and_call(
         if plan.is_empty() {
             plan.push("{}".into());
         }
-        let question = Question {
-            asker: None,
-            kind: QuestionKind::McpCall,
-            title: format!("Call the tool {} of the MCP server {server}?", tool.name),
-            why: Some(call.why.clone()).filter(|w| !w.is_empty()),
-            subject: Subject {
-                command: Some(name.to_string()),
-                plan,
-                notice: Some(format!(
-                    "The server runs confined; what it answers is held back from the agent as a reference.{}{}",
-                    if routing == Routing::PersonOnly {
-                        " This conversation has met content nobody vouched for, so no rule answers for you."
-                    } else if private {
-                        " Your mcp.allow rule names this tool, but the agent wrote these arguments after reading your files: \
+        let question = Question::approve(
+            QuestionKind::McpCall,
+            format!("Call the tool {} of the MCP server {server}?", tool.name),
+        )
+        .why(&call.why)
+        .subject(Subject {
+            command: Some(name.to_string()),
+            plan,
+            ..Subject::default()
+        })
+        .notice(format!(
+            "The server runs confined; what it answers is held back from the agent as a reference.{}{}",
+            if routing == Routing::PersonOnly {
+                " This conversation has met content nobody vouched for, so no rule answers for you."
+            } else if private {
+                " Your mcp.allow rule names this tool, but the agent wrote these arguments after reading your files: \
 check that they carry nothing of them before you allow it, since the server gets them."
-                    } else {
-                        ""
-                    },
-                    if tool.rebuilt.renamed.is_empty() {
-                        String::new()
-                    } else {
-                        format!(
-                            " Names like p.1 stand for parameters of the server's whose own names are not short identifiers; \
-the server gets its own {} name(s) back.",
-                            tool.rebuilt.renamed.len()
-                        )
-                    }
-                )),
-                ..Subject::default()
+            } else {
+                ""
             },
-            options: vec![
-                option("call", "Call it", OptionKind::AllowOnce),
-                option("no", "Don't call it", OptionKind::RejectOnce),
-            ],
-        };
-        let answer = call.ask(question.clone()).await;
-        if !answer.approves(&question) {
-            call.record(
-                Gate::Question,
-                Decision::Refused,
-                format!("mcpCall {name}: refused"),
-            );
+            if tool.rebuilt.renamed.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " Names like p.1 stand for parameters of the server's whose own names are not short identifiers; \
+the server gets its own {} name(s) back.",
+                    tool.rebuilt.renamed.len()
+                )
+            }
+        ))
+        .allow_once("call", "Call it")
+        .reject("no", "Don't call it");
+        let asked = call
+            .ask_recorded(question, |a| {
+                a.said(
+                    format!("mcpCall {name}: approved"),
+                    format!("mcpCall {name}: refused"),
+                )
+            })
+            .await;
+        if !asked.approved() {
             return ToolOutput::refused(format!("the person did not approve calling {name}"));
         }
-        call.record(
-            Gate::Question,
-            Decision::Allowed,
-            format!("mcpCall {name}: approved"),
-        );
     }
     let result = tokio::select! {
         r = running.call(&tool.name, tool.rebuilt.to_server(args)) => r,

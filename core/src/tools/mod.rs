@@ -17,6 +17,7 @@ mod list_files;
 pub(crate) mod load_skill;
 mod lsp;
 pub mod mcp;
+mod questions;
 pub(crate) mod read_file;
 mod read_git;
 mod read_output;
@@ -373,6 +374,16 @@ impl Call<'_> {
             a = self.session.screen.ask(question) => a,
             () = self.cancel.cancelled() => crate::screen::Answer::Refused,
         }
+    }
+
+    /// Puts `question` and writes its record at the question gate, as
+    /// `questions::ask_recorded` does, for this call (REL-7).
+    pub async fn ask_recorded(
+        &self,
+        question: crate::screen::Question,
+        said: impl FnOnce(&questions::Asked) -> questions::Said,
+    ) -> questions::Asked {
+        questions::ask_recorded(self.session, self.cancel, question, said).await
     }
 
     /// Puts untrusted content into a new slot, records that it was withheld from the planner

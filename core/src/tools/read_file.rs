@@ -182,7 +182,7 @@ async fn read_judged(
         return quarantine_labelled(call, shown, content, hold.reason());
     }
     let origin = format!("the file {shown} in the person's workspace");
-    let already_offered = session.state().offered_this_turn.iter().any(|p| p == path);
+    let already_offered = session.state().approvals.was_offered(path);
     if !session.screen.interactive() {
         return quarantine_labelled(
             call,
@@ -212,7 +212,7 @@ async fn read_judged(
     let Some(screening) = Screening::judged(judged, session.settings.vetting_reads) else {
         return quarantine_labelled(call, shown, content, hold.reason());
     };
-    session.state().offered_this_turn.push(path.to_path_buf());
+    session.state().approvals.offered(path.to_path_buf());
     let question = Release {
         kind: QuestionKind::TrustRead,
         title: format!("Let the agent read {shown}?"),

@@ -20,7 +20,7 @@ use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, PlannerText};
 use crate::kernel::slot::Origin;
 use crate::paths::{control_pictures, display_path};
-use crate::screen::{OptionKind, Question, QuestionKind, QuestionOption, Subject};
+use crate::screen::{Question, QuestionKind, Subject};
 
 /// Commits, tags or lines listed when `count` is not given, and the most that may be asked for.
 const DEFAULT_COUNT: u64 = 20;
@@ -783,52 +783,37 @@ async fn agrees(call: &Call<'_>, file: &str, kind: &str, text: &str) -> bool {
         return false;
     }
     let preview = Labelled::new(text.as_bytes().to_vec(), Label::TRUSTED_PRIVATE);
-    let question = Question {
-        asker: None,
-        kind: QuestionKind::TrustRead,
-        title: format!("Show the agent {kind} from the history of {file}?"),
-        why: Some(call.why.clone()).filter(|w| !w.is_empty()),
-        subject: Subject {
-            path: Some(file.to_string()),
-            // Every line a yes shows the agent (REL-1): they were cut to one file's lines already.
-            content: Some(policy::release_part(&preview, super::release::SHOWN_MAX).text),
-            origin: Some(format!("read_git's answer about {file}")),
-            notice: Some(format!(
-                "These lines look like they hold {kind}. A yes shows them to the agent for this answer only."
-            )),
-            ..Subject::default()
-        },
-        options: vec![
-            QuestionOption {
-                id: "show".into(),
-                name: format!(
-                    "Show them this once: the agent will read these {} lines",
-                    text.lines().count()
-                ),
-                kind: OptionKind::AllowOnce,
-            },
-            QuestionOption {
-                id: "hold".into(),
-                name: "Hold them back".into(),
-                kind: OptionKind::RejectOnce,
-            },
-        ],
-    };
-    let answer = call.ask(question.clone()).await;
-    let yes = answer.approves(&question);
-    call.record(
-        Gate::Question,
-        if yes {
-            Decision::Allowed
-        } else {
-            Decision::Refused
-        },
+    let question = Question::approve(
+        QuestionKind::TrustRead,
+        format!("Show the agent {kind} from the history of {file}?"),
+    )
+    .why(&call.why)
+    .subject(Subject {
+        path: Some(file.to_string()),
+        // Every line a yes shows the agent (REL-1): they were cut to one file's lines already.
+        content: Some(policy::release_part(&preview, super::release::SHOWN_MAX).text),
+        origin: Some(format!("read_git's answer about {file}")),
+        ..Subject::default()
+    })
+    .notice(format!(
+        "These lines look like they hold {kind}. A yes shows them to the agent for this answer only."
+    ))
+    .allow_once(
+        "show",
         format!(
-            "read_git: {kind} in {file} {}",
-            if yes { "shown on a yes" } else { "held back" }
+            "Show them this once: the agent will read these {} lines",
+            text.lines().count()
         ),
-    );
-    yes
+    )
+    .reject("hold", "Hold them back");
+    call.ask_recorded(question, |a| {
+        a.said(
+            format!("read_git: {kind} in {file} shown on a yes"),
+            format!("read_git: {kind} in {file} held back"),
+        )
+    })
+    .await
+    .approved()
 }
 
 #[cfg(test)]

@@ -120,10 +120,8 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     let person_only = call.person_only();
     let rememberable = session
         .state()
-        .rememberable_outputs
-        .iter()
-        .find(|(slot, _, _)| *slot == id)
-        .map(|(_, identity, line)| (identity.clone(), line.clone()))
+        .approvals
+        .rememberable(id)
         .filter(|_| !person_only);
     let mut remembered = None;
     // What a yes releases: what the question carried (REL-2); auto-vetting's check read it all.
@@ -181,7 +179,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     let mut state = session.state();
     let state = &mut *state;
     if let Some((identity, line)) = remembered {
-        state.remembered_plans.push((identity, line.clone()));
+        state.approvals.person_allowed_plan(identity, line.clone());
         state.audit.record(
             Gate::Promote,
             Decision::Allowed,

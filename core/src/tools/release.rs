@@ -22,7 +22,7 @@
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, Endorsement, ReleasePart, Verdict};
 use crate::kernel::slot::human_size;
-use crate::screen::{OptionKind, Question, QuestionKind, QuestionOption, Subject};
+use crate::screen::{Question, QuestionKind, Subject};
 
 /// Most bytes a release question carries. It is at least the bound on a file read
 /// (`workspace_file::READ_LIMIT`), so a file is always shown whole; only a run's output kept past
@@ -162,60 +162,41 @@ impl Release<'_> {
         };
         let what = amount(lines, size);
         let screening = self.screening.words();
-        let mut options: Vec<QuestionOption> = self
-            .grants
-            .iter()
-            .map(|(id, grant)| QuestionOption {
-                id: (*id).to_string(),
-                name: format!(
+        // A trust rule is written by an `allow_once` answer on the wire (CONTRACT §4.7 asks for
+        // one on every question): the first approving option is that one.
+        let mut question = Question::approve(self.kind, self.title)
+            .why_given(self.why)
+            .subject(Subject {
+                content: text,
+                origin: Some(self.origin),
+                ..self.subject
+            });
+        for (n, (id, grant)) in self.grants.iter().enumerate() {
+            let lasts = n > 0 && matches!(grant, Grant::TrustFile | Grant::PlanForSession { .. });
+            question = question.allow(
+                *id,
+                format!(
                     "{} [{screening}]",
                     option_words(grant, lines, size, omitted.is_some())
                 ),
-                kind: match grant {
-                    Grant::Once | Grant::PictureOnce { .. } => OptionKind::AllowOnce,
-                    Grant::TrustFile | Grant::PlanForSession { .. } => OptionKind::AllowAlways,
-                },
-            })
-            .collect();
-        // A trust rule is written by an `allow_once` answer on the wire (CONTRACT §4.7 asks for
-        // one on every question): the first approving option is that one.
-        if let Some(first) = options.first_mut() {
-            first.kind = OptionKind::AllowOnce;
+                lasts,
+            );
         }
-        options.push(QuestionOption {
-            id: "keep".into(),
-            name: "Keep it quarantined".into(),
-            kind: OptionKind::RejectOnce,
-        });
         let cut = omitted.map(|(l, b)| {
             format!(
                 "Shown here: the first {what}. Not shown: {} after them. A yes lets the agent read only what is shown; the rest stays quarantined.",
                 amount(l, b)
             )
         });
-        let notice = match (self.subject.notice.clone(), cut) {
-            (Some(n), Some(c)) => Some(format!("{n} {c}")),
-            (n, c) => n.or(c),
-        };
+        let notice = question.subject.notice.take();
         let (verdict, verdict_text) = match self.screening.0 {
             Screened::Checked { verdict, reasons } => (Some(verdict), reasons),
             Screened::ChecksOff => (None, None),
         };
-        let question = Question {
-            asker: None,
-            kind: self.kind,
-            title: self.title,
-            why: self.why,
-            subject: Subject {
-                content: text,
-                verdict,
-                verdict_text,
-                origin: Some(self.origin),
-                notice,
-                ..self.subject
-            },
-            options,
-        };
+        let question = question
+            .reject("keep", "Keep it quarantined")
+            .notice_and_cut(notice, cut)
+            .checked(verdict, verdict_text);
         Prepared {
             question,
             released: bytes,
@@ -257,12 +238,11 @@ fn option_words(grant: &Grant, lines: usize, size: usize, cut: bool) -> String {
 
 /// The run question's standing approval, whose output does not exist yet: its words say that the
 /// agent will read what the plan prints for the rest of the session.
-pub fn standing_plan_option(id: &str) -> QuestionOption {
-    QuestionOption {
-        id: id.into(),
-        name: "Allow this exact plan for the rest of this session: the agent will read everything it prints each time it runs".into(),
-        kind: OptionKind::AllowAlways,
-    }
+pub fn standing_plan_option(question: Question, id: &str) -> Question {
+    question.allow_always(
+        id,
+        "Allow this exact plan for the rest of this session: the agent will read everything it prints each time it runs",
+    )
 }
 
 /// Who let the bytes through, for the planner: it must never be told a person approved what a
@@ -291,6 +271,7 @@ pub fn omitted_words(omitted: Option<(usize, usize)>) -> String {
 mod tests {
     use super::*;
     use crate::kernel::label::Label;
+    use crate::screen::OptionKind;
 
     fn content(s: &str) -> Labelled<Vec<u8>> {
         Labelled::new(s.as_bytes().to_vec(), Label::UNTRUSTED_PRIVATE)

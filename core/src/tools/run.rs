@@ -24,6 +24,7 @@ use super::{Call, ToolOutput, ToolSpec, confine};
 use crate::cmdline::{Plan, SystemEnvironment, compile, masked};
 use crate::jobs::Job;
 use crate::kernel::audit::{Decision, Gate};
+use crate::kernel::decide::{self, Decided, Why};
 use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, Fingerprint, PlannerText, Verdict};
@@ -32,9 +33,7 @@ use crate::kernel::trust::Scope;
 use crate::paths::{control_pictures, display_path};
 use crate::process;
 use crate::runner::{self, RunIo, RunReport};
-use crate::screen::{
-    OptionKind, Question, QuestionKind, QuestionOption, Subject, ToolStatus, Update,
-};
+use crate::screen::{Question, QuestionKind, Subject, ToolStatus, Update};
 use crate::settings::Mode;
 
 /// Seconds a foreground run waits when the planner names no deadline, and the most it may name.
@@ -310,49 +309,79 @@ async fn endorse(
     // A context that met released content has no routing of its own: only the person answers
     // for its lines, one at a time (CTX-2).
     let person_only = call.person_only();
+    let may_stand = !touches_files && !fed && !person_only;
+    let places = opened_places(call);
+    // The person's rules and the read-only table are read only for a line they may answer for.
+    let (allow_rule, read_only) = if may_stand {
+        (
+            allowed_by_rule(call, plan, &places),
+            read_only_over_vouched(call, plan, &places, &|_| false),
+        )
+    } else {
+        (false, false)
+    };
+    let context = decide::Context {
+        person_only,
+        trusted_public: {
+            let label = session.state().context.label();
+            label.is_trusted() && label.is_public()
+        },
+    };
+    let mut facts = decide::Run {
+        identity: &identity,
+        touches_files,
+        fed,
+        allow_rule,
+        read_only,
+        checked: None,
+        plan_mode: mode == Mode::Plan,
+        interactive: session.screen.interactive(),
+    };
     // Files the line reads that a check did not clear, with the verdict: drawn on the question.
     let mut held = Vec::new();
-    if !touches_files
-        && !fed
-        && !person_only
-        && let Some(endorsed) = unasked(call, plan, &identity, &mut held).await
-    {
-        return Ok(endorsed);
-    }
-    if mode == Mode::Plan {
-        call.record(
-            Gate::Promote,
-            Decision::Refused,
-            "run: plan mode runs only read-only lines",
+    // Files a check passed as the disk held them, with the fingerprints of what it judged.
+    let mut passed = Vec::new();
+    let decided = loop {
+        let decided = decide::run(&session.state().approvals, context, facts);
+        if decided != Decided::CheckFirst {
+            break decided;
+        }
+        // Read-only programs over files nobody has vouched for yet: the files go through the
+        // same helper a read uses, and if it passes every one the line runs as if they were
+        // vouched for.
+        passed = check_operands(call, plan, &places, &mut held).await;
+        facts.checked = Some(
+            !passed.is_empty()
+                && read_only_over_vouched(call, plan, &places, &|p| {
+                    passed.iter().any(|(q, _)| q == p)
+                }),
         );
-        return Err(ToolOutput::refused(
-            "the session is in plan mode, so only read-only lines over vouched-for files run; nothing ran",
-        ));
-    }
-    if !session.screen.interactive() {
-        call.record(
-            Gate::Question,
-            Decision::Refused,
-            "run: nobody is watching to approve it",
-        );
-        return Err(ToolOutput::refused(
-            "nobody is watching this run to approve the line, so nothing ran",
-        ));
-    }
-    let remember = !touches_files && !fed && !person_only;
-    let mut options = vec![QuestionOption {
-        id: "once".into(),
-        name: "Run it once".into(),
-        kind: OptionKind::AllowOnce,
-    }];
-    if remember {
-        options.push(super::release::standing_plan_option("session"));
-    }
-    options.push(QuestionOption {
-        id: "reject".into(),
-        name: "Don't run it".into(),
-        kind: OptionKind::RejectOnce,
-    });
+    };
+    let remember = match decided {
+        Decided::Unasked(why) => return Ok(unasked(call, why, passed)),
+        Decided::Refuse(Why::PlanMode) => {
+            call.record(
+                Gate::Promote,
+                Decision::Refused,
+                "run: plan mode runs only read-only lines",
+            );
+            return Err(ToolOutput::refused(
+                "the session is in plan mode, so only read-only lines over vouched-for files run; nothing ran",
+            ));
+        }
+        // Nobody is watching (`CheckFirst` was answered above).
+        Decided::Refuse(_) | Decided::CheckFirst => {
+            call.record(
+                Gate::Question,
+                Decision::Refused,
+                "run: nobody is watching to approve it",
+            );
+            return Err(ToolOutput::refused(
+                "nobody is watching this run to approve the line, so nothing ran",
+            ));
+        }
+        Decided::Ask { standing } => standing,
+    };
     let mut plan_lines = plan.describe();
     for w in plan.writes() {
         if is_protected(w) {
@@ -374,81 +403,74 @@ async fn endorse(
             _ => format!(" The check of {file}, which this line reads, did not complete."),
         });
     }
-    let question = Question {
-        asker: None,
-        kind: QuestionKind::Run,
-        title: format!("Run {}?", masked(line)),
-        why: Some(call.why.clone()).filter(|w| !w.is_empty()),
-        subject: Subject {
+    let mut question = Question::approve(QuestionKind::Run, format!("Run {}?", masked(line)))
+        .why(&call.why)
+        .subject(Subject {
             path: Some(display_path(&session.cwd, plan.directory())),
             plan: plan_lines,
             command: Some(masked(line)),
-            verdict: held.iter().map(|(_, v)| *v).find(|v| *v == Verdict::Unsafe),
-            notice: Some(notice),
             ..Subject::default()
-        },
-        options,
-    };
-    let answer = call.ask(question.clone()).await;
-    let chosen = answer.chosen(&question).map(|o| o.kind);
-    let approved = answer.approves(&question);
-    call.record(
-        Gate::Question,
-        if approved {
-            Decision::Allowed
-        } else {
-            Decision::Refused
-        },
-        format!(
-            "run: {}",
-            if approved {
-                "the person approved the plan"
-            } else {
-                "refused"
-            }
-        ),
-    );
-    match chosen.filter(|_| approved) {
-        Some(OptionKind::AllowAlways) => {
-            session
-                .state()
-                .remembered_plans
-                .push((identity, masked(line)));
-            Ok(Endorsed::Vouched("remembered"))
-        }
-        Some(_) => Ok(Endorsed::Once),
-        None => Err(ToolOutput::refused(
+        })
+        .checked(
+            held.iter().map(|(_, v)| *v).find(|v| *v == Verdict::Unsafe),
+            None,
+        )
+        .notice(notice)
+        .allow_once("once", "Run it once");
+    if remember {
+        question = super::release::standing_plan_option(question, "session");
+    }
+    let question = question.reject("reject", "Don't run it");
+    let asked = call
+        .ask_recorded(question, |a| {
+            a.said("run: the person approved the plan", "run: refused")
+        })
+        .await;
+    if asked.allowed_always() {
+        session
+            .state()
+            .approvals
+            .person_allowed_plan(identity, masked(line));
+        Ok(Endorsed::Vouched("remembered"))
+    } else if asked.approved() {
+        Ok(Endorsed::Once)
+    } else {
+        Err(ToolOutput::refused(
             "the person did not approve the line; nothing ran",
-        )),
+        ))
     }
 }
 
-/// The ways a line that reads and writes no file through redirects, and is fed nothing, runs
-/// without a question: a plan the person remembered, the person's `run.allow` rules, or the
-/// read-only table over vouched-for files, or over files a check passed. `None` asks. Files a
-/// check held back go into `held`, with their verdicts, for the question.
-async fn unasked(
-    call: &Call<'_>,
-    plan: &Plan,
-    identity: &str,
-    held: &mut Vec<(String, Verdict)>,
-) -> Option<Endorsed> {
-    let session = call.session;
-    if session
-        .state()
-        .remembered_plans
-        .iter()
-        .any(|(i, _)| i == identity)
-    {
-        call.record(
-            Gate::Promote,
-            Decision::Allowed,
+/// Records why a line runs without a question, and how its output is endorsed: a plan the person
+/// remembered, the person's `run.allow` rules, or the read-only table over vouched-for files, or
+/// over files a check passed (`passed`). [`decide::run`] decides which.
+fn unasked(call: &Call<'_>, why: Why, passed: Vec<(PathBuf, Fingerprint)>) -> Endorsed {
+    let (said, endorsed) = match why {
+        Why::PlanAllowed => (
             "run: a plan the person allowed for the session",
-        );
-        return Some(Endorsed::Vouched("remembered"));
-    }
-    let places = opened_places(call);
-    // Line rules are compiled where plans are: in the workspace root with its links resolved.
+            Endorsed::Vouched("remembered"),
+        ),
+        Why::AllowRule => (
+            "run: the person's run.allow rules name it",
+            Endorsed::Vouched("run.allow"),
+        ),
+        Why::ReadOnly => (
+            "run: read-only programs over files the person vouched for",
+            Endorsed::Vouched("read-only"),
+        ),
+        _ => (
+            "run: read-only programs over files the person vouched for or a check passed",
+            Endorsed::Checked(passed),
+        ),
+    };
+    call.record(Gate::Promote, Decision::Allowed, said);
+    endorsed
+}
+
+/// Whether the person's `run.allow` rules name the plan. Line rules are compiled where plans
+/// are: in the workspace root with its links resolved.
+fn allowed_by_rule(call: &Call<'_>, plan: &Plan, places: &readonly::Places) -> bool {
+    let session = call.session;
     let root = crate::workspace_file::real_path(&session.cwd);
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
     let allow: Vec<rules::AllowRule> = session
@@ -457,36 +479,7 @@ async fn unasked(
         .iter()
         .filter_map(|r| rules::AllowRule::read(r, &root, home.as_deref()))
         .collect();
-    if rules::allowed(&allow, plan, &places) {
-        call.record(
-            Gate::Promote,
-            Decision::Allowed,
-            "run: the person's run.allow rules name it",
-        );
-        return Some(Endorsed::Vouched("run.allow"));
-    }
-    if read_only_over_vouched(call, plan, &places, &|_| false) {
-        call.record(
-            Gate::Promote,
-            Decision::Allowed,
-            "run: read-only programs over files the person vouched for",
-        );
-        return Some(Endorsed::Vouched("read-only"));
-    }
-    // Read-only programs over files nobody has vouched for yet: the files go through the same
-    // helper a read uses, and if it passes every one the line runs as if they were vouched for.
-    let passed = check_operands(call, plan, &places, held).await;
-    if !passed.is_empty()
-        && read_only_over_vouched(call, plan, &places, &|p| passed.iter().any(|(q, _)| q == p))
-    {
-        call.record(
-            Gate::Promote,
-            Decision::Allowed,
-            "run: read-only programs over files the person vouched for or a check passed",
-        );
-        return Some(Endorsed::Checked(passed));
-    }
-    None
+    rules::allowed(&allow, plan, places)
 }
 
 /// Whether the disk still holds, for every file, exactly the bytes its check judged.
@@ -719,11 +712,11 @@ fn account(
         show_output(call, stream, &bytes, label);
         let reference = quarantine_stream(call, line, stream, bytes.clone(), label);
         if let (false, Some(identity)) = (label.is_trusted(), rememberable) {
-            call.session.state().rememberable_outputs.push((
+            call.session.state().approvals.run_approved_once(
                 reference.id,
                 identity.to_string(),
                 line.to_string(),
-            ));
+            );
         }
         if !label.is_trusted() {
             call.session.screen.update(Update::Quarantined {

@@ -24,7 +24,7 @@ use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::PlannerText;
 use crate::model::ModelClient;
-use crate::screen::{OptionKind, Question, QuestionKind, QuestionOption, Subject};
+use crate::screen::{Question, QuestionKind, Subject};
 use crate::screen::{Screen, Update};
 use crate::session::Session;
 
@@ -198,58 +198,41 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     let mut declined = 0;
     let (fits, over) = entries.split_at(entries.len().min(room));
     for (told, about) in fits {
-        let question = Question {
-            asker: None,
-            kind: QuestionKind::Delegate,
-            title: format!("Start a {} delegate?", chosen.name),
-            why: Some(call.why.clone()).filter(|w| !w.is_empty()),
-            subject: Subject {
-                content: Some(Labelled::new(
-                    told.clone(),
-                    session.state().context.label().join(Label::TRUSTED_PUBLIC),
-                )),
-                notice: Some(format!(
-                    "It may use: {}{}. Each of its writes and runs is put to you on its own.{}",
-                    chosen.tools.join(", "),
-                    if chosen.mcp.is_empty() {
-                        String::new()
-                    } else {
-                        format!(
-                            "; and the tools of the MCP servers {}, each call asked unless your mcp.allow names it",
-                            chosen.mcp.join(", ")
-                        )
-                    },
-                    chosen.refused_model.as_ref().map_or(String::new(), |m| format!(
-                        " Its definition in the workspace names the model {}, which only a definition in ~/.bravebot/agents may choose: it talks to this session's model instead.",
-                        crate::cmdline::masked(m)
-                    ))
-                )),
-                ..Subject::default()
-            },
-            options: vec![
-                QuestionOption {
-                    id: "allow".into(),
-                    name: "Start it".into(),
-                    kind: OptionKind::AllowOnce,
-                },
-                QuestionOption {
-                    id: "reject".into(),
-                    name: "Do not start it".into(),
-                    kind: OptionKind::RejectOnce,
-                },
-            ],
-        };
-        let answer = call.ask(question.clone()).await;
-        let yes = answer.approves(&question);
-        call.record(
-            Gate::Question,
-            if yes {
-                Decision::Allowed
+        let question = Question::approve(
+            QuestionKind::Delegate,
+            format!("Start a {} delegate?", chosen.name),
+        )
+        .why(&call.why)
+        .subject(Subject {
+            content: Some(Labelled::new(
+                told.clone(),
+                session.state().context.label().join(Label::TRUSTED_PUBLIC),
+            )),
+            ..Subject::default()
+        })
+        .notice(format!(
+            "It may use: {}{}. Each of its writes and runs is put to you on its own.{}",
+            chosen.tools.join(", "),
+            if chosen.mcp.is_empty() {
+                String::new()
             } else {
-                Decision::Refused
+                format!(
+                    "; and the tools of the MCP servers {}, each call asked unless your mcp.allow names it",
+                    chosen.mcp.join(", ")
+                )
             },
-            format!("delegate: start a {} delegate", chosen.name),
-        );
+            chosen.refused_model.as_ref().map_or(String::new(), |m| format!(
+                " Its definition in the workspace names the model {}, which only a definition in ~/.bravebot/agents may choose: it talks to this session's model instead.",
+                crate::cmdline::masked(m)
+            ))
+        ))
+        .allow_once("allow", "Start it")
+        .reject("reject", "Do not start it");
+        let said = format!("delegate: start a {} delegate", chosen.name);
+        let yes = call
+            .ask_recorded(question, |a| a.said(said.clone(), said))
+            .await
+            .approved();
         if !yes {
             declined += 1;
             continue;

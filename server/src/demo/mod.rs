@@ -24,7 +24,7 @@ use bravebot_core::files::DiskOnly;
 use bravebot_core::kernel::policy;
 use bravebot_core::model::{Api, ModelClient, ModelConfig};
 use bravebot_core::screen::{
-    Answer, BoxFuture, OptionKind, Question, QuestionKind, Screen, StopReason, Update,
+    Answer, BoxFuture, Question, QuestionKind, Screen, StopReason, Update,
 };
 use bravebot_core::session::{Session, SessionConfig};
 use bravebot_core::settings::Settings;
@@ -50,12 +50,7 @@ impl DemoScreen {
     /// question is approved once. Chosen by the question's kind and its options' kinds, which are
     /// structure the session wrote, never by what the question shows.
     fn scripted_choice(question: &Question) -> Option<&bravebot_core::screen::QuestionOption> {
-        let wanted = if question.kind == QuestionKind::TrustRead {
-            OptionKind::RejectOnce
-        } else {
-            OptionKind::AllowOnce
-        };
-        question.options.iter().find(|o| o.kind == wanted)
+        question.first_once(question.kind != QuestionKind::TrustRead)
     }
 }
 
@@ -240,26 +235,12 @@ fn demo_session(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bravebot_core::screen::{QuestionOption, Subject};
 
     fn question(kind: QuestionKind) -> Question {
-        let option = |id: &str, kind| QuestionOption {
-            id: id.into(),
-            name: id.into(),
-            kind,
-        };
-        Question {
-            asker: None,
-            kind,
-            title: "t".into(),
-            why: None,
-            subject: Subject::default(),
-            options: vec![
-                option("yes", OptionKind::AllowOnce),
-                option("always", OptionKind::AllowAlways),
-                option("no", OptionKind::RejectOnce),
-            ],
-        }
+        Question::approve(kind, "t")
+            .allow_once("yes", "yes")
+            .allow_always("always", "always")
+            .reject("no", "no")
     }
 
     // Verifies: BIN-4
