@@ -76,6 +76,64 @@ async fn arguments_are_read_in_order_and_the_first_of_the_wrong_type_is_named() 
             json!({"questions": {}, "why": "w"}),
             "error: `questions` must be a list",
         ),
+        // The four tools that read their arguments by hand until they were declared: the first
+        // bad argument in declared order is named, and a check of what a value means comes after
+        // every argument is read.
+        (
+            "search",
+            json!({"pattern": "a", "directory": 3, "case_sensitive": "maybe", "why": "w"}),
+            "error: argument `directory` of search must be a string",
+        ),
+        (
+            "search",
+            json!({"pattern": ["a", 1], "offset": "x", "why": "w"}),
+            "error: argument `pattern` of search must be a string or a list of strings",
+        ),
+        (
+            "read_git",
+            json!({"query": "log", "repository": 5, "count": "x", "why": "w"}),
+            "error: argument `repository` of read_git must be a string",
+        ),
+        (
+            "read_git",
+            json!({"query": "blame", "count": "x", "why": "w"}),
+            "error: argument `count` of read_git must be a whole number",
+        ),
+        (
+            "read_git",
+            json!({"query": "log", "messages": "yes", "why": "w"}),
+            "error: argument `messages` of read_git must be true or false",
+        ),
+        (
+            "spawn_agent",
+            json!({"kind": "reader", "task": " ", "each": 3, "why": "w"}),
+            "error: `each` must be a list of strings",
+        ),
+        (
+            "spawn_agent",
+            json!({"kind": "reader", "task": "t", "each": ["a", 2], "why": "w"}),
+            "error: every entry of `each` must be a string",
+        ),
+        (
+            "spawn_agent",
+            json!({"kind": "reader", "task": "t", "mcp_servers": "notes", "why": "w"}),
+            "error: `mcp_servers` must be a list of server names",
+        ),
+        (
+            "spawn_processor",
+            json!({"reads": ["ref:0"], "about": 7, "instruction": 5, "why": "w"}),
+            "error: argument `about` of spawn_processor must be a string",
+        ),
+        (
+            "spawn_processor",
+            json!({"reads": [], "instruction": 5, "why": "w"}),
+            "error: argument `instruction` of spawn_processor must be a string",
+        ),
+        (
+            "spawn_processor",
+            json!({"reads": ["ref:0", "page"], "instruction": "i", "why": "w"}),
+            "error: every entry of `reads` must be a reference like ref:2",
+        ),
     ];
     for (tool, args, said) in cases {
         let (output, _, _) = dispatch(&f.session, tool, &args.to_string(), &cancel).await;

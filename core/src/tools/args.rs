@@ -1,7 +1,8 @@
 //! A tool's arguments declared once, as a typed struct: each field's role (routing or content),
 //! whether the planner must give it, its schema as the planner is shown it, and its type. From one
 //! [`tool_args!`] declaration come the tool's [`ArgSpec`](super::ArgSpec)s and a `read` that takes
-//! the fields off a [`Call`].
+//! the fields off a [`Call`]. Every tool reads its arguments this way and no other: a type reads
+//! the one value it is given ([`Arg`]), never the call, so no tool reads an argument by its name.
 //!
 //! Not serde's `Deserialize`: a call whose argument has the wrong type is answered with the
 //! tool's own words (`argument `path` of read_file must be a string`), which the planner has
@@ -11,42 +12,101 @@ use serde_json::{Map, Value};
 
 use super::Call;
 
+/// One argument of a call as its type reads it: the value the planner gave (`None` where it left
+/// the argument out) and the names an error about it uses. A type sees its own argument and no
+/// other.
+pub struct Arg<'a> {
+    pub tool: &'a str,
+    pub name: &'a str,
+    pub value: Option<&'a Value>,
+}
+
+impl Arg<'_> {
+    /// The value, `None` where the argument is absent or `null`.
+    pub fn given(&self) -> Option<&Value> {
+        self.value.filter(|v| !v.is_null())
+    }
+
+    /// The error an argument of the wrong type gets: `argument `path` of read_file must be a
+    /// string`.
+    pub fn must_be(&self, what: &str) -> String {
+        format!("argument `{}` of {} must be {what}", self.name, self.tool)
+    }
+}
+
 /// A type an argument may be read as.
 pub trait ArgValue: Sized {
-    /// The argument `name` of the call: `None` where it is absent or `null`, an error naming it
-    /// where it is of another type.
-    fn read(call: &Call<'_>, name: &str) -> Result<Option<Self>, String>;
+    /// The argument: `None` where it is absent or `null`, an error naming it where it is of
+    /// another type.
+    fn read(arg: &Arg<'_>) -> Result<Option<Self>, String>;
 }
 
 impl ArgValue for String {
-    fn read(call: &Call<'_>, name: &str) -> Result<Option<Self>, String> {
-        call.str_arg(name).map(|s| s.map(str::to_string))
+    fn read(arg: &Arg<'_>) -> Result<Option<Self>, String> {
+        match arg.given() {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(arg.must_be("a string")),
+        }
     }
 }
 
 /// A whole number, given as a number or as a string of digits.
 impl ArgValue for u64 {
-    fn read(call: &Call<'_>, name: &str) -> Result<Option<Self>, String> {
-        call.uint_arg(name)
-    }
-}
-
-impl ArgValue for bool {
-    fn read(call: &Call<'_>, name: &str) -> Result<Option<Self>, String> {
-        match call.args.get(name) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::Bool(b)) => Ok(Some(*b)),
-            Some(_) => Err(format!(
-                "argument `{name}` of {} must be true or false",
-                call.tool
-            )),
+    fn read(arg: &Arg<'_>) -> Result<Option<Self>, String> {
+        match arg.given() {
+            None => Ok(None),
+            Some(v) => v
+                .as_u64()
+                .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+                .map(Some)
+                .ok_or_else(|| arg.must_be("a whole number")),
         }
     }
 }
 
+impl ArgValue for bool {
+    fn read(arg: &Arg<'_>) -> Result<Option<Self>, String> {
+        match arg.given() {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(_) => Err(arg.must_be("true or false")),
+        }
+    }
+}
+
+/// Why a value is not a list of strings.
+pub enum NotStrings {
+    /// It is not a list.
+    NotAList,
+    /// It is a list, and an entry is not a string.
+    Entry,
+}
+
+/// The entries of a list of strings, for a type that reads one and says in its own words what is
+/// wrong with a value that is not.
+pub fn strings(value: &Value) -> Result<Vec<String>, NotStrings> {
+    let Value::Array(items) = value else {
+        return Err(NotStrings::NotAList);
+    };
+    items
+        .iter()
+        .map(|v| v.as_str().map(str::to_string).ok_or(NotStrings::Entry))
+        .collect()
+}
+
+/// The argument `name` of a call, as its type reads it.
+pub fn read<T: ArgValue>(call: &Call<'_>, name: &str) -> Result<Option<T>, String> {
+    T::read(&Arg {
+        tool: call.tool,
+        name,
+        value: call.args.get(name),
+    })
+}
+
 /// An argument the tool's spec requires: dispatch has already answered a call that left it out.
 pub fn required<T: ArgValue>(call: &Call<'_>, name: &str) -> Result<T, String> {
-    T::read(call, name)?.ok_or_else(|| format!("{} needs the argument `{name}`", call.tool))
+    read(call, name)?.ok_or_else(|| format!("{} needs the argument `{name}`", call.tool))
 }
 
 /// A switch: on only where the planner gave `true`; anything else, absent or not, is off.
@@ -126,10 +186,10 @@ macro_rules! tool_args {
         $crate::tools::args::required::<$ty>($call, $arg)?
     };
     (@read optional $ty:ty, $call:ident, $arg:expr) => {
-        <$ty as $crate::tools::args::ArgValue>::read($call, $arg)?
+        $crate::tools::args::read::<$ty>($call, $arg)?
     };
     (@read lenient $ty:ty, $call:ident, $arg:expr) => {
-        <$ty as $crate::tools::args::ArgValue>::read($call, $arg).ok().flatten()
+        $crate::tools::args::read::<$ty>($call, $arg).ok().flatten()
     };
     (@read switch $ty:ty, $call:ident, $arg:expr) => {
         $crate::tools::args::switch(&$call.args, $arg)

@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 
-use super::args::{ArgValue, tool_args};
+use super::args::{Arg, ArgValue, tool_args};
 use super::questions::Said;
 use super::{Call, ToolOutput, ToolSpec};
 use crate::kernel::audit::{Decision, Gate};
@@ -57,8 +57,8 @@ A skipped question is an answer to work with, not a reason to ask again.",
 pub struct Questions(Vec<Asked>);
 
 impl ArgValue for Questions {
-    fn read(call: &Call<'_>, name: &str) -> Result<Option<Self>, String> {
-        parse(call.args.get(name)).map(|asked| Some(Questions(asked)))
+    fn read(arg: &Arg<'_>) -> Result<Option<Self>, String> {
+        parse(arg.value).map(|asked| Some(Questions(asked)))
     }
 }
 

@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::args::{ArgValue, tool_args};
+use super::args::{Arg, ArgValue, tool_args};
 use super::{Call, ToolOutput, ToolSpec, confine};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::{Integrity, Label};
@@ -170,8 +170,8 @@ struct Args {
 /// An operation is read as one of [`Operation::ALL`]'s names, and anything else is refused
 /// before the other arguments are read.
 impl ArgValue for Operation {
-    fn read(call: &Call<'_>, name: &str) -> Result<Option<Self>, String> {
-        let Some(raw) = String::read(call, name)? else {
+    fn read(arg: &Arg<'_>) -> Result<Option<Self>, String> {
+        let Some(raw) = String::read(arg)? else {
             return Ok(None);
         };
         let names: Vec<&str> = Operation::ALL.iter().map(|o| o.name()).collect();

@@ -234,30 +234,6 @@ pub struct Call<'a> {
 }
 
 impl Call<'_> {
-    pub fn str_arg(&self, name: &str) -> Result<Option<&str>, String> {
-        match self.args.get(name) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.as_str())),
-            Some(_) => Err(format!(
-                "argument `{name}` of {} must be a string",
-                self.tool
-            )),
-        }
-    }
-
-    pub fn uint_arg(&self, name: &str) -> Result<Option<u64>, String> {
-        match self.args.get(name) {
-            None | Some(Value::Null) => Ok(None),
-            Some(v) => v
-                .as_u64()
-                .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
-                .map(Some)
-                .ok_or_else(|| {
-                    format!("argument `{name}` of {} must be a whole number", self.tool)
-                }),
-        }
-    }
-
     /// The routing gate: routing comes from the planner's output, which is as trusted as the
     /// context that produced it (GATE-1). A context whose routing is its own routes as the session's
     /// rules allow. A context that met released content (CTX-2) may still choose what to read,

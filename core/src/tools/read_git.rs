@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine};
+use super::args::tool_args;
+use super::{Call, ToolOutput, ToolSpec, confine};
 use crate::git::{self, Budget, Deadline, diff::Section, log::Cut};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::{Integrity, Label};
@@ -39,21 +40,26 @@ const READER_STACK: usize = 64 << 20;
 /// The sentence every decline ends with.
 const USE_RUN: &str = "use run with git instead, which asks the person unless a rule covers it";
 
+tool_args! {
+    /// The arguments of `read_git`, as the planner is shown them and as a call is read.
+    pub struct Arguments {
+        query: required String as Routing = json!({"type": "string", "enum": QUERIES, "description": "which question: log, show, diff, status, tags or search"});
+        repository: optional String as Routing = json!({"type": "string", "description": "workspace-relative directory holding .git; defaults to ."});
+        revision: optional String as Routing = json!({"type": "string", "description": "git revision syntax: a branch, tag, HEAD, an id or prefix, ~N, ^N, ^{commit}; A..B for log and diff; <revision>:<path> for show"});
+        path: optional String as Routing = json!({"type": "string", "description": "relative to the repository root: limits log, show, diff and status to changes under it and search to files under it"});
+        pattern: optional String as Routing = json!({"type": "string", "description": "search only: the regular expression to look for in each line"});
+        count: optional u64 as Routing = json!({"type": "integer", "minimum": 1, "maximum": MAX_COUNT, "description": "commits, tags or lines to list: 20 unless given, at most 200"});
+        skip: optional u64 as Routing = json!({"type": "integer", "minimum": 0, "description": "log, tags and search: how many to pass over, as a cut answer names"});
+        messages: optional bool as Routing = json!({"type": "boolean", "description": "log only: print each commit's whole message beneath its line"});
+        since: optional String as Routing = json!({"type": "string", "description": "log only: first day (UTC, YYYY-MM-DD) a listed commit was authored on"});
+        until: optional String as Routing = json!({"type": "string", "description": "log only: last day (UTC, YYYY-MM-DD) a listed commit was authored on"});
+    }
+}
+
 /// What the planner calls this tool.
 pub const NAME: &str = "read_git";
 
 pub fn spec() -> ToolSpec {
-    let routing = |name: &'static str, schema| ArgSpec {
-        name,
-        role: ArgRole::Routing,
-        required: false,
-        schema,
-    };
-    let mut query = routing(
-        "query",
-        json!({"type": "string", "enum": QUERIES, "description": "which question: log, show, diff, status, tags or search"}),
-    );
-    query.required = true;
     ToolSpec {
         name: NAME,
         description: "Answer a question about a git repository's history without starting git and without asking the person, \
@@ -63,45 +69,7 @@ message and diff, a tag, or <revision>:<path> for a file or directory as it was)
 the tags it reaches) and search (git grep -n of a regular expression at a revision). Only a repository whose .git the \
 person trusts is opened, and status only where the whole working tree is trusted; anywhere else, and for blame, --follow \
 or a diff against the working tree, use run.",
-        args: vec![
-            query,
-            routing(
-                "repository",
-                json!({"type": "string", "description": "workspace-relative directory holding .git; defaults to ."}),
-            ),
-            routing(
-                "revision",
-                json!({"type": "string", "description": "git revision syntax: a branch, tag, HEAD, an id or prefix, ~N, ^N, ^{commit}; A..B for log and diff; <revision>:<path> for show"}),
-            ),
-            routing(
-                "path",
-                json!({"type": "string", "description": "relative to the repository root: limits log, show, diff and status to changes under it and search to files under it"}),
-            ),
-            routing(
-                "pattern",
-                json!({"type": "string", "description": "search only: the regular expression to look for in each line"}),
-            ),
-            routing(
-                "count",
-                json!({"type": "integer", "minimum": 1, "maximum": MAX_COUNT, "description": "commits, tags or lines to list: 20 unless given, at most 200"}),
-            ),
-            routing(
-                "skip",
-                json!({"type": "integer", "minimum": 0, "description": "log, tags and search: how many to pass over, as a cut answer names"}),
-            ),
-            routing(
-                "messages",
-                json!({"type": "boolean", "description": "log only: print each commit's whole message beneath its line"}),
-            ),
-            routing(
-                "since",
-                json!({"type": "string", "description": "log only: first day (UTC, YYYY-MM-DD) a listed commit was authored on"}),
-            ),
-            routing(
-                "until",
-                json!({"type": "string", "description": "log only: last day (UTC, YYYY-MM-DD) a listed commit was authored on"}),
-            ),
-        ],
+        args: Arguments::specs(),
     }
 }
 
@@ -120,7 +88,18 @@ struct Args {
 }
 
 fn args(call: &Call<'_>) -> Result<Args, String> {
-    let query = call.str_arg("query")?.unwrap_or_default().to_string();
+    let Arguments {
+        query,
+        repository,
+        revision,
+        path,
+        pattern,
+        count,
+        skip,
+        messages,
+        since,
+        until,
+    } = Arguments::read(call)?;
     if !QUERIES.contains(&query.as_str()) {
         return Err(format!(
             "read_git answers {}; `{}` is not one of them: {USE_RUN}",
@@ -128,19 +107,14 @@ fn args(call: &Call<'_>) -> Result<Args, String> {
             control_pictures(&query)
         ));
     }
-    let count = call.uint_arg("count")?.unwrap_or(DEFAULT_COUNT);
+    let count = count.unwrap_or(DEFAULT_COUNT);
     if count == 0 || count > MAX_COUNT {
         return Err(format!("count is from 1 to {MAX_COUNT}"));
     }
-    let messages = match call.args.get("messages") {
-        None | Some(serde_json::Value::Null) => false,
-        Some(serde_json::Value::Bool(b)) => *b,
-        Some(_) => return Err("argument `messages` of read_git must be true or false".into()),
-    };
-    let day = |name: &str, end: bool| -> Result<Option<i64>, String> {
-        call.str_arg(name)?
+    let day = |name: &str, given: Option<String>, end: bool| -> Result<Option<i64>, String> {
+        given
             .map(|d| {
-                day_start(d)
+                day_start(&d)
                     .map(|s| if end { s + 86_399 } else { s })
                     .ok_or_else(|| {
                         format!("`{name}` is a day written YYYY-MM-DD, such as 2024-03-15")
@@ -150,15 +124,15 @@ fn args(call: &Call<'_>) -> Result<Args, String> {
     };
     let a = Args {
         query,
-        repository: call.str_arg("repository")?.unwrap_or(".").to_string(),
-        revision: call.str_arg("revision")?.map(str::to_string),
-        path: call.str_arg("path")?.map(str::to_string),
-        pattern: call.str_arg("pattern")?.map(str::to_string),
+        repository: repository.unwrap_or_else(|| ".".to_string()),
+        revision,
+        path,
+        pattern,
         count: usize::try_from(count).unwrap_or(20),
-        skip: usize::try_from(call.uint_arg("skip")?.unwrap_or(0)).unwrap_or(usize::MAX),
-        messages,
-        since: day("since", false)?,
-        until: day("until", true)?,
+        skip: usize::try_from(skip.unwrap_or(0)).unwrap_or(usize::MAX),
+        messages: messages.unwrap_or(false),
+        since: day("since", since, false)?,
+        until: day("until", until, true)?,
     };
     let q = a.query.as_str();
     if a.pattern.is_some() != (q == "search") {

@@ -40,8 +40,9 @@ use crate::search::{
     Include, Keep, Limits, Match, Outcome, PageKey, Pattern, Request, Stop, search_tree_keeping,
 };
 
+use super::args::{self, Arg, ArgValue, tool_args};
 use super::content_trust::{self, Candidate, Hold};
-use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec, confine};
+use super::{Call, ToolOutput, ToolSpec, confine};
 use crate::files::Files;
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::{Integrity, Label};
@@ -57,6 +58,53 @@ pub const MAX_MATCHES: usize = 200;
 pub const MAX_FILE_BYTES: u64 = 8 << 20;
 /// Unvouched files named in a quarantined result's summary before the rest are counted.
 const NAMED_UNVOUCHED: usize = 5;
+
+tool_args! {
+    /// The arguments of `search`, as the planner is shown them and as a call is read.
+    pub struct Arguments {
+        pattern: required Patterns as Routing = json!({
+            "anyOf": [
+                {"type": "string"},
+                {"type": "array", "items": {"type": "string"}, "minItems": 1}
+            ],
+            "description": "a regular expression, or a list of them (a line matching any of them matches)"
+        });
+        directory: optional String as Routing = json!({"type": "string", "description": "workspace-relative directory (or one file) to search; defaults to ."});
+        include: optional String as Routing = json!({"type": "string", "description": "optional glob choosing which files are read, e.g. **/*.{rs,toml}; one with a slash is read from the directory or the workspace root"});
+        offset: optional u64 as Routing = json!({"type": "integer", "minimum": 0, "description": "how many matches to pass over: the value a capped result names"});
+        case_sensitive: optional TrueOrFalse as Routing = json!({"type": "boolean", "description": "defaults to true; (?i) in the pattern asks for the same"});
+    }
+}
+
+/// One regular expression or a list of them; anything else, absent included, is an error.
+pub struct Patterns(Vec<String>);
+
+impl ArgValue for Patterns {
+    fn read(arg: &Arg<'_>) -> Result<Option<Self>, String> {
+        match arg.value {
+            Some(Value::String(s)) => Ok(Some(Patterns(vec![s.clone()]))),
+            Some(list @ Value::Array(_)) => args::strings(list)
+                .map(|p| Some(Patterns(p)))
+                .map_err(|_| arg.must_be("a string or a list of strings")),
+            _ => Err(arg.must_be("a string or a list of strings")),
+        }
+    }
+}
+
+/// `true` or `false`, given as themselves or as their words in a string.
+pub struct TrueOrFalse(bool);
+
+impl ArgValue for TrueOrFalse {
+    fn read(arg: &Arg<'_>) -> Result<Option<Self>, String> {
+        match arg.given() {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(TrueOrFalse(*b))),
+            Some(Value::String(s)) if s.trim() == "true" => Ok(Some(TrueOrFalse(true))),
+            Some(Value::String(s)) if s.trim() == "false" => Ok(Some(TrueOrFalse(false))),
+            Some(_) => Err(arg.must_be("true or false")),
+        }
+    }
+}
 
 /// What the planner calls this tool.
 pub const NAME: &str = "search";
@@ -75,44 +123,7 @@ without reading the files before it again (unless one of them changed since: the
 A match lies within one line. Version control, build output, caches and vendored dependencies are not searched. Lines \
 from files nobody vouched for are shown once a check passes the file; the lines of files it does not pass are held \
 back in one reference (ref:N), and the result says which files and why.",
-        args: vec![
-            ArgSpec {
-                name: "pattern",
-                role: ArgRole::Routing,
-                required: true,
-                schema: json!({
-                    "anyOf": [
-                        {"type": "string"},
-                        {"type": "array", "items": {"type": "string"}, "minItems": 1}
-                    ],
-                    "description": "a regular expression, or a list of them (a line matching any of them matches)"
-                }),
-            },
-            ArgSpec {
-                name: "directory",
-                role: ArgRole::Routing,
-                required: false,
-                schema: json!({"type": "string", "description": "workspace-relative directory (or one file) to search; defaults to ."}),
-            },
-            ArgSpec {
-                name: "include",
-                role: ArgRole::Routing,
-                required: false,
-                schema: json!({"type": "string", "description": "optional glob choosing which files are read, e.g. **/*.{rs,toml}; one with a slash is read from the directory or the workspace root"}),
-            },
-            ArgSpec {
-                name: "offset",
-                role: ArgRole::Routing,
-                required: false,
-                schema: json!({"type": "integer", "minimum": 0, "description": "how many matches to pass over: the value a capped result names"}),
-            },
-            ArgSpec {
-                name: "case_sensitive",
-                role: ArgRole::Routing,
-                required: false,
-                schema: json!({"type": "boolean", "description": "defaults to true; (?i) in the pattern asks for the same"}),
-            },
-        ],
+        args: Arguments::specs(),
     }
 }
 
@@ -126,33 +137,19 @@ struct Args {
 }
 
 fn args(call: &Call<'_>) -> Result<Args, String> {
-    let patterns = match call.args.get("pattern") {
-        Some(Value::String(s)) => vec![s.clone()],
-        Some(Value::Array(items)) => items
-            .iter()
-            .map(|v| v.as_str().map(str::to_string))
-            .collect::<Option<Vec<_>>>()
-            .ok_or("argument `pattern` of search must be a string or a list of strings")?,
-        _ => {
-            return Err(
-                "argument `pattern` of search must be a string or a list of strings".into(),
-            );
-        }
-    };
-    let case_sensitive = match call.args.get("case_sensitive") {
-        None | Some(Value::Null) => true,
-        Some(Value::Bool(b)) => *b,
-        Some(Value::String(s)) if s.trim() == "true" => true,
-        Some(Value::String(s)) if s.trim() == "false" => false,
-        Some(_) => return Err("argument `case_sensitive` of search must be true or false".into()),
-    };
-    let offset = call.uint_arg("offset")?.unwrap_or(0);
+    let Arguments {
+        pattern: Patterns(patterns),
+        directory,
+        include,
+        offset,
+        case_sensitive,
+    } = Arguments::read(call)?;
     Ok(Args {
         patterns,
-        directory: call.str_arg("directory")?.unwrap_or(".").to_string(),
-        include: call.str_arg("include")?.map(str::to_string),
-        offset: usize::try_from(offset).unwrap_or(usize::MAX),
-        case_sensitive,
+        directory: directory.unwrap_or_else(|| ".".to_string()),
+        include,
+        offset: usize::try_from(offset.unwrap_or(0)).unwrap_or(usize::MAX),
+        case_sensitive: case_sensitive.is_none_or(|TrueOrFalse(on)| on),
     })
 }
 

@@ -12,10 +12,11 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::{ArgRole, ArgSpec, Call, ToolOutput, ToolSpec};
+use super::args::{self, Arg, ArgValue, NotStrings, tool_args};
+use super::{Call, ToolOutput, ToolSpec};
 use crate::delegate::DelegateScreen;
 use crate::delegation::{CEILING, Chosen, Kind, MAX_DEPTH, MAX_EACH, Queued, Running, Seat};
 use crate::kernel::audit::{Decision, Gate};
@@ -27,6 +28,45 @@ use crate::model::ModelClient;
 use crate::screen::{Question, QuestionKind, Subject};
 use crate::screen::{Screen, Update};
 use crate::session::Session;
+
+tool_args! {
+    /// The arguments of `spawn_agent`, as the planner is shown them and as a call is read.
+    pub struct Arguments {
+        kind: required String as Routing = json!({"type": "string", "description": "reader, checker, worker, or a definition's name"});
+        task: required String as Content = json!({"type": "string", "description": "the whole of what the delegate is told"});
+        each: optional Entries as Content = json!({"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": MAX_EACH, "description": "one delegate per entry, each told task followed by the entry"});
+        mcp_servers: optional ServerNames as Routing = json!({"type": "array", "items": {"type": "string"}, "description": "the MCP servers a worker keeps, out of those this run may call; [] keeps none"});
+    }
+}
+
+/// `each`: one entry per delegate, each a string.
+pub struct Entries(Vec<String>);
+
+impl ArgValue for Entries {
+    fn read(arg: &Arg<'_>) -> Result<Option<Self>, String> {
+        match arg.given().map(args::strings) {
+            None => Ok(None),
+            Some(Ok(entries)) => Ok(Some(Entries(entries))),
+            Some(Err(NotStrings::Entry)) => Err("every entry of `each` must be a string".into()),
+            Some(Err(NotStrings::NotAList)) => Err("`each` must be a list of strings".into()),
+        }
+    }
+}
+
+/// `mcp_servers`: the names of the servers a worker keeps.
+pub struct ServerNames(Vec<String>);
+
+impl ArgValue for ServerNames {
+    fn read(arg: &Arg<'_>) -> Result<Option<Self>, String> {
+        arg.given()
+            .map(|v| {
+                args::strings(v)
+                    .map(ServerNames)
+                    .map_err(|_| "`mcp_servers` must be a list of server names".to_string())
+            })
+            .transpose()
+    }
+}
 
 /// What the planner calls this tool.
 pub const NAME: &str = "spawn_agent";
@@ -41,32 +81,7 @@ MCP servers you may call, or only those `mcp_servers` names), or the name of a d
 delegate sees nothing of this conversation: `task` is the whole of what it is told. `each` starts one delegate per \
 entry (at most 8), each told `task` followed by its entry. The call returns once the person approved them; each \
 report arrives later, numbered in start order.",
-        args: vec![
-            ArgSpec {
-                name: "kind",
-                role: ArgRole::Routing,
-                required: true,
-                schema: json!({"type": "string", "description": "reader, checker, worker, or a definition's name"}),
-            },
-            ArgSpec {
-                name: "task",
-                role: ArgRole::Content,
-                required: true,
-                schema: json!({"type": "string", "description": "the whole of what the delegate is told"}),
-            },
-            ArgSpec {
-                name: "each",
-                role: ArgRole::Content,
-                required: false,
-                schema: json!({"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": MAX_EACH, "description": "one delegate per entry, each told task followed by the entry"}),
-            },
-            ArgSpec {
-                name: "mcp_servers",
-                role: ArgRole::Routing,
-                required: false,
-                schema: json!({"type": "array", "items": {"type": "string"}, "description": "the MCP servers a worker keeps, out of those this run may call; [] keeps none"}),
-            },
-        ],
+        args: Arguments::specs(),
     }
 }
 
@@ -84,30 +99,19 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             "this conversation has met content nobody vouched for, so it cannot start a delegate; nothing was started",
         );
     }
-    let kind = match call.str_arg("kind") {
-        Ok(Some(k)) => k.to_string(),
-        Ok(None) => return ToolOutput::error("spawn_agent needs `kind`"),
+    let Arguments {
+        kind,
+        task,
+        each,
+        mcp_servers,
+    } = match Arguments::read(call) {
+        Ok(args) => args,
         Err(e) => return ToolOutput::error(e),
     };
-    let task = match call.str_arg("task") {
-        Ok(Some(t)) if !t.trim().is_empty() => t.to_string(),
-        Ok(_) => return ToolOutput::error("spawn_agent needs a `task`"),
-        Err(e) => return ToolOutput::error(e),
-    };
-    let each: Option<Vec<String>> = match call.args.get("each") {
-        None | Some(Value::Null) => None,
-        Some(Value::Array(items)) => {
-            let entries: Option<Vec<String>> = items
-                .iter()
-                .map(|v| v.as_str().map(str::to_string))
-                .collect();
-            match entries {
-                Some(e) => Some(e),
-                None => return ToolOutput::error("every entry of `each` must be a string"),
-            }
-        }
-        Some(_) => return ToolOutput::error("`each` must be a list of strings"),
-    };
+    if task.trim().is_empty() {
+        return ToolOutput::error("spawn_agent needs a `task`");
+    }
+    let each = each.map(|Entries(entries)| entries);
     if let Some(entries) = &each
         && (entries.is_empty() || entries.len() > MAX_EACH)
     {
@@ -122,16 +126,9 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         ));
     }
     // `mcp_servers` only narrows: every name must be a server this run may call now (DELEG-21).
-    let narrowed: Option<Vec<String>> = match call.args.get("mcp_servers") {
-        None | Some(Value::Null) => None,
-        Some(Value::Array(names)) => {
-            let names: Option<Vec<String>> = names
-                .iter()
-                .map(|v| v.as_str().map(str::to_string))
-                .collect();
-            let Some(names) = names else {
-                return ToolOutput::error("`mcp_servers` must be a list of server names");
-            };
+    let narrowed: Option<Vec<String>> = match mcp_servers {
+        None => None,
+        Some(ServerNames(names)) => {
             let held = session.callable_servers();
             if let Some(unheld) = names.iter().find(|n| !held.contains(n)) {
                 call.record(
@@ -154,7 +151,6 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             }
             Some(names)
         }
-        Some(_) => return ToolOutput::error("`mcp_servers` must be a list of server names"),
     };
     // Nobody can approve a delegate where nobody is watching: refused before anything is put,
     // as `ask_user` is there (DELEG-22).

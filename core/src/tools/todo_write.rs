@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::args::{ArgValue, tool_args};
+use super::args::{Arg, ArgValue, tool_args};
 use super::{Call, ToolOutput, ToolSpec};
 use crate::kernel::policy::PlannerText;
 use crate::screen::{Todo, Update};
@@ -41,8 +41,8 @@ the previous one. Each item has content and a status: pending, in_progress or co
 pub struct TodoList(Vec<Todo>);
 
 impl ArgValue for TodoList {
-    fn read(call: &Call<'_>, name: &str) -> Result<Option<Self>, String> {
-        let Some(Value::Array(items)) = call.args.get(name) else {
+    fn read(arg: &Arg<'_>) -> Result<Option<Self>, String> {
+        let Some(Value::Array(items)) = arg.value else {
             return Err("`todos` must be a list of {content, status}".into());
         };
         let mut todos = Vec::with_capacity(items.len());
