@@ -107,8 +107,27 @@ pub fn body(message: &[u8]) -> Vec<String> {
 pub fn indented_message(message: &[u8]) -> Vec<String> {
     trimmed_lines(message)
         .iter()
-        .map(|l| format!("    {}", String::from_utf8_lossy(trim_end(l))))
+        .map(|l| format!("    {}", expand_tabs(&String::from_utf8_lossy(trim_end(l)))))
         .collect()
+}
+
+/// A message line with each tab replaced by the spaces that reach the next multiple of eight
+/// columns, counted from the line's start, as `git show` prints a message (`--expand-tabs`, on
+/// by default for its format). Each character is one column (GIT-11).
+fn expand_tabs(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut column = 0;
+    for c in line.chars() {
+        if c == '\t' {
+            let pad = 8 - column % 8;
+            out.extend(std::iter::repeat_n(' ', pad));
+            column += pad;
+        } else {
+            out.push(c);
+            column += 1;
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -123,6 +142,21 @@ mod tests {
         assert_eq!(quote_path("é".as_bytes()), "\"\\303\\251\"");
         assert_eq!(quote_path(b"q\"\\"), "\"q\\\"\\\\\"");
         assert_eq!(quote_path(b"\xff.bin"), "\"\\377.bin\"");
+    }
+
+    // Verifies: GIT-1, GIT-11
+    #[test]
+    fn a_tab_in_a_shown_message_reaches_the_next_eighth_column_as_git_prints_it() {
+        assert_eq!(
+            indented_message(b"Merge\n\n#\tcore/src/a.rs\nab\tc\tdone\n\t\tx\n"),
+            [
+                "    Merge",
+                "    ",
+                "    #       core/src/a.rs",
+                "    ab      c       done",
+                "                    x",
+            ]
+        );
     }
 
     // Verifies: GIT-1
