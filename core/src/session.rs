@@ -127,6 +127,10 @@ pub struct Session {
     /// Counts turns that ended, so a firing or a tick waiting for the session can wait for one.
     turn_done: tokio::sync::watch::Sender<u64>,
     ended: std::sync::atomic::AtomicBool,
+    /// What runs the delegates `spawn_agent` queued, the moment it queues them: the turn's own
+    /// launcher, handed down when the turn starts, so a tool starts a delegate's task without
+    /// naming the turn that runs it.
+    pub(crate) launch_delegates: std::sync::OnceLock<fn(&Session)>,
     /// Where this session's capped searches stopped, for the pages they name.
     pub(crate) search_pages: crate::search::Pages,
     state: Mutex<SessionState>,
@@ -262,6 +266,7 @@ impl Session {
                 audit_written: 0,
             }),
             turn: Mutex::new(None),
+            launch_delegates: std::sync::OnceLock::new(),
             search_pages: crate::search::Pages::default(),
         }
     }
@@ -324,6 +329,7 @@ impl Session {
             // The session's own servers, running as they are: the seat says which of them this
             // delegate may call (DELEG-20), and it starts and stops none (MCP-20).
             mcp: self.mcp.clone(),
+            launch_delegates: std::sync::OnceLock::new(),
             search_pages: crate::search::Pages::default(),
             audit_log: None,
             keep: None,
