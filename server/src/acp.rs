@@ -397,14 +397,103 @@ fn stop_reason(stop: StopReason) -> Result<acp::StopReason> {
     }
 }
 
+/// Tells the host the person's slash commands: the session's checkpoints, and restoring one
+/// (ACP-40).
+fn offer_commands(cx: &ConnectionTo<Client>, id: acp::SessionId) {
+    let commands = vec![
+        acp::AvailableCommand::new(
+            "checkpoints",
+            "List this session's checkpoints: the workspace before each turn and restore, with the files each changed",
+        ),
+        acp::AvailableCommand::new(
+            "restore",
+            "Restore the workspace to a checkpoint (files changed since go back; the restore can be undone by restoring the checkpoint it makes)",
+        )
+        .input(acp::AvailableCommandInput::Unstructured(
+            acp::UnstructuredCommandInput::new("a checkpoint id from /checkpoints, e.g. c2"),
+        )),
+    ];
+    let _ = cx.send_notification(acp::SessionNotification::new(
+        id,
+        acp::SessionUpdate::AvailableCommandsUpdate(acp::AvailableCommandsUpdate::new(commands)),
+    ));
+}
+
+/// The answer to a prompt that is one of the person's checkpoint commands, or `None` for any
+/// other prompt. The text is the person's own words, so it may decide this.
+async fn checkpoint_command(session: &Session, text: &str) -> Option<String> {
+    let line = text.trim();
+    if line == "/checkpoints" {
+        let listed = session.checkpoints.list();
+        if listed.is_empty() {
+            return Some(
+                "This session has no checkpoints yet: one is kept before each turn.".into(),
+            );
+        }
+        let mut out = String::from("Checkpoints, newest first (restore one with /restore <id>):\n");
+        for c in listed {
+            let files: Vec<String> = c
+                .changes
+                .iter()
+                .map(|ch| bravebot_core::paths::display_path(&session.cwd, &ch.path))
+                .collect();
+            out.push_str(&format!(
+                "- {} ({}) before \"{}\": {}\n",
+                c.id,
+                c.kind.as_str(),
+                c.title,
+                if files.is_empty() {
+                    "no files changed".to_string()
+                } else {
+                    files.join(", ")
+                }
+            ));
+        }
+        return Some(out);
+    }
+    let id = line.strip_prefix("/restore")?.trim();
+    if id.is_empty() {
+        return Some("Say which checkpoint: /restore <id>, with an id from /checkpoints.".into());
+    }
+    Some(match session.restore_checkpoint(id).await {
+        Ok(done) => {
+            let mut out = format!(
+                "Restored checkpoint {id}: {}.",
+                if done.restored.is_empty() {
+                    "nothing needed to change".to_string()
+                } else {
+                    done.restored.join(", ")
+                }
+            );
+            for (path, reason) in &done.skipped {
+                out.push_str(&format!("\nLeft {path} as it is: {reason}."));
+            }
+            out.push_str(&format!("\nTo undo this restore: /restore {}", done.undo));
+            out
+        }
+        Err(e) => format!("Not restored: {e}."),
+    })
+}
+
 async fn prompt(
     front: Arc<Front>,
     request: acp::PromptRequest,
     responder: Responder<acp::PromptResponse>,
+    cx: ConnectionTo<Client>,
 ) {
     let answer = async {
         let session = front.session(&request.session_id)?;
         let (text, files, pictures) = prompt_parts(&session.cwd, request.prompt)?;
+        // The person's own slash commands (ACP-40): answered here, never a turn.
+        if let Some(said) = checkpoint_command(&session, &text).await {
+            let _ = cx.send_notification(acp::SessionNotification::new(
+                request.session_id.clone(),
+                acp::SessionUpdate::AgentMessageChunk(acp::ContentChunk::new(
+                    acp::ContentBlock::Text(acp::TextContent::new(said)),
+                )),
+            ));
+            return Ok(acp::PromptResponse::new(acp::StopReason::EndTurn));
+        }
         let stop = session
             .prompt_with_pictures(text, files, pictures)
             .await
@@ -448,7 +537,13 @@ pub async fn serve(egress: Arc<Egress>) -> bool {
             async move |request: acp::NewSessionRequest,
                         responder: Responder<acp::NewSessionResponse>,
                         cx: ConnectionTo<Client>| {
-                responder.respond_with_result(f2.new_session(request, &cx))
+                let made = f2.new_session(request, &cx);
+                let id = made.as_ref().ok().map(|r| r.session_id.clone());
+                responder.respond_with_result(made)?;
+                if let Some(id) = id {
+                    offer_commands(&cx, id);
+                }
+                Ok(())
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -460,8 +555,13 @@ pub async fn serve(egress: Arc<Egress>) -> bool {
                 // Reading the record is off the dispatch loop; the replay goes out before the
                 // answer, in order.
                 tokio::spawn(async move {
+                    let id = request.session_id.clone();
                     let answer = front.load_session(request, &cx).await;
+                    let loaded = answer.is_ok();
                     let _ = responder.respond_with_result(answer);
+                    if loaded {
+                        offer_commands(&cx, id);
+                    }
                 });
                 Ok(())
             },
@@ -470,10 +570,10 @@ pub async fn serve(egress: Arc<Egress>) -> bool {
         .on_receive_request(
             async move |request: acp::PromptRequest,
                         responder: Responder<acp::PromptResponse>,
-                        _cx: ConnectionTo<Client>| {
+                        cx: ConnectionTo<Client>| {
                 // A turn waits on the host (questions, its buffers), so it runs off the
                 // dispatch loop, which must stay free to read the host's answers.
-                tokio::spawn(prompt(f4.clone(), request, responder));
+                tokio::spawn(prompt(f4.clone(), request, responder, cx));
                 Ok(())
             },
             agent_client_protocol::on_receive_request!(),

@@ -922,3 +922,66 @@ fn acp_a_picture_in_a_prompt_reaches_the_planner_as_a_picture_and_one_from_a_fil
     assert_eq!(model.requests_for("planner").len(), before);
     acp.finish();
 }
+
+// Verifies: ACP-40, CKPT-4
+#[test]
+fn acp_offers_checkpoints_and_restore_as_commands_and_a_restore_is_undone_by_its_own_checkpoint() {
+    let model = edit_model();
+    let mut acp = Acp::start(
+        &model,
+        &[("a.txt", "one\ntwo\n")],
+        false,
+        host("allow_once", Vec::new()),
+    );
+    let session = acp.new_session();
+    let reply = acp.prompt(&session, "shout", &["a.txt"]).unwrap();
+    assert_eq!(reply["stopReason"], "end_turn");
+    let path = acp.cwd().join("a.txt");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "one\nTWO\n");
+    let offered = acp
+        .updates()
+        .into_iter()
+        .find(|u| u["sessionUpdate"] == "available_commands_update")
+        .expect("the commands are offered")
+        .clone();
+    let names: Vec<&str> = offered["availableCommands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert_eq!(names, ["checkpoints", "restore"]);
+    let said = |acp: &Acp| -> String {
+        acp.updates()
+            .into_iter()
+            .rev()
+            .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
+            .find_map(|u| u["content"]["text"].as_str())
+            .unwrap_or_default()
+            .to_string()
+    };
+    let asked_model = model.requests().len();
+    acp.prompt(&session, "/checkpoints", &[]).unwrap();
+    let listing = said(&acp);
+    assert!(listing.contains("- c1 (turn) before \"shout"), "{listing}");
+    assert!(listing.trim_end().ends_with("\": a.txt"), "{listing}");
+    acp.prompt(&session, "/restore c1", &[]).unwrap();
+    let restored = said(&acp);
+    assert!(
+        restored.starts_with("Restored checkpoint c1: a.txt."),
+        "{restored}"
+    );
+    assert!(
+        restored.contains("To undo this restore: /restore c2"),
+        "{restored}"
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "one\ntwo\n");
+    acp.prompt(&session, "/restore c2", &[]).unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "one\nTWO\n");
+    assert_eq!(
+        model.requests().len(),
+        asked_model,
+        "a command is never a turn"
+    );
+    acp.finish();
+}
