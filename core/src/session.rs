@@ -211,6 +211,7 @@ impl Session {
             );
         }
         let mode = config.settings.mode;
+        let checkpoints_on = config.settings.checkpoints;
         let withheld = crate::process::Withheld::with_credentials(
             config
                 .settings
@@ -234,7 +235,11 @@ impl Session {
             model,
             trust: Arc::new(TrustStore::new(trust)),
             verdicts: Default::default(),
-            checkpoints: Arc::new(crate::checkpoint::Checkpoints::in_memory()),
+            checkpoints: Arc::new(if checkpoints_on {
+                crate::checkpoint::Checkpoints::in_memory()
+            } else {
+                crate::checkpoint::Checkpoints::off()
+            }),
             // Delegates run beside the turn, and every question of the session's is put one at a
             // time (DELEG-9).
             screen: Arc::new(crate::screen::OneAtATime::new(screen)),
@@ -351,7 +356,9 @@ impl Session {
     pub fn keeping_records(mut self, state: StateDir) -> Session {
         // Checkpoints' contents go beside the record; an id that names no directory keeps them
         // in memory, as it keeps no record.
-        if let Ok(dir) = state.session_dir(&self.id) {
+        if let Ok(dir) = state.session_dir(&self.id)
+            && self.settings.checkpoints
+        {
             self.checkpoints = Arc::new(crate::checkpoint::Checkpoints::on_disk(
                 dir.join("checkpoints"),
             ));
@@ -364,7 +371,9 @@ impl Session {
     /// language servers started with no index cache under `~/.bravebot`.
     pub fn incognito(mut self) -> Session {
         self.keep = None;
-        self.checkpoints = Arc::new(crate::checkpoint::Checkpoints::in_memory());
+        if self.settings.checkpoints {
+            self.checkpoints = Arc::new(crate::checkpoint::Checkpoints::in_memory());
+        }
         self.audit_log = None;
         self.language_servers = Arc::new(
             crate::language::LanguageServers::new(

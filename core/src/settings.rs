@@ -104,6 +104,9 @@ pub struct Settings {
     /// recorded choice in `~/.bravebot/vetting`, or `exec --vet`.
     pub vetting_auto_source: &'static str,
     pub vetting_reads: bool,
+    /// Whether each turn keeps a checkpoint (`checkpoints.enabled`, on by default; the person's
+    /// own settings only, never a workspace's).
+    pub checkpoints: bool,
     /// The most bytes of one file a read check is sent (`vetting.checkBytes`): a larger file is
     /// not checked at all, since a check reads the whole file or nothing.
     pub check_max_bytes: u64,
@@ -146,6 +149,7 @@ impl Default for Settings {
             vetting_auto: false,
             vetting_auto_source: "default",
             vetting_reads: true,
+            checkpoints: true,
             check_max_bytes: DEFAULT_CHECK_BYTES,
             fetch_allow: Vec::new(),
             fetch_deny: Vec::new(),
@@ -287,6 +291,7 @@ const KNOWN_KEYS: &[&str] = &[
     "mcp.servers",
     "mcp.allow",
     "mcp.deny",
+    "checkpoints.enabled",
 ];
 
 /// Flattens `{"vetting": {"auto": true}}` and `{"vetting.auto": true}` alike into dotted keys,
@@ -567,6 +572,10 @@ fn apply(
                 s.vetting_auto = b;
                 s.vetting_auto_source = "~/.bravebot/settings.json";
             })
+            .ok_or(bad("true or false")),
+        "checkpoints.enabled" => value
+            .as_bool()
+            .map(|b| s.checkpoints = b)
             .ok_or(bad("true or false")),
         "vetting.reads" => value
             .as_bool()

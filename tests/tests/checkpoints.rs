@@ -304,3 +304,42 @@ fn bytes_restored_from_before_a_vouch_are_untrusted_again_on_the_next_read() {
     assert!(!result.contains("from-a-program"), "{result}");
     s.client.shutdown();
 }
+
+// Verifies: CKPT-8
+#[test]
+fn only_the_persons_own_settings_turn_checkpoints_off() {
+    let writes = || {
+        FakeModel::start(vec![
+            Reply::tool_call_with_id(
+                "write",
+                "write_file",
+                json!({"path": "new.txt", "contents": "new\n", "why": "make it"}),
+            ),
+            Reply::text("done"),
+        ])
+    };
+    let off = r#"{"checkpoints": {"enabled": false}}"#;
+    // A workspace's settings file cannot turn them off: it may come with a cloned repository.
+    let s = Setup::start(&[(".bravebot/settings.json", off)], writes());
+    s.client
+        .answer_permissions_with(|q| Answer::choose(q, "allow_once"));
+    s.prompt(&[]);
+    assert_eq!(s.disk("new.txt"), "new\n");
+    let listed = list(&s);
+    assert_eq!(listed.len(), 1);
+    assert_eq!(strings(&listed[0]["files"]), ["new.txt"]);
+    s.client.shutdown();
+    // The person's own settings can.
+    let s = Setup::start_with(
+        &[],
+        writes(),
+        |options, _| options.home_file(".bravebot/settings.json", off),
+        json!({}),
+    );
+    s.client
+        .answer_permissions_with(|q| Answer::choose(q, "allow_once"));
+    s.prompt(&[]);
+    assert_eq!(s.disk("new.txt"), "new\n");
+    assert_eq!(list(&s), Vec::<Value>::new());
+    s.client.shutdown();
+}
