@@ -19,6 +19,7 @@ export class Checkpoints implements vscode.TreeDataProvider<Node>, vscode.Dispos
   private readonly view: vscode.TreeView<Node>;
   /** The texts the diff editor shows, by document URI. */
   private readonly texts = new Map<string, string>();
+  private readonly textChanged = new vscode.EventEmitter<vscode.Uri>();
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(private readonly ctx: Ctx) {
@@ -26,7 +27,10 @@ export class Checkpoints implements vscode.TreeDataProvider<Node>, vscode.Dispos
     this.disposables.push(
       this.view,
       this.changed,
+      this.textChanged,
       vscode.workspace.registerTextDocumentContentProvider(checkpointScheme, {
+        // A diff opened again shows the file as it is now, not as it was the first time.
+        onDidChange: this.textChanged.event,
         provideTextDocumentContent: (uri) => this.texts.get(uri.toString()) ?? '',
       }),
     );
@@ -86,6 +90,7 @@ export class Checkpoints implements vscode.TreeDataProvider<Node>, vscode.Dispos
     const side = (which: 'then' | 'now', text: string | null): vscode.Uri => {
       const uri = vscode.Uri.from({ scheme: checkpointScheme, path: `/${path}`, query: `${which}=${encodeURIComponent(checkpointId)}` });
       this.texts.set(uri.toString(), text ?? '');
+      this.textChanged.fire(uri);
       return uri;
     };
     const then = side('then', d.then);
