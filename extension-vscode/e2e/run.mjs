@@ -1925,7 +1925,7 @@ test("a turn's change is restored from the chat after a modal naming its file, a
     await line.locator('button', { hasText: 'Restore to before this turn' }).click();
     await confirmRestore(h, 'Restore the workspace to before', ['a.txt'], 'Restore', 'restore-modal');
     const result = h.chat.locator('.restored');
-    await result.filter({ hasText: 'Restored: a.txt is back as they were.' }).waitFor();
+    await result.filter({ hasText: 'Restored: a.txt is back as it was.' }).waitFor();
     await h.open('a.txt');
     await untilEq('a.txt after the restore', () => h.lines(), [...ORIGINAL, '']);
     await h.shot('restored');
@@ -1986,6 +1986,8 @@ test('a restore over what the person typed after the turn asks with the three ve
     await card.locator('button', { hasText: 'Keep your changes' }).click();
     const result = h.chat.locator('.restored').filter({ hasText: 'a.txt was left as it is' });
     await result.waitFor();
+    check((await result.innerText()).startsWith('Restored: no file went back.'), `the result says nothing went back: ${await result.innerText()}`);
+    eq(await result.locator('button', { hasText: 'Undo restore' }).count(), 0, 'Undo restore offered for a restore that changed nothing');
     await h.shot('restore-kept');
     await h.open('a.txt');
     await untilEq('a.txt after keeping the changes', () => h.lines(), [...SHOUTED, 'my own line']);

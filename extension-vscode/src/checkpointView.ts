@@ -126,8 +126,10 @@ export class Checkpoints implements vscode.TreeDataProvider<Node>, vscode.Dispos
     }
     const text = restoredWords(r, undo);
     // An undo is undone by restoring the checkpoint it kept in turn, from the list; the chat offers
-    // Undo restore on a restore only, so a second click cannot flip the files back and forth.
-    this.ctx.chat.post({ type: 'item', item: undo ? { kind: 'restored', text } : { kind: 'restored', text, undoCheckpointId: r.undoCheckpointId } });
+    // Undo restore on a restore that changed something only, so a second click cannot flip the
+    // files back and forth.
+    const offerUndo = !undo && r.restored.length > 0;
+    this.ctx.chat.post({ type: 'item', item: offerUndo ? { kind: 'restored', text, undoCheckpointId: r.undoCheckpointId } : { kind: 'restored', text } });
     void this.ctx.chat.reveal(false);
     return r;
   }

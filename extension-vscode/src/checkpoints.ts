@@ -72,7 +72,8 @@ export function restorePrompt(c: Checkpoint | undefined, files: readonly string[
 /** What the chat says once a restore has run: what went back and what was skipped, and why. */
 export function restoredWords(r: CheckpointRestoreResult, undo: boolean): string {
   const done = undo ? 'Restore undone' : 'Restored';
-  const back = r.restored.length ? `${done}: ${r.restored.join(', ')} ${r.restored.length === 1 ? 'is' : 'are'} back as ${undo ? 'before the restore' : 'they were'}.` : `${done}: no file needed to change.`;
+  const one = r.restored.length === 1;
+  const back = r.restored.length ? `${done}: ${r.restored.join(', ')} ${one ? 'is' : 'are'} back as ${undo ? 'before the restore' : one ? 'it was' : 'they were'}.` : `${done}: ${r.skipped.length ? 'no file went back' : 'no file needed to change'}.`;
   const skipped = r.skipped.map((s) => `${s.path} was left as it is: ${s.reason}`);
   return [back, ...skipped].join('\n');
 }

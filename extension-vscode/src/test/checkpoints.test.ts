@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkpointRows, filesSince, restorePrompt, restoredWords, restoreVersions, stamp } from '../checkpoints';
-import { checkpointHtml, restoredHtml, versionsHtml } from '../webview/checkpointHtml';
+import { checkpointHtml, restoreDiffHtml, restoredHtml, versionsHtml } from '../webview/checkpointHtml';
 import { addUser, applyUpdate, emptyTranscript } from '../webview/transcript';
 import { cancelled, presentationOf, select } from '../questionKinds';
 import type { Checkpoint, RequestPermissionParams } from '../protocol';
@@ -51,6 +51,8 @@ test("a restore's result says what went back and what was skipped, with the reas
   assert.equal(restoredWords(r, false), 'Restored: a.txt, new.txt are back as they were.\nb.txt was left as it is: you kept your changes');
   assert.equal(restoredWords({ restored: ['a.txt'], skipped: [], undoCheckpointId: 'c10' }, true), 'Restore undone: a.txt is back as before the restore.');
   assert.equal(restoredWords({ restored: [], skipped: [], undoCheckpointId: 'c11' }, false), 'Restored: no file needed to change.');
+  assert.equal(restoredWords({ restored: ['a.txt'], skipped: [], undoCheckpointId: 'c12' }, false), 'Restored: a.txt is back as it was.');
+  assert.equal(restoredWords({ restored: [], skipped: [{ path: 'a.txt', reason: 'you kept your changes' }], undoCheckpointId: 'c13' }, false), 'Restored: no file went back.\na.txt was left as it is: you kept your changes');
   // The chat's line offers Undo restore for its own checkpoint; every word escaped.
   const html = restoredHtml({ text: 'Restored: <b>x</b>', undoCheckpointId: 'c"9' });
   assert.ok(html.includes('Restored: &lt;b&gt;x&lt;/b&gt;'), html);
@@ -97,11 +99,12 @@ test('a restore question is a card with its three versions, and an unknown or ca
   // A restore that deletes the file says so instead of showing an empty text.
   assert.deepEqual(restoreVersions(restoreQuestion({ path: 'n.txt', agent: 'x', original: 'x y' }))?.[0], { label: 'what the restore writes: nothing, the file is deleted' });
   assert.equal(restoreVersions({ ...q, kind: 'edit' }), undefined);
-  const html = versionsHtml({ versions: restoreVersions(q), diff: q.subject.diff });
+  const html = restoreDiffHtml({ versions: restoreVersions(q), diff: q.subject.diff }) + versionsHtml({ versions: restoreVersions(q) });
   for (const part of ['what the restore changes in the file now', '-agent\n-mine\n+before\n', 'what the restore writes', "what the agent&#39;s turn left", 'the file now, with your changes', 'agent\nmine\n']) {
     assert.ok(html.includes(part), `${part} in ${html}`);
   }
   assert.equal(versionsHtml({}), '');
+  assert.equal(restoreDiffHtml({ diff: 'x' }), '', 'only a restore question shows a restore diff');
   assert.deepEqual(select(q, 'keep'), { outcome: 'selected', optionId: 'keep' });
   assert.deepEqual(select(q, 'made-up'), cancelled);
   assert.deepEqual(select(q, undefined), cancelled);

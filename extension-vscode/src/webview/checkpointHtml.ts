@@ -17,11 +17,19 @@ export function restoredHtml(it: { text: string; undoCheckpointId?: string }): s
     (it.undoCheckpointId ? `<button class="secondary" data-undo="${escapeHtml(it.undoCheckpointId)}" title="Asks first, naming the files that go back">Undo restore</button>` : '') + '</div>';
 }
 
-/** A restore question's three versions and what the restore changes, each open; none for other kinds. */
-export function versionsHtml(q: { versions?: { label: string; text?: string }[]; diff?: string }): string {
+/** What a restore question's restore changes in the file now, above its buttons; none for other kinds. */
+export function restoreDiffHtml(q: { versions?: unknown[]; diff?: string }): string {
+  if (!q.versions || !q.diff) return '';
+  return `<details class="version restore-diff" open><summary>what the restore changes in the file now</summary><pre class="literal">${escapeHtml(q.diff)}</pre></details>`;
+}
+
+/**
+ * A restore question's three versions, each open, under its buttons (as a run's plan is), so the
+ * answers stay in sight above them; none for other kinds.
+ */
+export function versionsHtml(q: { versions?: { label: string; text?: string }[] }): string {
   if (!q.versions) return '';
-  const diff = q.diff ? `<details class="version" open><summary>what the restore changes in the file now</summary><pre class="literal">${escapeHtml(q.diff)}</pre></details>` : '';
-  return `<div class="versions">${diff}` + q.versions.map((v) => v.text === undefined
+  return '<div class="versions">' + q.versions.map((v) => v.text === undefined
     ? `<div class="version absent">${escapeHtml(v.label)}</div>`
     : `<details class="version" open><summary>${escapeHtml(v.label)}</summary><pre class="literal">${escapeHtml(v.text)}</pre></details>`).join('') + '</div>';
 }
