@@ -1957,9 +1957,17 @@ test('bravebot: Checkpoints lists the turn with its time and file, and the file 
     await untilEq('the checkpoint side', async () => (await h.lines(diff.locator('.editor.original'))).slice(0, 3), ['line 1', 'line 2', 'line 3']);
     await untilEq('the side now', async () => (await h.lines(diff.locator('.editor.modified'))).slice(0, 3), ['line 1', 'LINE TWO', 'line 3']);
     await h.page.locator('.tab.active', { hasText: 'a.txt (before' }).waitFor();
-    // The sidebar's Checkpoints list holds the same checkpoint.
-    await h.page.locator('.pane-header', { hasText: 'Checkpoints' }).waitFor();
     await h.shot('checkpoint-diff');
+    // The sidebar's Checkpoints list holds the same checkpoint, its file under it, and Restore inline.
+    const pane = h.page.locator('.pane', { has: h.page.locator('.pane-header', { hasText: 'Checkpoints' }) });
+    await pane.locator('.pane-header').click();
+    const item = pane.locator('.monaco-list-row', { hasText: 'shout line 2 of @a.txt' });
+    await item.waitFor();
+    await item.click();
+    await pane.locator('.monaco-list-row', { hasText: 'a.txt' }).filter({ hasText: 'then ↔ now' }).waitFor();
+    await item.hover();
+    await item.locator('.action-label[aria-label^="Restore to Before This"]').waitFor();
+    await h.shot('checkpoint-view');
   });
 });
 
