@@ -1876,6 +1876,132 @@ test('a file the check judged unsafe: its card says the agent will read it with 
   });
 });
 
+// Checkpoints (issue 34) ------------------------------------------------------------------------
+
+const shoutScript = { ...plainChecks,
+  planner: [
+    { tool: 'edit_file', id: 'call_edit', args: { path: 'a.txt', old_text: 'line 2\nline 3\n', new_text: 'LINE TWO\nline 3\n', why: 'shout' } },
+    { text: 'edited' },
+  ],
+};
+const SHOUTED = ORIGINAL.map((l) => (l === 'line 2' ? 'LINE TWO' : l));
+
+/** Opens a.txt, has the agent shout its line 2 and accepts the edit; the turn ends with a checkpoint. */
+async function shoutTurn(h) {
+  await h.open('a.txt');
+  await h.openChat();
+  await h.prompt('shout line 2 of @a.txt');
+  await h.diff();
+  await h.titleAction('Accept');
+  await h.turnEnded();
+  await h.diffClosed();
+}
+
+/** The modal a restore shows first: waits for it with `text`, checks it names `files`, presses `button`. */
+async function confirmRestore(h, text, files, button, shot) {
+  const dialog = h.page.locator('.monaco-dialog-box').filter({ hasText: text });
+  await dialog.waitFor();
+  const said = await dialog.innerText();
+  for (const f of files) check(said.includes(f), `the modal names ${f}: ${said}`);
+  if (shot) await h.shot(shot);
+  await dialog.locator('.monaco-button', { hasText: new RegExp(`^${button}$`) }).click();
+  await dialog.waitFor({ state: 'hidden' });
+}
+
+// Verifies: VSC-89, VSC-90, VSC-91
+test("a turn's change is restored from the chat after a modal naming its file, and Undo restore brings it back", async () => {
+  await withEditor('restore', { 'a.txt': ORIGINAL.join('\n') + '\n' }, shoutScript, async (h) => {
+    await shoutTurn(h);
+    const line = h.chat.locator('.checkpoint');
+    await line.waitFor();
+    check((await line.innerText()).includes('This turn changed a.txt'), `the turn says what it changed: ${await line.innerText()}`);
+    await h.shot('turn-checkpoint');
+    // Closing the modal changes nothing.
+    await line.locator('button', { hasText: 'Restore to before this turn' }).click();
+    await confirmRestore(h, 'Restore the workspace to before', ['a.txt'], 'Cancel');
+    await h.open('a.txt');
+    await untilEq('a.txt after Cancel', () => h.lines(), [...SHOUTED, '']);
+    await h.openChat();
+    await line.locator('button', { hasText: 'Restore to before this turn' }).click();
+    await confirmRestore(h, 'Restore the workspace to before', ['a.txt'], 'Restore', 'restore-modal');
+    const result = h.chat.locator('.restored');
+    await result.filter({ hasText: 'Restored: a.txt is back as it was.' }).waitFor();
+    await h.open('a.txt');
+    await untilEq('a.txt after the restore', () => h.lines(), [...ORIGINAL, '']);
+    await h.shot('restored');
+    await h.openChat();
+    await result.locator('button', { hasText: 'Undo restore' }).click();
+    await confirmRestore(h, 'Undo the restore?', ['a.txt'], 'Undo the restore', 'undo-modal');
+    await result.filter({ hasText: 'Restore undone: a.txt is back as before the restore.' }).waitFor();
+    await h.open('a.txt');
+    await untilEq('a.txt after undoing the restore', () => h.lines(), [...SHOUTED, '']);
+    await h.shot('undone');
+  });
+});
+
+// Verifies: VSC-88
+test('bravebot: Checkpoints lists the turn with its time and file, and the file opens its change in the diff editor', async () => {
+  await withEditor('checkpoints', { 'a.txt': ORIGINAL.join('\n') + '\n' }, shoutScript, async (h) => {
+    await shoutTurn(h);
+    await h.chat.locator('.checkpoint').waitFor();
+    await h.command('bravebot: Checkpoints');
+    const row = h.page.locator('.quick-input-list .monaco-list-row', { hasText: 'shout line 2 of @a.txt' }).first();
+    await row.waitFor();
+    check(/UTC · (just now|\d+ min ago) · 1 file/.test(await row.innerText()), `the row's time and files: ${await row.innerText()}`);
+    await h.shot('checkpoint-list');
+    await row.click();
+    const file = h.page.locator('.quick-input-list .monaco-list-row', { hasText: 'a.txt' }).filter({ hasText: 'then against now' });
+    await file.waitFor();
+    await file.click();
+    const diff = await h.diff();
+    await untilEq('the checkpoint side', async () => (await h.lines(diff.locator('.editor.original'))).slice(0, 3), ['line 1', 'line 2', 'line 3']);
+    await untilEq('the side now', async () => (await h.lines(diff.locator('.editor.modified'))).slice(0, 3), ['line 1', 'LINE TWO', 'line 3']);
+    await h.page.locator('.tab.active', { hasText: 'a.txt (before' }).waitFor();
+    await h.shot('checkpoint-diff');
+    // The sidebar's Checkpoints list holds the same checkpoint, its file under it, and Restore inline.
+    const pane = h.page.locator('.pane', { has: h.page.locator('.pane-header', { hasText: 'Checkpoints' }) });
+    await pane.locator('.pane-header').click();
+    const item = pane.locator('.monaco-list-row', { hasText: 'shout line 2 of @a.txt' });
+    await item.waitFor();
+    await item.click();
+    await pane.locator('.monaco-list-row', { hasText: 'a.txt' }).filter({ hasText: 'then ↔ now' }).waitFor();
+    await item.hover();
+    await item.locator('.action-label[aria-label^="Restore to Before This"]').waitFor();
+    await h.shot('checkpoint-view');
+  });
+});
+
+// Verifies: VSC-92, VSC-91
+test('a restore over what the person typed after the turn asks with the three versions, and Keep your changes keeps them', async () => {
+  await withEditor('restore-ask', { 'a.txt': ORIGINAL.join('\n') + '\n' }, shoutScript, async (h) => {
+    await shoutTurn(h);
+    await h.open('a.txt');
+    await h.focus();
+    await h.page.keyboard.press('Control+End');
+    await h.page.keyboard.type('my own line');
+    await until('a.txt to be dirty', () => h.tabDirty('a.txt'));
+    await h.openChat();
+    await h.chat.locator('.checkpoint button', { hasText: 'Restore to before this turn' }).click();
+    await confirmRestore(h, 'Restore the workspace to before', ['a.txt'], 'Restore');
+    const card = h.chat.locator('.card.question[data-kind="restore"]');
+    await card.waitFor();
+    const shown = await card.innerText();
+    for (const part of ['what the restore writes', "what the agent's turn left", 'the file now, with your changes', 'my own line', 'LINE TWO']) {
+      check(shown.includes(part), `the card shows ${part}: ${shown}`);
+    }
+    eq(await card.locator('.buttons button').first().innerText(), 'Keep your changes', 'the first button');
+    await h.shot('restore-question');
+    await card.locator('button', { hasText: 'Keep your changes' }).click();
+    const result = h.chat.locator('.restored').filter({ hasText: 'a.txt was left as it is' });
+    await result.waitFor();
+    check((await result.innerText()).startsWith('Restored: no file went back.'), `the result says nothing went back: ${await result.innerText()}`);
+    eq(await result.locator('button', { hasText: 'Undo restore' }).count(), 0, 'Undo restore offered for a restore that changed nothing');
+    await h.shot('restore-kept');
+    await h.open('a.txt');
+    await untilEq('a.txt after keeping the changes', () => h.lines(), [...SHOUTED, 'my own line']);
+  });
+});
+
 for (const c of cases) {
   // WORDS|OTHER WORDS runs the cases whose name holds either.
   if (filter && !filter.split('|').some((f) => c.name.includes(f))) continue;

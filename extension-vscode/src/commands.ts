@@ -244,4 +244,23 @@ export const commands: Record<string, Command> = {
   'bravebot.reviewProposal': (ctx, questionId: string) => ctx.questions.review.show(questionId),
 
   'bravebot.toggleHunk': (ctx, questionId: string, index: number) => ctx.questions.toggleHunk(questionId, index),
+
+  'bravebot.checkpoints': (ctx) => ctx.checkpoints.pick(),
+
+  'bravebot.refreshCheckpoints': async (ctx) => {
+    await ctx.checkpoints.refresh();
+  },
+
+  'bravebot.checkpointDiff': (ctx, checkpointId: string, path: string) => ctx.checkpoints.showDiff(checkpointId, path),
+
+  // From the Checkpoints view's inline actions: the node is the checkpoint's.
+  'bravebot.restoreCheckpoint': async (ctx, node?: { checkpoint?: { checkpointId: string } }) => {
+    if (node?.checkpoint) await ctx.checkpoints.restore(node.checkpoint.checkpointId, false);
+    else await ctx.checkpoints.pick();
+  },
+
+  'bravebot.undoRestore': async (ctx, node?: { checkpoint?: { checkpointId: string } }) => {
+    if (node?.checkpoint) await ctx.checkpoints.restore(node.checkpoint.checkpointId, true);
+    else await ctx.checkpoints.pick();
+  },
 };

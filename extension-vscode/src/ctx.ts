@@ -8,6 +8,7 @@ import { Config, secretKey } from './config';
 import type { TurnMark } from './auditView';
 import {
   type AuditResult,
+  type CheckpointRestoreResult,
   type HistoryResult,
   type ListSessionsResult,
   type LoopResult,
@@ -30,6 +31,7 @@ import { notify, request } from './wire';
 import { loopNotice, type LoopState, type LoopShown } from './sessions';
 import type { ChatViewProvider } from './webview/provider';
 import { Questions } from './questions';
+import { Checkpoints } from './checkpointView';
 import { refreshSetup, resolveServer } from './setup';
 import { modelLine } from './modelShown';
 
@@ -61,6 +63,9 @@ export class Ctx implements vscode.Disposable {
   private readonly statusItem = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 10);
   private readonly disposables: vscode.Disposable[] = [];
   readonly questions: Questions;
+  readonly checkpoints: Checkpoints;
+  /** Restores running: the checkpoint update each one sends is no turn's (see onUpdate). */
+  private restoring = 0;
   mode: Mode = 'ask';
   /** While set, settings changes do not restart the server (chooseModel writes three at once). */
   private batching = false;
@@ -70,12 +75,14 @@ export class Ctx implements vscode.Disposable {
 
   constructor(readonly extension: vscode.ExtensionContext, readonly chat: ChatViewProvider) {
     this.questions = new Questions(this);
+    this.checkpoints = new Checkpoints(this);
     this.statusItem.command = 'bravebot.openChat';
     this.setState('idle');
     this.statusItem.show();
     this.disposables.push(
       this.output,
       this.statusItem,
+      this.checkpoints,
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (e.affectsConfiguration('bravebot.serverPath')) void refreshSetup(this);
         if (this.config.affectsServer(e) && !this.batching) void this.restart('The settings changed, so bravebot started again: a new session began.');
@@ -159,6 +166,7 @@ export class Ctx implements vscode.Disposable {
     const old = this.client;
     this.client = undefined;
     this.incognito = false;
+    this.checkpoints.clear();
     this.postSession();
     if (old) await old.stop().catch(() => undefined);
     // Without a session nothing on screen belongs to the old server: an error from a prompt
@@ -206,6 +214,7 @@ export class Ctx implements vscode.Disposable {
     this.sessionId = r.sessionId;
     this.inChat = false;
     this.turns = [];
+    this.checkpoints.clear();
     this.postSession();
     void this.serverModel();
     if (this.mode !== 'ask') await request(client, 'bravebot/session/setMode', { sessionId: r.sessionId, mode: this.mode });
@@ -293,6 +302,7 @@ export class Ctx implements vscode.Disposable {
     this.turns = [];
     this.mode = r.mode;
     this.chat.post({ type: 'resumed', result: r });
+    void this.checkpoints.refresh();
     this.chat.post({ type: 'mode', mode: r.mode });
     this.postSession(r.title);
     return true;
@@ -378,6 +388,23 @@ export class Ctx implements vscode.Disposable {
     }
   }
 
+  /**
+   * Restores the workspace to a checkpoint (the caller asked the person first). The state shows
+   * bravebot working meanwhile, and a question the restore asks is a card like any other.
+   */
+  async restoreCheckpoint(checkpointId: string): Promise<CheckpointRestoreResult> {
+    this.inFlight++;
+    this.restoring++;
+    this.setState('thinking');
+    try {
+      return await this.request<CheckpointRestoreResult>('bravebot/checkpoint/restore', { checkpointId });
+    } finally {
+      this.restoring--;
+      this.inFlight--;
+      if (this.inFlight === 0) this.setState('idle');
+    }
+  }
+
   /** Show me on a quarantined notice: its bytes for the person's eyes, in its frame (PROTO-25). */
   async showSlot(ref: string): Promise<void> {
     if (!this.client || !this.sessionId) return;
@@ -424,6 +451,13 @@ export class Ctx implements vscode.Disposable {
     if (n.sessionId !== this.sessionId) return;
     const u = n.update;
     const loop = this.loop;
+    if (u.kind === 'checkpoint') {
+      // Every checkpoint is listed; only a turn's is drawn in the chat (a restore's own is said
+      // with the restore's result).
+      void this.checkpoints.refresh();
+      if (this.restoring === 0) this.chat.post({ type: 'update', update: u });
+      return;
+    }
     // A turn the server started (a loop's tick, a watch firing) sets the state itself.
     if (this.inFlight === 0 && u.kind !== 'turnEnded' && this.state === 'idle') this.setState('thinking');
     // A loop's tick sends no prompt from here: its first update says a tick began. Updates while

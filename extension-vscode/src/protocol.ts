@@ -20,6 +20,9 @@ export const methods = {
   sessionShow: 'bravebot/session/show',
   sessionEnd: 'bravebot/session/end',
   questionTexts: 'bravebot/question/texts',
+  checkpointList: 'bravebot/checkpoint/list',
+  checkpointDiff: 'bravebot/checkpoint/diff',
+  checkpointRestore: 'bravebot/checkpoint/restore',
 } as const;
 
 /**
@@ -45,6 +48,9 @@ export const outgoing = {
   'bravebot/session/end': { kind: 'request', params: ['sessionId'] },
   'bravebot/session/show': { kind: 'request', params: ['sessionId', 'ref'] },
   'bravebot/question/texts': { kind: 'request', params: ['questionId'] },
+  'bravebot/checkpoint/list': { kind: 'request', params: ['sessionId'] },
+  'bravebot/checkpoint/diff': { kind: 'request', params: ['sessionId', 'checkpointId', 'path'] },
+  'bravebot/checkpoint/restore': { kind: 'request', params: ['sessionId', 'checkpointId'] },
 } as const;
 
 /** Server → client: what ctx.ts handles. */
@@ -132,6 +138,11 @@ export type SessionUpdate =
   | { kind: 'plan'; todos: TodoItem[] }
   | { kind: 'turnEnded'; stopReason: StopReason }
   /**
+   * A checkpoint was kept: just before a turn's `turnEnded`, the workspace before that turn with
+   * the paths the turn changed; after a restore, the restore's own checkpoint.
+   */
+  | { kind: 'checkpoint'; checkpointId: string; files: string[] }
+  /**
    * Where a delegate stands (DELEG-60): `state` is `running`, `waiting` (a question of its own
    * waits on the person), `done`, `failed` or `cancelled`; an ended one carries `stopReason` and
    * its `report`, untrusted unless `trusted` (drawn in the untrusted frame), with its `label`.
@@ -143,7 +154,7 @@ export interface UpdateNotification { sessionId: string; update: SessionUpdate }
 export type QuestionKind =
   | 'write' | 'edit' | 'run' | 'fetch' | 'lspStart'
   | 'readOutput' | 'vetContent' | 'trustRead' | 'delegate' | 'askUser'
-  | 'mcpStart' | 'mcpTools' | 'mcpCall';
+  | 'mcpStart' | 'mcpTools' | 'mcpCall' | 'restore';
 
 /**
  * `text`: the proposal's lines `newStart` to `newStart + newLines`, with their line breaks (empty
@@ -165,6 +176,8 @@ export interface Subject {
   diff?: string;
   original?: string;
   proposed?: string;
+  /** A `restore` question: what the agent's turn left in the file (the person changed it since). */
+  agent?: string;
   /** With `hunkTexts`: the LSP version of the open document (uri) the original is; absent when it was read from disk. */
   version?: number;
   hunks?: HunkRange[];
@@ -214,6 +227,22 @@ export interface AnswerResult { accepted: boolean; reason?: string }
 /** `bravebot/question/texts`: the whole texts of an edit or write question still waiting (WRITE-61). */
 export interface QuestionTextsParams { questionId: string }
 export interface QuestionTextsResult { original: string; proposed: string }
+
+/**
+ * `bravebot/checkpoint/list`: newest first; `createdAt` in seconds since the epoch. `kind` is
+ * `turn` (the workspace before a turn, `title` its prompt's first line) or `restore` (before a
+ * restore: restoring it undoes that restore). `files`: the paths that turn or restore changed.
+ */
+export interface CheckpointListParams { sessionId: string }
+export interface Checkpoint { checkpointId: string; createdAt: number; title: string; kind: string; files: string[] }
+export interface CheckpointListResult { checkpoints: Checkpoint[] }
+/** `bravebot/checkpoint/diff`: the file then and now (`null`: it did not exist, or was not text). */
+export interface CheckpointDiffParams { sessionId: string; checkpointId: string; path: string }
+export interface CheckpointDiffResult { path: string; then: string | null; now: string | null; diff: string }
+/** `bravebot/checkpoint/restore`: the restore is itself a checkpoint, `undoCheckpointId`. */
+export interface CheckpointRestoreParams { sessionId: string; checkpointId: string }
+export interface SkippedFile { path: string; reason: string }
+export interface CheckpointRestoreResult { restored: string[]; skipped: SkippedFile[]; undoCheckpointId: string }
 
 /** `at`: when it was decided, in milliseconds since the Unix epoch. */
 export interface AuditRecord { gate: string; decision: string; detail: string; at: number }

@@ -26,6 +26,9 @@ export const presentations: Readonly<Record<QuestionKind, Presentation>> = {
   mcpStart: 'card',
   mcpTools: 'content',
   mcpCall: 'card',
+  // A restore that would overwrite what the person changed after the agent (issue 34): a card
+  // with the three versions, keeping their changes the safe answer.
+  restore: 'card',
 };
 
 export const questionKinds = Object.keys(presentations) as QuestionKind[];

@@ -10,6 +10,7 @@ import type { AnswerArguments, AnswerResult, Outcome, RequestPermissionParams } 
 import { approvingOption, askedBy, cancelled, describe, diffAnswer, isApproving, presentationOf, reviewState, select } from './questionKinds';
 import { answeredItem } from './webview/transcript';
 import { Review } from './review';
+import { restoreVersions } from './checkpoints';
 
 export const proposalScheme = 'bravebot-proposal';
 export const originalScheme = 'bravebot-original';
@@ -412,6 +413,9 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
       verdict: s.verdict,
       verdictText: s.verdictText,
       ownWords: p.params.kind === 'askUser',
+      // A restore over the person's changes shows what it writes, what the agent left and the file now.
+      versions: restoreVersions(p.params),
+      diff: p.params.kind === 'restore' ? s.diff : undefined,
       options: p.params.options,
     });
     // After an answer by key in a proposal, the person's keyboard follows to the next question.

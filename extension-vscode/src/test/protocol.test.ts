@@ -71,6 +71,8 @@ test('struct fields match the server', () => {
     ['TranscriptEntry', 'TranscriptEntry'], ['LoopParams', 'LoopParams'], ['LoopResult', 'LoopResult'], ['LoopStopResult', 'LoopStopResult'],
     ['HistoryParams', 'HistoryParams'], ['HistoryResult', 'HistoryResult'], ['HistoryEntry', 'HistoryEntry'],
     ['QuestionTextsParams', 'QuestionTextsParams'], ['QuestionTextsResult', 'QuestionTextsResult'],
+    ['CheckpointParams', 'CheckpointRestoreParams'], ['CheckpointDiffParams', 'CheckpointDiffParams'], ['CheckpointListResult', 'CheckpointListResult'],
+    ['ListedCheckpoint', 'Checkpoint'], ['CheckpointDiffResult', 'CheckpointDiffResult'], ['RestoreResult', 'CheckpointRestoreResult'], ['SkippedPath', 'SkippedFile'],
   ];
   for (const [r, t] of pairs) {
     const body = tsInterface(t);

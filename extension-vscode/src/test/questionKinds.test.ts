@@ -4,7 +4,7 @@ import { describe as describeQuestion, diffAnswer, presentationOf, presentations
 import type { QuestionKind, RequestPermissionParams } from '../protocol';
 
 // The kinds of CONTRACT §3, written out here so that a kind dropped from the table fails.
-const contractKinds: QuestionKind[] = ['write', 'edit', 'run', 'fetch', 'lspStart', 'readOutput', 'vetContent', 'trustRead', 'delegate', 'askUser', 'mcpStart', 'mcpTools', 'mcpCall'];
+const contractKinds: QuestionKind[] = ['write', 'edit', 'run', 'fetch', 'lspStart', 'readOutput', 'vetContent', 'trustRead', 'delegate', 'askUser', 'mcpStart', 'mcpTools', 'mcpCall', 'restore'];
 
 function question(kind: QuestionKind, subject: RequestPermissionParams['subject'] = {}): RequestPermissionParams {
   return {
@@ -26,7 +26,7 @@ test('the surface of each kind', () => {
   assert.deepEqual(presentations, {
     write: 'diff', edit: 'diff', run: 'card', readOutput: 'content', vetContent: 'content',
     fetch: 'card', lspStart: 'card', trustRead: 'card', delegate: 'card', askUser: 'card',
-    mcpStart: 'card', mcpTools: 'content', mcpCall: 'card',
+    mcpStart: 'card', mcpTools: 'content', mcpCall: 'card', restore: 'card',
   });
   assert.equal(presentationOf('somethingNew'), 'card', 'an unknown kind still shows its options');
 });

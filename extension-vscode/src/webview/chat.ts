@@ -8,6 +8,7 @@ import { contextLabel, contextToSend, withoutContext, type EditorContext } from 
 import { addItem, addUser, applyUpdate, delegateStateWords, offers, emptyTranscript, mentions, previewOf, restoredTranscript, resumedTranscript, statusWords, stopWords, type CheckItem, type DelegateItem, type FromWebview, type Item, type RunOutput, type ToWebview, type ToolItem, type Transcript } from './transcript';
 import { attachPicture, attachShown, counted, drawnPictureTypes, pictureSrc, type HeldPicture } from './transcript';
 import { heldBackHtml } from './heldBack';
+import { checkpointHtml, restoreDiffHtml, restoredHtml, versionsHtml } from './checkpointHtml';
 import { argumentsHtml, checkLine, titleHtml, toolWords } from './literal';
 import { every, type LoopShown } from '../sessions';
 
@@ -93,6 +94,10 @@ function itemHtml(it: Item, index: number): string {
         `<span class="answer-word" title="${it.refused ? 'refused' : 'allowed'}">${escapeHtml(it.answer)}</span></div>`;
     case 'plan':
       return `<ul class="plan">${it.todos.map((t) => `<li data-status="${escapeHtml(t.status)}">${escapeHtml(t.content)}</li>`).join('')}</ul>`;
+    case 'checkpoint':
+      return checkpointHtml(it);
+    case 'restored':
+      return restoredHtml(it);
     case 'turnEnded':
       return `<div class="meta turn-ended" data-stop="${escapeHtml(it.stopReason)}" title="stop reason: ${escapeHtml(it.stopReason)}">turn ended: ${escapeHtml(stopWords(it.stopReason))}</div>`;
   }
@@ -205,6 +210,7 @@ function questionHtml(q: Extract<ToWebview, { type: 'question' }>): string {
     (q.askedBy ? `<div class="asked-by">asked by ${escapeHtml(q.askedBy)}</div>` : '') +
     (warning ? `<div class="verdict-warning" role="alert">${escapeHtml(warning)}</div>` : '') +
     questionLinesHtml(q) +
+    restoreDiffHtml(q) +
     (told !== undefined ? `<div class="delegate-told"><div class="frame-label">it will be told</div><pre>${escapeHtml(told)}</pre></div>` : '') +
     (untrusted ? `<div class="untrusted"><div class="frame-label">untrusted content${q.verdict ? ` · verdict: ${escapeHtml(q.verdict)}` : ''}</div><pre>${escapeHtml(q.content ?? '')}</pre>` +
       (q.verdictText ? `<div class="frame-label">the check's words</div><pre class="check-words">${escapeHtml(q.verdictText)}</pre>` : '') + '</div>' : '') +
@@ -212,7 +218,7 @@ function questionHtml(q: Extract<ToWebview, { type: 'question' }>): string {
       `<button class="secondary" data-q="${id}" data-save="1">Save them first</button></div>` : '') +
     (q.ownWords ? `<div class="own-words"><textarea rows="2" data-q="${id}" aria-label="Your answer" placeholder="Your own words; Enter sends"></textarea>` +
       `<button data-q="${id}" data-own="1">Send answer</button></div>` : '') +
-    `<div class="buttons">${buttons}<button data-q="${id}" class="dismiss secondary" title="Dismissing refuses (Escape)">Dismiss</button></div>${planHtml(q)}</div>`;
+    `<div class="buttons">${buttons}<button data-q="${id}" class="dismiss secondary" title="Dismissing refuses (Escape)">Dismiss</button></div>${planHtml(q)}${versionsHtml(q)}</div>`;
 }
 
 /** Tool cards the person opened stay open when the transcript is drawn again. */
@@ -357,6 +363,10 @@ log.addEventListener('click', (e) => {
   }
   if (b.dataset.command) {
     vscode.postMessage({ type: 'command', command: b.dataset.command });
+    return;
+  }
+  if (b.dataset.restore || b.dataset.undo) {
+    vscode.postMessage({ type: 'restore', checkpointId: b.dataset.restore ?? b.dataset.undo ?? '', undo: b.dataset.undo !== undefined });
     return;
   }
   const at = Number(b.dataset.retry ?? b.dataset.resend ?? b.dataset.edit);

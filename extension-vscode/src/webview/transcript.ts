@@ -30,7 +30,11 @@ export type Item =
   /** A loop's tick began: the prompt was sent again, unchanged. */
   | { kind: 'loopTick'; n: number; prompt: string }
   /** A question the person answered, as one line: what it asked and what they chose (answeredItem). */
-  | AnsweredItem;
+  | AnsweredItem
+  /** The files a turn changed, from its checkpoint, with "Restore to before this turn". */
+  | { kind: 'checkpoint'; checkpointId: string; files: string[] }
+  /** What a restore did, in words (checkpoints.ts restoredWords); `undoCheckpointId` offers Undo restore. */
+  | { kind: 'restored'; text: string; undoCheckpointId?: string };
 
 export interface AnsweredItem { kind: 'answered'; title: string; command?: string; answer: string; refused: boolean }
 
@@ -401,6 +405,13 @@ export function applyUpdate(t: Transcript, u: SessionUpdate): Transcript {
     case 'turnEnded':
       items.push({ kind: 'turnEnded', stopReason: u.stopReason });
       return { items, busy: false };
+    case 'checkpoint':
+      // A turn's checkpoint comes while the turn runs, just before its end; a restore's own comes
+      // between turns (a restore never runs during one) and is shown by the restore's result.
+      // A turn that changed nothing offers nothing to restore.
+      if (!t.busy || u.files.length === 0) return t;
+      items.push({ kind: 'checkpoint', checkpointId: u.checkpointId, files: u.files });
+      return { items, busy: t.busy };
     default:
       return t;
   }
@@ -414,7 +425,8 @@ export type ToWebview =
   | { type: 'state'; state: 'idle' | 'thinking' | 'waiting' }
   /** The model the server uses, in words (modelShown.ts), for the state's hover. */
   | { type: 'model'; text: string }
-  | { type: 'question'; questionId: string; kind: string; lines: string[]; command?: string; askedBy?: string; content?: string; verdict?: string; verdictText?: string; ownWords?: boolean; unsaved?: string[]; options: { optionId: string; name: string; kind: string }[] }
+  /** `versions` and `diff`: a `restore` question's three versions and what the restore changes (restoreVersions). */
+  | { type: 'question'; questionId: string; kind: string; lines: string[]; command?: string; askedBy?: string; content?: string; verdict?: string; verdictText?: string; ownWords?: boolean; unsaved?: string[]; versions?: { label: string; text?: string }[]; diff?: string; options: { optionId: string; name: string; kind: string }[] }
   | { type: 'questionDone'; questionId: string }
   /** Sent once the page is ready: which extension host it now talks to (see restoredTranscript). */
   | { type: 'hello'; epoch: string }
@@ -460,7 +472,9 @@ export type FromWebview =
   | { type: 'wantHistory' }
   | { type: 'stopLoop' }
   /** Show me: the person asks to see a quarantined slot's bytes (session/show); the agent is not shown them. */
-  | { type: 'show'; ref: string };
+  | { type: 'show'; ref: string }
+  /** Restore to before this turn, or Undo restore: the extension asks the person before anything changes. */
+  | { type: 'restore'; checkpointId: string; undo: boolean };
 
 /** The sentence a resumed chat carries: references from before the resume are gone (SESS-7). */
 export const resumedGone = 'Quarantined items from before the resume and their references are gone: ask again for what you need.';
