@@ -463,7 +463,7 @@ end
 -- Verifies: NVIM-5, NVIM-6
 case('every question kind has a handler', function()
   local kinds = require('bravebot.questions').kinds
-  for _, k in ipairs({ 'write', 'edit', 'run', 'fetch', 'lspStart', 'readOutput', 'vetContent', 'trustRead', 'delegate', 'askUser' }) do
+  for _, k in ipairs({ 'write', 'edit', 'run', 'fetch', 'lspStart', 'readOutput', 'vetContent', 'trustRead', 'delegate', 'askUser', 'restore' }) do
     eq('function', type(kinds[k]), 'handler of ' .. k)
   end
   -- fetch: the host on its own line; q refuses.

@@ -225,12 +225,12 @@ function M.restore(state, checkpoint_id, on_done)
         end)
       end
     end
-    vim.cmd('silent! checktime')
     local lines = M.result_lines(checkpoint_id, result)
     for _, l in ipairs(lines) do
       chat().note_to(state, sid, l)
     end
-    vim.notify('bravebot: ' .. lines[1] .. (#lines > 2 and ' (see the chat)' or ''))
+    local skipped = type(result.skipped) == 'table' and #result.skipped or 0
+    vim.notify('bravebot: ' .. lines[1] .. (skipped > 0 and string.format('; %d skipped (see the chat)', skipped) or ''))
     on_done(result)
   end)
 end
