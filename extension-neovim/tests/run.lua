@@ -2373,7 +2373,13 @@ case("a turn's checkpoint is named in the chat with the command that restores it
     '-- checkpoint cp-3, before this turn, which changed 1 file: a.txt; :Bravebot restore cp-3 puts it back',
   }, drawn(state), 'the chat')
   -- The ids complete after :Bravebot restore, newest first.
-  eq({ 'cp-3', 'cp-2', 'cp-1' }, vim.fn.reverse(vim.fn.copy(chat.chats['s-ckpt-chat'].checkpoints)), 'the ids the chat kept')
+  local client = require('bravebot.client')
+  local root = client.root()
+  local before = client.states[root]
+  client.states[root] = state
+  local ok, got = pcall(require('bravebot.commands').complete, '', 'Bravebot restore ', 17)
+  client.states[root] = before
+  eq({ 'cp-3', 'cp-2', 'cp-1' }, ok and got or tostring(got), ':Bravebot restore completes the ids')
 end)
 
 -- Verifies: NVIM-80
