@@ -18,7 +18,8 @@
 //! This file holds what sits below the tools: the definitions a turn may name, the skills listing
 //! a delegate is given, the reports handed back and a delegate's side of the screen. Choosing a
 //! kind and starting a delegate are the `spawn_agent` tool's (`tools/spawn_agent.rs`), which reads
-//! the tool table; running one is the turn's (`launch_queued` in `turn.rs`).
+//! the tool table; running one is the turn's (`launch_queued` in `turn.rs`, which the tool calls
+//! through the session the moment it queues one).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -305,7 +306,8 @@ impl Screen for DelegateScreen {
             | Update::Quarantined { .. }
             | Update::RunOutput { .. }
             | Update::Plan { .. }
-            | Update::TurnEnded { .. } => {}
+            | Update::TurnEnded { .. }
+            | Update::Checkpoint { .. } => {}
         }
     }
 

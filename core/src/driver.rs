@@ -117,7 +117,17 @@ impl Session {
         if let turn::Start::Prompt(text, ..) = &start {
             self.remember_prompt(text);
         }
+        // The workspace before this turn, as far as the turn goes on to change it (CKPT-1).
+        let title = match &start {
+            turn::Start::Prompt(text, ..) => text.clone(),
+            turn::Start::Tick { prompt, .. } => prompt.clone(),
+            turn::Start::Watch(_) => "a watched file changed".to_string(),
+        };
+        self.checkpoints
+            .begin(&title, crate::checkpoint::Kind::Turn, crate::record::now());
         let stop = turn::run(self, start, token).await;
+        crate::checkpoint::settle(self, &self.checkpoints).await;
+        let made = self.checkpoints.end();
         self.model.forget_serialised();
         self.flush_audit();
         self.save_record();
@@ -127,6 +137,18 @@ impl Session {
             // blocking thread, never a runtime worker.
             let _ = tokio::task::spawn_blocking(crate::record::finish_writes).await;
         }
+        // Told where the turn changed something; a turn that changed nothing is listed only.
+        if let Some(made) = made.filter(|m| !m.changes.is_empty()) {
+            self.screen.update(Update::Checkpoint {
+                files: made
+                    .changes
+                    .iter()
+                    .map(|c| crate::paths::display_path(&self.cwd, &c.path))
+                    .collect(),
+                checkpoint_id: made.id,
+            });
+        }
+        self.tell_dropped_checkpoints();
         self.screen.update(Update::TurnEnded {
             stop_reason: stop.clone(),
         });

@@ -21,6 +21,7 @@
 //! Untrusted bytes are read only by the gates in [`kernel::policy`]: everything else carries them.
 
 pub mod check;
+pub mod checkpoint;
 pub mod cmdline;
 pub mod conversation;
 pub mod credentials;
@@ -40,6 +41,7 @@ pub mod paths;
 pub mod pieces;
 pub mod process;
 pub mod record;
+pub mod restore;
 pub mod runner;
 pub mod sandbox;
 pub mod screen;

@@ -130,6 +130,12 @@ pub enum Update {
     TurnEnded {
         stop_reason: StopReason,
     },
+    /// A checkpoint was made: the workspace before a turn (sent just before its `TurnEnded`) or
+    /// before a restore, with the workspace-relative paths that turn or restore changed.
+    Checkpoint {
+        checkpoint_id: String,
+        files: Vec<String>,
+    },
     /// Where a delegate stands, for the person's screen only (DELEG-60): sent when it starts
     /// (`running`), when a question of its own waits on the person (`waiting`) and is answered
     /// (`running` again), and when it ends (`done`, `failed` or `cancelled`, with how it stopped
@@ -161,6 +167,8 @@ pub enum QuestionKind {
     McpStart,
     McpTools,
     McpCall,
+    /// A restore would replace what the person changed after the agent did.
+    Restore,
 }
 
 impl QuestionKind {
@@ -179,6 +187,7 @@ impl QuestionKind {
             QuestionKind::McpStart => "mcpStart",
             QuestionKind::McpTools => "mcpTools",
             QuestionKind::McpCall => "mcpCall",
+            QuestionKind::Restore => "restore",
         }
     }
 }
@@ -238,6 +247,8 @@ pub struct Subject {
     /// Shared with the proposal: the question holds no copy of either text.
     pub original: Option<Labelled<Arc<String>>>,
     pub proposed: Option<Labelled<Arc<String>>>,
+    /// What the agent's turn left in the file (a `restore` question's third version).
+    pub agent: Option<Labelled<Arc<String>>>,
     /// The version of the open buffer the original was read from, when it was one: an editor
     /// holding that version holds the original itself (WRITE-61).
     pub version: Option<i32>,

@@ -101,6 +101,9 @@ pub struct Session {
     /// The checks' verdicts, by the bytes they judged, and what checking has cost: shared like
     /// the trust map, so an unsafe verdict reached in a delegate holds the same bytes back here.
     pub verdicts: Arc<Mutex<crate::kernel::verdicts::Verdicts>>,
+    /// The workspace before each turn and restore, as far as each changed it: shared like the
+    /// trust map, so a delegate's or a job's changes are kept in the turn's checkpoint.
+    pub checkpoints: Arc<crate::checkpoint::Checkpoints>,
     pub screen: Arc<dyn Screen>,
     pub files: Arc<dyn Files>,
     /// The session's language servers: one per language, started on approval, stopped with it.
@@ -127,6 +130,10 @@ pub struct Session {
     /// Counts turns that ended, so a firing or a tick waiting for the session can wait for one.
     turn_done: tokio::sync::watch::Sender<u64>,
     ended: std::sync::atomic::AtomicBool,
+    /// What runs the delegates `spawn_agent` queued, the moment it queues them: the turn's own
+    /// launcher, handed down when the turn starts, so a tool starts a delegate's task without
+    /// naming the turn that runs it.
+    pub(crate) launch_delegates: std::sync::OnceLock<fn(&Session)>,
     /// Where this session's capped searches stopped, for the pages they name.
     pub(crate) search_pages: crate::search::Pages,
     state: Mutex<SessionState>,
@@ -227,6 +234,7 @@ impl Session {
             model,
             trust: Arc::new(TrustStore::new(trust)),
             verdicts: Default::default(),
+            checkpoints: Arc::new(crate::checkpoint::Checkpoints::in_memory()),
             // Delegates run beside the turn, and every question of the session's is put one at a
             // time (DELEG-9).
             screen: Arc::new(crate::screen::OneAtATime::new(screen)),
@@ -262,6 +270,7 @@ impl Session {
                 audit_written: 0,
             }),
             turn: Mutex::new(None),
+            launch_delegates: std::sync::OnceLock::new(),
             search_pages: crate::search::Pages::default(),
         }
     }
@@ -316,6 +325,7 @@ impl Session {
             model,
             trust: self.trust.clone(),
             verdicts: self.verdicts.clone(),
+            checkpoints: self.checkpoints.clone(),
             screen,
             files: self.files.clone(),
             language_servers: self.language_servers.clone(),
@@ -324,6 +334,7 @@ impl Session {
             // The session's own servers, running as they are: the seat says which of them this
             // delegate may call (DELEG-20), and it starts and stops none (MCP-20).
             mcp: self.mcp.clone(),
+            launch_delegates: std::sync::OnceLock::new(),
             search_pages: crate::search::Pages::default(),
             audit_log: None,
             keep: None,
@@ -338,6 +349,13 @@ impl Session {
 
     /// Keeps this session's record, and the prompts it is sent, under `state` (SESS-1, SESS-8).
     pub fn keeping_records(mut self, state: StateDir) -> Session {
+        // Checkpoints' contents go beside the record; an id that names no directory keeps them
+        // in memory, as it keeps no record.
+        if let Ok(dir) = state.session_dir(&self.id) {
+            self.checkpoints = Arc::new(crate::checkpoint::Checkpoints::on_disk(
+                dir.join("checkpoints"),
+            ));
+        }
         self.keep = Some(state);
         self
     }
@@ -346,6 +364,7 @@ impl Session {
     /// language servers started with no index cache under `~/.bravebot`.
     pub fn incognito(mut self) -> Session {
         self.keep = None;
+        self.checkpoints = Arc::new(crate::checkpoint::Checkpoints::in_memory());
         self.audit_log = None;
         self.language_servers = Arc::new(
             crate::language::LanguageServers::new(

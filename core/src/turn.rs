@@ -165,6 +165,7 @@ pub(crate) async fn rounds(
     conversation: &mut Conversation,
     cancel: &CancellationToken,
 ) -> StopReason {
+    let _ = session.launch_delegates.set(launch_queued);
     let offers = session.state().offers;
     // Declared MCP servers nobody was asked about, and tools withheld since, are put first.
     tools::mcp::prepare(session, cancel).await;
@@ -318,9 +319,11 @@ pub(crate) async fn rounds(
     StopReason::MaxRounds
 }
 
-/// Runs the delegates the call that just returned started, each as a task of its own beside the
-/// turn, in a session of its own made now ([`Session::for_delegate`]). Called right after every
-/// dispatch, so a delegate runs from the moment its `spawn_agent` call returns.
+/// Runs the delegates `spawn_agent` queued, each as a task of its own beside the turn, in a
+/// session of its own made now ([`Session::for_delegate`]). `spawn_agent` calls it through the
+/// session the moment it queues one (the turn hands it down as `rounds` starts), so a delegate
+/// starts working while the person is asked about the next; the turn calls it again after every
+/// dispatch, for anything left queued.
 fn launch_queued(session: &Session) {
     let (queued, definitions) = {
         let mut state = session.state();

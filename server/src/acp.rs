@@ -830,6 +830,8 @@ impl Screen for AcpScreen {
                 calls.current = None;
                 calls.content.clear();
             }
+            // The host lists checkpoints through the `/checkpoints` and `/restore` commands.
+            Update::Checkpoint { .. } => {}
         }
     }
 

@@ -28,13 +28,14 @@ use tower_lsp_server::{Client, LanguageServer, LspService};
 
 use crate::buffers::{Buffers, Encoding, text_edits};
 use crate::protocol::{
-    self, ANSWER_COMMAND, AnswerArguments, AnswerResult, AuditRecord, AuditResult, Empty,
+    self, ANSWER_COMMAND, AnswerArguments, AnswerResult, AuditRecord, AuditResult,
+    CheckpointDiffParams, CheckpointDiffResult, CheckpointListResult, CheckpointParams, Empty,
     ErrorInfo, HistoryParams, HistoryResult, InitializationOptions, ListSessionsParams,
-    ListSessionsResult, ListedSession, LoopParams, LoopResult, LoopStopResult, ModelStatus,
-    NewSessionParams, NewSessionResult, PromptParams, PromptResult, QuestionTextsParams,
-    QuestionTextsResult, ResumeResult, SessionParams, SetModeParams, ShowParams, ShowResult,
-    ShownPicture, StatusResult, TranscriptEntry, TrustParams, TrustResult, TrustRuleStatus,
-    UnreadableSession, method,
+    ListSessionsResult, ListedCheckpoint, ListedSession, LoopParams, LoopResult, LoopStopResult,
+    ModelStatus, NewSessionParams, NewSessionResult, PromptParams, PromptResult,
+    QuestionTextsParams, QuestionTextsResult, RestoreResult, ResumeResult, SessionParams,
+    SetModeParams, ShowParams, ShowResult, ShownPicture, SkippedPath, StatusResult,
+    TranscriptEntry, TrustParams, TrustResult, TrustRuleStatus, UnreadableSession, method,
 };
 use crate::screen::{HunkVerdict, LspScreen, Questions};
 use crate::setup;
@@ -573,6 +574,59 @@ impl Backend {
         })
     }
 
+    async fn checkpoint_list(&self, params: SessionParams) -> Result<CheckpointListResult> {
+        let s = self.session(&params.session_id)?;
+        Ok(CheckpointListResult {
+            checkpoints: s
+                .checkpoints
+                .list()
+                .into_iter()
+                .map(|c| ListedCheckpoint {
+                    checkpoint_id: c.id,
+                    created_at: c.created,
+                    title: c.title,
+                    kind: c.kind.as_str(),
+                    files: c
+                        .changes
+                        .iter()
+                        .map(|ch| bravebot_core::paths::display_path(&s.cwd, &ch.path))
+                        .collect(),
+                })
+                .collect(),
+        })
+    }
+
+    async fn checkpoint_diff(&self, params: CheckpointDiffParams) -> Result<CheckpointDiffResult> {
+        let s = self.session(&params.session_id)?;
+        let compared = s
+            .compare(&params.checkpoint_id, Path::new(&params.path))
+            .await
+            .map_err(|e| invalid_params(e.to_string()))?;
+        Ok(CheckpointDiffResult {
+            path: params.path,
+            then: compared.then,
+            now: compared.now,
+            diff: compared.diff,
+        })
+    }
+
+    async fn checkpoint_restore(&self, params: CheckpointParams) -> Result<RestoreResult> {
+        let s = self.session(&params.session_id)?;
+        let done = s
+            .restore_checkpoint(&params.checkpoint_id)
+            .await
+            .map_err(|e| invalid_params(e.to_string()))?;
+        Ok(RestoreResult {
+            restored: done.restored,
+            skipped: done
+                .skipped
+                .into_iter()
+                .map(|(path, reason)| SkippedPath { path, reason })
+                .collect(),
+            undo_checkpoint_id: done.undo,
+        })
+    }
+
     async fn session_audit(&self, params: SessionParams) -> Result<AuditResult> {
         let s = self.session(&params.session_id)?;
         Ok(AuditResult {
@@ -973,6 +1027,9 @@ pub async fn serve(egress: Arc<Egress>) -> bool {
         .custom_method(method::SESSION_CANCEL, Backend::session_cancel)
         .custom_method(method::SESSION_STATUS, Backend::session_status)
         .custom_method(method::SESSION_AUDIT, Backend::session_audit)
+        .custom_method(method::CHECKPOINT_LIST, Backend::checkpoint_list)
+        .custom_method(method::CHECKPOINT_DIFF, Backend::checkpoint_diff)
+        .custom_method(method::CHECKPOINT_RESTORE, Backend::checkpoint_restore)
         .custom_method(method::SESSION_SET_MODE, Backend::session_set_mode)
         .custom_method(method::SESSION_TRUST, Backend::session_trust)
         .custom_method(method::SESSION_LIST, Backend::session_list)

@@ -29,6 +29,9 @@ pub mod method {
     pub const SESSION_SHOW: &str = "bravebot/session/show";
     pub const SESSION_END: &str = "bravebot/session/end";
     pub const QUESTION_TEXTS: &str = "bravebot/question/texts";
+    pub const CHECKPOINT_LIST: &str = "bravebot/checkpoint/list";
+    pub const CHECKPOINT_DIFF: &str = "bravebot/checkpoint/diff";
+    pub const CHECKPOINT_RESTORE: &str = "bravebot/checkpoint/restore";
 }
 
 /// `initializationOptions`, every field optional.
@@ -348,6 +351,13 @@ pub enum SessionUpdate {
     TurnEnded {
         stop_reason: &'static str,
     },
+    /// A checkpoint was made (CKPT-3): before a turn, sent just before its `turnEnded`, or before
+    /// a restore; `files` are the workspace-relative paths it changed.
+    #[serde(rename_all = "camelCase")]
+    Checkpoint {
+        checkpoint_id: String,
+        files: Vec<String>,
+    },
     /// Where a delegate stands (DELEG-60), for the person only: `state` is `running`, `waiting`
     /// (a question of its own waits on the person), `done`, `failed` or `cancelled`. `callId`
     /// is the `delegate-N` of the `toolCall` that drew its start; `delegateKind` its kind or
@@ -435,6 +445,10 @@ pub struct Subject<'a> {
     pub original: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub proposed: Option<&'a str>,
+    /// For `restore`: what the agent's turn left in the file (`original` is the file now, with
+    /// the person's changes, and `proposed` what the restore writes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<&'a str>,
     /// For a client that declared `hunkTexts`: the version of its open document the original
     /// is, when it is one.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -551,6 +565,66 @@ pub struct AnswerResult {
     pub accepted: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<&'static str>,
+}
+
+/// `bravebot/checkpoint/restore`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckpointParams {
+    pub session_id: String,
+    pub checkpoint_id: String,
+}
+
+/// `bravebot/checkpoint/diff`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckpointDiffParams {
+    pub session_id: String,
+    pub checkpoint_id: String,
+    pub path: String,
+}
+
+/// `bravebot/checkpoint/list`: newest first (CKPT-3).
+#[derive(Debug, Serialize)]
+pub struct CheckpointListResult {
+    pub checkpoints: Vec<ListedCheckpoint>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListedCheckpoint {
+    pub checkpoint_id: String,
+    /// Seconds since the epoch.
+    pub created_at: u64,
+    pub title: String,
+    /// `turn` or `restore`.
+    pub kind: &'static str,
+    pub files: Vec<String>,
+}
+
+/// `bravebot/checkpoint/diff`: one file then and now (`null` where it did not exist or was not
+/// kept), and a unified diff from then to now.
+#[derive(Debug, Serialize)]
+pub struct CheckpointDiffResult {
+    pub path: String,
+    pub then: Option<String>,
+    pub now: Option<String>,
+    pub diff: String,
+}
+
+/// `bravebot/checkpoint/restore`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RestoreResult {
+    pub restored: Vec<String>,
+    pub skipped: Vec<SkippedPath>,
+    pub undo_checkpoint_id: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SkippedPath {
+    pub path: String,
+    pub reason: String,
 }
 
 #[derive(Debug, Serialize)]

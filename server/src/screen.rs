@@ -647,6 +647,15 @@ fn wire_question<'a>(
             .map(|t| policy::to_screen(t).as_str())
             .filter(|_| !hunk_texts)
     };
+    // A restore's three versions go whole to every client: they are not hunks of an open
+    // document's proposal (CKPT-5).
+    let restore = q.kind == bravebot_core::screen::QuestionKind::Restore;
+    let full = |text: &'a Option<Labelled<Arc<String>>>| {
+        text.as_ref().map(|t| policy::to_screen(t).as_str())
+    };
+    let whole = |text: &'a Option<Labelled<Arc<String>>>| {
+        if restore { full(text) } else { whole(text) }
+    };
     // A client that holds the original is sent each hunk's proposed lines instead of both texts.
     let texts = match (hunk_texts, s.proposed.as_ref()) {
         (true, Some(proposed)) => {
@@ -680,6 +689,7 @@ fn wire_question<'a>(
             diff: shown(&s.diff),
             original: whole(&s.original),
             proposed: whole(&s.proposed),
+            agent: full(&s.agent),
             version: s.version.filter(|_| hunk_texts),
             hunks: wire_hunks(q)
                 .into_iter()
@@ -784,6 +794,13 @@ pub fn wire_update(update: Update) -> SessionUpdate {
         },
         Update::TurnEnded { stop_reason } => SessionUpdate::TurnEnded {
             stop_reason: stop_reason.as_str(),
+        },
+        Update::Checkpoint {
+            checkpoint_id,
+            files,
+        } => SessionUpdate::Checkpoint {
+            checkpoint_id,
+            files,
         },
         // The screen is one of the places untrusted bytes may go: the report with its label.
         Update::Delegate {

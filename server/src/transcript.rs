@@ -131,6 +131,18 @@ impl Transcript {
             }
             // A headless run's transcript is often read by another program, so what a run printed
             // stays in its slot here; the tool line says how it ended.
+            Update::Checkpoint {
+                checkpoint_id,
+                files,
+            } => {
+                if !files.is_empty() {
+                    self.line(&format!(
+                        "checkpoint {checkpoint_id}: {} changed ({})",
+                        files.len(),
+                        files.join(", ")
+                    ));
+                }
+            }
             Update::RunOutput { .. } | Update::TurnEnded { .. } => {}
         }
     }

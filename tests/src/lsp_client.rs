@@ -443,6 +443,10 @@ struct Shared {
     permission_policy: Mutex<Option<Policy>>,
     apply_edit_policy: Mutex<Option<Policy>>,
     stderr: Mutex<Vec<u8>>,
+    /// Open documents as an editor holds them, by URI (version, text), where the client mirrors
+    /// its buffers: an applied edit changes the text and is told back with `didChange` before
+    /// the reply, as an editor does.
+    mirror: Mutex<Option<HashMap<String, (i64, String)>>>,
 }
 
 impl Shared {
@@ -551,6 +555,7 @@ impl LspClient {
             permission_policy: Mutex::new(None),
             apply_edit_policy: Mutex::new(None),
             stderr: Mutex::new(Vec::new()),
+            mirror: Mutex::new(None),
         });
         let reader = {
             let shared = Arc::clone(&shared);
@@ -672,9 +677,62 @@ impl LspClient {
         }
     }
 
+    /// Keeps the documents this client opens as an editor would: an edit the server applies
+    /// through `workspace/applyEdit` changes the text and is told back with `didChange` before
+    /// the reply. Call before opening any.
+    pub fn mirror_buffers(&self) {
+        *self.shared.mirror.lock().unwrap_or_else(|p| p.into_inner()) = Some(HashMap::new());
+    }
+
+    /// The text of an open document as this client holds it, where it mirrors its buffers.
+    pub fn buffer_text(&self, uri: &str) -> Option<String> {
+        self.shared
+            .mirror
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()?
+            .get(uri)
+            .map(|(_, t)| t.clone())
+    }
+
+    /// Replaces an open document's text, as a person typing, and tells the server.
+    pub fn type_into(&self, uri: &str, text: &str) {
+        let version = {
+            let mut mirror = self.shared.mirror.lock().unwrap_or_else(|p| p.into_inner());
+            let entry = mirror
+                .as_mut()
+                .and_then(|m| m.get_mut(uri))
+                .expect("a mirrored open document");
+            entry.0 += 1;
+            entry.1 = text.to_string();
+            entry.0
+        };
+        self.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]}),
+        );
+    }
+
     /// Sends a notification.
     #[track_caller]
     pub fn notify(&self, method: &str, params: Value) {
+        if method == "textDocument/didOpen"
+            && let Some(mirror) = self
+                .shared
+                .mirror
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .as_mut()
+        {
+            let doc = &params["textDocument"];
+            mirror.insert(
+                doc["uri"].as_str().unwrap_or_default().to_string(),
+                (
+                    doc["version"].as_i64().unwrap_or(0),
+                    doc["text"].as_str().unwrap_or_default().to_string(),
+                ),
+            );
+        }
         let message = json!({ "jsonrpc": "2.0", "method": method, "params": params });
         if !self.shared.write(&message) {
             self.fail(&format!(
@@ -1111,6 +1169,9 @@ fn dispatch(shared: &Shared, message: Value) {
                 params: message.get("params").cloned().unwrap_or(Value::Null),
             };
             let answer = answer_server_request(shared, &request);
+            if request.method == APPLY_EDIT && answer == Answer::default_for(&request) {
+                mirror_edit(shared, &request);
+            }
             shared.reply(&request.id, &answer);
             let given = (answer != Answer::Hold).then_some(answer);
             shared.traffic().server_requests.push((request, given));
@@ -1127,6 +1188,54 @@ fn dispatch(shared: &Shared, message: Value) {
         }
     }
     shared.changed.notify_all();
+}
+
+/// Applies an edit the client accepts to its mirrored document and tells the server the new text
+/// (`didChange`), before the reply, as an editor does. Positions are taken as characters (the
+/// tests' texts are ASCII).
+fn mirror_edit(shared: &Shared, request: &ServerRequest) {
+    let Some(change) = request.params["edit"]["documentChanges"].get(0) else {
+        return;
+    };
+    let uri = change["textDocument"]["uri"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let told = {
+        let mut mirror = shared.mirror.lock().unwrap_or_else(|p| p.into_inner());
+        let Some((version, text)) = mirror.as_mut().and_then(|m| m.get_mut(&uri)) else {
+            return;
+        };
+        let offset = |text: &str, pos: &Value| -> usize {
+            let line = pos["line"].as_u64().unwrap_or(0) as usize;
+            let ch = pos["character"].as_u64().unwrap_or(0) as usize;
+            let start: usize = text.split_inclusive('\n').take(line).map(str::len).sum();
+            (start + ch).min(text.len())
+        };
+        let mut spans: Vec<(usize, usize, String)> = change["edits"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .map(|e| {
+                (
+                    offset(text, &e["range"]["start"]),
+                    offset(text, &e["range"]["end"]),
+                    e["newText"].as_str().unwrap_or_default().to_string(),
+                )
+            })
+            .collect();
+        spans.sort_by_key(|s| std::cmp::Reverse(s.0));
+        for (start, end, new) in spans {
+            text.replace_range(start..end, &new);
+        }
+        *version += 1;
+        json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": uri, "version": *version},
+            "contentChanges": [{"text": text.clone()}],
+        }})
+    };
+    shared.write(&told);
 }
 
 fn answer_server_request(shared: &Shared, request: &ServerRequest) -> Answer {

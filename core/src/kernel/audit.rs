@@ -27,6 +27,8 @@ pub enum Gate {
     Check,
     /// A context that met untrusted content tried something it may not.
     Context,
+    /// The workspace went back to a checkpoint.
+    Restore,
 }
 
 impl Gate {
@@ -40,6 +42,7 @@ impl Gate {
             Gate::Question => "question",
             Gate::Check => "check",
             Gate::Context => "context",
+            Gate::Restore => "restore",
         }
     }
 }

@@ -432,6 +432,9 @@ async fn land(
     };
     // What the person typed while the question was open is seen before the change lands.
     session.files.refresh(&target.path).await;
+    // The turn's checkpoint keeps what the path holds before its first change, with its label
+    // then (CKPT-1); this seat's and every other's changes go into the same checkpoint.
+    crate::checkpoint::before_change(session, &session.checkpoints, &target.path).await;
     // Untrusted data is marked before it lands, in the session's one trust map (TRUST-10): no
     // reader, in this seat or another, finds the new bytes under an older vouch.
     if !data_label.is_trusted() {

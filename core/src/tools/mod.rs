@@ -17,7 +17,7 @@ mod list_files;
 pub(crate) mod load_skill;
 mod lsp;
 pub mod mcp;
-mod questions;
+pub(crate) mod questions;
 pub(crate) mod read_file;
 mod read_git;
 mod read_output;

@@ -205,6 +205,9 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         withheld: call.session.withheld.clone(),
     };
     let deadline = Duration::from_secs(deadline.unwrap_or(DEFAULT_DEADLINE).clamp(1, MAX_DEADLINE));
+    // The turn's checkpoint keeps what every file the line names holds before it runs (CKPT-7).
+    let named = keep_named(call, &plan).await;
+    let started = std::time::SystemTime::now();
     if background {
         return start_job(call, &shown_line, plan, io, label, stdout, stderr);
     }
@@ -212,6 +215,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     let before = (!label.is_trusted())
         .then(|| outputs::Before::take(outputs::candidates(&plan, &opened_places(call))));
     let report = runner::execute(&plan, io, call.cancel.clone(), deadline).await;
+    note_unforeseen(call, &named, started).await;
     mark_writes(call, &plan, label, before.as_ref());
     // The check judged the disk's bytes before the run; if the disk holds other bytes now, the
     // program may have read bytes no check saw, so what it printed is quarantined.
@@ -258,6 +262,52 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         output.status = ToolStatus::Failed;
     }
     output
+}
+
+/// Keeps, in the turn's checkpoint, what every file the plan's words or redirects name holds
+/// before it runs, and returns those paths.
+async fn keep_named(call: &Call<'_>, plan: &Plan) -> Vec<std::path::PathBuf> {
+    let session = call.session;
+    if !session.checkpoints.is_open() {
+        return Vec::new();
+    }
+    let mut named = outputs::candidates(plan, &opened_places(call));
+    named.extend(
+        plan.writes()
+            .iter()
+            .map(|w| crate::workspace_file::real_path(w)),
+    );
+    named.sort();
+    named.dedup();
+    named.retain(|p| !p.is_dir());
+    for path in &named {
+        crate::checkpoint::before_change(session, &session.checkpoints, path).await;
+    }
+    named
+}
+
+/// Records, in the turn's checkpoint, the workspace files a run changed that its line did not
+/// name: changed since `started`, found by a bounded walk of modification times (CKPT-7). What
+/// they held before is not known, and a restore says so.
+async fn note_unforeseen(
+    call: &Call<'_>,
+    named: &[std::path::PathBuf],
+    started: std::time::SystemTime,
+) {
+    let session = call.session;
+    if !session.checkpoints.is_open() {
+        return;
+    }
+    let root = session.cwd.clone();
+    let changed =
+        tokio::task::spawn_blocking(move || crate::checkpoint::changed_since(&root, started))
+            .await
+            .unwrap_or_default();
+    for path in changed {
+        if !named.contains(&path) && !session.checkpoints.has(&path) {
+            crate::checkpoint::unforeseen_change(&session.checkpoints, &path);
+        }
+    }
 }
 
 fn kept(c: &process::SharedCapture) -> Vec<u8> {

@@ -234,7 +234,14 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             continue;
         }
         match start(session, &chosen, told.clone(), about.clone(), call.cancel) {
-            Some(number) => started.push(number),
+            Some(number) => {
+                // It starts working now, beside the turn, while the person is asked about the
+                // next (DELEG-9).
+                if let Some(launch) = session.launch_delegates.get() {
+                    launch(session);
+                }
+                started.push(number);
+            }
             None => declined += 1,
         }
     }
@@ -465,8 +472,8 @@ pub fn start(
         stop_reason: None,
         report: None,
     });
-    // The turn that dispatched this call starts it as a task of its own the moment the call
-    // returns (`launch_queued` in `turn.rs`): a tool never runs a turn.
+    // The turn's launcher (`launch_queued` in `turn.rs`, handed down through the session) starts
+    // it as a task of its own: this file names no turn.
     session.state().delegation.queued.push(Queued {
         seat,
         name,
