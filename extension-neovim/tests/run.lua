@@ -2543,6 +2543,70 @@ case('a restore over the person\'s changes shows the three versions and the diff
   eq({ outcome = { outcome = 'selected', optionId = 'restore' } }, got(), '1 <CR> restores')
 end)
 
+-- Verifies: NVIM-82
+case('through the real server, :Bravebot restore puts back an edited open buffer and a new file, u undoes it there, and :Bravebot undo-restore brings the turn back', function()
+  local ws = workspace({ ['a.txt'] = 'one\ntwo\n', ['mine.txt'] = 'by hand\n' }, {
+    planner = {
+      { tool = 'edit_file', id = 'call_edit', args = { path = 'a.txt', old_text = 'two', new_text = 'TWO', why = 'shout' } },
+      { tool = 'write_file', id = 'call_new', args = { path = 'new.txt', contents = 'fresh\n', why = 'add it' } },
+      { text = 'done' },
+    },
+  })
+  vim.cmd.edit('a.txt')
+  local buf = vim.api.nvim_get_current_buf()
+  local stop
+  require('bravebot.client').prompt('shout and add', { 'a.txt' }, function(r) stop = r end)
+  local q = require('bravebot.questions')
+  -- Accept both proposals: the edit in the open buffer, then the new file.
+  local accepted = 0
+  wait(function()
+    local b = next(q.proposals)
+    if b then
+      vim.cmd('Bravebot answer')
+      press(',A')
+      accepted = accepted + 1
+    end
+    return stop ~= nil
+  end, 'the turn to end')
+  eq(2, accepted, 'two proposals accepted')
+  eq('one\nTWO\n', read(ws.dir .. '/a.txt'), 'the edit landed')
+  eq('fresh\n', read(ws.dir .. '/new.txt'), 'the new file was written')
+  -- The chat names the turn's checkpoint and the command that restores it.
+  local sid = ws.state().session_id
+  local c = require('bravebot.chat').chats[sid]
+  wait(function() return c.checkpoints and #c.checkpoints > 0 end, 'the checkpoint update')
+  local id = c.checkpoints[#c.checkpoints]
+  local text = chat_text(ws)
+  assert(text:find('-- checkpoint ' .. id .. ', before this turn, which changed 2 files: a.txt, new.txt; :Bravebot restore '
+    .. id .. ' puts them back', 1, true), text)
+  -- The restore: the buffer goes back through the editor (and is written, as it had nothing
+  -- unsaved), the new file goes, the file made by hand stays.
+  local cps = require('bravebot.checkpoints')
+  vim.cmd('Bravebot restore ' .. id)
+  wait(function() return cps.undo[sid] ~= nil and cps.restoring[sid] == nil end, 'the restore to answer')
+  eq({ 'one', 'two' }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'the buffer is back')
+  eq('one\ntwo\n', read(ws.dir .. '/a.txt'), 'the file on disk is back')
+  eq(nil, read(ws.dir .. '/new.txt'), 'the new file is gone')
+  eq('by hand\n', read(ws.dir .. '/mine.txt'), 'the file made by hand is untouched')
+  text = chat_text(ws)
+  assert(text:find('-- restored to checkpoint ' .. id .. ': 2 files: a.txt, new.txt back', 1, true), text)
+  assert(text:find('-- :Bravebot undo-restore undoes it (checkpoint ' .. cps.undo[sid] .. ')', 1, true), text)
+  -- u in the buffer takes the restore back there, as any edit; <C-r> redoes it.
+  vim.api.nvim_buf_call(buf, function() vim.cmd('silent undo') end)
+  eq({ 'one', 'TWO' }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'u undid the restore in the buffer')
+  vim.api.nvim_buf_call(buf, function() vim.cmd('silent redo') end)
+  eq({ 'one', 'two' }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), '<C-r> redid it')
+  -- :Bravebot undo-restore brings the turn's result back.
+  local undo = cps.undo[sid]
+  vim.cmd('Bravebot undo-restore')
+  wait(function() return cps.undo[sid] ~= undo and cps.restoring[sid] == nil end, 'the undo to answer')
+  eq({ 'one', 'TWO' }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'the buffer has the turn again')
+  eq('one\nTWO\n', read(ws.dir .. '/a.txt'), 'the file on disk has the turn again')
+  eq('fresh\n', read(ws.dir .. '/new.txt'), 'the new file is back')
+  eq('by hand\n', read(ws.dir .. '/mine.txt'), 'the file made by hand is still untouched')
+  ws.stop()
+end)
+
 -- Runner -----------------------------------------------------------------------------------------
 
 local passed, failed = 0, 0
