@@ -618,8 +618,9 @@ end)
 case(':Bravebot subcommands complete and reach the session', function()
   local ws = workspace({ ['a.txt'] = 'a\n', sub = nil }, { planner = {} })
   vim.fn.mkdir(ws.dir .. '/extra', 'p')
-  eq({ 'add-dir', 'answer', 'ask', 'audit', 'cancel', 'chat', 'incognito', 'log', 'loop', 'mode', 'new', 'resume', 'send',
-    'sessions', 'show', 'status', 'trust' }, vim.fn.getcompletion('Bravebot ', 'cmdline'), 'subcommands')
+  eq({ 'add-dir', 'answer', 'ask', 'audit', 'cancel', 'chat', 'checkpoints', 'incognito', 'log', 'loop', 'mode', 'new',
+    'restore', 'resume', 'send', 'sessions', 'show', 'status', 'trust', 'undo-restore' },
+    vim.fn.getcompletion('Bravebot ', 'cmdline'), 'subcommands')
   eq({ 'acceptEdits' }, vim.fn.getcompletion('Bravebot mode acc', 'cmdline'), 'modes')
   eq({ 'delete' }, vim.fn.getcompletion('Bravebot sessions ', 'cmdline'), 'sessions')
   eq({ 'stop' }, vim.fn.getcompletion('Bravebot loop s', 'cmdline'), 'loop')
