@@ -39,16 +39,11 @@ end
 --- A checkpoint's line in the picker: when it was made, what made it, the files, its id.
 function M.line(cp)
   local when = type(cp.createdAt) == 'number' and os.date('%Y-%m-%d %H:%M:%S', math.floor(cp.createdAt)) or '-'
-  local what
-  if cp.kind == 'restore' then
-    what = 'before a restore'
-    if one_line(cp.title) ~= '' then
-      what = what .. ' (' .. one_line(cp.title) .. ')'
-    end
-  elseif cp.kind == 'turn' then
-    what = 'before "' .. (one_line(cp.title) ~= '' and one_line(cp.title) or '(no prompt)') .. '"'
-  else
-    what = one_line(cp.kind) .. ' "' .. one_line(cp.title) .. '"'
+  -- The title is the turn's prompt, or the server's words for a restore ("Restore to before: …").
+  local title = one_line(cp.title) ~= '' and one_line(cp.title) or '(no prompt)'
+  local what = 'before "' .. title .. '"'
+  if cp.kind ~= 'turn' and cp.kind ~= 'restore' then
+    what = one_line(cp.kind) .. ' ' .. what
   end
   local changed = cp.kind == 'restore' and 'the restore changed ' or 'the turn changed '
   return string.format('%s  %s  %s%s  (%s)', when, what, changed, M.files_words(cp.files), one_line(cp.checkpointId))
@@ -260,7 +255,7 @@ end
 --- Say which files go back, and restore only on "Restore them".
 function M.confirm(state, cp, all)
   local files = M.affected(cp, all)
-  local before = cp.kind == 'restore' and 'before a restore' or ('before "' .. one_line(cp.title) .. '"')
+  local before = 'before "' .. one_line(cp.title) .. '"'
   local which = #files == 0 and 'No file is known to have changed since.'
     or ('These go back as they were then: ' .. table.concat(vim.tbl_map(one_line, files), ', ') .. '.')
   local prompt = string.format('Restore to checkpoint %s (%s)? %s You are asked about any file you changed after'
