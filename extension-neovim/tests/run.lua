@@ -2383,7 +2383,7 @@ case("a turn's checkpoint is named in the chat with the command that restores it
   eq({ 'cp-3', 'cp-2', 'cp-1' }, ok and got or tostring(got), ':Bravebot restore completes the ids')
 end)
 
--- Verifies: NVIM-80
+-- Verifies: NVIM-79, NVIM-80
 case(':Bravebot checkpoints lists them, shows a file then and now in diff mode, says which files go back, restores and undoes', function()
   require('bravebot.config').options.chat_split = 'horizontal'
   local dir = vim.fn.resolve(tmp .. '/ckpt-pick')
@@ -2482,7 +2482,7 @@ case(':Bravebot checkpoints lists them, shows a file then and now in diff mode, 
 end)
 
 -- Verifies: NVIM-81
-case('a restore over the person\'s changes shows the three versions and the diff, keeps them by default, and a closed float refuses', function()
+case("a restore over the person's changes shows the three versions and the diff, keeps them by default, and a closed float refuses", function()
   local OPTS = {
     { optionId = 'restore', name = 'Restore it, replacing your changes', kind = 'allow_once' },
     { optionId = 'keep', name = 'Keep your changes', kind = 'reject_once' },
