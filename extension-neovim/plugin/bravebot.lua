@@ -8,7 +8,7 @@ vim.api.nvim_create_user_command('Bravebot', function(args)
   require('bravebot.commands').run(args)
 end, {
   nargs = '*',
-  desc = 'bravebot: chat, ask, send, show, answer, cancel, mode, trust, add-dir, status, audit, log, new',
+  desc = 'bravebot: chat, ask, send, show, answer, cancel, mode, trust, add-dir, status, audit, log, new, checkpoints, restore',
   complete = function(arglead, cmdline, cursorpos)
     return require('bravebot.commands').complete(arglead, cmdline, cursorpos)
   end,

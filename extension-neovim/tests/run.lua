@@ -463,7 +463,7 @@ end
 -- Verifies: NVIM-5, NVIM-6
 case('every question kind has a handler', function()
   local kinds = require('bravebot.questions').kinds
-  for _, k in ipairs({ 'write', 'edit', 'run', 'fetch', 'lspStart', 'readOutput', 'vetContent', 'trustRead', 'delegate', 'askUser' }) do
+  for _, k in ipairs({ 'write', 'edit', 'run', 'fetch', 'lspStart', 'readOutput', 'vetContent', 'trustRead', 'delegate', 'askUser', 'restore' }) do
     eq('function', type(kinds[k]), 'handler of ' .. k)
   end
   -- fetch: the host on its own line; q refuses.
@@ -618,8 +618,9 @@ end)
 case(':Bravebot subcommands complete and reach the session', function()
   local ws = workspace({ ['a.txt'] = 'a\n', sub = nil }, { planner = {} })
   vim.fn.mkdir(ws.dir .. '/extra', 'p')
-  eq({ 'add-dir', 'answer', 'ask', 'audit', 'cancel', 'chat', 'incognito', 'log', 'loop', 'mode', 'new', 'resume', 'send',
-    'sessions', 'show', 'status', 'trust' }, vim.fn.getcompletion('Bravebot ', 'cmdline'), 'subcommands')
+  eq({ 'add-dir', 'answer', 'ask', 'audit', 'cancel', 'chat', 'checkpoints', 'incognito', 'log', 'loop', 'mode', 'new',
+    'restore', 'resume', 'send', 'sessions', 'show', 'status', 'trust', 'undo-restore' },
+    vim.fn.getcompletion('Bravebot ', 'cmdline'), 'subcommands')
   eq({ 'acceptEdits' }, vim.fn.getcompletion('Bravebot mode acc', 'cmdline'), 'modes')
   eq({ 'delete' }, vim.fn.getcompletion('Bravebot sessions ', 'cmdline'), 'sessions')
   eq({ 'stop' }, vim.fn.getcompletion('Bravebot loop s', 'cmdline'), 'loop')
@@ -2314,6 +2315,296 @@ case(':Bravebot trust of a file the check judged unsafe shows the verdict and tr
   press('1<CR>')
   wait(person_trusts, 'the file to be trusted')
   eq({}, question_floats(), 'no float left')
+  ws.stop()
+end)
+
+-- Checkpoints --------------------------------------------------------------------------------------
+
+--- The chat's lines of a state without a server, the fence lines left out as the screen does.
+local function drawn(state)
+  local buf = require('bravebot.chat').buf(state)
+  return vim.tbl_filter(function(l) return not l:match('^~~~~+$') end, vim.api.nvim_buf_get_lines(buf, 0, -1, false))
+end
+
+--- The plugin's calls to the server answered from `answers` (method → function(params) returning
+--- result, err), as the server answered them in a recorded session; every call is kept.
+local function recorded_server(state, answers)
+  local client = require('bravebot.client')
+  local saved = { ensure = client.ensure, call = client.call, call_async = client.call_async }
+  local calls = {}
+  local function answer(method, params)
+    table.insert(calls, { method = method, params = vim.deepcopy(params or {}) })
+    local fn = answers[method]
+    if not fn then
+      return nil, 'no recorded answer for ' .. method
+    end
+    return fn(params or {})
+  end
+  client.ensure = function() return state end
+  client.call = function(method, params) return answer(method, params) end
+  client.call_async = function(method, params, _, on_result)
+    local result, err = answer(method, params)
+    vim.schedule(function() on_result(result, err) end)
+  end
+  return calls, function()
+    client.ensure, client.call, client.call_async = saved.ensure, saved.call, saved.call_async
+  end
+end
+
+-- A session's checkpoints as the server lists them (newest first).
+local CHECKPOINTS = {
+  { checkpointId = 'cp-2', createdAt = 1764909000, title = 'add a test', kind = 'turn', files = { 'b.txt' } },
+  { checkpointId = 'cp-1', createdAt = 1764908000, title = 'fix the greeting', kind = 'turn', files = { 'a.txt' } },
+}
+
+-- Verifies: NVIM-79
+case("a turn's checkpoint is named in the chat with the command that restores it, and a turn that changed nothing draws none", function()
+  require('bravebot.config').options.chat_split = 'horizontal'
+  local chat = require('bravebot.chat')
+  local state = { root = tmp .. '/ckpt-chat', session_id = 's-ckpt-chat' }
+  chat.on_update(state, { kind = 'checkpoint', checkpointId = 'cp-1', files = { 'a.txt', 'src/b.rs' } }, 's-ckpt-chat')
+  chat.on_update(state, { kind = 'turnEnded', stopReason = 'endTurn' }, 's-ckpt-chat')
+  chat.on_update(state, { kind = 'checkpoint', checkpointId = 'cp-2', files = {} }, 's-ckpt-chat')
+  chat.on_update(state, { kind = 'turnEnded', stopReason = 'endTurn' }, 's-ckpt-chat')
+  chat.on_update(state, { kind = 'checkpoint', checkpointId = 'cp-3', files = { 'a.txt' } }, 's-ckpt-chat')
+  eq({
+    '-- checkpoint cp-1, before this turn, which changed 2 files: a.txt, src/b.rs; :Bravebot restore cp-1 puts them back',
+    '-- turn ended: done',
+    '-- turn ended: done',
+    '-- checkpoint cp-3, before this turn, which changed 1 file: a.txt; :Bravebot restore cp-3 puts it back',
+  }, drawn(state), 'the chat')
+  -- The ids complete after :Bravebot restore, newest first.
+  local client = require('bravebot.client')
+  local root = client.root()
+  local before = client.states[root]
+  client.states[root] = state
+  local ok, got = pcall(require('bravebot.commands').complete, '', 'Bravebot restore ', 17)
+  client.states[root] = before
+  eq({ 'cp-3', 'cp-2', 'cp-1' }, ok and got or tostring(got), ':Bravebot restore completes the ids')
+end)
+
+-- Verifies: NVIM-79, NVIM-80
+case(':Bravebot checkpoints lists them, shows a file then and now in diff mode, says which files go back, restores and undoes', function()
+  require('bravebot.config').options.chat_split = 'horizontal'
+  local dir = vim.fn.resolve(tmp .. '/ckpt-pick')
+  vim.fn.mkdir(dir, 'p')
+  vim.cmd('silent! %bwipeout!')
+  vim.cmd.cd(dir)
+  local state = { root = vim.fs.normalize(dir), session_id = 's-ckpt', client_id = -1 }
+  local chat = require('bravebot.chat')
+  local calls, restore_client = recorded_server(state, {
+    ['bravebot/checkpoint/list'] = function() return { checkpoints = CHECKPOINTS } end,
+    ['bravebot/checkpoint/diff'] = function(p)
+      return { path = p.path, ['then'] = 'hello\nworld\n', now = 'hello\nthere\n', diff = '@@ -1,2 +1,2 @@\n hello\n-world\n+there\n' }
+    end,
+    ['bravebot/checkpoint/restore'] = function(p)
+      if p.checkpointId == 'cp-1' then
+        -- The restore's own checkpoint arrives before its answer.
+        chat.on_update(state, { kind = 'checkpoint', checkpointId = 'cp-3', files = { 'a.txt' } }, 's-ckpt')
+        return { restored = { 'a.txt' }, skipped = { { path = 'b.txt', reason = 'you kept your changes' } }, undoCheckpointId = 'cp-3' }
+      elseif p.checkpointId == 'cp-3' then
+        return { restored = { 'a.txt' }, skipped = {}, undoCheckpointId = 'cp-4' }
+      end
+      return nil, 'a restore does not run while a turn is running'
+    end,
+  })
+  local ok, err = xpcall(function()
+    local choices = {}
+    local shown, restore_select = picking(function(items, lines)
+      local want = table.remove(choices, 1)
+      for i, l in ipairs(lines) do
+        if want and l:find(want, 1, true) then
+          return items[i]
+        end
+      end
+    end)
+    -- The list: newest first, each with its time, its prompt, its files and its id.
+    choices = { 'fix the greeting', 'See the diff of a.txt' }
+    vim.cmd('Bravebot checkpoints')
+    eq({
+      os.date('%Y-%m-%d %H:%M:%S', 1764909000) .. '  before "add a test"  the turn changed 1 file: b.txt  (cp-2)',
+      os.date('%Y-%m-%d %H:%M:%S', 1764908000) .. '  before "fix the greeting"  the turn changed 1 file: a.txt  (cp-1)',
+    }, shown[1].lines, 'the checkpoints')
+    -- Choosing one offers the diff of every file a restore to it puts back (its own and the later
+    -- turns'), and Restore; no undo before a restore.
+    eq({ 'See the diff of a.txt (then and now)', 'See the diff of b.txt (then and now)', 'Restore to this checkpoint…' },
+      shown[2].lines, 'what a checkpoint offers')
+    -- The diff: the file at the checkpoint and now, side by side in diff mode.
+    eq({ method = 'bravebot/checkpoint/diff', params = { checkpointId = 'cp-1', path = 'a.txt' } }, calls[2], 'the diff asked')
+    local wins = vim.api.nvim_tabpage_list_wins(0)
+    eq(2, #wins, 'two windows in the diff tab')
+    eq({ { 'hello', 'world' }, { 'hello', 'there' } }, vim.tbl_map(function(w)
+      return vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(w), 0, -1, false)
+    end, wins), 'then and now')
+    eq({ true, true }, vim.tbl_map(function(w) return vim.wo[w].diff end, wins), 'both in diff mode')
+    assert(vim.wo[wins[1]].winbar:find('at checkpoint cp-1: a.txt', 1, true), vim.wo[wins[1]].winbar)
+    assert(vim.wo[wins[2]].winbar:find('now: a.txt', 1, true), vim.wo[wins[2]].winbar)
+    press('q')
+    eq(1, #vim.api.nvim_list_tabpages(), 'q closed the diff tab')
+    -- Restore says which files go back first; keeping restores nothing.
+    choices = { 'fix the greeting', 'Restore to this checkpoint', 'Keep everything' }
+    vim.cmd('Bravebot checkpoints')
+    local confirm = shown[#shown]
+    assert(confirm.prompt:find('These go back as they were then: a.txt, b.txt.', 1, true), confirm.prompt)
+    eq({ 'Restore them', 'Keep everything as it is' }, confirm.lines, 'the confirmation')
+    eq(0, #vim.tbl_filter(function(c) return c.method == 'bravebot/checkpoint/restore' end, calls), 'keeping restored nothing')
+    -- "Restore them" restores; the chat says what went back, what was skipped and why, and how to undo it.
+    choices = { 'fix the greeting', 'Restore to this checkpoint', 'Restore them' }
+    vim.cmd('Bravebot checkpoints')
+    wait(function() return require('bravebot.checkpoints').undo['s-ckpt'] == 'cp-3' end, 'the restore to answer')
+    eq({ method = 'bravebot/checkpoint/restore', params = { checkpointId = 'cp-1' } }, calls[#calls], 'the restore asked')
+    eq({
+      '-- restoring checkpoint cp-1…',
+      '-- checkpoint cp-3, before this restore: 1 file: a.txt; :Bravebot restore cp-3 undoes the restore',
+      '-- restored to checkpoint cp-1: 1 file: a.txt back',
+      '-- skipped b.txt: you kept your changes',
+      '-- :Bravebot undo-restore undoes it (checkpoint cp-3)',
+    }, drawn(state), 'the chat after the restore')
+    -- Now a checkpoint also offers Undo restore.
+    choices = { 'fix the greeting' }
+    vim.cmd('Bravebot checkpoints')
+    eq('Undo the last restore', shown[#shown].lines[#shown[#shown].lines], 'undo offered after a restore')
+    -- :Bravebot undo-restore restores the restore's own checkpoint.
+    vim.cmd('Bravebot undo-restore')
+    wait(function() return require('bravebot.checkpoints').undo['s-ckpt'] == 'cp-4' end, 'the undo to answer')
+    eq({ method = 'bravebot/checkpoint/restore', params = { checkpointId = 'cp-3' } }, calls[#calls], 'the undo asked')
+    local lines = drawn(state)
+    eq('-- the last restore is undone', lines[#lines], 'the chat says it is undone')
+    -- A refused restore says why, in the chat.
+    vim.cmd('Bravebot restore cp-2')
+    wait(function() return drawn(state)[#drawn(state)]:find('restore refused', 1, true) ~= nil end, 'the refusal')
+    eq('-- restore refused: a restore does not run while a turn is running', drawn(state)[#drawn(state)], 'the refusal')
+    restore_select()
+  end, debug.traceback)
+  restore_client()
+  require('bravebot.checkpoints').undo['s-ckpt'] = nil
+  assert(ok, err)
+end)
+
+-- Verifies: NVIM-81
+case("a restore over the person's changes shows the three versions and the diff, keeps them by default, and a closed float refuses", function()
+  local OPTS = {
+    { optionId = 'restore', name = 'Restore it, replacing your changes', kind = 'allow_once' },
+    { optionId = 'keep', name = 'Keep your changes', kind = 'reject_once' },
+  }
+  local function restore_question(subject)
+    return ask({ kind = 'restore', title = 'Restore notes.txt?', subject = subject, options = OPTS })
+  end
+  local got = restore_question({ path = 'notes.txt', proposed = 'one\n', agent = 'one\ntwo\n', original = 'one\ntwo\nmine\n',
+    diff = '@@ -1,3 +1 @@\n one\n-two\n-mine\n' })
+  local win = question_floats()[1]
+  eq({
+    'Restore notes.txt?',
+    'path: notes.txt',
+    'You changed this file after the agent did. Restoring it replaces your changes.',
+    '',
+    '── what the restore writes:',
+    '  one',
+    '',
+    "── what the agent's turn left:",
+    '  one',
+    '  two',
+    '',
+    '── the file now, with your changes:',
+    '  one',
+    '  two',
+    '  mine',
+    '',
+    '── the restore as a diff from now:',
+    '  @@ -1,3 +1 @@',
+    '   one',
+    '  -two',
+    '  -mine',
+    '',
+    '  1  Restore it, replacing your changes',
+    '▶ 2  Keep your changes',
+    '',
+    '1-2 mark a choice, <CR> confirms the marked one, <Esc>/q refuses',
+  }, float_lines(win), 'the restore float')
+  eq('bravebot: restore over your changes', vim.api.nvim_win_get_config(win).title[1][1]:match('^ (.-) $'), 'its title')
+  -- <CR> alone keeps the person's changes.
+  vim.cmd('Bravebot answer')
+  press('<CR>')
+  wait(function() return got() ~= nil end, 'the answer')
+  eq({ outcome = { outcome = 'selected', optionId = 'keep' } }, got(), '<CR> keeps')
+  -- A restore that deletes the file says so; q refuses.
+  got = restore_question({ path = 'new.txt', agent = 'made\n', original = 'made\nmine\n', diff = '' })
+  win = question_floats()[1]
+  local text = table.concat(float_lines(win), '\n')
+  assert(text:find('── what the restore writes:\n  (nothing: the restore deletes the file)', 1, true), text)
+  vim.cmd('Bravebot answer')
+  press('q')
+  wait(function() return got() ~= nil end, 'the answer')
+  eq({ outcome = { outcome = 'cancelled' } }, got(), 'q refuses')
+  -- 1 then <CR> restores.
+  got = restore_question({ path = 'notes.txt', proposed = 'one\n', agent = 'one\ntwo\n', original = 'one\ntwo\nmine\n', diff = '' })
+  vim.cmd('Bravebot answer')
+  press('1<CR>')
+  wait(function() return got() ~= nil end, 'the answer')
+  eq({ outcome = { outcome = 'selected', optionId = 'restore' } }, got(), '1 <CR> restores')
+end)
+
+-- Verifies: NVIM-82
+case('through the real server, :Bravebot restore puts back an edited open buffer and a new file, u undoes it there, and :Bravebot undo-restore brings the turn back', function()
+  local ws = workspace({ ['a.txt'] = 'one\ntwo\n', ['mine.txt'] = 'by hand\n' }, {
+    planner = {
+      { tool = 'edit_file', id = 'call_edit', args = { path = 'a.txt', old_text = 'two', new_text = 'TWO', why = 'shout' } },
+      { tool = 'write_file', id = 'call_new', args = { path = 'new.txt', contents = 'fresh\n', why = 'add it' } },
+      { text = 'done' },
+    },
+  })
+  vim.cmd.edit('a.txt')
+  local buf = vim.api.nvim_get_current_buf()
+  local stop
+  require('bravebot.client').prompt('shout and add', { 'a.txt' }, function(r) stop = r end)
+  local q = require('bravebot.questions')
+  -- Accept both proposals: the edit in the open buffer, then the new file.
+  local accepted = 0
+  wait(function()
+    local b = next(q.proposals)
+    if b then
+      vim.cmd('Bravebot answer')
+      press(',A')
+      accepted = accepted + 1
+    end
+    return stop ~= nil
+  end, 'the turn to end')
+  eq(2, accepted, 'two proposals accepted')
+  eq('one\nTWO\n', read(ws.dir .. '/a.txt'), 'the edit landed')
+  eq('fresh\n', read(ws.dir .. '/new.txt'), 'the new file was written')
+  -- The chat names the turn's checkpoint and the command that restores it.
+  local sid = ws.state().session_id
+  local c = require('bravebot.chat').chats[sid]
+  wait(function() return c.checkpoints and #c.checkpoints > 0 end, 'the checkpoint update')
+  local id = c.checkpoints[#c.checkpoints]
+  local text = chat_text(ws)
+  assert(text:find('-- checkpoint ' .. id .. ', before this turn, which changed 2 files: a.txt, new.txt; :Bravebot restore '
+    .. id .. ' puts them back', 1, true), text)
+  -- The restore: the buffer goes back through the editor (and is written, as it had nothing
+  -- unsaved), the new file goes, the file made by hand stays.
+  local cps = require('bravebot.checkpoints')
+  vim.cmd('Bravebot restore ' .. id)
+  wait(function() return cps.undo[sid] ~= nil and cps.restoring[sid] == nil end, 'the restore to answer')
+  eq({ 'one', 'two' }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'the buffer is back')
+  eq('one\ntwo\n', read(ws.dir .. '/a.txt'), 'the file on disk is back')
+  eq(nil, read(ws.dir .. '/new.txt'), 'the new file is gone')
+  eq('by hand\n', read(ws.dir .. '/mine.txt'), 'the file made by hand is untouched')
+  text = chat_text(ws)
+  assert(text:find('-- restored to checkpoint ' .. id .. ': 2 files: a.txt, new.txt back', 1, true), text)
+  assert(text:find('-- :Bravebot undo-restore undoes it (checkpoint ' .. cps.undo[sid] .. ')', 1, true), text)
+  -- u in the buffer takes the restore back there, as any edit; <C-r> redoes it.
+  vim.api.nvim_buf_call(buf, function() vim.cmd('silent undo') end)
+  eq({ 'one', 'TWO' }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'u undid the restore in the buffer')
+  vim.api.nvim_buf_call(buf, function() vim.cmd('silent redo') end)
+  eq({ 'one', 'two' }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), '<C-r> redid it')
+  -- :Bravebot undo-restore brings the turn's result back.
+  local undo = cps.undo[sid]
+  vim.cmd('Bravebot undo-restore')
+  wait(function() return cps.undo[sid] ~= undo and cps.restoring[sid] == nil end, 'the undo to answer')
+  eq({ 'one', 'TWO' }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'the buffer has the turn again')
+  eq('one\nTWO\n', read(ws.dir .. '/a.txt'), 'the file on disk has the turn again')
+  eq('fresh\n', read(ws.dir .. '/new.txt'), 'the new file is back')
+  eq('by hand\n', read(ws.dir .. '/mine.txt'), 'the file made by hand is still untouched')
   ws.stop()
 end)
 

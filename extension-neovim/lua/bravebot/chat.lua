@@ -818,6 +818,7 @@ M.FIELDS = {
   check = { 'state', 'lines', 'completed', 'delegate', 'verdict' },
   plan = { 'todos' },
   turnEnded = { 'stopReason' },
+  checkpoint = { 'checkpointId', 'files' },
   delegate = { 'callId', 'number', 'delegateKind', 'depth', 'state', 'task', 'stopReason', 'report', 'trusted', 'label' },
 }
 
@@ -987,6 +988,22 @@ function M.on_update(state, update, session_id)
         append_untrusted(c, string.format('report of delegate %s (%s: its context met content nobody vouched for; the agent holds only a reference):',
           one_line(update.number), M.label_short(update.label)), update.report)
       end
+    end
+  elseif kind == 'checkpoint' then
+    -- The workspace as it was before the turn (or restore) that changed these files: named, with
+    -- the command that puts them back. A turn that changed nothing draws no line.
+    local files = type(update.files) == 'table' and update.files or {}
+    local id = one_line(update.checkpointId)
+    local sid = session_id or state.session_id
+    local cps = require('bravebot.checkpoints')
+    c.checkpoints = c.checkpoints or {}
+    table.insert(c.checkpoints, id)
+    if cps.restoring[sid] ~= nil or (cps.undo[sid] ~= nil and one_line(cps.undo[sid]) == id) then
+      append(c, { string.format('-- checkpoint %s, before this restore: %s; :Bravebot restore %s undoes the restore', id,
+        cps.files_words(files), id) }, 'BravebotTool')
+    elseif #files > 0 then
+      append(c, { string.format('-- checkpoint %s, before this turn, which changed %s; :Bravebot restore %s puts %s back',
+        id, cps.files_words(files), id, #files == 1 and 'it' or 'them') }, 'BravebotTool')
     end
   elseif kind == 'turnEnded' then
     -- The stop reason in words; one this plugin does not know is shown as sent.

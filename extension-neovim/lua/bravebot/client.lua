@@ -282,6 +282,23 @@ function M.call(method, params, state)
   return resp.result
 end
 
+--- An asynchronous call with the session id added: `on_result(result, err)` runs when the server
+--- answers. For a request during which the server may ask a question (a restore): a synchronous
+--- wait would not take the person's keys, so the question could not be answered.
+function M.call_async(method, params, state, on_result)
+  local client = state and M.client_of(state)
+  if not client then
+    return on_result(nil, 'no server')
+  end
+  params = vim.tbl_extend('force', { sessionId = state.session_id }, params or {})
+  rpc.request(client, method, params, function(err, result)
+    if err then
+      return on_result(nil, err.message or vim.inspect(err))
+    end
+    on_result(result)
+  end)
+end
+
 --- What to tell the person when a turn ended in an error: the reason, and the settings that
 --- choose the model endpoint (as `bravebot exec` says on its stderr).
 local function report_error(state, session_id, message)

@@ -465,6 +465,19 @@ M.subcommands = {
     end
     M.loop(table.concat(words, ' '), seconds)
   end,
+  checkpoints = function()
+    require('bravebot.checkpoints').pick()
+  end,
+  restore = function(args)
+    if not args[1] then
+      -- Without an id, the picker: it says which files go back before restoring.
+      return require('bravebot.checkpoints').pick()
+    end
+    require('bravebot.checkpoints').restore(nil, args[1])
+  end,
+  ['undo-restore'] = function()
+    require('bravebot.checkpoints').undo_restore()
+  end,
 }
 
 function M.run(args)
@@ -506,6 +519,15 @@ function M.complete(arglead, cmdline, _)
       for _, path in ipairs(vim.fn.glob(vim.fs.normalize('~/.bravebot/sessions') .. '/*/session.json', true, true)) do
         table.insert(ids, vim.fs.basename(vim.fs.dirname(path)))
       end
+    end
+    return vim.tbl_filter(function(s) return vim.startswith(s, arglead) end, ids)
+  elseif sub == 'restore' and n == 3 then
+    -- The checkpoints the chat named, newest first.
+    local state = client().states[client().root()]
+    local c = state and require('bravebot.chat').chats[state.session_id]
+    local ids = {}
+    for i = #(c and c.checkpoints or {}), 1, -1 do
+      table.insert(ids, c.checkpoints[i])
     end
     return vim.tbl_filter(function(s) return vim.startswith(s, arglead) end, ids)
   elseif sub == 'trust' then

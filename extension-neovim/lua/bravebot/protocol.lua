@@ -24,6 +24,9 @@ M.outgoing = {
   ['bravebot/session/end'] = { kind = 'request', params = { 'sessionId' } },
   ['bravebot/session/show'] = { kind = 'request', params = { 'sessionId', 'ref' } },
   ['bravebot/question/texts'] = { kind = 'request', params = { 'questionId' } },
+  ['bravebot/checkpoint/list'] = { kind = 'request', params = { 'sessionId' } },
+  ['bravebot/checkpoint/diff'] = { kind = 'request', params = { 'sessionId', 'checkpointId', 'path' } },
+  ['bravebot/checkpoint/restore'] = { kind = 'request', params = { 'sessionId', 'checkpointId' } },
 }
 
 --- Server → client: what handlers.lua answers.
@@ -48,6 +51,9 @@ M.LOOP = 'bravebot/session/loop'
 M.LOOP_STOP = 'bravebot/session/loop/stop'
 M.END = 'bravebot/session/end'
 M.QUESTION_TEXTS = 'bravebot/question/texts'
+M.CHECKPOINT_LIST = 'bravebot/checkpoint/list'
+M.CHECKPOINT_DIFF = 'bravebot/checkpoint/diff'
+M.CHECKPOINT_RESTORE = 'bravebot/checkpoint/restore'
 M.UPDATE = 'bravebot/session/update'
 M.REQUEST_PERMISSION = 'bravebot/session/requestPermission'
 

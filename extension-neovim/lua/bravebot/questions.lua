@@ -88,6 +88,7 @@ M.KIND_WORDS = {
   delegate = 'start a delegate',
   askUser = 'the agent asks you',
   mcpTools = "offer an MCP server's tools",
+  restore = 'restore over your changes',
 }
 
 --- What a question of `kind` asks, in words (its float's title); an unknown kind as sent.
@@ -989,6 +990,49 @@ function M.edit(params, reply)
   M.announce(entry)
 end
 
+-- restore: a file the person changed after the agent did, in its three versions ---------------
+
+--- A restore that would overwrite the person's own changes: the path, then the three versions
+--- (what the restore writes, what the agent's turn left, the file now with the person's
+--- changes) and the diff from now to what the restore writes, each under a heading, its lines
+--- indented so that no line of a file reads as one of the float's own.
+function M.restore(params, reply)
+  local s = params.subject or {}
+  local lines = header(params)
+  local hls = {}
+  if s.path then
+    table.insert(lines, 'path: ' .. tostring(s.path):gsub('[\r\n]+', ' '))
+  end
+  table.insert(lines, 'You changed this file after the agent did. Restoring it replaces your changes.')
+  local function section(title, text, absent, diff)
+    table.insert(lines, '')
+    table.insert(lines, title)
+    table.insert(hls, { #lines - 1, 'BravebotPrompt' })
+    if text == nil or text == vim.NIL then
+      table.insert(lines, '  ' .. absent)
+      return
+    end
+    local body = split(tostring(text))
+    if #body == 0 then
+      table.insert(lines, '  (empty)')
+    end
+    for _, l in ipairs(body) do
+      table.insert(lines, '  ' .. l)
+      if diff and l:match('^%+') and not l:match('^%+%+%+ ') then
+        table.insert(hls, { #lines - 1, 'BravebotAdd' })
+      elseif diff and l:match('^%-') and not l:match('^%-%-%- ') then
+        table.insert(hls, { #lines - 1, 'BravebotDelete' })
+      end
+    end
+  end
+  section('── what the restore writes:', s.proposed, '(nothing: the restore deletes the file)')
+  section("── what the agent's turn left:", s.agent, '(no file)')
+  section('── the file now, with your changes:', s.original, '(no file)')
+  section('── the restore as a diff from now:', s.diff, '(no diff given)', true)
+  return M.float('bravebot: ' .. M.kind_words('restore'), lines, hls, choices_of(params, reply), function() reply(nil) end,
+    float_opts(params))
+end
+
 -- Unknown kinds still get an answer a person chose.
 M.unknown = M.select
 
@@ -1006,6 +1050,8 @@ M.kinds = {
   askUser = M.ask_user,
   -- An MCP server's tools: names, schemas and descriptions, all the server's words (MCP-9).
   mcpTools = M.content,
+  -- A restore over the person's changes: the three versions, "restore" or "keep".
+  restore = M.restore,
   _unknown = M.unknown,
 }
 
