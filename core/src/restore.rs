@@ -58,16 +58,13 @@ impl Session {
     /// Restores the workspace to checkpoint `id` (CKPT-4). Refused while a turn runs.
     pub async fn restore_checkpoint(&self, id: &str) -> Result<Restored, RestoreError> {
         let (_claim, cancel) = self.claim_turn().map_err(|_| RestoreError::Busy)?;
-        let target = self
-            .checkpoints
-            .get(id)
-            .ok_or_else(|| RestoreError::Unknown(id.to_string()))?;
         let plan = self
             .checkpoints
             .plan(id)
             .ok_or_else(|| RestoreError::Unknown(id.to_string()))?;
+        // Named by the checkpoint it went back to, so a restore of a restore reads plainly.
         let undo = self.checkpoints.begin(
-            &format!("Restore to before: {}", target.title),
+            &format!("restore to {id}"),
             Kind::Restore,
             crate::record::now(),
         );

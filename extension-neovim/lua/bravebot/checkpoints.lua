@@ -39,7 +39,7 @@ end
 --- A checkpoint's line in the picker: when it was made, what made it, the files, its id.
 function M.line(cp)
   local when = type(cp.createdAt) == 'number' and os.date('%Y-%m-%d %H:%M:%S', math.floor(cp.createdAt)) or '-'
-  -- The title is the turn's prompt, or the server's words for a restore ("Restore to before: …").
+  -- The title is the turn's prompt, or the server's words for a restore ("restore to c1").
   local title = one_line(cp.title) ~= '' and one_line(cp.title) or '(no prompt)'
   local what = 'before "' .. title .. '"'
   if cp.kind ~= 'turn' and cp.kind ~= 'restore' then
