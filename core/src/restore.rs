@@ -133,7 +133,7 @@ impl Session {
         }
         // The person's work since the agent's last change is theirs to give up (CKPT-5).
         if !same_content(&now, &planned.left) {
-            let question = self.person_changed_question(planned, &now, shown);
+            let question = self.person_changed_question(planned, &now, shown).await;
             let asked = ask_recorded(self, cancel, question, |a| {
                 a.said(
                     format!("restore {shown}: the person chose to replace their changes"),
@@ -174,8 +174,8 @@ impl Session {
         let content = match then {
             Image::Absent => None,
             Image::Kept { .. } => Some(
-                self.checkpoints
-                    .content(then)
+                self.kept_text(then)
+                    .await
                     .ok_or("what it held then is no longer kept")?,
             ),
             Image::NotKept(why) => return Err(why.reason().to_string()),
@@ -211,15 +211,20 @@ impl Session {
 
     /// The question for a path the person changed after the agent's last change: the version the
     /// restore writes, the one the agent left and the one there now.
-    fn person_changed_question(&self, planned: &Planned, now: &Image, shown: &str) -> Question {
-        let text = |image: &Image| {
-            self.checkpoints
-                .content(image)
+    async fn person_changed_question(
+        &self,
+        planned: &Planned,
+        now: &Image,
+        shown: &str,
+    ) -> Question {
+        let text = async |image: &Image| {
+            self.kept_text(image)
+                .await
                 .map(|b| String::from_utf8_lossy(&b).into_owned())
         };
-        let then = text(&planned.then);
-        let left = text(&planned.left);
-        let current = text(now);
+        let then = text(&planned.then).await;
+        let left = text(&planned.left).await;
+        let current = text(now).await;
         let diff = unified(
             current.as_deref().unwrap_or(""),
             then.as_deref().unwrap_or(""),
@@ -258,15 +263,15 @@ impl Session {
             .plan(id)
             .ok_or_else(|| RestoreError::Unknown(id.to_string()))?;
         let path = crate::paths::absolute(&self.cwd, path);
-        let then = plan
-            .iter()
-            .find(|p| p.path == path)
-            .and_then(|p| self.checkpoints.content(&p.then))
-            .map(|b| String::from_utf8_lossy(&b).into_owned());
+        let then = match plan.iter().find(|p| p.path == path) {
+            Some(p) => self.kept_text(&p.then).await,
+            None => None,
+        }
+        .map(|b| String::from_utf8_lossy(&b).into_owned());
         let now = image_now(self, &self.checkpoints, &path).await;
         let now = self
-            .checkpoints
-            .content(&now)
+            .kept_text(&now)
+            .await
             .map(|b| String::from_utf8_lossy(&b).into_owned());
         let shown = display_path(&self.cwd, &path);
         let diff = unified(
@@ -275,6 +280,16 @@ impl Session {
             &shown,
         );
         Ok(Compared { then, now, diff })
+    }
+
+    /// The bytes an image names, read off the runtime's workers.
+    async fn kept_text(&self, image: &Image) -> Option<Vec<u8>> {
+        let checkpoints = Arc::clone(&self.checkpoints);
+        let image = image.clone();
+        tokio::task::spawn_blocking(move || checkpoints.content(&image))
+            .await
+            .ok()
+            .flatten()
     }
 
     /// Tells the person of checkpoints dropped to keep the session's store bounded.
