@@ -20,6 +20,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use crate::kernel::label::Integrity;
 use crate::workspace_file::{ReadScope, Refusal};
 
+pub use crate::record::CHECKPOINT_INDEX as INDEX_FILE;
+
 /// Most bytes one file's content may hold and still be kept; a larger file is recorded as not
 /// kept, and a restore names it rather than bringing it back.
 pub const MAX_FILE_BYTES: usize = 8 << 20;
@@ -28,7 +30,8 @@ pub const MAX_FILE_BYTES: usize = 8 << 20;
 pub const MAX_SESSION_BYTES: usize = 512 << 20;
 
 /// What a path held at one moment.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
 pub enum Image {
     /// Nothing was there.
     Absent,
@@ -37,11 +40,12 @@ pub enum Image {
     Kept { hash: String, mode: Option<u32> },
     /// It changed in a way nothing saw coming (a run's program wrote it without naming it), or it
     /// was too large to keep: what it held is not known.
-    NotKept(NotKept),
+    NotKept { why: NotKept },
 }
 
 /// Why an image was not kept.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum NotKept {
     /// A program a run started changed it without the line naming it.
     Unforeseen,
@@ -65,7 +69,8 @@ impl NotKept {
 }
 
 /// One path a checkpoint's turn changed.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Change {
     pub path: PathBuf,
     /// What it held when the checkpoint was made (before the turn's first change to it).
@@ -77,7 +82,8 @@ pub struct Change {
 }
 
 /// Whether a checkpoint stands before a turn or before a restore.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum Kind {
     Turn,
     Restore,
@@ -93,7 +99,8 @@ impl Kind {
 }
 
 /// The workspace before one turn or restore, as far as that turn changed it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Checkpoint {
     pub id: String,
     /// Seconds since the epoch.
@@ -103,10 +110,18 @@ pub struct Checkpoint {
     pub changes: Vec<Change>,
 }
 
-/// Where contents are kept.
-enum Blobs {
-    Disk(PathBuf),
-    Memory(Mutex<HashMap<String, Vec<u8>>>),
+/// Where contents are kept: bytes nobody vouched for in memory only, since nothing untrusted is
+/// ever written under `~/.bravebot` (SESS-9); trusted bytes on disk where the session keeps a
+/// record.
+struct Blobs {
+    disk: Option<PathBuf>,
+    memory: Mutex<HashMap<String, Vec<u8>>>,
+}
+
+impl Blobs {
+    fn memory(&self) -> MutexGuard<'_, HashMap<String, Vec<u8>>> {
+        self.memory.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 struct Inner {
@@ -138,12 +153,18 @@ impl std::fmt::Debug for Checkpoints {
 impl Checkpoints {
     /// Checkpoints whose contents go under `dir` (made `0700` when the first is kept).
     pub fn on_disk(dir: PathBuf) -> Checkpoints {
-        Checkpoints::with(Blobs::Disk(dir))
+        Checkpoints::with(Blobs {
+            disk: Some(dir),
+            memory: Mutex::new(HashMap::new()),
+        })
     }
 
     /// Checkpoints kept in memory only (an incognito session).
     pub fn in_memory() -> Checkpoints {
-        Checkpoints::with(Blobs::Memory(Mutex::new(HashMap::new())))
+        Checkpoints::with(Blobs {
+            disk: None,
+            memory: Mutex::new(HashMap::new()),
+        })
     }
 
     /// No checkpoints (`checkpoints.enabled: false`): nothing is kept, nothing listed.
@@ -250,7 +271,7 @@ impl Checkpoints {
         let mut inner = self.lock();
         if let Some(open) = open_mut(&mut inner) {
             open.changes.retain(|c| {
-                c.path != path || matches!(c.before, Image::NotKept(_)) || c.before != image
+                c.path != path || matches!(c.before, Image::NotKept { .. }) || c.before != image
             });
             if let Some(change) = open.changes.iter_mut().find(|c| c.path == path) {
                 change.after = image;
@@ -259,21 +280,23 @@ impl Checkpoints {
     }
 
     /// Keeps `bytes` (once per content) and returns the image naming them.
-    pub fn keep(&self, bytes: &[u8], mode: Option<u32>) -> std::io::Result<Image> {
+    /// `trusted` says whether the bytes may be written under `~/.bravebot`: bytes nobody vouched
+    /// for are kept in memory only, and a later run of the session finds them no longer kept.
+    pub fn keep(&self, bytes: &[u8], mode: Option<u32>, trusted: bool) -> std::io::Result<Image> {
         if bytes.len() > MAX_FILE_BYTES {
-            return Ok(Image::NotKept(NotKept::TooLarge));
+            return Ok(Image::NotKept {
+                why: NotKept::TooLarge,
+            });
         }
         let digest = ring::digest::digest(&ring::digest::SHA256, bytes);
         let hash: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
         let known = self.lock().sizes.contains_key(&hash);
         if !known {
-            match &self.blobs {
-                Blobs::Memory(map) => {
-                    map.lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .insert(hash.clone(), bytes.to_vec());
+            match (&self.blobs.disk, trusted) {
+                (Some(dir), true) => write_private(dir, &hash, bytes)?,
+                _ => {
+                    self.blobs.memory().insert(hash.clone(), bytes.to_vec());
                 }
-                Blobs::Disk(dir) => write_private(dir, &hash, bytes)?,
             }
             let mut inner = self.lock();
             inner.sizes.insert(hash.clone(), bytes.len());
@@ -287,14 +310,11 @@ impl Checkpoints {
         let Image::Kept { hash, .. } = image else {
             return None;
         };
-        match &self.blobs {
-            Blobs::Memory(map) => map
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .get(hash)
-                .cloned(),
-            Blobs::Disk(dir) => std::fs::read(dir.join("objects").join(hash)).ok(),
+        if let Some(bytes) = self.blobs.memory().get(hash) {
+            return Some(bytes.clone());
         }
+        let dir = self.blobs.disk.as_ref()?;
+        std::fs::read(dir.join("objects").join(hash)).ok()
     }
 
     /// Every checkpoint, newest first.
@@ -333,6 +353,52 @@ impl Checkpoints {
         Some(out)
     }
 
+    /// The index of this session's checkpoints as it is kept beside their contents, and where:
+    /// `None` for checkpoints kept in memory. Written whole after each turn and restore
+    /// ([`write_index`]), read back when the session is resumed ([`Checkpoints::load_index`]).
+    pub fn index(&self) -> Option<(PathBuf, Vec<u8>)> {
+        let dir = self.blobs.disk.as_ref()?;
+        if !self.enabled {
+            return None;
+        }
+        let inner = self.lock();
+        let index = serde_json::json!({"next": inner.next, "checkpoints": inner.list});
+        let bytes = serde_json::to_vec(&index).ok()?;
+        Some((dir.join(INDEX_FILE), bytes))
+    }
+
+    /// Takes up the checkpoints an earlier run of the session kept (the index [`Checkpoints::index`]
+    /// wrote). An index that does not read leaves the list as it is: nothing is restored from a
+    /// record that cannot be read whole.
+    pub fn load_index(&self, bytes: &[u8]) {
+        #[derive(serde::Deserialize)]
+        struct Index {
+            next: u32,
+            checkpoints: Vec<Checkpoint>,
+        }
+        let Ok(index) = serde_json::from_slice::<Index>(bytes) else {
+            return;
+        };
+        let mut inner = self.lock();
+        if !self.enabled || !inner.list.is_empty() {
+            return;
+        }
+        for image in index
+            .checkpoints
+            .iter()
+            .flat_map(|c| c.changes.iter())
+            .flat_map(|ch| [&ch.before, &ch.after])
+        {
+            if let Image::Kept { hash, .. } = image {
+                // Counted as nothing until its size is known: the bound holds for what this run
+                // keeps (COST-42).
+                inner.sizes.entry(hash.clone()).or_insert(0);
+            }
+        }
+        inner.next = index.next.max(1);
+        inner.list = index.checkpoints;
+    }
+
     /// Checkpoints dropped for room since the last call, for telling the person.
     pub fn take_dropped(&self) -> Vec<String> {
         std::mem::take(&mut self.lock().dropped)
@@ -365,13 +431,10 @@ impl Checkpoints {
                 .collect();
             for hash in unused {
                 inner.sizes.remove(&hash);
-                match &self.blobs {
-                    Blobs::Memory(map) => {
-                        map.lock().unwrap_or_else(|p| p.into_inner()).remove(&hash);
-                    }
-                    Blobs::Disk(dir) => {
-                        let _ = std::fs::remove_file(dir.join("objects").join(&hash));
-                    }
+                if self.blobs.memory().remove(&hash).is_none()
+                    && let Some(dir) = &self.blobs.disk
+                {
+                    let _ = std::fs::remove_file(dir.join("objects").join(&hash));
                 }
             }
         }
@@ -394,15 +457,30 @@ pub async fn image_now(
                     m.permissions().mode() & 0o7777
                 }),
             };
+            // Only bytes the trust map holds trusted are written under ~/.bravebot (SESS-9).
+            let trusted = scope
+                .trust()
+                .lock()
+                .integrity_of_file(&contents.real, contents.file)
+                == Some(Integrity::Trusted)
+                && scope.trust().lock().integrity_of(path) == Some(Integrity::Trusted);
             let kept = Arc::clone(checkpoints);
-            match tokio::task::spawn_blocking(move || kept.keep(&contents.bytes, mode)).await {
+            match tokio::task::spawn_blocking(move || kept.keep(&contents.bytes, mode, trusted))
+                .await
+            {
                 Ok(Ok(image)) => image,
-                _ => Image::NotKept(NotKept::NotAFile),
+                _ => Image::NotKept {
+                    why: NotKept::NotAFile,
+                },
             }
         }
         Err(Refusal::Missing) => Image::Absent,
-        Err(Refusal::TooLarge { .. }) => Image::NotKept(NotKept::TooLarge),
-        Err(_) => Image::NotKept(NotKept::NotAFile),
+        Err(Refusal::TooLarge { .. }) => Image::NotKept {
+            why: NotKept::TooLarge,
+        },
+        Err(_) => Image::NotKept {
+            why: NotKept::NotAFile,
+        },
     }
 }
 
@@ -435,7 +513,13 @@ pub async fn settle(scope: &dyn ReadScope, checkpoints: &Arc<Checkpoints>) {
 
 /// Records that a program changed `path` without its line naming it: what it held is not known.
 pub fn unforeseen_change(checkpoints: &Checkpoints, path: &Path) {
-    checkpoints.before(path, Image::NotKept(NotKept::Unforeseen), false);
+    checkpoints.before(
+        path,
+        Image::NotKept {
+            why: NotKept::Unforeseen,
+        },
+        false,
+    );
 }
 
 /// Most entries the walk for files a run changed unnamed looks at.
@@ -503,6 +587,38 @@ fn open_mut(inner: &mut Inner) -> Option<&mut Checkpoint> {
     inner.list.iter_mut().find(|c| c.id == id)
 }
 
+/// Writes a checkpoint index (`0600`, whole, renamed into place) where [`Checkpoints::index`] says.
+/// Blocking: call it off the runtime's workers.
+pub fn write_index(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let dir = path.parent().ok_or(std::io::ErrorKind::InvalidInput)?;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    let tmp = dir.join(format!("{INDEX_FILE}.tmp"));
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    std::fs::rename(&tmp, path)
+}
+
+/// Keeps the session's checkpoint index on disk, off the runtime's workers.
+pub async fn keep_index(checkpoints: &Checkpoints) {
+    if let Some((path, bytes)) = checkpoints.index() {
+        let written = tokio::task::spawn_blocking(move || write_index(&path, &bytes)).await;
+        if !matches!(written, Ok(Ok(()))) {
+            tracing::warn!("checkpoint index not written");
+        }
+    }
+}
+
 /// Writes a content file `0600` under `dir/objects/` (made `0700`), once.
 fn write_private(dir: &Path, hash: &str, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
@@ -539,14 +655,14 @@ mod tests {
         let a = Path::new("/w/a.txt");
         let b = Path::new("/w/b.txt");
         let first = c.begin("edit a", Kind::Turn, 1);
-        let one = c.keep(b"one\n", Some(0o644)).expect("kept");
-        let two = c.keep(b"two\n", Some(0o644)).expect("kept");
+        let one = c.keep(b"one\n", Some(0o644), true).expect("kept");
+        let two = c.keep(b"two\n", Some(0o644), true).expect("kept");
         c.before(a, one.clone(), false);
         c.after(a, two.clone());
         c.before(a, two.clone(), true); // a second change keeps the first image
         c.end();
         let second = c.begin("write b", Kind::Turn, 2);
-        let three = c.keep(b"three\n", Some(0o644)).expect("kept");
+        let three = c.keep(b"three\n", Some(0o644), true).expect("kept");
         c.before(a, two.clone(), true);
         c.after(a, three.clone());
         c.before(b, Image::Absent, false);
@@ -591,8 +707,8 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().expect("a directory");
         let c = Checkpoints::on_disk(dir.path().join("checkpoints"));
-        let image = c.keep(b"same", None).expect("kept");
-        assert_eq!(c.keep(b"same", None).expect("kept"), image);
+        let image = c.keep(b"same", None, true).expect("kept");
+        assert_eq!(c.keep(b"same", None, true).expect("kept"), image);
         let objects = dir.path().join("checkpoints/objects");
         let files: Vec<_> = std::fs::read_dir(&objects).expect("objects").collect();
         assert_eq!(files.len(), 1);
@@ -600,9 +716,16 @@ mod tests {
         assert_eq!(mode(&objects), 0o700);
         assert_eq!(mode(&files[0].as_ref().expect("entry").path()), 0o600);
         assert_eq!(c.content(&image).as_deref(), Some(&b"same"[..]));
+        // Bytes nobody vouched for stay in memory: nothing untrusted goes under ~/.bravebot.
+        let untrusted = c.keep(b"CANARY", None, false).expect("kept");
+        assert_eq!(std::fs::read_dir(&objects).expect("objects").count(), 1);
+        assert_eq!(c.content(&untrusted).as_deref(), Some(&b"CANARY"[..]));
         assert_eq!(
-            c.keep(&vec![0; MAX_FILE_BYTES + 1], None).expect("judged"),
-            Image::NotKept(NotKept::TooLarge)
+            c.keep(&vec![0; MAX_FILE_BYTES + 1], None, true)
+                .expect("judged"),
+            Image::NotKept {
+                why: NotKept::TooLarge
+            }
         );
     }
 }

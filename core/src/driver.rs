@@ -128,6 +128,7 @@ impl Session {
         let stop = turn::run(self, start, token).await;
         crate::checkpoint::settle(self, &self.checkpoints).await;
         let made = self.checkpoints.end();
+        crate::checkpoint::keep_index(&self.checkpoints).await;
         self.model.forget_serialised();
         self.flush_audit();
         self.save_record();

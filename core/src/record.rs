@@ -375,7 +375,9 @@ impl StateDir {
             reason,
         };
         let value: Value = serde_json::from_slice(&text).map_err(|e| corrupt(e.to_string()))?;
-        Restored::from_json(&value).map_err(corrupt)
+        let mut restored = Restored::from_json(&value).map_err(corrupt)?;
+        restored.checkpoints = read_checkpoint_index(&self.session_dir(id)?);
+        Ok(restored)
     }
 
     /// Every session with a record, newest first, and the records that could not be read, each
@@ -547,6 +549,25 @@ pub struct Restored {
     pub added_dirs: Vec<PathBuf>,
     pub context: (Label, Option<Label>),
     pub next_slot: usize,
+    /// The index of the session's checkpoints, as kept beside their contents, when there is one.
+    pub checkpoints: Option<Vec<u8>>,
+}
+
+/// The index of a session's checkpoints, in `checkpoints/` beside its record
+/// (the checkpoint module writes it).
+pub const CHECKPOINT_INDEX: &str = "index.json";
+/// Most bytes of a checkpoint index read back; a larger one is not taken up.
+pub const MAX_CHECKPOINT_INDEX_BYTES: u64 = 16 << 20;
+
+/// Reads a session's checkpoint index from its directory, bounded. Blocking.
+fn read_checkpoint_index(session_dir: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let file = std::fs::File::open(session_dir.join("checkpoints").join(CHECKPOINT_INDEX)).ok()?;
+    let mut bytes = Vec::new();
+    file.take(MAX_CHECKPOINT_INDEX_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    (bytes.len() as u64 <= MAX_CHECKPOINT_INDEX_BYTES).then_some(bytes)
 }
 
 /// A label as a record writes it. Anything else reads as the worst label there is: a record
@@ -663,6 +684,7 @@ impl Restored {
             conversation,
             trust,
             added_dirs,
+            checkpoints: None,
             context: (label, released),
             next_slot: v
                 .get("nextSlot")

@@ -79,6 +79,7 @@ impl Session {
             }
         }
         let made = self.checkpoints.end();
+        crate::checkpoint::keep_index(&self.checkpoints).await;
         self.state().audit.record(
             Gate::Restore,
             Decision::Allowed,
@@ -121,14 +122,14 @@ impl Session {
         cancel: &tokio_util::sync::CancellationToken,
     ) -> Result<bool, String> {
         let path = &planned.path;
-        if let Image::NotKept(why) = planned.then {
+        if let Image::NotKept { why } = planned.then {
             return Err(why.reason().to_string());
         }
         let now = image_now(self, &self.checkpoints, path).await;
         if same_content(&now, &planned.then) {
             return Ok(false);
         }
-        if let Image::NotKept(why) = now {
+        if let Image::NotKept { why } = now {
             return Err(why.reason().to_string());
         }
         // The person's work since the agent's last change is theirs to give up (CKPT-5).
@@ -178,7 +179,7 @@ impl Session {
                     .await
                     .ok_or("what it held then is no longer kept")?,
             ),
-            Image::NotKept(why) => return Err(why.reason().to_string()),
+            Image::NotKept { why } => return Err(why.reason().to_string()),
         };
         let mode = match then {
             Image::Kept { mode, .. } => *mode,

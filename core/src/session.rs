@@ -425,6 +425,9 @@ impl Session {
     /// directories added; the mode; and what the planner's context had met, so a context that had
     /// met untrusted content still has. Slots, standing approvals and verdicts do not survive.
     pub fn restore(&self, restored: Restored) {
+        if let Some(index) = &restored.checkpoints {
+            self.checkpoints.load_index(index);
+        }
         let mut state = self.state();
         let state = &mut *state;
         let mut trust = self.trust.lock();

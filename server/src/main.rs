@@ -9,6 +9,7 @@ mod doctor;
 mod exec;
 mod lsp;
 mod protocol;
+mod rewind;
 mod screen;
 mod setup;
 mod transcript;
@@ -29,6 +30,11 @@ commands:
   exec [--json] [--vet] PROMPT
                          run one headless turn in the current directory; with --vet a
                          check that finds nothing releases output in place of a person
+  checkpoints [SESSION]  list a recorded session's checkpoints (the newest session of this
+                         directory unless one is named): id, kind, prompt, files changed
+  restore CHECKPOINT [SESSION]
+                         restore the workspace to a checkpoint; prints what went back,
+                         what was left and why, and the command that undoes it
   doctor                 say what is configured and what answers
   demo                   one turn against a scripted model built into bravebot, over a
                          sample project in a temporary directory; no network, no settings
@@ -52,6 +58,18 @@ fn main() -> ExitCode {
         ["lsp", ..] => run(Mode::Lsp),
         ["acp"] => run(Mode::Acp),
         ["doctor"] => run(Mode::Doctor),
+        ["checkpoints"] => run(Mode::Rewind(rewind::Command::List { session: None })),
+        ["checkpoints", session] => run(Mode::Rewind(rewind::Command::List {
+            session: Some((*session).to_string()),
+        })),
+        ["restore", checkpoint] => run(Mode::Rewind(rewind::Command::Restore {
+            checkpoint: (*checkpoint).to_string(),
+            session: None,
+        })),
+        ["restore", checkpoint, session] => run(Mode::Rewind(rewind::Command::Restore {
+            checkpoint: (*checkpoint).to_string(),
+            session: Some((*session).to_string()),
+        })),
         ["demo"] => run(Mode::Demo),
         ["exec", rest @ ..] => match exec_args(rest) {
             Some((json, vet, prompt)) => run(Mode::Exec { json, vet, prompt }),
@@ -77,6 +95,7 @@ enum Mode {
         vet: bool,
         prompt: String,
     },
+    Rewind(rewind::Command),
 }
 
 /// `exec [--json] [--vet] PROMPT`, flags in either order.
@@ -138,6 +157,10 @@ fn run(mode: Mode) -> ExitCode {
             },
             Mode::Exec { json, vet, prompt } => match network() {
                 Ok(egress) => exec::run(egress, prompt, json, vet).await,
+                Err(code) => code,
+            },
+            Mode::Rewind(command) => match network() {
+                Ok(egress) => rewind::run(egress, command).await,
                 Err(code) => code,
             },
         }

@@ -343,3 +343,64 @@ fn only_the_persons_own_settings_turn_checkpoints_off() {
     assert_eq!(list(&s), Vec::<Value>::new());
     s.client.shutdown();
 }
+
+// Verifies: CKPT-9
+#[test]
+fn the_command_line_lists_a_recorded_sessions_checkpoints_and_restores_and_undoes_one() {
+    use bravebot_tests::lsp_client::{bravebot_binary, bravebot_command, run_with_timeout};
+    let model = FakeModel::start(vec![
+        Reply::tool_call_with_id(
+            "write",
+            "write_file",
+            json!({"path": "a.txt", "contents": "changed\n", "why": "change it"}),
+        ),
+        Reply::text("done"),
+    ]);
+    // A HOME of the test's own, which outlives the server.
+    let home_dir = tempfile::tempdir().expect("a home");
+    let s = Setup::start_with(
+        &[("a.txt", "as it was\n")],
+        model,
+        |options, _| options.home_dir(home_dir.path()),
+        json!({}),
+    );
+    s.client
+        .answer_permissions_with(|q| Answer::choose(q, "allow_once"));
+    s.prompt_text("change a", &["a.txt"]);
+    assert_eq!(s.disk("a.txt"), "changed\n");
+    let home = s.client.home().to_path_buf();
+    let cwd = s.root();
+    let a = s.path("a.txt");
+    let disk = || std::fs::read_to_string(&a).expect("a.txt");
+    s.client.shutdown();
+    let cli = |args: &[&str]| {
+        let mut command = bravebot_command(&bravebot_binary(), &home, &cwd);
+        command.args(args);
+        let out = run_with_timeout(command, std::time::Duration::from_secs(60));
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // The server ended: its checkpoints were kept beside the record, and are read back.
+    let listed = cli(&["checkpoints"]);
+    assert_eq!(listed, "c1\tturn\tchange a\ta.txt\n");
+    let restored = cli(&["restore", "c1"]);
+    assert!(restored.starts_with("restored a.txt\n"), "{restored}");
+    assert_eq!(disk(), "as it was\n");
+    let undo = restored
+        .lines()
+        .find_map(|l| l.strip_prefix("undo with: bravebot "))
+        .expect("the undo command")
+        .to_string();
+    let words: Vec<&str> = undo.split(' ').collect();
+    cli(&words);
+    assert_eq!(disk(), "changed\n");
+    let listed = cli(&["checkpoints"]);
+    assert!(
+        listed.starts_with("c3\trestore\trestore to c2\ta.txt\n"),
+        "{listed}"
+    );
+}

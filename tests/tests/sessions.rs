@@ -83,7 +83,7 @@ fn planner_text(request: &Value) -> String {
         .unwrap_or_default()
 }
 
-// Verifies: SESS-1, SESS-2, SESS-6, SESS-7, SESS-9, PROTO-24
+// Verifies: SESS-1, SESS-2, SESS-6, SESS-7, SESS-9, PROTO-24, CKPT-2
 /// A session with a turn is ended, the server restarted and the session resumed: the
 /// conversation and the trust map with its origins are back, the file a write of untrusted data
 /// marked is still untrusted, the references are said to be gone, and the canary a program
