@@ -125,6 +125,19 @@ impl Session {
         if let Image::NotKept { why } = planned.then {
             return Err(why.reason().to_string());
         }
+        // Written only where it still resolves inside the places the person opened: a directory
+        // replaced by a link since the turn sends nothing out (CKPT-4).
+        let reach = crate::workspace_file::Reach::of(self);
+        let lexical = path.clone();
+        let inside = tokio::task::spawn_blocking(move || reach.admits(&lexical).is_some())
+            .await
+            .unwrap_or(false);
+        if !inside {
+            return Err(
+                "it now resolves outside the places you opened, so nothing was written there"
+                    .into(),
+            );
+        }
         let now = image_now(self, &self.checkpoints, path).await;
         if same_content(&now, &planned.then) {
             return Ok(false);

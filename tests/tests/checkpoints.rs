@@ -404,3 +404,42 @@ fn the_command_line_lists_a_recorded_sessions_checkpoints_and_restores_and_undoe
         "{listed}"
     );
 }
+
+// Verifies: CKPT-4
+#[test]
+fn a_restore_writes_nothing_through_a_directory_a_link_replaced_since() {
+    let model = FakeModel::start(vec![
+        Reply::tool_call_with_id(
+            "write",
+            "write_file",
+            json!({"path": "sub/a.txt", "contents": "agent\n", "why": "change it"}),
+        ),
+        Reply::text("done"),
+    ]);
+    let s = Setup::start(&[("sub/a.txt", "before\n")], model);
+    s.client
+        .answer_permissions_with(|q| Answer::choose(q, "allow_once"));
+    // Not named in the prompt: a file the person named is within reach wherever it is.
+    s.prompt(&[]);
+    assert_eq!(s.disk("sub/a.txt"), "agent\n");
+    // Since the turn, `sub` became a link to a directory outside the workspace.
+    let outside = tempfile::tempdir().expect("outside");
+    std::fs::write(outside.path().join("a.txt"), "agent\n").expect("written");
+    std::fs::remove_dir_all(s.path("sub")).expect("removed");
+    std::os::unix::fs::symlink(outside.path(), s.path("sub")).expect("linked");
+    let id = list(&s)[0]["checkpointId"]
+        .as_str()
+        .expect("an id")
+        .to_string();
+    let done = restore(&s, &id);
+    assert_eq!(done["restored"], json!([]), "{done}");
+    assert_eq!(done["skipped"][0]["path"], "sub/a.txt");
+    let reason = done["skipped"][0]["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("resolves outside"), "{reason}");
+    assert_eq!(
+        std::fs::read_to_string(outside.path().join("a.txt")).expect("there"),
+        "agent\n",
+        "nothing was written outside"
+    );
+    s.client.shutdown();
+}
