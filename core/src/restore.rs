@@ -28,6 +28,8 @@ use crate::tools::questions::ask_recorded;
 pub struct Restored {
     /// Workspace-relative paths brought back.
     pub restored: Vec<String>,
+    /// Those of `restored` that did not exist at the checkpoint, so went back by being removed.
+    pub removed: Vec<String>,
     /// Paths left as they are, each with why.
     pub skipped: Vec<(String, String)>,
     /// The checkpoint the restore made of what it replaced: restoring it undoes the restore.
@@ -69,11 +71,17 @@ impl Session {
             crate::record::now(),
         );
         let mut restored = Vec::new();
+        let mut removed = Vec::new();
         let mut skipped = Vec::new();
         for planned in plan {
             let shown = display_path(&self.cwd, &planned.path);
             match self.restore_one(&planned, &shown, &cancel).await {
-                Ok(true) => restored.push(shown),
+                Ok(true) => {
+                    if planned.then == Image::Absent {
+                        removed.push(shown.clone());
+                    }
+                    restored.push(shown)
+                }
                 Ok(false) => {}
                 Err(reason) => skipped.push((shown, reason)),
             }
@@ -109,6 +117,7 @@ impl Session {
         self.flush_audit();
         Ok(Restored {
             restored,
+            removed,
             skipped,
             undo,
         })

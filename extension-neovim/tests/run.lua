@@ -2353,8 +2353,8 @@ end
 
 -- A session's checkpoints as the server lists them (newest first).
 local CHECKPOINTS = {
-  { checkpointId = 'cp-2', createdAt = 1764909000, title = 'add a test', kind = 'turn', files = { 'b.txt' } },
-  { checkpointId = 'cp-1', createdAt = 1764908000, title = 'fix the greeting', kind = 'turn', files = { 'a.txt' } },
+  { checkpointId = 'cp-2', createdAt = 1764909000, title = 'add a test', kind = 'turn', files = { 'b.txt' }, removes = { 'b.txt' } },
+  { checkpointId = 'cp-1', createdAt = 1764908000, title = 'fix the greeting', kind = 'turn', files = { 'a.txt' }, removes = { 'b.txt' } },
 }
 
 -- Verifies: NVIM-79
@@ -2445,7 +2445,7 @@ case(':Bravebot checkpoints lists them, shows a file then and now in diff mode, 
     choices = { 'fix the greeting', 'Restore to this checkpoint', 'Keep everything' }
     vim.cmd('Bravebot checkpoints')
     local confirm = shown[#shown]
-    assert(confirm.prompt:find('These go back as they were then: a.txt, b.txt.', 1, true), confirm.prompt)
+    assert(confirm.prompt:find('These go back as they were then: a.txt, b.txt. b.txt did not exist then, so it is deleted.', 1, true), confirm.prompt)
     eq({ 'Restore them', 'Keep everything as it is' }, confirm.lines, 'the confirmation')
     eq(0, #vim.tbl_filter(function(c) return c.method == 'bravebot/checkpoint/restore' end, calls), 'keeping restored nothing')
     -- "Restore them" restores; the chat says what went back, what was skipped and why, and how to undo it.
@@ -2590,7 +2590,7 @@ case('through the real server, :Bravebot restore puts back an edited open buffer
   eq(nil, read(ws.dir .. '/new.txt'), 'the new file is gone')
   eq('by hand\n', read(ws.dir .. '/mine.txt'), 'the file made by hand is untouched')
   text = chat_text(ws)
-  assert(text:find('-- restored to checkpoint ' .. id .. ': 2 files: a.txt, new.txt back', 1, true), text)
+  assert(text:find('-- restored to checkpoint ' .. id .. ': 1 file: a.txt back; removed 1 file: new.txt (not there then)', 1, true), text)
   assert(text:find('-- :Bravebot undo-restore undoes it (checkpoint ' .. cps.undo[sid] .. ')', 1, true), text)
   -- u in the buffer takes the restore back there, as any edit; <C-r> redoes it.
   vim.api.nvim_buf_call(buf, function() vim.cmd('silent undo') end)

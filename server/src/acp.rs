@@ -457,14 +457,25 @@ async fn checkpoint_command(session: &Session, text: &str) -> Option<String> {
     }
     Some(match session.restore_checkpoint(id).await {
         Ok(done) => {
-            let mut out = format!(
-                "Restored checkpoint {id}: {}.",
-                if done.restored.is_empty() {
-                    "nothing needed to change".to_string()
-                } else {
-                    done.restored.join(", ")
-                }
-            );
+            let back: Vec<&str> = done
+                .restored
+                .iter()
+                .filter(|p| !done.removed.contains(p))
+                .map(String::as_str)
+                .collect();
+            let mut out = if done.restored.is_empty() {
+                format!("Restored checkpoint {id}: nothing needed to change.")
+            } else if back.is_empty() {
+                format!("Restored checkpoint {id}.")
+            } else {
+                format!("Restored checkpoint {id}: {}.", back.join(", "))
+            };
+            if !done.removed.is_empty() {
+                out.push_str(&format!(
+                    "\nRemoved {}, which did not exist then.",
+                    done.removed.join(", ")
+                ));
+            }
             for (path, reason) in &done.skipped {
                 out.push_str(&format!("\nLeft {path} as it is: {reason}."));
             }

@@ -1,5 +1,6 @@
 //! `bravebot exec`: one headless turn in the current directory. Nobody is watching, so every
-//! question is refused without being put, and the transcript says so.
+//! question is refused without being put, and the transcript says so. The session is recorded like
+//! any other, so what the turn changed is a checkpoint `bravebot restore` puts back (CKPT-10).
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -15,10 +16,21 @@ use crate::transcript::Transcript;
 /// The screen of a headless turn: everything is printed, and every question is refused.
 struct ExecScreen {
     transcript: Transcript,
+    /// The turn's checkpoint, once it is known to hold a change.
+    checkpoint: std::sync::Mutex<Option<String>>,
 }
 
 impl Screen for ExecScreen {
     fn update(&self, update: Update) {
+        if let Update::Checkpoint {
+            checkpoint_id,
+            files,
+        } = &update
+            && !files.is_empty()
+        {
+            *self.checkpoint.lock().unwrap_or_else(|p| p.into_inner()) =
+                Some(checkpoint_id.clone());
+        }
         self.transcript.show(update);
     }
 
@@ -45,6 +57,7 @@ pub async fn run(egress: Arc<Egress>, prompt: String, json: bool, vet: bool) -> 
     };
     let screen = Arc::new(ExecScreen {
         transcript: Transcript::new(json),
+        checkpoint: std::sync::Mutex::new(None),
     });
     let session = setup::open_session(
         cwd,
@@ -61,18 +74,37 @@ pub async fn run(egress: Arc<Egress>, prompt: String, json: bool, vet: bool) -> 
             }
         },
     );
+    // Recorded like any session, so its checkpoint outlives the run (CKPT-10).
+    let session = match setup::state_dir() {
+        Some(state) => session.keeping_records(state),
+        None => session,
+    };
+    let id = session.id.clone();
     let base_url = session.settings.model.base_url.clone();
     let stop = match session.prompt(prompt, Vec::new()).await {
         Ok(stop) => stop,
         Err(e) => StopReason::Error(e.to_string()),
     };
     session.end();
+    let checkpoint = screen
+        .checkpoint
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
     if json {
-        screen
-            .transcript
-            .line(&serde_json::json!({"kind": "stop", "stopReason": stop.as_str()}).to_string());
+        let mut line =
+            serde_json::json!({"kind": "stop", "stopReason": stop.as_str(), "sessionId": id});
+        if let Some(c) = &checkpoint {
+            line["undo"] = serde_json::json!(["bravebot", "restore", c, id]);
+        }
+        screen.transcript.line(&line.to_string());
     } else {
         screen.transcript.line("");
+        if let Some(c) = &checkpoint {
+            screen.transcript.line(&format!(
+                "undo this turn's changes with: bravebot restore {c} {id}"
+            ));
+        }
     }
     match stop {
         StopReason::EndTurn => ExitCode::SUCCESS,

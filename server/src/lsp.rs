@@ -582,6 +582,14 @@ impl Backend {
                 .list()
                 .into_iter()
                 .map(|c| ListedCheckpoint {
+                    removes: s
+                        .checkpoints
+                        .plan(&c.id)
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter(|p| p.then == bravebot_core::checkpoint::Image::Absent)
+                        .map(|p| bravebot_core::paths::display_path(&s.cwd, &p.path))
+                        .collect(),
                     checkpoint_id: c.id,
                     created_at: c.created,
                     title: c.title,
@@ -618,6 +626,7 @@ impl Backend {
             .map_err(|e| invalid_params(e.to_string()))?;
         Ok(RestoreResult {
             restored: done.restored,
+            removed: done.removed,
             skipped: done
                 .skipped
                 .into_iter()

@@ -600,6 +600,8 @@ pub struct ListedCheckpoint {
     /// `turn` or `restore`.
     pub kind: &'static str,
     pub files: Vec<String>,
+    /// The files a restore to this checkpoint removes, since they did not exist then.
+    pub removes: Vec<String>,
 }
 
 /// `bravebot/checkpoint/diff`: one file then and now (`null` where it did not exist or was not
@@ -617,6 +619,8 @@ pub struct CheckpointDiffResult {
 #[serde(rename_all = "camelCase")]
 pub struct RestoreResult {
     pub restored: Vec<String>,
+    /// Those of `restored` that did not exist then, so were removed.
+    pub removed: Vec<String>,
     pub skipped: Vec<SkippedPath>,
     pub undo_checkpoint_id: String,
 }

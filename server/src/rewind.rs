@@ -133,7 +133,11 @@ pub async fn run(egress: Arc<Egress>, command: Command) -> ExitCode {
             match session.restore_checkpoint(&checkpoint).await {
                 Ok(done) => {
                     for path in &done.restored {
-                        let _ = writeln!(out, "restored {path}");
+                        if done.removed.contains(path) {
+                            let _ = writeln!(out, "removed {path} (it did not exist then)");
+                        } else {
+                            let _ = writeln!(out, "restored {path}");
+                        }
                     }
                     for (path, reason) in &done.skipped {
                         let _ = writeln!(out, "left {path}: {reason}");

@@ -126,6 +126,7 @@ fn a_restore_brings_back_everything_the_turn_changed_and_its_undo_brings_the_tur
     assert_eq!(listed[0]["kind"], "turn");
     assert_eq!(listed[0]["title"], "go");
     assert_eq!(strings(&listed[0]["files"]), turn_files);
+    assert_eq!(strings(&listed[0]["removes"]), ["notes/new.md"]);
     let id = listed[0]["checkpointId"]
         .as_str()
         .expect("an id")
@@ -133,6 +134,7 @@ fn a_restore_brings_back_everything_the_turn_changed_and_its_undo_brings_the_tur
 
     let done = restore(&s, &id);
     assert_eq!(strings(&done["restored"]), turn_files, "{done}");
+    assert_eq!(strings(&done["removed"]), ["notes/new.md"], "{done}");
     assert_eq!(done["skipped"], json!([]));
     assert_eq!(s.client.buffer_text(&uri).as_deref(), Some(BUFFER));
     assert_eq!(
@@ -161,6 +163,7 @@ fn a_restore_brings_back_everything_the_turn_changed_and_its_undo_brings_the_tur
     assert_eq!(listed[0]["kind"], "restore");
     let again = restore(&s, &undo);
     assert_eq!(strings(&again["restored"]), turn_files, "{again}");
+    assert_eq!(strings(&again["removed"]), ["old.txt"], "{again}");
     assert_eq!(
         s.client.buffer_text(&uri).as_deref(),
         Some("fn a() {}\n// edited line\n")
@@ -442,4 +445,108 @@ fn a_restore_writes_nothing_through_a_directory_a_link_replaced_since() {
         "nothing was written outside"
     );
     s.client.shutdown();
+}
+
+// Verifies: CKPT-10
+#[test]
+fn a_headless_run_keeps_its_checkpoint_and_names_the_command_that_puts_its_changes_back() {
+    use bravebot_tests::lsp_client::{bravebot_binary, bravebot_command, run_with_timeout};
+    let model = FakeModel::start(vec![
+        Reply::tool_call_with_id(
+            "over",
+            "run",
+            json!({"command": "cp changed.txt a.txt", "why": "change it"}),
+        ),
+        Reply::tool_call_with_id(
+            "new",
+            "run",
+            json!({"command": "cp changed.txt new.txt", "why": "add one"}),
+        ),
+        Reply::text("done"),
+    ]);
+    let home = tempfile::tempdir().expect("a home");
+    let workspace = tempfile::tempdir().expect("a workspace");
+    let cwd = std::fs::canonicalize(workspace.path()).expect("canonical");
+    std::fs::create_dir_all(home.path().join(".bravebot")).expect("state dir");
+    // Nobody is watching a headless run: only the person's own rule lets a line change a file.
+    std::fs::write(
+        home.path().join(".bravebot/settings.json"),
+        r#"{"run": {"allow": ["cp"]}}"#,
+    )
+    .expect("settings");
+    std::fs::write(cwd.join("a.txt"), "as it was\n").expect("a.txt");
+    std::fs::write(cwd.join("changed.txt"), "changed\n").expect("changed.txt");
+    std::fs::write(cwd.join("mine.txt"), "by hand\n").expect("mine.txt");
+    let url = model.url();
+    let bravebot = |args: &[&str]| {
+        let mut command = bravebot_command(&bravebot_binary(), home.path(), &cwd);
+        command
+            .args(args)
+            .env("BRAVEBOT_MODEL_URL", &url)
+            .env("BRAVEBOT_MODEL", "fake-model")
+            .env("BRAVEBOT_MODEL_API", "openai");
+        let out = run_with_timeout(command, std::time::Duration::from_secs(60));
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let read = |rel: &str| std::fs::read_to_string(cwd.join(rel)).ok();
+    let printed = bravebot(&["exec", "change a"]);
+    assert_eq!(read("a.txt").as_deref(), Some("changed\n"), "{printed}");
+    assert_eq!(read("new.txt").as_deref(), Some("changed\n"), "{printed}");
+    assert!(
+        printed.contains("checkpoint c1: 2 changed (a.txt, new.txt)"),
+        "{printed}"
+    );
+    let undo = printed
+        .lines()
+        .find_map(|l| l.strip_prefix("undo this turn's changes with: bravebot "))
+        .unwrap_or_else(|| panic!("no undo command in:\n{printed}"))
+        .to_string();
+    // The run was recorded like any session: the newest one here, with its checkpoint.
+    assert_eq!(
+        bravebot(&["checkpoints"]),
+        "c1\tturn\tchange a\ta.txt, new.txt\n"
+    );
+    let words: Vec<&str> = undo.split(' ').collect();
+    assert_eq!(words[..2], ["restore", "c1"], "{undo}");
+    let restored = bravebot(&words);
+    // What the run made goes; what a.txt held nobody vouched for, so it was kept in memory only
+    // (SESS-9) and went with the run: the restore says so and leaves the file as it is.
+    assert_eq!(read("new.txt"), None, "{restored}");
+    assert!(
+        restored.contains("removed new.txt (it did not exist then)\n"),
+        "{restored}"
+    );
+    assert!(
+        restored.contains("left a.txt: what it held then is no longer kept"),
+        "{restored}"
+    );
+    assert_eq!(read("a.txt").as_deref(), Some("changed\n"));
+    assert_eq!(read("mine.txt").as_deref(), Some("by hand\n"));
+    let home_bytes = walk_bytes(&home.path().join(".bravebot"));
+    assert!(
+        !home_bytes.windows(9).any(|w| w == b"as it was"),
+        "an unvouched file's bytes reached ~/.bravebot"
+    );
+}
+
+/// Every regular file's bytes under `dir`, one after another.
+fn walk_bytes(dir: &std::path::Path) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(at) = pending.pop() {
+        for entry in std::fs::read_dir(&at).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if let Ok(bytes) = std::fs::read(&path) {
+                out.extend(bytes);
+            }
+        }
+    }
+    out
 }

@@ -170,9 +170,25 @@ end
 function M.result_lines(checkpoint_id, result)
   local lines = {}
   local restored = type(result.restored) == 'table' and result.restored or {}
+  local removed = type(result.removed) == 'table' and result.removed or {}
   local skipped = type(result.skipped) == 'table' and result.skipped or {}
-  table.insert(lines, string.format('restored to checkpoint %s: %s back', one_line(checkpoint_id),
-    #restored == 0 and 'no file' or M.files_words(restored)))
+  -- A file that did not exist then went back by being removed: it is not "back".
+  local gone = {}
+  for _, p in ipairs(removed) do
+    gone[p] = true
+  end
+  local back = vim.tbl_filter(function(p)
+    return not gone[p]
+  end, restored)
+  local said = {}
+  if #back > 0 then
+    table.insert(said, M.files_words(back) .. ' back')
+  end
+  if #removed > 0 then
+    table.insert(said, 'removed ' .. M.files_words(removed) .. ' (not there then)')
+  end
+  table.insert(lines, string.format('restored to checkpoint %s: %s', one_line(checkpoint_id),
+    #said == 0 and 'no file back' or table.concat(said, '; ')))
   for _, s in ipairs(skipped) do
     table.insert(lines, string.format('skipped %s: %s', one_line(s.path), one_line(s.reason)))
   end
@@ -258,6 +274,12 @@ function M.confirm(state, cp, all)
   local before = 'before "' .. one_line(cp.title) .. '"'
   local which = #files == 0 and 'No file is known to have changed since.'
     or ('These go back as they were then: ' .. table.concat(vim.tbl_map(one_line, files), ', ') .. '.')
+  -- What did not exist then is deleted: said only when there is such a file.
+  local removes = type(cp.removes) == 'table' and cp.removes or {}
+  if #removes > 0 then
+    which = which .. ' ' .. table.concat(vim.tbl_map(one_line, removes), ', ')
+      .. (#removes == 1 and ' did not exist then, so it is deleted.' or ' did not exist then, so they are deleted.')
+  end
   local prompt = string.format('Restore to checkpoint %s (%s)? %s You are asked about any file you changed after'
     .. ' the agent did; :Bravebot undo-restore undoes the restore.', one_line(cp.checkpointId), before, which)
   vim.ui.select({ 'Restore them', 'Keep everything as it is' }, { prompt = prompt }, function(choice)
