@@ -1897,12 +1897,13 @@ async function shoutTurn(h) {
   await h.diffClosed();
 }
 
-/** The modal a restore shows first: waits for it with `text`, checks it names `files`, presses `button`. */
-async function confirmRestore(h, text, files, button, shot) {
+/** The modal a restore shows first: waits for it with `text`, checks it names `files` and none of `unsaid`, presses `button`. */
+async function confirmRestore(h, text, files, button, shot, unsaid = []) {
   const dialog = h.page.locator('.monaco-dialog-box').filter({ hasText: text });
   await dialog.waitFor();
   const said = await dialog.innerText();
   for (const f of files) check(said.includes(f), `the modal names ${f}: ${said}`);
+  for (const w of unsaid) check(!said.includes(w), `the modal does not say ${w}: ${said}`);
   if (shot) await h.shot(shot);
   await dialog.locator('.monaco-button', { hasText: new RegExp(`^${button}$`) }).click();
   await dialog.waitFor({ state: 'hidden' });
@@ -1923,7 +1924,8 @@ test("a turn's change is restored from the chat after a modal naming its file, a
     await untilEq('a.txt after Cancel', () => h.lines(), [...SHOUTED, '']);
     await h.openChat();
     await line.locator('button', { hasText: 'Restore to before this turn' }).click();
-    await confirmRestore(h, 'Restore the workspace to before', ['a.txt'], 'Restore', 'restore-modal');
+    // A restore that deletes nothing says nothing of deleting.
+    await confirmRestore(h, 'Restore the workspace to before', ['a.txt'], 'Restore', 'restore-modal', ['deleted']);
     const result = h.chat.locator('.restored');
     await result.filter({ hasText: 'Restored: a.txt is back as it was.' }).waitFor();
     await h.open('a.txt');
@@ -1933,6 +1935,8 @@ test("a turn's change is restored from the chat after a modal naming its file, a
     await result.locator('button', { hasText: 'Undo restore' }).click();
     await confirmRestore(h, 'Undo the restore?', ['a.txt'], 'Undo the restore', 'undo-modal');
     await result.filter({ hasText: 'Restore undone: a.txt is back as before the restore.' }).waitFor();
+    // Undone, the restore's own Undo restore is gone: a second click cannot flip the files back.
+    await untilEq('Undo restore buttons left in the chat', () => h.chat.locator('.restored button', { hasText: 'Undo restore' }).count(), 0);
     await h.open('a.txt');
     await untilEq('a.txt after undoing the restore', () => h.lines(), [...SHOUTED, '']);
     await h.shot('undone');

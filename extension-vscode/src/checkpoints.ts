@@ -54,12 +54,14 @@ export interface RestorePrompt { message: string; detail: string; button: string
 
 export function restorePrompt(c: Checkpoint | undefined, files: readonly string[] | undefined, undo: boolean): RestorePrompt {
   const which = c ? `“${checkpointLabel(c)}”` : 'that checkpoint';
+  const removes = c?.removes ?? [];
   const message = undo ? 'Undo the restore?' : `Restore the workspace to before ${which}?`;
   const what = files === undefined
     ? 'Every file changed since then goes back to how it was.'
     : files.length === 0
       ? 'Nothing was changed since then: no file goes back.'
-      : `These files go back to how they were ${undo ? 'before the restore' : 'then'} (a file that did not exist then is deleted): ${files.join(', ')}.`;
+      : `These files go back to how they were ${undo ? 'before the restore' : 'then'}: ${files.join(', ')}.` +
+        (removes.length ? ` ${removes.join(', ')} did not exist ${undo ? 'before the restore' : 'then'}, so ${removes.length === 1 ? 'it is' : 'they are'} deleted.` : '');
   const detail = [
     what,
     'Files the agent did not change are left alone. An open file is changed in its editor, so Undo there works too.',
@@ -72,10 +74,16 @@ export function restorePrompt(c: Checkpoint | undefined, files: readonly string[
 /** What the chat says once a restore has run: what went back and what was skipped, and why. */
 export function restoredWords(r: CheckpointRestoreResult, undo: boolean): string {
   const done = undo ? 'Restore undone' : 'Restored';
-  const one = r.restored.length === 1;
-  const back = r.restored.length ? `${done}: ${r.restored.join(', ')} ${one ? 'is' : 'are'} back as ${undo ? 'before the restore' : one ? 'it was' : 'they were'}.` : `${done}: ${r.skipped.length ? 'no file went back' : 'no file needed to change'}.`;
+  // A file that did not exist then went back by being deleted: it is said so, not "back".
+  const removed = r.removed ?? [];
+  const returned = r.restored.filter((p) => !removed.includes(p));
+  const one = returned.length === 1;
+  const back = returned.length
+    ? `${done}: ${returned.join(', ')} ${one ? 'is' : 'are'} back as ${undo ? 'before the restore' : one ? 'it was' : 'they were'}.`
+    : removed.length ? `${done}.` : `${done}: ${r.skipped.length ? 'no file went back' : 'no file needed to change'}.`;
+  const deleted = removed.length ? [`${removed.join(', ')} ${removed.length === 1 ? 'was' : 'were'} deleted: ${removed.length === 1 ? 'it' : 'they'} did not exist ${undo ? 'before the restore' : 'then'}.`] : [];
   const skipped = r.skipped.map((s) => `${s.path} was left as it is: ${s.reason}`);
-  return [back, ...skipped].join('\n');
+  return [back, ...deleted, ...skipped].join('\n');
 }
 
 /** One of the versions a `restore` question shows; `text` undefined: the file would not exist. */

@@ -234,7 +234,8 @@ export interface QuestionTextsResult { original: string; proposed: string }
  * restore: restoring it undoes that restore). `files`: the paths that turn or restore changed.
  */
 export interface CheckpointListParams { sessionId: string }
-export interface Checkpoint { checkpointId: string; createdAt: number; title: string; kind: string; files: string[] }
+/** `removes`: the files a restore to this checkpoint removes, since they did not exist then. */
+export interface Checkpoint { checkpointId: string; createdAt: number; title: string; kind: string; files: string[]; removes: string[] }
 export interface CheckpointListResult { checkpoints: Checkpoint[] }
 /** `bravebot/checkpoint/diff`: the file then and now (`null`: it did not exist, or was not text). */
 export interface CheckpointDiffParams { sessionId: string; checkpointId: string; path: string }
@@ -242,7 +243,8 @@ export interface CheckpointDiffResult { path: string; then: string | null; now: 
 /** `bravebot/checkpoint/restore`: the restore is itself a checkpoint, `undoCheckpointId`. */
 export interface CheckpointRestoreParams { sessionId: string; checkpointId: string }
 export interface SkippedFile { path: string; reason: string }
-export interface CheckpointRestoreResult { restored: string[]; skipped: SkippedFile[]; undoCheckpointId: string }
+/** `removed`: those of `restored` that did not exist then, so were removed. */
+export interface CheckpointRestoreResult { restored: string[]; removed: string[]; skipped: SkippedFile[]; undoCheckpointId: string }
 
 /** `at`: when it was decided, in milliseconds since the Unix epoch. */
 export interface AuditRecord { gate: string; decision: string; detail: string; at: number }

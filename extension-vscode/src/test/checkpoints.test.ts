@@ -2,17 +2,17 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkpointRows, filesSince, restorePrompt, restoredWords, restoreVersions, stamp } from '../checkpoints';
 import { checkpointHtml, restoreDiffHtml, restoredHtml, versionsHtml } from '../webview/checkpointHtml';
-import { addUser, applyUpdate, emptyTranscript } from '../webview/transcript';
+import { addItem, addUser, applyUpdate, emptyTranscript } from '../webview/transcript';
 import { cancelled, presentationOf, select } from '../questionKinds';
 import type { Checkpoint, RequestPermissionParams } from '../protocol';
 
 // Recorded as bravebot/checkpoint/list answers them: newest first.
 const now = Date.UTC(2026, 11, 5, 5, 0, 0) / 1000;
 const list: Checkpoint[] = [
-  { checkpointId: 'c3', createdAt: now - 60, title: 'tidy a.txt again', kind: 'restore', files: ['a.txt'] },
-  { checkpointId: 'c2', createdAt: now - 300, title: 'add b.txt\nand more', kind: 'turn', files: ['b.txt', 'a.txt'] },
-  { checkpointId: 'c1', createdAt: now - 90000, title: 'tidy a.txt', kind: 'turn', files: ['a.txt', 'c.txt'] },
-  { checkpointId: 'c0', createdAt: now - 90060, title: 'what is this?', kind: 'turn', files: [] },
+  { checkpointId: 'c3', createdAt: now - 60, title: 'tidy a.txt again', kind: 'restore', files: ['a.txt'], removes: [] },
+  { checkpointId: 'c2', createdAt: now - 300, title: 'add b.txt\nand more', kind: 'turn', files: ['b.txt', 'a.txt'], removes: ['b.txt'] },
+  { checkpointId: 'c1', createdAt: now - 90000, title: 'tidy a.txt', kind: 'turn', files: ['a.txt', 'c.txt'], removes: ['b.txt'] },
+  { checkpointId: 'c0', createdAt: now - 90060, title: 'what is this?', kind: 'turn', files: [], removes: ['b.txt'] },
 ];
 
 // Verifies: VSC-88
@@ -34,30 +34,39 @@ test('before a restore the person is told which files go back: every file change
   assert.equal(filesSince(list, 'gone'), undefined);
   const p = restorePrompt(list[2], filesSince(list, 'c1'), false);
   assert.equal(p.message, 'Restore the workspace to before “tidy a.txt”?');
-  assert.match(p.detail, /These files go back to how they were then \(a file that did not exist then is deleted\): a\.txt, b\.txt, c\.txt\./);
+  assert.match(p.detail, /These files go back to how they were then: a\.txt, b\.txt, c\.txt\. b\.txt did not exist then, so it is deleted\./);
   assert.match(p.detail, /you are asked first/);
   assert.match(p.detail, /Undo restore brings everything back/);
   assert.equal(p.button, 'Restore');
   const u = restorePrompt(list[0], filesSince(list, 'c3'), true);
   assert.equal(u.message, 'Undo the restore?');
-  assert.match(u.detail, /before the restore .*: a\.txt\./);
+  assert.match(u.detail, /before the restore: a\.txt\./);
+  // Nothing is said of deleting where the restore deletes nothing.
+  assert.doesNotMatch(u.detail, /deleted/);
   assert.equal(u.button, 'Undo the restore');
   assert.match(restorePrompt(undefined, undefined, false).detail, /^Every file changed since then goes back/);
 });
 
 // Verifies: VSC-91
 test("a restore's result says what went back and what was skipped, with the reason", () => {
-  const r = { restored: ['a.txt', 'new.txt'], skipped: [{ path: 'b.txt', reason: 'you kept your changes' }], undoCheckpointId: 'c9' };
-  assert.equal(restoredWords(r, false), 'Restored: a.txt, new.txt are back as they were.\nb.txt was left as it is: you kept your changes');
-  assert.equal(restoredWords({ restored: ['a.txt'], skipped: [], undoCheckpointId: 'c10' }, true), 'Restore undone: a.txt is back as before the restore.');
-  assert.equal(restoredWords({ restored: [], skipped: [], undoCheckpointId: 'c11' }, false), 'Restored: no file needed to change.');
-  assert.equal(restoredWords({ restored: ['a.txt'], skipped: [], undoCheckpointId: 'c12' }, false), 'Restored: a.txt is back as it was.');
-  assert.equal(restoredWords({ restored: [], skipped: [{ path: 'a.txt', reason: 'you kept your changes' }], undoCheckpointId: 'c13' }, false), 'Restored: no file went back.\na.txt was left as it is: you kept your changes');
+  const r = { restored: ['a.txt', 'new.txt'], removed: ['new.txt'], skipped: [{ path: 'b.txt', reason: 'you kept your changes' }], undoCheckpointId: 'c9' };
+  assert.equal(restoredWords(r, false), 'Restored: a.txt is back as it was.\nnew.txt was deleted: it did not exist then.\nb.txt was left as it is: you kept your changes');
+  assert.equal(restoredWords({ restored: ['n.txt', 'm.txt'], removed: ['n.txt', 'm.txt'], skipped: [], undoCheckpointId: 'c14' }, true), 'Restore undone.\nn.txt, m.txt were deleted: they did not exist before the restore.');
+  assert.equal(restoredWords({ restored: ['a.txt'], removed: [], skipped: [], undoCheckpointId: 'c10' }, true), 'Restore undone: a.txt is back as before the restore.');
+  assert.equal(restoredWords({ restored: [], removed: [], skipped: [], undoCheckpointId: 'c11' }, false), 'Restored: no file needed to change.');
+  assert.equal(restoredWords({ restored: ['a.txt'], removed: [], skipped: [], undoCheckpointId: 'c12' }, false), 'Restored: a.txt is back as it was.');
+  assert.equal(restoredWords({ restored: [], removed: [], skipped: [{ path: 'a.txt', reason: 'you kept your changes' }], undoCheckpointId: 'c13' }, false), 'Restored: no file went back.\na.txt was left as it is: you kept your changes');
   // The chat's line offers Undo restore for its own checkpoint; every word escaped.
   const html = restoredHtml({ text: 'Restored: <b>x</b>', undoCheckpointId: 'c"9' });
   assert.ok(html.includes('Restored: &lt;b&gt;x&lt;/b&gt;'), html);
   assert.ok(html.includes('data-undo="c&quot;9"') && html.includes('>Undo restore</button>'), html);
   assert.ok(!restoredHtml({ text: 'Restore undone' }).includes('data-undo'), 'an undo offers no second undo');
+  // Once the restore is undone (or another restore ran), its own Undo restore is gone from the chat.
+  let t = addItem(emptyTranscript(), { kind: 'restored', text: 'Restored: a.txt is back as it was.', undoCheckpointId: 'c2' });
+  assert.equal(t.items[0].kind === 'restored' && t.items[0].undoCheckpointId, 'c2');
+  t = addItem(t, { kind: 'restored', text: 'Restore undone: a.txt is back as before the restore.' });
+  assert.deepEqual(t.items[0], { kind: 'restored', text: 'Restored: a.txt is back as it was.' });
+  assert.ok(!restoredHtml(t.items[0] as { text: string }).includes('data-undo'), 'no stale Undo restore');
 });
 
 // Verifies: VSC-90

@@ -265,7 +265,12 @@ export function withoutContext(sent: string): { text: string; context?: string }
 }
 
 export function addItem(t: Transcript, item: Item): Transcript {
-  return { items: [...t.items, item], busy: item.kind === 'error' ? false : t.busy };
+  // Only the newest restore offers Undo restore: once another restore (or an undo) ran, an older
+  // button would put back a state the person has already moved on from. The list still has it.
+  const items = item.kind === 'restored'
+    ? t.items.map((it) => (it.kind === 'restored' && it.undoCheckpointId !== undefined ? { kind: 'restored' as const, text: it.text } : it))
+    : t.items;
+  return { items: [...items, item], busy: item.kind === 'error' ? false : t.busy };
 }
 
 /** The lines of a run's output a card shows before "Show all": the first ones, never the middle. */
