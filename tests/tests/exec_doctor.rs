@@ -129,7 +129,7 @@ fn exec_prints_the_streamed_answer_and_exits_zero() {
     );
 }
 
-// Verifies: BIN-2
+// Verifies: BIN-2, CKPT-10
 #[test]
 fn exec_json_prints_one_json_value_per_line_carrying_the_answer() {
     let answer = "Hello in JSON lines.";
@@ -161,6 +161,21 @@ fn exec_json_prints_one_json_value_per_line_carrying_the_answer() {
         streamed.contains(answer) || lines.iter().any(|line| contains_string(line, answer)),
         "no line carries the answer: {stdout}"
     );
+    // The last line names the session, recorded like any other (CKPT-10); a turn that changed
+    // nothing offers nothing to undo.
+    let last = lines.last().expect("a line");
+    assert_eq!(last["kind"], "stop", "{stdout}");
+    let id = last["sessionId"].as_str().expect("a session id");
+    assert!(
+        dirs.home
+            .path()
+            .join(".bravebot/sessions")
+            .join(id)
+            .join("session.json")
+            .is_file(),
+        "no record for {id}"
+    );
+    assert!(last.get("undo").is_none(), "{stdout}");
 }
 
 // Verifies: BIN-2
