@@ -5,7 +5,8 @@
 //! its handle is dropped, and never hands it a credential variable (see [`Withheld`]). Output is read
 //! through pipes into [`Captured`] buffers that keep the head and the tail of long output, standard
 //! output and standard error apart. Programs are not confined (seed 003): they run with the access
-//! the person's own shell would give them.
+//! the person's own shell would give them, unless the caller starts one under a confinement
+//! ([`spawn_confined`], with the whole environment it is handed in [`Spec::base`]).
 
 use std::collections::VecDeque;
 use std::io::Read;
@@ -175,6 +176,8 @@ pub struct Spec<'a> {
     pub cwd: &'a Path,
     /// Variables set for this program on top of the inherited environment.
     pub env: Vec<(String, String)>,
+    /// The whole environment to start from instead of the inherited one (a confined run's).
+    pub base: Option<&'a [(std::ffi::OsString, std::ffi::OsString)]>,
     /// Inherited variables it is not handed.
     pub withheld: &'a Withheld,
     pub stdin: Stdio,
@@ -221,6 +224,10 @@ fn command(spec: Spec<'_>) -> Command {
         .current_dir(spec.cwd)
         .kill_on_drop(true)
         .process_group(0);
+    if let Some(base) = spec.base {
+        command.env_clear();
+        command.envs(base.iter().map(|(n, v)| (n, v)));
+    }
     for name in spec.withheld.names() {
         command.env_remove(name);
     }
@@ -279,6 +286,7 @@ mod tests {
             cwd: Path::new("/"),
             env: vec![("BRAVEBOT_API_KEY".into(), "sneaked".into())],
             withheld: &Withheld::default(),
+            base: None,
             stdin: Stdio::null(),
             stdout: Stdio::null(),
             stderr: Stdio::null(),
@@ -307,6 +315,7 @@ mod tests {
                 cwd: Path::new("/"),
                 env: Vec::new(),
                 withheld: &Withheld::default(),
+                base: None,
                 stdin: Stdio::null(),
                 stdout: Stdio::null(),
                 stderr: Stdio::null(),
@@ -330,6 +339,7 @@ mod tests {
             cwd: Path::new("/"),
             env: Vec::new(),
             withheld: &withheld,
+            base: None,
             stdin: Stdio::null(),
             stdout: Stdio::null(),
             stderr: Stdio::null(),
@@ -370,6 +380,7 @@ mod tests {
             cwd: &std::env::temp_dir(),
             env: vec![("EXTRA".into(), "1".into())],
             withheld: &Withheld::default(),
+            base: None,
             stdin: Stdio::null(),
             stdout: Stdio::from(out_w),
             stderr: Stdio::from(err_w),

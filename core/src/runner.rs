@@ -26,6 +26,9 @@ pub struct RunIo {
     pub stdin: Option<Vec<u8>>,
     /// Inherited variables no program of the run is handed.
     pub withheld: process::Withheld,
+    /// The confinement every program starts under (`run.confined: unasked`, RUN-17), with its
+    /// environment instead of the inherited one; `None` runs them as the person's shell would.
+    pub confinement: Option<std::sync::Arc<crate::sandbox::run::RunConfinement>>,
 }
 
 /// How one program ended.
@@ -94,6 +97,8 @@ struct Run {
     stopped: CancellationToken,
     directory: std::path::PathBuf,
     withheld: process::Withheld,
+    /// The confinement every program of the run starts under, if it runs confined.
+    confinement: Option<std::sync::Arc<crate::sandbox::run::RunConfinement>>,
 }
 
 /// Runs `plan` to its end, its deadline, or `stop`.
@@ -115,6 +120,7 @@ pub async fn execute(
         stopped: halted.clone(),
         directory: plan.directory().to_path_buf(),
         withheld: io.withheld,
+        confinement: io.confinement,
     };
     let finished = CancellationToken::new();
     let watcher = {
@@ -281,17 +287,22 @@ async fn run_pipeline(run: &Run, pipeline: &Pipeline) -> bool {
             .iter()
             .map(|a| (a.name.clone(), a.value.clone()))
             .collect();
-        let spawned = process::spawn(Spec {
+        let spec = Spec {
             program: command.program(),
             arg0: command.argv().first().map_or(name.as_str(), String::as_str),
             args: command.arguments(),
             cwd: &run.directory,
             env,
             withheld: &run.withheld,
+            base: run.confinement.as_ref().map(|c| c.env.as_slice()),
             stdin: Stdio::from(i),
             stdout: Stdio::from(o),
             stderr: Stdio::from(e),
-        });
+        };
+        let spawned = match &run.confinement {
+            Some(c) => process::spawn_confined(spec, &c.confined),
+            None => process::spawn(spec),
+        };
         match spawned {
             Ok(child) => {
                 if let Some(id) = child.id() {
@@ -357,6 +368,7 @@ mod tests {
             stderr: err.clone(),
             stdin,
             withheld: process::Withheld::default(),
+            confinement: None,
         };
         let report = execute(&plan, io, CancellationToken::new(), deadline).await;
         let text = |c: &SharedCapture| {

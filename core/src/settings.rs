@@ -107,6 +107,9 @@ pub struct Settings {
     /// Whether each turn keeps a checkpoint (`checkpoints.enabled`, on by default; the person's
     /// own settings only, never a workspace's).
     pub checkpoints: bool,
+    /// `run.confined: unasked`: a line that is not read-only runs without a question, confined by
+    /// the kernel (RUN-17); `never` (the default) asks as before. The person's own settings only.
+    pub run_confined: bool,
     /// The most bytes of one file a read check is sent (`vetting.checkBytes`): a larger file is
     /// not checked at all, since a check reads the whole file or nothing.
     pub check_max_bytes: u64,
@@ -150,6 +153,7 @@ impl Default for Settings {
             vetting_auto_source: "default",
             vetting_reads: true,
             checkpoints: true,
+            run_confined: false,
             check_max_bytes: DEFAULT_CHECK_BYTES,
             fetch_allow: Vec::new(),
             fetch_deny: Vec::new(),
@@ -292,6 +296,7 @@ const KNOWN_KEYS: &[&str] = &[
     "mcp.allow",
     "mcp.deny",
     "checkpoints.enabled",
+    "run.confined",
 ];
 
 /// Flattens `{"vetting": {"auto": true}}` and `{"vetting.auto": true}` alike into dotted keys,
@@ -573,6 +578,15 @@ fn apply(
                 s.vetting_auto_source = "~/.bravebot/settings.json";
             })
             .ok_or(bad("true or false")),
+        "run.confined" => value
+            .as_str()
+            .and_then(|v| match v {
+                "never" => Some(false),
+                "unasked" => Some(true),
+                _ => None,
+            })
+            .map(|on| s.run_confined = on)
+            .ok_or(bad("never or unasked")),
         "checkpoints.enabled" => value
             .as_bool()
             .map(|b| s.checkpoints = b)

@@ -77,6 +77,10 @@ pub async fn run(egress: Arc<Egress>) -> ExitCode {
     ));
     lines.extend(egress.describe().lines());
     lines.push(format!("confinement: {}", confinement()));
+    lines.push(format!(
+        "confined {}",
+        confined_runs(settings.run_confined, false)
+    ));
     let level = bravebot_core::sandbox::level();
     lines.push(format!(
         "network denial for confined processes: {}",
@@ -179,6 +183,7 @@ async fn answers(
         cwd: Path::new("/"),
         env: Vec::new(),
         withheld,
+        base: None,
         stdin: Stdio::null(),
         stdout: Stdio::null(),
         stderr: Stdio::null(),
@@ -226,6 +231,24 @@ fn is_rustup_proxy(program: &Path) -> bool {
     match (std::fs::metadata(program), std::fs::metadata(&rustup)) {
         (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
         _ => false,
+    }
+}
+
+/// Whether lines run confined without a question (RUN-17), and whether this kernel can hold them.
+pub fn confined_runs(setting: bool, chosen: bool) -> String {
+    let can = bravebot_core::sandbox::level().network_denial();
+    match (setting || chosen, can) {
+        (true, true) => format!(
+            "runs: lines the kernel can hold run confined without a question ({})",
+            if setting {
+                "run.confined: unasked"
+            } else {
+                "chosen on a run question"
+            }
+        ),
+        (true, false) => "runs: run.confined is unasked, but this kernel cannot confine a line, so every line is asked".to_string(),
+        (false, true) => "runs: asked (run.confined: never); this kernel could run them confined".to_string(),
+        (false, false) => "runs: asked (run.confined: never); this kernel could not confine them".to_string(),
     }
 }
 

@@ -522,12 +522,16 @@ impl Backend {
             confinement: {
                 let started = s.mcp.running().len();
                 format!(
-                    "{}; {}",
+                    "{}; {}; {}",
                     crate::doctor::confinement(),
                     match started {
-                        0 => "this session confines nothing: it started no MCP server".to_string(),
+                        0 => "this session confines no MCP server: it started none".to_string(),
                         n => format!("this session confines the {n} MCP server(s) it started"),
-                    }
+                    },
+                    crate::doctor::confined_runs(
+                        s.settings.run_confined,
+                        state.approvals.confined_allowed()
+                    )
                 )
             },
             mcp_servers: s

@@ -26,6 +26,8 @@ pub enum ApprovalKey {
     Output(SlotId),
     /// The person's answer to this `ask_user` question.
     Answer(String),
+    /// Lines that can run confined run unasked, confined (RUN-17).
+    Confined,
 }
 
 /// What the person gave, beside its key.
@@ -44,6 +46,7 @@ enum Given {
     Answer {
         text: String,
     },
+    Confined,
 }
 
 /// The session's standing approvals, in the order the person gave them.
@@ -123,6 +126,19 @@ impl Approvals {
             Some(Given::Answer { text }) => Some(text),
             _ => None,
         }
+    }
+
+    /// The person chose, on a run question, to let lines run confined without a question for the
+    /// rest of the session.
+    pub fn person_allowed_confined(&mut self) {
+        if !self.confined_allowed() {
+            self.give(ApprovalKey::Confined, Given::Confined);
+        }
+    }
+
+    /// Whether the person let lines run confined without a question this session.
+    pub fn confined_allowed(&self) -> bool {
+        self.get(&ApprovalKey::Confined).is_some()
     }
 
     /// `path` was offered a `trustRead` question this turn.

@@ -41,6 +41,9 @@ pub enum Why {
     ReadOnly,
     /// Read-only table programs over files the person vouched for or a check passed.
     ReadOnlyChecked,
+    /// The line runs confined by the kernel (`run.confined: unasked`, or the person's choice on
+    /// an earlier run question).
+    Confined,
     /// The session is in plan mode.
     PlanMode,
     /// Nobody is watching to be asked.
@@ -109,12 +112,19 @@ pub struct Run<'a> {
     pub checked: Option<bool>,
     pub plan_mode: bool,
     pub interactive: bool,
+    /// The person's own settings say `run.confined: unasked`.
+    pub confined_setting: bool,
+    /// The kernel can hold this line to the confinement of RUN-17 (Landlock with network
+    /// denial here, a directory inside the workspace, programs and named paths it may read).
+    pub confinable: bool,
 }
 
 /// Whether a line runs unasked: for a line that touches no file through a redirect, is fed
 /// nothing and comes from a context whose routing is its own, a plan the person allowed, their
 /// `run.allow` rules, or the read-only table over vouched-for files (or, after a check, over files
-/// it passed). Otherwise plan mode refuses, nobody watching refuses, and the person is asked.
+/// it passed). Otherwise plan mode refuses; a line the kernel can confine runs confined where the
+/// person's settings or an earlier answer of theirs says so (RUN-17); nobody watching refuses; and
+/// the person is asked.
 pub fn run(approvals: &Approvals, context: Context, r: Run<'_>) -> Decided {
     let may_stand = !r.touches_files && !r.fed && !context.person_only;
     if may_stand {
@@ -135,6 +145,9 @@ pub fn run(approvals: &Approvals, context: Context, r: Run<'_>) -> Decided {
     }
     if r.plan_mode {
         return Decided::Refuse(Why::PlanMode);
+    }
+    if may_stand && r.confinable && (r.confined_setting || approvals.confined_allowed()) {
+        return Decided::Unasked(Why::Confined);
     }
     if !r.interactive {
         return Decided::Refuse(Why::Unwatched);
@@ -305,6 +318,8 @@ mod tests {
             checked: Some(false),
             plan_mode: false,
             interactive: true,
+            confined_setting: false,
+            confinable: true,
         }
     }
 
@@ -429,6 +444,102 @@ mod tests {
         ];
         for (case, context, facts, expected) in rows {
             assert_eq!(run(&a, context, facts), expected, "{case}");
+        }
+    }
+
+    // Verifies: RUN-17, APPROVE-2
+    #[test]
+    fn a_line_runs_confined_unasked_only_where_the_person_said_so_and_the_kernel_can_hold_it() {
+        let a = store();
+        let other = line("cargo test");
+        let on = Run {
+            confined_setting: true,
+            ..other
+        };
+        let mut chosen = store();
+        chosen.person_allowed_confined();
+        let rows: Vec<(&str, &Approvals, Context, Run<'_>, Decided)> = vec![
+            ("off", &a, OWN, other, Decided::Ask { standing: true }),
+            ("setting", &a, OWN, on, Decided::Unasked(Why::Confined)),
+            (
+                "chosen on a question",
+                &chosen,
+                OWN,
+                other,
+                Decided::Unasked(Why::Confined),
+            ),
+            (
+                "setting, nobody watching",
+                &a,
+                OWN,
+                Run {
+                    interactive: false,
+                    ..on
+                },
+                Decided::Unasked(Why::Confined),
+            ),
+            (
+                "setting, the kernel cannot hold it",
+                &a,
+                OWN,
+                Run {
+                    confinable: false,
+                    ..on
+                },
+                Decided::Ask { standing: true },
+            ),
+            (
+                "setting, touches files",
+                &a,
+                OWN,
+                Run {
+                    touches_files: true,
+                    checked: None,
+                    ..on
+                },
+                Decided::Ask { standing: false },
+            ),
+            (
+                "setting, fed",
+                &a,
+                OWN,
+                Run { fed: true, ..on },
+                Decided::Ask { standing: false },
+            ),
+            (
+                "setting, released context",
+                &a,
+                RELEASED,
+                Run {
+                    checked: None,
+                    ..on
+                },
+                Decided::Ask { standing: false },
+            ),
+            (
+                "setting, plan mode",
+                &a,
+                OWN,
+                Run {
+                    plan_mode: true,
+                    ..on
+                },
+                Decided::Refuse(Why::PlanMode),
+            ),
+            (
+                "setting, nobody watching, the kernel cannot hold it",
+                &a,
+                OWN,
+                Run {
+                    interactive: false,
+                    confinable: false,
+                    ..on
+                },
+                Decided::Refuse(Why::Unwatched),
+            ),
+        ];
+        for (case, approvals, context, facts, expected) in rows {
+            assert_eq!(run(approvals, context, facts), expected, "{case}");
         }
     }
 

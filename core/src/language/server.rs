@@ -106,6 +106,7 @@ impl Server {
             cwd: workspace,
             env: launch.env.clone(),
             withheld: &launch.withheld,
+            base: None,
             stdin: Stdio::piped(),
             stdout: Stdio::piped(),
             stderr: Stdio::piped(),

@@ -413,6 +413,7 @@ pub async fn start(
             cwd,
             env: Vec::new(),
             withheld,
+            base: None,
             stdin: std::process::Stdio::piped(),
             stdout: std::process::Stdio::piped(),
             stderr: std::process::Stdio::null(),

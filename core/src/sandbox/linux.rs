@@ -73,14 +73,50 @@ pub fn ruleset(plan: &Plan) -> Result<OwnedFd, Refusal> {
     fd.ok_or(Refusal::Unavailable)
 }
 
-/// Arranges for the child `command` starts to restrict itself to `ruleset` before it runs its
-/// program. A child that cannot is not run: `spawn` fails with the error.
-pub fn apply(command: &mut std::process::Command, ruleset: &OwnedFd) {
+/// The seccomp filter of a process that may make no socket: `socket(2)` fails with `EACCES`, and
+/// `io_uring_setup(2)` with `EPERM` (a ring could make one without the system call). Every other
+/// call is left to Landlock; a call from another architecture's table ends the process.
+pub fn no_sockets() -> Result<seccompiler::BpfProgram, Refusal> {
+    use seccompiler::{SeccompAction, SeccompFilter, TargetArch};
+    let failed = |e: &dyn std::fmt::Display| Refusal::Ruleset(format!("seccomp: {e}"));
+    let arch: TargetArch = std::env::consts::ARCH
+        .try_into()
+        .map_err(|e: seccompiler::BackendError| failed(&e))?;
+    let mut calls = vec![libc::SYS_socket, libc::SYS_io_uring_setup];
+    // The x32 table of x86_64 shares its architecture with the 64-bit one: its numbers too.
+    #[cfg(target_arch = "x86_64")]
+    {
+        const X32: i64 = 0x4000_0000;
+        calls.extend([libc::SYS_socket | X32, libc::SYS_io_uring_setup | X32]);
+    }
+    let rules = calls.into_iter().map(|c| (c, Vec::new())).collect();
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EACCES as u32),
+        arch,
+    )
+    .map_err(|e| failed(&e))?;
+    filter
+        .try_into()
+        .map_err(|e: seccompiler::BackendError| failed(&e))
+}
+
+/// Arranges for the child `command` starts to restrict itself to `ruleset` (and `filter`, when
+/// there is one) before it runs its program. A child that cannot is not run: `spawn` fails with
+/// the error.
+pub fn apply(
+    command: &mut std::process::Command,
+    ruleset: &OwnedFd,
+    filter: Option<&seccompiler::BpfProgram>,
+) {
     use std::os::unix::process::CommandExt;
     let raw = ruleset.as_raw_fd();
-    // SAFETY: the closure makes two system calls, both async-signal-safe, and allocates nothing.
-    // The descriptor stays open in the parent until the spawn returns (the caller holds it) and
-    // is close-on-exec, so the program never holds it.
+    let filter: Option<seccompiler::BpfProgram> = filter.cloned();
+    // SAFETY: the closure makes system calls only, all async-signal-safe, and allocates nothing
+    // (the filter was built and copied in the parent). The descriptor stays open in the parent
+    // until the spawn returns (the caller holds it) and is close-on-exec, so the program never
+    // holds it.
     unsafe {
         command.pre_exec(move || {
             if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
@@ -88,6 +124,10 @@ pub fn apply(command: &mut std::process::Command, ruleset: &OwnedFd) {
             }
             if libc::syscall(libc::SYS_landlock_restrict_self, raw, 0u32) != 0 {
                 return Err(std::io::Error::last_os_error());
+            }
+            if let Some(filter) = &filter {
+                seccompiler::apply_filter(filter)
+                    .map_err(|_| std::io::Error::from_raw_os_error(libc::EPERM))?;
             }
             Ok(())
         });

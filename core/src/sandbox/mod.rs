@@ -1,5 +1,5 @@
-//! Confinement for processes that run code bravebot did not write: today, the MCP servers a person
-//! names. It fails closed: a policy that cannot be applied in full is refused and nothing runs.
+//! Confinement for processes that run code bravebot did not write: the MCP servers a person names,
+//! and the command lines that run unasked under `run.confined: unasked` ([`run`]). It fails closed: a policy that cannot be applied in full is refused and nothing runs.
 //!
 //! [`policy`] decides (pure); this module looks at the disk for it ([`layout`]), and the backend
 //! (Landlock on Linux, in `linux`) builds the ruleset the child puts itself under before `exec`.
@@ -10,6 +10,7 @@
 //! variables.)
 
 pub mod policy;
+pub mod run;
 
 #[cfg(target_os = "linux")]
 mod linux;
@@ -54,12 +55,20 @@ impl Level {
     }
 }
 
-/// What this machine offers, asked of the kernel.
+/// Caps the Landlock ABI bravebot uses at its value (`0`: as if the kernel had none), to see what
+/// a person on an older kernel sees. It can only lower what is used: confinement fails closed.
+pub const ABI_CAP_VARIABLE: &str = "BRAVEBOT_LANDLOCK_ABI_AT_MOST";
+
+/// What this machine offers, asked of the kernel (and lowered by [`ABI_CAP_VARIABLE`]).
 pub fn level() -> Level {
     #[cfg(target_os = "linux")]
     {
+        let cap = std::env::var(ABI_CAP_VARIABLE)
+            .ok()
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .unwrap_or(u32::MAX);
         Level {
-            abi: linux::abi(),
+            abi: linux::abi().min(cap),
             backend: true,
         }
     }
@@ -77,6 +86,9 @@ pub struct Confined {
     pub plan: Plan,
     #[cfg(target_os = "linux")]
     ruleset: std::os::fd::OwnedFd,
+    /// The seccomp filter of a plan that denies sockets.
+    #[cfg(target_os = "linux")]
+    filter: Option<seccompiler::BpfProgram>,
 }
 
 impl std::fmt::Debug for Confined {
@@ -101,7 +113,16 @@ pub fn prepare(policy: &Policy) -> Result<Confined, Refusal> {
     #[cfg(target_os = "linux")]
     {
         let ruleset = linux::ruleset(&plan)?;
-        Ok(Confined { plan, ruleset })
+        let filter = if plan.sockets_denied {
+            Some(linux::no_sockets()?)
+        } else {
+            None
+        };
+        Ok(Confined {
+            plan,
+            ruleset,
+            filter,
+        })
     }
     #[cfg(not(target_os = "linux"))]
     {
@@ -115,7 +136,7 @@ impl Confined {
     /// `Confined` must outlive the spawn.
     pub fn apply(&self, command: &mut std::process::Command) {
         #[cfg(target_os = "linux")]
-        linux::apply(command, &self.ruleset);
+        linux::apply(command, &self.ruleset, self.filter.as_ref());
         #[cfg(not(target_os = "linux"))]
         let _ = command;
     }
@@ -135,7 +156,7 @@ pub fn layout(policy: &Policy) -> Result<Layout, Refusal> {
         };
         out.kinds.insert(path.clone(), kind);
         if *access == Access::Write && kind == Kind::Directory {
-            let gits = find_gits(&path)?;
+            let gits = find_held_back(&path, policy)?;
             for git in &gits {
                 let mut at = git.parent();
                 while let Some(dir) = at.filter(|d| d.starts_with(&path)) {
@@ -154,8 +175,9 @@ pub fn layout(policy: &Policy) -> Result<Layout, Refusal> {
     Ok(out)
 }
 
-/// Every `.git` beneath `dir`, looked for without following a link or entering a `.git`.
-fn find_gits(dir: &Path) -> Result<Vec<PathBuf>, Refusal> {
+/// Every entry `policy` holds back (each `.git`, and each name it adds) beneath `dir`, looked for
+/// without following a link or entering one held back.
+fn find_held_back(dir: &Path, policy: &Policy) -> Result<Vec<PathBuf>, Refusal> {
     let mut found = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
     let mut seen = 0usize;
@@ -170,7 +192,7 @@ fn find_gits(dir: &Path) -> Result<Vec<PathBuf>, Refusal> {
             }
             let path = entry.path();
             let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-            if entry.file_name() == ".git" {
+            if policy.holds_back(&entry.file_name()) {
                 found.push(path);
             } else if is_dir {
                 pending.push(path);

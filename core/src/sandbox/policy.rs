@@ -30,6 +30,11 @@ pub enum Access {
 pub struct Policy {
     grants: Vec<(PathBuf, Access)>,
     network: bool,
+    /// Names (compared without case) held back from every write grant wherever they appear
+    /// beneath it, beside `.git`, which always is.
+    held_back: Vec<String>,
+    /// No socket may be made at all (`socket(2)` fails), beside the network rights.
+    no_sockets: bool,
 }
 
 impl Policy {
@@ -53,6 +58,28 @@ impl Policy {
     /// Lets the process reach the network (it is denied otherwise).
     pub fn network(mut self, allowed: bool) -> Policy {
         self.network = allowed;
+        self
+    }
+
+    /// Holds every entry named `name` (a file or a directory, compared without case) beneath a
+    /// write grant back from writing, as a `.git` is.
+    pub fn hold_back(mut self, name: &str) -> Policy {
+        if !self.held_back.iter().any(|n| n.eq_ignore_ascii_case(name)) {
+            self.held_back.push(name.to_string());
+        }
+        self
+    }
+
+    /// Whether an entry called `name` is held back from writing: `.git`, and the names added.
+    pub fn holds_back(&self, name: &std::ffi::OsStr) -> bool {
+        let name = name.to_string_lossy();
+        name == ".git" || self.held_back.iter().any(|n| name.eq_ignore_ascii_case(n))
+    }
+
+    /// Makes no socket of any kind available: not a network one, not a local one that could
+    /// reach a service on this machine.
+    pub fn without_sockets(mut self) -> Policy {
+        self.no_sockets = true;
         self
     }
 
@@ -105,12 +132,13 @@ pub enum Kind {
 }
 
 /// What the disk holds under the policy's paths, gathered by the caller: the kind of each path
-/// (after links), each `.git` found beneath a write grant, and the entries of every directory
-/// between a write grant and a `.git` under it.
+/// (after links), each held-back entry (a `.git`, or a name the policy holds back) found beneath a
+/// write grant, and the entries of every directory between a write grant and one under it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Layout {
     pub kinds: BTreeMap<PathBuf, Kind>,
-    /// Per write-granted directory, the `.git` entries found beneath it.
+    /// Per write-granted directory, the held-back entries (each `.git`, and each name the policy
+    /// holds back) found beneath it.
     pub repositories: BTreeMap<PathBuf, Vec<PathBuf>>,
     /// The entries (full paths, with their kinds) of each directory on the way to a `.git`.
     pub entries: BTreeMap<PathBuf, Vec<(PathBuf, Kind)>>,
@@ -144,13 +172,16 @@ pub struct Plan {
     pub rules: Vec<Rule>,
     /// Paths the policy named that are not on disk: left out, never replaced by a parent.
     pub left_out: Vec<PathBuf>,
-    /// Each `.git` beneath a write grant, readable but not writable.
+    /// Each held-back entry beneath a write grant (a `.git`, a name the policy holds back),
+    /// readable but not writable.
     pub held_back: Vec<PathBuf>,
     /// Directories on the way to a held-back `.git`: readable, and what is beside the `.git` in
     /// them writable, but no new entry may be made directly in them.
     pub no_new_entries: Vec<PathBuf>,
     /// Whether the kernel denies the network to the process.
     pub network_denied: bool,
+    /// Whether the process may make no socket at all (a seccomp filter says so).
+    pub sockets_denied: bool,
     pub abi: u32,
 }
 
@@ -180,7 +211,7 @@ pub enum Refusal {
     #[error("the grant {} could not be installed ({}), so the policy was refused", .0.display(), .1)]
     NotInstalled(PathBuf, String),
     #[error(
-        "{} holds more than {} entries to look through for a .git, so the write grant was refused",
+        "{} holds more than {} entries to look through for entries to hold back (a .git), so the write grant was refused",
         .0.display(), .1
     )]
     TooLarge(PathBuf, usize),
@@ -210,6 +241,7 @@ pub fn plan(policy: &Policy, layout: &Layout, abi: u32) -> Result<Plan, Refusal>
         held_back: Vec::new(),
         no_new_entries: Vec::new(),
         network_denied: !policy.network,
+        sockets_denied: policy.no_sockets,
         abi,
     };
     for (path, access) in wanted {
@@ -304,7 +336,7 @@ impl Plan {
         }
         for dir in &self.no_new_entries {
             lines.push(format!(
-                "no new entries directly in {} (it holds a .git)",
+                "no new entries directly in {} (it leads to an entry held back)",
                 dir.display()
             ));
         }
@@ -316,6 +348,9 @@ impl Plan {
         } else {
             "network: allowed".to_string()
         });
+        if self.sockets_denied {
+            lines.push("sockets: none can be made (a seccomp filter)".to_string());
+        }
         lines
     }
 }

@@ -96,6 +96,16 @@ const PROTECTED_FILES: &[&str] = &[
 /// Whether a write to `path` must always be put to the person. Names are compared without regard
 /// to case, since on a case-insensitive filesystem `.VSCode/Settings.json` is the same file as
 /// `.vscode/settings.json` (asking more on a case-sensitive one costs a question, not safety).
+/// Every name [`is_protected`] holds back, directories and files alike: what a confined run may
+/// not write wherever it is in the workspace (RUN-17).
+pub fn protected_names() -> Vec<&'static str> {
+    PROTECTED_DIRS
+        .iter()
+        .chain(PROTECTED_FILES)
+        .copied()
+        .collect()
+}
+
 pub fn is_protected(path: &Path) -> bool {
     let named = |name: &std::ffi::OsStr, list: &[&str]| {
         let name = name.to_string_lossy();

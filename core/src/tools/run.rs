@@ -42,6 +42,7 @@ pub const MAX_DEADLINE: u64 = 3600;
 /// Most bytes of each stream kept for a slot (head and tail); the result shows `run.maxOutput`.
 const KEEP: usize = 16 * 1024 * 1024;
 
+mod confined;
 mod outputs;
 mod readonly;
 mod rules;
@@ -61,6 +62,8 @@ tool_args! {
 
 /// What the planner calls this tool.
 pub const NAME: &str = "run";
+/// The option of a run question that lets lines run confined unasked for the session.
+const CONFINED_OPTION: &str = "confined";
 
 pub fn spec() -> ToolSpec {
     ToolSpec {
@@ -85,6 +88,8 @@ enum Endorsed {
     /// of the bytes each check judged: the output is trusted only where the disk still holds
     /// exactly those bytes once the run has ended (RUNTOOL-15).
     Checked(Vec<(PathBuf, Fingerprint)>),
+    /// Run confined by the kernel without a question (RUN-17): the output is quarantined.
+    Confined(Arc<crate::sandbox::run::RunConfinement>),
 }
 
 pub async fn run(call: &Call<'_>) -> ToolOutput {
@@ -177,7 +182,12 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     let stdin_label = stdin
         .as_ref()
         .map_or(Label::TRUSTED_PUBLIC, Labelled::label);
+    let confinement = match &endorsed {
+        Endorsed::Confined(c) => Some(c.clone()),
+        _ => None,
+    };
     let (label, how, checked) = match endorsed {
+        Endorsed::Confined(_) => (Label::UNTRUSTED_PRIVATE, confined::TOUCHES, None),
         Endorsed::Vouched(how) => (Label::TRUSTED_PRIVATE.join(stdin_label), how, None),
         // A job's files cannot be compared once it has ended where nobody waits on it.
         Endorsed::Checked(_) if background => (
@@ -203,6 +213,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         stderr: stderr.clone(),
         stdin: stdin.map(|s| policy::to_file_write(&s).to_vec()),
         withheld: call.session.withheld.clone(),
+        confinement: confinement.clone(),
     };
     let deadline = Duration::from_secs(deadline.unwrap_or(DEFAULT_DEADLINE).clamp(1, MAX_DEADLINE));
     // The turn's checkpoint keeps what every file the line names holds before it runs (CKPT-7).
@@ -257,7 +268,16 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             text.as_str()
         ));
     }
-    let mut output = ToolOutput::ok(text, format!("ran {shown_line}: {}", report.summary()));
+    // Every run's card says whether it was confined and what it could touch (RUN-18).
+    let touched = if confinement.is_some() {
+        confined::TOUCHES
+    } else {
+        confined::UNCONFINED
+    };
+    let mut output = ToolOutput::ok(
+        text,
+        format!("ran {shown_line}: {}; {touched}", report.summary()),
+    );
     if report.failed() {
         output.status = ToolStatus::Failed;
     }
@@ -377,6 +397,18 @@ async fn endorse(
             label.is_trusted() && label.is_public()
         },
     };
+    // Whether the kernel could hold the line (RUN-17): looked at only for a line whose routing
+    // is its own, the only kind that may run confined unasked or offer to.
+    let mut cannot_confine = if may_stand {
+        confined::assess(
+            &crate::workspace_file::real_path(&session.cwd),
+            plan,
+            &super::land::protected_names(),
+        )
+        .err()
+    } else {
+        Some(String::new())
+    };
     let mut facts = decide::Run {
         identity: &identity,
         touches_files,
@@ -386,6 +418,8 @@ async fn endorse(
         checked: None,
         plan_mode: mode == Mode::Plan,
         interactive: session.screen.interactive(),
+        confined_setting: settings.run_confined,
+        confinable: cannot_confine.is_none(),
     };
     // Files the line reads that a check did not clear, with the verdict: drawn on the question.
     let mut held = Vec::new();
@@ -393,6 +427,30 @@ async fn endorse(
     let mut passed = Vec::new();
     let decided = loop {
         let decided = decide::run(&session.state().approvals, context, facts);
+        if decided == Decided::Unasked(Why::Confined) {
+            match confined::prepare(
+                crate::workspace_file::real_path(&session.cwd),
+                plan,
+                super::land::protected_names(),
+            )
+            .await
+            {
+                Ok(confinement) => {
+                    call.record(
+                        Gate::Promote,
+                        Decision::Allowed,
+                        "run: confined by the kernel (run.confined)",
+                    );
+                    return Ok(Endorsed::Confined(confinement));
+                }
+                // The kernel could not hold it after all: decided again, as a line it cannot.
+                Err(why) => {
+                    cannot_confine = Some(why);
+                    facts.confinable = false;
+                    continue;
+                }
+            }
+        }
         if decided != Decided::CheckFirst {
             break decided;
         }
@@ -446,6 +504,13 @@ async fn endorse(
     let mut notice = String::from(
         "Programs are not confined: they run with your access to your files, the network and your credentials.",
     );
+    let confined_on = settings.run_confined || session.state().approvals.confined_allowed();
+    match &cannot_confine {
+        Some(why) if confined_on && !why.is_empty() => {
+            notice.push_str(&format!(" It cannot run confined: {why}."));
+        }
+        _ => {}
+    }
     for (file, verdict) in &held {
         let file = control_pictures(file);
         notice.push_str(&match verdict {
@@ -470,12 +535,36 @@ async fn endorse(
     if remember {
         question = super::release::standing_plan_option(question, "session");
     }
+    // A line the kernel could hold may run confined, this one and every such line after it,
+    // without a question for the rest of the session (RUN-17).
+    let offer_confined = remember && cannot_confine.is_none() && !confined_on;
+    if offer_confined {
+        question = question.allow_always(
+            CONFINED_OPTION,
+            "Run lines confined, without asking, for this session: each can write only inside the workspace and reach no network, and what it prints stays held back from the agent",
+        );
+    }
     let question = question.reject("reject", "Don't run it");
     let asked = call
         .ask_recorded(question, |a| {
             a.said("run: the person approved the plan", "run: refused")
         })
         .await;
+    if offer_confined && asked.id() == Some(CONFINED_OPTION) {
+        session.state().approvals.person_allowed_confined();
+        return match confined::prepare(
+            crate::workspace_file::real_path(&session.cwd),
+            plan,
+            super::land::protected_names(),
+        )
+        .await
+        {
+            Ok(confinement) => Ok(Endorsed::Confined(confinement)),
+            Err(why) => Err(ToolOutput::refused(format!(
+                "the line could not be confined ({why}); nothing ran"
+            ))),
+        };
+    }
     if asked.allowed_always() {
         session
             .state()
