@@ -2608,6 +2608,37 @@ case('through the real server, :Bravebot restore puts back an edited open buffer
   ws.stop()
 end)
 
+-- Verifies: NVIM-83
+case("a question's float is as tall as its wrapped rows, so its last choice and key hint stay in view", function()
+  local q = require('bravebot.questions')
+  local columns = vim.o.columns
+  vim.o.columns = 60
+  local long = string.rep('a choice that wraps ', 8)
+  local win
+  local ok, err = pcall(function()
+    local lines = { 'Run make?' }
+    local choices = {
+      { label = 'Run it once', fn = function() end, approving = true },
+      { label = long, fn = function() end, approving = true },
+      { label = "Don't run it", fn = function() end, approving = false },
+    }
+    win = q.float('run a command', lines, {}, choices, function() end, {})
+    local buf = vim.api.nvim_win_get_buf(win)
+    local width = vim.api.nvim_win_get_width(win)
+    local rows = 0
+    for _, l in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+      rows = rows + math.max(1, math.ceil(vim.fn.strdisplaywidth(l) / width))
+    end
+    assert(rows > #vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'a line wraps in this case')
+    eq(rows, vim.api.nvim_win_get_height(win), 'the float is as tall as its rows')
+  end)
+  if win and vim.api.nvim_win_is_valid(win) then
+    pcall(vim.api.nvim_win_close, win, true)
+  end
+  vim.o.columns = columns
+  assert(ok, err)
+end)
+
 -- Runner -----------------------------------------------------------------------------------------
 
 local passed, failed = 0, 0

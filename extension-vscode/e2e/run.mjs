@@ -955,7 +955,7 @@ async function pickRow(h, row, title) {
   await r.click();
 }
 
-// Verifies: VSC-14
+// Verifies: VSC-14, VSC-93
 test('a run card shows what the command printed inside the untrusted frame, bounded and expandable, and a failing exit as failed', async () => {
   const canary = 'CANARY-run-card-41';
   // The shell makes the marker, so the command line the planner wrote does not hold it.
@@ -973,6 +973,12 @@ test('a run card shows what the command printed inside the untrusted frame, boun
     const tool = h.chat.locator('.tool-wrap').filter({ has: h.chat.locator('.output') });
     await tool.waitFor();
     eq(await tool.locator('.status').innerText(), 'failed', 'the tool line of a failing exit');
+    // The card's header says the run was not confined, and what it could touch in the hover.
+    const confinement = tool.locator('.confinement');
+    eq(await confinement.innerText(), 'not confined', 'the run card says it was not confined');
+    eq(await confinement.getAttribute('title'), 'not confined: it ran with your access', 'what it could touch, in the hover');
+    await tool.locator('summary').first().scrollIntoViewIfNeeded();
+    await tool.locator('summary').first().screenshot({ path: path.join(artifacts, 'runcard-header.png') });
     const frame = tool.locator('.untrusted.output[data-stream="stdout"]');
     check((await frame.locator('.frame-label').innerText()).toLowerCase().includes('not shown to the agent'), 'the frame says the agent was not shown it');
     const shown = (await frame.locator('pre').innerText()).split('\n');

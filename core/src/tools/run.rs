@@ -541,7 +541,7 @@ async fn endorse(
     if offer_confined {
         question = question.allow_always(
             CONFINED_OPTION,
-            "Run lines confined, without asking, for this session: each can write only inside the workspace and reach no network, and what it prints stays held back from the agent",
+            "Run lines confined, without asking, for this session (only the workspace, no network)",
         );
     }
     let question = question.reject("reject", "Don't run it");

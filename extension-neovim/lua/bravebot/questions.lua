@@ -198,7 +198,13 @@ function M.float(title, lines, hls, choices, on_close, opts)
     width = math.max(width, vim.fn.strdisplaywidth(l))
   end
   width = math.min(width + 2, math.max(20, vim.o.columns - 4))
-  local height = math.min(#lines, math.max(3, vim.o.lines - 4))
+  -- Rows as drawn: a line wider than the float wraps, and every row counts, so the last choice
+  -- and the key hint are not left below the float's edge.
+  local rows = 0
+  for _, l in ipairs(lines) do
+    rows = rows + math.max(1, math.ceil(vim.fn.strdisplaywidth(l) / width))
+  end
+  local height = math.min(rows, math.max(3, vim.o.lines - 4))
   local win = vim.api.nvim_open_win(buf, opts.focus == true, {
     relative = 'editor',
     anchor = 'NE',

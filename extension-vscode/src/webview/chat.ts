@@ -5,7 +5,7 @@ import { PromptHistory } from './history';
 import { completeMention, mentionAt } from './mentionComplete';
 import { renderMarkdown, escapeHtml } from './markdown';
 import { contextLabel, contextToSend, withoutContext, type EditorContext } from './transcript';
-import { addItem, addUser, applyUpdate, delegateStateWords, offers, emptyTranscript, mentions, previewOf, restoredTranscript, resumedTranscript, statusWords, stopWords, type CheckItem, type DelegateItem, type FromWebview, type Item, type RunOutput, type ToWebview, type ToolItem, type Transcript } from './transcript';
+import { addItem, addUser, applyUpdate, confinementOf, delegateStateWords, offers, emptyTranscript, mentions, previewOf, restoredTranscript, resumedTranscript, statusWords, stopWords, type CheckItem, type DelegateItem, type FromWebview, type Item, type RunOutput, type ToWebview, type ToolItem, type Transcript } from './transcript';
 import { attachPicture, attachShown, counted, drawnPictureTypes, pictureSrc, type HeldPicture } from './transcript';
 import { heldBackHtml } from './heldBack';
 import { checkpointHtml, restoreDiffHtml, restoredHtml, versionsHtml } from './checkpointHtml';
@@ -108,12 +108,18 @@ function checkHtml(it: CheckItem): string {
   return checkLine(it.state, it.verdict);
 }
 
+/** A run's card says in its header whether it was confined; what it could touch in the hover. */
+function confinementHtml(it: ToolItem): string {
+  const c = it.tool === 'run' ? confinementOf(it.summary) : undefined;
+  return c ? ` <span class="confinement ${c.word === 'confined' ? 'confined' : 'unconfined'}" title="${escapeHtml(c.said)}">${escapeHtml(c.word)}</span>` : '';
+}
+
 /** A tool call's card: its name and status, opened for why and how it ended. */
 function toolCardHtml(it: ToolItem, why = it.why): string {
   const status = it.status ?? 'running';
   // The tool in plain words (its exact name in the hover); its arguments exact, byte for byte.
   return `<details class="card tool" data-call="${escapeHtml(it.callId)}" data-tool="${escapeHtml(it.tool)}"><summary><span class="tool-name" title="tool: ${escapeHtml(it.tool)}">${escapeHtml(toolWords(it.tool))}</span> ` +
-    `<span class="status ${escapeHtml(status)}" title="status: ${escapeHtml(status)}">${escapeHtml(statusWords(it.status))}</span>${argumentsHtml(it.args ?? [])}</summary>` +
+    `<span class="status ${escapeHtml(status)}" title="status: ${escapeHtml(status)}">${escapeHtml(statusWords(it.status))}</span>${confinementHtml(it)}${argumentsHtml(it.args ?? [])}</summary>` +
     `<div class="why">${escapeHtml(why)}</div>${it.summary ? `<pre>${escapeHtml(it.summary)}</pre>` : ''}</details>`;
 }
 

@@ -282,6 +282,20 @@ export function previewOf(text: string, lines = outputPreviewLines): { shown: st
 }
 
 /** Plain words for a tool result's status; the wire word stays in the hover. */
+/**
+ * What a run could touch, as its result's summary ends (RUN-18): `confined` or `not confined`,
+ * with the server's whole sentence for the hover. Undefined for any other summary.
+ */
+export function confinementOf(summary: string | undefined): { word: string; said: string } | undefined {
+  if (!summary) return undefined;
+  // The server's words end the summary: the last of the two, whatever the command said before.
+  const found = ['not confined', 'confined']
+    .map((word) => ({ word, at: summary.lastIndexOf(`; ${word}: `) }))
+    .filter((f) => f.at >= 0)
+    .sort((a, b) => b.at - a.at)[0];
+  return found ? { word: found.word, said: summary.slice(found.at + 2) } : undefined;
+}
+
 export function statusWords(status: string | undefined): string {
   switch (status) {
     case undefined: return 'running';
