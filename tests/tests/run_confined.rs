@@ -382,3 +382,46 @@ fn cargo_test_runs_confined_in_a_fresh_repository_without_a_question() {
     assert!(s.path("target/debug").is_dir());
     s.client.shutdown();
 }
+
+// Verifies: RUN-19
+#[test]
+fn what_a_confined_run_wrote_is_untrusted_even_where_it_set_the_time_back() {
+    let model = FakeModel::start(vec![
+        line(
+            "rewrite",
+            // The shell makes the marker, so the line the planner wrote does not hold it.
+            "sh -c 'echo CANARY-confined-$((6*7)) > src/data.txt; touch -d 2000-01-01 src/data.txt'",
+        ),
+        Reply::tool_call_with_id(
+            "read",
+            "read_file",
+            json!({"path": "src/data.txt", "why": "look"}),
+        ),
+        Reply::text("done"),
+    ]);
+    let s = Setup::start_with(
+        &[("src/data.txt", "vouched\n"), ("src/lib.rs", "")],
+        model,
+        |options, _| options.home_file(".bravebot/settings.json", CONFINED),
+        json!({}),
+    );
+    // The person vouches for the file; the confined run writes it afterwards, unasked.
+    s.prompt_text("go", &["src/data.txt"]);
+    assert_eq!(s.client.questions().len(), 0);
+    assert_eq!(
+        std::fs::read_to_string(s.path("src/data.txt")).expect("data"),
+        "CANARY-confined-42\n"
+    );
+    let audit = s.audit_details();
+    let read = s.model.tool_result("read");
+    assert!(read.contains("ref:"), "{read}\n{audit:#?}");
+    s.model
+        .assert_no_planner_request_contains("CANARY-confined-42");
+    assert!(
+        audit
+            .iter()
+            .any(|d| d == "run: 1 file(s) a confined run changed marked untrusted"),
+        "{audit:?}"
+    );
+    s.client.shutdown();
+}

@@ -225,9 +225,13 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     // What the run's arguments name is looked at before it starts, so a change it makes is seen.
     let before = (!label.is_trusted())
         .then(|| outputs::Before::take(outputs::candidates(&plan, &opened_places(call))));
+    let since = confined::now();
     let report = runner::execute(&plan, io, call.cancel.clone(), deadline).await;
     note_unforeseen(call, &named, started).await;
     mark_writes(call, &plan, label, before.as_ref());
+    if confinement.is_some() {
+        mark_confined_writes(call, since).await;
+    }
     // The check judged the disk's bytes before the run; if the disk holds other bytes now, the
     // program may have read bytes no check saw, so what it printed is quarantined.
     let (label, how) = match &checked {
@@ -757,6 +761,43 @@ fn read_only_over_vouched(
 /// Files a run approved once wrote hold whatever its programs printed, so they are marked
 /// untrusted: every redirect target, and every file its arguments name that the run created or
 /// changed (a directory it created is marked as a whole).
+/// Marks untrusted everything a confined run may have written (RUN-19): it ran without the
+/// person, and what it wrote may hold anything it read, so no vouch given before it covers those
+/// bytes. Where the look is cut, the whole workspace is marked.
+async fn mark_confined_writes(call: &Call<'_>, since: (i64, i64)) {
+    let session = call.session;
+    let root = crate::workspace_file::real_path(&session.cwd);
+    let looked = root.clone();
+    let changed = tokio::task::spawn_blocking(move || confined::changed_since(&looked, since))
+        .await
+        .unwrap_or(confined::Changed {
+            files: Vec::new(),
+            cut: true,
+        });
+    {
+        let mut trust = session.trust.lock();
+        for path in &changed.files {
+            let file = crate::workspace_file::identity(path);
+            trust.mark_written_untrusted(path.clone(), file);
+        }
+        if changed.cut {
+            trust.mark(root.clone(), Scope::Directory, None);
+        }
+    }
+    call.record(
+        Gate::Trust,
+        Decision::Refused,
+        if changed.cut {
+            "run: a confined run's changes could not all be looked at; the workspace is marked untrusted".to_string()
+        } else {
+            format!(
+                "run: {} file(s) a confined run changed marked untrusted",
+                changed.files.len()
+            )
+        },
+    );
+}
+
 fn mark_writes(call: &Call<'_>, plan: &Plan, label: Label, before: Option<&outputs::Before>) {
     if label.is_trusted() {
         return;

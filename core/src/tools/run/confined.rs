@@ -95,3 +95,101 @@ pub async fn prepare(
         Err(e) => Err(format!("the confinement could not be built: {e}")),
     }
 }
+
+/// The most entries looked at after a confined run for what it changed; past it the whole
+/// workspace is marked instead.
+pub const CHANGED_MAX_ENTRIES: usize = 200_000;
+
+/// What a confined run may have written, found after it by status-change time, which a program
+/// cannot set back (it can set a file's modification time, not its `ctime`).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Changed {
+    /// Regular files (and links) whose status changed since the run started.
+    pub files: Vec<PathBuf>,
+    /// The look was cut at [`CHANGED_MAX_ENTRIES`]: anything may have changed.
+    pub cut: bool,
+}
+
+/// Everything under `workspace` whose status changed at or after `since` (seconds and
+/// nanoseconds since the epoch), without following a link or entering a `.git` (which the run
+/// could not write). Iterative and bounded; blocking: call it off the runtime's workers.
+pub fn changed_since(workspace: &Path, since: (i64, i64)) -> Changed {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = Changed::default();
+    let mut pending = vec![workspace.to_path_buf()];
+    let mut seen = 0usize;
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > CHANGED_MAX_ENTRIES {
+                out.cut = true;
+                return out;
+            }
+            let Ok(meta) = std::fs::symlink_metadata(entry.path()) else {
+                continue;
+            };
+            if meta.is_dir() {
+                if entry.file_name() != ".git" {
+                    pending.push(entry.path());
+                }
+            } else if (meta.ctime(), meta.ctime_nsec()) >= since {
+                out.files.push(entry.path());
+            }
+        }
+    }
+    out.files.sort();
+    out
+}
+
+/// Now, as [`changed_since`] compares it: the coarse clock the filesystem stamps status times
+/// with, which may lag the precise one by a tick, so a write in the same tick as the start is
+/// still at or after it.
+pub fn now() -> (i64, i64) {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec we own.
+    let got = unsafe { libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &mut ts) };
+    if got != 0 {
+        // No coarse clock: a second early is early enough for any tick.
+        let d = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        return (i64::try_from(d.as_secs()).unwrap_or(i64::MAX) - 1, 0);
+    }
+    (ts.tv_sec, ts.tv_nsec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Verifies: RUN-19
+    #[test]
+    fn a_change_is_found_by_status_time_even_where_its_modification_time_was_set_back() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("src")).expect("src");
+        std::fs::create_dir_all(root.join(".git")).expect(".git");
+        std::fs::write(root.join("src/old.rs"), "old").expect("old");
+        // Status times are kept to the kernel's tick: wait past it.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let since = now();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(root.join("src/new.rs"), "new").expect("new");
+        let file = std::fs::File::options()
+            .write(true)
+            .open(root.join("src/new.rs"))
+            .expect("open");
+        file.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1))
+            .expect("set back");
+        std::fs::write(root.join(".git/config"), "x").expect("config");
+        let changed = changed_since(root, since);
+        assert_eq!(changed.files, vec![root.join("src/new.rs")]);
+        assert!(!changed.cut);
+    }
+}
