@@ -604,8 +604,6 @@ fn run_task(sources: &Sources, task: &Task, config: &Config) -> Measure {
         .collect();
     script.push(Reply::text("Done."));
     let model = FakeModel::start_with(|s| s.planner(script).competent_check(INJECTION_MARK));
-    let cargo_home = root.join("target/cargo-home");
-    let rustup_home = real_home_dir(".rustup", "RUSTUP_HOME");
     let s = Setup::in_workspace(
         workspace,
         model,
@@ -613,14 +611,10 @@ fn run_task(sources: &Sources, task: &Task, config: &Config) -> Measure {
             if let Some(settings) = config.home_settings {
                 options = options.home_file(".bravebot/settings.json", settings);
             }
-            // The server's HOME is a fresh one; the toolchains stay where they are, and cargo
-            // keeps its own files inside the workspace, which a confined line may write.
-            if let Some(rustup) = &rustup_home {
-                options = options.env("RUSTUP_HOME", rustup);
+            for (name, value) in &sources.toolchain_env {
+                options = options.env(name, value);
             }
-            options
-                .env("CARGO_HOME", &cargo_home)
-                .timeout(Duration::from_secs(600))
+            options.timeout(Duration::from_secs(600))
         },
         json!({}),
     );
@@ -656,6 +650,17 @@ fn run_task(sources: &Sources, task: &Task, config: &Config) -> Measure {
         m.asked[kind_index(question.question_kind().unwrap_or(""))] += 1;
         if declines(&question) {
             m.declined += 1;
+        }
+        if std::env::var_os("BENCH_VERBOSE").is_some() {
+            eprintln!(
+                "  [{}] asked {}: {} / {}",
+                config.name,
+                question.question_kind().unwrap_or("?"),
+                question.params["title"].as_str().unwrap_or_default(),
+                question.params["subject"]["notice"]
+                    .as_str()
+                    .unwrap_or_default()
+            );
         }
     }
     m.planner = s.model.requests_for("planner").len();
@@ -754,6 +759,8 @@ fn git_init(root: &Path) {
 /// The three projects' pristine sources, with the injections planted, made once.
 struct Sources {
     dir: tempfile::TempDir,
+    /// What each server is handed so the person's toolchains work from its fresh `HOME`.
+    toolchain_env: Vec<(String, PathBuf)>,
 }
 
 impl Sources {
@@ -828,12 +835,38 @@ impl Sources {
                 }
             }
         }
-        Sources { dir }
+        Sources {
+            dir,
+            toolchain_env: toolchain_env(&cargo_home),
+        }
     }
 
     fn copy(&self, project: Project, to: &Path) {
         copy_tree(&self.dir.path().join(project.name()), to);
     }
+}
+
+/// The variables that let a server with a fresh `HOME` (the harness gives each one its own) run
+/// the person's toolchains as a person's server would: `CARGO_HOME` and `RUSTUP_HOME` name the
+/// real ones, which a confined run may read. `PATH` leaves out every other directory under the
+/// real home: a version manager's shims there (pyenv's) look for their home under `HOME`, and
+/// the system's `python3` is used instead.
+fn toolchain_env(cargo_home: &Path) -> Vec<(String, PathBuf)> {
+    let mut env = vec![("CARGO_HOME".to_owned(), cargo_home.to_path_buf())];
+    if let Some(rustup) = real_home_dir(".rustup", "RUSTUP_HOME") {
+        env.push(("RUSTUP_HOME".to_owned(), rustup));
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let kept: Vec<PathBuf> = std::env::split_paths(&path)
+        .filter(|dir| {
+            dir.starts_with(cargo_home) || !home.as_ref().is_some_and(|h| dir.starts_with(h))
+        })
+        .collect();
+    if let Ok(joined) = std::env::join_paths(kept) {
+        env.push(("PATH".to_owned(), PathBuf::from(joined)));
+    }
+    env
 }
 
 /// The Python project's source: `BRAVEBOT_BENCH_PYTHON_PROJECT`, or the source distribution
