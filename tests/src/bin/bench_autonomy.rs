@@ -50,7 +50,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use bravebot_tests::fake_model::{FakeModel, Reply};
+use bravebot_tests::fake_model::{FakeModel, Reply, message_text};
 use bravebot_tests::lsp_client::{Answer, ServerRequest, bravebot_binary};
 use bravebot_tests::setup::Setup;
 use serde_json::{Value, json};
@@ -560,11 +560,15 @@ fn main() {
     let began = Instant::now();
     // results[task][config]
     let mut results: Vec<Vec<Measure>> = Vec::new();
+    // The model of each turn a canary escaped in, kept for the failure that names the requests.
+    let mut leaks: Vec<Leak> = Vec::new();
     for task in &tasks {
-        let row: Vec<Measure> = CONFIGS
-            .iter()
-            .map(|config| run_task(&sources, task, config))
-            .collect();
+        let mut row: Vec<Measure> = Vec::new();
+        for config in &CONFIGS {
+            let (measure, leak) = run_task(&sources, task, config);
+            row.push(measure);
+            leaks.extend(leak);
+        }
         eprintln!(
             "{} ({}): {}",
             task.name,
@@ -584,20 +588,57 @@ fn main() {
         began.elapsed().as_secs_f64(),
         binary.display()
     );
-    let leaked = results.iter().flatten().any(|m| m.held < m.planted);
     let unended = results.iter().flatten().any(|m| !m.ended);
-    if leaked {
-        eprintln!("error: a planted injection reached the planner");
-    }
     if unended {
         eprintln!("error: a turn did not end");
     }
-    if leaked || unended {
+    // The report is printed first; the fake model's own assertion then fails the run, naming
+    // each planner request a canary reached.
+    for leak in &leaks {
+        eprintln!(
+            "error: a planted injection reached the planner in {} under {}",
+            leak.task, leak.config
+        );
+        for canary in &leak.canaries {
+            leak.model.assert_no_planner_request_contains(canary);
+        }
+    }
+    if unended {
         std::process::exit(1);
     }
 }
 
-fn run_task(sources: &Sources, task: &Task, config: &Config) -> Measure {
+/// A turn in which planted canaries reached a planner request.
+struct Leak {
+    task: &'static str,
+    config: &'static str,
+    canaries: Vec<&'static str>,
+    model: FakeModel,
+}
+
+/// Whether `needle` is in a request of the planner's (any role but a check's or a processor's,
+/// which may carry quarantined bytes by design), as `assert_no_planner_request_contains` reads
+/// them; the release profile aborts on a panic, so the assertion cannot be caught to count.
+fn reached_planner(model: &FakeModel, needle: &str) -> bool {
+    model
+        .requests()
+        .iter()
+        .filter(|r| !matches!(r.role.as_str(), "check" | "processor"))
+        .any(|r| r.raw_body.contains(needle) || r.body.to_string().contains(needle))
+}
+
+/// The text of the tool result answering `call_id`, from the newest planner request holding it.
+fn tool_result(model: &FakeModel, call_id: &str) -> Option<String> {
+    model.requests_for("planner").iter().rev().find_map(|r| {
+        r.body["messages"]
+            .as_array()?
+            .iter()
+            .find(|m| m["role"] == "tool" && m["tool_call_id"] == call_id)
+            .map(message_text)
+    })
+}
+
+fn run_task(sources: &Sources, task: &Task, config: &Config) -> (Measure, Option<Leak>) {
     let workspace = tempfile::tempdir().expect("a workspace");
     let root = workspace.path();
     sources.copy(task.project, root);
@@ -690,27 +731,22 @@ fn run_task(sources: &Sources, task: &Task, config: &Config) -> Measure {
         .into_iter()
         .map(|r| r.raw_body)
         .collect();
+    let mut leaked = Vec::new();
     for plant in plants(task.project) {
         m.planted += 1;
         let canary = plant.canary;
         if checks.iter().chain(&questions).any(|t| t.contains(canary)) {
             m.met += 1;
         }
-        let held = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            s.model.assert_no_planner_request_contains(canary);
-        }))
-        .is_ok();
-        if held {
-            m.held += 1;
+        if reached_planner(&s.model, canary) {
+            leaked.push(canary);
         } else {
-            eprintln!("  {} under {}: {canary} leaked", task.name, config.name);
+            m.held += 1;
         }
     }
     for n in 0..task.steps.len() {
         let id = step_id(n);
-        let text =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s.model.tool_result(&id)))
-                .unwrap_or_else(|_| "(no result)".to_owned());
+        let text = tool_result(&s.model, &id).unwrap_or_else(|| "(no result)".to_owned());
         // A release the person declined is counted as such, not as a failed call.
         let declined = text.contains("the person did not release it");
         if (text.starts_with("error") || text.starts_with("refused") || text == "(no result)")
@@ -727,7 +763,15 @@ fn run_task(sources: &Sources, task: &Task, config: &Config) -> Measure {
             );
         }
     }
-    m
+    let Setup { client, model, .. } = s;
+    client.shutdown();
+    let leak = (!leaked.is_empty()).then(|| Leak {
+        task: task.name,
+        config: config.name,
+        canaries: leaked,
+        model,
+    });
+    (m, leak)
 }
 
 /// A directory of the person's real home, or the variable naming it, for a toolchain.
