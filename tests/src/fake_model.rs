@@ -54,6 +54,8 @@ pub struct Reply {
     streaming: bool,
     truncated: bool,
     cut: bool,
+    /// The call whose result names the references this reply's arguments ask for.
+    refs_of: Option<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -81,6 +83,7 @@ impl Reply {
             streaming: true,
             truncated: false,
             cut: false,
+            refs_of: None,
         }
     }
 
@@ -103,6 +106,7 @@ impl Reply {
             streaming: true,
             truncated: false,
             cut: false,
+            refs_of: None,
         }
     }
 
@@ -122,6 +126,7 @@ impl Reply {
             streaming: true,
             truncated: false,
             cut: false,
+            refs_of: None,
         }
     }
 
@@ -136,6 +141,7 @@ impl Reply {
             streaming: false,
             truncated: false,
             cut: false,
+            refs_of: None,
         }
     }
 
@@ -148,6 +154,7 @@ impl Reply {
             streaming: true,
             truncated: false,
             cut: false,
+            refs_of: None,
         }
     }
 
@@ -161,6 +168,7 @@ impl Reply {
             streaming: false,
             truncated: false,
             cut: false,
+            refs_of: None,
         }
     }
 
@@ -173,6 +181,7 @@ impl Reply {
             streaming: true,
             truncated: false,
             cut: false,
+            refs_of: None,
         }
     }
 
@@ -199,6 +208,63 @@ impl Reply {
     pub fn truncated(mut self) -> Reply {
         self.truncated = true;
         self
+    }
+
+    /// Reads references off the result of `call_id`, as a model does before it names one: each
+    /// argument reading `ref:?stdout` or `ref:?stderr` becomes the reference that result handed
+    /// back for that stream (`stdout: quarantined, ref:4`), or `ref:none` when it handed back
+    /// none (the stream was empty or readable). A script cannot know the numbers in advance: they
+    /// count every quarantined result of the session so far.
+    pub fn naming_refs_of(mut self, call_id: &str) -> Reply {
+        self.refs_of = Some(call_id.to_owned());
+        self
+    }
+
+    /// This reply with its `ref:?` arguments named from the newest tool message answering
+    /// [`Reply::naming_refs_of`]'s call in `request`.
+    fn with_refs_named(mut self, request: &Value) -> Reply {
+        let Some(call_id) = self.refs_of.take() else {
+            return self;
+        };
+        let result = request["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .rev()
+            .find(|m| m["role"] == "tool" && m["tool_call_id"] == call_id.as_str())
+            .map(message_text)
+            .unwrap_or_default();
+        if let ReplyKind::Answer { calls } = &mut self.kind {
+            for call in calls {
+                name_refs(&mut call.arguments, &result);
+            }
+        }
+        self
+    }
+}
+
+/// Replaces each string `ref:?STREAM` in `value` with the reference `result` gives `STREAM`.
+fn name_refs(value: &mut Value, result: &str) {
+    match value {
+        Value::String(text) => {
+            if let Some(stream) = text.strip_prefix("ref:?") {
+                let named = result
+                    .lines()
+                    .filter_map(|line| line.trim().strip_prefix(stream))
+                    .find_map(|rest| {
+                        let at = rest.find("ref:")?;
+                        let token: String = rest[at..]
+                            .chars()
+                            .take_while(|c| *c == ':' || c.is_ascii_alphanumeric())
+                            .collect();
+                        Some(token)
+                    });
+                *text = named.unwrap_or_else(|| "ref:none".to_owned());
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| name_refs(v, result)),
+        Value::Object(map) => map.values_mut().for_each(|v| name_refs(v, result)),
+        _ => {}
     }
 }
 
@@ -568,6 +634,7 @@ async fn answer(mut stream: TcpStream, state: Arc<Mutex<State>>) {
             write_json(&mut stream, 200, &listing).await
         }
         (_, _, Some(reply)) => {
+            let reply = reply.with_refs_named(&body);
             write_reply(&mut stream, &reply, &model, call_base, wants_stream).await
         }
         _ => {
@@ -1189,6 +1256,30 @@ mod tests {
             !answered.body.contains("finish_reason\":\"tool_calls"),
             "{}",
             answered.body
+        );
+    }
+
+    #[test]
+    fn fake_model_names_the_references_an_earlier_result_handed_back() {
+        let model = FakeModel::start(vec![
+            Reply::tool_call_with_id("read", "read_output", json!({"ref": "ref:?stderr"}))
+                .naming_refs_of("run"),
+            Reply::tool_call_with_id("again", "read_output", json!({"ref": "ref:?stdout"}))
+                .naming_refs_of("run"),
+        ]);
+        let request = json!({"model": "m", "stream": true, "messages": [
+            {"role": "user", "content": "go"},
+            {"role": "tool", "tool_call_id": "run", "content": "exit 1\nstdout: empty\nstderr: quarantined, ref:7 (2 KiB)\n"},
+        ]});
+        let (_, calls, _) = assemble(&chat(&model, "planner", &request).body);
+        assert_eq!(
+            serde_json::from_str::<Value>(&calls[0].2).unwrap(),
+            json!({"ref": "ref:7"})
+        );
+        let (_, calls, _) = assemble(&chat(&model, "planner", &request).body);
+        assert_eq!(
+            serde_json::from_str::<Value>(&calls[0].2).unwrap(),
+            json!({"ref": "ref:none"})
         );
     }
 
