@@ -1102,7 +1102,7 @@ async function sidebarWidth(h, width) {
   });
 }
 
-// Verifies: VSC-84
+// Verifies: VSC-84, VSC-94
 test('in a 200 px sidebar with a change waiting, Changes This Turn stays collapsed and the chat and a card keep their room', async () => {
   const script = {
     planner: [
@@ -1132,6 +1132,13 @@ test('in a 200 px sidebar with a change waiting, Changes This Turn stays collaps
     check(room.cardWhole, `the card is whole, not scrolled inside its section: ${JSON.stringify(room)}`);
     check(room.log >= 96, `the chat keeps its room (five lines or more): ${JSON.stringify(room)}`);
     await h.shot('sidebar-200-review');
+    // The two answers that last the session are folded under one line, and open on a click.
+    const lasting = card.locator('details.lasting');
+    eq(await lasting.locator('summary').innerText(), 'For the rest of this session…', 'the folded answers');
+    await lasting.locator('summary').click();
+    await card.locator('button', { hasText: 'Run lines confined, without asking' }).waitFor();
+    await card.locator('button', { hasText: 'Allow this exact plan' }).waitFor();
+    await h.shot('sidebar-200-lasting');
     await card.locator('button', { hasText: "Don't run it" }).click();
     await h.turnEnded();
     await h.shot('sidebar-200-after');

@@ -208,7 +208,13 @@ function questionHtml(q: Extract<ToWebview, { type: 'question' }>): string {
   const safe = (k: string): boolean => k === 'reject_once' || k === 'reject_always';
   const ordered = neutralKinds.has(q.kind) ? q.options : [...q.options.filter((o) => safe(o.kind)), ...q.options.filter((o) => !safe(o.kind))];
   const primary = neutralKinds.has(q.kind) ? undefined : ordered.find((o) => o.kind === 'reject_once') ?? ordered[0];
-  const buttons = ordered.map((o) => `<button data-q="${id}" data-o="${escapeHtml(o.optionId)}" class="${o.kind}${o === primary ? ' primary' : ' secondary'}">${escapeHtml(o.name)}</button>`).join('');
+  const button = (o: { optionId: string; name: string; kind: string }): string => `<button data-q="${id}" data-o="${escapeHtml(o.optionId)}" class="${o.kind}${o === primary ? ' primary' : ' secondary'}">${escapeHtml(o.name)}</button>`;
+  // Two or more answers that last the session (a run's plan, running lines confined) fold under
+  // one line, so a narrow sidebar keeps the card whole and its first answers in view (VSC-94).
+  const lasting = ordered.filter((o) => o.kind === 'allow_always');
+  const folded = lasting.length >= 2 ? lasting : [];
+  const buttons = ordered.filter((o) => !folded.includes(o)).map(button).join('') +
+    (folded.length ? `<details class="lasting"><summary>For the rest of this session…</summary>${folded.map(button).join('')}</details>` : '');
   const warning = verdictWarning(q);
   // The card itself takes focus when it arrives (never a button, so a stray Enter approves
   // nothing); Tab reaches its buttons and Escape dismisses it, which refuses.
