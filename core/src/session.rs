@@ -220,10 +220,10 @@ impl Session {
                 .iter()
                 .map(String::as_str),
         );
-        let language_servers = Arc::new(crate::language::LanguageServers::for_session(
-            &config.cwd,
-            withheld.clone(),
-        ));
+        let language_servers = Arc::new(
+            crate::language::LanguageServers::for_session(&config.cwd, withheld.clone())
+                .confining(config.settings.run_confined),
+        );
         let mcp = Arc::new(crate::mcp::Servers::new(
             config.settings.mcp_servers.clone(),
         ));
@@ -382,7 +382,8 @@ impl Session {
                 std::env::var_os("PATH"),
                 crate::language::Limits::default(),
             )
-            .withholding(self.withheld.clone()),
+            .withholding(self.withheld.clone())
+            .confining(self.settings.run_confined),
         );
         self
     }

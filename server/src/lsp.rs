@@ -545,7 +545,7 @@ impl Backend {
                 .status()
                 .into_iter()
                 .map(|l| {
-                    json!({"language": l.language, "server": l.server, "pid": l.pid, "state": l.state})
+                    json!({"language": l.language, "server": l.server, "pid": l.pid, "state": l.state, "confined": l.confined})
                 })
                 .collect(),
             jobs: state

@@ -721,6 +721,85 @@ fn clangd_answers_definition_and_document_symbols() {
     );
 }
 
+// Verifies: LSP-20
+#[test]
+fn clangd_started_confined_answers_and_writes_nothing_in_the_tree() {
+    if !real_servers(&["clangd"]) {
+        return;
+    }
+    let model = FakeModel::start(vec![
+        call(
+            "call_def",
+            json!({"operation": "goToDefinition", "path": "main.c", "line": 6, "character": 12, "why": "x"}),
+        ),
+        Reply::text("done"),
+    ]);
+    let s = Setup::in_workspace(
+        fixture("c"),
+        model,
+        |options, _| {
+            options.home_file(
+                ".bravebot/settings.json",
+                r#"{"run": {"confined": "unasked"}}"#,
+            )
+        },
+        json!({}),
+    );
+    allow_lsp(&s);
+    s.prompt(&[]);
+    let definition = s.model.tool_result("call_def");
+    assert!(definition.contains("\nmain.c:3:12"), "{definition}");
+    let notice = s.client.questions()[0].params["subject"]["notice"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(notice.contains("clangd runs confined"), "{notice}");
+    let running = servers(&s);
+    assert_eq!(running.len(), 1, "{running:?}");
+    assert_eq!(running[0]["confined"], true, "{running:?}");
+    let pid = running[0]["pid"].as_u64().expect("a pid");
+    // The kernel holds it: its process carries a Landlock domain (no new privileges, seccomp on).
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    assert!(status.contains("NoNewPrivs:\t1"), "{status}");
+    assert!(status.contains("Seccomp:\t2"), "{status}");
+    s.client.shutdown();
+    assert_gone(pid);
+    assert!(!s.workspace.path().join(".cache").exists());
+}
+
+// Verifies: LSP-20
+#[test]
+fn without_confined_runs_a_language_server_starts_as_before() {
+    let bin = fake_servers(&[("clangd", "")], None);
+    let model = FakeModel::start(vec![
+        call(
+            "call_symbols",
+            json!({"operation": "documentSymbol", "path": "main.c", "why": "x"}),
+        ),
+        Reply::text("done"),
+    ]);
+    let s = start(
+        workspace(&[("main.c", "int main(void) { return 0; }\n")]),
+        model,
+        Some(bin.path()),
+        json!({}),
+    );
+    allow_lsp(&s);
+    s.prompt(&[]);
+    let notice = s.client.questions()[0].params["subject"]["notice"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(notice.contains("and is not confined"), "{notice}");
+    let running = servers(&s);
+    assert_eq!(running.len(), 1, "{running:?}");
+    assert_eq!(running[0]["confined"], false, "{running:?}");
+    let pid = running[0]["pid"].as_u64().expect("a pid");
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    assert!(status.contains("Seccomp:\t0"), "{status}");
+    s.client.shutdown();
+}
+
 // Verifies: LSP-11
 #[test]
 fn doctor_lists_the_tables_binaries_where_the_tool_finds_them() {

@@ -165,6 +165,8 @@ pub struct ServerStatus {
     pub pid: u32,
     /// `indexing`, `ready` or `crashed`.
     pub state: &'static str,
+    /// Whether it runs confined (LSP-20).
+    pub confined: bool,
 }
 
 /// The language servers of one session.
@@ -174,6 +176,9 @@ pub struct LanguageServers {
     search_path: Option<OsString>,
     limits: Limits,
     withheld: Withheld,
+    /// Servers start confined (`run.confined: unasked`, LSP-20): the workspace read-only, their
+    /// cache writable, no socket, only listed variables.
+    confined: bool,
     slots: Mutex<HashMap<Language, Slot>>,
     /// One approval-and-start at a time, so two questions never start two servers or ask twice.
     starting: tokio::sync::Mutex<()>,
@@ -200,6 +205,7 @@ impl LanguageServers {
             search_path,
             limits,
             withheld: Withheld::default(),
+            confined: false,
             slots: Mutex::new(HashMap::new()),
             starting: tokio::sync::Mutex::new(()),
             stopped: AtomicBool::new(false),
@@ -216,6 +222,17 @@ impl LanguageServers {
             Limits::default(),
         )
         .withholding(withheld)
+    }
+
+    /// The same servers, started confined where `confined` says (LSP-20).
+    pub fn confining(mut self, confined: bool) -> LanguageServers {
+        self.confined = confined;
+        self
+    }
+
+    /// Whether servers start confined.
+    pub fn confined(&self) -> bool {
+        self.confined
     }
 
     /// The same servers, started without `withheld` (the fixed list alone by default).
@@ -371,7 +388,7 @@ impl LanguageServers {
             return Err(Unavailable::Stopped);
         }
         let language = launch.language;
-        let started = Server::start(launch, &self.workspace, &self.limits).await;
+        let started = Server::start(launch, &self.workspace, &self.limits, self.confined).await;
         let mut slots = self.slots();
         let slot = slots.entry(language).or_default();
         if slot.server.take().is_some() {
@@ -411,6 +428,7 @@ impl LanguageServers {
                     language: language.id(),
                     server: s.program.clone(),
                     pid: s.pid(),
+                    confined: s.confined(),
                     state: if s.ended() {
                         "crashed"
                     } else if s.busy() {

@@ -26,6 +26,8 @@ pub struct Server {
     documents: tokio::sync::Mutex<HashMap<PathBuf, OpenDocument>>,
     /// Whether the first wait for the index is over (settled, or its bound passed).
     settled: AtomicBool,
+    /// The confinement it started under, kept for its private directory (LSP-20).
+    confinement: Option<crate::sandbox::run::RunConfinement>,
 }
 
 struct OpenDocument {
@@ -83,34 +85,69 @@ fn initialize_params(workspace: &Path, launch: &Launch) -> Value {
 }
 
 impl Server {
+    /// Whether it started confined (LSP-20).
+    pub fn confined(&self) -> bool {
+        self.confinement.is_some()
+    }
+
     /// Starts the program, runs the handshake and returns the server, or says in our own words
     /// why it did not start. A server that fails is killed.
     pub async fn start(
         launch: &Launch,
         workspace: &Path,
         limits: &Limits,
+        confined: bool,
     ) -> Result<Server, String> {
         if let Some(cache) = &launch.cache {
             create_private_dir(cache)
                 .map_err(|e| format!("its cache directory could not be made: {e}"))?;
         }
+        // Confined (LSP-20): the confinement is built off the runtime's workers, and a server
+        // the kernel cannot hold is not started.
+        let confinement = if confined {
+            let (workspace, cache, program) = (
+                workspace.to_path_buf(),
+                launch.cache.clone(),
+                launch.program.clone(),
+            );
+            let built = tokio::task::spawn_blocking(move || {
+                // The workspace's real path is the one granted, however it was spelled.
+                let workspace = std::fs::canonicalize(&workspace).unwrap_or(workspace);
+                crate::sandbox::run::prepare_language_server(
+                    &workspace,
+                    &program,
+                    &crate::sandbox::run::Homes::from_env(),
+                    cache.as_deref(),
+                    std::env::vars_os(),
+                )
+            })
+            .await
+            .map_err(|e| format!("its confinement could not be built: {e}"))?;
+            Some(built.map_err(|r| format!("it could not be confined: {r}"))?)
+        } else {
+            None
+        };
         let arg0 = launch
             .program
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let child = process::spawn(process::Spec {
+        let spec = process::Spec {
             program: &launch.program,
             arg0: &arg0,
             args: &launch.args,
             cwd: workspace,
             env: launch.env.clone(),
             withheld: &launch.withheld,
-            base: None,
+            base: confinement.as_ref().map(|c| c.env.as_slice()),
             stdin: Stdio::piped(),
             stdout: Stdio::piped(),
             stderr: Stdio::piped(),
-        })
+        };
+        let child = match &confinement {
+            Some(c) => process::spawn_confined(spec, &c.confined),
+            None => process::spawn(spec),
+        }
         .map_err(|e| format!("it could not be executed: {}", e.source))?;
         let label = format!("{} server {}", launch.language.id(), launch.shown);
         let conn = Connection::new(label, child)?;
@@ -157,6 +194,7 @@ impl Server {
             capabilities,
             documents: tokio::sync::Mutex::new(HashMap::new()),
             settled: AtomicBool::new(false),
+            confinement,
         })
     }
 

@@ -175,9 +175,52 @@ pub fn policy(workspace: &Path, homes: &Homes, private: &Path, held_back: &[&str
     for name in held_back {
         policy = policy.hold_back(name);
     }
-    let cargo_reads = ["bin", "registry", "git"];
+    for (path, access) in policy_toolchains(homes).grants() {
+        policy = match access {
+            super::Access::Read => policy.read(path),
+            super::Access::Write => policy.write(path),
+        };
+    }
+    policy
+}
+
+/// What a language server started confined may reach (LSP-20): the workspace, the toolchains'
+/// caches and the directory its own program sits in (links resolved) to read, its own index
+/// `cache` and `private` (its `HOME` and `TMPDIR`) to write, no socket. It reads the project; it
+/// changes nothing in it.
+pub fn language_server_policy(
+    workspace: &Path,
+    homes: &Homes,
+    private: &Path,
+    cache: Option<&Path>,
+    program_dir: Option<&Path>,
+) -> Policy {
+    let mut policy = super::system_policy();
+    if let Some(dir) = program_dir {
+        policy = policy.read(dir);
+    }
+    let mut policy = policy
+        .read(workspace)
+        .write(private)
+        .network(false)
+        .without_sockets();
+    if let Some(cache) = cache {
+        policy = policy.write(cache);
+    }
+    for (path, access) in policy_toolchains(homes).grants() {
+        policy = match access {
+            super::Access::Read => policy.read(path),
+            super::Access::Write => policy.write(path),
+        };
+    }
+    policy
+}
+
+/// The toolchains' grants alone: their caches to read, cargo's locks to write.
+fn policy_toolchains(homes: &Homes) -> Policy {
+    let mut policy = Policy::deny_all();
     if let Some(cargo) = &homes.cargo {
-        for dir in cargo_reads {
+        for dir in ["bin", "registry", "git"] {
             policy = policy.read(cargo.join(dir));
         }
         for lock in TOOLCHAIN_LOCKS {
@@ -197,6 +240,40 @@ pub fn policy(workspace: &Path, homes: &Homes, private: &Path, held_back: &[&str
         }
     }
     policy
+}
+
+/// A language server's confinement, ready: the ruleset, its environment, its private directory.
+/// Blocking: run it off the runtime's workers.
+pub fn prepare_language_server(
+    workspace: &Path,
+    program: &Path,
+    homes: &Homes,
+    cache: Option<&Path>,
+    inherited: impl IntoIterator<Item = (OsString, OsString)>,
+) -> Result<RunConfinement, Refusal> {
+    let made = |e: std::io::Error| Refusal::Ruleset(format!("the server's private directory: {e}"));
+    let private = tempfile::Builder::new()
+        .prefix("bravebot-lsp-")
+        .tempdir()
+        .map_err(made)?;
+    let root = std::fs::canonicalize(private.path()).map_err(made)?;
+    for dir in ["home", "tmp"] {
+        std::fs::create_dir(root.join(dir)).map_err(made)?;
+    }
+    let real = std::fs::canonicalize(program).unwrap_or_else(|_| program.to_path_buf());
+    let confined = super::prepare(&language_server_policy(
+        workspace,
+        homes,
+        &root,
+        cache,
+        real.parent(),
+    ))?;
+    let env = environment(inherited, homes, &root);
+    Ok(RunConfinement {
+        confined,
+        env,
+        private,
+    })
 }
 
 /// Whether a confined run under `policy` may read `path` at all (it lies beneath a grant).

@@ -564,13 +564,25 @@ async fn ask_to_start(call: &Call<'_>, target: &Target, launch: &Launch) -> Resu
         command: Some(launch.shown.clone()),
         ..Subject::default()
     })
-    .notice(format!(
-        "{binary} runs with your access to your files, the network and your credentials, and is not confined. \
+    .notice(if session.language_servers.confined() {
+        // run.confined: unasked starts servers confined too (LSP-20).
+        format!(
+            "{binary} runs confined: it reads the project, the system and your toolchains' caches, writes only its own \
+cache, and reaches no network; it is handed no credential. It reads the whole project and its dependencies' \
+sources, and {}: that is code from the project and its dependencies, held to that confinement. It keeps running \
+for this session and answers every later question about {}.{cache}",
+            language.what_it_runs(),
+            language.name()
+        )
+    } else {
+        format!(
+            "{binary} runs with your access to your files, the network and your credentials, and is not confined. \
 It reads the whole project and its dependencies' sources, and {}: that is code from the project and its \
 dependencies running as you. It keeps running for this session and answers every later question about {}.{cache}",
-        language.what_it_runs(),
-        language.name()
-    ))
+            language.what_it_runs(),
+            language.name()
+        )
+    })
     .allow_once("start", "Start it for this session")
     .reject("not-now", "Not now")
     .reject_always("never", "Not in this session");
