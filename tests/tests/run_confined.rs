@@ -333,7 +333,7 @@ fn choosing_confined_runs_this_line_and_the_next_ones_confined_without_a_questio
     s.client.shutdown();
 }
 
-// Verifies: RUN-17
+// Verifies: RUN-17, RUN-19
 #[test]
 fn cargo_test_runs_confined_in_a_fresh_repository_without_a_question() {
     let model = FakeModel::start(vec![
@@ -380,6 +380,15 @@ fn cargo_test_runs_confined_in_a_fresh_repository_without_a_question() {
     assert!(said.contains("cargo: exit 0"), "{said}");
     assert!(said.contains("; confined: "), "{said}");
     assert!(s.path("target/debug").is_dir());
+    // The build rewrote target/ whole: one mark for the directory, not one per file (RUN-19).
+    let audit = s.audit_details();
+    assert!(
+        audit.iter().any(|d| d.starts_with("run: ")
+            && d.ends_with(
+                "a confined run changed marked untrusted, and the directories target whole"
+            )),
+        "{audit:?}"
+    );
     s.client.shutdown();
 }
 

@@ -774,28 +774,39 @@ async fn mark_confined_writes(call: &Call<'_>, since: (i64, i64)) {
             files: Vec::new(),
             cut: true,
         });
+    let (files, directories) = confined::marks(&root, &changed.files);
     {
         let mut trust = session.trust.lock();
-        for path in &changed.files {
+        for path in &files {
             let file = crate::workspace_file::identity(path);
             trust.mark_written_untrusted(path.clone(), file);
+        }
+        for dir in &directories {
+            trust.mark(dir.clone(), Scope::Directory, None);
         }
         if changed.cut {
             trust.mark(root.clone(), Scope::Directory, None);
         }
     }
-    call.record(
-        Gate::Trust,
-        Decision::Refused,
-        if changed.cut {
-            "run: a confined run's changes could not all be looked at; the workspace is marked untrusted".to_string()
-        } else {
-            format!(
-                "run: {} file(s) a confined run changed marked untrusted",
-                changed.files.len()
-            )
-        },
-    );
+    let said = if changed.cut {
+        "run: a confined run's changes could not all be looked at; the workspace is marked untrusted".to_string()
+    } else if directories.is_empty() {
+        format!(
+            "run: {} file(s) a confined run changed marked untrusted",
+            files.len()
+        )
+    } else {
+        format!(
+            "run: {} file(s) a confined run changed marked untrusted, and the directories {} whole",
+            files.len(),
+            directories
+                .iter()
+                .map(|d| display_path(&session.cwd, d))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    call.record(Gate::Trust, Decision::Refused, said);
 }
 
 fn mark_writes(call: &Call<'_>, plan: &Plan, label: Label, before: Option<&outputs::Before>) {

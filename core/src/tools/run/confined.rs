@@ -144,6 +144,42 @@ pub fn changed_since(workspace: &Path, since: (i64, i64)) -> Changed {
     out
 }
 
+/// The most files under one top-level directory of the workspace marked one by one; past it the
+/// directory is marked instead, so a build that rewrote `target/` adds one rule, not thousands.
+pub const MARKED_ONE_BY_ONE: usize = 64;
+
+/// What to mark for the files a confined run changed: the files themselves, except where more
+/// than [`MARKED_ONE_BY_ONE`] sit under one top-level directory of `workspace`, which is marked
+/// whole. Pure.
+pub fn marks(workspace: &Path, files: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let mut by_top: std::collections::BTreeMap<PathBuf, Vec<PathBuf>> = Default::default();
+    let mut alone = Vec::new();
+    for file in files {
+        let mut parts = file
+            .strip_prefix(workspace)
+            .map(Path::components)
+            .into_iter()
+            .flatten();
+        match (parts.next(), parts.next()) {
+            (Some(top), Some(_)) => by_top
+                .entry(workspace.join(top))
+                .or_default()
+                .push(file.clone()),
+            _ => alone.push(file.clone()),
+        }
+    }
+    let mut directories = Vec::new();
+    for (top, under) in by_top {
+        if under.len() > MARKED_ONE_BY_ONE {
+            directories.push(top);
+        } else {
+            alone.extend(under);
+        }
+    }
+    alone.sort();
+    (alone, directories)
+}
+
 /// Now, as [`changed_since`] compares it: the coarse clock the filesystem stamps status times
 /// with, which may lag the precise one by a tick, so a write in the same tick as the start is
 /// still at or after it.
@@ -191,5 +227,19 @@ mod tests {
         let changed = changed_since(root, since);
         assert_eq!(changed.files, vec![root.join("src/new.rs")]);
         assert!(!changed.cut);
+    }
+
+    // Verifies: RUN-19
+    #[test]
+    fn many_changes_under_one_top_directory_mark_the_directory_and_few_mark_each_file() {
+        let w = Path::new("/w");
+        let mut files: Vec<PathBuf> = (0..=MARKED_ONE_BY_ONE)
+            .map(|i| w.join(format!("target/debug/f{i}")))
+            .collect();
+        files.push(w.join("src/lib.rs"));
+        files.push(w.join("Cargo.lock"));
+        let (one_by_one, directories) = marks(w, &files);
+        assert_eq!(directories, vec![w.join("target")]);
+        assert_eq!(one_by_one, vec![w.join("Cargo.lock"), w.join("src/lib.rs")]);
     }
 }
