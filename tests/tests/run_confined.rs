@@ -433,3 +433,34 @@ fn what_a_confined_run_wrote_is_untrusted_even_where_it_set_the_time_back() {
     );
     s.client.shutdown();
 }
+
+// Verifies: RUN-17, RUN-19
+#[test]
+fn a_background_line_is_asked_since_what_it_writes_could_not_be_marked_after_it() {
+    let model = FakeModel::start(vec![
+        Reply::tool_call_with_id(
+            "job",
+            "run",
+            json!({"command": "touch src/later.txt", "background": true, "why": "in the background"}),
+        ),
+        Reply::text("done"),
+    ]);
+    let s = Setup::start_with(
+        &[("src/lib.rs", "")],
+        model,
+        |options, _| options.home_file(".bravebot/settings.json", CONFINED),
+        json!({}),
+    );
+    s.client
+        .answer_permissions_with(|q| Answer::choose(q, "reject_once"));
+    s.prompt(&[]);
+    let questions = s.client.questions();
+    assert_eq!(questions.len(), 1, "the background line was asked");
+    let said = notice(&questions[0]);
+    assert!(
+        said.contains("It cannot run confined: it runs in the background"),
+        "{said}"
+    );
+    assert!(!s.path("src/later.txt").exists());
+    s.client.shutdown();
+}

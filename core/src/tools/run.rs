@@ -173,7 +173,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         },
     };
     let fed = stdin.is_some();
-    let endorsed = match endorse(call, line, &plan, fed).await {
+    let endorsed = match endorse(call, line, &plan, fed, background).await {
         Ok(e) => e,
         Err(refusal) => return refusal,
     };
@@ -355,6 +355,7 @@ async fn endorse(
     line: &str,
     plan: &Plan,
     fed: bool,
+    background: bool,
 ) -> Result<Endorsed, ToolOutput> {
     let session = call.session;
     let settings = &session.settings;
@@ -403,15 +404,21 @@ async fn endorse(
     };
     // Whether the kernel could hold the line (RUN-17): looked at only for a line whose routing
     // is its own, the only kind that may run confined unasked or offer to.
-    let mut cannot_confine = if may_stand {
+    let mut cannot_confine = if !may_stand {
+        Some(String::new())
+    } else if background {
+        // What it writes is marked once it has ended (RUN-19), and nobody waits for a job's end.
+        Some(
+            "it runs in the background, where what it writes cannot be looked at once it ends"
+                .to_string(),
+        )
+    } else {
         confined::assess(
             &crate::workspace_file::real_path(&session.cwd),
             plan,
             &super::land::protected_names(),
         )
         .err()
-    } else {
-        Some(String::new())
     };
     let mut facts = decide::Run {
         identity: &identity,
