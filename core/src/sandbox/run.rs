@@ -251,15 +251,7 @@ pub fn prepare_language_server(
     cache: Option<&Path>,
     inherited: impl IntoIterator<Item = (OsString, OsString)>,
 ) -> Result<RunConfinement, Refusal> {
-    let made = |e: std::io::Error| Refusal::Ruleset(format!("the server's private directory: {e}"));
-    let private = tempfile::Builder::new()
-        .prefix("bravebot-lsp-")
-        .tempdir()
-        .map_err(made)?;
-    let root = std::fs::canonicalize(private.path()).map_err(made)?;
-    for dir in ["home", "tmp"] {
-        std::fs::create_dir(root.join(dir)).map_err(made)?;
-    }
+    let (private, root) = private_directory("bravebot-lsp-")?;
     let real = std::fs::canonicalize(program).unwrap_or_else(|_| program.to_path_buf());
     let confined = super::prepare(&language_server_policy(
         workspace,
@@ -316,6 +308,21 @@ pub fn environment(
     out
 }
 
+/// A private directory with `home/` and `tmp/` in it, removed when the first is dropped, and its
+/// real path, which is the one granted however `TMPDIR` is spelled.
+fn private_directory(prefix: &str) -> Result<(tempfile::TempDir, PathBuf), Refusal> {
+    let made = |e: std::io::Error| Refusal::Ruleset(format!("a private directory: {e}"));
+    let private = tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir()
+        .map_err(made)?;
+    let root = std::fs::canonicalize(private.path()).map_err(made)?;
+    for dir in ["home", "tmp"] {
+        std::fs::create_dir(root.join(dir)).map_err(made)?;
+    }
+    Ok((private, root))
+}
+
 /// A confinement ready for one run: the ruleset, the environment, and the private directory,
 /// removed when this is dropped.
 pub struct RunConfinement {
@@ -350,16 +357,7 @@ pub fn prepare(
     held_back: &[&str],
     inherited: impl IntoIterator<Item = (OsString, OsString)>,
 ) -> Result<RunConfinement, Refusal> {
-    let made = |e: std::io::Error| Refusal::Ruleset(format!("the run's private directory: {e}"));
-    let private = tempfile::Builder::new()
-        .prefix("bravebot-run-")
-        .tempdir()
-        .map_err(made)?;
-    // The directory's real path is the one granted, however TMPDIR is spelled.
-    let root = std::fs::canonicalize(private.path()).map_err(made)?;
-    for dir in ["home", "tmp"] {
-        std::fs::create_dir(root.join(dir)).map_err(made)?;
-    }
+    let (private, root) = private_directory("bravebot-run-")?;
     make_build_outputs(&[workspace, directory]);
     let confined = super::prepare(&policy(workspace, homes, &root, held_back))?;
     let env = environment(inherited, homes, &root);
