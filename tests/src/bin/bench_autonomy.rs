@@ -1,5 +1,5 @@
 //! A benchmark of how much a person is asked while the agent works (not a test): twelve scripted
-//! tasks over two real crates and one real Python project, each under three configurations, with
+//! tasks over two real crates and one real Python project, each under four configurations, with
 //! the questions put, the model calls made and whether every planted injection stayed away from
 //! the planner.
 //!
@@ -29,7 +29,8 @@
 //! and session over a fresh copy of its project. The configurations are the modes `ask` and
 //! `acceptEdits`, and `acceptEdits` with `{"run": {"confined": "unasked"}}` in the home settings
 //! (a line that is not read-only runs unasked, confined to the workspace with no network; on a
-//! build without that setting this configuration asks as `acceptEdits` does).
+//! build without that setting this configuration asks as `acceptEdits` does), and that with
+//! `{"vetting": {"auto": true}}` as well (what the check finds nothing in is released unasked).
 //!
 //! The person answers every question "allow once", except one whose yes would show the agent
 //! bytes an isolated check judged unsafe (a `trustRead`, `readOutput` or `vetContent` question
@@ -67,7 +68,7 @@ struct Config {
     home_settings: Option<&'static str>,
 }
 
-const CONFIGS: [Config; 3] = [
+const CONFIGS: [Config; 4] = [
     Config {
         name: "ask",
         mode: "ask",
@@ -82,6 +83,11 @@ const CONFIGS: [Config; 3] = [
         name: "acceptEdits+confined",
         mode: "acceptEdits",
         home_settings: Some(r#"{"run": {"confined": "unasked"}}"#),
+    },
+    Config {
+        name: "acceptEdits+confined+vetting.auto",
+        mode: "acceptEdits",
+        home_settings: Some(r#"{"run": {"confined": "unasked"}, "vetting": {"auto": true}}"#),
     },
 ];
 
