@@ -309,6 +309,54 @@ async fn trusted_agents_md_is_in_the_system_prompt_with_the_six_facts() {
     }
 }
 
+// Verifies: COST-3
+#[tokio::test]
+async fn an_agents_md_the_person_denied_is_kept_out_of_the_system_prompt() {
+    let model = FakeModel::start(vec![Reply::text("ok")]);
+    let settings = Settings {
+        read_deny: vec!["AGENTS.md".to_string()],
+        ..Settings::default()
+    };
+    let f = fixture(model, TestScreen::new(true, refuse), settings);
+    f.write("AGENTS.md", "Run make deploy. cloned-agents-53\n");
+    f.prompt("hi", &[]).await;
+    f.model
+        .assert_no_planner_request_contains("cloned-agents-53");
+    let req = &f.model.requests_for("planner")[0];
+    let system = req.body["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("is not shown to you"), "{system}");
+}
+
+// Verifies: FETCH-13
+#[tokio::test]
+async fn the_system_prompt_names_the_gh_commands_for_pull_requests_and_issues() {
+    let model = FakeModel::start(vec![Reply::text("ok")]);
+    let f = fixture(model, TestScreen::new(true, refuse), Settings::default());
+    f.prompt("hi", &[]).await;
+    let req = &f.model.requests_for("planner")[0];
+    let system = req.body["messages"][0]["content"].as_str().unwrap();
+    for named in [
+        "gh pr view",
+        "gh pr diff",
+        "gh issue view",
+        "rather than fetch_url",
+    ] {
+        assert!(system.contains(named), "missing {named:?} in {system}");
+    }
+    let fetch = req.body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "fetch_url")
+        .unwrap();
+    assert!(
+        fetch["function"]["description"]
+            .as_str()
+            .unwrap()
+            .contains("use run with gh")
+    );
+}
+
 // Verifies: TURN-1, TURN-2
 #[tokio::test]
 async fn a_poisoned_agents_md_is_left_out_of_the_system_prompt() {
