@@ -528,3 +528,99 @@ fn the_kernel_reads_no_clock_and_does_no_io() {
         offences.join("\n")
     );
 }
+
+/// Every file outside the kernel that names a trusted label as a value (not joined into a label
+/// it can only lower), and why it may: each names it where a gate or provenance already decided.
+const TRUSTED_BY_HAND: &[(&str, &str)] = &[
+    (
+        "core/src/turn.rs",
+        "the person's prompt and pictures, AGENTS.md after its trust check",
+    ),
+    (
+        "core/src/record.rs",
+        "a record's label read back; anything unknown reads as the worst",
+    ),
+    (
+        "core/src/restore.rs",
+        "a restored file not marked untrusted; the driver's own notice",
+    ),
+    (
+        "core/src/delegate.rs",
+        "the driver's listing of definitions and its own fallback words",
+    ),
+    (
+        "core/src/tools/mcp.rs",
+        "the driver's name line before a server's tool",
+    ),
+    (
+        "core/src/tools/land.rs",
+        "bytes the trust map or a check found readable",
+    ),
+    (
+        "core/src/tools/edit_file.rs",
+        "a passage of a file the trust map found readable",
+    ),
+    (
+        "core/src/tools/lsp.rs",
+        "hover of a trusted file, after its integrity check",
+    ),
+    (
+        "core/src/tools/search.rs",
+        "matches in files the trust map found readable",
+    ),
+    (
+        "core/src/tools/read_git.rs",
+        "a trusted repository's answer, after its integrity check",
+    ),
+    (
+        "core/src/tools/load_skill.rs",
+        "a skill read where it is trusted (SKILL-4)",
+    ),
+    (
+        "core/src/tools/list_files.rs",
+        "names in a place the person opened (LIST-1)",
+    ),
+    (
+        "core/src/tools/read_file.rs",
+        "a file the trust map or a check found readable",
+    ),
+    (
+        "core/src/tools/run.rs",
+        "output of a plan the person or a rule vouched for, joined with stdin",
+    ),
+    ("core/src/tools/ask_user.rs", "the person's own answer"),
+];
+
+// Verifies: LABEL-4
+#[test]
+fn a_trusted_label_is_named_by_hand_only_where_a_gate_or_provenance_decided_it() {
+    let root = workspace_root();
+    let named = Regex::new(r"Label::TRUSTED_(?:PUBLIC|PRIVATE)").expect("a pattern");
+    let joined =
+        Regex::new(r"\.join\(\s*(?:crate::kernel::label::)?Label::TRUSTED_").expect("a pattern");
+    let mut found = BTreeSet::new();
+    for crate_src in ["core/src", "server/src"] {
+        for file in sources(&root.join(crate_src)) {
+            let rel = file
+                .strip_prefix(&root)
+                .expect("under the root")
+                .to_string_lossy()
+                .into_owned();
+            if rel.starts_with("core/src/kernel/") {
+                continue;
+            }
+            let text = without_tests(&std::fs::read_to_string(&file).expect("a source file"));
+            let text = joined.replace_all(&text, ".join(");
+            if named.is_match(&text) {
+                found.insert(rel);
+            }
+        }
+    }
+    let listed: BTreeSet<String> = TRUSTED_BY_HAND.iter().map(|(f, _)| f.to_string()).collect();
+    let new: Vec<_> = found.difference(&listed).collect();
+    let stale: Vec<_> = listed.difference(&found).collect();
+    assert!(
+        new.is_empty() && stale.is_empty(),
+        "files naming a trusted label by hand that are not listed (say why, in TRUSTED_BY_HAND): {new:?}; listed files that no longer do: {stale:?}"
+    );
+}
