@@ -307,7 +307,7 @@ fn schedule_next_paces_a_loop_over_the_line_the_person_typed() {
     client.shutdown();
 }
 
-// Verifies: LOOP-1
+// Verifies: LOOP-1, TOOL-1
 /// A one-shot run is offered neither tool.
 #[test]
 fn a_one_shot_run_is_offered_neither_watch_file_nor_schedule_next() {
