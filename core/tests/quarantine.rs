@@ -146,6 +146,82 @@ fn allow_writes_only(q: &Question) -> Answer {
     }
 }
 
+// Verifies: PROC-1, PROC-2
+#[tokio::test]
+async fn a_processor_reads_one_to_eight_references_its_label_is_their_taint_and_without_about_it_is_written_nowhere()
+ {
+    let nine: Vec<String> = (0..9).map(|n| format!("ref:{n}")).collect();
+    let model = FakeModel::start_with(|s| {
+        s.planner(vec![
+            call("c_a", "read_file", json!({"path": "vendor/a.md", "why": "read"})),
+            call("c_b", "read_file", json!({"path": "vendor/b.md", "why": "read"})),
+            call(
+                "c_none",
+                "spawn_processor",
+                json!({"reads": [], "instruction": "merge", "why": "x"}),
+            ),
+            call(
+                "c_nine",
+                "spawn_processor",
+                json!({"reads": nine, "instruction": "merge", "why": "x"}),
+            ),
+            call(
+                "c_stray",
+                "spawn_processor",
+                json!({"reads": ["ref:0", "ref:1"], "about": "ref:7", "instruction": "merge", "why": "x"}),
+            ),
+            call(
+                "c_two",
+                "spawn_processor",
+                json!({"reads": ["ref:0", "ref:1"], "instruction": "merge", "why": "x"}),
+            ),
+            Reply::text("done"),
+        ])
+        .check(vec![Reply::text(UNSAFE), Reply::text(UNSAFE)])
+        .processor(vec![Reply::text("merged\n<<<DOCUMENT>>>\nboth\n")])
+    });
+    let f = fixture(model, TestScreen::new(true, reject), Settings::default());
+    f.write("vendor/a.md", "first\n");
+    f.write("vendor/b.md", "second\n");
+    assert_eq!(f.prompt("merge them", &[]).await, StopReason::EndTurn);
+    assert_eq!(
+        f.result("c_none"),
+        "error: `reads` must name between 1 and 8 references"
+    );
+    assert_eq!(
+        f.result("c_nine"),
+        "error: `reads` must name between 1 and 8 references"
+    );
+    assert_eq!(
+        f.result("c_stray"),
+        "error: `about` (ref:7) must be one of the references in `reads`"
+    );
+    let two = f.result("c_two");
+    assert!(
+        two.contains("ref:2") && two.contains("It is about no file, so it can be written nowhere."),
+        "{two}"
+    );
+    // Only the one processor call that passed its arguments reached the endpoint.
+    let processors = f
+        .model
+        .requests()
+        .into_iter()
+        .filter(|r| r.role == "processor")
+        .count();
+    assert_eq!(processors, 1);
+    let (made, _) = f
+        .screen
+        .quarantined()
+        .into_iter()
+        .find(|(r, _)| r.id.to_string() == "ref:2")
+        .expect("the processor's document is quarantined");
+    assert_eq!(
+        made.label,
+        bravebot_core::kernel::label::Label::UNTRUSTED_PRIVATE,
+        "the taint of what it read"
+    );
+}
+
 // Verifies: PROC-3
 #[tokio::test]
 async fn a_processor_reply_without_the_marker_names_no_document() {
