@@ -1015,3 +1015,66 @@ fn a_workspace_definition_cannot_choose_the_model_that_receives_its_context() {
     );
     s.client.shutdown();
 }
+
+// Verifies: DELEG-5
+#[test]
+fn a_delegates_write_is_put_to_the_person_under_accept_edits_and_a_standing_approval() {
+    // Under `ask`, the turn's write is answered "allow always" for a.txt, a standing approval;
+    // under `acceptEdits` it lands unasked. Either way the delegate's write of the same file is
+    // put to the person, naming the delegate.
+    for mode in ["ask", "acceptEdits"] {
+        let model = FakeModel::start_with(|m| {
+            m.planner(vec![
+                Reply::tool_call_with_id(
+                    "turn_write",
+                    "write_file",
+                    json!({"path": "a.txt", "contents": "turn\n", "why": "mine"}),
+                ),
+                Reply::tool_call(
+                    "spawn_agent",
+                    json!({"kind": "worker", "task": "rewrite a.txt", "why": "delegate"}),
+                ),
+                Reply::text("wait"),
+                Reply::text("done"),
+            ])
+            .delegate(vec![
+                Reply::tool_call_with_id(
+                    "delegate_write",
+                    "write_file",
+                    json!({"path": "a.txt", "contents": "delegate\n", "why": "its own"}),
+                ),
+                Reply::text("rewrote it"),
+            ])
+        });
+        let s = Setup::start(&[("a.txt", "zero\n")], model);
+        s.set_mode(mode);
+        s.client
+            .answer_permissions_with(|q| match q.question_kind() {
+                Some("delegate") => Answer::choose(q, "allow_once"),
+                Some("write") => Answer::choose(q, "allow_always"),
+                _ => Answer::choose(q, "reject_once"),
+            });
+        s.prompt_text("rewrite it", &["a.txt"]);
+        let asked: Vec<(String, Value)> = s
+            .client
+            .questions()
+            .iter()
+            .map(|q| {
+                (
+                    q.question_kind().unwrap_or_default().to_string(),
+                    q.params["asker"].clone(),
+                )
+            })
+            .collect();
+        let mut expected = vec![
+            ("delegate".to_string(), Value::Null),
+            ("write".to_string(), json!({"number": 1, "kind": "worker"})),
+        ];
+        if mode == "ask" {
+            expected.insert(0, ("write".to_string(), Value::Null));
+        }
+        assert_eq!(asked, expected, "{mode}");
+        assert_eq!(s.disk("a.txt"), "delegate\n", "{mode}");
+        s.client.shutdown();
+    }
+}
