@@ -896,3 +896,40 @@ fn doctor_reports_a_server_found_only_once_it_runs_and_names_rustups_proxy() {
         "{report}"
     );
 }
+
+// Verifies: LSP-5
+#[test]
+fn hover_on_a_file_the_person_trusted_is_still_a_reference() {
+    let model = FakeModel::start(vec![
+        call(
+            "call_hover",
+            json!({"operation": "hover", "path": "app.py", "line": 2, "character": 5, "why": "look"}),
+        ),
+        Reply::text("done"),
+    ]);
+    let bin = fake_servers(&[("pyright-langserver", "")], None);
+    let s = start(
+        workspace(&[("app.py", "import os\nprint(os.getcwd())\n")]),
+        model,
+        Some(bin.path()),
+        json!({}),
+    );
+    allow_lsp(&s);
+    // Naming the file in the prompt trusts it for the session (TRUST-4).
+    s.prompt(&["app.py"]);
+    let hover = s.model.tool_result("call_hover");
+    assert!(
+        hover.contains("quarantined as ref:") && hover.contains("always a reference"),
+        "{hover}"
+    );
+    s.model
+        .assert_no_planner_request_contains(FAKE_HOVER_CANARY);
+    let status = s.status();
+    assert!(
+        status["trustRules"].as_array().is_some_and(|r| r
+            .iter()
+            .any(|r| r["path"] == "app.py" && r["trusted"] == true)),
+        "the file was trusted: {status}"
+    );
+    s.client.shutdown();
+}
