@@ -222,6 +222,45 @@ async fn a_processor_reads_one_to_eight_references_its_label_is_their_taint_and_
     );
 }
 
+// Verifies: WRITE-8
+#[tokio::test]
+async fn a_reference_that_names_no_file_is_not_a_destination() {
+    let model = FakeModel::start_with(|s| {
+        s.planner(vec![
+            call(
+                "c_read",
+                "read_file",
+                json!({"path": "vendor/a.md", "why": "read"}),
+            ),
+            call(
+                "c_write",
+                "write_file",
+                json!({"path_ref": "ref:0", "contents": "over it\n", "why": "x"}),
+            ),
+            Reply::text("done"),
+        ])
+        .check(vec![Reply::text(UNSAFE)])
+    });
+    let f = fixture(model, TestScreen::new(true, reject), Settings::default());
+    f.write("vendor/a.md", "first\n");
+    assert_eq!(f.prompt("go", &[]).await, StopReason::EndTurn);
+    assert_eq!(
+        f.result("c_write"),
+        "error: ref:0 is content, not a file; pass it as contents_ref"
+    );
+    assert_eq!(
+        std::fs::read_to_string(f.path("vendor/a.md")).unwrap(),
+        "first\n"
+    );
+    assert!(
+        f.screen
+            .asked()
+            .iter()
+            .all(|q| q.kind != QuestionKind::Write),
+        "nothing was put to the person"
+    );
+}
+
 // Verifies: PROC-3
 #[tokio::test]
 async fn a_processor_reply_without_the_marker_names_no_document() {
