@@ -157,3 +157,28 @@ async fn arguments_are_read_in_order_and_the_first_of_the_wrong_type_is_named() 
         output.text.as_str()
     );
 }
+
+// Verifies: TOOL-1
+#[tokio::test]
+async fn a_call_without_why_still_runs() {
+    let f = fixture(
+        FakeModel::start(Vec::new()),
+        TestScreen::new(true, |_| Answer::Refused),
+        Settings::default(),
+    );
+    f.write("notes.md", "plain words\n");
+    let cancel = CancellationToken::new();
+    let (output, _, _) = dispatch(
+        &f.session,
+        "list_files",
+        &json!({"directory": "."}).to_string(),
+        &cancel,
+    )
+    .await;
+    assert_eq!(output.status, ToolStatus::Ok, "{}", output.text.as_str());
+    assert!(
+        output.text.as_str().contains("notes.md"),
+        "{}",
+        output.text.as_str()
+    );
+}
