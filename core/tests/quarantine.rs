@@ -310,6 +310,47 @@ async fn the_vouch_offer_is_put_once_per_path_per_turn() {
     assert_eq!(checks, 1);
 }
 
+// Verifies: READ-9
+#[tokio::test]
+async fn a_slot_holds_the_whole_file_unshaped_so_writing_it_back_loses_nothing() {
+    // Longer than a page (500 lines) and with a line longer than a read shortens (2,000 chars).
+    let mut body = String::new();
+    for n in 0..1_200 {
+        body.push_str(&format!("line {n}\n"));
+    }
+    body.push_str(&"x".repeat(5_000));
+    body.push_str("\nlast\n");
+    let model = FakeModel::start_with(|s| {
+        s.planner(vec![
+            call(
+                "c_read",
+                "read_file",
+                json!({"path": "vendor/big.md", "why": "read"}),
+            ),
+            call(
+                "c_copy",
+                "write_file",
+                json!({"path": "copy.md", "contents_ref": "ref:0", "why": "keep a copy"}),
+            ),
+            Reply::text("done"),
+        ])
+        .check(vec![Reply::text(UNSAFE)])
+    });
+    let f = fixture(
+        model,
+        TestScreen::new(true, allow_writes_only),
+        Settings::default(),
+    );
+    f.write("vendor/big.md", &body);
+    assert_eq!(f.prompt("copy it", &[]).await, StopReason::EndTurn);
+    assert!(
+        f.result("c_read").contains("ref:0"),
+        "{}",
+        f.result("c_read")
+    );
+    assert_eq!(std::fs::read_to_string(f.path("copy.md")).unwrap(), body);
+}
+
 // Verifies: PROC-3
 #[tokio::test]
 async fn a_processor_reply_without_the_marker_names_no_document() {
