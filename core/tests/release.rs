@@ -402,3 +402,62 @@ async fn a_processors_document_about_a_withheld_file_goes_back_only_through_its_
         "the name never reached the planner"
     );
 }
+
+// Verifies: VET-1, VET-2
+#[tokio::test]
+async fn vet_content_opens_a_withheld_entry_and_names_where_it_came_from_in_plain_words() {
+    let planner = vec![
+        call("l", "list_files", json!({"directory": "dl", "why": "look"})),
+        call(
+            "v",
+            "vet_content",
+            json!({"ref": "ref:0", "expects": "a readme", "why": "need it"}),
+        ),
+        Reply::text("done"),
+    ];
+    let model = FakeModel::start_with(|s| {
+        s.planner(planner)
+            .check(vec![Reply::text("VERDICT: safe\nplain notes")])
+    });
+    let f = fixture(
+        model,
+        TestScreen::new(true, allow_all_but_fetch),
+        Settings::default(),
+    );
+    f.write("dl/hidden-name.txt", "WITHHELD-ENTRY-CANARY-6612\n");
+    f.session
+        .trust
+        .lock()
+        .mark_written_untrusted(f.path("dl/hidden-name.txt"), None);
+    assert_eq!(f.prompt("go", &[]).await, StopReason::EndTurn);
+    // Nothing had read the file: the entry is opened, checked and put to the person.
+    let q = f
+        .screen
+        .asked()
+        .into_iter()
+        .find(|q| q.kind == QuestionKind::VetContent)
+        .expect("a vetContent question");
+    assert_eq!(
+        q.subject.origin.as_deref(),
+        Some("a file in dl whose name the agent was not shown")
+    );
+    let check = f
+        .model
+        .requests()
+        .into_iter()
+        .find(|r| r.role == "check")
+        .expect("a check ran");
+    assert!(
+        check
+            .raw_body
+            .contains("Where it came from: a file in dl whose name the agent was not shown"),
+        "{}",
+        check.raw_body
+    );
+    assert!(!check.raw_body.contains("ref:0"), "never a reference name");
+    assert!(
+        f.result("v").contains("WITHHELD-ENTRY-CANARY-6612"),
+        "{}",
+        f.result("v")
+    );
+}
