@@ -461,3 +461,69 @@ async fn vet_content_opens_a_withheld_entry_and_names_where_it_came_from_in_plai
         f.result("v")
     );
 }
+
+// Verifies: CTX-1
+#[tokio::test]
+async fn after_a_release_the_context_names_no_reference_in_any_routing_argument() {
+    let planner = vec![
+        call(
+            "a",
+            "read_file",
+            json!({"path": "vendor/a.md", "why": "read"}),
+        ),
+        call(
+            "b",
+            "read_file",
+            json!({"path": "vendor/b.md", "why": "read"}),
+        ),
+        call(
+            "v",
+            "vet_content",
+            json!({"ref": "ref:0", "expects": "notes", "why": "need it"}),
+        ),
+        call(
+            "p",
+            "spawn_processor",
+            json!({"reads": ["ref:1"], "instruction": "summarise", "why": "x"}),
+        ),
+        call(
+            "w",
+            "write_file",
+            json!({"path": "copy.md", "contents_ref": "ref:1", "why": "x"}),
+        ),
+        call("o", "read_output", json!({"ref": "ref:1", "why": "x"})),
+        Reply::text("done"),
+    ];
+    let model = FakeModel::start_with(|s| {
+        s.planner(planner).check(vec![
+            Reply::text("VERDICT: unsafe\nodd"),
+            Reply::text("VERDICT: unsafe\nodd"),
+            Reply::text("VERDICT: safe\nnotes"),
+        ])
+    });
+    let f = fixture(
+        model,
+        TestScreen::new(true, |q: &Question| match q.kind {
+            QuestionKind::VetContent => allow_all_but_fetch(q),
+            _ => Answer::Refused,
+        }),
+        Settings::default(),
+    );
+    f.write("vendor/a.md", "released words\n");
+    f.write("vendor/b.md", "still held\n");
+    assert_eq!(f.prompt("go", &[]).await, StopReason::EndTurn);
+    assert!(
+        f.result("v").contains("released words"),
+        "{}",
+        f.result("v")
+    );
+    for id in ["p", "w", "o"] {
+        let said = f.result(id);
+        assert!(said.starts_with("refused:"), "{id}: {said}");
+    }
+    assert!(!f.path("copy.md").exists());
+    assert!(
+        f.model.requests().iter().all(|r| r.role != "processor"),
+        "no processor was asked"
+    );
+}
