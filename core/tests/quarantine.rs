@@ -351,6 +351,49 @@ async fn a_slot_holds_the_whole_file_unshaped_so_writing_it_back_loses_nothing()
     assert_eq!(std::fs::read_to_string(f.path("copy.md")).unwrap(), body);
 }
 
+// Verifies: READ-4
+#[tokio::test]
+async fn a_file_the_agent_marked_and_a_file_that_is_not_text_are_not_offered() {
+    let model = FakeModel::start(vec![
+        call(
+            "c_marked",
+            "read_file",
+            json!({"path": "marked.md", "why": "x"}),
+        ),
+        call(
+            "c_blob",
+            "read_file",
+            json!({"path": "vendor/blob.bin", "why": "x"}),
+        ),
+        Reply::text("done"),
+    ]);
+    let f = fixture(model, TestScreen::new(true, allow), Settings::default());
+    f.write("marked.md", "written from a page\n");
+    std::fs::create_dir_all(f.path("vendor")).unwrap();
+    std::fs::write(f.path("vendor/blob.bin"), [0u8, 159, 146, 150, 1, 2]).unwrap();
+    f.session
+        .trust
+        .lock()
+        .mark_written_untrusted(f.path("marked.md"), None);
+    assert_eq!(f.prompt("read them", &[]).await, StopReason::EndTurn);
+    assert!(
+        f.result("c_marked").contains("ref:")
+            && f.result("c_marked").contains("marked it untrusted"),
+        "{}",
+        f.result("c_marked")
+    );
+    assert!(
+        f.result("c_blob").contains("ref:") && f.result("c_blob").contains("not text"),
+        "{}",
+        f.result("c_blob")
+    );
+    assert!(f.screen.asked().is_empty(), "neither was offered");
+    assert!(
+        f.model.requests().iter().all(|r| r.role != "check"),
+        "nor checked"
+    );
+}
+
 // Verifies: PROC-3
 #[tokio::test]
 async fn a_processor_reply_without_the_marker_names_no_document() {

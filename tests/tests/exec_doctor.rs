@@ -369,3 +369,25 @@ fn a_cloned_workspaces_settings_cannot_blind_the_agent_and_doctor_says_what_it_i
         "the agent still sees the project: {listed}"
     );
 }
+
+// Verifies: SESS-8
+#[test]
+fn an_exec_prompt_is_kept_in_the_history_like_any_other() {
+    let model = FakeModel::start_with(|script| script.planner(vec![Reply::text("ok")]));
+    let dirs = dirs();
+    let output = run_against(
+        &dirs,
+        &model.url(),
+        &["exec", "exec-history-prompt-3317"],
+        &[],
+    );
+    assert!(output.status.success(), "{}", describe(&output));
+    let history = std::fs::read_to_string(dirs.home.path().join(".bravebot/history.jsonl"))
+        .unwrap_or_else(|e| panic!("no history: {e}; {}", describe(&output)));
+    let entries: Vec<Value> = history
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("an entry"))
+        .collect();
+    assert_eq!(entries.len(), 1, "{history}");
+    assert_eq!(entries[0]["text"], "exec-history-prompt-3317");
+}
