@@ -140,6 +140,27 @@ pub fn server_policy(
     Ok(policy.network(entry.network))
 }
 
+/// The first of a server's write grants that lies strictly inside a git repository, with that
+/// repository's top, or `None`. Seed 003 refuses an MCP server such a directory on every platform:
+/// a `.git` beneath a grant is held back (SANDBOX-6), but one above it is the repository the
+/// grant's files belong to, whose hooks and configuration git runs unconfined. Looks at each
+/// grant's ancestors for a `.git` entry, so it touches the disk: call it off the runtime's workers.
+pub fn grant_inside_repository(
+    entry: &ServerEntry,
+    home: Option<&Path>,
+) -> Result<Option<(PathBuf, PathBuf)>, String> {
+    for p in &entry.write {
+        let grant = expand(p, home)?;
+        // Each ancestor once, nearest first; a path has few, so the walk is bounded by its depth.
+        for top in grant.ancestors().skip(1) {
+            if std::fs::symlink_metadata(top.join(".git")).is_ok() {
+                return Ok(Some((grant.clone(), top.to_path_buf())));
+            }
+        }
+    }
+    Ok(None)
+}
+
 /// What the person approved of one tool.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Approval {
@@ -615,5 +636,34 @@ mod tests {
             Ok(PathBuf::from("/h/n"))
         );
         assert!(expand("rel", Some(Path::new("/h"))).is_err());
+    }
+
+    // Verifies: SANDBOX-9
+    #[test]
+    fn a_write_grant_inside_a_repository_is_found_and_the_repositorys_top_is_not() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let repo = dir.path().join("repo");
+        std::fs::create_dir_all(repo.join(".git")).expect("a .git");
+        std::fs::create_dir_all(repo.join("sub/deeper")).expect("a subdirectory");
+        std::fs::create_dir_all(dir.path().join("plain")).expect("a plain directory");
+        let entry = |write: &[&str]| ServerEntry {
+            write: write.iter().map(|w| (*w).to_string()).collect(),
+            ..parse_servers(&json!({"s": {"command": "x"}})).expect("parses")[0].clone()
+        };
+        let at = |p: &Path| p.to_string_lossy().into_owned();
+        let inside = at(&repo.join("sub/deeper"));
+        assert_eq!(
+            grant_inside_repository(&entry(&[&at(&dir.path().join("plain")), &inside]), None),
+            Ok(Some((repo.join("sub/deeper"), repo.clone())))
+        );
+        // The top holds its .git beneath the grant, which SANDBOX-6 holds back.
+        assert_eq!(
+            grant_inside_repository(&entry(&[&at(&repo)]), None),
+            Ok(None)
+        );
+        assert_eq!(
+            grant_inside_repository(&entry(&[&at(&dir.path().join("plain"))]), None),
+            Ok(None)
+        );
     }
 }

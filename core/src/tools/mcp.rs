@@ -115,6 +115,39 @@ async fn start(session: &Session, entry: &crate::mcp::ServerEntry, cancel: &Canc
             return;
         }
     };
+    // A write grant inside a repository is refused before anything else (SANDBOX-9); looking at
+    // its ancestors touches the disk, so it is done off the runtime's workers.
+    let looked = {
+        let (entry, home) = (entry.clone(), home.clone());
+        tokio::task::spawn_blocking(move || {
+            crate::mcp::grant_inside_repository(&entry, home.as_deref())
+        })
+        .await
+    };
+    match looked {
+        Ok(Ok(None)) => {}
+        Ok(Ok(Some((grant, top)))) => {
+            let why = format!(
+                "its write grant {} lies inside the git repository at {}; grant the repository's top (whose .git is held back) or a directory outside it",
+                grant.display(),
+                top.display()
+            );
+            refuse_start(session, &name, why);
+            return;
+        }
+        Ok(Err(why)) => {
+            refuse_start(session, &name, why);
+            return;
+        }
+        Err(_) => {
+            refuse_start(
+                session,
+                &name,
+                "looking for a repository around its grants failed".into(),
+            );
+            return;
+        }
+    }
     // Confinement is planned and built before the person is asked, so what they are shown is
     // what the server will get, and a server that cannot be confined is never put to them.
     let prepared = tokio::task::spawn_blocking(move || crate::sandbox::prepare(&policy)).await;
