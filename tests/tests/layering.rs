@@ -624,3 +624,34 @@ fn a_trusted_label_is_named_by_hand_only_where_a_gate_or_provenance_decided_it()
         "files naming a trusted label by hand that are not listed (say why, in TRUSTED_BY_HAND): {new:?}; listed files that no longer do: {stale:?}"
     );
 }
+
+// Verifies: EGRESS-1
+#[test]
+fn only_egress_holds_an_http_client_or_opens_a_connection() {
+    let root = workspace_root();
+    let outbound = Regex::new(
+        r"reqwest|hyper::client|TcpStream::connect|UdpSocket|UnixStream::connect|TcpSocket",
+    )
+    .expect("a pattern");
+    let mut found = Vec::new();
+    for crate_src in ["core/src", "server/src"] {
+        for file in sources(&root.join(crate_src)) {
+            let rel = file
+                .strip_prefix(&root)
+                .expect("under the root")
+                .to_string_lossy()
+                .into_owned();
+            if rel.starts_with("core/src/egress/") {
+                continue;
+            }
+            let text = without_tests(&std::fs::read_to_string(&file).expect("a source file"));
+            for m in outbound.find_iter(&text) {
+                found.push(format!("{rel}: {}", m.as_str()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "a way out beside core/src/egress (EGRESS-1): {found:?}"
+    );
+}
