@@ -1078,3 +1078,42 @@ fn a_delegates_write_is_put_to_the_person_under_accept_edits_and_a_standing_appr
         s.client.shutdown();
     }
 }
+
+// Verifies: DELEG-1
+#[test]
+fn an_each_naming_none_or_more_than_eight_is_refused_whole_and_starts_nothing() {
+    let nine: Vec<String> = (0..9).map(|n| format!("f{n}.txt")).collect();
+    let model = FakeModel::start(vec![
+        Reply::tool_call_with_id(
+            "none",
+            "spawn_agent",
+            json!({"kind": "reader", "task": "look", "each": [], "why": "a"}),
+        ),
+        Reply::tool_call_with_id(
+            "nine",
+            "spawn_agent",
+            json!({"kind": "reader", "task": "look", "each": nine, "why": "b"}),
+        ),
+        Reply::text("done"),
+    ]);
+    let s = Setup::start(&[], model);
+    allow_delegates_refuse_the_rest(&s);
+    s.prompt(&[]);
+    for id in ["none", "nine"] {
+        let said = s.model.tool_result(id);
+        assert!(
+            said.starts_with("error:") || said.starts_with("refused:"),
+            "{id}: {said}"
+        );
+        assert!(
+            said.contains("between 1 and 8") || said.contains("at most 8"),
+            "{id}: {said}"
+        );
+    }
+    assert!(s.client.questions().is_empty(), "nobody was asked");
+    assert!(
+        s.model.requests_for("delegate").is_empty(),
+        "nothing started"
+    );
+    s.client.shutdown();
+}
