@@ -182,3 +182,66 @@ async fn a_call_without_why_still_runs() {
         output.text.as_str()
     );
 }
+
+// Verifies: LOOP-6
+#[tokio::test]
+async fn a_watch_is_refused_past_the_limit_and_in_a_session_running_a_loop() {
+    let f = fixture(
+        FakeModel::start(Vec::new()),
+        TestScreen::new(true, |_| Answer::Refused),
+        Settings::default(),
+    );
+    let cancel = CancellationToken::new();
+    // Offered as a turn in a session that keeps watches offers it (LOOP-1).
+    f.session.state().offers.watch_file = true;
+    let watch = |n: usize| json!({"path": format!("w{n}.txt"), "why": "w"}).to_string();
+    for n in 0..=bravebot_core::watch::MAX_WATCHES {
+        f.write(&format!("w{n}.txt"), "x\n");
+    }
+    for n in 0..bravebot_core::watch::MAX_WATCHES {
+        let (output, _, _) = dispatch(&f.session, "watch_file", &watch(n), &cancel).await;
+        assert_eq!(output.status, ToolStatus::Ok, "{}", output.text.as_str());
+    }
+    let (over, _, _) = dispatch(
+        &f.session,
+        "watch_file",
+        &watch(bravebot_core::watch::MAX_WATCHES),
+        &cancel,
+    )
+    .await;
+    assert_eq!(over.status, ToolStatus::Refused);
+    assert!(
+        over.text.as_str().contains("already keeps 8 watches"),
+        "{}",
+        over.text.as_str()
+    );
+    // A session running a loop keeps no watch (LOOP-6).
+    let g = fixture(
+        FakeModel::start(Vec::new()),
+        TestScreen::new(true, |_| Answer::Refused),
+        Settings::default(),
+    );
+    g.write("w.txt", "x\n");
+    g.session.state().offers.watch_file = true;
+    g.session.state().looping = Some(bravebot_core::looping::LoopState {
+        id: 1,
+        prompt: "check the build".into(),
+        interval_seconds: Some(60),
+        ticks: 0,
+        quiet_ticks: 0,
+        stop: CancellationToken::new(),
+    });
+    let (looping, _, _) = dispatch(
+        &g.session,
+        "watch_file",
+        &json!({"path": "w.txt", "why": "w"}).to_string(),
+        &cancel,
+    )
+    .await;
+    assert_eq!(looping.status, ToolStatus::Refused);
+    assert!(
+        looping.text.as_str().contains("loop"),
+        "{}",
+        looping.text.as_str()
+    );
+}
