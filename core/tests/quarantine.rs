@@ -394,6 +394,49 @@ async fn a_file_the_agent_marked_and_a_file_that_is_not_text_are_not_offered() {
     );
 }
 
+// Verifies: CHECK-3, CHECK-6
+#[tokio::test]
+async fn a_check_that_errs_or_is_cut_is_inconclusive_and_the_bytes_stay_held() {
+    for (name, check) in [
+        ("error", Reply::error(500, "CHECK-ERROR-WORDS-881")),
+        ("cut", Reply::text("VERDICT: safe\nfine").truncated()),
+    ] {
+        let model = FakeModel::start_with(|s| {
+            s.planner(vec![
+                call(
+                    "c_read",
+                    "read_file",
+                    json!({"path": "vendor/a.md", "why": "read"}),
+                ),
+                Reply::text("done"),
+            ])
+            .check(vec![check])
+        });
+        let f = fixture(model, TestScreen::new(true, reject), Settings::default());
+        f.write("vendor/a.md", "held words\n");
+        assert_eq!(f.prompt("read it", &[]).await, StopReason::EndTurn);
+        assert!(
+            f.result("c_read").contains("ref:0"),
+            "{name}: {}",
+            f.result("c_read")
+        );
+        let q = f
+            .screen
+            .asked()
+            .into_iter()
+            .find(|q| q.kind == QuestionKind::TrustRead)
+            .unwrap_or_else(|| panic!("{name}: the read was offered"));
+        assert_eq!(
+            q.subject.verdict.map(|v| v.as_str()),
+            Some("inconclusive"),
+            "{name}"
+        );
+        f.model
+            .assert_no_planner_request_contains("CHECK-ERROR-WORDS-881");
+        f.model.assert_no_planner_request_contains("held words");
+    }
+}
+
 // Verifies: PROC-3
 #[tokio::test]
 async fn a_processor_reply_without_the_marker_names_no_document() {

@@ -575,6 +575,15 @@ mod tests {
                 "{text:?}"
             );
         }
+        // A reply the token limit cut is inconclusive, whatever verdict line it holds.
+        let cut = Labelled::new(
+            CheckReply {
+                text: "VERDICT: safe\nlooks like".to_string(),
+                truncated: true,
+            },
+            Label::UNTRUSTED_PRIVATE,
+        );
+        assert_eq!(read_verdict(&cut, &mut audit, "x"), Verdict::Inconclusive);
         assert!(
             audit
                 .records()
