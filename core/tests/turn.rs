@@ -146,6 +146,68 @@ async fn ask_user_answers_reach_the_planner_and_are_remembered_for_the_session()
 
 // Verifies: ASK-1, ASK-2
 #[tokio::test]
+async fn ask_user_takes_own_words_and_a_skip_one_at_a_time_and_a_quarantined_read_does_not_stop_it()
+{
+    let model = FakeModel::start_with(|s| {
+        s.planner(vec![
+            // A read that stays quarantined hands back a reference: the context met nothing.
+            call("read_file", json!({"path": "vendor/a.md", "why": "read"})),
+            call(
+                "ask_user",
+                json!({"questions": [
+                    {"question": "Which name?", "options": ["foo", "bar"]},
+                    {"question": "Include tests?", "options": ["yes", "no"]}
+                ], "why": "two things"}),
+            ),
+            Reply::text("ok"),
+        ])
+        .check(vec![Reply::text("VERDICT: unsafe\nodd")])
+    });
+    let f = fixture(
+        model,
+        TestScreen::new(true, |q| match (q.kind, q.subject.question.as_deref()) {
+            (QuestionKind::AskUser, Some("Which name?")) => Answer::Selected {
+                option_id: "own".into(),
+                text: Some("  call it baz  ".into()),
+                accepted_hunks: None,
+                edited_text: None,
+            },
+            (QuestionKind::AskUser, _) => Answer::select("skip"),
+            _ => Answer::Refused,
+        }),
+        Settings::default(),
+    );
+    f.write("vendor/a.md", "held\n");
+    f.prompt("ask me", &[]).await;
+    assert!(
+        f.tool_results()[0].contains("ref:0"),
+        "{}",
+        f.tool_results()[0]
+    );
+    let asked: Vec<Option<String>> = f
+        .screen
+        .asked()
+        .into_iter()
+        .filter(|q| q.kind == QuestionKind::AskUser)
+        .map(|q| q.subject.question.clone())
+        .collect();
+    assert_eq!(
+        asked,
+        [
+            Some("Which name?".to_string()),
+            Some("Include tests?".to_string())
+        ],
+        "one at a time, in order"
+    );
+    let answered = &f.tool_results()[1];
+    assert!(
+        answered.contains("call it baz") && answered.contains("(skipped)"),
+        "{answered}"
+    );
+}
+
+// Verifies: ASK-1, ASK-2
+#[tokio::test]
 async fn ask_user_more_than_four_questions_is_refused_whole_and_headless_declines() {
     let five: Vec<Value> = (0..5)
         .map(|i| json!({"question": format!("q{i}")}))
