@@ -437,6 +437,78 @@ async fn a_check_that_errs_or_is_cut_is_inconclusive_and_the_bytes_stay_held() {
     }
 }
 
+// Verifies: EXEC-1, RUNTOOL-4
+#[tokio::test]
+async fn stdin_ref_feeds_the_first_program_and_its_label_taints_the_output() {
+    let model = FakeModel::start_with(|s| {
+        s.planner(vec![
+            call(
+                "c_read",
+                "read_file",
+                json!({"path": "vendor/a.md", "why": "read"}),
+            ),
+            call(
+                "c_plain",
+                "run",
+                json!({"command": "wc -c", "why": "count nothing"}),
+            ),
+            call(
+                "c_fed",
+                "run",
+                json!({"command": "wc -c", "stdin_ref": "ref:0", "why": "count it"}),
+            ),
+            Reply::text("done"),
+        ])
+        .check(vec![Reply::text(UNSAFE)])
+    });
+    let settings = Settings {
+        run_allow: vec!["wc".to_string()],
+        ..Settings::default()
+    };
+    let f = fixture(
+        model,
+        TestScreen::new(true, |q| {
+            if q.kind == QuestionKind::Run {
+                allow(q)
+            } else {
+                reject(q)
+            }
+        }),
+        settings,
+    );
+    f.write("vendor/a.md", "twelve bytes");
+    assert_eq!(f.prompt("count", &[]).await, StopReason::EndTurn);
+    // The rule lets `wc` run unasked and read: fed nothing, it prints a readable 0.
+    let plain = f.result("c_plain");
+    assert!(
+        plain.contains('0') && !plain.contains("quarantined"),
+        "{plain}"
+    );
+    // Fed the quarantined slot, the same line is the person's to allow (the rule does not answer
+    // for what it is fed), and its output takes the slot's label: held back.
+    let fed = f.result("c_fed");
+    assert!(fed.contains("quarantined") && fed.contains("ref:"), "{fed}");
+    let stdout = f.screen.updates().into_iter().find_map(|u| match u {
+        bravebot_core::screen::Update::RunOutput { text, .. }
+            if policy::to_screen(&text).contains("12") =>
+        {
+            Some(text)
+        }
+        _ => None,
+    });
+    assert!(stdout.is_some(), "the program read the slot's twelve bytes");
+    let runs = f
+        .screen
+        .asked()
+        .iter()
+        .filter(|q| q.kind == QuestionKind::Run)
+        .count();
+    assert_eq!(
+        runs, 1,
+        "the rule answered the line fed nothing, and only that one"
+    );
+}
+
 // Verifies: PROC-3
 #[tokio::test]
 async fn a_processor_reply_without_the_marker_names_no_document() {
