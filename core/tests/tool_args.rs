@@ -245,3 +245,34 @@ async fn a_watch_is_refused_past_the_limit_and_in_a_session_running_a_loop() {
         looping.text.as_str()
     );
 }
+
+// Verifies: LIST-1
+#[tokio::test]
+async fn a_listing_past_a_thousand_entries_is_cut_and_says_so() {
+    let f = fixture(
+        FakeModel::start(Vec::new()),
+        TestScreen::new(true, |_| Answer::Refused),
+        Settings::default(),
+    );
+    std::fs::create_dir_all(f.path("many")).unwrap();
+    for n in 0..1_100 {
+        std::fs::write(f.path(&format!("many/f{n:04}.txt")), "").unwrap();
+    }
+    let cancel = CancellationToken::new();
+    let (output, _, _) = dispatch(
+        &f.session,
+        "list_files",
+        &json!({"directory": "many", "why": "w"}).to_string(),
+        &cancel,
+    )
+    .await;
+    let text = output.text.as_str();
+    assert!(
+        text.contains(
+            "[truncated at 1000 entries: narrow the directory, the pattern or the depth]"
+        ),
+        "{}",
+        &text[text.len().saturating_sub(300)..]
+    );
+    assert_eq!(text.lines().filter(|l| l.ends_with(".txt")).count(), 1000);
+}
