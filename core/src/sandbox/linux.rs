@@ -133,3 +133,42 @@ pub fn apply(
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::sandbox::policy::Rule;
+
+    // Verifies: SANDBOX-5
+    #[test]
+    fn a_grant_that_cannot_be_installed_refuses_the_plan_naming_its_path() {
+        let dir = tempfile::tempdir().expect("a directory");
+        // Planned while it was there, gone by the time the ruleset is built.
+        let gone: PathBuf = dir.path().join("gone");
+        let plan = Plan {
+            rules: vec![
+                Rule {
+                    path: dir.path().to_path_buf(),
+                    rights: Rights::ReadDirectory,
+                },
+                Rule {
+                    path: gone.clone(),
+                    rights: Rights::WriteDirectory,
+                },
+            ],
+            left_out: Vec::new(),
+            held_back: Vec::new(),
+            no_new_entries: Vec::new(),
+            network_denied: false,
+            sockets_denied: false,
+            abi: abi(),
+        };
+        match ruleset(&plan) {
+            Err(Refusal::NotInstalled(path, _)) => assert_eq!(path, gone),
+            Err(other) => panic!("refused for another reason: {other}"),
+            Ok(_) => panic!("a plan with a grant that could not be installed was built"),
+        }
+    }
+}
