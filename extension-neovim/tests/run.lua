@@ -2632,7 +2632,7 @@ case('review: the hunks of a unified diff are read with where each is now, and a
   review.marks['s-r'] = nil
 end)
 
--- Verifies: NVIM-94, NVIM-95, NVIM-96, REVIEW-5
+-- Verifies: NVIM-94, NVIM-95, NVIM-96, NVIM-97, REVIEW-5
 case("through the real server, :Bravebot review lists the turn's hunks in the quickfix list, marks a file reviewed until it changes, and :Bravebot comment sends the words and the place, never the lines", function()
   local canary = 'CANARY-nvim-comment-7731'
   local ws = workspace({
@@ -2648,11 +2648,15 @@ case("through the real server, :Bravebot review lists the turn's hunks in the qu
   })
   local review = require('bravebot.review')
   local stop
+  -- a.txt is open: the edit lands in its buffer through the editor, and the turn's checkpoint
+  -- still lists it as the turn ends (NVIM-97).
+  vim.cmd.edit('a.txt')
+  local abuf = vim.api.nvim_get_current_buf()
   require('bravebot.client').ensure()
   vim.cmd('Bravebot mode acceptEdits')
   require('bravebot.client').prompt('shout', { 'a.txt' }, function(r) stop = r end)
   wait(function() return stop ~= nil end, 'the turn to end')
-  eq('one\nTWO\nthree\n', read(ws.dir .. '/a.txt'), 'the edit landed')
+  eq({ 'one', 'TWO', 'three' }, vim.api.nvim_buf_get_lines(abuf, 0, -1, false), 'the edit landed in the buffer')
   local state = ws.state()
   local sid = state.session_id
   wait(function() return review.turns[sid] ~= nil end, "the turn's checkpoint")
@@ -2679,8 +2683,8 @@ case("through the real server, :Bravebot review lists the turn's hunks in the qu
   eq(tabs + 1, #vim.api.nvim_list_tabpages(), 'the diff opened in a tab')
   eq({ 'one', 'two', 'three' }, vim.api.nvim_buf_get_lines(0, 0, -1, false), 'the file before the turn')
   vim.cmd('tabclose')
-  -- Changed again after the mark: not reviewed any more.
-  write(ws.dir .. '/a.txt', 'one\nTWO\nthree\nfour\n')
+  -- Changed again after the mark (typed into its buffer): not reviewed any more.
+  vim.api.nvim_buf_set_lines(abuf, 3, 3, false, { 'four' })
   vim.cmd('Bravebot review')
   qf = vim.fn.getqflist({ title = 1, items = 1 })
   eq('[not reviewed] lines 2-4  +2 -1', qf.items[1].text, 'changed since the mark')

@@ -131,6 +131,11 @@ function M.ensure(root, opts)
     capabilities = M.capabilities(),
     init_options = { model = model, clientName = 'neovim' },
     handlers = require('bravebot.handlers').table(),
+    -- Every change goes to the server at once, not 150 ms later: an edit the server applied
+    -- through `workspace/applyEdit` is then told back before the reply, so what the server reads
+    -- of the buffer next (the turn's checkpoint as the turn ends, the agent's next read) is the
+    -- text the person sees.
+    flags = { debounce_text_changes = 0 },
   }
   local id
   if has_011 then
