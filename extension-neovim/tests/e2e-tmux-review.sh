@@ -27,10 +27,11 @@ install_plugin
 
 tmux -S "$sock" new-session -d -s e2e -x 160 -y 50 -c "$ws" "$nvim a.txt"
 wait_for 'two'
-keys ':Bravebot trust a.txt' Enter
-sleep 0.5
 keys ':Bravebot chat' Enter
 wait_for 'prompt'
+keys Escape ':Bravebot trust a.txt' Enter
+sleep 0.5
+keys ':Bravebot chat' Enter
 keys 'i' 'Shout lines two and three of a.txt' C-s
 wait_for 'edit a file'
 keys Escape ':Bravebot answer' Enter

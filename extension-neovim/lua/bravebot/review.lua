@@ -155,7 +155,8 @@ function M.list(state, opts)
     one_line(turn.checkpointId), reviewed, #files, #files == 1 and '' or 's')
   vim.fn.setqflist({}, ' ', { title = title, items = items })
   if not (opts and opts.quiet) then
-    vim.cmd('copen')
+    -- Along the bottom of the whole screen, so the list and its title are not squeezed under a split.
+    vim.cmd('botright copen')
   end
   return items, title
 end
