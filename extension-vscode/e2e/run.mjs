@@ -2031,7 +2031,7 @@ test('after a turn that changed a file, Review This Turn lists it with its hunks
     await pane.waitFor();
     const file = pane.locator('.monaco-list-row', { hasText: 'a.txt' }).first();
     await file.waitFor();
-    await untilEq('the file row', async () => (await file.innerText()).replace(/\s+/g, ' ').trim(), 'a.txt 1 hunk · not reviewed');
+    await untilEq('the file row', async () => (await file.innerText()).replace(/\s+/g, ' ').trim(), 'a.txt1 hunk · not reviewed');
     const hunk = pane.locator('.monaco-list-row', { hasText: 'line 2' }).first();
     await hunk.waitFor();
     check((await hunk.innerText()).includes('+1 −1'), `the hunk row: ${await hunk.innerText()}`);
@@ -2039,7 +2039,7 @@ test('after a turn that changed a file, Review This Turn lists it with its hunks
     // Mark as Reviewed, inline on the file's row.
     await file.hover();
     await file.locator('.action-label[aria-label="Mark as Reviewed"]').click();
-    await untilEq('the file row once marked', async () => (await file.innerText()).replace(/\s+/g, ' ').trim(), 'a.txt 1 hunk · reviewed');
+    await untilEq('the file row once marked', async () => (await file.innerText()).replace(/\s+/g, ' ').trim(), 'a.txt1 hunk · reviewed');
     await h.shot('review-marked');
     // A hunk opens the file at its line.
     await hunk.click();
@@ -2049,7 +2049,7 @@ test('after a turn that changed a file, Review This Turn lists it with its hunks
     await h.open('a.txt');
     await h.endOfLine(20);
     await h.page.keyboard.type(' and more');
-    await untilEq('the file row once changed again', async () => (await file.innerText()).replace(/\s+/g, ' ').trim(), 'a.txt 2 hunks · not reviewed');
+    await untilEq('the file row once changed again', async () => (await file.innerText()).replace(/\s+/g, ' ').trim(), 'a.txt2 hunks · not reviewed');
     // A comment on lines 2-3 of a file nobody vouched for, from the editor's context menu.
     await h.open('notes.txt');
     await h.endOfLine(2);
