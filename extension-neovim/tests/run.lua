@@ -618,9 +618,11 @@ end)
 case(':Bravebot subcommands complete and reach the session', function()
   local ws = workspace({ ['a.txt'] = 'a\n', sub = nil }, { planner = {} })
   vim.fn.mkdir(ws.dir .. '/extra', 'p')
-  eq({ 'add-dir', 'answer', 'ask', 'audit', 'cancel', 'chat', 'checkpoints', 'incognito', 'log', 'loop', 'mode', 'new',
-    'restore', 'resume', 'send', 'sessions', 'show', 'status', 'trust', 'undo-restore' },
+  eq({ 'add-dir', 'answer', 'ask', 'audit', 'cancel', 'chat', 'checkpoints', 'comment', 'incognito', 'log', 'loop', 'mode',
+    'new', 'restore', 'resume', 'review', 'reviewed', 'send', 'sessions', 'show', 'status', 'trust', 'undo-restore',
+    'unreviewed' },
     vim.fn.getcompletion('Bravebot ', 'cmdline'), 'subcommands')
+  eq({ 'diff' }, vim.fn.getcompletion('Bravebot review ', 'cmdline'), 'review')
   eq({ 'acceptEdits' }, vim.fn.getcompletion('Bravebot mode acc', 'cmdline'), 'modes')
   eq({ 'delete' }, vim.fn.getcompletion('Bravebot sessions ', 'cmdline'), 'sessions')
   eq({ 'stop' }, vim.fn.getcompletion('Bravebot loop s', 'cmdline'), 'loop')
