@@ -52,8 +52,11 @@ impl Session {
     /// Runs one turn to its end. `files` are paths the person named: each is trusted for the
     /// session before the turn starts.
     pub async fn prompt(&self, text: String, files: Vec<PathBuf>) -> Result<StopReason, Busy> {
-        self.start_turn(turn::Start::Prompt(text, Vec::new(), Vec::new()), files)
-            .await
+        self.start_turn(
+            turn::Start::Prompt(text, Vec::new(), turn::Pointed::default()),
+            files,
+        )
+        .await
     }
 
     /// [`Session::prompt`] with pictures the person put in the prompt, which the planner is sent
@@ -64,8 +67,11 @@ impl Session {
         files: Vec<PathBuf>,
         pictures: Vec<turn::PromptPicture>,
     ) -> Result<StopReason, Busy> {
-        self.start_turn(turn::Start::Prompt(text, pictures, Vec::new()), files)
-            .await
+        self.start_turn(
+            turn::Start::Prompt(text, pictures, turn::Pointed::default()),
+            files,
+        )
+        .await
     }
 
     /// [`Session::prompt`] with the files the person pointed at (`mentions`): the planner is told
@@ -76,11 +82,43 @@ impl Session {
         files: Vec<PathBuf>,
         mentions: Vec<PathBuf>,
     ) -> Result<StopReason, Busy> {
-        let mentions = mentions
-            .iter()
-            .map(|p| crate::paths::absolute(&self.cwd, p))
-            .collect();
-        self.start_turn(turn::Start::Prompt(text, Vec::new(), mentions), files)
+        self.prompt_pointing(
+            text,
+            files,
+            turn::Pointed {
+                mentions,
+                ranges: Vec::new(),
+            },
+        )
+        .await
+    }
+
+    /// [`Session::prompt`] with what the person pointed at: files (`mentions`, PROTO-30) and
+    /// ranges of lines their words are about (a review comment, REVIEW-3). The planner is told
+    /// each by place and reads the bytes like any other file's; nothing is trusted by it. Paths
+    /// are taken relative to the session's directory.
+    pub async fn prompt_pointing(
+        &self,
+        text: String,
+        files: Vec<PathBuf>,
+        pointed: turn::Pointed,
+    ) -> Result<StopReason, Busy> {
+        let pointed = turn::Pointed {
+            mentions: pointed
+                .mentions
+                .iter()
+                .map(|p| crate::paths::absolute(&self.cwd, p))
+                .collect(),
+            ranges: pointed
+                .ranges
+                .into_iter()
+                .map(|r| turn::PromptRange {
+                    path: crate::paths::absolute(&self.cwd, &r.path),
+                    ..r
+                })
+                .collect(),
+        };
+        self.start_turn(turn::Start::Prompt(text, Vec::new(), pointed), files)
             .await
     }
 

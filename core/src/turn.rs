@@ -35,9 +35,10 @@ const MAX_REPLY_TOKENS: u32 = 8192;
 /// What starts a turn.
 #[derive(Clone, Debug)]
 pub enum Start {
-    /// The person's prompt, the pictures they put in it, and the files they pointed at (an
-    /// `@`-mention: told to the planner, never vouched for; PROTO-30).
-    Prompt(String, Vec<PromptPicture>, Vec<std::path::PathBuf>),
+    /// The person's prompt, the pictures they put in it, and what they pointed at: files (an
+    /// `@`-mention, PROTO-30) and ranges of files (a review comment, REVIEW-3), told to the
+    /// planner by location and never vouched for.
+    Prompt(String, Vec<PromptPicture>, Pointed),
     /// A watch fired: the driver's fixed sentence naming the path.
     Watch(PlannerText),
     /// A loop's tick: the person's line sent again unchanged. A self-paced loop's tick is offered
@@ -53,6 +54,39 @@ pub struct PromptPicture {
     pub media_type: String,
     pub base64: String,
     pub from_file: bool,
+}
+
+/// What the person pointed at in a prompt: told to the planner by name and place only. The bytes
+/// there are read like any other file's, under the file's own label, since pointing vouches for
+/// nothing (PROTO-30, REVIEW-3).
+#[derive(Clone, Debug, Default)]
+pub struct Pointed {
+    /// Whole files (`@`-mentions), absolute.
+    pub mentions: Vec<std::path::PathBuf>,
+    /// Ranges of lines the person selected, each with the file it is in (absolute).
+    pub ranges: Vec<PromptRange>,
+}
+
+/// A range of lines the person selected in a file (1-based, both ends included), which their words
+/// are about: a review comment (REVIEW-3).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PromptRange {
+    pub path: std::path::PathBuf,
+    pub start_line: u32,
+    pub end_line: u32,
+}
+
+impl PromptRange {
+    /// The driver's words for where this range is, e.g. `lines 3-7 of src/a.rs`: the path with its
+    /// control characters shown as pictures, so a file's name cannot break the sentence.
+    fn located(&self, cwd: &std::path::Path) -> String {
+        let shown = crate::paths::control_pictures(&crate::paths::display_path(cwd, &self.path));
+        if self.start_line == self.end_line {
+            format!("line {} of {shown}", self.start_line)
+        } else {
+            format!("lines {}-{} of {shown}", self.start_line, self.end_line)
+        }
+    }
 }
 
 /// Runs one turn. The caller has already applied the prompt's `files` gestures.
@@ -76,13 +110,13 @@ pub async fn run(session: &Session, start: Start, cancel: CancellationToken) -> 
     };
     let system = system_prompt(session).await;
     let system = listings(session, system).await;
-    let (text, pictures, mentions) = match start {
+    let (text, pictures, pointed) = match start {
         Start::Watch(sentence) => {
             conversation.push_driver(sentence);
-            (None, Vec::new(), Vec::new())
+            (None, Vec::new(), Pointed::default())
         }
-        Start::Prompt(text, pictures, mentions) => (Some(text), pictures, mentions),
-        Start::Tick { prompt: text, .. } => (Some(text), Vec::new(), Vec::new()),
+        Start::Prompt(text, pictures, pointed) => (Some(text), pictures, pointed),
+        Start::Tick { prompt: text, .. } => (Some(text), Vec::new(), Pointed::default()),
     };
     if let Some(text) = text {
         let prompt = {
@@ -106,14 +140,37 @@ pub async fn run(session: &Session, start: Start, cancel: CancellationToken) -> 
     // The files the person pointed at, in the driver's words: their names are the person's own
     // input; their contents are read like any other file's, through the check unless a rule
     // trusts them, since pointing at a file vouches for nothing (PROTO-30).
-    if !mentions.is_empty() {
-        let named: Vec<String> = mentions
+    if !pointed.mentions.is_empty() {
+        let named: Vec<String> = pointed
+            .mentions
             .iter()
             .map(|p| crate::paths::control_pictures(&crate::paths::display_path(&session.cwd, p)))
             .collect();
         conversation.push_driver(PlannerText::driver(format!(
             "[bravebot: the person pointed at {}. Pointing at a file does not vouch for it: read it with read_file, which shows it to you once a check or a rule allows.]",
             named.join(", ")
+        )));
+    }
+    // The ranges the person's words are about (a review comment), by place only, in the driver's
+    // words: the lines' text is not pasted as the person's, since it is the file's and carries the
+    // file's label; the planner reads it with read_file, through the check unless a rule trusts
+    // the file (REVIEW-3).
+    if !pointed.ranges.is_empty() {
+        let places: Vec<String> = pointed
+            .ranges
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} (read_file offset {}, limit {})",
+                    r.located(&session.cwd),
+                    r.start_line,
+                    r.end_line.saturating_sub(r.start_line).saturating_add(1)
+                )
+            })
+            .collect();
+        conversation.push_driver(PlannerText::driver(format!(
+            "[bravebot: the person's words above are a comment on {}, a range they selected. The range's text is not in their words: read it with read_file, which shows it to you once a check or a rule allows. Selecting a range does not vouch for it.]",
+            places.join("; ")
         )));
     }
     // Each picture follows the prompt as a picture part (ACP-30), its first label from where the

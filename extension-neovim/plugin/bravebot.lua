@@ -8,7 +8,9 @@ vim.api.nvim_create_user_command('Bravebot', function(args)
   require('bravebot.commands').run(args)
 end, {
   nargs = '*',
-  desc = 'bravebot: chat, ask, send, show, answer, cancel, mode, trust, add-dir, status, audit, log, new, checkpoints, restore',
+  -- A range is read only by `comment`; every other subcommand ignores it.
+  range = true,
+  desc = 'bravebot: chat, ask, send, show, answer, cancel, mode, trust, add-dir, status, audit, log, new, checkpoints, restore, review, comment',
   complete = function(arglead, cmdline, cursorpos)
     return require('bravebot.commands').complete(arglead, cmdline, cursorpos)
   end,

@@ -10,6 +10,7 @@ import { auditMarkdown } from './auditView';
 import { parseInterval, sessionRows, type SessionRow } from './sessions';
 import { keepFromAgentParams, statusMarkdown, vouchedRules } from './statusView';
 import { selectedLines } from './webview/transcript';
+import { commentPrompt, linesWords } from './turnReview';
 
 export type Command = (ctx: Ctx, ...args: any[]) => unknown;
 
@@ -210,6 +211,39 @@ export const commands: Record<string, Command> = {
     ctx.selectionInPrompt = { path: rel, startLine: a, endLine: b };
     ctx.chat.post({ type: 'insertPrompt', text: `${rel} (${a === b ? `line ${a}` : `lines ${a}-${b}`}):\n${fence}\n${text}\n${fence}\n`, selection: { path: rel, startLine: a, endLine: b } });
   },
+
+  // A comment on the selected range of a file for the agent (REVIEW-5): the person's words, and
+  // the range as a place; the range's text stays in the file, read under its own label.
+  'bravebot.commentForAgent': async (ctx) => {
+    const e = vscode.window.activeTextEditor;
+    if (!e || e.document.uri.scheme !== 'file') return vscode.window.showInformationMessage('bravebot: open a file and select the lines to comment on');
+    const folder = vscode.workspace.getWorkspaceFolder(e.document.uri);
+    if (!folder) return vscode.window.showInformationMessage('bravebot: comment on a file inside the workspace');
+    const rel = vscode.workspace.asRelativePath(e.document.uri, false);
+    // The cursor's line when nothing is selected; a selection ending at a line's start leaves that line out.
+    const { startLine, endLine } = selectedLines(e.selection.start.line, e.selection.end.line, e.selection.end.character);
+    const words = await vscode.window.showInputBox({
+      title: `bravebot: comment for the agent on ${linesWords(startLine, endLine)} of ${rel}`,
+      prompt: 'Your words start the next turn with this place; the agent reads the lines from the file itself.',
+      placeHolder: 'What should the agent do here?',
+      ignoreFocusOut: true,
+    });
+    if (words === undefined) return;
+    const c = commentPrompt(rel, startLine, endLine, words);
+    if (!c) return vscode.window.showInformationMessage('bravebot: the comment is empty, so nothing was sent');
+    await ctx.chat.reveal(false);
+    const r = await ctx.comment(c);
+    if (r.stopReason === 'error') {
+      const message = r.error?.message ?? 'the turn failed without a reason';
+      ctx.chat.post({ type: 'item', item: { kind: 'notice', text: `The comment's turn failed: ${message}` } });
+    }
+  },
+
+  'bravebot.markReviewed': (ctx, node) => ctx.turnReview.setReviewed(node, true),
+
+  'bravebot.markUnreviewed': (ctx, node) => ctx.turnReview.setReviewed(node, false),
+
+  'bravebot.openReviewHunk': (ctx, path: string, line: number) => ctx.turnReview.openHunk(path, line),
 
   'bravebot.locateServer': (ctx) => locateServer(ctx),
 

@@ -17,6 +17,7 @@ import {
   type Mode,
   type NewSessionParams,
   type OutgoingMethod,
+  type PromptRange,
   type PromptResult,
   type QuestionTextsResult,
   type RequestPermissionParams,
@@ -32,6 +33,8 @@ import { loopNotice, type LoopState, type LoopShown } from './sessions';
 import type { ChatViewProvider } from './webview/provider';
 import { Questions } from './questions';
 import { Checkpoints } from './checkpointView';
+import { TurnReview } from './turnReviewView';
+import type { CommentPrompt } from './turnReview';
 import { refreshSetup, resolveServer } from './setup';
 import { modelLine } from './modelShown';
 
@@ -64,6 +67,10 @@ export class Ctx implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   readonly questions: Questions;
   readonly checkpoints: Checkpoints;
+  /** Review This Turn: the files the last turn changed, their hunks and the person's marks. */
+  readonly turnReview: TurnReview;
+  /** Comments waiting for the turn running now to end (see comment). */
+  private idleWaiters: (() => void)[] = [];
   /** Restores running: the checkpoint update each one sends is no turn's (see onUpdate). */
   private restoring = 0;
   mode: Mode = 'ask';
@@ -76,6 +83,7 @@ export class Ctx implements vscode.Disposable {
   constructor(readonly extension: vscode.ExtensionContext, readonly chat: ChatViewProvider) {
     this.questions = new Questions(this);
     this.checkpoints = new Checkpoints(this);
+    this.turnReview = new TurnReview(this);
     this.statusItem.command = 'bravebot.openChat';
     this.setState('idle');
     this.statusItem.show();
@@ -83,6 +91,7 @@ export class Ctx implements vscode.Disposable {
       this.output,
       this.statusItem,
       this.checkpoints,
+      this.turnReview,
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (e.affectsConfiguration('bravebot.serverPath')) void refreshSetup(this);
         if (this.config.affectsServer(e) && !this.batching) void this.restart('The settings changed, so bravebot started again: a new session began.');
@@ -167,6 +176,7 @@ export class Ctx implements vscode.Disposable {
     this.client = undefined;
     this.incognito = false;
     this.checkpoints.clear();
+    this.turnReview.clear();
     this.postSession();
     if (old) await old.stop().catch(() => undefined);
     // Without a session nothing on screen belongs to the old server: an error from a prompt
@@ -215,6 +225,7 @@ export class Ctx implements vscode.Disposable {
     this.inChat = false;
     this.turns = [];
     this.checkpoints.clear();
+    this.turnReview.clear();
     this.postSession();
     void this.serverModel();
     if (this.mode !== 'ask') await request(client, 'bravebot/session/setMode', { sessionId: r.sessionId, mode: this.mode });
@@ -367,8 +378,11 @@ export class Ctx implements vscode.Disposable {
   /** The prompts of this session, for the audit view's turns (see auditView.ts). */
   turns: TurnMark[] = [];
 
-  /** Sends a prompt; `mentions` are the files the person pointed at with `@`, which vouch for nothing (PROTO-30). */
-  async prompt(text: string, mentions: string[]): Promise<PromptResult> {
+  /**
+   * Sends a prompt; `mentions` are the files the person pointed at with `@`, which vouch for nothing
+   * (PROTO-30); `ranges` the places a comment's words are about (REVIEW-3).
+   */
+  async prompt(text: string, mentions: string[], ranges?: PromptRange[]): Promise<PromptResult> {
     const sessionId = await this.session();
     const client = await this.ensureClient();
     this.inChat = true;
@@ -381,11 +395,31 @@ export class Ctx implements vscode.Disposable {
     // The walkthrough's last step is done once a prompt went out.
     void vscode.commands.executeCommand('setContext', 'bravebot.promptSent', true);
     try {
-      return await request<PromptResult>(client, 'bravebot/session/prompt', { sessionId, text, mentions });
+      return await request<PromptResult>(client, 'bravebot/session/prompt', ranges?.length ? { sessionId, text, mentions, ranges } : { sessionId, text, mentions });
     } finally {
       this.inFlight--;
-      if (this.inFlight === 0) this.setState('idle');
+      if (this.inFlight === 0) {
+        this.setState('idle');
+        // The first comment waiting goes now; the others wait for its turn to end in turn.
+        this.idleWaiters.shift()?.();
+      }
     }
+  }
+
+  /**
+   * A comment for the agent (REVIEW-5): the person's words and the range's place start the next
+   * turn; while a turn runs it waits, said in the chat, and goes once that turn has ended (the
+   * server takes one turn at a time). The range's text is never sent: the agent reads it from the
+   * file, under the file's own label.
+   */
+  async comment(c: CommentPrompt): Promise<PromptResult> {
+    if (this.inFlight > 0) {
+      this.chat.post({ type: 'item', item: { kind: 'notice', text: `Your ${c.label} goes once the turn running now ends.` } });
+      await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    }
+    this.chat.post({ type: 'user', text: c.text, context: c.label });
+    this.questions.review.clear();
+    return this.prompt(c.text, [], c.ranges);
   }
 
   /**
@@ -455,7 +489,10 @@ export class Ctx implements vscode.Disposable {
       // Every checkpoint is listed; only a turn's is drawn in the chat (a restore's own is said
       // with the restore's result).
       void this.checkpoints.refresh();
-      if (this.restoring === 0) this.chat.post({ type: 'update', update: u });
+      if (this.restoring === 0) {
+        this.chat.post({ type: 'update', update: u });
+        void this.turnReview.load(n.sessionId, u.checkpointId, u.files);
+      }
       return;
     }
     // A turn the server started (a loop's tick, a watch firing) sets the state itself.

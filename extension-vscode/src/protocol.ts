@@ -33,7 +33,7 @@ export const methods = {
  */
 export const outgoing = {
   'bravebot/session/new': { kind: 'request', params: ['cwd', 'incognito'] },
-  'bravebot/session/prompt': { kind: 'request', params: ['sessionId', 'text', 'files', 'mentions'] },
+  'bravebot/session/prompt': { kind: 'request', params: ['sessionId', 'text', 'files', 'mentions', 'ranges'] },
   'bravebot/session/cancel': { kind: 'notification', params: ['sessionId'] },
   'bravebot/session/status': { kind: 'request', params: ['sessionId'] },
   'bravebot/session/audit': { kind: 'request', params: ['sessionId'] },
@@ -80,7 +80,9 @@ export interface InitializationOptions {
 export interface NewSessionParams { cwd?: string; incognito?: boolean }
 export interface NewSessionResult { sessionId: string }
 
-export interface PromptParams { sessionId: string; text: string; files?: string[]; mentions?: string[] }
+/** A range of lines (1-based, both ends included) a prompt's words are about: a review comment (REVIEW-3). */
+export interface PromptRange { path: string; startLine: number; endLine: number }
+export interface PromptParams { sessionId: string; text: string; files?: string[]; mentions?: string[]; ranges?: PromptRange[] }
 export type StopReason = 'endTurn' | 'cancelled' | 'maxRounds' | 'error';
 export interface PromptResult { stopReason: StopReason; error?: { message: string } }
 

@@ -14,6 +14,7 @@ use bravebot_core::paths::absolute;
 use bravebot_core::screen::{Answer, StopReason};
 use bravebot_core::session::Session;
 use bravebot_core::settings::Mode;
+use bravebot_core::turn::{Pointed, PromptRange};
 use serde_json::{Value, json};
 use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::ls_types::{
@@ -433,8 +434,9 @@ impl Backend {
         let session = self.session(&params.session_id)?;
         let files = params.files.iter().map(PathBuf::from).collect();
         let mentions = params.mentions.iter().map(PathBuf::from).collect();
+        let ranges = prompt_ranges(&params.ranges).map_err(invalid_params)?;
         let stop = session
-            .prompt_mentioning(params.text, files, mentions)
+            .prompt_pointing(params.text, files, Pointed { mentions, ranges })
             .await
             .map_err(|e| Error {
                 code: ErrorCode::InvalidRequest,
@@ -1075,4 +1077,40 @@ fn stop_everything(sessions: &Mutex<HashMap<String, Arc<Session>>>, questions: &
         s.end();
     }
     questions.refuse_all();
+}
+
+/// Most ranges one prompt may point at: a review comment names one; the bound keeps a client's
+/// mistake from flooding the planner's context with places.
+const MOST_PROMPT_RANGES: usize = 64;
+
+/// A prompt's `ranges` as the driver takes them, or why they are refused: a range is 1-based, its
+/// end not before its start, in a file named by a path (REVIEW-3).
+fn prompt_ranges(
+    ranges: &[crate::protocol::PromptRange],
+) -> std::result::Result<Vec<PromptRange>, String> {
+    if ranges.len() > MOST_PROMPT_RANGES {
+        return Err(format!(
+            "a prompt may point at {MOST_PROMPT_RANGES} ranges at most, not {}",
+            ranges.len()
+        ));
+    }
+    ranges
+        .iter()
+        .map(|r| {
+            if r.path.trim().is_empty() {
+                return Err("a range names no file (path is empty)".to_string());
+            }
+            if r.start_line == 0 || r.end_line < r.start_line {
+                return Err(format!(
+                    "the range {}-{} of {} is not a range of lines (1-based, the end not before the start)",
+                    r.start_line, r.end_line, r.path
+                ));
+            }
+            Ok(PromptRange {
+                path: PathBuf::from(&r.path),
+                start_line: r.start_line,
+                end_line: r.end_line,
+            })
+        })
+        .collect()
 }

@@ -172,6 +172,19 @@ pub struct PromptParams {
     /// Files the person pointed at (`@`-mentions): told to the agent, never vouched for.
     #[serde(default)]
     pub mentions: Vec<String>,
+    /// Ranges of lines the person's words are about (a review comment): told to the agent by
+    /// place only, never vouched for (REVIEW-3).
+    #[serde(default)]
+    pub ranges: Vec<PromptRange>,
+}
+
+/// A range of lines in a file, 1-based with both ends included: where a review comment points.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptRange {
+    pub path: String,
+    pub start_line: u32,
+    pub end_line: u32,
 }
 
 #[derive(Debug, Serialize)]

@@ -467,7 +467,7 @@ local function append_text(c, delta)
   set_lines(buf, n - 1, n, parts)
 end
 
-function M.prompt(state, text, files, mentions)
+function M.prompt(state, text, files, mentions, ranges)
   local c = chat_for(state)
   -- The person's own turn, between a loop's ticks, is no tick.
   local loop = M.loops[key(state)]
@@ -483,6 +483,9 @@ function M.prompt(state, text, files, mentions)
   end
   if mentions and #mentions > 0 then
     table.insert(lines, '  pointed at: ' .. table.concat(mentions, ', '))
+  end
+  for _, r in ipairs(ranges or {}) do
+    table.insert(lines, '  comment on: ' .. require('bravebot.review').place(r))
   end
   append(c, lines, 'BravebotPrompt')
   c.last = 'prompt'
@@ -1004,6 +1007,9 @@ function M.on_update(state, update, session_id)
     elseif #files > 0 then
       append(c, { string.format('-- checkpoint %s, before this turn, which changed %s; :Bravebot restore %s puts %s back',
         id, cps.files_words(files), id, #files == 1 and 'it' or 'them') }, 'BravebotTool')
+      append(c, { '-- :Bravebot review lists its hunks to review; :Bravebot comment on a selection answers the agent' },
+        'BravebotTool')
+      require('bravebot.review').turn_changed(sid, id, files)
     end
   elseif kind == 'turnEnded' then
     -- The stop reason in words; one this plugin does not know is shown as sent.

@@ -131,6 +131,11 @@ function M.ensure(root, opts)
     capabilities = M.capabilities(),
     init_options = { model = model, clientName = 'neovim' },
     handlers = require('bravebot.handlers').table(),
+    -- Every change goes to the server at once, not 150 ms later: an edit the server applied
+    -- through `workspace/applyEdit` is then told back before the reply, so what the server reads
+    -- of the buffer next (the turn's checkpoint as the turn ends, the agent's next read) is the
+    -- text the person sees.
+    flags = { debounce_text_changes = 0 },
   }
   local id
   if has_011 then
@@ -348,7 +353,9 @@ end
 ---@param files? string[] files the person vouches for by naming them (trusted for the session)
 ---@param on_done? fun(stop_reason: string)
 ---@param mentions? string[] the `@path`s the person pointed at: told to the agent, vouching for nothing (PROTO-30)
-function M.prompt(text, files, on_done, mentions)
+---@param ranges? { path: string, startLine: integer, endLine: integer }[] the places a comment's
+--- words are about: told to the agent by place, their lines read from the file (REVIEW-3)
+function M.prompt(text, files, on_done, mentions, ranges)
   local state = M.ensure()
   if not state then
     return false
@@ -361,7 +368,7 @@ function M.prompt(text, files, on_done, mentions)
   local chat = require('bravebot.chat')
   local session_id = state.session_id
   chat.open(state, { focus = false })
-  chat.prompt(state, text, files, mentions)
+  chat.prompt(state, text, files, mentions, ranges)
   state.busy = true
   chat.thinking(state, session_id, true)
   local params = { sessionId = session_id, text = text }
@@ -373,9 +380,14 @@ function M.prompt(text, files, on_done, mentions)
     -- other. Vouching is `:Bravebot trust`, a gesture of its own.
     params.mentions = mentions
   end
+  if ranges and #ranges > 0 then
+    params.ranges = ranges
+  end
   rpc.request(M.client_of(state), rpc.PROMPT, params, function(err, result)
     if state.session_id == session_id then
       state.busy = false
+      -- A comment that waited for this turn goes now (REVIEW-5).
+      vim.schedule(function() require('bravebot.review').drain(state) end)
     end
     chat.thinking(state, session_id, false)
     local reason = err and ('error: ' .. (err.message or '?')) or (result and result.stopReason) or '?'

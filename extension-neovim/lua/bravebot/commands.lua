@@ -478,6 +478,26 @@ M.subcommands = {
   ['undo-restore'] = function()
     require('bravebot.checkpoints').undo_restore()
   end,
+  review = function(args)
+    if args[1] == 'diff' then
+      return require('bravebot.review').diff(nil, args[2])
+    elseif args[1] ~= nil then
+      return vim.notify('bravebot: :Bravebot review [diff [path]]', vim.log.levels.ERROR)
+    end
+    require('bravebot.review').list()
+  end,
+  reviewed = function(args)
+    require('bravebot.review').mark(nil, true, args[1])
+  end,
+  unreviewed = function(args)
+    require('bravebot.review').mark(nil, false, args[1])
+  end,
+  -- On a range (`:'<,'>Bravebot comment`), or the cursor's line without one.
+  comment = function(args, cmd)
+    local first = cmd and cmd.range > 0 and cmd.line1 or vim.fn.line('.')
+    local last = cmd and cmd.range > 0 and cmd.line2 or first
+    require('bravebot.review').comment(first, last, #args > 0 and table.concat(args, ' ') or nil)
+  end,
 }
 
 function M.run(args)
@@ -487,7 +507,7 @@ function M.run(args)
   if not fn then
     return vim.notify('bravebot: unknown subcommand ' .. sub, vim.log.levels.ERROR)
   end
-  return fn(words)
+  return fn(words, args)
 end
 
 function M.complete(arglead, cmdline, _)
@@ -530,6 +550,12 @@ function M.complete(arglead, cmdline, _)
       table.insert(ids, c.checkpoints[i])
     end
     return vim.tbl_filter(function(s) return vim.startswith(s, arglead) end, ids)
+  elseif sub == 'review' and n == 3 then
+    return vim.tbl_filter(function(s) return vim.startswith(s, arglead) end, { 'diff' })
+  elseif (sub == 'reviewed' or sub == 'unreviewed') and n == 3 then
+    local state = client().states[client().root()]
+    local turn = state and require('bravebot.review').turns[state.session_id]
+    return vim.tbl_filter(function(s) return vim.startswith(s, arglead) end, turn and turn.files or {})
   elseif sub == 'trust' then
     return vim.fn.getcompletion(arglead, 'file')
   elseif sub == 'add-dir' then

@@ -9,7 +9,7 @@ local M = {}
 --- Client → server.
 M.outgoing = {
   ['bravebot/session/new'] = { kind = 'request', params = { 'cwd', 'incognito' } },
-  ['bravebot/session/prompt'] = { kind = 'request', params = { 'sessionId', 'text', 'files', 'mentions' } },
+  ['bravebot/session/prompt'] = { kind = 'request', params = { 'sessionId', 'text', 'files', 'mentions', 'ranges' } },
   ['bravebot/session/cancel'] = { kind = 'notification', params = { 'sessionId' } },
   ['bravebot/session/status'] = { kind = 'request', params = { 'sessionId' } },
   ['bravebot/session/audit'] = { kind = 'request', params = { 'sessionId' } },
