@@ -509,6 +509,52 @@ async fn stdin_ref_feeds_the_first_program_and_its_label_taints_the_output() {
     );
 }
 
+// Verifies: CHECK-4
+#[tokio::test]
+async fn the_screen_is_told_a_check_began_over_how_many_lines_and_that_it_ended() {
+    for (name, reply, completed) in [
+        ("clean", Reply::text("VERDICT: safe\nnotes"), true),
+        ("failed", Reply::error(500, "down"), false),
+    ] {
+        let model = FakeModel::start_with(|s| {
+            s.planner(vec![
+                call(
+                    "c_read",
+                    "read_file",
+                    json!({"path": "vendor/a.md", "why": "read"}),
+                ),
+                Reply::text("done"),
+            ])
+            .check(vec![reply])
+        });
+        let f = fixture(model, TestScreen::new(true, reject), Settings::default());
+        f.write("vendor/a.md", "one\ntwo\nthree SECRET-LINE-5120\n");
+        assert_eq!(f.prompt("read it", &[]).await, StopReason::EndTurn);
+        let states: Vec<bravebot_core::screen::CheckState> = f
+            .screen
+            .updates()
+            .into_iter()
+            .filter_map(|u| match u {
+                Update::Check { state, .. } => Some(state),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(states.len(), 2, "{name}: {states:?}");
+        assert!(
+            matches!(
+                states[0],
+                bravebot_core::screen::CheckState::Started { lines: 3 }
+            ),
+            "{name}: {states:?}"
+        );
+        assert!(
+            matches!(states[1], bravebot_core::screen::CheckState::Ended { completed: c, .. } if c == completed),
+            "{name}: {states:?}"
+        );
+        assert!(!format!("{states:?}").contains("SECRET-LINE-5120"));
+    }
+}
+
 // Verifies: PROC-3
 #[tokio::test]
 async fn a_processor_reply_without_the_marker_names_no_document() {
