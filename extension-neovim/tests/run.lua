@@ -619,7 +619,7 @@ case(':Bravebot subcommands complete and reach the session', function()
   local ws = workspace({ ['a.txt'] = 'a\n', sub = nil }, { planner = {} })
   vim.fn.mkdir(ws.dir .. '/extra', 'p')
   eq({ 'add-dir', 'answer', 'ask', 'audit', 'cancel', 'chat', 'checkpoints', 'incognito', 'log', 'loop', 'mode', 'new',
-    'restore', 'resume', 'send', 'sessions', 'show', 'status', 'trust', 'undo-restore' },
+    'restore', 'resume', 'send', 'sessions', 'show', 'status', 'trust', 'undo-restore', 'usage' },
     vim.fn.getcompletion('Bravebot ', 'cmdline'), 'subcommands')
   eq({ 'acceptEdits' }, vim.fn.getcompletion('Bravebot mode acc', 'cmdline'), 'modes')
   eq({ 'delete' }, vim.fn.getcompletion('Bravebot sessions ', 'cmdline'), 'sessions')
@@ -2605,6 +2605,67 @@ case('through the real server, :Bravebot restore puts back an edited open buffer
   eq('one\nTWO\n', read(ws.dir .. '/a.txt'), 'the file on disk has the turn again')
   eq('fresh\n', read(ws.dir .. '/new.txt'), 'the new file is back')
   eq('by hand\n', read(ws.dir .. '/mine.txt'), 'the file made by hand is still untouched')
+  ws.stop()
+end)
+
+-- Verifies: NVIM-84, NVIM-85
+case('the usage meter shows what the model reported in the winbar, the statusline and :Bravebot usage', function()
+  with_home({ usage = { prices = { ['fake-model'] = { input = 3, cachedInput = 0.3, output = 15 } } } }, function()
+    local ws = workspace({ ['notes.md'] = 'some notes\n' }, {
+      planner = {
+        { tool = 'read_file', id = 'call_read', args = { path = 'notes.md', why = 'asked' }, usage = { input = 1000, output = 20, cached = 800 } },
+        { text = 'read it', usage = { input = 1500, output = 30 } },
+      },
+      check = { { text = 'VERDICT: safe\nplain notes', usage = { input = 300, output = 5 } } },
+    })
+    local stop
+    require('bravebot.client').prompt('read notes.md', nil, function(r) stop = r end)
+    wait(function() return stop ~= nil end, 'the turn to end')
+    local usage = require('bravebot.usage')
+    local sid = ws.state().session_id
+    wait(function() return usage.meters[sid] ~= nil end, 'a usage update')
+    -- No line of the conversation is a count: the meter has its own places.
+    for _, l in ipairs(ws.chat_lines()) do
+      assert(not l:match('usage'), 'a usage line in the chat: ' .. l)
+    end
+    local limit = usage.meters[sid].contextLimit
+    local short = string.format('ctx 1,530/%s · turn 2,500 in 50 out · protection 1 call · ≈$0.0071', usage.tokens(limit))
+    eq(short, usage.statusline(), 'statusline component')
+    local win = vim.fn.bufwinid(require('bravebot.chat').buf(ws.state()))
+    if win == -1 then
+      require('bravebot.chat').open(ws.state(), { focus = false })
+      win = vim.fn.bufwinid(require('bravebot.chat').buf(ws.state()))
+    end
+    assert(vim.wo[win].winbar:find(short, 1, true), 'winbar: ' .. vim.wo[win].winbar)
+    vim.cmd('Bravebot usage')
+    local lines = vim.api.nvim_buf_get_lines(0, 2, -1, false)
+    eq({
+      string.format('Context     1,530 of %s (%d%%)', usage.tokens(limit), math.floor(100 * 1530 / limit + 0.5)),
+      'Turn        2,500 in · 50 out',
+      'Session     2,500 in · 50 out',
+      'Protection  1 call · 300 in · 5 out',
+      'Cost        ≈ $0.0071 this session, $0.00097 of it protection',
+    }, lines, ':Bravebot usage')
+    vim.cmd('close')
+    ws.stop()
+  end)
+end)
+
+-- Verifies: NVIM-86
+case('an endpoint that reports no usage is said so, not guessed', function()
+  local ws = workspace({}, { planner = { { text = 'no counts here' } } })
+  local stop
+  require('bravebot.client').prompt('hello', nil, function(r) stop = r end)
+  wait(function() return stop ~= nil end, 'the turn to end')
+  local usage = require('bravebot.usage')
+  local sid = ws.state().session_id
+  wait(function() return usage.meters[sid] ~= nil end, 'a usage update')
+  eq('ctx not reported · turn not reported · protection 0 calls', usage.statusline(), 'statusline component')
+  vim.cmd('Bravebot usage')
+  local lines = vim.api.nvim_buf_get_lines(0, 2, -1, false)
+  eq('Context     not reported by the endpoint', lines[1]:gsub(' %(limit [%d,]+%)$', ''), 'context line')
+  eq('Turn        not reported by the endpoint', lines[2], 'turn line')
+  vim.cmd('close')
   ws.stop()
 end)
 
