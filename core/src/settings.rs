@@ -765,6 +765,83 @@ mod tests {
         assert_eq!(notes, vec![Note::Read("/h/.bravebot/settings.json".into())]);
     }
 
+    // Verifies: USAGE-6
+    #[test]
+    fn usage_prices_are_read_from_the_person_s_layers_only() {
+        let home =
+            r#"{"usage": {"prices": {"big": {"input": 3, "cachedInput": 0.3, "output": 15}}}}"#;
+        let ws = r#"{"usage.prices": {"big": {"input": 0, "output": 0}}}"#;
+        let (s, notes) = resolve(
+            &no_env,
+            Some(
+                &serde_json::json!({"usage": {"prices": {"small": {"input": 0.15, "output": 0.6}}}}),
+            ),
+            Some(SettingsFile {
+                path: "/h/.bravebot/settings.json".into(),
+                text: home,
+            }),
+            Some(SettingsFile {
+                path: "/w/.bravebot/settings.json".into(),
+                text: ws,
+            }),
+        );
+        // The client's list replaces the home file's, as a narrower layer does; the workspace's is
+        // reported and not obeyed.
+        assert_eq!(s.price_of("big"), None);
+        assert_eq!(
+            s.price_of("small"),
+            Some(Price {
+                input: 150_000,
+                cached_input: 150_000,
+                output: 600_000,
+            })
+        );
+        assert!(
+            notes
+                .iter()
+                .any(|n| matches!(n, Note::NotObeyedHere { key, .. } if key == "usage.prices")),
+            "{notes:?}"
+        );
+        let (s, notes) = resolve(
+            &no_env,
+            None,
+            Some(SettingsFile {
+                path: "/h/.bravebot/settings.json".into(),
+                text: home,
+            }),
+            None,
+        );
+        assert_eq!(
+            s.price_of("big"),
+            Some(Price {
+                input: 3_000_000,
+                cached_input: 300_000,
+                output: 15_000_000,
+            })
+        );
+        assert!(
+            notes.iter().all(|n| matches!(n, Note::Read(_))),
+            "{notes:?}"
+        );
+        // A price that is not a number of dollars is reported, and nothing is priced.
+        let (s, notes) = resolve(
+            &no_env,
+            None,
+            Some(SettingsFile {
+                path: "/h/.bravebot/settings.json".into(),
+                text: r#"{"usage": {"prices": {"big": {"input": "3"}}}}"#,
+            }),
+            None,
+        );
+        assert!(s.usage_prices.is_empty());
+        assert!(
+            notes
+                .iter()
+                .any(|n| matches!(n, Note::BadValue { key, .. } if key == "usage.prices")),
+            "{notes:?}"
+        );
+    }
+
     // Verifies: TRUST-8
     #[test]
     fn read_deny_is_the_home_list_and_the_workspace_list_together() {

@@ -930,7 +930,8 @@ async fn write_anthropic_reply(
 ) -> std::io::Result<()> {
     let calls = match &reply.kind {
         ReplyKind::Error { status, message } => {
-            let error = json!({"type": "error", "error": {"type": "fake_error", "message": message}});
+            let error =
+                json!({"type": "error", "error": {"type": "fake_error", "message": message}});
             return write_json(stream, *status, &error).await;
         }
         ReplyKind::WebPage => {
@@ -950,7 +951,9 @@ async fn write_anthropic_reply(
             numbered += 1;
             format!("call_{numbered}")
         });
-        blocks.push(json!({"type": "tool_use", "id": id, "name": call.name, "input": call.arguments}));
+        blocks.push(
+            json!({"type": "tool_use", "id": id, "name": call.name, "input": call.arguments}),
+        );
     }
     let stop = if reply.truncated {
         "max_tokens"
@@ -1414,13 +1417,14 @@ mod tests {
         let reported = usage_of(&chat(&model, "planner", &asking).body);
         assert_eq!(
             reported,
-            [json!({"prompt_tokens": 120, "completion_tokens": 7, "total_tokens": 127,
-                "prompt_tokens_details": {"cached_tokens": 100}})]
+            [
+                json!({"prompt_tokens": 120, "completion_tokens": 7, "total_tokens": 127,
+                "prompt_tokens_details": {"cached_tokens": 100}})
+            ]
         );
         // Not asked for, not sent.
         assert!(usage_of(&chat(&model, "planner", &streaming_request("hi")).body).is_empty());
-        let whole: Value =
-            serde_json::from_str(&chat(&model, "planner", &asking).body).unwrap();
+        let whole: Value = serde_json::from_str(&chat(&model, "planner", &asking).body).unwrap();
         assert_eq!(whole["usage"]["prompt_tokens"], 50);
         // A reply scripted without usage reports none.
         assert!(usage_of(&chat(&model, "planner", &asking).body).is_empty());
@@ -1446,7 +1450,10 @@ mod tests {
             json!({"input_tokens": 100, "cache_read_input_tokens": 2000,
                 "cache_creation_input_tokens": 0, "output_tokens": 1})
         );
-        let delta = events.iter().find(|e| e["type"] == "message_delta").unwrap();
+        let delta = events
+            .iter()
+            .find(|e| e["type"] == "message_delta")
+            .unwrap();
         assert_eq!(delta["usage"], json!({"output_tokens": 40}));
         assert_eq!(delta["delta"]["stop_reason"], "tool_use");
         let input: String = events

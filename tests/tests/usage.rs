@@ -26,15 +26,18 @@ fn close(a: &Value, b: f64) -> bool {
 // Verifies: USAGE-3, USAGE-4, USAGE-5, USAGE-6, USAGE-7
 #[test]
 fn the_usage_update_and_status_carry_what_an_openai_endpoint_reported() {
-    let model = FakeModel::start_with(|m| {
-        m.planner(vec![
-            Reply::tool_call("read_file", json!({"path": "notes.md", "why": "asked"}))
-                .with_usage(1000, 20, Some(800)),
-            Reply::text("read it").with_usage(1500, 30, None),
-            Reply::text("again").with_usage(1600, 10, None),
-        ])
-        .check(vec![Reply::text("VERDICT: safe\nplain notes").with_usage(300, 5, None)])
-    });
+    let model =
+        FakeModel::start_with(|m| {
+            m.planner(vec![
+                Reply::tool_call("read_file", json!({"path": "notes.md", "why": "asked"}))
+                    .with_usage(1000, 20, Some(800)),
+                Reply::text("read it").with_usage(1500, 30, None),
+                Reply::text("again").with_usage(1600, 10, None),
+            ])
+            .check(vec![
+                Reply::text("VERDICT: safe\nplain notes").with_usage(300, 5, None),
+            ])
+        });
     let s = Setup::start_with(
         &[("notes.md", "some notes\n")],
         model,
@@ -66,7 +69,10 @@ fn the_usage_update_and_status_carry_what_an_openai_endpoint_reported() {
     assert_eq!(first["contextTokens"], 1020);
     assert_eq!(first["contextLimit"], 32000);
     let check = &updates[1];
-    assert_eq!((&check["inputTokens"], &check["outputTokens"]), (&json!(300), &json!(5)));
+    assert_eq!(
+        (&check["inputTokens"], &check["outputTokens"]),
+        (&json!(300), &json!(5))
+    );
     assert!(check.get("contextTokens").is_none(), "{check}");
     assert!(check.get("cachedInputTokens").is_none(), "{check}");
 
@@ -88,7 +94,11 @@ fn the_usage_update_and_status_carry_what_an_openai_endpoint_reported() {
     assert!(close(&planner["costUsd"], 0.00609), "{planner}");
     let protection = &meter["session"]["protection"];
     assert_eq!(
-        (&protection["calls"], &protection["inputTokens"], &protection["outputTokens"]),
+        (
+            &protection["calls"],
+            &protection["inputTokens"],
+            &protection["outputTokens"]
+        ),
         (&json!(1), &json!(300), &json!(5))
     );
     assert!(close(&protection["costUsd"], 0.000975), "{protection}");
@@ -112,8 +122,11 @@ fn the_usage_update_and_status_carry_what_an_openai_endpoint_reported() {
 #[test]
 fn an_anthropic_endpoint_s_cached_tokens_count_and_a_call_without_usage_says_so() {
     let model = FakeModel::start(vec![
-        Reply::tool_call("list_files", json!({"path": ".", "why": "look"}))
-            .with_usage(2100, 40, Some(2000)),
+        Reply::tool_call("list_files", json!({"path": ".", "why": "look"})).with_usage(
+            2100,
+            40,
+            Some(2000),
+        ),
         Reply::text("done"),
     ]);
     let url = model.anthropic_url();
@@ -123,7 +136,10 @@ fn an_anthropic_endpoint_s_cached_tokens_count_and_a_call_without_usage_says_so(
         |o, _| {
             o.env("BRAVEBOT_MODEL_API", "anthropic")
                 .env("BRAVEBOT_MODEL_URL", &url)
-                .home_file(".bravebot/settings.json", r#"{"model": {"contextTokens": 64000}}"#)
+                .home_file(
+                    ".bravebot/settings.json",
+                    r#"{"model": {"contextTokens": 64000}}"#,
+                )
         },
         json!({}),
     );
@@ -159,11 +175,17 @@ fn an_anthropic_endpoint_s_cached_tokens_count_and_a_call_without_usage_says_so(
     // The endpoint said nothing: so does the update, and the meter makes nothing up.
     let second = &updates[1];
     assert_eq!(second["reported"], false, "{second}");
-    assert_eq!((&second["inputTokens"], &second["outputTokens"]), (&json!(0), &json!(0)));
+    assert_eq!(
+        (&second["inputTokens"], &second["outputTokens"]),
+        (&json!(0), &json!(0))
+    );
     assert!(second.get("contextTokens").is_none(), "{second}");
     assert!(second["meter"].get("contextTokens").is_none(), "{second}");
     let planner = &second["meter"]["session"]["planner"];
-    assert_eq!((&planner["calls"], &planner["unreported"]), (&json!(2), &json!(1)));
+    assert_eq!(
+        (&planner["calls"], &planner["unreported"]),
+        (&json!(2), &json!(1))
+    );
     assert_eq!(planner["inputTokens"], 2100);
     // No price was given: no money is shown.
     assert!(planner.get("costUsd").is_none(), "{planner}");
