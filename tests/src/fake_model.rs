@@ -89,7 +89,7 @@ impl Usage {
     fn anthropic(self, output: u64) -> Value {
         let cached = self.cached.unwrap_or(0);
         json!({
-            "input_tokens": self.input - cached,
+            "input_tokens": self.input.saturating_sub(cached),
             "cache_read_input_tokens": cached,
             "cache_creation_input_tokens": 0,
             "output_tokens": output,
