@@ -60,6 +60,10 @@ function M.lines(m)
   local limit = tonumber(m.contextLimit)
   local s, p = m.session or {}, (m.session or {}).protection or {}
   local planner = s.planner or {}
+  -- An endpoint that never reports usage gets one line saying so, not four.
+  if (planner.calls or 0) > 0 and planner.calls == planner.unreported and (p.calls or 0) == (p.unreported or 0) then
+    return { { 'Usage', 'not reported by the endpoint' .. (limit and (' (context limit ' .. M.tokens(limit) .. ')') or '') } }
+  end
   if m.contextTokens ~= nil then
     local text = M.tokens(m.contextTokens)
     if limit and limit > 0 then
@@ -93,6 +97,10 @@ end
 function M.short(m)
   if type(m) ~= 'table' then
     return ''
+  end
+  local planner, guard = (m.session or {}).planner or {}, (m.session or {}).protection or {}
+  if (planner.calls or 0) > 0 and planner.calls == planner.unreported and (guard.calls or 0) == (guard.unreported or 0) then
+    return 'usage not reported'
   end
   local parts = {}
   if m.contextTokens ~= nil then

@@ -38,6 +38,8 @@ test('an endpoint that reported nothing is said so, and no money is shown withou
     turn: { planner: tally({ calls: 1, unreported: 1 }), protection: tally({}) },
     session: { planner: tally({ calls: 2, unreported: 1, inputTokens: 2100, outputTokens: 40, cachedInputTokens: 2000 }), protection: tally({}) },
   };
+  const none: UsageMeter = { contextLimit: 32768, turn: silent.turn, session: { planner: tally({ calls: 1, unreported: 1 }), protection: tally({}) } };
+  assert.deepEqual(usageLines(none), [{ label: 'Usage', text: 'not reported by the endpoint (context limit 32,768)' }]);
   assert.deepEqual(usageLines(silent), [
     { label: 'Context', text: 'not reported by the endpoint (limit 64,000)' },
     { label: 'Turn', text: 'not reported by the endpoint' },

@@ -41,6 +41,11 @@ export interface UsageLine { label: string; text: string }
 export function usageLines(m: UsageMeter): UsageLine[] {
   const lines: UsageLine[] = [];
   const limit = m.contextLimit;
+  const silent = (t: UsageTally) => t.calls === t.unreported;
+  // An endpoint that never reports usage gets one line saying so, not four.
+  if (m.session.planner.calls > 0 && silent(m.session.planner) && silent(m.session.protection)) {
+    return [{ label: 'Usage', text: `not reported by the endpoint${limit ? ` (context limit ${tokens(limit)})` : ''}` }];
+  }
   if (m.contextTokens !== undefined) {
     const share = limit ? ` (${Math.round((100 * m.contextTokens) / limit)}%)` : '';
     lines.push({ label: 'Context', text: `${tokens(m.contextTokens)}${limit ? ` of ${tokens(limit)}` : ''}${share}` });
