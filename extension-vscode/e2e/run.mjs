@@ -507,6 +507,10 @@ test('the usage meter shows the context, the turn and protection exactly as the 
     await h.turnEnded();
     const meter = h.chat.locator('#usage');
     await meter.waitFor();
+    // Folded to one line, so a narrow sidebar keeps its room; a click opens the rest.
+    await untilEq('the meter folded', () => h.chat.locator('#usage-summary').innerText(), 'Usage: context 1,530 of 32,000 · ≈ $0.0071');
+    await h.shot('usage-folded');
+    await h.chat.locator('#usage-summary').click();
     const rows = async () => (await meter.locator('div').allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
     await untilEq('the meter after the turn', rows, [
       'Context 1,530 of 32,000 (5%)',

@@ -3,7 +3,7 @@
 // endpoint reported nothing or no price was given.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { dollars, tokens, usageLines } from '../webview/usage';
+import { dollars, tokens, usageLines, usageSummary } from '../webview/usage';
 import { statusMarkdown } from '../statusView';
 import type { SessionUpdate, StatusResult, UsageMeter, UsageTally } from '../protocol';
 
@@ -26,6 +26,7 @@ test('the meter shows the context, the turn, the session, protection and money e
     { label: 'Protection', text: '1 call · 300 in · 5 out' },
     { label: 'Cost', text: '≈ $0.0071 this session, $0.00097 of it protection' },
   ]);
+  assert.equal(usageSummary(reported), 'Usage: context 1,530 of 32,000 · ≈ $0.0071');
   assert.equal(tokens(1234567), '1,234,567');
   assert.equal(dollars(12.345), '$12.35');
   assert.equal(dollars(0.5), '$0.5');
@@ -40,6 +41,8 @@ test('an endpoint that reported nothing is said so, and no money is shown withou
   };
   const none: UsageMeter = { contextLimit: 32768, turn: silent.turn, session: { planner: tally({ calls: 1, unreported: 1 }), protection: tally({}) } };
   assert.deepEqual(usageLines(none), [{ label: 'Usage', text: 'not reported by the endpoint (context limit 32,768)' }]);
+  assert.equal(usageSummary(none), 'Usage not reported by the endpoint');
+  assert.equal(usageSummary(silent), 'Usage: context not reported');
   assert.deepEqual(usageLines(silent), [
     { label: 'Context', text: 'not reported by the endpoint (limit 64,000)' },
     { label: 'Turn', text: 'not reported by the endpoint' },

@@ -11,7 +11,7 @@ import { heldBackHtml } from './heldBack';
 import { checkpointHtml, restoreDiffHtml, restoredHtml, versionsHtml } from './checkpointHtml';
 import { argumentsHtml, checkLine, titleHtml, toolWords } from './literal';
 import { every, type LoopShown } from '../sessions';
-import { usageLines } from './usage';
+import { usageLines, usageSummary } from './usage';
 import type { UsageMeter } from '../protocol';
 
 declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void; getState(): unknown; setState(s: unknown): void };
@@ -47,14 +47,17 @@ const log = $<HTMLElement>('log');
 const input = $<HTMLTextAreaElement>('input');
 const mode = $<HTMLSelectElement>('mode');
 const questionsEl = $<HTMLElement>('questions');
-const usageEl = $<HTMLElement>('usage');
+const usageEl = $<HTMLDetailsElement>('usage');
 /** The last meter the server sent (USAGE-5); none before the session's first model call. */
 let meter: UsageMeter | undefined;
 
 /** The compact meter under the toolbar: exact counts, as the endpoint reported them (VSC-95). */
 function drawUsage(): void {
+  // One line folded over the rest, so a narrow sidebar keeps its room for the chat; the person's
+  // choice to open it lasts, since the element is kept and only its contents change.
   usageEl.hidden = meter === undefined;
-  usageEl.innerHTML = meter === undefined ? '' : usageLines(meter)
+  $<HTMLElement>('usage-summary').textContent = meter === undefined ? '' : usageSummary(meter);
+  $<HTMLElement>('usage-lines').innerHTML = meter === undefined ? '' : usageLines(meter)
     .map((l) => `<div data-usage="${escapeHtml(l.label.toLowerCase())}"><dt>${escapeHtml(l.label)}</dt><dd>${escapeHtml(l.text)}</dd></div>`).join('');
 }
 

@@ -64,3 +64,15 @@ export function usageLines(m: UsageMeter): UsageLine[] {
   }
   return lines;
 }
+
+/**
+ * The meter folded to one line: the context against its limit and the money where known, or that
+ * the endpoint reported nothing.
+ */
+export function usageSummary(m: UsageMeter): string {
+  const silent = (t: UsageTally) => t.calls === t.unreported;
+  if (m.session.planner.calls > 0 && silent(m.session.planner) && silent(m.session.protection)) return 'Usage not reported by the endpoint';
+  const context = m.contextTokens === undefined ? 'context not reported' : `context ${tokens(m.contextTokens)}${m.contextLimit ? ` of ${tokens(m.contextLimit)}` : ''}`;
+  const total = money(m.session.planner, m.session.protection);
+  return `Usage: ${context}${total === undefined ? '' : ` · ≈ ${dollars(total)}`}`;
+}
