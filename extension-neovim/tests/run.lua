@@ -903,10 +903,16 @@ case('every field of every update the real server sends is drawn', function()
   local text = chat_text(ws)
   assert(not text:find('table: 0x', 1, true), text)
   local kinds = {}
+  local last_meter
   for _, u in ipairs(recorded) do
     kinds[u.kind] = true
+    -- A usage update's counts are the meter's, drawn in the winbar, not the chat (NVIM-84): it is
+    -- checked below to be the meter kept.
+    if u.kind == 'usage' then
+      last_meter = u.meter
+    end
     for field, value in pairs(u) do
-      if field ~= 'kind' and field ~= 'callId' then
+      if field ~= 'kind' and field ~= 'callId' and u.kind ~= 'usage' then
         local want = {}
         if field == 'routing' then
           -- Each argument by name; a structured one by every string inside it (its key order
@@ -954,9 +960,10 @@ case('every field of every update the real server sends is drawn', function()
       end
     end
   end
-  for _, k in ipairs({ 'toolCall', 'toolResult', 'plan', 'check', 'quarantined', 'agentText', 'turnEnded' }) do
+  for _, k in ipairs({ 'toolCall', 'toolResult', 'plan', 'check', 'quarantined', 'agentText', 'turnEnded', 'usage' }) do
     assert(kinds[k], 'the recording holds a ' .. k .. ': ' .. vim.inspect(vim.tbl_keys(kinds)))
   end
+  eq(last_meter, require('bravebot.usage').meters[ws.state().session_id], 'the last usage update is the meter kept')
   assert(text:find('▸ read a file: look at a\n    path: a.txt\n', 1, true), text)
   ws.stop()
 end)
