@@ -68,6 +68,10 @@ pub async fn run(
         r = session.model.complete(&request, &mut ignore) => r,
         () = cancel.cancelled() => Err(crate::model::ModelError::Cancelled),
     };
+    // The counts are the endpoint's metadata about the call, for the person only (COST-44).
+    if let Ok(reply) = &reply {
+        session.count_usage(Role::Check, reply.usage);
+    }
     // The reply is a function of the content: untrusted, and as private as the content was.
     let reply_label = content.label().join(Label::UNTRUSTED_PUBLIC);
     let outcome = match reply {

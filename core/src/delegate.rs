@@ -298,10 +298,11 @@ impl Screen for DelegateScreen {
             }),
             // A delegate's own state, and that of the delegates it started, go up unchanged:
             // numbers are the turn's, so each names one delegate.
-            update
-            @ (Update::Remark { .. } | Update::HeldBack { .. } | Update::Delegate { .. }) => {
-                self.parent.update(update)
-            }
+            // A call's counts go up unchanged: the meter is the session's, shared with delegates.
+            update @ (Update::Remark { .. }
+            | Update::HeldBack { .. }
+            | Update::Delegate { .. }
+            | Update::Usage { .. }) => self.parent.update(update),
             Update::AgentText { .. }
             | Update::Quarantined { .. }
             | Update::RunOutput { .. }

@@ -75,6 +75,60 @@ pub struct Todo {
     pub status: String,
 }
 
+/// What one model call cost, as its endpoint reported it (USAGE-1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CallTokens {
+    pub input: u64,
+    pub output: u64,
+    pub cached_input: Option<u64>,
+}
+
+/// The calls of one kind summed: how many, how many of them the endpoint reported nothing for,
+/// the tokens of those it did, and their cost where every one of them had a price.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub calls: u64,
+    pub unreported: u64,
+    pub input: u64,
+    pub output: u64,
+    pub cached_input: u64,
+    /// Reported calls made with a model the person gave a price for.
+    pub priced: u64,
+    /// Their cost, in millionths of a dollar times a million tokens: exact until shown.
+    pub cost_micros_per_million: u128,
+}
+
+impl Tally {
+    /// The money these calls cost in US dollars, where every call that reported usage had a
+    /// price (USAGE-6); `None` where any had none, or none reported.
+    pub fn cost_usd(&self) -> Option<f64> {
+        let reported = self.calls - self.unreported;
+        (reported > 0 && self.priced == reported)
+            .then(|| self.cost_micros_per_million as f64 / 1e12)
+    }
+}
+
+/// What the session's model calls cost so far, split as the person weighs them (USAGE-4): the
+/// planner's (and its delegates') work, and protection's (the checks and the processors).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UsageTotals {
+    pub planner: Tally,
+    pub protection: Tally,
+}
+
+/// The meter as it stands: the planner's context in use against its limit, the turn's totals and
+/// the session's (USAGE-5).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Meter {
+    /// The tokens the planner's last call held (its request and its reply), where the endpoint
+    /// reported them; `None` before any, or when the last call reported nothing.
+    pub context_tokens: Option<u64>,
+    /// The context the driver holds a planner request to, once known.
+    pub context_limit: Option<u64>,
+    pub turn: UsageTotals,
+    pub session: UsageTotals,
+}
+
 /// What the person is shown while a turn runs.
 #[derive(Clone, Debug)]
 pub enum Update {
@@ -135,6 +189,14 @@ pub enum Update {
     Checkpoint {
         checkpoint_id: String,
         files: Vec<String>,
+    },
+    /// One model call ended (USAGE-4): who made it (`X-Bravebot-Role`'s word), what its endpoint
+    /// reported (`None`: nothing), and the meter after it. Counts only, for the person's screen:
+    /// no planner reads them.
+    Usage {
+        role: &'static str,
+        call: Option<CallTokens>,
+        meter: Meter,
     },
     /// Where a delegate stands, for the person's screen only (DELEG-60): sent when it starts
     /// (`running`), when a question of its own waits on the person (`waiting`) and is answered

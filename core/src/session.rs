@@ -104,6 +104,9 @@ pub struct Session {
     /// The workspace before each turn and restore, as far as each changed it: shared like the
     /// trust map, so a delegate's or a job's changes are kept in the turn's checkpoint.
     pub checkpoints: Arc<crate::checkpoint::Checkpoints>,
+    /// What the session's model calls cost: shared like the trust map, so a delegate's calls
+    /// count in the session's totals (USAGE-4).
+    pub usage: Arc<Mutex<crate::usage::Ledger>>,
     pub screen: Arc<dyn Screen>,
     pub files: Arc<dyn Files>,
     /// The session's language servers: one per language, started on approval, stopped with it.
@@ -235,6 +238,7 @@ impl Session {
             model,
             trust: Arc::new(TrustStore::new(trust)),
             verdicts: Default::default(),
+            usage: Default::default(),
             checkpoints: Arc::new(if checkpoints_on {
                 crate::checkpoint::Checkpoints::in_memory()
             } else {
@@ -331,6 +335,7 @@ impl Session {
             trust: self.trust.clone(),
             verdicts: self.verdicts.clone(),
             checkpoints: self.checkpoints.clone(),
+            usage: self.usage.clone(),
             screen,
             files: self.files.clone(),
             language_servers: self.language_servers.clone(),
@@ -512,6 +517,10 @@ impl Session {
         }
         let token = CancellationToken::new();
         *slot = Some(token.clone());
+        self.usage
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .begin_turn();
         Ok((
             TurnGuard {
                 session: self,
@@ -519,6 +528,41 @@ impl Session {
             },
             token,
         ))
+    }
+
+    /// Counts one finished model call by `role` whose endpoint reported `usage` (`None`: it said
+    /// nothing), and shows the person the call and the meter after it (USAGE-4). The price is the
+    /// one the person gave for the model this session's client asks.
+    pub(crate) fn count_usage(&self, role: crate::model::Role, usage: Option<crate::model::Usage>) {
+        let price = self.settings.price_of(&self.model.config().name);
+        let limit = self.context_limit();
+        let (call, meter) = self
+            .usage
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .record(role, usage, price, limit);
+        self.screen.update(crate::screen::Update::Usage {
+            role: role.as_str(),
+            call,
+            meter,
+        });
+    }
+
+    /// The meter as it stands, for `session/status` (USAGE-7).
+    pub fn usage_meter(&self) -> crate::screen::Meter {
+        let limit = self.context_limit();
+        self.usage
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .meter(limit)
+    }
+
+    /// The context a planner request is held to, where a setting names it or it was resolved.
+    fn context_limit(&self) -> Option<u64> {
+        self.settings
+            .model
+            .context_tokens
+            .or_else(|| self.resolved_context_tokens.get().copied())
     }
 
     /// Told each time a turn's claim ends, for whoever waits for the session to be free.

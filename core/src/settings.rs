@@ -134,6 +134,57 @@ pub struct Settings {
     /// `mcp__<server>__*`; the home file only.
     pub mcp_allow: Vec<String>,
     pub mcp_deny: Vec<String>,
+    /// What each model's tokens cost, by model name (`usage.prices`; the home file or
+    /// `initializationOptions` only): money is estimated only for a model named here (USAGE-6).
+    pub usage_prices: Vec<(String, Price)>,
+}
+
+/// What a million tokens of one model cost, in millionths of a US dollar, so the sums are exact
+/// and the settings stay comparable.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Price {
+    pub input: u64,
+    /// Tokens read from the endpoint's cache; the input price where the setting names none.
+    pub cached_input: u64,
+    pub output: u64,
+}
+
+impl Settings {
+    /// The price the person gave for `model`, if any.
+    pub fn price_of(&self, model: &str) -> Option<Price> {
+        self.usage_prices
+            .iter()
+            .find(|(name, _)| name == model)
+            .map(|(_, price)| *price)
+    }
+}
+
+/// `usage.prices`: an object from model name to `{input, cachedInput?, output}` in US dollars per
+/// million tokens, each a number of at least 0.
+fn parse_prices(value: &Value) -> Option<Vec<(String, Price)>> {
+    let micros = |v: &Value| {
+        v.as_f64()
+            .filter(|d| d.is_finite() && *d >= 0.0 && *d < 1e9)
+            .map(|d| (d * 1e6).round() as u64)
+    };
+    let mut out = Vec::new();
+    for (model, price) in value.as_object()? {
+        let input = micros(price.get("input")?)?;
+        let output = micros(price.get("output")?)?;
+        let cached_input = match price.get("cachedInput") {
+            Some(v) => micros(v)?,
+            None => input,
+        };
+        out.push((
+            model.clone(),
+            Price {
+                input,
+                cached_input,
+                output,
+            },
+        ));
+    }
+    Some(out)
 }
 
 impl Default for Settings {
@@ -168,6 +219,7 @@ impl Default for Settings {
             mcp_servers: Vec::new(),
             mcp_allow: Vec::new(),
             mcp_deny: Vec::new(),
+            usage_prices: Vec::new(),
         }
     }
 }
@@ -297,6 +349,7 @@ const KNOWN_KEYS: &[&str] = &[
     "mcp.deny",
     "checkpoints.enabled",
     "run.confined",
+    "usage.prices",
 ];
 
 /// Flattens `{"vetting": {"auto": true}}` and `{"vetting.auto": true}` alike into dotted keys,
@@ -421,6 +474,17 @@ pub fn resolve(
             model,
             "initializationOptions",
             Source::Client,
+            &mut notes,
+        );
+    }
+    // The person's prices may come from their editor too; a workspace's file never names them.
+    if let Some(prices) = client.and_then(|c| c.pointer("/usage/prices")) {
+        apply(
+            &mut s,
+            "usage.prices",
+            prices,
+            "initializationOptions",
+            Layer::Person(Source::Client),
             &mut notes,
         );
     }
@@ -587,6 +651,11 @@ fn apply(
             })
             .map(|on| s.run_confined = on)
             .ok_or(bad("never or unasked")),
+        "usage.prices" => parse_prices(value)
+            .map(|p| s.usage_prices = p)
+            .ok_or(bad(
+                "an object from model name to {input, cachedInput?, output} in US dollars per million tokens",
+            )),
         "checkpoints.enabled" => value
             .as_bool()
             .map(|b| s.checkpoints = b)
@@ -694,6 +763,83 @@ mod tests {
         assert_eq!(s.model.name, "client-model");
         assert!(s.vetting_auto);
         assert_eq!(notes, vec![Note::Read("/h/.bravebot/settings.json".into())]);
+    }
+
+    // Verifies: USAGE-6
+    #[test]
+    fn usage_prices_are_read_from_the_person_s_layers_only() {
+        let home =
+            r#"{"usage": {"prices": {"big": {"input": 3, "cachedInput": 0.3, "output": 15}}}}"#;
+        let ws = r#"{"usage.prices": {"big": {"input": 0, "output": 0}}}"#;
+        let (s, notes) = resolve(
+            &no_env,
+            Some(
+                &serde_json::json!({"usage": {"prices": {"small": {"input": 0.15, "output": 0.6}}}}),
+            ),
+            Some(SettingsFile {
+                path: "/h/.bravebot/settings.json".into(),
+                text: home,
+            }),
+            Some(SettingsFile {
+                path: "/w/.bravebot/settings.json".into(),
+                text: ws,
+            }),
+        );
+        // The client's list replaces the home file's, as a narrower layer does; the workspace's is
+        // reported and not obeyed.
+        assert_eq!(s.price_of("big"), None);
+        assert_eq!(
+            s.price_of("small"),
+            Some(Price {
+                input: 150_000,
+                cached_input: 150_000,
+                output: 600_000,
+            })
+        );
+        assert!(
+            notes
+                .iter()
+                .any(|n| matches!(n, Note::NotObeyedHere { key, .. } if key == "usage.prices")),
+            "{notes:?}"
+        );
+        let (s, notes) = resolve(
+            &no_env,
+            None,
+            Some(SettingsFile {
+                path: "/h/.bravebot/settings.json".into(),
+                text: home,
+            }),
+            None,
+        );
+        assert_eq!(
+            s.price_of("big"),
+            Some(Price {
+                input: 3_000_000,
+                cached_input: 300_000,
+                output: 15_000_000,
+            })
+        );
+        assert!(
+            notes.iter().all(|n| matches!(n, Note::Read(_))),
+            "{notes:?}"
+        );
+        // A price that is not a number of dollars is reported, and nothing is priced.
+        let (s, notes) = resolve(
+            &no_env,
+            None,
+            Some(SettingsFile {
+                path: "/h/.bravebot/settings.json".into(),
+                text: r#"{"usage": {"prices": {"big": {"input": "3"}}}}"#,
+            }),
+            None,
+        );
+        assert!(s.usage_prices.is_empty());
+        assert!(
+            notes
+                .iter()
+                .any(|n| matches!(n, Note::BadValue { key, .. } if key == "usage.prices")),
+            "{notes:?}"
+        );
     }
 
     // Verifies: TRUST-8

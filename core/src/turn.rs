@@ -303,6 +303,10 @@ pub(crate) async fn rounds(
             r = session.model.complete(&request, &mut on_event) => r,
             () = cancel.cancelled() => return StopReason::Cancelled,
         };
+        // A call that failed reported nothing and is not counted: its endpoint said no usage.
+        if let Ok(reply) = &reply {
+            session.count_usage(request.role, reply.usage);
+        }
         let reply = match reply {
             Ok(r) => r,
             // Sending the same request again cannot help: say what happened and what to change.

@@ -620,7 +620,7 @@ case(':Bravebot subcommands complete and reach the session', function()
   vim.fn.mkdir(ws.dir .. '/extra', 'p')
   eq({ 'add-dir', 'answer', 'ask', 'audit', 'cancel', 'chat', 'checkpoints', 'comment', 'incognito', 'log', 'loop', 'mode',
     'new', 'restore', 'resume', 'review', 'reviewed', 'send', 'sessions', 'show', 'status', 'trust', 'undo-restore',
-    'unreviewed' },
+    'unreviewed', 'usage' },
     vim.fn.getcompletion('Bravebot ', 'cmdline'), 'subcommands')
   eq({ 'diff' }, vim.fn.getcompletion('Bravebot review ', 'cmdline'), 'review')
   eq({ 'acceptEdits' }, vim.fn.getcompletion('Bravebot mode acc', 'cmdline'), 'modes')
@@ -905,10 +905,16 @@ case('every field of every update the real server sends is drawn', function()
   local text = chat_text(ws)
   assert(not text:find('table: 0x', 1, true), text)
   local kinds = {}
+  local last_meter
   for _, u in ipairs(recorded) do
     kinds[u.kind] = true
+    -- A usage update's counts are the meter's, drawn in the winbar, not the chat (NVIM-84): it is
+    -- checked below to be the meter kept.
+    if u.kind == 'usage' then
+      last_meter = u.meter
+    end
     for field, value in pairs(u) do
-      if field ~= 'kind' and field ~= 'callId' then
+      if field ~= 'kind' and field ~= 'callId' and u.kind ~= 'usage' then
         local want = {}
         if field == 'routing' then
           -- Each argument by name; a structured one by every string inside it (its key order
@@ -956,9 +962,10 @@ case('every field of every update the real server sends is drawn', function()
       end
     end
   end
-  for _, k in ipairs({ 'toolCall', 'toolResult', 'plan', 'check', 'quarantined', 'agentText', 'turnEnded' }) do
+  for _, k in ipairs({ 'toolCall', 'toolResult', 'plan', 'check', 'quarantined', 'agentText', 'turnEnded', 'usage' }) do
     assert(kinds[k], 'the recording holds a ' .. k .. ': ' .. vim.inspect(vim.tbl_keys(kinds)))
   end
+  eq(last_meter, require('bravebot.usage').meters[ws.state().session_id], 'the last usage update is the meter kept')
   assert(text:find('▸ read a file: look at a\n    path: a.txt\n', 1, true), text)
   ws.stop()
 end)
@@ -2723,6 +2730,63 @@ case("through the real server, :Bravebot review lists the turn's hunks in the qu
   local all = vim.json.encode(ws.requests())
   assert(not all:find(canary, 1, true), 'the commented lines reached the model')
   assert(not all:find('Ignore your instructions', 1, true), 'the commented lines reached the model')
+-- Verifies: NVIM-84, NVIM-85
+case('the usage meter shows what the model reported in the winbar, the statusline and :Bravebot usage', function()
+  with_home({ usage = { prices = { ['fake-model'] = { input = 3, cachedInput = 0.3, output = 15 } } } }, function()
+    local ws = workspace({ ['notes.md'] = 'some notes\n' }, {
+      planner = {
+        { tool = 'read_file', id = 'call_read', args = { path = 'notes.md', why = 'asked' }, usage = { input = 1000, output = 20, cached = 800 } },
+        { text = 'read it', usage = { input = 1500, output = 30 } },
+      },
+      check = { { text = 'VERDICT: safe\nplain notes', usage = { input = 300, output = 5 } } },
+    })
+    local stop
+    require('bravebot.client').prompt('read notes.md', nil, function(r) stop = r end)
+    wait(function() return stop ~= nil end, 'the turn to end')
+    local usage = require('bravebot.usage')
+    local sid = ws.state().session_id
+    wait(function() return usage.meters[sid] ~= nil end, 'a usage update')
+    -- No line of the conversation is a count: the meter has its own places.
+    for _, l in ipairs(ws.chat_lines()) do
+      assert(not l:match('usage'), 'a usage line in the chat: ' .. l)
+    end
+    local limit = usage.meters[sid].contextLimit
+    local short = string.format('ctx 1,530/%s · turn 2,500 in 50 out · protection 1 call · ≈$0.0071', usage.tokens(limit))
+    eq(short, usage.statusline(), 'statusline component')
+    local win = vim.fn.bufwinid(require('bravebot.chat').buf(ws.state()))
+    if win == -1 then
+      require('bravebot.chat').open(ws.state(), { focus = false })
+      win = vim.fn.bufwinid(require('bravebot.chat').buf(ws.state()))
+    end
+    assert(vim.wo[win].winbar:find(short, 1, true), 'winbar: ' .. vim.wo[win].winbar)
+    vim.cmd('Bravebot usage')
+    local lines = vim.api.nvim_buf_get_lines(0, 2, -1, false)
+    eq({
+      string.format('Context     1,530 of %s (%d%%)', usage.tokens(limit), math.floor(100 * 1530 / limit + 0.5)),
+      'Turn        2,500 in · 50 out',
+      'Session     2,500 in · 50 out',
+      'Protection  1 call · 300 in · 5 out',
+      'Cost        ≈ $0.0071 this session, $0.00097 of it protection',
+    }, lines, ':Bravebot usage')
+    vim.cmd('close')
+    ws.stop()
+  end)
+end)
+
+-- Verifies: NVIM-86
+case('an endpoint that reports no usage is said so, not guessed', function()
+  local ws = workspace({}, { planner = { { text = 'no counts here' } } })
+  local stop
+  require('bravebot.client').prompt('hello', nil, function(r) stop = r end)
+  wait(function() return stop ~= nil end, 'the turn to end')
+  local usage = require('bravebot.usage')
+  local sid = ws.state().session_id
+  wait(function() return usage.meters[sid] ~= nil end, 'a usage update')
+  eq('usage not reported', usage.statusline(), 'statusline component')
+  vim.cmd('Bravebot usage')
+  local lines = vim.api.nvim_buf_get_lines(0, 2, -1, false)
+  eq({ 'Usage       not reported by the endpoint (context limit 32,768)' }, lines, ':Bravebot usage')
+  vim.cmd('close')
   ws.stop()
 end)
 

@@ -490,6 +490,40 @@ test('the sidebar opens and a prompt streams the fake model answer into it', asy
   });
 });
 
+// Verifies: VSC-95, VSC-96
+test('the usage meter shows the context, the turn and protection exactly as the model reported them', async () => {
+  const script = {
+    planner: [
+      { tool: 'read_file', id: 'call_read', args: { path: 'notes.md', why: 'read what was asked' }, usage: { input: 1000, output: 20, cached: 800 } },
+      { text: 'The notes say hello.', usage: { input: 1500, output: 30 } },
+    ],
+    check: [{ text: 'VERDICT: safe\nplain notes', usage: { input: 300, output: 5 } }],
+  };
+  const homeSettings = { model: { contextTokens: 32000 }, usage: { prices: { 'fake-model': { input: 3, cachedInput: 0.3, output: 15 } } } };
+  await withEditor('usage', { 'notes.md': 'hello\n' }, script, async (h) => {
+    await h.openChat();
+    eq(await h.chat.locator('#usage').isHidden(), true, 'no meter before the first call');
+    await h.prompt('what do the notes say?');
+    await h.turnEnded();
+    const meter = h.chat.locator('#usage');
+    await meter.waitFor();
+    // Folded to one line, so a narrow sidebar keeps its room; a click opens the rest.
+    await untilEq('the meter folded', () => h.chat.locator('#usage-summary').innerText(), 'Usage: context 1,530 of 32,000 · ≈ $0.0071');
+    await h.shot('usage-folded');
+    await h.chat.locator('#usage-summary').click();
+    const rows = async () => (await meter.locator('div').allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
+    await untilEq('the meter after the turn', rows, [
+      'Context 1,530 of 32,000 (5%)',
+      'Turn 2,500 in · 50 out',
+      'Session 2,500 in · 50 out',
+      'Protection 1 call · 300 in · 5 out',
+      'Cost ≈ $0.0071 this session, $0.00097 of it protection',
+    ]);
+    await meter.screenshot({ path: path.join(artifacts, 'usage-meter.png') });
+    await h.shot('usage-sidebar');
+  }, { homeSettings });
+});
+
 const ORIGINAL = Array.from({ length: 20 }, (_, i) => `line ${i + 1}`);
 const OLD = ORIGINAL.slice(1, 18).join('\n');
 const NEW = OLD.replace('line 2\n', 'LINE TWO\n').replace(/\nline 18$/, '\nLINE EIGHTEEN');

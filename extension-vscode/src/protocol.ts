@@ -145,6 +145,11 @@ export type SessionUpdate =
    */
   | { kind: 'checkpoint'; checkpointId: string; files: string[] }
   /**
+   * One model call ended (USAGE-4): `role` as in X-Bravebot-Role; what its endpoint reported, or
+   * `reported: false` (with zeros) where it reported nothing; and the meter after it.
+   */
+  | { kind: 'usage'; role: string; reported: boolean; inputTokens: number; outputTokens: number; cachedInputTokens?: number; contextTokens?: number; contextLimit?: number; meter: UsageMeter }
+  /**
    * Where a delegate stands (DELEG-60): `state` is `running`, `waiting` (a question of its own
    * waits on the person), `done`, `failed` or `cancelled`; an ended one carries `stopReason` and
    * its `report`, untrusted unless `trusted` (drawn in the untrusted frame), with its `label`.
@@ -152,6 +157,13 @@ export type SessionUpdate =
   | { kind: 'delegate'; callId: string; number: number; delegateKind: string; depth: number; state: string; task: string; stopReason?: StopReason; report?: string; trusted?: boolean; label?: string };
 
 export interface UpdateNotification { sessionId: string; update: SessionUpdate }
+
+/** Calls of one kind summed: `costUsd` only where every call that reported usage had a price (USAGE-6). */
+export interface UsageTally { calls: number; unreported: number; inputTokens: number; outputTokens: number; cachedInputTokens: number; costUsd?: number }
+/** `planner`: the planner's and its delegates' calls; `protection`: the checks' and processors'. */
+export interface UsageTotals { planner: UsageTally; protection: UsageTally }
+/** The meter (USAGE-5), as the last `usage` update and `session/status` carry it. */
+export interface UsageMeter { contextTokens?: number; contextLimit?: number; turn: UsageTotals; session: UsageTotals }
 
 export type QuestionKind =
   | 'write' | 'edit' | 'run' | 'fetch' | 'lspStart'
@@ -274,4 +286,6 @@ export interface StatusResult {
   watches: unknown[];
   delegates: unknown[];
   auditLog: string | null;
+  /** What the session's model calls cost so far (USAGE-7). */
+  usage?: UsageMeter;
 }

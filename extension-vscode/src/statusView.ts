@@ -4,6 +4,7 @@
 
 import type { StatusResult, TrustRuleStatus } from './protocol';
 import { modelLine } from './modelShown';
+import { usageLines } from './webview/usage';
 
 const modeWords: Record<string, string> = {
   ask: 'ask: every change is asked about',
@@ -72,6 +73,10 @@ export function statusMarkdown(s: StatusResult): string {
     '## Checks',
     '',
     s.checks ? `${s.checks.enabled ? 'On' : 'Off'}: ${s.checks.made} made, ${s.checks.saved} saved by a remembered verdict.` : 'The server did not say.',
+    '',
+    '## Usage',
+    '',
+    ...(s.usage ? usageLines(s.usage).map((l) => `- ${l.label}: ${l.text}`) : ['The server did not say.']),
     '',
     '## Everything the server reports, exactly',
     '',

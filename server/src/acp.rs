@@ -943,6 +943,11 @@ impl Screen for AcpScreen {
             }
             // The host lists checkpoints through the `/checkpoints` and `/restore` commands.
             Update::Checkpoint { .. } => {}
+            Update::Usage { role, call, meter } => {
+                if let Some(update) = usage_update(role, call.is_some(), &meter) {
+                    self.send(acp::SessionUpdate::UsageUpdate(update));
+                }
+            }
         }
     }
 
@@ -1204,6 +1209,33 @@ impl Files for HostFiles {
             Ok(())
         })
     }
+}
+
+/// ACP's `usage_update` for one model call (ACP-41): the planner's context in use against its
+/// limit, and the session's money where every reported call had a price. The turn's and session's
+/// token totals, and whether this call's endpoint reported anything, ride in `_meta.bravebot`,
+/// since the schema has no field for them. Sent only where both context numbers are known: where
+/// an endpoint reported nothing, no number is made up (USAGE-2).
+fn usage_update(
+    role: &'static str,
+    reported: bool,
+    meter: &bravebot_core::screen::Meter,
+) -> Option<acp::UsageUpdate> {
+    let wire = crate::protocol::UsageMeter::from(meter);
+    let (used, size) = (wire.context_tokens?, wire.context_limit?);
+    let mut meta = acp::Meta::new();
+    meta.insert(
+        "bravebot".to_owned(),
+        serde_json::json!({"role": role, "reported": reported, "meter": wire}),
+    );
+    Some(
+        acp::UsageUpdate::new(used, size)
+            .cost(
+                wire.session_cost_usd()
+                    .map(|usd| acp::Cost::new(usd, "USD")),
+            )
+            .meta(meta),
+    )
 }
 
 #[cfg(test)]

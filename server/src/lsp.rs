@@ -473,7 +473,9 @@ impl Backend {
         let trust = s.trust.snapshot();
         let verdicts = s.verdicts.lock().unwrap_or_else(|p| p.into_inner());
         let shown = |p: &Path| bravebot_core::paths::display_path(&s.cwd, p);
+        let usage = protocol::UsageMeter::from(&s.usage_meter());
         Ok(StatusResult {
+            usage,
             model: ModelStatus {
                 api: s.settings.model.api.as_str(),
                 base_url: s.settings.model.base_url.clone(),

@@ -371,6 +371,24 @@ pub enum SessionUpdate {
         checkpoint_id: String,
         files: Vec<String>,
     },
+    /// One model call ended (USAGE-4): `role` as in `X-Bravebot-Role`; the counts its endpoint
+    /// reported, or `reported: false` with zeros where it reported none; `contextTokens` (a
+    /// planner's call: its request and reply) and `contextLimit` (the planner's budget) where
+    /// known; and the `meter` after it.
+    #[serde(rename_all = "camelCase")]
+    Usage {
+        role: &'static str,
+        reported: bool,
+        input_tokens: u64,
+        output_tokens: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cached_input_tokens: Option<u64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        context_tokens: Option<u64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        context_limit: Option<u64>,
+        meter: UsageMeter,
+    },
     /// Where a delegate stands (DELEG-60), for the person only: `state` is `running`, `waiting`
     /// (a question of its own waits on the person), `done`, `failed` or `cancelled`. `callId`
     /// is the `delegate-N` of the `toolCall` that drew its start; `delegateKind` its kind or
@@ -394,6 +412,76 @@ pub enum SessionUpdate {
         #[serde(skip_serializing_if = "Option::is_none")]
         label: Option<String>,
     },
+}
+
+/// The calls of one kind summed (USAGE-4): how many, how many reported nothing, the tokens of
+/// those that did, and `costUsd` where every one of those had a price (USAGE-6).
+#[derive(Debug, Serialize, Clone, Copy, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageTally {
+    pub calls: u64,
+    pub unreported: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cached_input_tokens: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+}
+
+/// A turn's or a session's calls: the planner's (and its delegates') and protection's (checks and
+/// processors).
+#[derive(Debug, Serialize, Clone, Copy, PartialEq)]
+pub struct UsageTotals {
+    pub planner: UsageTally,
+    pub protection: UsageTally,
+}
+
+/// The meter (USAGE-5): the planner's context in use against its limit, where known, and the
+/// totals of the turn and of the session.
+#[derive(Debug, Serialize, Clone, Copy, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageMeter {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_limit: Option<u64>,
+    pub turn: UsageTotals,
+    pub session: UsageTotals,
+}
+
+impl From<&bravebot_core::screen::Meter> for UsageMeter {
+    fn from(meter: &bravebot_core::screen::Meter) -> UsageMeter {
+        let tally = |t: &bravebot_core::screen::Tally| UsageTally {
+            calls: t.calls,
+            unreported: t.unreported,
+            input_tokens: t.input,
+            output_tokens: t.output,
+            cached_input_tokens: t.cached_input,
+            cost_usd: t.cost_usd(),
+        };
+        let totals = |t: &bravebot_core::screen::UsageTotals| UsageTotals {
+            planner: tally(&t.planner),
+            protection: tally(&t.protection),
+        };
+        UsageMeter {
+            context_tokens: meter.context_tokens,
+            context_limit: meter.context_limit,
+            turn: totals(&meter.turn),
+            session: totals(&meter.session),
+        }
+    }
+}
+
+impl UsageMeter {
+    /// The session's money so far, where every call that reported usage had a price.
+    pub fn session_cost_usd(&self) -> Option<f64> {
+        let spent = [self.session.planner, self.session.protection]
+            .into_iter()
+            .filter(|t| t.calls > t.unreported)
+            .map(|t| t.cost_usd)
+            .collect::<Option<Vec<f64>>>()?;
+        (!spent.is_empty()).then(|| spent.iter().sum())
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -684,6 +772,8 @@ pub struct StatusResult {
     /// with `state` `running` or `done`.
     pub delegates: Vec<Value>,
     pub audit_log: Option<String>,
+    /// What the session's model calls cost so far (USAGE-7), as the last `usage` update's meter.
+    pub usage: UsageMeter,
 }
 
 /// Read checks in `bravebot/session/status`: whether they are on, how many were sent, how many a

@@ -23,7 +23,7 @@ use tower_lsp_server::ls_types::{MessageActionItem, MessageType};
 
 use crate::protocol::{
     self, HunkRange, Outcome, PermissionOption, PermissionReply, RequestPermissionParams,
-    SessionUpdate, SubjectHunk, TodoItem, UpdateNotification, method,
+    SessionUpdate, SubjectHunk, TodoItem, UpdateNotification, UsageMeter, method,
 };
 use crate::transport::Outbox;
 
@@ -801,6 +801,19 @@ pub fn wire_update(update: Update) -> SessionUpdate {
         } => SessionUpdate::Checkpoint {
             checkpoint_id,
             files,
+        },
+        // Counts the endpoint reported, never guessed: a call that reported nothing says so.
+        Update::Usage { role, call, meter } => SessionUpdate::Usage {
+            role,
+            reported: call.is_some(),
+            input_tokens: call.map_or(0, |c| c.input),
+            output_tokens: call.map_or(0, |c| c.output),
+            cached_input_tokens: call.and_then(|c| c.cached_input),
+            context_tokens: call
+                .filter(|_| role == "planner")
+                .map(|c| c.input + c.output),
+            context_limit: meter.context_limit,
+            meter: UsageMeter::from(&meter),
         },
         // The screen is one of the places untrusted bytes may go: the report with its label.
         Update::Delegate {

@@ -143,7 +143,8 @@ impl Transcript {
                     ));
                 }
             }
-            Update::RunOutput { .. } | Update::TurnEnded { .. } => {}
+            // Counts are for a screen with a meter; `--json` carries them.
+            Update::RunOutput { .. } | Update::TurnEnded { .. } | Update::Usage { .. } => {}
         }
     }
 }

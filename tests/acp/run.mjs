@@ -217,6 +217,26 @@ test("initialize says what bravebot takes, and a streamed answer arrives as mess
   }
 });
 
+// Verifies: ACP-41
+test("a planner call's reported usage reaches the host as usage_update, through the SDK's schema", async () => {
+  const script = { planner: [{ text: "Counted.", usage: { input: 1234, output: 56, cached: 1000 } }] };
+  const w = await world({ script });
+  try {
+    const { sessionId } = await w.session();
+    await w.prompt(sessionId, "count");
+    const usage = w.updates().filter((u) => u.sessionUpdate === "usage_update");
+    assert(usage.length === 1, JSON.stringify(usage));
+    const [u] = usage;
+    // The context in use is the call's request and reply; the size is the planner's budget.
+    assert(u.used === 1290 && u.size === u._meta.bravebot.meter.contextLimit && u.size > 0, JSON.stringify(u));
+    // No price was given: no cost.
+    assert(u.cost === undefined || u.cost === null, JSON.stringify(u));
+    assert(u._meta.bravebot.meter.session.planner.cachedInputTokens === 1000, JSON.stringify(u));
+  } finally {
+    await w.close();
+  }
+});
+
 // Verifies: ACP-30, ACP-31
 test("a picture in a prompt reaches the planner as an image_url part after the prompt's text", async () => {
   const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";

@@ -56,6 +56,45 @@ pub struct Reply {
     cut: bool,
     /// The call whose result names the references this reply's arguments ask for.
     refs_of: Option<String>,
+    /// The counts the reply reports, in the wire format the request came in; `None` reports none.
+    usage: Option<Usage>,
+}
+
+/// What a scripted reply says the call cost: `input` counts every token of the request, `cached`
+/// of them read from the cache. Written as each wire format writes it: OpenAI's `prompt_tokens`
+/// (with `prompt_tokens_details.cached_tokens`), Anthropic's `input_tokens` without the cache and
+/// `cache_read_input_tokens` beside it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Usage {
+    pub input: u64,
+    pub output: u64,
+    pub cached: Option<u64>,
+}
+
+impl Usage {
+    /// The `usage` object of an OpenAI-compatible reply.
+    fn openai(self) -> Value {
+        let mut usage = json!({
+            "prompt_tokens": self.input,
+            "completion_tokens": self.output,
+            "total_tokens": self.input + self.output,
+        });
+        if let Some(cached) = self.cached {
+            usage["prompt_tokens_details"] = json!({"cached_tokens": cached});
+        }
+        usage
+    }
+
+    /// The `usage` object of an Anthropic `message_start` (or a whole reply, with `output`).
+    fn anthropic(self, output: u64) -> Value {
+        let cached = self.cached.unwrap_or(0);
+        json!({
+            "input_tokens": self.input.saturating_sub(cached),
+            "cache_read_input_tokens": cached,
+            "cache_creation_input_tokens": 0,
+            "output_tokens": output,
+        })
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -84,6 +123,7 @@ impl Reply {
             truncated: false,
             cut: false,
             refs_of: None,
+            usage: None,
         }
     }
 
@@ -107,6 +147,7 @@ impl Reply {
             truncated: false,
             cut: false,
             refs_of: None,
+            usage: None,
         }
     }
 
@@ -127,6 +168,7 @@ impl Reply {
             truncated: false,
             cut: false,
             refs_of: None,
+            usage: None,
         }
     }
 
@@ -142,6 +184,7 @@ impl Reply {
             truncated: false,
             cut: false,
             refs_of: None,
+            usage: None,
         }
     }
 
@@ -155,6 +198,7 @@ impl Reply {
             truncated: false,
             cut: false,
             refs_of: None,
+            usage: None,
         }
     }
 
@@ -169,6 +213,7 @@ impl Reply {
             truncated: false,
             cut: false,
             refs_of: None,
+            usage: None,
         }
     }
 
@@ -182,6 +227,7 @@ impl Reply {
             truncated: false,
             cut: false,
             refs_of: None,
+            usage: None,
         }
     }
 
@@ -201,6 +247,17 @@ impl Reply {
     /// and hangs up: no finish, no `[DONE]`, as an endpoint that dies mid-reply does.
     pub fn cut_off(mut self) -> Reply {
         self.cut = true;
+        self
+    }
+
+    /// Reports these counts: in a stream, OpenAI's last chunk only where the request asked with
+    /// `stream_options.include_usage`, Anthropic's `message_start` and `message_delta` always.
+    pub fn with_usage(mut self, input: u64, output: u64, cached: Option<u64>) -> Reply {
+        self.usage = Some(Usage {
+            input,
+            output,
+            cached,
+        });
         self
     }
 
@@ -434,6 +491,11 @@ impl FakeModel {
         format!("http://{}/v1", self.addr)
     }
 
+    /// The base URL for `model.api: anthropic`, whose client adds `/v1/messages` itself.
+    pub fn anthropic_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
     /// Every request received so far, in order of arrival.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         lock(&self.state).requests.clone()
@@ -591,7 +653,9 @@ async fn answer(mut stream: TcpStream, state: Arc<Mutex<State>>) {
     let (reply, call_base, recorded) = {
         let mut state = lock(&state);
         let chosen = match (incoming.method.as_str(), route) {
-            ("POST", "/v1/chat/completions") => Some(next_reply(&mut state, &role, &raw_body)),
+            ("POST", "/v1/chat/completions" | "/v1/messages") => {
+                Some(next_reply(&mut state, &role, &raw_body))
+            }
             _ => None,
         };
         let (reply, exhausted) = match chosen {
@@ -625,6 +689,7 @@ async fn answer(mut stream: TcpStream, state: Arc<Mutex<State>>) {
         .unwrap_or("fake-model")
         .to_owned();
     let wants_stream = body.get("stream").and_then(Value::as_bool) == Some(true);
+    let wants_usage = body.pointer("/stream_options/include_usage") == Some(&Value::Bool(true));
     let written = match (incoming.method.as_str(), route, reply) {
         ("GET", "/v1/models", _) => {
             let listing = json!({"object": "list", "data": [
@@ -633,9 +698,16 @@ async fn answer(mut stream: TcpStream, state: Arc<Mutex<State>>) {
             ]});
             write_json(&mut stream, 200, &listing).await
         }
+        (_, "/v1/messages", Some(reply)) => {
+            write_anthropic_reply(&mut stream, &reply, &model, call_base, wants_stream).await
+        }
         (_, _, Some(reply)) => {
             let reply = reply.with_refs_named(&body);
-            write_reply(&mut stream, &reply, &model, call_base, wants_stream).await
+            let asked = Asked {
+                stream: wants_stream,
+                usage: wants_usage,
+            };
+            write_reply(&mut stream, &reply, &model, call_base, asked).await
         }
         _ => {
             let error =
@@ -687,13 +759,21 @@ fn next_reply(state: &mut State, role: &str, body: &str) -> (Reply, bool) {
     (fallback, true)
 }
 
+/// What an OpenAI-compatible request asked for: a stream, and usage at its end.
+#[derive(Clone, Copy)]
+struct Asked {
+    stream: bool,
+    usage: bool,
+}
+
 async fn write_reply(
     stream: &mut TcpStream,
     reply: &Reply,
     model: &str,
     call_base: u64,
-    wants_stream: bool,
+    asked: Asked,
 ) -> std::io::Result<()> {
+    let wants_stream = asked.stream;
     let calls: Vec<Value> = match &reply.kind {
         ReplyKind::Error { status, message } => {
             let error =
@@ -746,11 +826,13 @@ async fn write_reply(
         if !calls.is_empty() {
             message["tool_calls"] = Value::Array(calls);
         }
-        let whole = json!({
+        let mut whole = json!({
             "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": model,
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
         });
+        if let Some(usage) = reply.usage {
+            whole["usage"] = usage.openai();
+        }
         let body = whole.to_string();
         if broken {
             // Promise the whole body, send half, and hang up.
@@ -821,10 +903,118 @@ async fn write_reply(
         return stream.flush().await;
     }
     events.push(chunk(json!({}), Some(finish)));
+    // As OpenAI does: a last chunk with no choices, only where the request asked for it.
+    if let (Some(usage), true) = (reply.usage, asked.usage) {
+        events.push(json!({
+            "id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": model,
+            "choices": [], "usage": usage.openai(),
+        }));
+    }
     for event in &events {
         send_event(stream, &event.to_string()).await?;
     }
     send_event(stream, "[DONE]").await?;
+    stream.flush().await
+}
+
+/// A reply in Anthropic's messages format: text and `tool_use` blocks, and the usage of
+/// `message_start` (the request's counts, one reply token) and `message_delta` (the reply's whole
+/// count), or a whole JSON message. An error, a web page, a break and a stall are as in the
+/// OpenAI format, in this one's words.
+async fn write_anthropic_reply(
+    stream: &mut TcpStream,
+    reply: &Reply,
+    model: &str,
+    call_base: u64,
+    wants_stream: bool,
+) -> std::io::Result<()> {
+    let calls = match &reply.kind {
+        ReplyKind::Error { status, message } => {
+            let error =
+                json!({"type": "error", "error": {"type": "fake_error", "message": message}});
+            return write_json(stream, *status, &error).await;
+        }
+        ReplyKind::WebPage => {
+            let page = "<!doctype html><html><body><p>Sign in.</p></body></html>\n";
+            return write_response(stream, 200, "text/html; charset=utf-8", page.as_bytes()).await;
+        }
+        ReplyKind::Answer { calls } => calls.clone(),
+        ReplyKind::Broken | ReplyKind::Stall => Vec::new(),
+    };
+    let mut numbered = call_base;
+    let mut blocks = Vec::new();
+    if !reply.text.is_empty() {
+        blocks.push(json!({"type": "text", "text": reply.text}));
+    }
+    for call in &calls {
+        let id = call.id.clone().unwrap_or_else(|| {
+            numbered += 1;
+            format!("call_{numbered}")
+        });
+        blocks.push(
+            json!({"type": "tool_use", "id": id, "name": call.name, "input": call.arguments}),
+        );
+    }
+    let stop = if reply.truncated {
+        "max_tokens"
+    } else if calls.is_empty() {
+        "end_turn"
+    } else {
+        "tool_use"
+    };
+    if !(reply.streaming && wants_stream) {
+        let mut whole = json!({
+            "id": "msg_fake", "type": "message", "role": "assistant", "model": model,
+            "content": blocks, "stop_reason": stop,
+        });
+        if let Some(usage) = reply.usage {
+            whole["usage"] = usage.anthropic(usage.output);
+        }
+        return write_json(stream, 200, &whole).await;
+    }
+    let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n";
+    stream.write_all(head.as_bytes()).await?;
+    let mut message = json!({"id": "msg_fake", "type": "message", "role": "assistant",
+        "model": model, "content": []});
+    if let Some(usage) = reply.usage {
+        message["usage"] = usage.anthropic(1);
+    }
+    let mut events = vec![json!({"type": "message_start", "message": message})];
+    for (index, block) in blocks.iter().enumerate() {
+        if block["type"] == "text" {
+            events.push(json!({"type": "content_block_start", "index": index,
+                "content_block": {"type": "text", "text": ""}}));
+            for piece in pieces(&reply.text) {
+                events.push(json!({"type": "content_block_delta", "index": index,
+                    "delta": {"type": "text_delta", "text": piece}}));
+            }
+        } else {
+            events.push(json!({"type": "content_block_start", "index": index,
+                "content_block": {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}}));
+            for piece in pieces(&block["input"].to_string()) {
+                events.push(json!({"type": "content_block_delta", "index": index,
+                    "delta": {"type": "input_json_delta", "partial_json": piece}}));
+            }
+        }
+        events.push(json!({"type": "content_block_stop", "index": index}));
+    }
+    if matches!(reply.kind, ReplyKind::Broken | ReplyKind::Stall) {
+        // The opening, then nothing: no message_stop.
+        events.truncate(1);
+        for event in &events {
+            send_event(stream, &event.to_string()).await?;
+        }
+        return stream.flush().await;
+    }
+    let mut delta = json!({"type": "message_delta", "delta": {"stop_reason": stop}});
+    if let Some(usage) = reply.usage {
+        delta["usage"] = json!({"output_tokens": usage.output});
+    }
+    events.push(delta);
+    events.push(json!({"type": "message_stop"}));
+    for event in &events {
+        send_event(stream, &event.to_string()).await?;
+    }
     stream.flush().await
 }
 
@@ -1203,6 +1393,77 @@ mod tests {
         );
         assert_eq!(answered.status, 400);
         assert!(answered.body.contains("X-Bravebot-Role"));
+    }
+
+    #[test]
+    fn fake_model_reports_usage_in_the_openai_format_only_where_asked() {
+        let model = FakeModel::start(vec![
+            Reply::text("a").with_usage(120, 7, Some(100)),
+            Reply::text("b").with_usage(120, 7, None),
+            Reply::text("c").with_usage(50, 2, None).non_streaming(),
+            Reply::text("d"),
+        ]);
+        let mut asking = streaming_request("hi");
+        asking["stream_options"] = json!({"include_usage": true});
+        let usage_of = |body: &str| -> Vec<Value> {
+            events(body)
+                .iter()
+                .filter(|e| *e != "[DONE]")
+                .map(|e| serde_json::from_str::<Value>(e).unwrap())
+                .filter(|e| e["choices"] == json!([]))
+                .map(|e| e["usage"].clone())
+                .collect()
+        };
+        let reported = usage_of(&chat(&model, "planner", &asking).body);
+        assert_eq!(
+            reported,
+            [
+                json!({"prompt_tokens": 120, "completion_tokens": 7, "total_tokens": 127,
+                "prompt_tokens_details": {"cached_tokens": 100}})
+            ]
+        );
+        // Not asked for, not sent.
+        assert!(usage_of(&chat(&model, "planner", &streaming_request("hi")).body).is_empty());
+        let whole: Value = serde_json::from_str(&chat(&model, "planner", &asking).body).unwrap();
+        assert_eq!(whole["usage"]["prompt_tokens"], 50);
+        // A reply scripted without usage reports none.
+        assert!(usage_of(&chat(&model, "planner", &asking).body).is_empty());
+    }
+
+    #[test]
+    fn fake_model_speaks_the_anthropic_format_with_usage_and_a_tool_call() {
+        let model = FakeModel::start(vec![
+            Reply::tool_call("read_file", json!({"path": "a"}))
+                .with_text("look")
+                .with_usage(2100, 40, Some(2000)),
+            Reply::text("plain"),
+        ]);
+        let request = json!({"model": "m", "max_tokens": 10, "stream": true,
+            "messages": [{"role": "user", "content": "hi"}]});
+        let answered = exchange(&model, "POST", "/v1/messages", Some("planner"), &request);
+        let events: Vec<Value> = events(&answered.body)
+            .iter()
+            .map(|e| serde_json::from_str(e).unwrap())
+            .collect();
+        assert_eq!(
+            events[0]["message"]["usage"],
+            json!({"input_tokens": 100, "cache_read_input_tokens": 2000,
+                "cache_creation_input_tokens": 0, "output_tokens": 1})
+        );
+        let delta = events
+            .iter()
+            .find(|e| e["type"] == "message_delta")
+            .unwrap();
+        assert_eq!(delta["usage"], json!({"output_tokens": 40}));
+        assert_eq!(delta["delta"]["stop_reason"], "tool_use");
+        let input: String = events
+            .iter()
+            .filter_map(|e| e["delta"]["partial_json"].as_str())
+            .collect();
+        assert_eq!(input, r#"{"path":"a"}"#);
+        assert_eq!(events.last().unwrap()["type"], "message_stop");
+        let answered = exchange(&model, "POST", "/v1/messages", Some("planner"), &request);
+        assert!(!answered.body.contains("usage"), "{}", answered.body);
     }
 
     #[test]

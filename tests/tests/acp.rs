@@ -985,3 +985,47 @@ fn acp_offers_checkpoints_and_restore_as_commands_and_a_restore_is_undone_by_its
     );
     acp.finish();
 }
+
+// Verifies: ACP-41
+#[test]
+fn acp_a_planner_call_s_reported_usage_becomes_a_usage_update_with_its_cost() {
+    let model = FakeModel::start(vec![Reply::text("Counted.").with_usage(
+        1234,
+        56,
+        Some(1000),
+    )]);
+    let home = tempfile::tempdir().unwrap();
+    write_files(
+        home.path(),
+        &[(
+            ".bravebot/settings.json",
+            r#"{"model": {"contextTokens": 40000},
+                "usage": {"prices": {"fake-model": {"input": 2, "cachedInput": 0.5, "output": 10}}}}"#,
+        )],
+    );
+    let dirs = (home, tempfile::tempdir().unwrap());
+    let mut acp = Acp::start_in(dirs, &model, &[], true, host("allow_once", Vec::new()));
+    let session = acp.new_session();
+    acp.prompt(&session, "count", &[]).unwrap();
+    let usage: Vec<&Value> = acp
+        .updates()
+        .into_iter()
+        .filter(|u| u["sessionUpdate"] == "usage_update")
+        .collect();
+    assert_eq!(usage.len(), 1, "{usage:?}");
+    let update = usage[0];
+    // The context in use is the call's request and reply, against the planner's budget.
+    assert_eq!(
+        (&update["used"], &update["size"]),
+        (&json!(1290), &json!(40000))
+    );
+    // 234 uncached at $2/M, 1000 cached at $0.50/M, 56 out at $10/M.
+    let amount = update["cost"]["amount"].as_f64().unwrap();
+    assert!((amount - 0.001528).abs() < 1e-12, "{update}");
+    assert_eq!(update["cost"]["currency"], "USD");
+    let meter = &update["_meta"]["bravebot"]["meter"];
+    assert_eq!(meter["session"]["planner"]["inputTokens"], 1234);
+    assert_eq!(meter["session"]["planner"]["cachedInputTokens"], 1000);
+    assert_eq!(update["_meta"]["bravebot"]["reported"], true);
+    acp.finish();
+}

@@ -8,7 +8,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::types::{Message, ModelError, ModelReply, ModelRequest, Part, StreamEvent, ToolCall};
+use super::types::{
+    Message, ModelError, ModelReply, ModelRequest, Part, StreamEvent, ToolCall, Usage,
+};
 use super::wire::{base64, cut, json_error_text};
 
 /// The request body. `tools` is present only when the request offers tools (CONTRACT §2). The
@@ -217,6 +219,8 @@ pub(super) struct StreamAssembly {
     text: String,
     blocks: BTreeMap<u64, Block>,
     truncated: bool,
+    /// The counts `message_start` and `message_delta` reported, the later over the earlier.
+    counts: Counts,
 }
 
 impl StreamAssembly {
@@ -273,7 +277,16 @@ impl StreamAssembly {
                     _ => {}
                 }
             }
+            "message_start" => {
+                if let Some(usage) = event.pointer("/message/usage") {
+                    self.counts.merge(usage);
+                }
+            }
             "message_delta" => {
+                // `output_tokens` here is the reply's whole count so far, not an increment.
+                if let Some(usage) = event.get("usage") {
+                    self.counts.merge(usage);
+                }
                 let stop = event
                     .get("delta")
                     .and_then(|d| d.get("stop_reason"))
@@ -292,7 +305,7 @@ impl StreamAssembly {
                     cut(&message, 300)
                 )));
             }
-            // message_start, content_block_stop, ping and anything newer carry nothing needed.
+            // content_block_stop, ping and anything newer carry nothing needed.
             _ => {}
         }
         Ok(false)
@@ -327,6 +340,7 @@ impl StreamAssembly {
             text: self.text,
             tool_calls,
             truncated: self.truncated,
+            usage: self.counts.usage(),
         })
     }
 }
@@ -369,9 +383,55 @@ pub(super) fn parse_reply(
         text,
         tool_calls,
         truncated: reply.get("stop_reason").and_then(Value::as_str) == Some("max_tokens"),
+        usage: reply.get("usage").and_then(usage_of),
     })
 }
 
+/// The counts the messages API reported for one call, as its events name them: each event's
+/// count replaces the one before it (`message_delta` repeats the reply's whole count so far).
+#[derive(Debug, Default, Clone, Copy)]
+struct Counts {
+    /// `input_tokens`: the request's tokens that were neither read from nor written to the cache.
+    uncached: Option<u64>,
+    /// `cache_read_input_tokens`.
+    read: Option<u64>,
+    /// `cache_creation_input_tokens`.
+    written: Option<u64>,
+    /// `output_tokens`.
+    output: Option<u64>,
+}
+
+impl Counts {
+    fn merge(&mut self, usage: &Value) {
+        let count = |key: &str| usage.get(key).and_then(Value::as_u64);
+        self.uncached = count("input_tokens").or(self.uncached);
+        self.read = count("cache_read_input_tokens").or(self.read);
+        self.written = count("cache_creation_input_tokens").or(self.written);
+        self.output = count("output_tokens").or(self.output);
+    }
+
+    /// The call's usage, [`Usage::input_tokens`] counting the whole request (the cache's tokens
+    /// added back). `None` where nothing named `input_tokens` or `output_tokens`: a count is
+    /// never guessed (USAGE-2).
+    fn usage(self) -> Option<Usage> {
+        if self.uncached.is_none() && self.output.is_none() {
+            return None;
+        }
+        Some(Usage {
+            input_tokens: self.uncached.unwrap_or(0)
+                + self.read.unwrap_or(0)
+                + self.written.unwrap_or(0),
+            output_tokens: self.output.unwrap_or(0),
+            cached_input_tokens: self.read,
+        })
+    }
+}
+
+fn usage_of(usage: &Value) -> Option<Usage> {
+    let mut counts = Counts::default();
+    counts.merge(usage);
+    counts.usage()
+}
 fn text_field(value: &Value, key: &str) -> String {
     value
         .get(key)

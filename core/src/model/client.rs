@@ -633,7 +633,7 @@ mod tests {
 
     use super::*;
     use crate::egress::test_server::{Answer, TestServer, response};
-    use crate::model::{Message, Part, Role, ToolCall, ToolSchema};
+    use crate::model::{Message, Part, Role, ToolCall, ToolSchema, Usage};
 
     fn client(api: Api, base_url: String, key: Option<&str>) -> ModelClient {
         let egress = Arc::new(Egress::from_env(&|_| None).unwrap());
@@ -1354,6 +1354,131 @@ mod tests {
         assert_eq!(reply.text, "checking");
         assert_eq!(reply.tool_calls[0].arguments, r#"{"path":"."}"#);
         assert!(!reply.truncated);
+    }
+
+    // Verifies: USAGE-1, USAGE-3
+    #[tokio::test]
+    async fn openai_usage_is_asked_for_and_read_from_the_stream_and_a_whole_reply() {
+        let whole = json!({"choices": [{"index": 0, "finish_reason": "stop", "message": {
+            "role": "assistant", "content": "ok"}}],
+            "usage": {"prompt_tokens": 40, "completion_tokens": 2, "total_tokens": 42}});
+        let server = TestServer::start(vec![
+            sse(
+                &[
+                    json!({"choices": [{"index": 0, "delta": {"content": "hi"}}], "usage": null}),
+                    json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": null}),
+                    // The usage chunk of `include_usage`: no choices, after the last that has any.
+                    json!({"choices": [], "usage": {"prompt_tokens": 1200, "completion_tokens": 34,
+                        "total_tokens": 1234, "prompt_tokens_details": {"cached_tokens": 1024}}}),
+                ],
+                true,
+            ),
+            Answer::Raw(response(
+                200,
+                &[("Content-Type", "application/json")],
+                whole.to_string().as_bytes(),
+            )),
+        ])
+        .await;
+        let client = client(Api::OpenAi, server.url("/v1"), None);
+        let (reply, _) = complete(&client, &request(Role::Planner, Some(vec![]))).await;
+        let reply = reply.unwrap();
+        assert_eq!(reply.text, "hi");
+        assert_eq!(
+            reply.usage,
+            Some(Usage {
+                input_tokens: 1200,
+                output_tokens: 34,
+                cached_input_tokens: Some(1024),
+            })
+        );
+        assert_eq!(
+            server.requests()[0].json()["stream_options"],
+            json!({"include_usage": true})
+        );
+        let (reply, _) = complete(&client, &request(Role::Check, None)).await;
+        assert_eq!(
+            reply.unwrap().usage,
+            Some(Usage {
+                input_tokens: 40,
+                output_tokens: 2,
+                cached_input_tokens: None,
+            })
+        );
+    }
+
+    // Verifies: USAGE-2
+    #[tokio::test]
+    async fn a_reply_that_reports_no_usage_has_none_in_either_format() {
+        let server = TestServer::start(vec![
+            openai_text_stream("no counts"),
+            sse(
+                &[
+                    json!({"choices": [{"index": 0, "delta": {"content": "x"}, "finish_reason": "stop"}]}),
+                    json!({"choices": [], "usage": null}),
+                ],
+                true,
+            ),
+            anthropic_sse(&[
+                json!({"type": "message_start", "message": {"id": "m1"}}),
+                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": "x"}}),
+                json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}}),
+                json!({"type": "message_stop"}),
+            ]),
+        ])
+        .await;
+        let openai = client(Api::OpenAi, server.url("/v1"), None);
+        for _ in 0..2 {
+            let (reply, _) = complete(&openai, &request(Role::Planner, None)).await;
+            assert_eq!(reply.unwrap().usage, None);
+        }
+        let anthropic = client(Api::Anthropic, server.url(""), None);
+        let (reply, _) = complete(&anthropic, &request(Role::Planner, None)).await;
+        assert_eq!(reply.unwrap().usage, None);
+    }
+
+    // Verifies: USAGE-1
+    #[tokio::test]
+    async fn anthropic_usage_adds_the_cache_to_the_input_and_takes_the_last_output_count() {
+        let whole = json!({"type": "message", "stop_reason": "end_turn",
+            "content": [{"type": "text", "text": "ok"}],
+            "usage": {"input_tokens": 10, "output_tokens": 3}});
+        let server = TestServer::start(vec![
+            anthropic_sse(&[
+                json!({"type": "message_start", "message": {"id": "m1", "usage": {
+                    "input_tokens": 25, "cache_creation_input_tokens": 100,
+                    "cache_read_input_tokens": 2000, "output_tokens": 1}}}),
+                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": "hi"}}),
+                json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+                    "usage": {"output_tokens": 57}}),
+                json!({"type": "message_stop"}),
+            ]),
+            Answer::Raw(response(
+                200,
+                &[("Content-Type", "application/json")],
+                whole.to_string().as_bytes(),
+            )),
+        ])
+        .await;
+        let client = client(Api::Anthropic, server.url(""), None);
+        let (reply, _) = complete(&client, &request(Role::Planner, None)).await;
+        assert_eq!(
+            reply.unwrap().usage,
+            Some(Usage {
+                input_tokens: 2125,
+                output_tokens: 57,
+                cached_input_tokens: Some(2000),
+            })
+        );
+        let (reply, _) = complete(&client, &request(Role::Processor, None)).await;
+        assert_eq!(
+            reply.unwrap().usage,
+            Some(Usage {
+                input_tokens: 10,
+                output_tokens: 3,
+                cached_input_tokens: None,
+            })
+        );
     }
 
     #[test]

@@ -10,7 +10,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use super::types::{Message, ModelError, ModelReply, ModelRequest, Part, StreamEvent, ToolCall};
+use super::types::{
+    Message, ModelError, ModelReply, ModelRequest, Part, StreamEvent, ToolCall, Usage,
+};
 use super::wire::{base64, cut, json_error_text};
 
 /// The request body. `tools` is present only when the request offers tools: a processor's and a
@@ -65,6 +67,8 @@ pub(super) fn request_body(model: &str, request: &ModelRequest) -> Value {
         body.insert("tools".into(), Value::Array(tools));
     }
     body.insert("stream".into(), json!(true));
+    // Without this an OpenAI-compatible stream reports no usage at all (USAGE-3).
+    body.insert("stream_options".into(), json!({"include_usage": true}));
     Value::Object(body)
 }
 
@@ -158,7 +162,7 @@ pub(super) fn assemble(
     }
     out.extend_from_slice(b"],\"model\":");
     out.extend_from_slice(json!(model).to_string().as_bytes());
-    out.extend_from_slice(b",\"stream\":true");
+    out.extend_from_slice(b",\"stream\":true,\"stream_options\":{\"include_usage\":true}");
     if let Some(tools) = tools {
         out.extend_from_slice(b",\"tools\":");
         out.extend_from_slice(tools.as_bytes());
@@ -262,6 +266,7 @@ pub(super) struct StreamAssembly {
     /// By the `index` each delta names, which is the order the model made the calls in.
     calls: BTreeMap<u64, PartialCall>,
     truncated: bool,
+    usage: Option<Usage>,
 }
 
 impl StreamAssembly {
@@ -280,7 +285,12 @@ impl StreamAssembly {
         if let Some(error) = chunk.get("error") {
             return Err(reported_error(error));
         }
-        // Chunks without choices (usage reports, keep-alives) carry nothing for the reply.
+        // The usage comes in a chunk of its own with no choices, after the last one that has
+        // any (`stream_options.include_usage`); some servers put it on the last choice's chunk.
+        if let Some(usage) = chunk.get("usage").and_then(usage_of) {
+            self.usage = Some(usage);
+        }
+        // Chunks without choices (usage reports, keep-alives) carry nothing more for the reply.
         let Some(choice) = chunk
             .get("choices")
             .and_then(Value::as_array)
@@ -338,6 +348,7 @@ impl StreamAssembly {
             text: self.text,
             tool_calls,
             truncated: self.truncated,
+            usage: self.usage,
         })
     }
 }
@@ -393,6 +404,25 @@ pub(super) fn parse_reply(
         text,
         tool_calls,
         truncated: choice.get("finish_reason").and_then(Value::as_str) == Some("length"),
+        usage: reply.get("usage").and_then(usage_of),
+    })
+}
+
+/// A `usage` object as OpenAI-compatible servers write it: `prompt_tokens` counts the whole
+/// request, cached tokens included, and `prompt_tokens_details.cached_tokens` how many of them
+/// came from the cache. `None` for `null` or an object without `prompt_tokens`, which reports
+/// nothing: a count is never guessed (USAGE-2).
+fn usage_of(usage: &Value) -> Option<Usage> {
+    let input_tokens = usage.get("prompt_tokens")?.as_u64()?;
+    Some(Usage {
+        input_tokens,
+        output_tokens: usage
+            .get("completion_tokens")
+            .and_then(Value::as_u64)
+            .unwrap_or(0),
+        cached_input_tokens: usage
+            .pointer("/prompt_tokens_details/cached_tokens")
+            .and_then(Value::as_u64),
     })
 }
 

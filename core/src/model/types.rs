@@ -120,6 +120,19 @@ pub struct ModelReply {
     pub tool_calls: Vec<ToolCall>,
     /// The reply was cut by the model's token limit rather than finished.
     pub truncated: bool,
+    /// The tokens the endpoint said the call took; `None` where it said nothing (USAGE-2).
+    pub usage: Option<Usage>,
+}
+
+/// What an endpoint reported one call cost, in both wire formats' terms made one (USAGE-1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// Every token of the request, those read from the endpoint's cache included.
+    pub input_tokens: u64,
+    /// The reply's tokens.
+    pub output_tokens: u64,
+    /// How many of `input_tokens` the endpoint read from its cache, where it said.
+    pub cached_input_tokens: Option<u64>,
 }
 
 /// Why a model call failed. `retryable` says whether asking again could help.

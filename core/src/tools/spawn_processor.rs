@@ -177,6 +177,10 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         r = session.model.complete(&request, &mut ignore) => r,
         () = call.cancel.cancelled() => return ToolOutput::refused("the turn was cancelled before the processor answered"),
     };
+    // The counts are the endpoint's metadata about the call, for the person only (COST-44).
+    if let Ok(reply) = &reply {
+        session.count_usage(Role::Processor, reply.usage);
+    }
     let reply = match reply {
         Ok(r) => r,
         Err(e) => {

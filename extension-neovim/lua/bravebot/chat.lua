@@ -173,10 +173,12 @@ function M.winbar_text(c)
   if sid and require('bravebot.client').incognito[sid] then
     return 'bravebot: incognito session ' .. sid .. ', nothing kept under ~/.bravebot'
   end
+  local meter = sid and require('bravebot.usage').meters[sid]
+  local usage = meter and (' │ ' .. require('bravebot.usage').short(meter)) or ''
   if c.title then
-    return 'bravebot: ' .. c.title .. ' (session ' .. tostring(sid) .. ')'
+    return 'bravebot: ' .. c.title .. ' (session ' .. tostring(sid) .. ')' .. usage
   end
-  return 'bravebot: session ' .. tostring(sid or '-')
+  return 'bravebot: session ' .. tostring(sid or '-') .. usage
 end
 
 --- The winbar, cut at the right edge when the window is narrow, so its start stays readable; while
@@ -866,6 +868,14 @@ M.loops = {}
 function M.on_update(state, update, session_id)
   local c = chat_for(state, session_id)
   local kind = update.kind
+  -- Counts are the meter's, drawn in the winbar, not lines of the conversation (NVIM-84).
+  if kind == 'usage' then
+    require('bravebot.usage').on_update(session_id or state.session_id, update)
+    for _, win in ipairs(vim.fn.win_findbuf(c.buf)) do
+      M.set_winbar(win, c)
+    end
+    return
+  end
   local first = is_empty(c.buf) and 0 or vim.api.nvim_buf_line_count(c.buf)
   -- A loop's tick sends no prompt from here: its first update says a tick began.
   local loop = M.loops[key(state, session_id)]

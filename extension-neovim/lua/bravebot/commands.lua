@@ -24,6 +24,18 @@ local function flat(v)
 end
 
 --- The status as readable lines: one a field, a list's items each on its own line.
+--- :Bravebot usage's lines: the meter `session/status` carried, label and words a line.
+function M.usage_lines(meter)
+  if type(meter) ~= 'table' then
+    return { 'The server did not say.' }
+  end
+  local lines = {}
+  for _, l in ipairs(require('bravebot.usage').lines(meter)) do
+    table.insert(lines, string.format('%-11s %s', l[1], l[2]))
+  end
+  return lines
+end
+
 function M.status_lines(result)
   local lines = {}
   -- The delegates running first, in words (DELEG-60): what the person most often looks for.
@@ -404,6 +416,15 @@ M.subcommands = {
     end
     return scratch('bravebot://status/' .. state.root, string.format('bravebot status of session %s, at %s (q closes)',
       state.session_id, os.date('%Y-%m-%d %H:%M:%S')), M.status_lines(result))
+  end,
+  usage = function()
+    local state = client().ensure()
+    local result, err = client().call(rpc.STATUS, {}, state)
+    if not result then
+      return vim.notify('bravebot: usage failed: ' .. tostring(err), vim.log.levels.ERROR)
+    end
+    return scratch('bravebot://usage/' .. state.root, string.format('bravebot usage of session %s, as the model endpoint reported it (q closes)',
+      state.session_id), M.usage_lines(result.usage))
   end,
   audit = function()
     local state = client().ensure()

@@ -11,6 +11,8 @@ import { heldBackHtml } from './heldBack';
 import { checkpointHtml, restoreDiffHtml, restoredHtml, versionsHtml } from './checkpointHtml';
 import { argumentsHtml, checkLine, titleHtml, toolWords } from './literal';
 import { every, type LoopShown } from '../sessions';
+import { usageLines, usageSummary } from './usage';
+import type { UsageMeter } from '../protocol';
 
 declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void; getState(): unknown; setState(s: unknown): void };
 
@@ -45,6 +47,19 @@ const log = $<HTMLElement>('log');
 const input = $<HTMLTextAreaElement>('input');
 const mode = $<HTMLSelectElement>('mode');
 const questionsEl = $<HTMLElement>('questions');
+const usageEl = $<HTMLDetailsElement>('usage');
+/** The last meter the server sent (USAGE-5); none before the session's first model call. */
+let meter: UsageMeter | undefined;
+
+/** The compact meter under the toolbar: exact counts, as the endpoint reported them (VSC-95). */
+function drawUsage(): void {
+  // One line folded over the rest, so a narrow sidebar keeps its room for the chat; the person's
+  // choice to open it lasts, since the element is kept and only its contents change.
+  usageEl.hidden = meter === undefined;
+  $<HTMLElement>('usage-summary').textContent = meter === undefined ? '' : usageSummary(meter);
+  $<HTMLElement>('usage-lines').innerHTML = meter === undefined ? '' : usageLines(meter)
+    .map((l) => `<div data-usage="${escapeHtml(l.label.toLowerCase())}"><dt>${escapeHtml(l.label)}</dt><dd>${escapeHtml(l.text)}</dd></div>`).join('');
+}
 
 function itemHtml(it: Item, index: number): string {
   const offered = offers(transcript, index);
@@ -272,7 +287,11 @@ function renderQuestions(arrived?: string): void {
 window.addEventListener('message', (e: MessageEvent<ToWebview>) => {
   const m = e.data;
   switch (m.type) {
-    case 'update': heard = Date.now(); transcript = applyUpdate(transcript, m.update); break;
+    case 'update':
+      heard = Date.now();
+      if (m.update.kind === 'usage') { meter = m.update.meter; drawUsage(); return; }
+      transcript = applyUpdate(transcript, m.update);
+      break;
     case 'picture': transcript = attachPicture(transcript, m.ref, m.picture); break;
     case 'shown': transcript = attachShown(transcript, m.ref, m.text); break;
     case 'user': transcript = addUser(transcript, m.text, m.context, m.sent); break;
@@ -288,10 +307,12 @@ window.addEventListener('message', (e: MessageEvent<ToWebview>) => {
     case 'reset':
       transcript = m.notice ? addItem(emptyTranscript(), { kind: 'notice', text: m.notice }) : emptyTranscript();
       questions.clear(); openCards.clear(); expanded.clear(); renderQuestions();
+      meter = undefined; drawUsage();
       break;
     case 'resumed':
       transcript = resumedTranscript(m.result);
       questions.clear(); openCards.clear(); expanded.clear(); renderQuestions();
+      meter = undefined; drawUsage();
       break;
     case 'session': sessionShown = { incognito: m.incognito, title: m.title }; drawSession(); saveState(); return;
     case 'loop': loopShown = m.loop; drawLoop(); return;

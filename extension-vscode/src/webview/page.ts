@@ -30,6 +30,7 @@ export function chatPage(p: PageParts): string {
   <span id="session" hidden></span>
   <span id="state" aria-live="polite">idle</span>
 </div>
+<details id="usage" class="meta" hidden><summary id="usage-summary" title="What the session's model calls cost, as the endpoint reported them: open for the turn, the session and protection"></summary><dl id="usage-lines"></dl></details>
 <main id="log" aria-live="polite"></main>
 <div id="silence" class="meta" role="status" hidden></div>
 <div id="loopbar" role="status" hidden><span id="loop-label"></span> <button id="loop-stop" type="button" class="secondary" title="Stop the loop (bravebot/session/loop/stop); a tick already running goes on to its end">Stop loop</button></div>

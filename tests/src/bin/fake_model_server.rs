@@ -6,7 +6,8 @@
 //! `{"error": 500, "message": "..."}` (an HTTP error), `{"broken": true}` (a stream that breaks
 //! off), `{"webPage": true}` (a `200` web page, as a captive portal answers), `{"stall": "first
 //! words"}` (a stream that starts and then hangs until the client hangs up) or carry
-//! `"nonStreaming": true` (one JSON body). `"delegateWhen": [{"needle": "alpha.txt", "replies":
+//! `"nonStreaming": true` (one JSON body) or `"usage": {"input": N, "output": N, "cached": N}` (the
+//! counts it reports, `cached` optional). `"delegateWhen": [{"needle": "alpha.txt", "replies":
 //! [...]}]` scripts the delegate whose request holds `needle` apart from the others (delegates run
 //! side by side, so which asks first is not fixed); `"competentCheck": "needle"` answers every
 //! check past the script `VERDICT: unsafe` when it holds `needle`, else `VERDICT: safe`. The
@@ -53,6 +54,14 @@ fn parse(items: &[Value]) -> Vec<Reply> {
                 }
             } else {
                 Reply::text(text)
+            };
+            let count = |key: &str| {
+                item.pointer(&format!("/usage/{key}"))
+                    .and_then(Value::as_u64)
+            };
+            let reply = match (count("input"), count("output")) {
+                (Some(input), Some(output)) => reply.with_usage(input, output, count("cached")),
+                _ => reply,
             };
             if item.get("nonStreaming").and_then(Value::as_bool) == Some(true) {
                 reply.non_streaming()
