@@ -129,7 +129,7 @@ function M.ensure(root, opts)
     cmd_env = cmd_env,
     root_dir = root,
     capabilities = M.capabilities(),
-    init_options = { model = model, clientName = 'neovim' },
+    init_options = { model = model, clientName = 'neovim', questions = config.options.questions },
     handlers = require('bravebot.handlers').table(),
   }
   local id
@@ -150,6 +150,7 @@ function M.ensure(root, opts)
     vim.notify('bravebot: the server did not initialize', vim.log.levels.ERROR)
     return nil
   end
+  require('bravebot.attention').watch()
   state = { root = root, client_id = id, busy = false }
   M.states[root] = state
   M.by_client[id] = state
