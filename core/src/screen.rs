@@ -476,6 +476,9 @@ pub enum Answer {
     },
     /// Cancelled, unreadable, an error reply, nobody there: all the same, a refusal.
     Refused,
+    /// Nobody answered within `questions.timeoutSeconds` (this many seconds): a refusal, which
+    /// the audit trail and the person's screen name as a timeout (ATTN-1).
+    TimedOut { seconds: u64 },
 }
 
 impl Answer {
@@ -498,7 +501,7 @@ impl Answer {
     pub fn chosen_among<'q>(&self, offered: &'q [QuestionOption]) -> Option<&'q QuestionOption> {
         match self {
             Answer::Selected { option_id, .. } => offered.iter().find(|o| &o.id == option_id),
-            Answer::Refused => None,
+            Answer::Refused | Answer::TimedOut { .. } => None,
         }
     }
 
@@ -556,10 +559,15 @@ impl Asker {
 }
 
 /// The session's screen, putting one question at a time: a delegate's question waits while
-/// another's, or the turn's, is open (DELEG-9).
+/// another's, or the turn's, is open (DELEG-9). Every question of a session and of its delegates
+/// passes here once, so this is where `questions.timeoutSeconds` is kept (ATTN-1): the clock
+/// starts when the question is put to the person, not while it waits its turn behind another,
+/// and a question nobody answered in time is taken back from the screen (dropping the screen's
+/// wait withdraws it, so an answer after that is refused) and refused, the person told why.
 pub struct OneAtATime {
     inner: Arc<dyn Screen>,
     one: tokio::sync::Mutex<()>,
+    timeout: Option<std::time::Duration>,
 }
 
 impl OneAtATime {
@@ -567,7 +575,14 @@ impl OneAtATime {
         OneAtATime {
             inner,
             one: tokio::sync::Mutex::new(()),
+            timeout: None,
         }
+    }
+
+    /// Refuses a question nobody answered within `seconds` (`questions.timeoutSeconds`).
+    pub fn with_timeout(mut self, seconds: Option<u64>) -> OneAtATime {
+        self.timeout = seconds.map(std::time::Duration::from_secs);
+        self
     }
 }
 
@@ -579,11 +594,109 @@ impl Screen for OneAtATime {
     fn ask(&self, question: Question) -> BoxFuture<'_, Answer> {
         Box::pin(async move {
             let _one = self.one.lock().await;
-            self.inner.ask(question).await
+            let Some(limit) = self.timeout else {
+                return self.inner.ask(question).await;
+            };
+            let title = question.title.clone();
+            match tokio::time::timeout(limit, self.inner.ask(question)).await {
+                Ok(answer) => answer,
+                Err(_) => {
+                    let seconds = limit.as_secs();
+                    self.inner.update(Update::Remark {
+                        text: Labelled::new(
+                            timed_out_remark(&title, seconds),
+                            crate::kernel::label::Label::TRUSTED_PUBLIC,
+                        ),
+                    });
+                    Answer::TimedOut { seconds }
+                }
+            }
         })
     }
 
     fn interactive(&self) -> bool {
         self.inner.interactive()
+    }
+}
+
+/// What the chat says of a question nobody answered in time (ATTN-2).
+pub fn timed_out_remark(title: &str, seconds: u64) -> String {
+    let title: String = title.split_whitespace().collect::<Vec<_>>().join(" ");
+    format!(
+        "Nobody answered \u{201c}{title}\u{201d} within {seconds} s (questions.timeoutSeconds), so it was refused; an answer now is refused too. The turn goes on."
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    /// A person who answers a question titled `after N` after N seconds and never answers any
+    /// other, and the updates their screen was sent.
+    #[derive(Default)]
+    struct Slow {
+        remarks: Mutex<Vec<String>>,
+    }
+
+    impl Screen for Slow {
+        fn update(&self, update: Update) {
+            if let Update::Remark { text } = update {
+                let text = crate::kernel::policy::to_screen(&text).clone();
+                self.remarks.lock().expect("remarks").push(text);
+            }
+        }
+
+        fn ask(&self, question: Question) -> BoxFuture<'_, Answer> {
+            Box::pin(async move {
+                match question.title.strip_prefix("after ") {
+                    Some(n) => {
+                        let seconds = n.parse().expect("a number of seconds");
+                        tokio::time::sleep(Duration::from_secs(seconds)).await;
+                        Answer::select("yes")
+                    }
+                    None => std::future::pending().await,
+                }
+            })
+        }
+
+        fn interactive(&self) -> bool {
+            true
+        }
+    }
+
+    fn question(title: &str) -> Question {
+        Question::approve(QuestionKind::Run, title.to_owned())
+    }
+
+    // Verifies: ATTN-1, ATTN-2
+    #[tokio::test(start_paused = true)]
+    async fn a_question_is_timed_from_when_it_is_put_and_refused_when_nobody_answers() {
+        let person = Arc::new(Slow::default());
+        let screen = OneAtATime::new(person.clone()).with_timeout(Some(5));
+        let start = tokio::time::Instant::now();
+        // Answered in 4 s, within the 5: unaffected. The second waits behind it for those 4 s
+        // and is timed from then, so it is refused at 9 s, not at 5.
+        let (first, second) = tokio::join!(screen.ask(question("after 4")), async {
+            let answer = screen.ask(question("Run\n  nobody?")).await;
+            (answer, start.elapsed())
+        });
+        assert_eq!(first, Answer::select("yes"));
+        assert_eq!(second.0, Answer::TimedOut { seconds: 5 });
+        assert_eq!(second.1, Duration::from_secs(9));
+        assert_eq!(
+            *person.remarks.lock().expect("remarks"),
+            [
+                "Nobody answered \u{201c}Run nobody?\u{201d} within 5 s (questions.timeoutSeconds), so it was refused; an answer now is refused too. The turn goes on."
+            ]
+        );
+        // A timeout is a refusal: it chooses no option.
+        assert!(second.0.chosen(&question("x")).is_none());
+        // Unset, a question waits as long as it takes.
+        let screen = OneAtATime::new(person.clone());
+        let waited =
+            tokio::time::timeout(Duration::from_secs(3600), screen.ask(question("never"))).await;
+        assert!(waited.is_err(), "still waiting after an hour");
     }
 }

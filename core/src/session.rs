@@ -214,6 +214,7 @@ impl Session {
             );
         }
         let mode = config.settings.mode;
+        let question_timeout = config.settings.question_timeout_seconds;
         let checkpoints_on = config.settings.checkpoints;
         let withheld = crate::process::Withheld::with_credentials(
             config
@@ -245,8 +246,9 @@ impl Session {
                 crate::checkpoint::Checkpoints::off()
             }),
             // Delegates run beside the turn, and every question of the session's is put one at a
-            // time (DELEG-9).
-            screen: Arc::new(crate::screen::OneAtATime::new(screen)),
+            // time (DELEG-9),
+            // and one nobody answers in time is refused (ATTN-1).
+            screen: Arc::new(crate::screen::OneAtATime::new(screen).with_timeout(question_timeout)),
             files,
             language_servers,
             withheld,

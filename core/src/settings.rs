@@ -134,6 +134,9 @@ pub struct Settings {
     /// `mcp__<server>__*`; the home file only.
     pub mcp_allow: Vec<String>,
     pub mcp_deny: Vec<String>,
+    /// A question nobody answers within this many seconds is refused
+    /// (`questions.timeoutSeconds`, unset by default; the home file or the client only, ATTN-3).
+    pub question_timeout_seconds: Option<u64>,
     /// What each model's tokens cost, by model name (`usage.prices`; the home file or
     /// `initializationOptions` only): money is estimated only for a model named here (USAGE-6).
     pub usage_prices: Vec<(String, Price)>,
@@ -219,6 +222,7 @@ impl Default for Settings {
             mcp_servers: Vec::new(),
             mcp_allow: Vec::new(),
             mcp_deny: Vec::new(),
+            question_timeout_seconds: None,
             usage_prices: Vec::new(),
         }
     }
@@ -315,6 +319,9 @@ impl std::fmt::Display for Note {
     }
 }
 
+/// The longest `questions.timeoutSeconds`: a week.
+const QUESTION_TIMEOUT_MAX: u64 = 7 * 24 * 60 * 60;
+
 /// Keys a workspace's own settings file may set.
 const WORKSPACE_KEYS: &[&str] = &[
     "read.deny",
@@ -349,6 +356,7 @@ const KNOWN_KEYS: &[&str] = &[
     "mcp.deny",
     "checkpoints.enabled",
     "run.confined",
+    "questions.timeoutSeconds",
     "usage.prices",
 ];
 
@@ -483,6 +491,17 @@ pub fn resolve(
             &mut s,
             "usage.prices",
             prices,
+            "initializationOptions",
+            Layer::Person(Source::Client),
+            &mut notes,
+        );
+    }
+    // The person's client may set how long a question waits, as the home file may (ATTN-3).
+    if let Some(seconds) = client.and_then(|c| c.pointer("/questions/timeoutSeconds")) {
+        apply(
+            &mut s,
+            "questions.timeoutSeconds",
+            seconds,
             "initializationOptions",
             Layer::Person(Source::Client),
             &mut notes,
@@ -651,6 +670,11 @@ fn apply(
             })
             .map(|on| s.run_confined = on)
             .ok_or(bad("never or unasked")),
+        "questions.timeoutSeconds" => value
+            .as_u64()
+            .filter(|n| (1..=QUESTION_TIMEOUT_MAX).contains(n))
+            .map(|n| s.question_timeout_seconds = Some(n))
+            .ok_or(bad("a number of seconds from 1 to 604800")),
         "usage.prices" => parse_prices(value)
             .map(|p| s.usage_prices = p)
             .ok_or(bad(
@@ -840,6 +864,74 @@ mod tests {
                 .any(|n| matches!(n, Note::BadValue { key, .. } if key == "usage.prices")),
             "{notes:?}"
         );
+    }
+
+    // Verifies: ATTN-3
+    #[test]
+    fn question_timeout_is_the_persons_setting_never_a_workspaces() {
+        let file = |path: &str, text: &'static str| SettingsFile {
+            path: path.into(),
+            text,
+        };
+        // Unset, nobody's question is refused for waiting.
+        let (s, _) = resolve(&no_env, None, None, None);
+        assert_eq!(s.question_timeout_seconds, None);
+        // The home file sets it; a workspace's file cannot, and the person is told.
+        let (s, notes) = resolve(
+            &no_env,
+            None,
+            Some(file(
+                "/h/.bravebot/settings.json",
+                r#"{"questions": {"timeoutSeconds": 300}}"#,
+            )),
+            Some(file(
+                "/w/.bravebot/settings.json",
+                r#"{"questions": {"timeoutSeconds": 1}}"#,
+            )),
+        );
+        assert_eq!(s.question_timeout_seconds, Some(300));
+        assert!(
+            notes.contains(&Note::NotObeyedHere {
+                path: "/w/.bravebot/settings.json".into(),
+                key: "questions.timeoutSeconds".into(),
+            }),
+            "{notes:?}"
+        );
+        // A workspace alone leaves it unset.
+        let (s, _) = resolve(
+            &no_env,
+            None,
+            None,
+            Some(file(
+                "/w/.bravebot/settings.json",
+                r#"{"questions.timeoutSeconds": 1}"#,
+            )),
+        );
+        assert_eq!(s.question_timeout_seconds, None);
+        // The client's initializationOptions set it over the home file.
+        let client = json!({"questions": {"timeoutSeconds": 5}});
+        let (s, _) = resolve(
+            &no_env,
+            Some(&client),
+            Some(file(
+                "/h/.bravebot/settings.json",
+                r#"{"questions": {"timeoutSeconds": 300}}"#,
+            )),
+            None,
+        );
+        assert_eq!(s.question_timeout_seconds, Some(5));
+        // Zero, a negative number, a word or more than a week is reported and changes nothing.
+        for bad in [json!(0), json!(-3), json!("soon"), json!(604_801)] {
+            let client = json!({"questions": {"timeoutSeconds": bad}});
+            let (s, notes) = resolve(&no_env, Some(&client), None, None);
+            assert_eq!(s.question_timeout_seconds, None, "{bad}");
+            assert!(
+                notes.iter().any(
+                    |n| matches!(n, Note::BadValue { key, .. } if key == "questions.timeoutSeconds")
+                ),
+                "{bad}: {notes:?}"
+            );
+        }
     }
 
     // Verifies: TRUST-8

@@ -1868,6 +1868,91 @@ test('two checker delegates each get a card with number, kind and state, their c
   });
 });
 
+/** The Explorer takes the side bar: the chat is hidden. */
+async function hideChat(h) {
+  await h.page.locator('.activitybar .action-item a[aria-label^="Explorer"]').click();
+  await h.page.locator('.part.sidebar .title-label', { hasText: /explorer/i }).waitFor();
+}
+
+/** The number on the chat's activity-bar icon, or '' when it carries none. */
+async function chatBadge(h) {
+  const badge = h.page.locator('.activitybar .action-item').filter({ has: h.page.locator('a[aria-label^="bravebot"]') }).locator('.badge .badge-content');
+  return (await badge.count()) && (await badge.isVisible()) ? (await badge.innerText()).trim() : '';
+}
+
+// Verifies: VSC-100, VSC-101
+test("a question while the chat is hidden raises a notification whose Show goes to it, and the view's badge counts it until it is answered", async () => {
+  const script = {
+    planner: [
+      { tool: 'write_file', id: 'call_write', args: { path: 'note.txt', contents: 'hello\n', why: 'leave a note' } },
+      { tool: 'run', id: 'call_run', args: { command: 'touch made.txt', why: 'make a file' } },
+      { text: 'done' },
+    ],
+  };
+  await withEditor('attention', {}, script, async (h) => {
+    await h.openChat();
+    await h.prompt('leave a note, then make a file');
+    const diff = await h.diff();
+    // Asked while the person looked at the chat: no notification, and the icon counts it once
+    // (Changes This Turn counts a proposal; the chat, the questions drawn in it).
+    await untilEq('the badge counting the write question', () => chatBadge(h), '1');
+    eq(await h.page.locator('.notifications-toasts .notification-toast', { hasText: 'bravebot asks' }).count(), 0, 'no notification while the chat shows');
+    // The person turns to the Explorer, accepts the note from its diff, and the run is asked.
+    await hideChat(h);
+    await h.focus(diff.locator('.editor.modified'));
+    await h.page.keyboard.press('Control+Shift+Enter');
+    const toast = h.page.locator('.notifications-toasts .notification-toast', { hasText: 'bravebot asks: Run touch made.txt?' });
+    await toast.waitFor();
+    await untilEq('the badge counting the run question', () => chatBadge(h), '1');
+    await h.shot('question-notified');
+    await toast.locator('.monaco-button', { hasText: 'Show' }).click();
+    const run = h.chat.locator('.card.question[data-kind="run"]');
+    await run.waitFor({ state: 'visible' });
+    await h.chat.locator('#input').waitFor({ state: 'visible' });
+    await h.shot('question-shown');
+    await run.locator('button', { hasText: "Don't run it" }).click();
+    await h.turnEnded();
+    await untilEq('the badge gone once nothing waits', () => chatBadge(h), '');
+    eq(fs.readFileSync(h.file('note.txt'), 'utf8'), 'hello\n', 'the note landed');
+    check(!fs.existsSync(h.file('made.txt')), 'the refused run made nothing');
+  });
+});
+
+// Verifies: VSC-103, VSC-104
+test("a question nobody answers in time is taken down, the chat says so, and the turn's end is notified while the chat is hidden", async () => {
+  const script = {
+    planner: [
+      { tool: 'run', id: 'call_run', args: { command: 'touch made.txt', why: 'make a file' } },
+      { text: 'went on without it' },
+    ],
+  };
+  await withEditor('timeout', {}, script, async (h) => {
+    await h.openChat();
+    await h.prompt('make a file');
+    const run = h.chat.locator('.card.question[data-kind="run"]');
+    await run.waitFor();
+    await untilEq('the badge counting the question', () => chatBadge(h), '1');
+    await h.shot('question-waiting');
+    // Nobody is there: the chat hidden, the question left until its time runs out.
+    await hideChat(h);
+    const toast = h.page.locator('.notifications-toasts .notification-toast', { hasText: 'bravebot finished its turn.' });
+    await toast.waitFor();
+    await untilEq('the badge gone with the question', () => chatBadge(h), '');
+    await h.shot('turn-end-notified');
+    await toast.locator('.monaco-button', { hasText: 'Show' }).click();
+    await h.chat.locator('#input').waitFor({ state: 'visible' });
+    await h.turnEnded();
+    await h.chat.locator('.remark', { hasText: 'within 6 s (questions.timeoutSeconds), so it was refused' }).waitFor();
+    await h.chat.locator('.answered', { hasText: 'refused: the server stopped waiting for an answer' }).waitFor();
+    eq(await run.count(), 0, 'the card was taken down');
+    const result = await h.model.recorded('call_run');
+    check(/^refused/.test(result), `the planner heard a refusal: ${result}`);
+    check(!fs.existsSync(h.file('made.txt')), 'nothing ran');
+    await h.chat.locator('.msg.agent', { hasText: 'went on without it' }).waitFor();
+    await h.shot('timed-out');
+  }, { machine: { 'bravebot.questions.timeoutSeconds': 6 } });
+});
+
 // Runner -----------------------------------------------------------------------------------------
 
 const filter = process.argv[2];

@@ -48,6 +48,7 @@ export function createClient(
     model: config.model,
     interactive: true,
     clientName: 'vscode',
+    ...(config.questionTimeout !== undefined ? { questions: { timeoutSeconds: config.questionTimeout } } : {}),
   };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],

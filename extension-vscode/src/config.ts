@@ -3,6 +3,7 @@
 
 import * as vscode from 'vscode';
 import type { ModelOptions } from './protocol';
+import { questionTimeout, type NotifySettings } from './attention';
 
 export const secretKey = 'bravebot.apiKey';
 /** The environment variable the server reads the key from (`model.apiKeyEnv`). */
@@ -29,8 +30,18 @@ export class Config {
     return m;
   }
 
+  /** `bravebot.questions.timeoutSeconds`: a whole number of seconds above 0, else none (VSC-104). */
+  get questionTimeout(): number | undefined {
+    return questionTimeout(this.cfg.get<unknown>('questions.timeoutSeconds'));
+  }
+
+  /** Which moments are notified when the person is not looking (VSC-102). */
+  get notify(): NotifySettings {
+    return { questions: this.cfg.get<boolean>('notify.questions') !== false, turnEnd: this.cfg.get<boolean>('notify.turnEnd') !== false };
+  }
+
   /** Whether a settings change needs the server restarted. */
   affectsServer(e: vscode.ConfigurationChangeEvent): boolean {
-    return e.affectsConfiguration('bravebot.serverPath') || e.affectsConfiguration('bravebot.model');
+    return e.affectsConfiguration('bravebot.serverPath') || e.affectsConfiguration('bravebot.model') || e.affectsConfiguration('bravebot.questions');
   }
 }

@@ -32,11 +32,13 @@ import { notify, request } from './wire';
 import { loopNotice, type LoopState, type LoopShown } from './sessions';
 import type { ChatViewProvider } from './webview/provider';
 import { Questions } from './questions';
+import { askedBy } from './questionKinds';
 import { Checkpoints } from './checkpointView';
 import { TurnReview } from './turnReviewView';
 import type { CommentPrompt } from './turnReview';
 import { refreshSetup, resolveServer } from './setup';
 import { modelLine } from './modelShown';
+import { badge, notification, showLabel, type Moment } from './attention';
 
 export const infoScheme = 'bravebot-info';
 
@@ -506,10 +508,15 @@ export class Ctx implements vscode.Disposable {
       this.postLoop();
     }
     if (loop && u.kind === 'toolCall' && u.tool === 'schedule_next') loop.askedNext = true;
+    if (u.kind === 'questionClosed') {
+      this.questions.closed(u.questionId);
+      return;
+    }
     this.chat.post({ type: 'update', update: u });
     if (u.kind === 'quarantined' && u.picture === true) this.showPicture(n.sessionId, u.ref);
     if (u.kind !== 'turnEnded') return;
     if (this.inFlight === 0) this.setState('idle');
+    this.tell({ kind: 'turnEnd', stopReason: u.stopReason });
     if (!loop?.inTick) return;
     // The server ends a loop on a tick's error, and a self-paced one on a tick that did not ask
     // for the next (LOOP-2, LOOP-3): said here rather than at the next stop.
@@ -526,10 +533,30 @@ export class Ctx implements vscode.Disposable {
   private async onQuestion(p: RequestPermissionParams, token: vscode.CancellationToken): Promise<PermissionReply> {
     this.setState('waiting');
     try {
-      return { outcome: await this.questions.ask(p, token) };
+      // Whether the person is looking is read before the question is drawn, which may bring the chat up.
+      this.tell({ kind: 'question', title: p.title, askedBy: askedBy(p) }, p.questionId);
+      const outcome = this.questions.ask(p, token);
+      this.chat.setBadge(badge(this.questions.waitingCards));
+      return { outcome: await outcome };
     } finally {
       this.setState(this.questions.pending > 0 ? 'waiting' : 'thinking');
+      this.chat.setBadge(badge(this.questions.waitingCards));
     }
+  }
+
+  /**
+   * Tells the person of `moment` when they are not looking at the chat in a focused window
+   * (VSC-100); Show brings the chat up, and with it the question, when it still waits.
+   */
+  private tell(moment: Moment, questionId?: string): void {
+    const text = notification(moment, { focused: vscode.window.state.focused, chatVisible: this.chat.visible }, this.config.notify);
+    if (!text) return;
+    const shown = moment.kind === 'question' ? vscode.window.showWarningMessage(text, showLabel) : vscode.window.showInformationMessage(text, showLabel);
+    void shown.then((choice) => {
+      if (choice !== showLabel) return;
+      if (questionId) void this.questions.reveal(questionId);
+      else void this.chat.reveal(true);
+    });
   }
 
   dispose(): void {

@@ -75,6 +75,8 @@ export interface InitializationOptions {
   model?: ModelOptions;
   interactive?: boolean;
   clientName?: string;
+  /** How long a question waits before the server refuses it (ATTN-3); absent: until answered. */
+  questions?: { timeoutSeconds?: number };
 }
 
 export interface NewSessionParams { cwd?: string; incognito?: boolean }
@@ -139,6 +141,8 @@ export type SessionUpdate =
   | { kind: 'runOutput'; stream: string; text: string; bytes: number; trusted: boolean; label: string }
   | { kind: 'plan'; todos: TodoItem[] }
   | { kind: 'turnEnded'; stopReason: StopReason }
+  /** The server stopped waiting for this question before anybody answered it (its time ran out, the turn was cancelled): take it down; an answer now is refused (ATTN-4). */
+  | { kind: 'questionClosed'; questionId: string }
   /**
    * A checkpoint was kept: just before a turn's `turnEnded`, the workspace before that turn with
    * the paths the turn changed; after a restore, the restore's own checkpoint.
@@ -279,6 +283,8 @@ export interface StatusResult {
   standingEdits: string[];
   rememberedRuns: string[];
   autoVetting: unknown;
+  /** How long a question waits before it is refused (questions.timeoutSeconds); null: until answered (ATTN-3). */
+  questionTimeoutSeconds: number | null;
   confinement: string;
   mcpServers: unknown[];
   languageServers: unknown[];

@@ -129,6 +129,11 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     return this.pendingById.size;
   }
 
+  /** The questions waiting as cards in the chat: a proposal is counted by Changes This Turn's own badge. */
+  get waitingCards(): number {
+    return [...this.pendingById.values()].filter((p) => presentationOf(p.params.kind) !== 'diff').length;
+  }
+
   /** Asks one question; resolves with the outcome to send. The token is the server cancelling. */
   ask(params: RequestPermissionParams, token: vscode.CancellationToken): Promise<Outcome> {
     return new Promise<Outcome>((resolve) => {
@@ -151,8 +156,13 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     });
   }
 
-  /** Answers a pending question once; later answers are ignored. */
-  finish(questionId: string, outcome: Outcome): void {
+  /** The server stopped waiting for a question (ATTN-4): it is taken down, said in the chat as refused. */
+  closed(questionId: string): void {
+    this.finish(questionId, cancelled, 'refused: the server stopped waiting for an answer');
+  }
+
+  /** Answers a pending question once; later answers are ignored. `refusal` says a refusal in the chat. */
+  finish(questionId: string, outcome: Outcome, refusal?: string): void {
     const p = this.pendingById.get(questionId);
     if (!p) return;
     this.pendingById.delete(questionId);
@@ -163,7 +173,7 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     // What was asked and answered stays in the chat as one line (an edit's, with how much was kept).
     const kept = option && presentationOf(p.params.kind) === 'diff' && isApproving(option) ? reviewState(p.params, outcome) : 'accepted';
     const chosen = option && kept !== 'accepted' ? { ...option, name: `${option.name} (${kept})` } : option;
-    this.ctx.chat.post({ type: 'item', item: answeredItem(p.params.title || p.params.kind, p.params.subject.command, chosen) });
+    this.ctx.chat.post({ type: 'item', item: answeredItem(p.params.title || p.params.kind, p.params.subject.command, chosen, refusal) });
     // An accepted edit to a buffer with no unsaved changes of the person's is saved once it lands,
     // so a program run next reads what the editor shows. Unsaved work of theirs is never saved.
     if (p.cleanTarget && !p.cleanTarget.isDirty && option && isApproving(option)) this.saveWhenLanded(p.cleanTarget);
@@ -273,6 +283,13 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     const title = `${p.params.title || p.params.kind} (bravebot: accept or reject in the title bar)`;
     await vscode.commands.executeCommand('vscode.diff', originalUri, p.proposalUri, title, { preview: false });
     this.lensChanged.fire();
+  }
+
+  /** Goes to a waiting question (a notification's Show): its diff, or its card in the chat. */
+  async reveal(questionId: string): Promise<void> {
+    const p = this.pendingById.get(questionId);
+    if (p && presentationOf(p.params.kind) === 'diff') await this.openDiff(p);
+    else await this.ctx.chat.reveal(true);
   }
 
   /** Shows a waiting proposal's diff again (from the list of the turn's changes). */

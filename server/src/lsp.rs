@@ -172,10 +172,15 @@ impl Backend {
             .get()
             .ok_or_else(|| invalid_params("initialize first"))?;
         let incognito = opening == setup::Opening::Incognito;
+        // The settings a client may give: the model, and how long a question waits.
+        let client_settings = json!({
+            "model": info.options.model,
+            "questions": info.options.questions,
+        });
         let session = setup::open_session(
             cwd,
             opening,
-            info.options.model.as_ref(),
+            Some(&client_settings),
             self.egress.clone(),
             Arc::new(Editor {
                 buffers: self.buffers.clone(),
@@ -523,6 +528,7 @@ impl Backend {
                 .map(str::to_string)
                 .collect(),
             auto_vetting: json!({"on": s.settings.vetting_auto, "source": s.settings.vetting_auto_source}),
+            question_timeout_seconds: s.settings.question_timeout_seconds,
             confinement: {
                 let started = s.mcp.running().len();
                 format!(

@@ -39,6 +39,8 @@ pub mod method {
 #[serde(rename_all = "camelCase", default)]
 pub struct InitializationOptions {
     pub model: Option<Value>,
+    /// `{ timeoutSeconds }`: how long a question waits for an answer (ATTN-3).
+    pub questions: Option<Value>,
     pub interactive: Option<bool>,
     pub client_name: Option<String>,
 }
@@ -363,6 +365,13 @@ pub enum SessionUpdate {
     #[serde(rename_all = "camelCase")]
     TurnEnded {
         stop_reason: &'static str,
+    },
+    /// The server stopped waiting for a question before anybody answered it (its time ran out,
+    /// the turn was cancelled, the delegate that asked stopped): the editor takes it down, and an
+    /// answer to it now is refused (ATTN-4).
+    #[serde(rename_all = "camelCase")]
+    QuestionClosed {
+        question_id: String,
     },
     /// A checkpoint was made (CKPT-3): before a turn, sent just before its `turnEnded`, or before
     /// a restore; `files` are the workspace-relative paths it changed.
@@ -762,6 +771,9 @@ pub struct StatusResult {
     pub remembered_runs: Vec<String>,
     /// Whether a check that finds nothing answers in the person's place, and which switch said so.
     pub auto_vetting: Value,
+    /// How long a question waits for an answer before it is refused (`questions.timeoutSeconds`);
+    /// `null` when it waits until answered (ATTN-3).
+    pub question_timeout_seconds: Option<u64>,
     pub confinement: String,
     /// The MCP servers the person declared: each one's state, grants, network, pid and tools.
     pub mcp_servers: Vec<Value>,

@@ -113,8 +113,9 @@ impl Questions {
         ))
     }
 
-    fn withdraw(&self, question_id: &str) {
-        self.lock().remove(question_id);
+    /// Takes a question off the list; true when it was still waiting for its answer.
+    fn withdraw(&self, question_id: &str) -> bool {
+        self.lock().remove(question_id).is_some()
     }
 
     /// Pending questions about a document, for code actions.
@@ -193,12 +194,20 @@ impl Questions {
     }
 }
 
-/// Removes a question from the registry when the turn stops waiting for it.
-struct Withdraw<'a>(&'a Questions, String);
+/// Removes a question from the registry when the turn stops waiting for it, and tells the
+/// editor when nobody had answered it, so the question is taken down there too and an answer
+/// after this is refused (ATTN-4).
+struct Withdraw<'a> {
+    questions: &'a Questions,
+    updates: &'a Updates,
+    question_id: String,
+}
 
 impl Drop for Withdraw<'_> {
     fn drop(&mut self) {
-        self.0.withdraw(&self.1);
+        if self.questions.withdraw(&self.question_id) {
+            self.updates.question_closed(&self.question_id);
+        }
     }
 }
 
@@ -307,9 +316,22 @@ impl Updates {
     }
 
     fn write(&self, update: Update) {
+        self.write_wire(wire_update(update));
+    }
+
+    /// Says that a question is no longer waiting (ATTN-4), after any text held before it.
+    pub fn question_closed(&self, question_id: &str) {
+        let mut held = self.lock();
+        self.write_held(&mut held);
+        self.write_wire(SessionUpdate::QuestionClosed {
+            question_id: question_id.to_owned(),
+        });
+    }
+
+    fn write_wire(&self, update: SessionUpdate) {
         let params = UpdateNotification {
             session_id: self.session_id.clone(),
-            update: wire_update(update),
+            update,
         };
         self.outbox
             .notify(protocol::method::SESSION_UPDATE, &params);
@@ -392,7 +414,11 @@ impl Screen for LspScreen {
                 );
                 return Answer::Refused;
             };
-            let _withdraw = Withdraw(&self.questions, question_id.clone());
+            let _withdraw = Withdraw {
+                questions: &self.questions,
+                updates: &self.updates,
+                question_id: question_id.clone(),
+            };
             let client = self.client.clone();
             let questions = self.questions.clone();
             let asking = if self.permissions {

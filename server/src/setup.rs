@@ -24,20 +24,18 @@ pub enum Opening {
     Resumed(String),
 }
 
-/// Opens a session in `cwd`: reads the settings layers (with the client's model settings, if
-/// any), builds the model client and names the audit file. `screen` is made once the id is known.
+/// Opens a session in `cwd`: reads the settings layers (with the client's settings, if any: an
+/// object holding `initializationOptions`' `model` and `questions`), builds the model client and names the audit file. `screen` is made once the id is known.
 pub fn open_session(
     cwd: PathBuf,
     opening: Opening,
-    client_model: Option<&Value>,
+    client: Option<&Value>,
     egress: std::sync::Arc<bravebot_core::egress::Egress>,
     files: std::sync::Arc<dyn bravebot_core::files::Files>,
     screen: impl FnOnce(&str) -> std::sync::Arc<dyn bravebot_core::screen::Screen>,
     adjust: impl FnOnce(&mut Settings),
 ) -> bravebot_core::session::Session {
-    let client = client_model.map(|m| serde_json::json!({ "model": m }));
-    let (mut settings, notes) =
-        load_settings_for(&cwd, client.as_ref(), opening != Opening::Incognito);
+    let (mut settings, notes) = load_settings_for(&cwd, client, opening != Opening::Incognito);
     adjust(&mut settings);
     for note in &notes {
         tracing::info!("{note}");

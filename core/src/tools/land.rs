@@ -404,7 +404,7 @@ async fn ask(
             edited_text,
             ..
         } => (accepted_hunks, edited_text),
-        Answer::Refused => (None, None),
+        Answer::Refused | Answer::TimedOut { .. } => (None, None),
     };
     let chose_hunks = accepted.is_some();
     let mut accepted = accepted.unwrap_or_else(|| (0..proposal.hunks.len()).collect());

@@ -346,10 +346,7 @@ impl Call<'_> {
 
     /// Puts a question to the person and waits; a cancelled turn refuses it.
     pub async fn ask(&self, question: crate::screen::Question) -> crate::screen::Answer {
-        tokio::select! {
-            a = self.session.screen.ask(question) => a,
-            () = self.cancel.cancelled() => crate::screen::Answer::Refused,
-        }
+        questions::put(self.session, self.cancel, question).await
     }
 
     /// Puts `question` and writes its record at the question gate, as

@@ -57,6 +57,26 @@ pub enum Said {
     Refused(String),
 }
 
+/// Puts `question` to the person and waits for the answer: a cancelled turn refuses it, and so
+/// does the session's screen when nobody answers within `questions.timeoutSeconds`, which is
+/// written to the audit trail here, whatever the asker records of the refusal (ATTN-1). Every
+/// question a tool puts passes here.
+pub async fn put(session: &Session, cancel: &CancellationToken, question: Question) -> Answer {
+    let kind = question.kind.as_str();
+    let answer = tokio::select! {
+        a = session.screen.ask(question) => a,
+        () = cancel.cancelled() => Answer::Refused,
+    };
+    if let Answer::TimedOut { seconds } = answer {
+        session.state().audit.record(
+            Gate::Question,
+            Decision::Refused,
+            format!("{kind} question: nobody answered within {seconds} s (questions.timeoutSeconds), refused"),
+        );
+    }
+    answer
+}
+
 /// Puts `question` to the person (a cancelled turn refuses it), and writes the record `said`
 /// makes of the answer at the question gate.
 pub async fn ask_recorded(
@@ -68,10 +88,7 @@ pub async fn ask_recorded(
     // Only the options are needed to read the answer: the question is handed over whole, since
     // its texts may be large and shared.
     let offered = question.options.clone();
-    let answer = tokio::select! {
-        a = session.screen.ask(question) => a,
-        () = cancel.cancelled() => Answer::Refused,
-    };
+    let answer = put(session, cancel, question).await;
     let chosen = answer.chosen_among(&offered).cloned();
     let asked = Asked { answer, chosen };
     let (decision, detail) = match said(&asked) {

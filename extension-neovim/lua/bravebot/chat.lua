@@ -556,6 +556,7 @@ end
 
 --- The "thinking" line under the chat while a turn runs, with the seconds it has taken.
 function M.thinking(state, session_id, on)
+  require('bravebot.attention').changed()
   local c = chat_for(state, session_id)
   if c.timer then
     c.timer:stop()
@@ -823,6 +824,7 @@ M.FIELDS = {
   check = { 'state', 'lines', 'completed', 'delegate', 'verdict' },
   plan = { 'todos' },
   turnEnded = { 'stopReason' },
+  questionClosed = { 'questionId' },
   checkpoint = { 'checkpointId', 'files' },
   delegate = { 'callId', 'number', 'delegateKind', 'depth', 'state', 'task', 'stopReason', 'report', 'trusted', 'label' },
 }
@@ -936,8 +938,14 @@ function M.on_update(state, update, session_id)
     end
     c.refs = c.refs or {}
     table.insert(c.refs, { ref = update.ref, label = update.label, origin = update.origin })
+  elseif kind == 'questionClosed' then
+    -- Said before the question is taken down, so its title can be named (ATTN-4).
+    local waiting = require('bravebot.questions').find(update.questionId)
+    local title = waiting and one_line(waiting.title) or 'a question'
+    append(c, { string.format('-- no longer waiting: %s; refused, and an answer now is refused too', title) }, 'BravebotTool')
   elseif kind == 'remark' then
-    append_untrusted(c, 'remark (from a processor, unverified):', update.text)
+    -- A processor's words or the server's own (a question that timed out): for the person only.
+    append_untrusted(c, 'remark (for you only, unverified):', update.text)
   elseif kind == 'heldBack' then
     -- A file the check judged unsafe, held back from the agent (NVIM-74): the path and verdict
     -- in the plugin's words, the check's reasons inside the margin.

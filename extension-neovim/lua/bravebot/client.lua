@@ -129,7 +129,7 @@ function M.ensure(root, opts)
     cmd_env = cmd_env,
     root_dir = root,
     capabilities = M.capabilities(),
-    init_options = { model = model, clientName = 'neovim' },
+    init_options = { model = model, clientName = 'neovim', questions = config.options.questions },
     handlers = require('bravebot.handlers').table(),
     -- Every change goes to the server at once, not 150 ms later: an edit the server applied
     -- through `workspace/applyEdit` is then told back before the reply, so what the server reads
@@ -155,6 +155,7 @@ function M.ensure(root, opts)
     vim.notify('bravebot: the server did not initialize', vim.log.levels.ERROR)
     return nil
   end
+  require('bravebot.attention').watch()
   state = { root = root, client_id = id, busy = false }
   M.states[root] = state
   M.by_client[id] = state

@@ -23,12 +23,21 @@ local M = {}
 ---@field show? string|false In the chat: open the quarantined item of the line under the cursor.
 ---@field answer? string|false Move to the oldest waiting question (a global normal-mode mapping, made only where the key is free).
 
+---@class bravebot.Notify
+---@field questions? boolean Notify each question with vim.notify (default true); the chat says it either way.
+---@field turn_end? boolean Notify a turn's end when its chat is not on screen or Neovim has lost the focus (default true).
+
+---@class bravebot.Questions
+---@field timeoutSeconds? integer Refuse a question nobody answers within this many seconds (initializationOptions.questions; default: wait until answered).
+
 ---@class bravebot.Options
 ---@field cmd? string[] The server command (default {"bravebot", "lsp"}).
 ---@field model? bravebot.ModelOptions Passed to the server as initializationOptions.model.
 ---@field root_markers? string[] Files marking a workspace root (default {".git"}); the current directory otherwise.
 ---@field keymaps? bravebot.Keymaps|false false leaves every key unmapped (use the :Bravebot subcommands).
 ---@field chat_split? "vertical"|"horizontal" How :Bravebot chat opens its window.
+---@field notify? bravebot.Notify Which moments are notified.
+---@field questions? bravebot.Questions Passed to the server as initializationOptions.questions.
 
 ---@type bravebot.Options
 M.defaults = {
@@ -36,6 +45,7 @@ M.defaults = {
   model = nil,
   root_markers = { '.git' },
   chat_split = 'vertical',
+  notify = { questions = true, turn_end = true },
   keymaps = {
     accept_hunk = '<LocalLeader>a',
     reject_hunk = '<LocalLeader>r',

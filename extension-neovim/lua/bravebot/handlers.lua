@@ -23,6 +23,10 @@ function M.update(_, params, ctx)
     if kind == 'toolResult' or kind == 'turnEnded' then
       require('bravebot.questions').settle_detached()
     end
+    if kind == 'questionClosed' then
+      -- The server stopped waiting (the question timed out, say): take it down (ATTN-4).
+      require('bravebot.questions').close_question(params.update.questionId)
+    end
     if kind == 'turnEnded' and params.sessionId then
       -- The server refused whatever the turn still asked; take those questions off the screen.
       require('bravebot.questions').close_session(params.sessionId)
@@ -31,6 +35,7 @@ function M.update(_, params, ctx)
       if state.session_id == params.sessionId then
         state.busy = false
       end
+      require('bravebot.attention').turn_ended(state, params.sessionId, params.update.stopReason)
     end
   end
 end

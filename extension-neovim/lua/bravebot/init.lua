@@ -14,4 +14,12 @@ function M.prompt(text, files)
   return require('bravebot.client').prompt(text, files)
 end
 
+--- The statusline component: "bravebot: 1 question" while questions wait, "bravebot: working"
+--- while a turn runs, "" otherwise. Place it yourself, e.g.
+--- `vim.o.statusline = "%f %= %{v:lua.require'bravebot'.statusline()}"`.
+---@return string
+function M.statusline()
+  return require('bravebot.attention').statusline()
+end
+
 return M

@@ -56,8 +56,27 @@ local function forget(entry)
   for i, e in ipairs(M.pending) do
     if e == entry then
       table.remove(M.pending, i)
+      require('bravebot.attention').changed()
       return
     end
+  end
+end
+
+--- The waiting question with this id, if any.
+function M.find(question_id)
+  for _, e in ipairs(M.pending) do
+    if question_id ~= nil and e.question_id == question_id then
+      return e
+    end
+  end
+end
+
+--- The server stopped waiting for a question (ATTN-4): take it off the screen. Its refusal
+--- reaches a server that ignores it.
+function M.close_question(question_id)
+  local entry = M.find(question_id)
+  if entry then
+    entry.refuse()
   end
 end
 
@@ -132,7 +151,11 @@ function M.announce(entry, ctx_session)
   local tail = ' (' .. how .. ')'
   local room = math.max(20, (vim.v.echospace > 0 and vim.v.echospace or vim.o.columns - 12) - 1)
   local text = fit(head .. title, math.max(10, room - vim.fn.strdisplaywidth(tail))) .. tail
-  vim.notify(fit(text, room), vim.log.levels.WARN)
+  local attention = require('bravebot.attention')
+  attention.changed()
+  if attention.questions_on() then
+    vim.notify(fit(text, room), vim.log.levels.WARN)
+  end
 end
 
 --- :Bravebot answer: move the cursor to the oldest waiting question.
@@ -273,6 +296,7 @@ function M.float(title, lines, hls, choices, on_close, opts)
     title = opts.title or title,
     asker = opts.asker,
     session_id = opts.session_id,
+    question_id = opts.question_id,
     focus = function()
       if vim.api.nvim_win_is_valid(win) then
         vim.cmd('stopinsert')
@@ -324,7 +348,7 @@ end
 
 local function float_opts(params, extra)
   return vim.tbl_extend('force', { kind = params.kind, session_id = params.sessionId, title = params.title,
-    asker = M.asked_by(params) }, extra or {})
+    asker = M.asked_by(params), question_id = params.questionId }, extra or {})
 end
 
 -- run -------------------------------------------------------------------------------------------
@@ -990,6 +1014,7 @@ function M.edit(params, reply)
       M.key_text(km.reject_hunk), M.key_text(km.accept_all), M.key_text(km.reject_all)),
     asker = M.asked_by(params),
     session_id = params.sessionId,
+    question_id = params.questionId,
     focus = function() M.focus_proposal(buf) end,
     refuse = function() M.cancel_proposal(buf) end,
   }

@@ -26,7 +26,7 @@ test('Show Status reads as sections for a person, the exact report last', () => 
     model: fromEnv, mode: 'plan', interactive: true,
     trustRules: [{ path: 'notes.md', scope: 'file', origin: 'person', trusted: true }, { path: 'vendor', scope: 'directory', origin: 'personDeny', trusted: false }],
     checks: { enabled: true, made: 2, saved: 1, budgetBytes: 100 }, addedDirectories: [], standingEdits: [], rememberedRuns: [],
-    autoVetting: null, confinement: 'none', mcpServers: [], languageServers: [], jobs: [], watches: [], delegates: [], auditLog: null,
+    autoVetting: null, questionTimeoutSeconds: null, confinement: 'none', mcpServers: [], languageServers: [], jobs: [], watches: [], delegates: [], auditLog: null,
   } as unknown as StatusResult;
   const text = statusMarkdown(s);
   const model = text.indexOf('## Model');

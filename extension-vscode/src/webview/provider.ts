@@ -9,6 +9,7 @@ import type { FromWebview, ToWebview } from './transcript';
 export class ChatViewProvider implements vscode.WebviewViewProvider {
   static readonly viewId = 'bravebot.chat';
   private view: vscode.WebviewView | undefined;
+  private badge: { value: number; tooltip: string } | undefined;
   /** Names this extension host: a page restored after a window reload sees a new one. */
   private readonly epoch = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
   private readonly queue = new MessageQueue<ToWebview>();
@@ -20,6 +21,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
 
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
+    view.badge = this.badge;
     const dist = vscode.Uri.joinPath(this.extensionUri, 'dist');
     view.webview.options = { enableScripts: true, localResourceRoots: [dist, vscode.Uri.joinPath(this.extensionUri, 'media')] };
     view.webview.html = this.html(view.webview);
@@ -35,6 +37,17 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
       this.queue.detach();
       this.onDispose();
     });
+  }
+
+  /** Whether the chat is showing now. */
+  get visible(): boolean {
+    return this.view?.visible ?? false;
+  }
+
+  /** Counts the questions waiting on the view's badge (VSC-101); kept for a view not made yet. */
+  setBadge(b: { value: number; tooltip: string } | undefined): void {
+    this.badge = b;
+    if (this.view) this.view.badge = b;
   }
 
   post(message: ToWebview): void {

@@ -42,9 +42,9 @@ export interface AnsweredItem { kind: 'answered'; title: string; command?: strin
  * The line an answered question leaves in the chat: its title, and the option chosen in its own
  * words, or that nothing was chosen (dismissed, cancelled, closed); `refused` unless an approving option was chosen.
  */
-export function answeredItem(title: string, command: string | undefined, chosen: { name: string; kind: string } | undefined): AnsweredItem {
+export function answeredItem(title: string, command: string | undefined, chosen: { name: string; kind: string } | undefined, refusal = 'refused: no option chosen'): AnsweredItem {
   const approving = chosen !== undefined && (chosen.kind === 'allow_once' || chosen.kind === 'allow_always');
-  const answer = chosen ? chosen.name : 'refused: no option chosen';
+  const answer = chosen ? chosen.name : refusal;
   const item: AnsweredItem = { kind: 'answered', title, answer, refused: !approving };
   if (command !== undefined) item.command = command;
   return item;
