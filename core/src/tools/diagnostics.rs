@@ -320,8 +320,8 @@ fn answer(
         ));
     }
     let mut summary = match shown_count {
-        1 => format!("1 diagnostic of {what} readable"),
-        n => format!("{n} diagnostics of {what} readable"),
+        1 => "1 readable diagnostic".to_string(),
+        n => format!("{n} readable diagnostics"),
     };
     if holds_untrusted {
         let reference = call.quarantine(
@@ -338,10 +338,7 @@ fn answer(
             "diagnostics of files nobody vouched for are quarantined (a message may quote the file): {reference}. \
              You cannot read them; you may pass the reference on.\n"
         ));
-        summary.push_str(&format!(
-            "; those of files nobody vouched for quarantined as {}",
-            reference.id
-        ));
+        summary.push_str(&format!("; unvouched files' as {}", reference.id));
     }
     // Every part of this text is the driver's or a trusted file's: it is labelled as the best of
     // them may be, and presented as one.
