@@ -119,7 +119,8 @@ async fn diagnostics_of_a_vouched_file_are_readable_and_of_any_other_a_reference
     let state = f.session.state();
     let slot = state.quarantine.get(id).expect("the slot");
     assert!(!slot.content().label().is_trusted());
-    let held = String::from_utf8_lossy(policy::to_screen(slot.content())).into_owned();
+    let held: &Vec<u8> = policy::to_screen(slot.content());
+    let held = String::from_utf8_lossy(held).into_owned();
     assert_eq!(
         held,
         format!("theirs.rs:1:1 warning [lint] unused variable `{PLANTED}`\n")
