@@ -2055,6 +2055,8 @@ test("the editor's problems reach the diagnostics tool: a trusted JSON file's re
     // The person can open the reference and see the TypeScript message the agent could not read.
     const quarantined = h.chat.locator('.quarantined').first();
     await quarantined.waitFor();
+    await quarantined.getByRole('button', { name: 'Show me' }).click();
+    await until('the quarantined TypeScript message to be shown to the person', async () => (await quarantined.innerText()).includes(canary));
     await h.shot('quarantined');
   });
 });
