@@ -2,7 +2,7 @@
 # Records, in a real terminal (tmux) against the real binary and the scripted fake model, the
 # diagnostics tool as a person meets it: two files with diagnostics set through vim.diagnostic (as
 # any linter sets them), one trusted with `:Bravebot trust`, a turn that calls `diagnostics`, and
-# the chat naming the call and its reference. Captures go to target/e2e/neovim/gNN-*.txt.
+# the chat naming the call and its reference, which the person opens with `:Bravebot show`. Captures go to target/e2e/neovim/gNN-*.txt.
 # Usage: extension-neovim/tests/e2e-tmux-diagnostics.sh [NVIM]
 set -euo pipefail
 name=e2e-tmux-diagnostics.sh prefix=g
@@ -50,6 +50,9 @@ wait_for 'prompt'
 keys 'i' 'What does the editor report?' C-s
 wait_for 'never defined'
 capture chat-after-the-turn
+keys Escape ':Bravebot show ref:0' Enter
+wait_for 'PLANTED'
+capture the-person-opens-the-reference
 if grep -q PLANTED "$tmp/requests.json"; then
   echo "FAIL: the planted diagnostic reached the model" >&2
   exit 1
