@@ -231,6 +231,15 @@ impl Checkpoints {
         self.lock().open.is_some()
     }
 
+    /// The paths the open checkpoint's turn has changed so far, in the order it first changed
+    /// them: the files a `diagnostics` call with no path asks about (DIAG-6).
+    pub fn changed_now(&self) -> Vec<PathBuf> {
+        let inner = self.lock();
+        open_of(&inner).map_or_else(Vec::new, |c| {
+            c.changes.iter().map(|ch| ch.path.clone()).collect()
+        })
+    }
+
     /// Whether the open checkpoint has a record of `path` already.
     pub fn has(&self, path: &Path) -> bool {
         let inner = self.lock();

@@ -1,8 +1,39 @@
 //! The editor's open buffers, as everything that reads or lands a file sees them.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::screen::BoxFuture;
+
+/// One problem the editor's own language servers report for a file, as the editor sent it. The
+/// editor names the file (`path`, checked by whoever uses it before it routes anything); every
+/// other field was written by a language server that read the file, so it is labelled as the
+/// file is (DIAG-3).
+#[derive(Clone, Debug, Default)]
+pub struct EditorDiagnostic {
+    /// The absolute path of the file, from the editor's URI.
+    pub path: PathBuf,
+    /// Where it starts and ends, 0-based lines and characters as the editor counts them.
+    pub start: (u64, u64),
+    pub end: (u64, u64),
+    /// `error`, `warning`, `information` or `hint`, as the editor's language server said.
+    pub severity: String,
+    /// The language server or linter that reported it, and its code, where it gave them.
+    pub source: String,
+    pub code: String,
+    pub message: String,
+}
+
+/// Which files' diagnostics to ask the editor for.
+#[derive(Clone, Copy, Debug)]
+pub enum DiagnosticsScope<'a> {
+    /// These absolute paths only.
+    Files(&'a [PathBuf]),
+    /// Every file the editor holds diagnostics for.
+    Workspace,
+}
+
+/// What an editor that cannot be asked for its diagnostics is said to be (DIAG-8).
+pub const NO_DIAGNOSTICS: &str = "this editor does not report its diagnostics to bravebot";
 
 /// The editor's open buffers. A file that is open is read from its buffer, unsaved changes and
 /// all; a file that is not open is read from disk.
@@ -39,6 +70,16 @@ pub trait Files: Send + Sync {
         original: &'a str,
         edits: &'a [crate::kernel::proposal::LineEdit],
     ) -> BoxFuture<'a, Result<(), String>>;
+
+    /// The diagnostics the editor's own language servers report now for the files in `scope`,
+    /// or why the editor cannot say. An editor that does not declare it answers, and every
+    /// client but an editor's, says [`NO_DIAGNOSTICS`].
+    fn diagnostics<'a>(
+        &'a self,
+        _scope: DiagnosticsScope<'a>,
+    ) -> BoxFuture<'a, Result<Vec<EditorDiagnostic>, String>> {
+        Box::pin(async { Err(NO_DIAGNOSTICS.to_string()) })
+    }
 }
 
 /// No editor: every file is read from disk (`bravebot exec`).

@@ -1,6 +1,7 @@
 // Starts `bravebot lsp` through vscode-languageclient, declaring that this client answers
 // `bravebot/session/requestPermission` itself (experimental.bravebot.permissions) and that it
-// rebuilds an edit's proposal from its own buffer and the hunks' texts (hunkTexts, WRITE-61).
+// rebuilds an edit's proposal from its own buffer and the hunks' texts (hunkTexts, WRITE-61), and
+// that it answers `bravebot/diagnostics/get` from VS Code's own diagnostics (diagnostics, DIAG-5).
 
 import * as vscode from 'vscode';
 import {
@@ -14,11 +15,11 @@ import {
 import { apiKeyEnv, type Config } from './config';
 import { answerCommand, type AnswerArguments, type AnswerResult, type InitializationOptions } from './protocol';
 
-/** Adds `experimental.bravebot.permissions` and `hunkTexts` (both `true`) to the client's capabilities. */
+/** Adds `experimental.bravebot.permissions`, `hunkTexts` and `diagnostics` (all `true`) to the client's capabilities. */
 class PermissionsFeature implements StaticFeature {
   fillClientCapabilities(caps: ClientCapabilities): void {
     const experimental = (caps.experimental ??= {}) as Record<string, unknown>;
-    experimental.bravebot = { ...(experimental.bravebot as object | undefined), permissions: true, hunkTexts: true };
+    experimental.bravebot = { ...(experimental.bravebot as object | undefined), permissions: true, hunkTexts: true, diagnostics: true };
   }
   getState(): FeatureState {
     return { kind: 'static' };

@@ -9,6 +9,8 @@ import type { TurnMark } from './auditView';
 import {
   type AuditResult,
   type CheckpointRestoreResult,
+  type DiagnosticsGetParams,
+  type DiagnosticsGetResult,
   type HistoryResult,
   type ListSessionsResult,
   type LoopResult,
@@ -29,6 +31,7 @@ import {
   type UpdateNotification,
 } from './protocol';
 import { notify, request } from './wire';
+import { diagnosticsAnswer } from './diagnosticsAnswer';
 import { loopNotice, type LoopState, type LoopShown } from './sessions';
 import type { ChatViewProvider } from './webview/provider';
 import { Questions } from './questions';
@@ -146,6 +149,7 @@ export class Ctx implements vscode.Disposable {
     client.onRequest(methods.sessionRequestPermission, (p: RequestPermissionParams, token: vscode.CancellationToken) =>
       this.onQuestion(p, token),
     );
+    client.onRequest(methods.diagnosticsGet, (p: DiagnosticsGetParams) => this.onDiagnostics(p));
     await client.start();
     this.client = client;
     return client;
@@ -528,6 +532,17 @@ export class Ctx implements vscode.Disposable {
       this.postLoop();
       this.chat.post({ type: 'item', item: { kind: 'notice', text: loopNotice(over, {}) } });
     }
+  }
+
+  /**
+   * What VS Code's own language servers report now (the Problems view's contents) for the files
+   * the server names, or for every file when it names none (DIAG-5, VSC-110).
+   */
+  private onDiagnostics(p: DiagnosticsGetParams): DiagnosticsGetResult {
+    const files: [string, vscode.Diagnostic[]][] = p.uris
+      ? p.uris.map((u) => [u, vscode.languages.getDiagnostics(vscode.Uri.parse(u))])
+      : vscode.languages.getDiagnostics().map(([uri, held]) => [uri.toString(), held]);
+    return diagnosticsAnswer(files.filter(([, held]) => held.length > 0));
   }
 
   private async onQuestion(p: RequestPermissionParams, token: vscode.CancellationToken): Promise<PermissionReply> {

@@ -23,6 +23,7 @@ export const methods = {
   checkpointList: 'bravebot/checkpoint/list',
   checkpointDiff: 'bravebot/checkpoint/diff',
   checkpointRestore: 'bravebot/checkpoint/restore',
+  diagnosticsGet: 'bravebot/diagnostics/get',
 } as const;
 
 /**
@@ -57,6 +58,7 @@ export const outgoing = {
 export const incoming = {
   'bravebot/session/update': { kind: 'notification' },
   'bravebot/session/requestPermission': { kind: 'request' },
+  'bravebot/diagnostics/get': { kind: 'request' },
 } as const;
 
 export type OutgoingMethod = keyof typeof outgoing;
@@ -243,6 +245,17 @@ export interface AnswerArguments {
 export interface AnswerResult { accepted: boolean; reason?: string }
 
 /** `bravebot/question/texts`: the whole texts of an edit or write question still waiting (WRITE-61). */
+/**
+ * `bravebot/diagnostics/get`, server → client (DIAG-5): the diagnostics VS Code's language servers
+ * report now for `uris`, or for every file it has diagnostics for when `uris` is absent.
+ */
+export interface DiagnosticsGetParams { sessionId: string; uris?: string[] }
+export interface DiagnosticsGetResult { items: WireDiagnostic[] }
+/** `severity` is `error`, `warning`, `information` or `hint`; positions are 0-based. */
+export interface WireDiagnostic { uri: string; range: WireRange; severity: string; source: string; code: string | number; message: string }
+export interface WireRange { start: WirePosition; end: WirePosition }
+export interface WirePosition { line: number; character: number }
+
 export interface QuestionTextsParams { questionId: string }
 export interface QuestionTextsResult { original: string; proposed: string }
 

@@ -644,9 +644,8 @@ fn text_block(text: impl Into<String>) -> acp::ToolCallContent {
 
 fn tool_kind(tool: &str) -> acp::ToolKind {
     match tool {
-        "read_file" | "list_files" | "read_git" | "read_output" | "job_output" | "lsp" => {
-            acp::ToolKind::Read
-        }
+        "read_file" | "list_files" | "read_git" | "read_output" | "job_output" | "lsp"
+        | "diagnostics" => acp::ToolKind::Read,
         "search" => acp::ToolKind::Search,
         "write_file" | "edit_file" => acp::ToolKind::Edit,
         "run" => acp::ToolKind::Execute,

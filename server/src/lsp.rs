@@ -30,17 +30,18 @@ use tower_lsp_server::{Client, LanguageServer, LspService};
 use crate::buffers::{Buffers, Encoding, text_edits};
 use crate::protocol::{
     self, ANSWER_COMMAND, AnswerArguments, AnswerResult, AuditRecord, AuditResult,
-    CheckpointDiffParams, CheckpointDiffResult, CheckpointListResult, CheckpointParams, Empty,
-    ErrorInfo, HistoryParams, HistoryResult, InitializationOptions, ListSessionsParams,
-    ListSessionsResult, ListedCheckpoint, ListedSession, LoopParams, LoopResult, LoopStopResult,
-    ModelStatus, NewSessionParams, NewSessionResult, PromptParams, PromptResult,
-    QuestionTextsParams, QuestionTextsResult, RestoreResult, ResumeResult, SessionParams,
-    SetModeParams, ShowParams, ShowResult, ShownPicture, SkippedPath, StatusResult,
-    TranscriptEntry, TrustParams, TrustResult, TrustRuleStatus, UnreadableSession, method,
+    CheckpointDiffParams, CheckpointDiffResult, CheckpointListResult, CheckpointParams,
+    DiagnosticsGetParams, DiagnosticsGetResult, Empty, ErrorInfo, HistoryParams, HistoryResult,
+    InitializationOptions, ListSessionsParams, ListSessionsResult, ListedCheckpoint, ListedSession,
+    LoopParams, LoopResult, LoopStopResult, ModelStatus, NewSessionParams, NewSessionResult,
+    PromptParams, PromptResult, QuestionTextsParams, QuestionTextsResult, RestoreResult,
+    ResumeResult, SessionParams, SetModeParams, ShowParams, ShowResult, ShownPicture, SkippedPath,
+    StatusResult, TranscriptEntry, TrustParams, TrustResult, TrustRuleStatus, UnreadableSession,
+    method,
 };
 use crate::screen::{HunkVerdict, LspScreen, Questions};
 use crate::setup;
-use bravebot_core::files::Files;
+use bravebot_core::files::{DiagnosticsScope, EditorDiagnostic, Files, NO_DIAGNOSTICS};
 use bravebot_core::kernel::proposal::LineEdit;
 use bravebot_core::record::RecordError;
 use bravebot_core::screen::BoxFuture;
@@ -54,6 +55,75 @@ use tower_lsp_server::ls_types::{
 struct Editor {
     buffers: Arc<Buffers>,
     client: Client,
+    outbox: crate::transport::Outbox,
+    /// The session this editor serves, named in each `bravebot/diagnostics/get`.
+    session_id: Arc<OnceLock<String>>,
+    /// The client declared `experimental.bravebot.diagnostics` (DIAG-5).
+    diagnostics: bool,
+}
+
+/// How long the editor has to answer `bravebot/diagnostics/get` before the tool says it did not.
+const DIAGNOSTICS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+/// Most diagnostics read from one answer; the tool keeps fewer still (DIAG-7).
+const DIAGNOSTICS_READ: usize = 1000;
+
+impl Editor {
+    async fn ask_diagnostics(
+        &self,
+        scope: DiagnosticsScope<'_>,
+    ) -> std::result::Result<Vec<EditorDiagnostic>, String> {
+        if !self.diagnostics {
+            return Err(NO_DIAGNOSTICS.to_string());
+        }
+        let uris = match scope {
+            DiagnosticsScope::Files(paths) => Some(
+                paths
+                    .iter()
+                    .map(|p| bravebot_core::paths::file_uri(p))
+                    .collect(),
+            ),
+            DiagnosticsScope::Workspace => None,
+        };
+        let params = DiagnosticsGetParams {
+            session_id: self.session_id.get().cloned().unwrap_or_default(),
+            uris,
+        };
+        let reply = self
+            .outbox
+            .request(method::DIAGNOSTICS_GET, &params)
+            .ok_or("the request could not be sent")?;
+        let result = tokio::time::timeout(DIAGNOSTICS_TIMEOUT, reply.result())
+            .await
+            .map_err(|_| "the editor did not answer within 10 seconds".to_string())?
+            .ok_or("the editor answered with an error")?;
+        let answer: DiagnosticsGetResult = serde_json::from_value(result)
+            .map_err(|e| format!("the editor's answer could not be read: {e}"))?;
+        // A URI that is not a file on disk (an unsaved buffer, a diff view) names nothing the
+        // agent can reach, and is left out here.
+        Ok(answer
+            .items
+            .into_iter()
+            .take(DIAGNOSTICS_READ)
+            .filter_map(|d| {
+                let uri = d.uri.parse::<Uri>().ok()?;
+                let path = uri_path(&uri)?;
+                let code = match d.code {
+                    Value::String(s) => s,
+                    Value::Number(n) => n.to_string(),
+                    _ => String::new(),
+                };
+                Some(EditorDiagnostic {
+                    path,
+                    start: (d.range.start.line, d.range.start.character),
+                    end: (d.range.end.line, d.range.end.character),
+                    severity: d.severity,
+                    source: d.source,
+                    code,
+                    message: d.message,
+                })
+            })
+            .collect())
+    }
 }
 
 impl Files for Editor {
@@ -101,6 +171,13 @@ impl Files for Editor {
             }
         })
     }
+
+    fn diagnostics<'a>(
+        &'a self,
+        scope: DiagnosticsScope<'a>,
+    ) -> BoxFuture<'a, std::result::Result<Vec<EditorDiagnostic>, String>> {
+        Box::pin(self.ask_diagnostics(scope))
+    }
 }
 
 /// What `initialize` told us about the client.
@@ -109,6 +186,8 @@ struct ClientInfo {
     permissions: bool,
     /// The client rebuilds an edit's texts from its hunks and its own buffer (WRITE-61).
     hunk_texts: bool,
+    /// The client answers `bravebot/diagnostics/get` (DIAG-5).
+    diagnostics: bool,
     root: Option<PathBuf>,
 }
 
@@ -177,6 +256,7 @@ impl Backend {
             "model": info.options.model,
             "questions": info.options.questions,
         });
+        let session_id = Arc::new(OnceLock::new());
         let session = setup::open_session(
             cwd,
             opening,
@@ -185,8 +265,12 @@ impl Backend {
             Arc::new(Editor {
                 buffers: self.buffers.clone(),
                 client: self.client.clone(),
+                outbox: self.outbox.clone(),
+                session_id: session_id.clone(),
+                diagnostics: info.diagnostics,
             }),
             |id| {
+                let _ = session_id.set(id.to_string());
                 Arc::new(LspScreen::new(
                     id.to_string(),
                     self.client.clone(),
@@ -808,6 +892,10 @@ impl LanguageServer for Backend {
             .pointer("/bravebot/hunkTexts")
             .and_then(Value::as_bool)
             .unwrap_or(false);
+        let diagnostics = experimental
+            .pointer("/bravebot/diagnostics")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
         let utf8 = params
             .capabilities
             .general
@@ -831,6 +919,7 @@ impl LanguageServer for Backend {
             options,
             permissions,
             hunk_texts,
+            diagnostics,
             root,
         });
         Ok(InitializeResult {

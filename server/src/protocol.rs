@@ -32,6 +32,7 @@ pub mod method {
     pub const CHECKPOINT_LIST: &str = "bravebot/checkpoint/list";
     pub const CHECKPOINT_DIFF: &str = "bravebot/checkpoint/diff";
     pub const CHECKPOINT_RESTORE: &str = "bravebot/checkpoint/restore";
+    pub const DIAGNOSTICS_GET: &str = "bravebot/diagnostics/get";
 }
 
 /// `initializationOptions`, every field optional.
@@ -602,6 +603,53 @@ pub struct SubjectHunk<'a> {
     pub range: HunkRange,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<&'a str>,
+}
+
+/// `bravebot/diagnostics/get`, server → client, to a client declaring
+/// `experimental.bravebot.diagnostics` (DIAG-5): the diagnostics its own language servers report
+/// now for these files, or, with no `uris`, for every file it holds diagnostics for.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DiagnosticsGetParams {
+    pub session_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uris: Option<Vec<String>>,
+}
+
+/// The client's answer to `bravebot/diagnostics/get`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct DiagnosticsGetResult {
+    pub items: Vec<WireDiagnostic>,
+}
+
+/// One diagnostic as an editor reports it: LSP's `Diagnostic` less what bravebot does not use,
+/// `severity` as a word (`error`, `warning`, `information`, `hint`) and `code` as text.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct WireDiagnostic {
+    pub uri: String,
+    pub range: WireRange,
+    pub severity: String,
+    pub source: String,
+    /// A string or a number, as LSP allows.
+    pub code: Value,
+    pub message: String,
+}
+
+/// A range of 0-based lines and characters, as the editor counts them.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct WireRange {
+    pub start: WirePosition,
+    pub end: WirePosition,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct WirePosition {
+    pub line: u64,
+    pub character: u64,
 }
 
 /// `bravebot/question/texts`: the whole texts of an edit or write question still waiting.

@@ -49,6 +49,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20);
 /// The method of the server's question to a client that declared
 /// `experimental.bravebot.permissions`.
 pub const REQUEST_PERMISSION: &str = "bravebot/session/requestPermission";
+pub const DIAGNOSTICS_GET: &str = "bravebot/diagnostics/get";
 /// The method of the fallback question to any other client.
 pub const SHOW_MESSAGE_REQUEST: &str = "window/showMessageRequest";
 /// The method that carries an approved edit to an open buffer.
@@ -214,6 +215,7 @@ pub struct LspOptions {
     binary: Option<PathBuf>,
     permissions_capability: bool,
     hunk_texts_capability: bool,
+    diagnostics_capability: bool,
     timeout: Duration,
 }
 
@@ -228,6 +230,7 @@ impl LspOptions {
             binary: None,
             permissions_capability: true,
             hunk_texts_capability: false,
+            diagnostics_capability: false,
             timeout: default_timeout(),
         }
     }
@@ -282,6 +285,13 @@ impl LspOptions {
     /// hunk's text and the buffer's version instead of both whole texts (WRITE-61).
     pub fn hunk_texts_capability(mut self) -> Self {
         self.hunk_texts_capability = true;
+        self
+    }
+
+    /// Declares `experimental.bravebot.diagnostics`: the server may then ask the client for its
+    /// diagnostics with `bravebot/diagnostics/get` (DIAG-5).
+    pub fn diagnostics_capability(mut self) -> Self {
+        self.diagnostics_capability = true;
         self
     }
 
@@ -442,6 +452,8 @@ struct Shared {
     writer: Mutex<Option<ChildStdin>>,
     permission_policy: Mutex<Option<Policy>>,
     apply_edit_policy: Mutex<Option<Policy>>,
+    /// How the client answers `bravebot/diagnostics/get`.
+    diagnostics_policy: Mutex<Option<Policy>>,
     stderr: Mutex<Vec<u8>>,
     /// Open documents as an editor holds them, by URI (version, text), where the client mirrors
     /// its buffers: an applied edit changes the text and is told back with `didChange` before
@@ -554,6 +566,7 @@ impl LspClient {
             writer: Mutex::new(Some(stdin)),
             permission_policy: Mutex::new(None),
             apply_edit_policy: Mutex::new(None),
+            diagnostics_policy: Mutex::new(None),
             stderr: Mutex::new(Vec::new()),
             mirror: Mutex::new(None),
         });
@@ -632,6 +645,9 @@ impl LspClient {
                 },
             },
         });
+        if self.options.diagnostics_capability {
+            params["capabilities"]["experimental"]["bravebot"]["diagnostics"] = json!(true);
+        }
         if self.options.hunk_texts_capability {
             params["capabilities"]["experimental"]["bravebot"]["hunkTexts"] = json!(true);
         }
@@ -837,6 +853,19 @@ impl LspClient {
         *self
             .shared
             .apply_edit_policy
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(Box::new(policy));
+    }
+
+    /// Sets how the client answers `bravebot/diagnostics/get`. Without a policy it answers
+    /// `null`, which the server cannot read as diagnostics.
+    pub fn answer_diagnostics_with(
+        &self,
+        policy: impl FnMut(&ServerRequest) -> Answer + Send + 'static,
+    ) {
+        *self
+            .shared
+            .diagnostics_policy
             .lock()
             .unwrap_or_else(|p| p.into_inner()) = Some(Box::new(policy));
     }
@@ -1242,6 +1271,7 @@ fn answer_server_request(shared: &Shared, request: &ServerRequest) -> Answer {
     let policy = match request.method.as_str() {
         REQUEST_PERMISSION | SHOW_MESSAGE_REQUEST => &shared.permission_policy,
         APPLY_EDIT => &shared.apply_edit_policy,
+        DIAGNOSTICS_GET => &shared.diagnostics_policy,
         _ => return Answer::default_for(request),
     };
     let mut policy = policy.lock().unwrap_or_else(|p| p.into_inner());

@@ -9,6 +9,7 @@
 mod args;
 mod ask_user;
 pub mod content_trust;
+mod diagnostics;
 pub(crate) mod edit_file;
 mod fetch_url;
 mod job_output;

@@ -10,9 +10,9 @@ use std::sync::LazyLock;
 use serde_json::{Map, Value};
 
 use super::{
-    Call, Effects, ToolOutput, ToolSpec, ask_user, edit_file, fetch_url, job_output, list_files,
-    load_skill, lsp, read_file, read_git, read_output, run, schedule_next, search, spawn_agent,
-    spawn_processor, todo_write, vet_content, watch_file, write_file,
+    Call, Effects, ToolOutput, ToolSpec, ask_user, diagnostics, edit_file, fetch_url, job_output,
+    list_files, load_skill, lsp, read_file, read_git, read_output, run, schedule_next, search,
+    spawn_agent, spawn_processor, todo_write, vet_content, watch_file, write_file,
 };
 use crate::delegation::{Holders, Kind};
 use crate::screen::BoxFuture;
@@ -86,6 +86,14 @@ const TABLE: &[ToolDef] = &[
         held_by: Holders::From(Kind::Reader),
         offered: Offered::Always,
         run: |call| Box::pin(read_git::run(call)),
+    },
+    // Asks the person's editor; starts nothing and reads no file.
+    ToolDef {
+        spec: diagnostics::spec,
+        effects: |_| Effects::None,
+        held_by: Holders::From(Kind::Reader),
+        offered: Offered::Always,
+        run: |call| Box::pin(diagnostics::run(call)),
     },
     // A language server comes with running programs: a checker's and a worker's.
     ToolDef {

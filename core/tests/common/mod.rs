@@ -82,6 +82,16 @@ pub struct Fixture {
 
 /// A session in a fresh workspace, its audit trail in `.audit/audit.jsonl` there.
 pub fn fixture(model: FakeModel, screen: Arc<TestScreen>, settings: Settings) -> Fixture {
+    fixture_with_files(model, screen, settings, Arc::new(DiskOnly))
+}
+
+/// [`fixture`] with an editor of the test's own.
+pub fn fixture_with_files(
+    model: FakeModel,
+    screen: Arc<TestScreen>,
+    settings: Settings,
+    files: Arc<dyn bravebot_core::files::Files>,
+) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let cwd = std::fs::canonicalize(dir.path()).unwrap();
     let egress = Arc::new(Egress::from_env(&|_| None).unwrap());
@@ -107,7 +117,7 @@ pub fn fixture(model: FakeModel, screen: Arc<TestScreen>, settings: Settings) ->
         },
         audit_log: Some(cwd.join(".audit").join("audit.jsonl")),
     };
-    let session = Session::new(config, client, screen.clone(), Arc::new(DiskOnly));
+    let session = Session::new(config, client, screen.clone(), files);
     Fixture {
         dir,
         model,

@@ -654,6 +654,7 @@ end
 --- the server sent it. The exact name is one key away (`keymaps.show` on the line).
 M.TOOL_WORDS = {
   ask_user = 'ask you',
+  diagnostics = "read the editor's diagnostics",
   edit_file = 'edit a file',
   fetch_url = 'fetch a web page',
   job_output = "read a background job's output",

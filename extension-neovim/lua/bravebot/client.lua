@@ -73,7 +73,8 @@ function M.capabilities()
   caps.experimental = caps.experimental or {}
   -- hunkTexts: edit and write questions carry each hunk's text instead of both whole texts,
   -- which are asked for only when needed (WRITE-61).
-  caps.experimental.bravebot = { permissions = true, hunkTexts = true }
+  -- diagnostics: the server may ask for vim.diagnostic's diagnostics (DIAG-5, NVIM-99).
+  caps.experimental.bravebot = { permissions = true, hunkTexts = true, diagnostics = true }
   return caps
 end
 

@@ -1,5 +1,5 @@
--- The LSP handlers the plugin adds: bravebot/session/update and
--- bravebot/session/requestPermission. A question is answered when the person decides: Neovim runs
+-- The LSP handlers the plugin adds: bravebot/session/update, bravebot/session/requestPermission
+-- and bravebot/diagnostics/get. A question is answered when the person decides: Neovim runs
 -- server requests in a coroutine, so the handler yields until then.
 local M = {}
 
@@ -92,11 +92,67 @@ function M.request_permission(_, params, ctx)
   return result
 end
 
+--- vim.diagnostic's severities (1 error .. 4 hint) as the wire's words.
+local SEVERITY = { 'error', 'warning', 'information', 'hint' }
+
+--- Most diagnostics one answer carries; the server reads at most 1000 and keeps 200.
+M.MAX_DIAGNOSTICS = 1000
+
+--- The buffers to report on, each with its file URI: those of `uris` that are loaded, or every
+--- loaded buffer holding a file when none are named.
+local function diagnostic_buffers(uris)
+  local out = {}
+  if type(uris) == 'table' then
+    for _, uri in ipairs(uris) do
+      local ok, fname = pcall(vim.uri_to_fname, uri)
+      local bufnr = ok and vim.fn.bufnr(fname) or -1
+      if bufnr ~= -1 and vim.api.nvim_buf_is_loaded(bufnr) then
+        out[#out + 1] = { bufnr, uri }
+      end
+    end
+    return out
+  end
+  for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+    local name = vim.api.nvim_buf_get_name(bufnr)
+    if vim.api.nvim_buf_is_loaded(bufnr) and name ~= '' and vim.bo[bufnr].buftype == '' then
+      out[#out + 1] = { bufnr, vim.uri_from_fname(name) }
+    end
+  end
+  return out
+end
+
+--- Answer bravebot/diagnostics/get (DIAG-5, NVIM-99): what vim.diagnostic holds now (every
+--- language server's and linter's) for the files the server names, or for every file buffer.
+--- The server labels each as the file it is about and confines the URI; this only reports.
+function M.diagnostics_get(_, params)
+  local items = {}
+  for _, b in ipairs(diagnostic_buffers(params and params.uris)) do
+    for _, d in ipairs(vim.diagnostic.get(b[1])) do
+      if #items >= M.MAX_DIAGNOSTICS then
+        return { items = items }
+      end
+      items[#items + 1] = {
+        uri = b[2],
+        range = {
+          start = { line = d.lnum or 0, character = d.col or 0 },
+          ['end'] = { line = d.end_lnum or d.lnum or 0, character = d.end_col or d.col or 0 },
+        },
+        severity = SEVERITY[d.severity] or 'information',
+        source = d.source and tostring(d.source) or '',
+        code = d.code ~= nil and tostring(d.code) or '',
+        message = tostring(d.message or ''),
+      }
+    end
+  end
+  return { items = items }
+end
+
 function M.table()
   local rpc = require('bravebot.protocol')
   return {
     [rpc.UPDATE] = M.update,
     [rpc.REQUEST_PERMISSION] = M.request_permission,
+    [rpc.DIAGNOSTICS_GET] = M.diagnostics_get,
   }
 end
 

@@ -33,6 +33,7 @@ M.outgoing = {
 M.incoming = {
   ['bravebot/session/update'] = { kind = 'notification' },
   ['bravebot/session/requestPermission'] = { kind = 'request' },
+  ['bravebot/diagnostics/get'] = { kind = 'request' },
 }
 
 M.NEW = 'bravebot/session/new'
@@ -56,6 +57,7 @@ M.CHECKPOINT_DIFF = 'bravebot/checkpoint/diff'
 M.CHECKPOINT_RESTORE = 'bravebot/checkpoint/restore'
 M.UPDATE = 'bravebot/session/update'
 M.REQUEST_PERMISSION = 'bravebot/session/requestPermission'
+M.DIAGNOSTICS_GET = 'bravebot/diagnostics/get'
 
 local has_011 = vim.fn.has('nvim-0.11') == 1
 

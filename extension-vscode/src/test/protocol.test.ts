@@ -70,6 +70,8 @@ test('struct fields match the server', () => {
     ['ListedSession', 'ListedSession'], ['UnreadableSession', 'UnreadableSession'], ['ResumeResult', 'ResumeResult'],
     ['TranscriptEntry', 'TranscriptEntry'], ['LoopParams', 'LoopParams'], ['LoopResult', 'LoopResult'], ['LoopStopResult', 'LoopStopResult'],
     ['HistoryParams', 'HistoryParams'], ['HistoryResult', 'HistoryResult'], ['HistoryEntry', 'HistoryEntry'],
+    ['DiagnosticsGetParams', 'DiagnosticsGetParams'], ['DiagnosticsGetResult', 'DiagnosticsGetResult'], ['WireDiagnostic', 'WireDiagnostic'],
+    ['WireRange', 'WireRange'], ['WirePosition', 'WirePosition'],
     ['QuestionTextsParams', 'QuestionTextsParams'], ['QuestionTextsResult', 'QuestionTextsResult'],
     ['CheckpointParams', 'CheckpointRestoreParams'], ['CheckpointDiffParams', 'CheckpointDiffParams'], ['CheckpointListResult', 'CheckpointListResult'],
     ['ListedCheckpoint', 'Checkpoint'], ['CheckpointDiffResult', 'CheckpointDiffResult'], ['RestoreResult', 'CheckpointRestoreResult'], ['SkippedPath', 'SkippedFile'],

@@ -69,6 +69,7 @@ const toolNames: Record<string, string> = {
   search: 'search',
   read_git: 'read the git history',
   lsp: 'ask the language server',
+  diagnostics: "read the editor's problems",
   write_file: 'write a file',
   edit_file: 'edit a file',
   run: 'run a command',
