@@ -711,7 +711,7 @@ test("bravebot declares the model-env method and authenticate says which variabl
   }
 });
 
-// Verifies: ACP-44, ACP-45, ACP-46, ACP-47, ACP-48
+// Verifies: ACP-44, ACP-45, ACP-46, ACP-47, ACP-48, ACP-51
 test("a session is titled by its first prompt, listed, resumed on a new connection and closed", async () => {
   const w = await world({ script: { planner: [{ text: "The parser drops the last line." }, { text: "Still on the parser." }] } });
   try {
