@@ -863,9 +863,7 @@ async fn prompt(
         // The person's own slash commands (ACP-40, ACP-49, ACP-50): answered here, never a turn.
         // The prompt is what the person typed, so its words may decide this.
         let said = match command_word(&text) {
-            Some(("new", rest)) if rest.is_empty() => {
-                Some(front.start_afresh(&request.session_id, &cx).await?)
-            }
+            Some(("new", "")) => Some(front.start_afresh(&request.session_id, &cx).await?),
             Some(("trust", rest)) => Some(trust_command(&session, rest).await),
             _ => checkpoint_command(&session, &text).await,
         };
