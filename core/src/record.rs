@@ -422,6 +422,42 @@ impl StateDir {
         }
     }
 
+    /// Keeps a session under a new id: its directory (record, audit trail and checkpoints) moves
+    /// to `new_id` and its record is rewritten under that id, so it is listed and resumed as a
+    /// session of its own and `id` is free for a new session (ACP's `/new`). Answers `false`, and
+    /// moves nothing, when `id` has no record: a session never prompted has nothing to keep.
+    pub fn set_aside(&self, id: &str, new_id: &str) -> Result<bool, RecordError> {
+        let from = self.session_dir(id)?;
+        let to = self.session_dir(new_id)?;
+        // A record handed over before is written first, so the one moved is the newest.
+        finish_writes();
+        let path = from.join(RECORD_FILE);
+        let text = match std::fs::read(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(io("could not read", &path)(e)),
+        };
+        let corrupt = |reason: String| RecordError::Corrupt {
+            path: path.display().to_string(),
+            reason,
+        };
+        let mut value: Value = serde_json::from_slice(&text).map_err(|e| corrupt(e.to_string()))?;
+        let Some(record) = value.as_object_mut() else {
+            return Err(corrupt("it is not an object".into()));
+        };
+        record.insert("id".into(), Value::from(new_id));
+        let text =
+            serde_json::to_vec_pretty(&value).map_err(|e| RecordError::Encode(e.to_string()))?;
+        if std::fs::symlink_metadata(&to).is_ok() {
+            return Err(io("could not move to", &to)(std::io::Error::from(
+                std::io::ErrorKind::AlreadyExists,
+            )));
+        }
+        std::fs::rename(&from, &to).map_err(io("could not move", &from))?;
+        write_atomically(&to.join(RECORD_FILE), &text)?;
+        Ok(true)
+    }
+
     /// Appends a prompt to the history, keeping the newest [`HISTORY_KEPT`].
     pub fn remember_prompt(&self, entry: &HistoryEntry) -> Result<(), RecordError> {
         self.remember_prompt_keeping(entry, HISTORY_KEPT)
@@ -813,6 +849,39 @@ mod tests {
         assert_eq!(
             back.conversation.prompts(),
             vec!["fix the build".to_string()]
+        );
+    }
+
+    // Verifies: ACP-50
+    #[test]
+    fn a_session_set_aside_moves_whole_under_its_new_id_and_frees_the_old() {
+        let home = tempfile::tempdir().expect("tempdir");
+        let state = StateDir::in_home(home.path());
+        let mut c = Conversation::default();
+        c.push_prompt(PlannerText::driver("fix the build"));
+        state.save(&sample(&c, &[], "host-1")).expect("saved");
+        let old = state.session_dir("host-1").expect("id");
+        std::fs::write(old.join("audit.jsonl"), "{}\n").expect("audit");
+        assert_eq!(state.set_aside("host-1", "kept-2").ok(), Some(true));
+        assert!(!old.exists(), "the old id is free");
+        let kept = state.load("kept-2").expect("loads under the new id");
+        assert_eq!(kept.listed.id, "kept-2");
+        assert_eq!(kept.listed.title, "fix the build");
+        assert!(
+            state
+                .session_dir("kept-2")
+                .expect("id")
+                .join("audit.jsonl")
+                .exists(),
+            "the audit trail went with it"
+        );
+        // Nothing recorded: nothing moves. A taken id is not overwritten.
+        assert_eq!(state.set_aside("never-3", "kept-4").ok(), Some(false));
+        state.save(&sample(&c, &[], "host-5")).expect("saved");
+        assert!(state.set_aside("host-5", "kept-2").is_err());
+        assert!(
+            state.load("host-5").is_ok(),
+            "a refused move leaves it where it was"
         );
     }
 

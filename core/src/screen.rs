@@ -525,6 +525,11 @@ pub trait Screen: Send + Sync {
     fn ask(&self, question: Question) -> BoxFuture<'_, Answer>;
     /// Whether anybody is watching. When nobody is, questions are refused without being put.
     fn interactive(&self) -> bool;
+    /// The session was given its title, the first line of the person's first prompt (SESS-1),
+    /// once, as that prompt's turn starts. A front that shows a session's title says so (ACP's
+    /// `session_info_update`); the others list it from the record and have nothing to do here.
+    /// A screen that wraps another passes it on.
+    fn titled(&self, _title: &str) {}
 }
 
 /// Which delegate puts a question (DELEG-70). Its fields are private and [`Asker::new`] is the
@@ -616,6 +621,10 @@ impl Screen for OneAtATime {
 
     fn interactive(&self) -> bool {
         self.inner.interactive()
+    }
+
+    fn titled(&self, title: &str) {
+        self.inner.titled(title);
     }
 }
 

@@ -575,11 +575,20 @@ impl Session {
     /// A prompt the person typed: it titles the session when nothing did yet, and goes into the
     /// prompt history where the session keeps one.
     pub(crate) fn remember_prompt(&self, text: &str) {
-        {
+        let titled = {
             let mut state = self.state();
-            if state.title.is_none() {
-                state.title = Some(crate::record::title_of(text));
+            match state.title {
+                Some(_) => None,
+                None => {
+                    let title = crate::record::title_of(text);
+                    state.title = Some(title.clone());
+                    Some(title)
+                }
             }
+        };
+        // Told once the lock is let go: a screen may take its own locks.
+        if let Some(title) = titled {
+            self.screen.titled(&title);
         }
         if let Some(keep) = &self.keep {
             keep.remember_prompt_later(HistoryEntry {

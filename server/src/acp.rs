@@ -20,11 +20,13 @@ use bravebot_core::egress::Egress;
 use bravebot_core::files::Files;
 use bravebot_core::kernel::policy;
 use bravebot_core::kernel::proposal::LineEdit;
+use bravebot_core::kernel::trust::Scope;
+use bravebot_core::record::Listed;
 use bravebot_core::screen::{
     Answer, BoxFuture, Question, QuestionKind, Screen, StopReason, ToolStatus, Update,
 };
 use bravebot_core::session::Session;
-use bravebot_core::settings::Mode;
+use bravebot_core::settings::{Mode, ModelSettings, Source};
 use bravebot_core::turn::PromptPicture;
 use serde_json::Value;
 
@@ -165,12 +167,22 @@ impl Front {
         let _ = self.host.set(Host {
             buffers: fs.read_text_file && fs.write_text_file,
         });
+        // Records are kept under ~/.bravebot, so a session can be loaded, listed and resumed
+        // when HOME names one; closing one is always possible.
+        let records = setup::state_dir().is_some();
+        let mut sessions =
+            acp::SessionCapabilities::new().close(acp::SessionCloseCapabilities::new());
+        if records {
+            sessions = sessions
+                .list(acp::SessionListCapabilities::new())
+                .resume(acp::SessionResumeCapabilities::new());
+        }
         acp::InitializeResponse::new(ProtocolVersion::V1)
+            .auth_methods(vec![model_env_method()])
             .agent_capabilities(
                 acp::AgentCapabilities::new()
-                    // Records are kept under ~/.bravebot, so a session can be loaded when HOME
-                    // names one.
-                    .load_session(setup::state_dir().is_some())
+                    .load_session(records)
+                    .session_capabilities(sessions)
                     .prompt_capabilities(
                         acp::PromptCapabilities::new()
                             // A picture in a prompt reaches the planner as a picture (ACP-30).
@@ -197,28 +209,24 @@ impl Front {
         Ok(acp::NewSessionResponse::new(session.id.clone()).modes(mode_state(mode)))
     }
 
-    async fn load_session(
+    /// Takes up a recorded session under its own id, in the directory it worked in; `cwd`, where
+    /// the host names one, must be that directory (`session/resume`).
+    async fn take_up(
         &self,
-        request: acp::LoadSessionRequest,
+        id: &str,
+        cwd: Option<&Path>,
         cx: &ConnectionTo<Client>,
-    ) -> Result<acp::LoadSessionResponse> {
-        refuse_mcp_servers(&request.mcp_servers)?;
-        let id = request.session_id.0.to_string();
+    ) -> Result<Arc<Session>> {
         let state = setup::state_dir()
             .ok_or_else(|| invalid_params("HOME is not set: there is no ~/.bravebot"))?;
-        if self.session(&request.session_id).is_ok() {
-            return Err(invalid_params(format!(
-                "session {id} is open on this connection already"
-            )));
-        }
         let restored = {
-            let id = id.clone();
+            let id = id.to_string();
             tokio::task::spawn_blocking(move || state.load(&id))
                 .await
                 .map_err(|e| internal(format!("reading the record: {e}")))?
                 .map_err(|e| invalid_params(e.to_string()))?
         };
-        let cwd = std::fs::canonicalize(&restored.cwd)
+        let worked_in = std::fs::canonicalize(&restored.cwd)
             .ok()
             .filter(|c| c.is_dir())
             .ok_or_else(|| {
@@ -227,13 +235,37 @@ impl Front {
                     restored.cwd.display()
                 ))
             })?;
-        let session = self.open(cwd, setup::Opening::Resumed(id.clone()), cx)?;
+        if let Some(cwd) = cwd
+            && cwd != worked_in
+        {
+            return Err(invalid_params(format!(
+                "session {id} worked in {}, not in {}",
+                worked_in.display(),
+                cwd.display()
+            )));
+        }
+        let session = self.open(worked_in, setup::Opening::Resumed(id.to_string()), cx)?;
         session.restore(restored);
+        Ok(self.keep(session))
+    }
+
+    async fn load_session(
+        &self,
+        request: acp::LoadSessionRequest,
+        cx: &ConnectionTo<Client>,
+    ) -> Result<acp::LoadSessionResponse> {
+        refuse_mcp_servers(&request.mcp_servers)?;
+        let id = request.session_id.0.to_string();
+        if self.session(&request.session_id).is_ok() {
+            return Err(invalid_params(format!(
+                "session {id} is open on this connection already"
+            )));
+        }
+        let session = self.take_up(&id, None, cx).await?;
         let (mode, transcript) = {
             let st = session.state();
             (st.mode, st.conversation.transcript())
         };
-        self.keep(session);
         // The host draws the conversation from these, before the load is answered. A record
         // holds only what the planner could read, so nothing untrusted is replayed.
         for (person, text) in transcript {
@@ -247,6 +279,115 @@ impl Front {
             cx.send_notification(acp::SessionNotification::new(id.clone(), update))?;
         }
         Ok(acp::LoadSessionResponse::new().modes(mode_state(mode)))
+    }
+
+    /// `session/resume`: the session goes on under its own id with its conversation, trust map
+    /// and mode, and nothing is replayed (the host keeps its own transcript). A session open on
+    /// this connection already is answered as it is, as the LSP front's resume answers.
+    async fn resume_session(
+        &self,
+        request: acp::ResumeSessionRequest,
+        cx: &ConnectionTo<Client>,
+    ) -> Result<acp::ResumeSessionResponse> {
+        refuse_mcp_servers(&request.mcp_servers)?;
+        if !request.additional_directories.is_empty() {
+            return Err(invalid_params(
+                "bravebot does not take additional directories from the editor: a place to work is added by the person, in the VS Code or Neovim front",
+            ));
+        }
+        let cwd = workspace(&request.cwd)?;
+        let id = request.session_id.0.to_string();
+        let session = match self.session(&request.session_id) {
+            Ok(open) if open.cwd == cwd => open,
+            Ok(open) => {
+                return Err(invalid_params(format!(
+                    "session {id} works in {}, not in {}",
+                    open.cwd.display(),
+                    cwd.display()
+                )));
+            }
+            Err(_) => self.take_up(&id, Some(&cwd), cx).await?,
+        };
+        let mode = session.state().mode;
+        Ok(acp::ResumeSessionResponse::new().modes(mode_state(mode)))
+    }
+
+    /// `session/list`: the recorded sessions, newest written first, as the LSP front's
+    /// `bravebot/session/list` gives them, a page at a time. A record that cannot be read is
+    /// logged and passed over (SESS-4): ACP's list has no place for it.
+    async fn list_sessions(
+        &self,
+        request: acp::ListSessionsRequest,
+    ) -> Result<acp::ListSessionsResponse> {
+        let state = setup::state_dir()
+            .ok_or_else(|| invalid_params("HOME is not set: there is no ~/.bravebot"))?;
+        let cwd = match &request.cwd {
+            Some(c) if !c.is_absolute() => {
+                return Err(invalid_params(format!(
+                    "cwd {} is not an absolute path",
+                    c.display()
+                )));
+            }
+            Some(c) => Some(std::fs::canonicalize(c).unwrap_or_else(|_| c.clone())),
+            None => None,
+        };
+        let (found, _unreadable) = tokio::task::spawn_blocking(move || state.list())
+            .await
+            .map_err(|e| internal(format!("listing sessions: {e}")))?;
+        let found: Vec<Listed> = found
+            .into_iter()
+            .filter(|l| cwd.as_ref().is_none_or(|c| Path::new(&l.cwd) == c))
+            .collect();
+        let (shown, next) =
+            list_page(found, request.cursor.as_deref(), LIST_PAGE).map_err(invalid_params)?;
+        Ok(acp::ListSessionsResponse::new(
+            shown
+                .into_iter()
+                .map(|l| {
+                    acp::SessionInfo::new(l.id, l.cwd)
+                        .title((!l.title.is_empty()).then_some(l.title))
+                        .updated_at(iso8601(l.updated))
+                })
+                .collect(),
+        )
+        .next_cursor(next))
+    }
+
+    /// `session/close`: the session's turn, questions, jobs and language servers stop and the
+    /// connection lets go of it; its record stays, to be listed and resumed.
+    fn close_session(
+        &self,
+        request: acp::CloseSessionRequest,
+    ) -> Result<acp::CloseSessionResponse> {
+        let closed = self
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&*request.session_id.0);
+        let session =
+            closed.ok_or_else(|| invalid_params(format!("no session {}", request.session_id.0)))?;
+        session.end();
+        Ok(acp::CloseSessionResponse::new())
+    }
+
+    /// `authenticate` with the one method bravebot declares: it succeeds when the model
+    /// endpoint is chosen (in the environment or the home settings) and its key is there.
+    fn authenticate(&self, request: acp::AuthenticateRequest) -> Result<acp::AuthenticateResponse> {
+        if *request.method_id.0 != *MODEL_ENV {
+            return Err(invalid_params(format!(
+                "unknown authentication method `{}`: bravebot offers `{MODEL_ENV}`",
+                request.method_id.0
+            )));
+        }
+        let settings = setup::model_settings();
+        let set = |name: &str| std::env::var(name).is_ok_and(|v| !v.is_empty());
+        match model_unset(&settings, &set) {
+            None => Ok(acp::AuthenticateResponse::new()),
+            Some(missing) => Err(agent_client_protocol::Error::new(
+                ErrorCode::AUTH_REQUIRED,
+                missing,
+            )),
+        }
     }
 
     fn set_mode(
@@ -278,6 +419,66 @@ impl Front {
         }
     }
 
+    /// `/new` (ACP-50): the session ends, its record, audit trail and checkpoints are kept under
+    /// an id of their own, and a new session opens under the host's id in the same directory, so
+    /// the host's thread goes on with a fresh conversation, trust map and context and the one
+    /// before stays listed and resumable.
+    async fn start_afresh(
+        &self,
+        host_id: &acp::SessionId,
+        cx: &ConnectionTo<Client>,
+    ) -> Result<String> {
+        let old = self.session(host_id)?;
+        old.end();
+        let id = old.id.clone();
+        let title = old.state().title.clone();
+        let kept_as = match setup::state_dir() {
+            Some(state) if title.is_some() => {
+                let new_id = setup::new_session_id();
+                let (from, to) = (id.clone(), new_id.clone());
+                let moved = tokio::task::spawn_blocking(move || state.set_aside(&from, &to))
+                    .await
+                    .map_err(|e| internal(format!("keeping the session: {e}")))?;
+                match moved {
+                    Ok(moved) => moved.then_some(new_id),
+                    Err(e) => {
+                        // Nothing moved: the thread goes on with the session it had.
+                        let back = self.take_up(&id, None, cx).await;
+                        return Err(internal(format!(
+                            "the session before could not be kept, so no new one was started: {e}{}",
+                            if back.is_ok() {
+                                ""
+                            } else {
+                                "; it could not be taken up again either, so resume it from the list of sessions"
+                            }
+                        )));
+                    }
+                }
+            }
+            _ => None,
+        };
+        // Under the host's id, but nothing is restored into it: a new session in all but name.
+        let session = self.keep(self.open(old.cwd.clone(), setup::Opening::Resumed(id), cx)?);
+        let mode = session.state().mode;
+        let _ = cx.send_notification(acp::SessionNotification::new(
+            host_id.clone(),
+            acp::SessionUpdate::SessionInfoUpdate(
+                acp::SessionInfoUpdate::new().title(None::<String>),
+            ),
+        ));
+        let _ = cx.send_notification(acp::SessionNotification::new(
+            host_id.clone(),
+            acp::SessionUpdate::CurrentModeUpdate(acp::CurrentModeUpdate::new(mode.as_str())),
+        ));
+        Ok(match (kept_as, title) {
+            (Some(kept), Some(title)) => format!(
+                "Started a new session. The conversation before, \"{title}\", is kept as session {kept}: resume it from the editor's list of sessions."
+            ),
+            (None, Some(_)) => "Started a new session. The conversation before had no record to keep it by (records are kept under ~/.bravebot).".into(),
+            (_, None) => "Started a new session. The one before had no conversation to keep.".into(),
+        })
+    }
+
     fn end_all(&self) {
         for s in self
             .sessions
@@ -288,6 +489,95 @@ impl Front {
             s.end();
         }
     }
+}
+
+/// The one authentication method: bravebot holds no account, so what a host may check before a
+/// session is that the model endpoint is chosen and its key is in the environment. It is of
+/// ACP's `agent` type, which the ACP registry lists (it lists no agent without a method, and
+/// takes `agent` and `terminal` only, not the draft `env_var`); its description names the
+/// variables.
+const MODEL_ENV: &str = "model-env";
+
+fn model_env_method() -> acp::AuthMethod {
+    acp::AuthMethod::Agent(
+        acp::AuthMethodAgent::new(MODEL_ENV, "Model endpoint from the environment").description(
+            "bravebot calls the model endpoint you choose. Set BRAVEBOT_MODEL_URL (the endpoint, e.g. https://api.openai.com/v1 or a local http://127.0.0.1:11434/v1) and BRAVEBOT_MODEL (the model's name) in the environment the editor starts bravebot with, with BRAVEBOT_API_KEY where the endpoint needs a key and BRAVEBOT_MODEL_API=anthropic for Anthropic's API; or put a `model` object in ~/.bravebot/settings.json.",
+        ),
+    )
+}
+
+/// What is missing for the model to be called, in words saying what to set, or `None` when the
+/// endpoint is chosen and any key it is said to need is there. `set` says whether an environment
+/// variable holds a value (never what).
+fn model_unset(model: &ModelSettings, set: &dyn Fn(&str) -> bool) -> Option<String> {
+    if model.source == Source::Default {
+        return Some(format!(
+            "no model endpoint is chosen, so bravebot would call {} ({}): set BRAVEBOT_MODEL_URL and BRAVEBOT_MODEL in the environment the editor starts bravebot with (BRAVEBOT_API_KEY where the endpoint needs a key, BRAVEBOT_MODEL_API=anthropic for Anthropic's API), or a `model` object in ~/.bravebot/settings.json",
+            model.base_url, model.name
+        ));
+    }
+    if set("BRAVEBOT_API_KEY") {
+        return None;
+    }
+    match &model.api_key_env {
+        Some(name) if !set(name) => Some(format!(
+            "the settings say the model's key is in {name}, which is not set: set {name} (or BRAVEBOT_API_KEY) in the environment the editor starts bravebot with"
+        )),
+        _ => None,
+    }
+}
+
+/// Sessions a `session/list` page holds at most.
+const LIST_PAGE: usize = 50;
+
+/// One page of `listed` (newest first) after `cursor`, and the cursor of the next page when
+/// there is one. A cursor names the last session of the page before (`updated:id`), so a session
+/// written between two pages neither repeats nor hides one; a cursor that is not of that form is
+/// an error.
+fn list_page(
+    listed: Vec<Listed>,
+    cursor: Option<&str>,
+    size: usize,
+) -> std::result::Result<(Vec<Listed>, Option<String>), String> {
+    let after = match cursor {
+        None => None,
+        Some(c) => {
+            let (updated, id) = c
+                .split_once(':')
+                .and_then(|(u, id)| Some((u.parse::<u64>().ok()?, id)))
+                .ok_or_else(|| format!("cursor `{c}` is not one session/list gave"))?;
+            Some((updated, id.to_string()))
+        }
+    };
+    // The list is ordered by (updated, id), both descending: a page starts below the cursor.
+    let mut rest: Vec<Listed> = listed
+        .into_iter()
+        .filter(|l| {
+            after
+                .as_ref()
+                .is_none_or(|(updated, id)| (l.updated, l.id.as_str()) < (*updated, id.as_str()))
+        })
+        .collect();
+    let more = rest.len() > size;
+    rest.truncate(size);
+    let next = rest
+        .last()
+        .filter(|_| more)
+        .map(|last| format!("{}:{}", last.updated, last.id));
+    Ok((rest, next))
+}
+
+/// Seconds since the epoch as an ISO 8601 time in UTC, as ACP's `updatedAt` is written.
+fn iso8601(secs: u64) -> String {
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let (y, m, d) = setup::civil_from_days(days);
+    let of_day = secs % 86_400;
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        of_day / 3600,
+        of_day % 3600 / 60,
+        of_day % 60
+    )
 }
 
 /// The directory a host names for a session: absolute, as ACP asks, and a directory.
@@ -397,10 +687,32 @@ fn stop_reason(stop: StopReason) -> Result<acp::StopReason> {
     }
 }
 
-/// Tells the host the person's slash commands: the session's checkpoints, and restoring one
-/// (ACP-40).
+/// Tells the host the title a session taken up from its record already has (ACP-48).
+fn tell_title(cx: &ConnectionTo<Client>, id: acp::SessionId, session: &Session) {
+    let title = session.state().title.clone();
+    if let Some(title) = title.filter(|t| !t.is_empty()) {
+        let _ = cx.send_notification(acp::SessionNotification::new(
+            id,
+            acp::SessionUpdate::SessionInfoUpdate(acp::SessionInfoUpdate::new().title(title)),
+        ));
+    }
+}
+
+/// Tells the host the person's slash commands: the session's checkpoints and restoring one
+/// (ACP-40), trusting a file and starting afresh (ACP-49, ACP-50).
 fn offer_commands(cx: &ConnectionTo<Client>, id: acp::SessionId) {
     let commands = vec![
+        acp::AvailableCommand::new(
+            "trust",
+            "Trust a file for this session, as naming it does: the agent reads it without a check",
+        )
+        .input(acp::AvailableCommandInput::Unstructured(
+            acp::UnstructuredCommandInput::new("a path in the workspace, e.g. src/main.rs"),
+        )),
+        acp::AvailableCommand::new(
+            "new",
+            "Start a new session here; the conversation so far is kept as a session of its own, to list and resume",
+        ),
         acp::AvailableCommand::new(
             "checkpoints",
             "List this session's checkpoints: the workspace before each turn and restore, with the files each changed",
@@ -417,6 +729,59 @@ fn offer_commands(cx: &ConnectionTo<Client>, id: acp::SessionId) {
         id,
         acp::SessionUpdate::AvailableCommandsUpdate(acp::AvailableCommandsUpdate::new(commands)),
     ));
+}
+
+/// A prompt of one line that is a slash command: its word and the rest of the line, trimmed.
+/// A command is the whole prompt, so a longer text that mentions one is a prompt like any other.
+fn command_word(text: &str) -> Option<(&str, &str)> {
+    let line = text.trim();
+    if line.contains('\n') {
+        return None;
+    }
+    let command = line.strip_prefix('/')?;
+    Some(match command.split_once(char::is_whitespace) {
+        Some((word, rest)) => (word, rest.trim()),
+        None => (command, ""),
+    })
+}
+
+/// `/trust <path>`: the person vouches for one file, as naming it in a prompt does (ACP-49). A
+/// file whose bytes a check judged unsafe is trusted only when the person says they saw the
+/// verdict (`--despite-check`), as the LSP front's `session/trust` asks for an acknowledgement.
+async fn trust_command(session: &Session, rest: &str) -> String {
+    let (despite_check, path) = match rest.strip_prefix("--despite-check") {
+        Some(path) => (true, path.trim()),
+        None => (false, rest),
+    };
+    if path.is_empty() {
+        return "Say which file: /trust <path>, a path in the workspace (relative to it, or absolute).".into();
+    }
+    let path = Path::new(path);
+    let absolute = bravebot_core::paths::absolute(&session.cwd, path);
+    let shown = bravebot_core::paths::display_path(&session.cwd, &absolute);
+    if absolute.is_dir() {
+        return format!("{shown} is a directory: /trust takes one file.");
+    }
+    if !despite_check && let Some(held) = session.unsafe_now(path).await {
+        session.state().audit.record(
+            bravebot_core::kernel::audit::Gate::Trust,
+            bravebot_core::kernel::audit::Decision::Refused,
+            format!(
+                "{} not trusted yet: a check judged its bytes {}; the verdict went to the person",
+                held.shown,
+                held.verdict.as_str()
+            ),
+        );
+        session.flush_audit();
+        return format!(
+            "Not trusted: a check judged the bytes of {} {}. Its reasons hold content nobody vouched for, so this editor is not shown them. If you have read the file and trust it anyway: /trust --despite-check {}",
+            held.shown,
+            held.verdict.as_str(),
+            held.shown
+        );
+    }
+    session.trust_path(path, Scope::File);
+    format!("Trusted {shown} for this session: the agent reads it without a check.")
 }
 
 /// The answer to a prompt that is one of the person's checkpoint commands, or `None` for any
@@ -495,8 +860,14 @@ async fn prompt(
     let answer = async {
         let session = front.session(&request.session_id)?;
         let (text, files, pictures) = prompt_parts(&session.cwd, request.prompt)?;
-        // The person's own slash commands (ACP-40): answered here, never a turn.
-        if let Some(said) = checkpoint_command(&session, &text).await {
+        // The person's own slash commands (ACP-40, ACP-49, ACP-50): answered here, never a turn.
+        // The prompt is what the person typed, so its words may decide this.
+        let said = match command_word(&text) {
+            Some(("new", "")) => Some(front.start_afresh(&request.session_id, &cx).await?),
+            Some(("trust", rest)) => Some(trust_command(&session, rest).await),
+            _ => checkpoint_command(&session, &text).await,
+        };
+        if let Some(said) = said {
             let _ = cx.send_notification(acp::SessionNotification::new(
                 request.session_id.clone(),
                 acp::SessionUpdate::AgentMessageChunk(acp::ContentChunk::new(
@@ -533,6 +904,7 @@ pub async fn serve(egress: Arc<Egress>) -> bool {
         front.clone(),
         front.clone(),
     );
+    let (f7, f8, f9, f10) = (front.clone(), front.clone(), front.clone(), front.clone());
     let served = Agent
         .v1()
         .name("bravebot")
@@ -570,8 +942,9 @@ pub async fn serve(egress: Arc<Egress>) -> bool {
                     let answer = front.load_session(request, &cx).await;
                     let loaded = answer.is_ok();
                     let _ = responder.respond_with_result(answer);
-                    if loaded {
-                        offer_commands(&cx, id);
+                    if loaded && let Ok(session) = front.session(&id) {
+                        offer_commands(&cx, id.clone());
+                        tell_title(&cx, id, &session);
                     }
                 });
                 Ok(())
@@ -594,6 +967,54 @@ pub async fn serve(egress: Arc<Egress>) -> bool {
                         responder: Responder<acp::SetSessionModeResponse>,
                         cx: ConnectionTo<Client>| {
                 responder.respond_with_result(f5.set_mode(request, &cx))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: acp::AuthenticateRequest,
+                        responder: Responder<acp::AuthenticateResponse>,
+                        _cx: ConnectionTo<Client>| {
+                responder.respond_with_result(f7.authenticate(request))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: acp::ListSessionsRequest,
+                        responder: Responder<acp::ListSessionsResponse>,
+                        _cx: ConnectionTo<Client>| {
+                let front = f8.clone();
+                // Reading the records is off the dispatch loop.
+                tokio::spawn(async move {
+                    let _ = responder.respond_with_result(front.list_sessions(request).await);
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: acp::ResumeSessionRequest,
+                        responder: Responder<acp::ResumeSessionResponse>,
+                        cx: ConnectionTo<Client>| {
+                let front = f9.clone();
+                tokio::spawn(async move {
+                    let id = request.session_id.clone();
+                    let answer = front.resume_session(request, &cx).await;
+                    let resumed = answer.is_ok();
+                    let _ = responder.respond_with_result(answer);
+                    if resumed && let Ok(session) = front.session(&id) {
+                        offer_commands(&cx, id.clone());
+                        tell_title(&cx, id, &session);
+                    }
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: acp::CloseSessionRequest,
+                        responder: Responder<acp::CloseSessionResponse>,
+                        _cx: ConnectionTo<Client>| {
+                responder.respond_with_result(f10.close_session(request))
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -1067,6 +1488,14 @@ impl Screen for AcpScreen {
     fn interactive(&self) -> bool {
         true
     }
+
+    fn titled(&self, title: &str) {
+        self.send(acp::SessionUpdate::SessionInfoUpdate(
+            acp::SessionInfoUpdate::new()
+                .title(title)
+                .updated_at(iso8601(bravebot_core::record::now())),
+        ));
+    }
 }
 
 /// The answer a host's reply gives: only the selection of an option the question offered is a
@@ -1397,6 +1826,109 @@ mod tests {
             )
             .is_err()
         );
+    }
+
+    // Verifies: ACP-43
+    #[test]
+    fn the_model_env_method_says_what_is_missing_and_nothing_when_the_model_is_chosen() {
+        let declared = serde_json::to_value(model_env_method()).unwrap_or_default();
+        assert_eq!(declared["id"], "model-env");
+        // No `type` is ACP's `agent`, the kind the registry lists.
+        assert!(
+            declared.get("type").is_none_or(|t| t == "agent"),
+            "{declared}"
+        );
+        let mut model = bravebot_core::settings::Settings::default().model;
+        let nothing_set = |_: &str| false;
+        let missing = model_unset(&model, &nothing_set).unwrap_or_default();
+        for name in [
+            "BRAVEBOT_MODEL_URL",
+            "BRAVEBOT_MODEL ",
+            "BRAVEBOT_API_KEY",
+            "settings.json",
+        ] {
+            assert!(missing.contains(name), "{missing}");
+        }
+        model.source = Source::Environment;
+        assert_eq!(model_unset(&model, &nothing_set), None);
+        model.source = Source::HomeFile;
+        model.api_key_env = Some("EXAMPLE_KEY".into());
+        let missing = model_unset(&model, &nothing_set).unwrap_or_default();
+        assert!(missing.contains("EXAMPLE_KEY"), "{missing}");
+        assert_eq!(model_unset(&model, &|name| name == "EXAMPLE_KEY"), None);
+        assert_eq!(
+            model_unset(&model, &|name| name == "BRAVEBOT_API_KEY"),
+            None
+        );
+    }
+
+    fn listed(id: &str, updated: u64) -> Listed {
+        Listed {
+            id: id.into(),
+            title: format!("title of {id}"),
+            created: 1,
+            updated,
+            mode: "ask".into(),
+            model: "m".into(),
+            cwd: "/w".into(),
+        }
+    }
+
+    // Verifies: ACP-45
+    #[test]
+    fn a_list_is_paged_after_the_last_session_shown_and_a_foreign_cursor_is_refused() {
+        // Newest first, as the state directory lists them; two share a time.
+        let all = vec![
+            listed("e", 50),
+            listed("d", 40),
+            listed("c", 40),
+            listed("b", 30),
+            listed("a", 20),
+        ];
+        let ids = |page: &[Listed]| page.iter().map(|l| l.id.clone()).collect::<Vec<_>>();
+        let (first, next) = list_page(all.clone(), None, 2).unwrap_or_default();
+        assert_eq!(
+            (ids(&first), next.as_deref()),
+            (vec!["e".into(), "d".into()], Some("40:d"))
+        );
+        let (second, next) = list_page(all.clone(), next.as_deref(), 2).unwrap_or_default();
+        assert_eq!(
+            (ids(&second), next.as_deref()),
+            (vec!["c".into(), "b".into()], Some("30:b"))
+        );
+        // A session written since the first page is not shown again, nor does it hide one.
+        let mut later = all.clone();
+        later.insert(0, listed("f", 60));
+        let (last, next) = list_page(later, Some("30:b"), 2).unwrap_or_default();
+        assert_eq!((ids(&last), next), (vec!["a".into()], None));
+        let (whole, next) = list_page(all.clone(), None, 50).unwrap_or_default();
+        assert_eq!((whole.len(), next), (5, None));
+        for cursor in ["", "b", "x:b", "-1:b"] {
+            assert!(list_page(all.clone(), Some(cursor), 2).is_err(), "{cursor}");
+        }
+    }
+
+    // Verifies: ACP-45, ACP-48
+    #[test]
+    fn times_are_written_as_iso_8601_in_utc() {
+        assert_eq!(iso8601(0), "1970-01-01T00:00:00Z");
+        assert_eq!(iso8601(951_782_400 + 3_723), "2000-02-29T01:02:03Z");
+        assert_eq!(iso8601(1_796_083_199), "2026-11-30T23:59:59Z");
+    }
+
+    // Verifies: ACP-49, ACP-50
+    #[test]
+    fn a_command_is_a_whole_one_line_prompt() {
+        assert_eq!(command_word("/new"), Some(("new", "")));
+        assert_eq!(
+            command_word("  /trust  src/a b.rs \n"),
+            Some(("trust", "src/a b.rs"))
+        );
+        assert_eq!(command_word("/trust"), Some(("trust", "")));
+        // A longer text that holds one is a prompt like any other.
+        assert_eq!(command_word("please run\n/trust .env"), None);
+        assert_eq!(command_word("/trust .env\nand more"), None);
+        assert_eq!(command_word("trust .env"), None);
     }
 
     // Verifies: ACP-31

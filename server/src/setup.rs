@@ -142,6 +142,25 @@ pub fn load_settings_for(
     (resolved, notes)
 }
 
+/// The model settings of the environment and the home settings alone: what every session of
+/// this process calls, whatever its workspace (a workspace never chooses the model, CONTRACT §2).
+pub fn model_settings() -> settings::ModelSettings {
+    let home_path = home_settings_path();
+    let home_text = home_path
+        .as_ref()
+        .and_then(|p| std::fs::read_to_string(p).ok());
+    let env = |name: &str| std::env::var(name).ok();
+    let (resolved, _) = settings::resolve(
+        &env,
+        None,
+        home_path
+            .zip(home_text.as_deref())
+            .map(|(path, text)| SettingsFile { path, text }),
+        None,
+    );
+    resolved.model
+}
+
 /// Where the credential comes from, for doctor: a name, never the value.
 pub fn credential_source(settings: &Settings) -> Option<String> {
     let set = |name: &str| std::env::var(name).is_ok_and(|v| !v.is_empty());
@@ -193,7 +212,7 @@ pub fn today() -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
+pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);

@@ -923,7 +923,7 @@ fn acp_a_picture_in_a_prompt_reaches_the_planner_as_a_picture_and_one_from_a_fil
     acp.finish();
 }
 
-// Verifies: ACP-40, CKPT-4
+// Verifies: ACP-40, ACP-51, CKPT-4
 #[test]
 fn acp_offers_checkpoints_and_restore_as_commands_and_a_restore_is_undone_by_its_own_checkpoint() {
     let model = edit_model();
@@ -950,7 +950,7 @@ fn acp_offers_checkpoints_and_restore_as_commands_and_a_restore_is_undone_by_its
         .iter()
         .filter_map(|c| c["name"].as_str())
         .collect();
-    assert_eq!(names, ["checkpoints", "restore"]);
+    assert_eq!(names, ["trust", "new", "checkpoints", "restore"]);
     let said = |acp: &Acp| -> String {
         acp.updates()
             .into_iter()

@@ -589,8 +589,14 @@ const TRUSTED_BY_HAND: &[(&str, &str)] = &[
         "output of a plan the person or a rule vouched for, joined with stdin",
     ),
     ("core/src/tools/ask_user.rs", "the person's own answer"),
-    ("core/src/tools/diagnostics.rs", "diagnostics of files a trust rule vouches for, and the driver's words"),
-    ("core/src/screen.rs", "the driver's remark that a question timed out, for the screen only"),
+    (
+        "core/src/tools/diagnostics.rs",
+        "diagnostics of files a trust rule vouches for, and the driver's words",
+    ),
+    (
+        "core/src/screen.rs",
+        "the driver's remark that a question timed out, for the screen only",
+    ),
 ];
 
 // Verifies: LABEL-4
