@@ -298,10 +298,10 @@ impl Screen for DelegateScreen {
             }),
             // A delegate's own state, and that of the delegates it started, go up unchanged:
             // numbers are the turn's, so each names one delegate.
-            update
-            @ (Update::Remark { .. } | Update::HeldBack { .. } | Update::Delegate { .. }) => {
-                self.parent.update(update)
-            }
+            update @ (Update::Remark { .. }
+            | Update::HeldBack { .. }
+            | Update::Delegate { .. }
+            | Update::AutoVetting { .. }) => self.parent.update(update),
             Update::AgentText { .. }
             | Update::Quarantined { .. }
             | Update::RunOutput { .. }

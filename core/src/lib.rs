@@ -52,5 +52,6 @@ pub mod settings;
 pub mod skills;
 pub mod tools;
 pub mod turn;
+pub mod vetting;
 pub mod watch;
 pub mod workspace_file;

@@ -143,6 +143,11 @@ impl Transcript {
                     ));
                 }
             }
+            Update::AutoVetting { on, source } => {
+                self.line(&bravebot_core::vetting::banner(
+                    bravebot_core::vetting::AutoVettingState { on, source },
+                ));
+            }
             Update::RunOutput { .. } | Update::TurnEnded { .. } => {}
         }
     }
