@@ -31,11 +31,15 @@ keys ':Bravebot chat' Enter
 wait_for 'prompt'
 keys 'i' 'Build it and read the log' C-s
 answer 'Run it once'
-wait_for 'from now on let a clean check answer for me'
+wait_for 'a question waits (read a program'
 keys Escape ':Bravebot answer' Enter
-sleep 1
+wait_for 'from now on let a clean check answer for me'
+sleep 0.5
 capture standing-key-offered
-answer 'Show it, and from now on'
+pick="$(tmux -S "$sock" capture-pane -p -t e2e | grep -o "[0-9]  Show it, and from now on" | head -1 | cut -c1)"
+keys "$pick"
+sleep 0.3
+keys Enter
 wait_for 'turn ended'
 sleep 0.5
 capture mode-on-in-chat-and-winbar

@@ -2139,7 +2139,7 @@ case(':Bravebot vetting on|off records the choice and says so in the chat and th
     -- Opened with the mode on from the settings key: the first line of the chat says so, and the winbar.
     local first = ws.chat_lines()[1] or ''
     assert(first:find('^⚠ auto%-vetting is on %(vetting%.auto in ~/%.bravebot/settings%.json%): where a check finds nothing'), first)
-    assert(winbar():find('auto-vetting on (vetting.auto in ~/.bravebot/settings.json)', 1, true), winbar())
+    assert(winbar():find('auto-vetting on (~/.bravebot/settings.json)', 1, true), winbar())
     -- Off: recorded in ~/.bravebot/vetting, said in the chat where it happened, gone from the winbar.
     vim.cmd('Bravebot vetting off')
     wait(function() return chat_text(ws):find('auto-vetting is now off (your recorded choice in ~/.bravebot/vetting)', 1, true) ~= nil end,
@@ -2161,7 +2161,7 @@ case(':Bravebot vetting on|off records the choice and says so in the chat and th
     wait(function() return chat_text(ws):find('auto-vetting is now on (your recorded choice in ~/.bravebot/vetting)', 1, true) ~= nil end,
       'the chat to say auto-vetting is on')
     eq('on\n', read(home .. '/.bravebot/vetting'), 'the record')
-    assert(winbar():find('auto-vetting on (your recorded choice in ~/.bravebot/vetting)', 1, true), winbar())
+    assert(winbar():find('auto-vetting on (~/.bravebot/vetting)', 1, true), winbar())
     -- A session opened after says so at its top, naming the record.
     vim.cmd('Bravebot new')
     first = ws.chat_lines()[1] or ''

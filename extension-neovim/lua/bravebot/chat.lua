@@ -197,7 +197,8 @@ end
 function M.winbar_text(c)
   local sid = c.session_id
   local vetting = sid and require('bravebot.client').vetting[sid]
-  local suffix = (vetting and vetting.on) and (' · auto-vetting on (' .. M.vetting_source(vetting.source) .. ')') or ''
+  -- The switch as the server names it: short, so a narrow winbar still shows it.
+  local suffix = (vetting and vetting.on) and (' · auto-vetting on (' .. vetting.source .. ')') or ''
   if sid and require('bravebot.client').incognito[sid] then
     return 'bravebot: incognito session ' .. sid .. ', nothing kept under ~/.bravebot' .. suffix
   end
