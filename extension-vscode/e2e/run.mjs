@@ -1919,6 +1919,39 @@ test('a session opened with auto-vetting on says so at the top of the chat and i
   }, { homeSettings: { vetting: { auto: true } } });
 });
 
+// Verifies: VSC-121, VSC-123
+test("a clean check's card offers the standing key, and choosing it says in the chat and the status bar that auto-vetting is now on", async () => {
+  const script = {
+    planner: [
+      { tool: 'run', id: 'call_run', args: { command: "sh -c 'echo build ok'", why: 'build it' } },
+      { tool: 'read_output', id: 'call_read', args: { ref: 'ref:0', why: 'see the build log' } },
+      { text: 'The build printed build ok.' },
+    ],
+    check: [{ text: 'VERDICT: safe\nplain build output' }],
+  };
+  await withEditor('standingkey', {}, script, async (h) => {
+    await h.openChat();
+    await h.prompt('build it and read the log');
+    const run = h.chat.locator('.card.question[data-kind="run"]');
+    await run.waitFor();
+    await run.locator('button', { hasText: 'Run it once' }).click();
+    const card = h.chat.locator('.card.question[data-kind="readOutput"]');
+    await card.waitFor();
+    const key = card.locator('button', { hasText: /^Show it, and from now on let a clean check answer for me/ });
+    await key.waitFor();
+    check((await key.innerText()).includes('[check: nothing found]'), `the key names the verdict: ${await key.innerText()}`);
+    await h.shot('card');
+    await key.click();
+    await h.turnEnded();
+    const on = h.chat.locator('.auto-vetting.on');
+    await on.waitFor();
+    check((await on.innerText()).startsWith('Auto-vetting is now on (your recorded choice in ~/.bravebot/vetting)'), `the line: ${await on.innerText()}`);
+    await h.page.locator('.statusbar-item', { hasText: 'auto-vetting' }).first().waitFor();
+    eq(fs.readFileSync(path.join(h.home, '.bravebot', 'vetting'), 'utf8'), 'on\n', 'the record');
+    await h.shot('after');
+  });
+});
+
 // Checkpoints (issue 34) ------------------------------------------------------------------------
 
 const shoutScript = { ...plainChecks,

@@ -147,7 +147,7 @@ fn the_standing_key_appears_only_after_a_clean_check_writes_the_record_and_auto_
         words.contains("~/.bravebot/vetting") && words.contains("[check: nothing found]"),
         "{words}"
     );
-    assert_eq!(key["kind"], "allow_always");
+    assert_eq!(key["kind"], "allow_once");
     assert_eq!(
         std::fs::read_to_string(&record).expect("the record"),
         "on\n"

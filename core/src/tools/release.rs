@@ -190,11 +190,9 @@ impl Release<'_> {
                 ..self.subject
             });
         for (n, (id, grant)) in grants.iter().enumerate() {
-            let lasts = n > 0
-                && matches!(
-                    grant,
-                    Grant::TrustFile | Grant::PlanForSession { .. } | Grant::OnceThenAutoVetting
-                );
+            // The standing key releases this slot once: what lasts is the recorded choice, which
+            // its words say, and no editor may file it under "for the rest of this session".
+            let lasts = n > 0 && matches!(grant, Grant::TrustFile | Grant::PlanForSession { .. });
             question = question.allow(
                 *id,
                 format!(
@@ -387,7 +385,7 @@ mod tests {
         let p = release(&c, checked(Verdict::Safe), grants());
         assert_eq!(ids(&p), ["show", "auto", "keep"]);
         let key = &p.question.options[1];
-        assert_eq!(key.kind, OptionKind::AllowAlways);
+        assert_eq!(key.kind, OptionKind::AllowOnce);
         assert_eq!(
             key.name,
             "Show it, and from now on let a clean check answer for me (writes ~/.bravebot/vetting): the agent will read all 2 lines (8 B) now, and what a clean check passes later without asking [check: nothing found]"
