@@ -302,7 +302,8 @@ impl Screen for DelegateScreen {
             update @ (Update::Remark { .. }
             | Update::HeldBack { .. }
             | Update::Delegate { .. }
-            | Update::Usage { .. }) => self.parent.update(update),
+            | Update::Usage { .. }
+            | Update::AutoVetting { .. }) => self.parent.update(update),
             Update::AgentText { .. }
             | Update::Quarantined { .. }
             | Update::RunOutput { .. }

@@ -53,5 +53,6 @@ pub mod skills;
 pub mod tools;
 pub mod turn;
 pub mod usage;
+pub mod vetting;
 pub mod watch;
 pub mod workspace_file;

@@ -326,6 +326,11 @@ impl StateDir {
         self.root.join("history.jsonl")
     }
 
+    /// The person's recorded auto-vetting choice, one word (written by the vetting module).
+    pub fn vetting_path(&self) -> PathBuf {
+        self.root.join("vetting")
+    }
+
     /// A session's directory. An id is letters, digits and dashes, so it names one directory
     /// directly under `sessions/` and nothing else.
     pub fn session_dir(&self, id: &str) -> Result<PathBuf, RecordError> {

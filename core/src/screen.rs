@@ -198,6 +198,13 @@ pub enum Update {
         call: Option<CallTokens>,
         meter: Meter,
     },
+    /// Auto-vetting turned on or off while the session runs (the standing key, an editor's
+    /// command), with the switch that decided it: drawn in the chat where it happened, as the
+    /// banner a session that opened with the mode on draws at its top (VET-23).
+    AutoVetting {
+        on: bool,
+        source: &'static str,
+    },
     /// Where a delegate stands, for the person's screen only (DELEG-60): sent when it starts
     /// (`running`), when a question of its own waits on the person (`waiting`) and is answered
     /// (`running` again), and when it ends (`done`, `failed` or `cancelled`, with how it stopped

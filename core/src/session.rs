@@ -22,7 +22,7 @@ use crate::kernel::slot::Quarantine;
 use crate::kernel::trust::{Approved, Gesture, RuleOrigin, Scope, TrustMap, TrustRule, TrustStore};
 use crate::model::ModelClient;
 use crate::record::{HistoryEntry, Restored, SessionRecord, StateDir};
-use crate::screen::{Screen, Todo};
+use crate::screen::{Screen, Todo, Update};
 use crate::settings::{Mode, Settings};
 
 /// The two tools offered only where they mean something (seed 004).
@@ -121,6 +121,9 @@ pub struct Session {
     /// delegate shares its session's (the same processes, pins and approvals) and calls only the
     /// ones its seat names; it never starts or stops one.
     pub mcp: Arc<crate::mcp::Servers>,
+    /// Whether a clean check answers at a vetting prompt in the person's place, and which switch
+    /// said so: shared with every delegate, so turning it off reaches them at once (VET-24).
+    pub auto_vetting: Arc<crate::vetting::AutoVetting>,
     audit_log: Option<PathBuf>,
     /// Where the session's record and the prompt history are kept; `None` keeps neither (an
     /// incognito session, a headless run).
@@ -215,6 +218,10 @@ impl Session {
         }
         let mode = config.settings.mode;
         let question_timeout = config.settings.question_timeout_seconds;
+        let auto_vetting = Arc::new(crate::vetting::AutoVetting::new(
+            config.settings.vetting_auto,
+            config.settings.vetting_auto_source,
+        ));
         let checkpoints_on = config.settings.checkpoints;
         let withheld = crate::process::Withheld::with_credentials(
             config
@@ -254,6 +261,7 @@ impl Session {
             withheld,
             seat: None,
             mcp,
+            auto_vetting,
             audit_log: config.audit_log,
             keep: None,
             resolved_context_tokens: std::sync::OnceLock::new(),
@@ -346,6 +354,7 @@ impl Session {
             // The session's own servers, running as they are: the seat says which of them this
             // delegate may call (DELEG-20), and it starts and stops none (MCP-20).
             mcp: self.mcp.clone(),
+            auto_vetting: self.auto_vetting.clone(),
             launch_delegates: std::sync::OnceLock::new(),
             search_pages: crate::search::Pages::default(),
             audit_log: None,
@@ -425,6 +434,35 @@ impl Session {
     /// Whether the session keeps a record.
     pub fn keeps_records(&self) -> bool {
         self.keep.is_some()
+    }
+
+    /// Where the person's auto-vetting choice is recorded for this session: the state directory
+    /// of a session that keeps records, none for one that leaves nothing behind (an incognito
+    /// session reads no recorded choice, so it is offered no key that writes one).
+    pub fn vetting_record(&self) -> Option<&StateDir> {
+        self.keep.as_ref()
+    }
+
+    /// Turns auto-vetting on or off for this session and its delegates, as `source` decided. A
+    /// change is written to the audit trail and drawn in the chat at once (VET-23, VET-24);
+    /// setting it to what it already is says nothing.
+    pub fn set_auto_vetting(&self, on: bool, source: &'static str) {
+        if !self.auto_vetting.set(on, source) {
+            return;
+        }
+        self.state().audit.record(
+            Gate::Trust,
+            if on {
+                Decision::Allowed
+            } else {
+                Decision::Refused
+            },
+            format!(
+                "auto-vetting turned {} by {source}",
+                crate::vetting::record_word(on)
+            ),
+        );
+        self.screen.update(Update::AutoVetting { on, source });
     }
 
     /// Takes up a recorded session where it stopped (SESS-6, SESS-7): its conversation, with a

@@ -426,6 +426,25 @@ pub fn apply_vetting_file(settings: &mut Settings, text: &str, notes: &mut Vec<N
     settings.vetting_auto_source = "~/.bravebot/vetting";
 }
 
+/// Applies the last two of auto-vetting's three switches over the settings key `settings` already
+/// holds (seed 000, VET-5): the recorded word, `None` where there is none or the session reads
+/// none (an incognito session), then `bravebot exec --vet`, the narrowest in time, which outranks
+/// a recorded `off` too.
+pub fn apply_vetting_switches(
+    settings: &mut Settings,
+    recorded: Option<&str>,
+    vet: bool,
+    notes: &mut Vec<Note>,
+) {
+    if let Some(text) = recorded {
+        apply_vetting_file(settings, text, notes);
+    }
+    if vet {
+        settings.vetting_auto = true;
+        settings.vetting_auto_source = "--vet";
+    }
+}
+
 /// Resolves every layer. `env` reads one environment variable.
 pub fn resolve(
     env: &dyn Fn(&str) -> Option<String>,
@@ -1143,6 +1162,56 @@ mod tests {
         assert_eq!(s.vetting_auto_source, "~/.bravebot/vetting");
         apply_vetting_file(&mut s, "maybe", &mut notes);
         assert!(!s.vetting_auto, "an unreadable word changes nothing");
+    }
+
+    // Verifies: VET-25
+    #[test]
+    fn vet_outranks_a_recorded_off_which_outranks_the_settings_key() {
+        let home = |auto: bool| {
+            resolve(
+                &no_env,
+                None,
+                Some(SettingsFile {
+                    path: "/h/s.json".into(),
+                    text: if auto {
+                        r#"{"vetting": {"auto": true}}"#
+                    } else {
+                        "{}"
+                    },
+                }),
+                None,
+            )
+        };
+        let decide = |auto: bool, recorded: Option<&str>, vet: bool| {
+            let (mut s, mut notes) = home(auto);
+            apply_vetting_switches(&mut s, recorded, vet, &mut notes);
+            (s.vetting_auto, s.vetting_auto_source)
+        };
+        assert_eq!(decide(false, None, false), (false, "default"));
+        assert_eq!(
+            decide(true, None, false),
+            (true, "~/.bravebot/settings.json")
+        );
+        assert_eq!(
+            decide(true, Some("off\n"), false),
+            (false, "~/.bravebot/vetting"),
+            "a recorded off holds over the settings key"
+        );
+        assert_eq!(
+            decide(false, Some("on"), false),
+            (true, "~/.bravebot/vetting")
+        );
+        assert_eq!(
+            decide(true, Some("off"), true),
+            (true, "--vet"),
+            "--vet outranks a recorded off"
+        );
+        assert_eq!(decide(false, None, true), (true, "--vet"));
+        assert_eq!(
+            decide(true, Some("garbage"), false),
+            (true, "~/.bravebot/settings.json"),
+            "an unreadable record changes nothing"
+        );
     }
 
     // Verifies: SET-5

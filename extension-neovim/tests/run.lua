@@ -655,7 +655,7 @@ case(':Bravebot subcommands complete and reach the session', function()
   vim.fn.mkdir(ws.dir .. '/extra', 'p')
   eq({ 'add-dir', 'answer', 'ask', 'audit', 'cancel', 'chat', 'checkpoints', 'comment', 'incognito', 'log', 'loop', 'mode',
     'new', 'restore', 'resume', 'review', 'reviewed', 'send', 'sessions', 'show', 'status', 'trust', 'undo-restore',
-    'unreviewed', 'usage' },
+    'unreviewed', 'usage', 'vetting' },
     vim.fn.getcompletion('Bravebot ', 'cmdline'), 'subcommands')
   eq({ 'diff' }, vim.fn.getcompletion('Bravebot review ', 'cmdline'), 'review')
   eq({ 'acceptEdits' }, vim.fn.getcompletion('Bravebot mode acc', 'cmdline'), 'modes')
@@ -2163,6 +2163,53 @@ case(':Bravebot incognito opens a session that says so and leaves nothing under 
     vim.cmd('Bravebot incognito')
     assert(ws.state().session_id ~= first and client.incognito[ws.state().session_id], 'a second incognito session')
     eq(before, tree(home), 'still nothing new under HOME')
+    ws.stop()
+  end)
+end)
+
+-- Verifies: NVIM-109, NVIM-110, NVIM-111
+case(':Bravebot vetting on|off records the choice and says so in the chat and the winbar; a session opened with the mode on says so at its top, one asking as usual says nothing', function()
+  with_home({ vetting = { auto = true } }, function(home)
+    local ws = workspace({}, { planner = {} })
+    eq({ 'on', 'off' }, vim.fn.getcompletion('Bravebot vetting o', 'cmdline'), 'vetting completes on and off')
+    vim.cmd('Bravebot chat')
+    local client = require('bravebot.client')
+    local chat = require('bravebot.chat')
+    local state = ws.state()
+    local winbar = function()
+      local win = vim.fn.bufwinid(chat.buf(state))
+      return win ~= -1 and vim.wo[win].winbar or ''
+    end
+    -- Opened with the mode on from the settings key: the first line of the chat says so, and the winbar.
+    local first = ws.chat_lines()[1] or ''
+    assert(first:find('^⚠ auto%-vetting is on %(vetting%.auto in ~/%.bravebot/settings%.json%): where a check finds nothing'), first)
+    assert(winbar():find('auto-vetting on (~/.bravebot/settings.json)', 1, true), winbar())
+    -- Off: recorded in ~/.bravebot/vetting, said in the chat where it happened, gone from the winbar.
+    vim.cmd('Bravebot vetting off')
+    wait(function() return chat_text(ws):find('auto-vetting is now off (your recorded choice in ~/.bravebot/vetting)', 1, true) ~= nil end,
+      'the chat to say auto-vetting is off')
+    eq('off\n', read(home .. '/.bravebot/vetting'), 'the record')
+    eq(false, client.vetting[state.session_id].on, 'the session knows')
+    assert(not winbar():find('auto-vetting', 1, true), winbar())
+    -- A word that is neither is refused and records nothing.
+    local before = #notes
+    vim.cmd('Bravebot vetting maybe')
+    assert(table.concat(vim.list_slice(notes, before + 1), '\n'):find(':Bravebot vetting on|off', 1, true), 'a bad word is refused')
+    eq('off\n', read(home .. '/.bravebot/vetting'), 'the record unchanged')
+    -- A session opened now asks as usual (the recorded off holds over the settings key): no banner.
+    vim.cmd('Bravebot new')
+    local lines = ws.chat_lines()
+    assert(not table.concat(lines, '\n'):find('auto-vetting', 1, true), table.concat(lines, '\n'))
+    -- On: recorded, said where it happened, and in the winbar.
+    vim.cmd('Bravebot vetting on')
+    wait(function() return chat_text(ws):find('auto-vetting is now on (your recorded choice in ~/.bravebot/vetting)', 1, true) ~= nil end,
+      'the chat to say auto-vetting is on')
+    eq('on\n', read(home .. '/.bravebot/vetting'), 'the record')
+    assert(winbar():find('auto-vetting on (~/.bravebot/vetting)', 1, true), winbar())
+    -- A session opened after says so at its top, naming the record.
+    vim.cmd('Bravebot new')
+    first = ws.chat_lines()[1] or ''
+    assert(first:find('^⚠ auto%-vetting is on %(your recorded choice in ~/%.bravebot/vetting%)'), first)
     ws.stop()
   end)
 end)

@@ -2008,6 +2008,69 @@ test('a file the check judged unsafe: its card says the agent will read it with 
   });
 });
 
+// Verifies: VSC-120, VSC-121, VSC-122, VSC-123
+test('a session opened with auto-vetting on says so at the top of the chat and in the status bar, and Auto-Vetting… turns it off where it happened', async () => {
+  const script = { planner: [{ text: 'Hello while auto-vetting is on.' }, { text: 'Hello again, asking as usual.' }] };
+  await withEditor('autovetting', {}, script, async (h) => {
+    await h.openChat();
+    await h.prompt('say hello');
+    await h.turnEnded();
+    // The banner is the chat's first line, above the prompt that opened the session, naming its switch.
+    const first = h.chat.locator('#log > *').first();
+    await until('the banner to be the first line', async () => ((await first.getAttribute('class')) ?? '').includes('auto-vetting'));
+    const banner = await first.innerText();
+    check(banner.startsWith('Auto-vetting is on (vetting.auto in ~/.bravebot/settings.json)'), `the banner: ${banner}`);
+    const status = h.page.locator('.statusbar-item', { hasText: 'auto-vetting' });
+    await status.first().waitFor();
+    await h.shot('banner-on');
+    // Off, from the command palette: recorded, said in the chat where it happened, gone from the status bar.
+    await h.command('bravebot: Auto-Vetting…');
+    await pickRow(h, 'Off', 'bravebot: auto-vetting');
+    const off = h.chat.locator('.auto-vetting:not(.on)');
+    await off.waitFor();
+    check((await off.innerText()).startsWith('Auto-vetting is now off (your recorded choice in ~/.bravebot/vetting)'), `the line: ${await off.innerText()}`);
+    await until('the record to say off', async () => fs.existsSync(path.join(h.home, '.bravebot', 'vetting')) && fs.readFileSync(path.join(h.home, '.bravebot', 'vetting'), 'utf8') === 'off\n');
+    await until('the status bar to drop auto-vetting', async () => (await status.count()) === 0);
+    await h.prompt('say hello again');
+    await h.turnEnded();
+    eq(await h.chat.locator('.auto-vetting').count(), 2, 'the banner and the line where it went off, nothing more');
+    await h.shot('banner-off');
+  }, { homeSettings: { vetting: { auto: true } } });
+});
+
+// Verifies: VSC-121, VSC-123
+test("a clean check's card offers the standing key, and choosing it says in the chat and the status bar that auto-vetting is now on", async () => {
+  const script = {
+    planner: [
+      { tool: 'run', id: 'call_run', args: { command: "sh -c 'echo build ok'", why: 'build it' } },
+      { tool: 'read_output', id: 'call_read', args: { ref: 'ref:0', why: 'see the build log' } },
+      { text: 'The build printed build ok.' },
+    ],
+    check: [{ text: 'VERDICT: safe\nplain build output' }],
+  };
+  await withEditor('standingkey', {}, script, async (h) => {
+    await h.openChat();
+    await h.prompt('build it and read the log');
+    const run = h.chat.locator('.card.question[data-kind="run"]');
+    await run.waitFor();
+    await run.locator('button', { hasText: 'Run it once' }).click();
+    const card = h.chat.locator('.card.question[data-kind="readOutput"]');
+    await card.waitFor();
+    const key = card.locator('button', { hasText: /^Show it, and from now on let a clean check answer for me/ });
+    await key.waitFor();
+    check((await key.innerText()).includes('[check: nothing found]'), `the key names the verdict: ${await key.innerText()}`);
+    await h.shot('card');
+    await key.click();
+    await h.turnEnded();
+    const on = h.chat.locator('.auto-vetting.on');
+    await on.waitFor();
+    check((await on.innerText()).startsWith('Auto-vetting is now on (your recorded choice in ~/.bravebot/vetting)'), `the line: ${await on.innerText()}`);
+    await h.page.locator('.statusbar-item', { hasText: 'auto-vetting' }).first().waitFor();
+    eq(fs.readFileSync(path.join(h.home, '.bravebot', 'vetting'), 'utf8'), 'on\n', 'the record');
+    await h.shot('after');
+  });
+});
+
 // Checkpoints (issue 34) ------------------------------------------------------------------------
 
 const shoutScript = { ...plainChecks,

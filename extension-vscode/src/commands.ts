@@ -11,6 +11,7 @@ import { parseInterval, sessionRows, type SessionRow } from './sessions';
 import { keepFromAgentParams, statusMarkdown, vouchedRules } from './statusView';
 import { selectedLines } from './webview/transcript';
 import { commentPrompt, linesWords } from './turnReview';
+import { vettingPicks, vettingSetWords } from './autoVetting';
 
 export type Command = (ctx: Ctx, ...args: any[]) => unknown;
 
@@ -150,6 +151,24 @@ export const commands: Record<string, Command> = {
   'bravebot.setMode': async (ctx, mode?: Mode) => {
     const picked = mode ?? ((await vscode.window.showQuickPick([...modes], { title: 'bravebot: mode', placeHolder: ctx.mode })) as Mode | undefined);
     if (picked) await ctx.setMode(picked);
+  },
+
+  // Turns auto-vetting on or off (VET-24): recorded in ~/.bravebot/vetting by the server, so it
+  // holds over the settings key and for the sessions opened after; off reaches every open session.
+  'bravebot.autoVetting': async (ctx, on?: boolean) => {
+    const picked = on ?? (await vscode.window.showQuickPick(vettingPicks(ctx.autoVetting), {
+      title: 'bravebot: auto-vetting',
+      placeHolder: 'Whether a check that finds nothing answers for you before content nobody vouched for reaches the agent',
+    }))?.on;
+    if (picked === undefined) return;
+    try {
+      const r = await ctx.setAutoVetting(picked);
+      void vscode.window.showInformationMessage(vettingSetWords(r.on, r.record));
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      ctx.logError('auto-vetting', message);
+      void vscode.window.showErrorMessage(`bravebot: auto-vetting was not changed: ${message}`);
+    }
   },
 
   'bravebot.trustFile': async (ctx, uri?: vscode.Uri) => {

@@ -8,6 +8,7 @@ import { Config, secretKey } from './config';
 import type { TurnMark } from './auditView';
 import {
   type AuditResult,
+  type AutoVettingStatus,
   type CheckpointRestoreResult,
   type DiagnosticsGetParams,
   type DiagnosticsGetResult,
@@ -18,6 +19,7 @@ import {
   methods,
   type Mode,
   type NewSessionParams,
+  type NewSessionResult,
   type OutgoingMethod,
   type PromptRange,
   type PromptResult,
@@ -29,7 +31,9 @@ import {
   type StatusResult,
   type ModelStatus,
   type UpdateNotification,
+  type VettingSetResult,
 } from './protocol';
+import { statusText } from './autoVetting';
 import { notify, request } from './wire';
 import { diagnosticsAnswer } from './diagnosticsAnswer';
 import { loopNotice, type LoopState, type LoopShown } from './sessions';
@@ -115,13 +119,17 @@ export class Ctx implements vscode.Disposable {
   private inChat = false;
   /** The model the server said it uses, once a session asked (serverModel). */
   private model: ModelStatus | undefined;
+  /** Auto-vetting in the current session, as the server said when it opened and since (VET-23). */
+  autoVetting: AutoVettingStatus | undefined;
 
   setState(state: SessionState): void {
     this.state = state;
     const text = { idle: '$(hubot) bravebot', thinking: '$(loading~spin) bravebot: thinking', waiting: '$(bell) bravebot: waiting for you' }[state];
-    this.statusItem.text = text;
+    // While auto-vetting is on the status bar says so, naming its switch in the hover (VET-23).
+    const vetting = statusText(this.autoVetting);
+    this.statusItem.text = vetting ? `${text} ${vetting.text}` : text;
     this.statusItem.tooltip = `bravebot is ${state === 'waiting' ? 'waiting for you' : state}${this.incognito ? ' (incognito session)' : ''}; click to open the chat` +
-      (this.model ? `\nModel: ${modelLine(this.model)}` : '');
+      (this.model ? `\nModel: ${modelLine(this.model)}` : '') + (vetting ? `\n${vetting.tooltip}` : '');
     this.chat.post({ type: 'state', state });
   }
 
@@ -226,16 +234,33 @@ export class Ctx implements vscode.Disposable {
     const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     const params: NewSessionParams = cwd ? { cwd } : {};
     if (this.incognito) params.incognito = true;
-    const r = await request<{ sessionId: string }>(client, 'bravebot/session/new', params);
+    const r = await request<NewSessionResult>(client, 'bravebot/session/new', params);
     this.sessionId = r.sessionId;
     this.inChat = false;
     this.turns = [];
     this.checkpoints.clear();
     this.turnReview.clear();
     this.postSession();
+    this.openedWith(r.autoVetting);
     void this.serverModel();
     if (this.mode !== 'ask') await request(client, 'bravebot/session/setMode', { sessionId: r.sessionId, mode: this.mode });
     return r.sessionId;
+  }
+
+  /** A session opened: the status bar, and the chat's banner when the mode is on (VET-23). */
+  private openedWith(vetting: AutoVettingStatus | undefined): void {
+    this.autoVetting = vetting;
+    this.setState(this.state);
+    if (vetting?.on) this.chat.post({ type: 'autoVetting', on: true, source: vetting.source });
+  }
+
+  /**
+   * bravebot: Auto-Vetting…: the person's choice, recorded by the server in ~/.bravebot/vetting;
+   * the sessions it reaches say so in their chats through an `autoVetting` update (VET-24).
+   */
+  async setAutoVetting(on: boolean): Promise<VettingSetResult> {
+    const client = await this.ensureClient();
+    return request<VettingSetResult>(client, 'bravebot/vetting/set', { on });
   }
 
   /** Tells the chat which session it shows: incognito, or resumed with a title. */
@@ -319,6 +344,8 @@ export class Ctx implements vscode.Disposable {
     this.turns = [];
     this.mode = r.mode;
     this.chat.post({ type: 'resumed', result: r });
+    this.autoVetting = r.autoVetting;
+    this.setState(this.state);
     void this.checkpoints.refresh();
     this.chat.post({ type: 'mode', mode: r.mode });
     this.postSession(r.title);
@@ -491,6 +518,13 @@ export class Ctx implements vscode.Disposable {
     if (n.sessionId !== this.sessionId) return;
     const u = n.update;
     const loop = this.loop;
+    if (u.kind === 'autoVetting') {
+      // No turn's: it changes the status bar and is said in the chat where it happened.
+      this.autoVetting = { on: u.on, source: u.source };
+      this.setState(this.state);
+      this.chat.post({ type: 'update', update: u });
+      return;
+    }
     if (u.kind === 'checkpoint') {
       // Every checkpoint is listed; only a turn's is drawn in the chat (a restore's own is said
       // with the restore's result).

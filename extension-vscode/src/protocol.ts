@@ -24,6 +24,7 @@ export const methods = {
   checkpointDiff: 'bravebot/checkpoint/diff',
   checkpointRestore: 'bravebot/checkpoint/restore',
   diagnosticsGet: 'bravebot/diagnostics/get',
+  vettingSet: 'bravebot/vetting/set',
 } as const;
 
 /**
@@ -52,6 +53,7 @@ export const outgoing = {
   'bravebot/checkpoint/list': { kind: 'request', params: ['sessionId'] },
   'bravebot/checkpoint/diff': { kind: 'request', params: ['sessionId', 'checkpointId', 'path'] },
   'bravebot/checkpoint/restore': { kind: 'request', params: ['sessionId', 'checkpointId'] },
+  'bravebot/vetting/set': { kind: 'request', params: ['on'] },
 } as const;
 
 /** Server → client: what ctx.ts handles. */
@@ -82,7 +84,15 @@ export interface InitializationOptions {
 }
 
 export interface NewSessionParams { cwd?: string; incognito?: boolean }
-export interface NewSessionResult { sessionId: string }
+/**
+ * Whether a clean check answers for the person in a session (auto-vetting), and which switch said
+ * so: `--vet`, `~/.bravebot/vetting`, `~/.bravebot/settings.json` or `default` (VET-23).
+ */
+export interface AutoVettingStatus { on: boolean; source: string }
+export interface NewSessionResult { sessionId: string; autoVetting?: AutoVettingStatus }
+/** `bravebot/vetting/set`: the person's gesture, recorded in ~/.bravebot/vetting; `sessions` it reached (VET-24). */
+export interface VettingSetParams { on: boolean }
+export interface VettingSetResult { on: boolean; record: string; sessions: string[] }
 
 /** A range of lines (1-based, both ends included) a prompt's words are about: a review comment (REVIEW-3). */
 export interface PromptRange { path: string; startLine: number; endLine: number }
@@ -100,7 +110,7 @@ export interface ListSessionsResult { sessions: ListedSession[]; unreadable: Unr
 
 /** `bravebot/session/resume`: the transcript is the person's prompts and the agent's replies, in order. */
 export interface TranscriptEntry { role: 'person' | 'agent'; text: string }
-export interface ResumeResult { sessionId: string; title: string; cwd: string; mode: Mode; transcript: TranscriptEntry[] }
+export interface ResumeResult { sessionId: string; title: string; cwd: string; mode: Mode; autoVetting?: AutoVettingStatus; transcript: TranscriptEntry[] }
 
 /** `bravebot/session/loop`: no interval is a self-paced loop (the planner calls schedule_next). */
 export interface LoopParams { sessionId: string; prompt: string; intervalSeconds?: number }
@@ -135,6 +145,8 @@ export type SessionUpdate =
   /** `picture`: a picture an MCP server sent, which `session/show` gives as one (MCP-31). */
   | { kind: 'quarantined'; ref: string; origin: string; lines: number; bytes: number; label: string; picture?: boolean }
   | { kind: 'remark'; text: string }
+  /** Auto-vetting turned on or off while the session runs (the standing key, the editor's command: VET-23). */
+  | { kind: 'autoVetting'; on: boolean; source: string }
   /** A file held back from the agent because a check judged it unsafe: the check's reasons are untrusted (JUDGE-8). */
   | { kind: 'heldBack'; path: string; verdict: string; verdictText?: string }
   /** `delegate`: the number of the delegate whose check it is, absent for the turn's own (DELEG-71). */
@@ -295,7 +307,7 @@ export interface StatusResult {
   addedDirectories: string[];
   standingEdits: string[];
   rememberedRuns: string[];
-  autoVetting: unknown;
+  autoVetting: AutoVettingStatus;
   /** How long a question waits before it is refused (questions.timeoutSeconds); null: until answered (ATTN-3). */
   questionTimeoutSeconds: number | null;
   confinement: string;

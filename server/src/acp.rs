@@ -1244,6 +1244,18 @@ impl Screen for AcpScreen {
             Update::AgentText { delta } => self.send(acp::SessionUpdate::AgentMessageChunk(
                 acp::ContentChunk::new(acp::ContentBlock::Text(acp::TextContent::new(delta))),
             )),
+            // Said in the chat where it happened, in the driver's words (VET-23).
+            Update::AutoVetting { on, source } => {
+                self.send(acp::SessionUpdate::AgentMessageChunk(acp::ContentChunk::new(
+                    acp::ContentBlock::Text(acp::TextContent::new(format!(
+                        "\n\n[bravebot] {}\n\n",
+                        bravebot_core::vetting::banner(bravebot_core::vetting::AutoVettingState {
+                            on,
+                            source
+                        })
+                    ))),
+                )))
+            }
             Update::ToolCall {
                 call_id,
                 tool,

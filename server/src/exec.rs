@@ -68,10 +68,7 @@ pub async fn run(egress: Arc<Egress>, prompt: String, json: bool, vet: bool) -> 
         |_| screen.clone(),
         |s| {
             // `--vet` is the narrowest switch in time and outranks the other two (seed 000).
-            if vet {
-                s.vetting_auto = true;
-                s.vetting_auto_source = "--vet";
-            }
+            bravebot_core::settings::apply_vetting_switches(s, None, vet, &mut Vec::new());
         },
     );
     // Recorded like any session, so its checkpoint outlives the run (CKPT-10).
@@ -79,6 +76,15 @@ pub async fn run(egress: Arc<Egress>, prompt: String, json: bool, vet: bool) -> 
         Some(state) => session.keeping_records(state),
         None => session,
     };
+    // A run with the mode on says so at the top of its transcript, before any slot can reach
+    // the planner; a run asking as usual says nothing (VET-23).
+    let vetting = session.auto_vetting.get();
+    if vetting.on {
+        screen.transcript.show(Update::AutoVetting {
+            on: true,
+            source: vetting.source,
+        });
+    }
     let id = session.id.clone();
     let base_url = session.settings.model.base_url.clone();
     let stop = match session.prompt(prompt, Vec::new()).await {

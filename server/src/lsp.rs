@@ -37,7 +37,7 @@ use crate::protocol::{
     PromptParams, PromptResult, QuestionTextsParams, QuestionTextsResult, RestoreResult,
     ResumeResult, SessionParams, SetModeParams, ShowParams, ShowResult, ShownPicture, SkippedPath,
     StatusResult, TranscriptEntry, TrustParams, TrustResult, TrustRuleStatus, UnreadableSession,
-    method,
+    VettingSetParams, VettingSetResult, method,
 };
 use crate::screen::{HunkVerdict, LspScreen, Questions};
 use crate::setup;
@@ -392,6 +392,7 @@ impl Backend {
                 title: st.title.clone().unwrap_or_default(),
                 cwd: s.cwd.display().to_string(),
                 mode: st.mode.as_str(),
+                auto_vetting: s.auto_vetting.get().into(),
                 transcript: st
                     .conversation
                     .transcript()
@@ -516,6 +517,7 @@ impl Backend {
         let session = self.keep(self.open(cwd, opening)?);
         Ok(NewSessionResult {
             session_id: session.id.clone(),
+            auto_vetting: session.auto_vetting.get().into(),
         })
     }
 
@@ -611,7 +613,7 @@ impl Backend {
                 .allowed_plans()
                 .map(str::to_string)
                 .collect(),
-            auto_vetting: json!({"on": s.settings.vetting_auto, "source": s.settings.vetting_auto_source}),
+            auto_vetting: json!(protocol::AutoVettingStatus::from(s.auto_vetting.get())),
             question_timeout_seconds: s.settings.question_timeout_seconds,
             confinement: {
                 let started = s.mcp.running().len();
@@ -768,6 +770,41 @@ impl Backend {
 
     /// The whole texts of an edit or write question still waiting, for a client that does not
     /// hold the original (WRITE-61).
+    /// The person's gesture turning auto-vetting on or off (VET-24): the choice is recorded in
+    /// `~/.bravebot/vetting`, then reaches the open sessions at once, each saying so in its chat.
+    /// Off reaches every one of them, an incognito session's too (labels only degrade); on reaches
+    /// only those that read the recorded choice, which an incognito session does not.
+    async fn vetting_set(&self, params: VettingSetParams) -> Result<VettingSetResult> {
+        let state = self.state_dir()?;
+        let record = state.vetting_path().display().to_string();
+        let on = params.on;
+        tokio::task::spawn_blocking(move || bravebot_core::vetting::write_record(&state, on))
+            .await
+            .map_err(|e| internal(e.to_string()))?
+            .map_err(record_error)?;
+        let open: Vec<Arc<Session>> = self
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        let mut reached = Vec::new();
+        for s in open {
+            if s.ended() || (on && s.vetting_record().is_none()) {
+                continue;
+            }
+            s.set_auto_vetting(on, bravebot_core::vetting::RECORD_SHOWN);
+            reached.push(s.id.clone());
+        }
+        reached.sort();
+        Ok(VettingSetResult {
+            on,
+            record,
+            sessions: reached,
+        })
+    }
+
     async fn question_texts(&self, params: QuestionTextsParams) -> Result<QuestionTextsResult> {
         let (original, proposed) = self.questions.texts(&params.question_id).ok_or_else(|| {
             invalid_params(
@@ -1153,6 +1190,7 @@ pub async fn serve(egress: Arc<Egress>) -> bool {
         .custom_method(method::SESSION_SHOW, Backend::session_show)
         .custom_method(method::SESSION_END, Backend::session_end)
         .custom_method(method::QUESTION_TEXTS, Backend::question_texts)
+        .custom_method(method::VETTING_SET, Backend::vetting_set)
         .finish()
     };
     // The end of the input refuses every question and ends every turn: nobody is left to answer.

@@ -216,7 +216,7 @@ fn init_logging() {
 mod tests {
     use super::exec_args;
 
-    // Verifies: VET-5
+    // Verifies: VET-5, BIN-20
     #[test]
     fn exec_takes_json_and_vet_in_either_order_and_refuses_unknown_flags() {
         assert_eq!(

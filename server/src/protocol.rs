@@ -29,6 +29,7 @@ pub mod method {
     pub const SESSION_SHOW: &str = "bravebot/session/show";
     pub const SESSION_END: &str = "bravebot/session/end";
     pub const QUESTION_TEXTS: &str = "bravebot/question/texts";
+    pub const VETTING_SET: &str = "bravebot/vetting/set";
     pub const CHECKPOINT_LIST: &str = "bravebot/checkpoint/list";
     pub const CHECKPOINT_DIFF: &str = "bravebot/checkpoint/diff";
     pub const CHECKPOINT_RESTORE: &str = "bravebot/checkpoint/restore";
@@ -98,6 +99,8 @@ pub struct ResumeResult {
     pub title: String,
     pub cwd: String,
     pub mode: &'static str,
+    /// As in `bravebot/session/new`: the banner at the top of the chat (VET-23).
+    pub auto_vetting: AutoVettingStatus,
     /// The conversation to draw again: the person's prompts and the agent's replies, in order.
     pub transcript: Vec<TranscriptEntry>,
 }
@@ -163,6 +166,43 @@ pub struct HistoryEntry {
 #[serde(rename_all = "camelCase")]
 pub struct NewSessionResult {
     pub session_id: String,
+    /// Whether auto-vetting is on and which switch said so, for the banner at the top of the chat
+    /// (VET-23).
+    pub auto_vetting: AutoVettingStatus,
+}
+
+/// Auto-vetting as a session stands: `source` is `--vet`, `~/.bravebot/vetting`,
+/// `~/.bravebot/settings.json` or `default`.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct AutoVettingStatus {
+    pub on: bool,
+    pub source: &'static str,
+}
+
+impl From<bravebot_core::vetting::AutoVettingState> for AutoVettingStatus {
+    fn from(state: bravebot_core::vetting::AutoVettingState) -> AutoVettingStatus {
+        AutoVettingStatus {
+            on: state.on,
+            source: state.source,
+        }
+    }
+}
+
+/// `bravebot/vetting/set`: the person's gesture turning auto-vetting on or off (VET-24).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VettingSetParams {
+    pub on: bool,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VettingSetResult {
+    pub on: bool,
+    /// Where the choice was recorded.
+    pub record: String,
+    /// The ids of the open sessions the change reached.
+    pub sessions: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -296,6 +336,11 @@ pub struct UpdateNotification {
 pub enum SessionUpdate {
     AgentText {
         delta: String,
+    },
+    /// Auto-vetting turned on or off while the session runs (VET-23).
+    AutoVetting {
+        on: bool,
+        source: &'static str,
     },
     #[serde(rename_all = "camelCase")]
     ToolCall {

@@ -735,6 +735,7 @@ fn wire_question<'a>(
 pub fn wire_update(update: Update) -> SessionUpdate {
     match update {
         Update::AgentText { delta } => SessionUpdate::AgentText { delta },
+        Update::AutoVetting { on, source } => SessionUpdate::AutoVetting { on, source },
         Update::ToolCall {
             call_id,
             tool,

@@ -133,12 +133,8 @@ pub fn load_settings_for(
         });
     }
     // The recorded choice outranks the settings key (seed 000).
-    let recorded = home()
-        .filter(|_| read_vetting_choice)
-        .and_then(|h| std::fs::read_to_string(h.join(".bravebot").join("vetting")).ok());
-    if let Some(text) = recorded {
-        settings::apply_vetting_file(&mut resolved, &text, &mut notes);
-    }
+    let recorded = recorded_vetting_choice(home().as_deref(), read_vetting_choice);
+    settings::apply_vetting_switches(&mut resolved, recorded.as_deref(), false, &mut notes);
     (resolved, notes)
 }
 
@@ -159,6 +155,23 @@ pub fn model_settings() -> settings::ModelSettings {
         None,
     );
     resolved.model
+}
+
+/// The word in `~/.bravebot/vetting`, unless the session reads no recorded choice (an incognito
+/// session, seed 000). The file is the person's own, one word: a read bounded like any record's.
+fn recorded_vetting_choice(home: Option<&Path>, read_vetting_choice: bool) -> Option<String> {
+    use std::io::Read;
+    if !read_vetting_choice {
+        return None;
+    }
+    let path = bravebot_core::record::StateDir::in_home(home?).vetting_path();
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(64)
+        .read_to_string(&mut text)
+        .ok()?;
+    Some(text)
 }
 
 /// Where the credential comes from, for doctor: a name, never the value.
@@ -252,6 +265,22 @@ pub fn audit_path(session_id: &str) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // Verifies: VET-25
+    #[test]
+    fn an_incognito_session_reads_no_recorded_vetting_choice() {
+        let home = std::env::temp_dir().join(format!("bravebot-vetting-{}", std::process::id()));
+        let state = bravebot_core::record::StateDir::in_home(&home);
+        assert_eq!(recorded_vetting_choice(Some(&home), true), None);
+        bravebot_core::vetting::write_record(&state, true).expect("written");
+        assert_eq!(
+            recorded_vetting_choice(Some(&home), true).as_deref(),
+            Some("on\n")
+        );
+        assert_eq!(recorded_vetting_choice(Some(&home), false), None);
+        assert_eq!(recorded_vetting_choice(None, true), None);
+        std::fs::remove_dir_all(&home).expect("cleaned");
+    }
 
     // Verifies: SET-6
     #[test]

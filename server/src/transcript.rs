@@ -143,6 +143,11 @@ impl Transcript {
                     ));
                 }
             }
+            Update::AutoVetting { on, source } => {
+                self.line(&bravebot_core::vetting::banner(
+                    bravebot_core::vetting::AutoVettingState { on, source },
+                ));
+            }
             // Counts are for a screen with a meter; `--json` carries them.
             Update::RunOutput { .. } | Update::TurnEnded { .. } | Update::Usage { .. } => {}
         }

@@ -127,12 +127,15 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     // What a yes releases: what the question carried (REL-2); auto-vetting's check read it all.
     let mut released = content.clone();
     let mut omitted = None;
-    let endorsement = if safe && session.settings.vetting_auto {
+    let mut unrecorded = None;
+    // The switch is read once the check is over, so turning it off while a check runs holds.
+    let endorsement = if safe && session.auto_vetting.is_on() {
         Some(Endorsement::AutoVet)
     } else if !session.screen.interactive() {
         None
     } else {
-        let grants = std::iter::once(("show", Grant::Once))
+        let grants = release::once_grants(session, Grant::Once)
+            .into_iter()
             .chain(
                 rememberable
                     .as_ref()
@@ -161,8 +164,10 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         let question = prepared.question;
         let answer = call.ask(question.clone()).await;
         let approved = answer.approves(&question);
-        if approved && answer.chosen(&question).map(|o| o.id.as_str()) == Some("session") {
-            remembered = rememberable;
+        match answer.chosen(&question).map(|o| o.id.as_str()) {
+            Some("session") if approved => remembered = rememberable,
+            Some("auto") if approved => unrecorded = release::take_standing_key(session).await,
+            _ => {}
         }
         approved.then_some(Endorsement::Person)
     };
@@ -217,6 +222,9 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             release::omitted_words(omitted),
             text.as_str()
         )),
-        format!("{id}: released"),
+        match unrecorded {
+            Some(error) => format!("{id}: released; {error}"),
+            None => format!("{id}: released"),
+        },
     )
 }

@@ -106,6 +106,10 @@ pub enum Grant {
     /// A plan allowed for the rest of the session: the bytes shown, and what it prints each time
     /// it runs again.
     PlanForSession { line: String },
+    /// The standing key (seed 000): the bytes shown, once, and auto-vetting turned on from here,
+    /// recorded in `~/.bravebot/vetting`. Offered only where the check completed and found
+    /// nothing: [`Release::prepare`] drops it from any other question (VET-20).
+    OnceThenAutoVetting,
 }
 
 /// One release question, before it is built.
@@ -162,6 +166,20 @@ impl Release<'_> {
         };
         let what = amount(lines, size);
         let screening = self.screening.words();
+        // The standing key turns on the mode in which a clean check answers for the person, so it
+        // is offered only under a check that completed and found nothing (seed 000).
+        let clean = matches!(
+            self.screening.0,
+            Screened::Checked {
+                verdict: Verdict::Safe,
+                ..
+            }
+        );
+        let grants: Vec<_> = self
+            .grants
+            .into_iter()
+            .filter(|(_, g)| clean || !matches!(g, Grant::OnceThenAutoVetting))
+            .collect();
         // A trust rule is written by an `allow_once` answer on the wire (CONTRACT §4.7 asks for
         // one on every question): the first approving option is that one.
         let mut question = Question::approve(self.kind, self.title)
@@ -171,7 +189,9 @@ impl Release<'_> {
                 origin: Some(self.origin),
                 ..self.subject
             });
-        for (n, (id, grant)) in self.grants.iter().enumerate() {
+        for (n, (id, grant)) in grants.iter().enumerate() {
+            // The standing key releases this slot once: what lasts is the recorded choice, which
+            // its words say, and no editor may file it under "for the rest of this session".
             let lasts = n > 0 && matches!(grant, Grant::TrustFile | Grant::PlanForSession { .. });
             question = question.allow(
                 *id,
@@ -233,6 +253,10 @@ fn option_words(grant: &Grant, lines: usize, size: usize, cut: bool) -> String {
         Grant::PlanForSession { line } => format!(
             "Allow {line} for the rest of this session: the agent will read {what}, and everything it prints each time it runs"
         ),
+        Grant::OnceThenAutoVetting => format!(
+            "Show it, and from now on let a clean check answer for me (writes {}): the agent will read {what} now, and what a clean check passes later without asking",
+            crate::vetting::RECORD_SHOWN
+        ),
     }
 }
 
@@ -243,6 +267,47 @@ pub fn standing_plan_option(question: Question, id: &str) -> Question {
         id,
         "Allow this exact plan for the rest of this session: the agent will read everything it prints each time it runs",
     )
+}
+
+/// The approving grants of a release question that shows bytes once: `show`, and the standing key
+/// (`auto`) where the session records the person's choice, which an incognito session does not
+/// (VET-20, VET-22). [`Release::prepare`] keeps the key only under a clean check.
+pub fn once_grants(session: &crate::session::Session, once: Grant) -> Vec<(&'static str, Grant)> {
+    let mut grants = vec![("show", once)];
+    if session.vetting_record().is_some() {
+        grants.push(("auto", Grant::OnceThenAutoVetting));
+    }
+    grants
+}
+
+/// The person chose the standing key: records `on` in `~/.bravebot/vetting` and turns the mode on
+/// for this session at once, announced in the chat (VET-20). What the person is told when the
+/// record could not be written, for the tool result's summary; the mode then stays as it was,
+/// since the key's promise is a recorded choice.
+pub async fn take_standing_key(session: &crate::session::Session) -> Option<String> {
+    let state = session.vetting_record()?.clone();
+    let written =
+        tokio::task::spawn_blocking(move || crate::vetting::write_record(&state, true)).await;
+    let error = match written {
+        Ok(Ok(())) => {
+            session.set_auto_vetting(true, crate::vetting::RECORD_SHOWN);
+            return None;
+        }
+        Ok(Err(e)) => e.to_string(),
+        Err(e) => e.to_string(),
+    };
+    session.state().audit.record(
+        crate::kernel::audit::Gate::Trust,
+        crate::kernel::audit::Decision::Refused,
+        format!(
+            "auto-vetting not turned on: {} could not be written",
+            crate::vetting::RECORD_SHOWN
+        ),
+    );
+    Some(format!(
+        "auto-vetting NOT turned on: {} could not be written ({error})",
+        crate::vetting::RECORD_SHOWN
+    ))
 }
 
 /// Who let the bytes through, for the planner: it must never be told a person approved what a
@@ -293,6 +358,38 @@ mod tests {
             subject: Subject::default(),
         }
         .prepare()
+    }
+
+    // Verifies: VET-20
+    #[test]
+    fn the_standing_key_is_offered_only_under_a_clean_check() {
+        let c = content("one\ntwo\n");
+        let checked = |verdict| {
+            Screening(Screened::Checked {
+                verdict,
+                reasons: None,
+            })
+        };
+        let ids = |p: &Prepared| -> Vec<String> {
+            p.question.options.iter().map(|o| o.id.clone()).collect()
+        };
+        let grants = || vec![("show", Grant::Once), ("auto", Grant::OnceThenAutoVetting)];
+        for screening in [
+            checked(Verdict::Unsafe),
+            checked(Verdict::Inconclusive),
+            Screening(Screened::ChecksOff),
+        ] {
+            let p = release(&c, screening.clone(), grants());
+            assert_eq!(ids(&p), ["show", "keep"], "{screening:?}");
+        }
+        let p = release(&c, checked(Verdict::Safe), grants());
+        assert_eq!(ids(&p), ["show", "auto", "keep"]);
+        let key = &p.question.options[1];
+        assert_eq!(key.kind, OptionKind::AllowOnce);
+        assert_eq!(
+            key.name,
+            "Show it, and from now on let a clean check answer for me (writes ~/.bravebot/vetting): the agent will read all 2 lines (8 B) now, and what a clean check passes later without asking [check: nothing found]"
+        );
     }
 
     // Verifies: REL-1, RUNTOOL-12

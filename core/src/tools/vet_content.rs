@@ -173,7 +173,9 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         _ => None,
     };
     let outcome = check::run(session, &content, &origin_words, &expects, call.cancel).await;
-    let auto = session.settings.vetting_auto && outcome.verdict == Verdict::Safe;
+    // The switch is read once the check is over, so turning it off while a check runs holds.
+    let auto = session.auto_vetting.is_on() && outcome.verdict == Verdict::Safe;
+    let mut unrecorded = None;
     // What a yes (or auto-vetting) releases: the bytes the question carries, all of them unless
     // the slot is larger than a question holds (REL-2). A picture is released whole: the person
     // is shown a copy of the file itself.
@@ -202,15 +204,15 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             origin: origin_words.clone(),
             content: &content,
             screening: Screening::checked(outcome),
-            grants: vec![(
-                "show",
-                match &picture {
-                    Some(media_type) => Grant::PictureOnce {
+            grants: match &picture {
+                Some(media_type) => vec![(
+                    "show",
+                    Grant::PictureOnce {
                         media_type: media_type.clone(),
                     },
-                    None => Grant::Once,
-                },
-            )],
+                )],
+                None => release::once_grants(session, Grant::Once),
+            },
             subject: Subject {
                 path: copy.as_ref().map(|c| c.0.display().to_string()),
                 header: Some("The agent expects".into()),
@@ -227,6 +229,9 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         omitted = prepared.omitted;
         let answer = call.ask(question.clone()).await;
         drop(copy);
+        if answer.chosen(&question).map(|o| o.id.as_str()) == Some("auto") {
+            unrecorded = release::take_standing_key(session).await;
+        }
         answer.approves(&question).then_some(Endorsement::Person)
     };
     let Some(endorsement) = endorsement else {
@@ -272,7 +277,10 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
                 release::omitted_words(omitted),
                 text.as_str()
             )),
-            format!("{id}: released"),
+            match unrecorded {
+                Some(error) => format!("{id}: released; {error}"),
+                None => format!("{id}: released"),
+            },
         ),
     }
 }

@@ -21,6 +21,7 @@ vim.api.nvim_set_hl(0, 'BravebotThinking', { default = true, link = 'DiagnosticI
 -- A call the person or a gate refused: neither done nor failed.
 vim.api.nvim_set_hl(0, 'BravebotRefused', { default = true, link = 'WarningMsg' })
 vim.api.nvim_set_hl(0, 'BravebotDone', { default = true, link = 'DiagnosticOk' })
+vim.api.nvim_set_hl(0, 'BravebotVetting', { default = true, link = 'WarningMsg' })
 
 ---@class bravebot.Chat
 ---@field buf integer
@@ -167,18 +168,46 @@ function M.open(state, opts)
   return c.buf
 end
 
---- The chat window's winbar: whose session it shows, and whether that one is incognito.
+--- Where an auto-vetting switch is, in words.
+function M.vetting_source(source)
+  local words = {
+    ['--vet'] = 'bravebot exec --vet',
+    ['~/.bravebot/vetting'] = 'your recorded choice in ~/.bravebot/vetting',
+    ['~/.bravebot/settings.json'] = 'vetting.auto in ~/.bravebot/settings.json',
+  }
+  return words[source] or (tostring(source):gsub('%s+', ' '))
+end
+
+--- The chat's line for auto-vetting (VET-23): on at the top of a session that opened with it
+--- (`opening`), or on or off where it changed mid-session; nil for a session opening asking as usual.
+function M.vetting_text(vetting, opening)
+  local from = M.vetting_source(vetting.source)
+  if vetting.on then
+    return string.format('auto-vetting is %son (%s): where a check finds nothing, content nobody vouched for reaches the agent without asking you',
+      opening and '' or 'now ', from)
+  end
+  if opening then
+    return nil
+  end
+  return string.format('auto-vetting is now off (%s): you are asked again before content nobody vouched for reaches the agent', from)
+end
+
+--- The chat window's winbar: whose session it shows, whether that one is incognito, and whether
+--- auto-vetting answers for the person in it (VET-23).
 function M.winbar_text(c)
   local sid = c.session_id
+  local vetting = sid and require('bravebot.client').vetting[sid]
+  -- The switch as the server names it: short, so a narrow winbar still shows it.
+  local suffix = (vetting and vetting.on) and (' · auto-vetting on (' .. vetting.source .. ')') or ''
   if sid and require('bravebot.client').incognito[sid] then
-    return 'bravebot: incognito session ' .. sid .. ', nothing kept under ~/.bravebot'
+    return 'bravebot: incognito session ' .. sid .. ', nothing kept under ~/.bravebot' .. suffix
   end
   local meter = sid and require('bravebot.usage').meters[sid]
   local usage = meter and (' │ ' .. require('bravebot.usage').short(meter)) or ''
   if c.title then
-    return 'bravebot: ' .. c.title .. ' (session ' .. tostring(sid) .. ')' .. usage
+    return 'bravebot: ' .. c.title .. ' (session ' .. tostring(sid) .. ')' .. suffix .. usage
   end
-  return 'bravebot: session ' .. tostring(sid or '-') .. usage
+  return 'bravebot: session ' .. tostring(sid or '-') .. suffix .. usage
 end
 
 --- The winbar, cut at the right edge when the window is narrow, so its start stays readable; while
@@ -502,6 +531,19 @@ end
 
 function M.note(state, text)
   M.note_to(state, nil, text)
+end
+
+--- Draws auto-vetting's line in a session's chat and shows it in the winbar.
+function M.vetting(state, session_id, vetting, opening)
+  local text = M.vetting_text(vetting, opening)
+  local c = chat_for(state, session_id)
+  if text then
+    append(c, { '⚠ ' .. text }, 'BravebotVetting')
+    c.last = 'note'
+  end
+  for _, win in ipairs(vim.fn.win_findbuf(c.buf)) do
+    M.set_winbar(win, c)
+  end
 end
 
 --- A turn that ended in an error: the reason as the endpoint gave it (inside the margin: those are
@@ -947,6 +989,11 @@ function M.on_update(state, update, session_id)
   elseif kind == 'remark' then
     -- A processor's words or the server's own (a question that timed out): for the person only.
     append_untrusted(c, 'remark (for you only, unverified):', update.text)
+  elseif kind == 'autoVetting' then
+    local sid = session_id or state.session_id
+    local vetting = { on = update.on == true, source = tostring(update.source) }
+    require('bravebot.client').vetting[sid] = vetting
+    M.vetting(state, sid, vetting, false)
   elseif kind == 'heldBack' then
     -- A file the check judged unsafe, held back from the agent (NVIM-74): the path and verdict
     -- in the plugin's words, the check's reasons inside the margin.
@@ -1087,6 +1134,10 @@ function M.resumed(state, old_session_id, result)
   swap(state, old_session_id)
   M.note(state, string.format('resumed session %s: %s (mode %s, in %s)', one_line(result.sessionId),
     one_line(result.title), one_line(result.mode), one_line(result.cwd)))
+  local vetting = require('bravebot.client').vetting[state.session_id]
+  if vetting and vetting.on then
+    M.vetting(state, state.session_id, vetting, true)
+  end
   for _, entry in ipairs(result.transcript or {}) do
     if entry.role == 'person' then
       M.prompt(state, entry.text or '')

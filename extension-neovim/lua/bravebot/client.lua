@@ -188,6 +188,36 @@ M.by_session = {}
 ---@type table<string, boolean> the sessions opened incognito (SESS-10), by id
 M.incognito = {}
 
+---@type table<string, { on: boolean, source: string }> auto-vetting in each session, by id, as the
+--- server said when it opened and since (VET-23)
+M.vetting = {}
+
+--- Auto-vetting as a session opened with it: kept for the winbar, and said at the top of its chat
+--- when on, before any turn (VET-23). A session asking as usual says nothing.
+local function opened_with(state, vetting)
+  if type(vetting) ~= 'table' then
+    return
+  end
+  M.vetting[state.session_id] = { on = vetting.on == true, source = tostring(vetting.source) }
+  if vetting.on == true then
+    require('bravebot.chat').vetting(state, state.session_id, M.vetting[state.session_id], true)
+  end
+end
+
+--- Turn auto-vetting on or off (`bravebot/vetting/set`, VET-24): the server records the choice in
+--- ~/.bravebot/vetting and says so in each open session it reaches. Returns its answer, or nil and
+--- the error.
+function M.set_vetting(state, on)
+  local resp = rpc.request_sync(M.client_of(state), rpc.VETTING_SET, { on = on }, 10000)
+  if not resp then
+    return nil, 'no answer'
+  end
+  if resp.err or not resp.result then
+    return nil, resp.err and resp.err.message or 'no result'
+  end
+  return resp.result
+end
+
 --- Leave the state's current session: a turn still running is cancelled and its questions refused.
 local function leave(state)
   local old = state.session_id
@@ -228,6 +258,8 @@ function M.new_session(state, opts)
   state.busy = false
   M.incognito[state.session_id] = opts.incognito == true or nil
   M.by_session[state.session_id] = state
+  -- Before anything else is drawn in the new session's chat: the banner is its first line.
+  opened_with(state, resp.result.autoVetting)
   if old then
     require('bravebot.chat').replace(state, old)
   end
@@ -249,6 +281,9 @@ function M.resume(state, session_id)
   state.session_id = resp.result.sessionId
   state.busy = false
   M.by_session[state.session_id] = state
+  if type(resp.result.autoVetting) == 'table' then
+    M.vetting[state.session_id] = { on = resp.result.autoVetting.on == true, source = tostring(resp.result.autoVetting.source) }
+  end
   require('bravebot.chat').resumed(state, old, resp.result)
   let_go(state, old)
   return resp.result

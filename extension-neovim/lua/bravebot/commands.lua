@@ -489,6 +489,23 @@ M.subcommands = {
   checkpoints = function()
     require('bravebot.checkpoints').pick()
   end,
+  -- Turns auto-vetting on or off (VET-24): the server records the choice in ~/.bravebot/vetting,
+  -- so it holds over the settings key; off reaches every open session at once.
+  vetting = function(args)
+    local word = args[1]
+    if #args ~= 1 or (word ~= 'on' and word ~= 'off') then
+      return vim.notify('bravebot: :Bravebot vetting on|off', vim.log.levels.ERROR)
+    end
+    local state = client().ensure()
+    if not state then
+      return
+    end
+    local result, err = client().set_vetting(state, word == 'on')
+    if not result then
+      return vim.notify('bravebot: auto-vetting was not changed: ' .. tostring(err), vim.log.levels.ERROR)
+    end
+    vim.notify(string.format('bravebot: auto-vetting is %s, recorded in %s', result.on and 'on' or 'off', tostring(result.record)))
+  end,
   restore = function(args)
     if not args[1] then
       -- Without an id, the picker: it says which files go back before restoring.
@@ -547,6 +564,8 @@ function M.complete(arglead, cmdline, _)
     local c = state and require('bravebot.chat').chats[state.session_id]
     return vim.tbl_filter(function(s) return vim.startswith(s, arglead) end,
       vim.tbl_map(function(r) return r.ref end, c and c.refs or {}))
+  elseif sub == 'vetting' and n == 3 then
+    return vim.tbl_filter(function(s) return vim.startswith(s, arglead) end, { 'on', 'off' })
   elseif sub == 'sessions' and n == 3 then
     return vim.tbl_filter(function(s) return vim.startswith(s, arglead) end, { 'delete' })
   elseif sub == 'loop' and n == 3 then

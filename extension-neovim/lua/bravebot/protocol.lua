@@ -27,6 +27,7 @@ M.outgoing = {
   ['bravebot/checkpoint/list'] = { kind = 'request', params = { 'sessionId' } },
   ['bravebot/checkpoint/diff'] = { kind = 'request', params = { 'sessionId', 'checkpointId', 'path' } },
   ['bravebot/checkpoint/restore'] = { kind = 'request', params = { 'sessionId', 'checkpointId' } },
+  ['bravebot/vetting/set'] = { kind = 'request', params = { 'on' } },
 }
 
 --- Server → client: what handlers.lua answers.
@@ -55,6 +56,7 @@ M.QUESTION_TEXTS = 'bravebot/question/texts'
 M.CHECKPOINT_LIST = 'bravebot/checkpoint/list'
 M.CHECKPOINT_DIFF = 'bravebot/checkpoint/diff'
 M.CHECKPOINT_RESTORE = 'bravebot/checkpoint/restore'
+M.VETTING_SET = 'bravebot/vetting/set'
 M.UPDATE = 'bravebot/session/update'
 M.REQUEST_PERMISSION = 'bravebot/session/requestPermission'
 M.DIAGNOSTICS_GET = 'bravebot/diagnostics/get'

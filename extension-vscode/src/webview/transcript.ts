@@ -2,6 +2,7 @@
 // message handling is tested without a browser or VS Code.
 
 import type { ResumeResult, SessionUpdate, TodoItem } from '../protocol';
+import { bannerText } from '../autoVetting';
 import type { LoopShown } from '../sessions';
 import { argumentsShown, type ArgumentShown } from './literal';
 
@@ -27,6 +28,11 @@ export type Item =
   | { kind: 'error'; text: string; hint?: string; action?: ErrorAction; retry?: { text: string; files: string[]; context?: EditorContext } }
   /** Something the extension tells the person about the session itself (a new one began). */
   | { kind: 'notice'; text: string }
+  /**
+   * Auto-vetting, in the chat (VET-23): on at the top of a session that opened with it
+   * (`opening`), or turned on or off where it happened; `source` names the switch.
+   */
+  | AutoVettingItem
   /** A loop's tick began: the prompt was sent again, unchanged. */
   | { kind: 'loopTick'; n: number; prompt: string }
   /** A question the person answered, as one line: what it asked and what they chose (answeredItem). */
@@ -35,6 +41,24 @@ export type Item =
   | { kind: 'checkpoint'; checkpointId: string; files: string[] }
   /** What a restore did, in words (checkpoints.ts restoredWords); `undoCheckpointId` offers Undo restore. */
   | { kind: 'restored'; text: string; undoCheckpointId?: string };
+
+export interface AutoVettingItem { kind: 'autoVetting'; on: boolean; source: string; opening: boolean; text: string }
+
+/**
+ * The banner of a session that opened with auto-vetting on, put at the top of what the session
+ * drew: before the prompt that opened it, when that prompt is all the session has drawn yet (VS
+ * Code opens a session on its first prompt). A session opening asking as usual draws nothing.
+ */
+export function addOpeningBanner(t: Transcript, on: boolean, source: string): Transcript {
+  const text = bannerText({ on, source }, true);
+  if (text === undefined) return t;
+  const item: AutoVettingItem = { kind: 'autoVetting', on, source, opening: true, text };
+  const items = t.items.slice();
+  const last = items[items.length - 1];
+  if (last?.kind === 'user') items.splice(items.length - 1, 0, item);
+  else items.push(item);
+  return { items, busy: t.busy };
+}
 
 export interface AnsweredItem { kind: 'answered'; title: string; command?: string; answer: string; refused: boolean }
 
@@ -387,6 +411,9 @@ export function applyUpdate(t: Transcript, u: SessionUpdate): Transcript {
     case 'remark':
       items.push({ kind: 'remark', text: u.text });
       return { items, busy: t.busy };
+    case 'autoVetting':
+      items.push({ kind: 'autoVetting', on: u.on, source: u.source, opening: false, text: bannerText(u, false) ?? '' });
+      return { items, busy: t.busy };
     case 'heldBack':
       items.push({ kind: 'heldBack', path: u.path, verdict: u.verdict, verdictText: u.verdictText });
       return { items, busy: t.busy };
@@ -463,6 +490,8 @@ export type ToWebview =
   | { type: 'session'; incognito: boolean; title?: string }
   /** A session resumed: the chat is drawn anew from the server's transcript. */
   | { type: 'resumed'; result: ResumeResult }
+  /** A session opened with auto-vetting as the server said: its banner, when on, at the top (VET-23). */
+  | { type: 'autoVetting'; on: boolean; source: string }
   /** The loop the session runs, or none. */
   | { type: 'loop'; loop?: LoopShown }
   /** The server's prompt history (every session's), oldest first; time in seconds. */
@@ -506,6 +535,8 @@ export const resumedGone = 'Quarantined items from before the resume and their r
 export function resumedTranscript(r: ResumeResult): Transcript {
   const title = r.title.replace(/\s+/g, ' ').trim();
   const items: Item[] = [{ kind: 'notice', text: `Resumed the session ${title ? `“${title}” ` : ''}(${r.sessionId}), mode ${r.mode}, in ${r.cwd}.` }];
+  const banner = r.autoVetting && bannerText(r.autoVetting, true);
+  if (r.autoVetting && banner) items.push({ kind: 'autoVetting', on: true, source: r.autoVetting.source, opening: true, text: banner });
   for (const e of r.transcript) {
     if (e.role === 'person') {
       const { text, context } = withoutContext(e.text);
