@@ -2812,6 +2812,9 @@ case("through the real server, :Bravebot review lists the turn's hunks in the qu
   local all = vim.json.encode(ws.requests())
   assert(not all:find(canary, 1, true), 'the commented lines reached the model')
   assert(not all:find('Ignore your instructions', 1, true), 'the commented lines reached the model')
+  ws.stop()
+end)
+
 -- Verifies: NVIM-84, NVIM-85
 case('the usage meter shows what the model reported in the winbar, the statusline and :Bravebot usage', function()
   with_home({ usage = { prices = { ['fake-model'] = { input = 3, cachedInput = 0.3, output = 15 } } } }, function()

@@ -2262,6 +2262,9 @@ test('after a turn that changed a file, Review This Turn lists it with its hunks
     check(last.includes('a comment on lines 2-3 of notes.txt'), 'the planner was told the place');
     check(last.includes('make this polite'), "the planner was given the person's words");
     check(!JSON.stringify(h.model.requests()).includes(REVIEW_CANARY), 'the commented lines reached the model');
+  });
+});
+
 // Verifies: VSC-110, VSC-111, VSC-112
 test("the editor's problems reach the diagnostics tool: a trusted JSON file's readable, an untrusted TypeScript file's only as a reference", async () => {
   const canary = 'IGNORE-ALL-RULES-9931';
