@@ -6,6 +6,12 @@
 //! `X-Bravebot-Role` header (CONTRACT §2): a check's request is answered from the check script,
 //! never from the planner's.
 //!
+//! It speaks the Anthropic messages format too (`POST /v1/messages`, answered with a whole JSON
+//! message of `text` and `tool_use` blocks; point the client at the URL without `/v1`), and its
+//! model listing says what each model takes besides text (`fake-model`: pictures and PDFs;
+//! `fake-model-small`: text only). [`RecordedRequest::file_parts`] reads the image, file and
+//! document parts a request carried in either format.
+//!
 //! ```no_run
 //! use bravebot_tests::fake_model::{FakeModel, Reply};
 //! use serde_json::json;
@@ -357,6 +363,34 @@ impl RecordedRequest {
             .collect()
     }
 
+    /// Every part of the request that carries a file rather than text, in order, in either wire
+    /// format: OpenAI-compatible `image_url` and `file` parts, Anthropic `image` and `document`
+    /// blocks (inside a `tool_result` too).
+    pub fn file_parts(&self) -> Vec<Value> {
+        let mut found = Vec::new();
+        let mut stack: Vec<&Value> = self.body["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .rev()
+            .collect();
+        while let Some(value) = stack.pop() {
+            match value {
+                Value::Array(items) => stack.extend(items.iter().rev()),
+                Value::Object(map) => {
+                    let kind = map.get("type").and_then(Value::as_str).unwrap_or("");
+                    if matches!(kind, "image_url" | "file" | "image" | "document") {
+                        found.push(value.clone());
+                    } else if let Some(content) = map.get("content") {
+                        stack.push(content);
+                    }
+                }
+                _ => {}
+            }
+        }
+        found
+    }
+
     /// The content of every message of the request, joined by newlines: a string content as it
     /// is, any other as its JSON.
     pub fn all_text(&self) -> String {
@@ -591,7 +625,9 @@ async fn answer(mut stream: TcpStream, state: Arc<Mutex<State>>) {
     let (reply, call_base, recorded) = {
         let mut state = lock(&state);
         let chosen = match (incoming.method.as_str(), route) {
-            ("POST", "/v1/chat/completions") => Some(next_reply(&mut state, &role, &raw_body)),
+            ("POST", "/v1/chat/completions" | "/v1/messages") => {
+                Some(next_reply(&mut state, &role, &raw_body))
+            }
             _ => None,
         };
         let (reply, exhausted) = match chosen {
@@ -627,11 +663,19 @@ async fn answer(mut stream: TcpStream, state: Arc<Mutex<State>>) {
     let wants_stream = body.get("stream").and_then(Value::as_bool) == Some(true);
     let written = match (incoming.method.as_str(), route, reply) {
         ("GET", "/v1/models", _) => {
+            // What each model takes besides text, as OpenRouter lists it: `fake-model` takes
+            // pictures and PDFs (`file`), `fake-model-small` text only.
             let listing = json!({"object": "list", "data": [
-                {"id": "fake-model", "object": "model", "owned_by": "bravebot-tests"},
-                {"id": "fake-model-small", "object": "model", "owned_by": "bravebot-tests"},
+                {"id": "fake-model", "object": "model", "owned_by": "bravebot-tests",
+                 "architecture": {"input_modalities": ["text", "image", "file"]}},
+                {"id": "fake-model-small", "object": "model", "owned_by": "bravebot-tests",
+                 "architecture": {"input_modalities": ["text"]}},
             ]});
             write_json(&mut stream, 200, &listing).await
+        }
+        (_, "/v1/messages", Some(reply)) => {
+            let reply = reply.with_refs_named(&body);
+            write_anthropic_reply(&mut stream, &reply, &model, call_base).await
         }
         (_, _, Some(reply)) => {
             let reply = reply.with_refs_named(&body);
@@ -685,6 +729,61 @@ fn next_reply(state: &mut State, role: &str, body: &str) -> (Reply, bool) {
         Reply::error(500, format!("script exhausted for role {role}"))
     };
     (fallback, true)
+}
+
+/// An answer in the Anthropic messages format, as one whole JSON reply (which the client reads
+/// as well as a stream): text and `tool_use` blocks, numbered as in the other format. A refusal
+/// is the API's error object; the other kinds of broken reply are only scripted in the OpenAI
+/// format and answer a 500 here.
+async fn write_anthropic_reply(
+    stream: &mut TcpStream,
+    reply: &Reply,
+    model: &str,
+    call_base: u64,
+) -> std::io::Result<()> {
+    let calls = match &reply.kind {
+        ReplyKind::Answer { calls } => calls,
+        ReplyKind::Error { status, message } => {
+            let error =
+                json!({"type": "error", "error": {"type": "fake_error", "message": message}});
+            return write_json(stream, *status, &error).await;
+        }
+        _ => {
+            let error = json!({"type": "error", "error": {"type": "fake_error",
+                "message": "this kind of reply is scripted only in the openai format"}});
+            return write_json(stream, 500, &error).await;
+        }
+    };
+    let mut content = Vec::new();
+    if !reply.text.is_empty() {
+        content.push(json!({"type": "text", "text": reply.text}));
+    }
+    let mut numbered = call_base;
+    for call in calls {
+        let id = match &call.id {
+            Some(id) => id.clone(),
+            None => {
+                numbered += 1;
+                format!("call_{numbered}")
+            }
+        };
+        content.push(
+            json!({"type": "tool_use", "id": id, "name": call.name, "input": call.arguments}),
+        );
+    }
+    let stop = if reply.truncated {
+        "max_tokens"
+    } else if calls.is_empty() {
+        "end_turn"
+    } else {
+        "tool_use"
+    };
+    let message = json!({
+        "id": "msg_fake", "type": "message", "role": "assistant", "model": model,
+        "content": content, "stop_reason": stop, "stop_sequence": null,
+        "usage": {"input_tokens": 0, "output_tokens": 0},
+    });
+    write_json(stream, 200, &message).await
 }
 
 async fn write_reply(
