@@ -186,7 +186,12 @@ export interface Subject {
   notice?: string;
   url?: string;
   host?: string;
+  /** A picture or a PDF (`vetContent`): the private copy of the bytes read, to open in a viewer (PIC-4). */
+  copy?: FileCopy;
 }
+
+/** A private copy of a file for the person's own viewer: absolute path, media type, size in bytes. */
+export interface FileCopy { path: string; mediaType: string; bytes: number }
 
 export type OptionKind = 'allow_once' | 'allow_always' | 'reject_once' | 'reject_always';
 export interface PermissionOption { optionId: string; name: string; kind: OptionKind }
