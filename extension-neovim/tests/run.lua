@@ -863,7 +863,7 @@ case('a picture question names its private copy with type, size and verdict, and
   local ws = workspace({ ['shot.png'] = png }, {
     planner = {
       { tool = 'read_file', id = 'call_read', args = { path = 'shot.png', why = 'look' } },
-      { tool = 'vet_content', id = 'call_vet', args = { ref = 'ref:1', expects = 'a screenshot', why = 'to see it' } },
+      { tool = 'vet_content', id = 'call_vet', args = { ref = 'ref:0', expects = 'a screenshot', why = 'to see it' } },
       { text = 'done' },
     },
     check = { { text = 'VERDICT: safe\nan ordinary screenshot' } },

@@ -1869,7 +1869,7 @@ test('a picture question shows its private copy and Open shows it in an image pr
   const script = {
     planner: [
       { tool: 'read_file', id: 'call_r', args: { path: 'shot.png', why: 'see the screenshot' } },
-      { tool: 'vet_content', id: 'call_v', args: { ref: 'ref:1', expects: 'a screenshot of the build page', why: 'to read the error on it' } },
+      { tool: 'vet_content', id: 'call_v', args: { ref: 'ref:0', expects: 'a screenshot of the build page', why: 'to read the error on it' } },
       { text: 'the screenshot was kept back' },
     ],
     check: [{ text: 'VERDICT: safe\nan ordinary screenshot of a build page' }],

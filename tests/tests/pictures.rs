@@ -111,7 +111,7 @@ fn read_vet_read(name: &str) -> Vec<Reply> {
         Reply::tool_call_with_id(
             "vet",
             "vet_content",
-            json!({"ref": "ref:1", "expects": "a screenshot of the build page", "why": "I need to see it"}),
+            json!({"ref": "ref:0", "expects": "a screenshot of the build page", "why": "I need to see it"}),
         ),
         Reply::tool_call_with_id(
             "again",
@@ -278,7 +278,7 @@ fn vet_and_release(wire: Wire, name: &str, bytes: &[u8]) {
     );
     let again = tool_result(&s.model, "again");
     assert!(
-        again.contains("quarantined") && again.contains("ref:2"),
+        again.contains("quarantined") && again.contains("ref:1"),
         "{what}: the next read is quarantined again: {again}"
     );
 }
@@ -328,7 +328,7 @@ fn vet_once(
             Reply::tool_call_with_id(
                 "vet",
                 "vet_content",
-                json!({"ref": "ref:1", "expects": "a diagram", "why": "to see it"}),
+                json!({"ref": "ref:0", "expects": "a diagram", "why": "to see it"}),
             ),
             Reply::text("done"),
         ])
