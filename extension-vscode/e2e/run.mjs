@@ -1891,8 +1891,15 @@ test('a picture question shows its private copy and Open shows it in an image pr
     await card.getByRole('button', { name: 'Open', exact: true }).click();
     const base = path.basename(copy);
     await h.page.locator('.tab', { hasText: base }).waitFor();
-    check(await card.isVisible(), 'Open answers nothing: the card waits');
+    // The preview draws the copy: an image of the picture's own size in one of the page's frames.
+    const drawn = async () => (await Promise.all(h.page.frames().map((f) =>
+      f.evaluate(() => [...document.images].some((i) => i.complete && i.naturalWidth === 96 && i.naturalHeight === 48)).catch(() => false)))).some(Boolean);
+    await until('the image preview to draw the copy', drawn);
     await h.shot('picture-opened');
+    // The preview is a webview of its own: closed, the chat is the one webview again.
+    await h.command('View: Close All Editors');
+    await until('the preview to close', async () => (await h.page.locator('iframe.webview').count()) === 1);
+    check(await card.isVisible(), 'Open answered nothing: the card still waits');
     await card.getByRole('button', { name: /^Keep it quarantined/ }).click();
     await h.turnEnded();
     check(!fs.existsSync(copy), 'the copy is removed once the question closed');

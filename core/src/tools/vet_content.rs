@@ -289,12 +289,11 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
                 path: picture.as_ref().map(|(_, path)| path.clone()),
                 header: Some("The agent expects".into()),
                 question: Some(expects.clone()),
-                notice: shown_copy.as_ref().map(|c| {
-                    format!(
-                        "A {} file, {} bytes. Open the copy at {} to see it: it holds exactly the bytes read, only your account can read it, and it is removed when this question closes. \
-                         A model reads words in a picture that a person can miss, and a file can hold bytes no viewer draws (metadata, a PDF's text layer).",
-                        c.media_type, c.bytes, c.path
-                    )
+                // The copy's path, type and size travel in `copy`, which every front draws.
+                notice: shown_copy.as_ref().map(|_| {
+                    "Open the private copy to see it: it holds exactly the bytes read, only your account can read it, and it is removed when this question closes. \
+                     A model reads words in a picture that a person can miss, and a file can hold bytes no viewer draws (metadata, a PDF's text layer)."
+                        .to_string()
                 }),
                 copy: shown_copy,
                 ..Subject::default()
