@@ -132,7 +132,7 @@ export type SessionUpdate =
   /** A file held back from the agent because a check judged it unsafe: the check's reasons are untrusted (JUDGE-8). */
   | { kind: 'heldBack'; path: string; verdict: string; verdictText?: string }
   /** `delegate`: the number of the delegate whose check it is, absent for the turn's own (DELEG-71). */
-  | { kind: 'check'; state: string; lines?: number; completed?: boolean; verdict?: string; delegate?: number }
+  | { kind: 'check'; state: string; lines?: number; file?: 'picture' | 'pdf'; completed?: boolean; verdict?: string; delegate?: number }
   /** What a finished run printed on one stream, for the person only (drawn in the untrusted frame). */
   | { kind: 'runOutput'; stream: string; text: string; bytes: number; trusted: boolean; label: string }
   | { kind: 'plan'; todos: TodoItem[] }
