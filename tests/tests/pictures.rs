@@ -295,7 +295,7 @@ fn person_message(request: &RecordedRequest) -> String {
         .unwrap_or_default()
 }
 
-// Verifies: PIC-1, PIC-4, PIC-5, PIC-6
+// Verifies: PIC-1, PIC-4, PIC-5, PIC-6, VET-3
 #[test]
 fn a_picture_is_checked_as_a_picture_shown_as_a_private_copy_and_attached_once_openai() {
     vet_and_release(Wire::OpenAi, "shot.png", PNG);
