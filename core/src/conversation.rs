@@ -477,6 +477,7 @@ fn entry_tokens(e: &Entry) -> usize {
                 // A picture's data goes as base64, a third larger than its bytes.
                 Part::Image { data, .. } => (data.len() * 4 / 3).div_ceil(4),
                 Part::EncodedImage { base64, .. } => base64.len().div_ceil(4),
+                Part::Pdf { data, .. } => (data.len() * 4 / 3).div_ceil(4),
             })
             .sum(),
         Message::Assistant { text, tool_calls } => {
@@ -495,7 +496,7 @@ fn parts_text(parts: &[Part]) -> String {
         .iter()
         .filter_map(|p| match p {
             Part::Text(t) => Some(t.as_str()),
-            Part::Image { .. } | Part::EncodedImage { .. } => None,
+            Part::Image { .. } | Part::EncodedImage { .. } | Part::Pdf { .. } => None,
         })
         .collect::<Vec<_>>()
         .join("\n")

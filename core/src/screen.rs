@@ -59,8 +59,11 @@ impl ToolStatus {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CheckState {
-    /// A check began, over this many lines.
-    Started { lines: usize },
+    /// A check began, over this many lines, or over a file (`picture` or `pdf`, with no lines).
+    Started {
+        lines: usize,
+        file: Option<&'static str>,
+    },
     /// It ended; `completed` is false when it failed. The verdict word is the gate's reading of
     /// the reply (never the check's sentence): for the person's screen only, no model reads it.
     Ended {
@@ -331,6 +334,18 @@ pub struct Subject {
     /// For `fetch`: the URL as asked for, and on its own the host as the URL parser reads it.
     pub url: Option<String>,
     pub host: Option<String>,
+    /// For a picture or a PDF: the private copy of exactly the bytes read, for the person to open
+    /// in their own viewer (PIC-4).
+    pub copy: Option<FileCopy>,
+}
+
+/// A private copy of a file the person opens in their own viewer: its absolute path (readable
+/// only by their account, removed when the question closes), its media type and size.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileCopy {
+    pub path: String,
+    pub media_type: String,
+    pub bytes: u64,
 }
 
 #[derive(Clone, Debug)]

@@ -130,6 +130,8 @@ pub struct Session {
     keep: Option<StateDir>,
     /// The context a planner request is held to, in tokens, once known.
     pub(crate) resolved_context_tokens: std::sync::OnceLock<u64>,
+    /// What the model takes besides text, once known (`model.inputs`, else the listing).
+    resolved_inputs: std::sync::OnceLock<crate::model::Inputs>,
     /// Whether turns of this session may arm watches and run loops: a session somebody keeps open
     /// (the editor's), not a one-shot run.
     keeps_watches: bool,
@@ -265,6 +267,7 @@ impl Session {
             audit_log: config.audit_log,
             keep: None,
             resolved_context_tokens: std::sync::OnceLock::new(),
+            resolved_inputs: std::sync::OnceLock::new(),
             keeps_watches: false,
             turn_done: tokio::sync::watch::Sender::new(0),
             ended: std::sync::atomic::AtomicBool::new(false),
@@ -360,6 +363,7 @@ impl Session {
             audit_log: None,
             keep: None,
             resolved_context_tokens: std::sync::OnceLock::new(),
+            resolved_inputs: std::sync::OnceLock::new(),
             keeps_watches: false,
             turn_done: tokio::sync::watch::Sender::new(0),
             ended: std::sync::atomic::AtomicBool::new(false),
@@ -822,6 +826,23 @@ impl Session {
 }
 
 impl Session {
+    /// What the model takes besides text: `model.inputs` where a setting names it, else what
+    /// the endpoint's model listing says (asked once a session), else text only (CONTRACT §5).
+    pub async fn model_inputs(&self) -> crate::model::Inputs {
+        if let Some(inputs) = self.settings.model.inputs {
+            return inputs;
+        }
+        if let Some(inputs) = self.resolved_inputs.get() {
+            return *inputs;
+        }
+        // A listing that could not be had is asked again next time rather than remembered as
+        // text only.
+        match self.model.listed_inputs().await {
+            Some(listed) => *self.resolved_inputs.get_or_init(|| listed),
+            None => crate::model::Inputs::default(),
+        }
+    }
+
     /// For a delegate's session: moves its new audit records up to its tree, named by the delegate.
     /// Returns whether the session is a delegate's.
     pub(crate) fn forward_audit(&self) -> bool {

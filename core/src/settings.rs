@@ -93,6 +93,9 @@ pub struct ModelSettings {
     /// The model's context in tokens (`model.contextTokens`), when a setting names it; otherwise
     /// the endpoint's model listing is asked, and [`DEFAULT_CONTEXT_TOKENS`] is the fallback.
     pub context_tokens: Option<u64>,
+    /// What the model takes besides text (`model.inputs`), when a setting names it; otherwise
+    /// the endpoint's model listing is asked, and text only is the fallback.
+    pub inputs: Option<crate::model::Inputs>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -201,6 +204,7 @@ impl Default for Settings {
                 credential_variables: Vec::new(),
                 source: Source::Default,
                 context_tokens: None,
+                inputs: None,
             },
             mode: Mode::Ask,
             vetting_auto: false,
@@ -337,6 +341,7 @@ const KNOWN_KEYS: &[&str] = &[
     "model.name",
     "model.apiKeyEnv",
     "model.contextTokens",
+    "model.inputs",
     "mode",
     "vetting.auto",
     "vetting.reads",
@@ -668,6 +673,10 @@ fn apply(
             .filter(|n| *n >= 1024)
             .map(|n| s.model.context_tokens = Some(n))
             .ok_or(bad("a number of tokens of at least 1024")),
+        "model.inputs" => list()
+            .and_then(|words: Vec<String>| crate::model::Inputs::parse(&words))
+            .map(|i| s.model.inputs = Some(i))
+            .ok_or(bad("a list of image and pdf")),
         "mode" => value
             .as_str()
             .and_then(Mode::parse)
@@ -1028,6 +1037,70 @@ mod tests {
             shown
                 .iter()
                 .any(|n| n.contains("unknown") && n.contains("colour"))
+        );
+    }
+
+    // Verifies: PIC-2
+    #[test]
+    fn model_inputs_are_the_persons_to_name_and_only_image_and_pdf() {
+        let home = |text: &'static str| {
+            Some(SettingsFile {
+                path: "/h/.bravebot/settings.json".into(),
+                text,
+            })
+        };
+        let (s, _) = resolve(
+            &no_env,
+            None,
+            home(r#"{"model": {"inputs": ["image"]}}"#),
+            None,
+        );
+        assert_eq!(
+            s.model.inputs,
+            Some(crate::model::Inputs {
+                images: true,
+                pdfs: false
+            })
+        );
+        let client = json!({"model": {"inputs": []}});
+        let (s, _) = resolve(
+            &no_env,
+            Some(&client),
+            home(r#"{"model": {"inputs": ["image", "pdf"]}}"#),
+            None,
+        );
+        assert_eq!(
+            s.model.inputs,
+            Some(crate::model::Inputs::default()),
+            "the client's list wins, empty too"
+        );
+        let (s, notes) = resolve(
+            &no_env,
+            None,
+            home(r#"{"model": {"inputs": ["image", "video"]}}"#),
+            None,
+        );
+        assert_eq!(s.model.inputs, None, "a word it does not know sets nothing");
+        assert!(
+            notes.iter().any(|n| n.to_string().contains("model.inputs")),
+            "{notes:?}"
+        );
+        let (s, notes) = resolve(
+            &no_env,
+            None,
+            None,
+            Some(SettingsFile {
+                path: "/w/.bravebot/settings.json".into(),
+                text: r#"{"model": {"inputs": ["image", "pdf"]}}"#,
+            }),
+        );
+        assert_eq!(s.model.inputs, None, "a workspace names no model input");
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.to_string().contains("not obeyed")
+                    && n.to_string().contains("model.inputs")),
+            "{notes:?}"
         );
     }
 

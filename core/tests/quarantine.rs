@@ -543,7 +543,10 @@ async fn the_screen_is_told_a_check_began_over_how_many_lines_and_that_it_ended(
         assert!(
             matches!(
                 states[0],
-                bravebot_core::screen::CheckState::Started { lines: 3 }
+                bravebot_core::screen::CheckState::Started {
+                    lines: 3,
+                    file: None
+                }
             ),
             "{name}: {states:?}"
         );

@@ -894,6 +894,50 @@ case('a question never takes focus from typing and approving takes a number and 
   ws.stop()
 end)
 
+-- Verifies: NVIM-104
+case('a picture question names its private copy with type, size and verdict, and o opens it in the system viewer', function()
+  local png = '\137PNG\r\n\26\nwords drawn here\n'
+  local ws = workspace({ ['shot.png'] = png }, {
+    planner = {
+      { tool = 'read_file', id = 'call_read', args = { path = 'shot.png', why = 'look' } },
+      { tool = 'vet_content', id = 'call_vet', args = { ref = 'ref:0', expects = 'a screenshot', why = 'to see it' } },
+      { text = 'done' },
+    },
+    check = { { text = 'VERDICT: safe\nan ordinary screenshot' } },
+  })
+  local opened = {}
+  local orig_open = vim.ui.open
+  vim.ui.open = function(path)
+    table.insert(opened, { path = path, bytes = read(path) })
+    return { wait = function() end }, nil
+  end
+  local stop
+  require('bravebot.client').prompt('what does it show?', nil, function(r) stop = r end)
+  local q = require('bravebot.questions')
+  wait(function() return #q.pending > 0 end, 'the picture question')
+  local float = question_floats()[1]
+  local lines = float_lines(float)
+  local text = table.concat(lines, '\n')
+  local copy = text:match('copy: (%S+)')
+  assert(copy and copy:find('/bravebot/vetting/', 1, true), 'the copy is named: ' .. text)
+  assert(text:find('type: image/png, ' .. #png .. ' bytes', 1, true), 'its type and size: ' .. text)
+  assert(text:find('verdict: safe', 1, true), 'the check\'s word: ' .. text)
+  assert(text:find('o opens the copy', 1, true), 'the key is named: ' .. text)
+  vim.cmd('Bravebot answer')
+  press('o')
+  eq(1, #opened, 'o opened one file')
+  eq(copy, opened[1].path, 'the copy the question names')
+  eq(png, opened[1].bytes, 'holding the bytes read')
+  eq(true, vim.api.nvim_win_is_valid(float), 'o answers nothing')
+  press('<CR>')
+  wait(function() return stop ~= nil end, 'the turn to end')
+  vim.ui.open = orig_open
+  eq(nil, read(copy), 'the copy is gone once the question closed')
+  local said = tool_result(ws, 'call_vet')
+  assert(said and said:find('kept back', 1, true), 'refusing kept it back: ' .. tostring(said))
+  ws.stop()
+end)
+
 -- Records every bravebot/session/update the real server sends during `script`, answering each
 -- question by moving to it and pressing <CR> (the marked, refusing choice).
 local function record_updates(files, script, prompt, prompt_files)

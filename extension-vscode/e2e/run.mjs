@@ -15,6 +15,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import zlib from 'node:zlib';
 import { chromium } from 'playwright-core';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -1958,6 +1959,74 @@ test("a question nobody answers in time is taken down, the chat says so, and the
 const filter = process.argv[2];
 let passed = 0;
 let failed = 0;
+/** A real PNG, `w` by `h`, of dark and light stripes: something an image preview draws. */
+function stripesPng(w, h) {
+  const chunk = (type, data) => {
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(zlib.crc32(body));
+    return Buffer.concat([len, body, crc]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(w, 0);
+  ihdr.writeUInt32BE(h, 4);
+  ihdr[8] = 8; // bit depth
+  ihdr[9] = 0; // greyscale
+  const rows = [];
+  for (let y = 0; y < h; y++) {
+    const row = Buffer.alloc(w + 1);
+    for (let x = 0; x < w; x++) row[x + 1] = Math.floor(x / 8) % 2 ? 230 : 40;
+    rows.push(row);
+  }
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', zlib.deflateSync(Buffer.concat(rows))), chunk('IEND', Buffer.alloc(0))]);
+}
+
+// Verifies: VSC-115
+test('a picture question shows its private copy and Open shows it in an image preview', async () => {
+  const script = {
+    planner: [
+      { tool: 'read_file', id: 'call_r', args: { path: 'shot.png', why: 'see the screenshot' } },
+      { tool: 'vet_content', id: 'call_v', args: { ref: 'ref:0', expects: 'a screenshot of the build page', why: 'to read the error on it' } },
+      { text: 'the screenshot was kept back' },
+    ],
+    check: [{ text: 'VERDICT: safe\nan ordinary screenshot of a build page' }],
+  };
+  const png = stripesPng(96, 48);
+  await withEditor('picture', { 'shot.png': png }, script, async (h) => {
+    await h.openChat();
+    await h.prompt('what does the screenshot say');
+    const card = h.chat.locator('.card.question[data-kind="vetContent"]');
+    await card.waitFor();
+    const asked = await card.innerText();
+    const copy = /(\/\S+\/bravebot\/vetting\/\S+\.png)/.exec(asked)?.[1];
+    check(copy !== undefined, `the card names the private copy: ${asked}`);
+    check(asked.includes('image/png') && asked.includes(`${png.length} B`) && asked.includes('verdict: safe'), `its type, size and the check's word: ${asked}`);
+    check(asked.includes('an ordinary screenshot of a build page'), `the check's words: ${asked}`);
+    eq(fs.readFileSync(copy).equals(png), true, 'the copy holds the bytes read');
+    eq(fs.statSync(copy).mode & 0o777, 0o600, 'only the person reads the copy');
+    await h.shot('picture-card');
+    await card.getByRole('button', { name: 'Open', exact: true }).click();
+    const base = path.basename(copy);
+    await h.page.locator('.tab', { hasText: base }).waitFor();
+    // The preview draws the copy: an image of the picture's own size in one of the page's frames.
+    const drawn = async () => (await Promise.all(h.page.frames().map((f) =>
+      f.evaluate(() => [...document.images].some((i) => i.complete && i.naturalWidth === 96 && i.naturalHeight === 48)).catch(() => false)))).some(Boolean);
+    await until('the image preview to draw the copy', drawn);
+    await h.shot('picture-opened');
+    // The preview is a webview of its own: closed, the chat is the one webview again.
+    await h.command('View: Close All Editors');
+    await until('the preview to close', async () => (await h.page.locator('iframe.webview').count()) === 1);
+    check(await card.isVisible(), 'Open answered nothing: the card still waits');
+    await card.getByRole('button', { name: /^Keep it quarantined/ }).click();
+    await h.turnEnded();
+    check(!fs.existsSync(copy), 'the copy is removed once the question closed');
+    await h.model.recorded('call_v');
+    check(h.model.toolResult('call_v').includes('kept back'), `the planner was told: ${h.model.toolResult('call_v')}`);
+  });
+});
+
 // Verifies: VSC-73, VSC-74, VSC-80
 test('a file the check judged unsafe: its card says the agent will read it with the verdict, the chat says it was held back, and Trust File asks in a modal', async () => {
   const script = {

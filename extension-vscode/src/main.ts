@@ -107,6 +107,8 @@ async function onChatMessage(c: Ctx, m: FromWebview): Promise<void> {
       return c.setMode(m.mode as Mode);
     case 'answer':
       return c.questions.answerCard(m.questionId, m.optionId, m.text);
+    case 'openCopy':
+      return c.questions.openCopy(m.questionId);
     case 'restore':
       // Asks the person, saying which files go back, before anything changes.
       await c.checkpoints.restore(m.checkpointId, m.undo);

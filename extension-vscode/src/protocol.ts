@@ -150,7 +150,7 @@ export type SessionUpdate =
   /** A file held back from the agent because a check judged it unsafe: the check's reasons are untrusted (JUDGE-8). */
   | { kind: 'heldBack'; path: string; verdict: string; verdictText?: string }
   /** `delegate`: the number of the delegate whose check it is, absent for the turn's own (DELEG-71). */
-  | { kind: 'check'; state: string; lines?: number; completed?: boolean; verdict?: string; delegate?: number }
+  | { kind: 'check'; state: string; lines?: number; file?: 'picture' | 'pdf'; completed?: boolean; verdict?: string; delegate?: number }
   /** What a finished run printed on one stream, for the person only (drawn in the untrusted frame). */
   | { kind: 'runOutput'; stream: string; text: string; bytes: number; trusted: boolean; label: string }
   | { kind: 'plan'; todos: TodoItem[] }
@@ -218,7 +218,12 @@ export interface Subject {
   notice?: string;
   url?: string;
   host?: string;
+  /** A picture or a PDF (`vetContent`): the private copy of the bytes read, to open in a viewer (PIC-4). */
+  copy?: FileCopy;
 }
+
+/** A private copy of a file for the person's own viewer: absolute path, media type, size in bytes. */
+export interface FileCopy { path: string; mediaType: string; bytes: number }
 
 export type OptionKind = 'allow_once' | 'allow_always' | 'reject_once' | 'reject_always';
 export interface PermissionOption { optionId: string; name: string; kind: OptionKind }

@@ -433,6 +433,7 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
       // A restore over the person's changes shows what it writes, what the agent left and the file now.
       versions: restoreVersions(p.params),
       diff: p.params.kind === 'restore' ? s.diff : undefined,
+      copy: s.copy,
       options: p.params.options,
     });
     // After an answer by key in a proposal, the person's keyboard follows to the next question.
@@ -451,6 +452,17 @@ export class Questions implements vscode.Disposable, vscode.CodeLensProvider {
     if (!p) return;
     const words = text?.trim();
     this.finish(questionId, words ? select(p.params, approvingOption(p.params)?.optionId, { text: words }) : select(p.params, optionId));
+  }
+
+  /**
+   * Opens a waiting question's private copy of a picture or PDF in the editor's own viewer (an
+   * image preview for a picture, VSC-115). Only the copy a waiting question named is opened: the
+   * page asks by question, never by path.
+   */
+  async openCopy(questionId: string): Promise<void> {
+    const path = this.pendingById.get(questionId)?.params.subject.copy?.path;
+    if (!path) return;
+    await vscode.commands.executeCommand('vscode.open', vscode.Uri.file(path), { preview: true, preserveFocus: false });
   }
 
   dispose(): void {

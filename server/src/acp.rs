@@ -1199,6 +1199,14 @@ impl AcpScreen {
         if !s.plan.is_empty() {
             line(literal_block(&s.plan.join("\n")));
         }
+        if let Some(copy) = &s.copy {
+            line(format!(
+                "A private copy to open in your own viewer: {} ({}, {} bytes)",
+                literal_inline(&copy.path),
+                copy.media_type,
+                copy.bytes
+            ));
+        }
         if let Some(notice) = &s.notice {
             line(notice.clone());
         }

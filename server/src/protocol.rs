@@ -385,6 +385,9 @@ pub enum SessionUpdate {
         state: &'static str,
         #[serde(skip_serializing_if = "Option::is_none")]
         lines: Option<usize>,
+        /// For a check over a file rather than text: `picture` or `pdf` (PIC-1).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        file: Option<&'static str>,
         #[serde(skip_serializing_if = "Option::is_none")]
         completed: Option<bool>,
         /// Once ended, the verdict in one word (`safe`, `unsafe`, `inconclusive`), for the person
@@ -626,6 +629,19 @@ pub struct Subject<'a> {
     pub url: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host: Option<&'a str>,
+    /// For a picture or a PDF (`vetContent`): the private copy to open (PIC-4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub copy: Option<SubjectCopy<'a>>,
+}
+
+/// A private copy of a picture or a PDF for the person's own viewer: its absolute path, media
+/// type and size in bytes.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubjectCopy<'a> {
+    pub path: &'a str,
+    pub media_type: &'a str,
+    pub bytes: u64,
 }
 
 /// One hunk's lines, 0-based as LSP counts them: `oldStart`/`oldLines` in the original (the

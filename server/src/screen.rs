@@ -554,6 +554,12 @@ fn fallback(q: &Question) -> Fallback {
     if let Some(origin) = &s.origin {
         m.push_str(&format!("\nFrom: {origin}"));
     }
+    if let Some(copy) = &s.copy {
+        m.push_str(&format!(
+            "\nOpen the copy: {} ({}, {} bytes)",
+            copy.path, copy.media_type, copy.bytes
+        ));
+    }
     if let Some(url) = &s.url {
         m.push_str(&format!("\nURL: {url}"));
     }
@@ -727,6 +733,11 @@ fn wire_question<'a>(
             notice: s.notice.as_deref(),
             url: s.url.as_deref(),
             host: s.host.as_deref(),
+            copy: s.copy.as_ref().map(|c| protocol::SubjectCopy {
+                path: &c.path,
+                media_type: &c.media_type,
+                bytes: c.bytes,
+            }),
         },
         options,
     }
@@ -779,11 +790,12 @@ pub fn wire_update(update: Update) -> SessionUpdate {
             verdict_text: reasons.as_ref().map(|r| policy::to_screen(r).clone()),
         },
         Update::Check {
-            state: CheckState::Started { lines },
+            state: CheckState::Started { lines, file },
             delegate,
         } => SessionUpdate::Check {
             state: "started",
-            lines: Some(lines),
+            lines: file.is_none().then_some(lines),
+            file,
             completed: None,
             verdict: None,
             delegate,
@@ -794,6 +806,7 @@ pub fn wire_update(update: Update) -> SessionUpdate {
         } => SessionUpdate::Check {
             state: "ended",
             lines: None,
+            file: None,
             completed: Some(completed),
             verdict: Some(verdict.as_str()),
             delegate,

@@ -70,12 +70,14 @@ impl Transcript {
                 self.line(&format!("  quarantined {origin} as {reference}"));
             }
             Update::Check {
-                state: CheckState::Started { lines },
+                state: CheckState::Started { lines, file },
                 ..
             } => {
-                self.line(&format!(
-                    "  a check is reading {lines} lines nobody vouched for"
-                ));
+                self.line(&match file {
+                    Some("pdf") => "  a check is reading a PDF nobody vouched for".to_string(),
+                    Some(_) => "  a check is reading a picture nobody vouched for".to_string(),
+                    None => format!("  a check is reading {lines} lines nobody vouched for"),
+                });
             }
             Update::Check {
                 state: CheckState::Ended { completed, verdict },

@@ -6,6 +6,12 @@
 //! `X-Bravebot-Role` header (CONTRACT §2): a check's request is answered from the check script,
 //! never from the planner's.
 //!
+//! It speaks the Anthropic messages format too (`POST /v1/messages`, answered with a whole JSON
+//! message of `text` and `tool_use` blocks; point the client at the URL without `/v1`), and its
+//! model listing says what each model takes besides text (`fake-model`: pictures and PDFs;
+//! `fake-model-small`: text only). [`RecordedRequest::file_parts`] reads the image, file and
+//! document parts a request carried in either format.
+//!
 //! ```no_run
 //! use bravebot_tests::fake_model::{FakeModel, Reply};
 //! use serde_json::json;
@@ -414,6 +420,34 @@ impl RecordedRequest {
             .collect()
     }
 
+    /// Every part of the request that carries a file rather than text, in order, in either wire
+    /// format: OpenAI-compatible `image_url` and `file` parts, Anthropic `image` and `document`
+    /// blocks (inside a `tool_result` too).
+    pub fn file_parts(&self) -> Vec<Value> {
+        let mut found = Vec::new();
+        let mut stack: Vec<&Value> = self.body["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .rev()
+            .collect();
+        while let Some(value) = stack.pop() {
+            match value {
+                Value::Array(items) => stack.extend(items.iter().rev()),
+                Value::Object(map) => {
+                    let kind = map.get("type").and_then(Value::as_str).unwrap_or("");
+                    if matches!(kind, "image_url" | "file" | "image" | "document") {
+                        found.push(value.clone());
+                    } else if let Some(content) = map.get("content") {
+                        stack.push(content);
+                    }
+                }
+                _ => {}
+            }
+        }
+        found
+    }
+
     /// The content of every message of the request, joined by newlines: a string content as it
     /// is, any other as its JSON.
     pub fn all_text(&self) -> String {
@@ -692,13 +726,18 @@ async fn answer(mut stream: TcpStream, state: Arc<Mutex<State>>) {
     let wants_usage = body.pointer("/stream_options/include_usage") == Some(&Value::Bool(true));
     let written = match (incoming.method.as_str(), route, reply) {
         ("GET", "/v1/models", _) => {
+            // What each model takes besides text, as OpenRouter lists it: `fake-model` takes
+            // pictures and PDFs (`file`), `fake-model-small` text only.
             let listing = json!({"object": "list", "data": [
-                {"id": "fake-model", "object": "model", "owned_by": "bravebot-tests"},
-                {"id": "fake-model-small", "object": "model", "owned_by": "bravebot-tests"},
+                {"id": "fake-model", "object": "model", "owned_by": "bravebot-tests",
+                 "architecture": {"input_modalities": ["text", "image", "file"]}},
+                {"id": "fake-model-small", "object": "model", "owned_by": "bravebot-tests",
+                 "architecture": {"input_modalities": ["text"]}},
             ]});
             write_json(&mut stream, 200, &listing).await
         }
         (_, "/v1/messages", Some(reply)) => {
+            let reply = reply.with_refs_named(&body);
             write_anthropic_reply(&mut stream, &reply, &model, call_base, wants_stream).await
         }
         (_, _, Some(reply)) => {

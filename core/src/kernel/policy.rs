@@ -381,6 +381,24 @@ pub fn to_check_request(value: &Labelled<Vec<u8>>, audit: &mut AuditTrail, what:
     serde_json::Value::String(text.into_owned()).to_string()
 }
 
+/// A picture's or a PDF's bytes carried into a check's request as the file itself (an image or
+/// document part), never decoded as text. Recorded like every check.
+pub fn file_to_check_request(
+    value: &Labelled<Vec<u8>>,
+    audit: &mut AuditTrail,
+    what: &str,
+) -> Vec<u8> {
+    audit.record(
+        Gate::Check,
+        Decision::Allowed,
+        format!(
+            "{what} ({}) sent to an isolated check with no tools, as a file",
+            value.label()
+        ),
+    );
+    value.value().clone()
+}
+
 /// A check's reply as the backend gave it: its text, and whether the token limit cut it.
 pub struct CheckReply {
     pub text: String,

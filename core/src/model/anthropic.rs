@@ -187,6 +187,11 @@ fn block(part: &Part) -> Value {
             "type": "image",
             "source": {"type": "base64", "media_type": media_type, "data": base64},
         }),
+        // The API takes a PDF as a document, never as an image.
+        Part::Pdf { data, .. } => json!({
+            "type": "document",
+            "source": {"type": "base64", "media_type": "application/pdf", "data": base64(data)},
+        }),
     }
 }
 

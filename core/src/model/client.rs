@@ -271,17 +271,7 @@ impl ModelClient {
     /// or `max_context_length`, or llama.cpp's `meta.n_ctx_train`. `None` where the listing
     /// cannot be had or says nothing.
     pub async fn listed_context_tokens(&self) -> Option<u64> {
-        let (_, _, listing) = self.model_listing(Duration::from_secs(10)).await;
-        let listing = listing.ok()?;
-        if !(200..300).contains(&listing.status) {
-            return None;
-        }
-        let value = serde_json::from_slice::<serde_json::Value>(&listing.body).ok()?;
-        let entry = value
-            .get("data")
-            .and_then(|d| d.as_array())?
-            .iter()
-            .find(|m| m.get("id").and_then(|i| i.as_str()) == Some(self.config.name.as_str()))?;
+        let entry = self.listed_entry().await?;
         [
             "context_length",
             "max_model_len",
@@ -296,6 +286,32 @@ impl ModelClient {
                 .and_then(serde_json::Value::as_u64)
         })
         .filter(|n| *n > 0)
+    }
+
+    /// What the endpoint's model listing says the model in use takes besides text, where it says
+    /// anything: `architecture.input_modalities` (OpenRouter; `image`, and `file` for PDFs), or
+    /// `input_modalities` or `modalities.input` on the entry itself (the same words), or a
+    /// `capabilities` list naming `vision` (pictures). `None` where the listing cannot be had,
+    /// lacks the model, or names none of these.
+    pub async fn listed_inputs(&self) -> Option<super::Inputs> {
+        let entry = self.listed_entry().await?;
+        inputs_of_entry(&entry)
+    }
+
+    /// The model listing's entry for the model in use.
+    async fn listed_entry(&self) -> Option<serde_json::Value> {
+        let (_, _, listing) = self.model_listing(Duration::from_secs(10)).await;
+        let listing = listing.ok()?;
+        if !(200..300).contains(&listing.status) {
+            return None;
+        }
+        let value = serde_json::from_slice::<serde_json::Value>(&listing.body).ok()?;
+        value
+            .get("data")
+            .and_then(|d| d.as_array())?
+            .iter()
+            .find(|m| m.get("id").and_then(|i| i.as_str()) == Some(self.config.name.as_str()))
+            .cloned()
     }
 
     /// A cheap question for `bravebot doctor`: does the endpoint answer, and with what.
@@ -405,6 +421,34 @@ impl ModelClient {
             }
         }
     }
+}
+
+/// What one model listing entry says the model takes besides text (see
+/// [`ModelClient::listed_inputs`]).
+fn inputs_of_entry(entry: &serde_json::Value) -> Option<super::Inputs> {
+    let words = |at: Option<&serde_json::Value>| -> Option<Vec<String>> {
+        at?.as_array().map(|items| {
+            items
+                .iter()
+                .filter_map(|i| i.as_str().map(str::to_ascii_lowercase))
+                .collect()
+        })
+    };
+    if let Some(modalities) = words(entry.pointer("/architecture/input_modalities"))
+        .or_else(|| words(entry.get("input_modalities")))
+        .or_else(|| words(entry.pointer("/modalities/input")))
+    {
+        let has = |w: &str| modalities.iter().any(|m| m == w);
+        return Some(super::Inputs {
+            images: has("image"),
+            pdfs: has("file") || has("pdf"),
+        });
+    }
+    let capabilities = words(entry.get("capabilities"))?;
+    Some(super::Inputs {
+        images: capabilities.iter().any(|c| c == "vision"),
+        pdfs: false,
+    })
 }
 
 /// `Bearer <key>`, built in one allocation so that no copy of the key is left behind in a
@@ -688,6 +732,13 @@ mod tests {
                 tool_calls: Vec::new(),
             },
             Message::User(vec![Part::Text("again".to_owned())]),
+            Message::User(vec![
+                Part::Text("a released PDF".to_owned()),
+                Part::Pdf {
+                    filename: "r.pdf".to_owned(),
+                    data: b"%PDF".to_vec(),
+                },
+            ]),
         ];
         for api in [Api::OpenAi, Api::Anthropic] {
             let client = client(api, "http://127.0.0.1:1".to_owned(), None);
@@ -730,6 +781,41 @@ mod tests {
             request.system.clear();
             assert_eq!(body(&request), reference(&request), "{api:?} check");
         }
+    }
+
+    // Verifies: PIC-5
+    #[test]
+    fn a_pdf_is_a_file_part_in_openai_and_a_document_block_in_anthropic() {
+        let pdf = Part::Pdf {
+            filename: "r.pdf".to_owned(),
+            data: b"%PDF".to_vec(),
+        };
+        let png = Part::Image {
+            media_type: "image/png".to_owned(),
+            data: b"png".to_vec(),
+        };
+        let mut request = request(Role::Check, None);
+        request.messages = vec![Message::User(vec![Part::Text("look".to_owned()), png, pdf])];
+        let body = |api| {
+            let client = client(api, "http://127.0.0.1:1".to_owned(), None);
+            serde_json::from_slice::<serde_json::Value>(&client.body(&request)).unwrap()
+        };
+        assert_eq!(
+            body(Api::OpenAi)["messages"][1]["content"],
+            json!([
+                {"type": "text", "text": "look"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,cG5n"}},
+                {"type": "file", "file": {"filename": "r.pdf", "file_data": "data:application/pdf;base64,JVBERg=="}},
+            ])
+        );
+        assert_eq!(
+            body(Api::Anthropic)["messages"][0]["content"],
+            json!([
+                {"type": "text", "text": "look"},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "cG5n"}},
+                {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBERg=="}},
+            ])
+        );
     }
 
     // Verifies: COST-31
@@ -1181,6 +1267,50 @@ mod tests {
             client.listed_context_tokens().await,
             None,
             "a listing that says nothing gives nothing"
+        );
+    }
+
+    // Verifies: PIC-2
+    #[test]
+    fn the_model_listing_says_what_the_model_takes_besides_text_where_it_says() {
+        let inputs = |entry: serde_json::Value| inputs_of_entry(&entry);
+        let both = Some(super::super::Inputs {
+            images: true,
+            pdfs: true,
+        });
+        let pictures = Some(super::super::Inputs {
+            images: true,
+            pdfs: false,
+        });
+        let text = Some(super::super::Inputs::default());
+        assert_eq!(
+            inputs(json!({"architecture": {"input_modalities": ["text", "image", "file"]}})),
+            both
+        );
+        assert_eq!(
+            inputs(json!({"input_modalities": ["TEXT", "Image"]})),
+            pictures
+        );
+        assert_eq!(
+            inputs(json!({"modalities": {"input": ["text", "pdf"]}})),
+            Some(super::super::Inputs {
+                images: false,
+                pdfs: true
+            })
+        );
+        assert_eq!(
+            inputs(json!({"capabilities": ["completion", "vision"]})),
+            pictures
+        );
+        assert_eq!(
+            inputs(json!({"architecture": {"input_modalities": ["text"]}})),
+            text
+        );
+        assert_eq!(inputs(json!({"capabilities": ["completion"]})), text);
+        assert_eq!(
+            inputs(json!({"id": "m", "context_length": 4096})),
+            None,
+            "says nothing"
         );
     }
 

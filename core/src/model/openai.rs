@@ -46,7 +46,7 @@ pub(super) fn request_body(model: &str, request: &ModelRequest) -> Value {
                             }
                             text.push_str(piece);
                         }
-                        Part::Image { .. } | Part::EncodedImage { .. } => {
+                        Part::Image { .. } | Part::EncodedImage { .. } | Part::Pdf { .. } => {
                             held_pictures.push(picture(part))
                         }
                     }
@@ -102,7 +102,7 @@ pub(super) fn encode(message: &Message) -> Encoded {
                         }
                         text.push_str(piece);
                     }
-                    Part::Image { .. } | Part::EncodedImage { .. } => {
+                    Part::Image { .. } | Part::EncodedImage { .. } | Part::Pdf { .. } => {
                         pictures.push(picture(part).to_string())
                     }
                 }
@@ -230,13 +230,14 @@ fn content(parts: &[Part]) -> Value {
             .iter()
             .map(|part| match part {
                 Part::Text(text) => json!({"type": "text", "text": text}),
-                Part::Image { .. } | Part::EncodedImage { .. } => picture(part),
+                Part::Image { .. } | Part::EncodedImage { .. } | Part::Pdf { .. } => picture(part),
             })
             .collect(),
     )
 }
 
-/// A picture as an `image_url` part with a `data:` URL (CONTRACT §4.10).
+/// A picture as an `image_url` part with a `data:` URL (CONTRACT §4.10); a PDF as a `file` part
+/// whose `file_data` is a `data:` URL, the shape the API takes a PDF in.
 fn picture(part: &Part) -> Value {
     match part {
         Part::Image { media_type, data } => json!({
@@ -246,6 +247,13 @@ fn picture(part: &Part) -> Value {
         Part::EncodedImage { media_type, base64 } => json!({
             "type": "image_url",
             "image_url": {"url": format!("data:{media_type};base64,{base64}")},
+        }),
+        Part::Pdf { filename, data } => json!({
+            "type": "file",
+            "file": {
+                "filename": filename,
+                "file_data": format!("data:application/pdf;base64,{}", base64(data)),
+            },
         }),
         Part::Text(text) => json!({"type": "text", "text": text}),
     }

@@ -62,6 +62,48 @@ pub enum Part {
         media_type: String,
         base64: String,
     },
+    /// A PDF, sent as a document where the wire format has one: an OpenAI-compatible `file`
+    /// part with a `data:` URL, an Anthropic `document` block with a base64 source. An image
+    /// part carrying a PDF is refused by both APIs.
+    Pdf {
+        filename: String,
+        data: Vec<u8>,
+    },
+}
+
+/// What a model takes besides text (`model.inputs`, CONTRACT §5): pictures, PDFs, both or
+/// neither.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Inputs {
+    pub images: bool,
+    pub pdfs: bool,
+}
+
+impl Inputs {
+    /// The list `model.inputs` holds: `image` and `pdf`, any other word refused.
+    pub fn parse(words: &[String]) -> Option<Inputs> {
+        let mut inputs = Inputs::default();
+        for word in words {
+            match word.as_str() {
+                "image" => inputs.images = true,
+                "pdf" => inputs.pdfs = true,
+                _ => return None,
+            }
+        }
+        Some(inputs)
+    }
+
+    /// The words of [`Inputs::parse`], for `status` and `doctor`.
+    pub fn words(self) -> Vec<&'static str> {
+        let mut words = Vec::new();
+        if self.images {
+            words.push("image");
+        }
+        if self.pdfs {
+            words.push("pdf");
+        }
+        words
+    }
 }
 
 /// A tool call the model made, with its arguments as the JSON text the model wrote.

@@ -121,14 +121,25 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             label = label.join(slot.content().label());
             let origin = slot.reference.origin.clone();
             match &origin {
-                Origin::Picture { media_type, .. } => {
+                // A PDF goes as a document, the shape both APIs take one in (PIC-5).
+                Origin::Picture { media_type, path } => {
+                    let what = if media_type == crate::check::PDF {
+                        "a PDF"
+                    } else {
+                        "a picture"
+                    };
                     parts.push(Part::Text(format!(
-                        "Document {id} is a picture ({media_type}):"
+                        "Document {id} is {what} ({media_type}):"
                     )));
-                    parts.push(Part::Image {
-                        media_type: media_type.clone(),
-                        data: policy::picture_bytes(slot.content()),
-                    });
+                    let name = std::path::Path::new(path)
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_else(|| path.clone());
+                    parts.push(crate::check::file_part(
+                        media_type,
+                        &name,
+                        policy::picture_bytes(slot.content()),
+                    ));
                 }
                 Origin::McpPicture { tool } => {
                     parts.push(Part::Text(format!(

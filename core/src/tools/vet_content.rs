@@ -20,8 +20,7 @@ use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, Endorsement, PlannerText, Verdict};
 use crate::kernel::slot::Origin;
-use crate::model::Part;
-use crate::screen::{QuestionKind, Subject};
+use crate::screen::{FileCopy, QuestionKind, Subject};
 
 tool_args! {
     /// The arguments of `vet_content`, as the planner is shown them and as a call is read.
@@ -53,18 +52,33 @@ impl Drop for PictureCopy {
 }
 
 /// Writes the picture's bytes into a directory only the person's account can read, under their
-/// cache directory (never the temporary directory, which any program may write).
+/// cache directory (never the temporary directory, which any program may write). The cache
+/// directory is `XDG_CACHE_HOME`, else `~/.cache`; a value that is empty or relative names none
+/// (the XDG rule), and `None` comes back where there is none, or where `bravebot/vetting` in it
+/// is a link, is not a directory or belongs to another account.
 fn picture_copy(bytes: &[u8], media_type: &str) -> Option<PictureCopy> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+    let absolute =
+        |value: std::ffi::OsString| Some(PathBuf::from(value)).filter(|p| p.is_absolute());
     let cache = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+        .and_then(absolute)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .and_then(absolute)
+                .map(|h| h.join(".cache"))
+        })?;
     let dir = cache.join("bravebot").join("vetting");
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
         .create(&dir)
         .ok()?;
+    // A directory that was there already keeps its mode: it is checked and narrowed, and one
+    // that is a link or another account's is not used at all.
+    let meta = std::fs::symlink_metadata(&dir).ok()?;
+    if !meta.is_dir() {
+        return None;
+    }
     let ext = media_type.rsplit('/').next().unwrap_or("bin");
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -77,8 +91,17 @@ fn picture_copy(bytes: &[u8], media_type: &str) -> Option<PictureCopy> {
         .mode(0o600)
         .open(&path)
         .ok()?;
+    // Removed again if anything below fails.
+    let copy = PictureCopy(path);
+    // The file just made is this account's: a directory of another account is not used.
+    if file.metadata().ok()?.uid() != meta.uid() {
+        return None;
+    }
+    if meta.mode() & 0o777 != 0o700 {
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).ok()?;
+    }
     std::io::Write::write_all(&mut file, bytes).ok()?;
-    Some(PictureCopy(path))
+    Some(copy)
 }
 
 pub async fn run(call: &Call<'_>) -> ToolOutput {
@@ -168,11 +191,64 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         }
         (origin, _) => (content, plain_origin(origin)),
     };
+    // A picture or a PDF: its media type and path are the ones the planner's own path named
+    // (the extension decides, never the bytes).
     let picture = match &reference.origin {
-        Origin::Picture { media_type, .. } => Some(media_type.clone()),
+        Origin::Picture { media_type, path } => Some((media_type.clone(), path.clone())),
         _ => None,
     };
-    let outcome = check::run(session, &content, &origin_words, &expects, call.cancel).await;
+    // Both refusals come before any byte is sent: a model that takes no such file is never sent
+    // one, not even by a check (PIC-2); and where a person would be asked, the copy they open is
+    // made first, so a machine with nowhere to put it sends nothing either (PIC-3).
+    let mut copy = None;
+    if let Some((media_type, _)) = &picture {
+        let inputs = session.model_inputs().await;
+        let (taken, one, what) = if media_type == check::PDF {
+            (inputs.pdfs, "a PDF", "PDFs")
+        } else {
+            (inputs.images, "a picture", "pictures")
+        };
+        if !taken {
+            call.record(
+                Gate::Check,
+                Decision::Refused,
+                format!("vet_content {id}: the model takes no {what}"),
+            );
+            return ToolOutput::refused(format!(
+                "{id} is {one}, and the model in use takes no {what} (model.inputs, or the endpoint's model listing), so it was sent to no check and stays quarantined"
+            ));
+        }
+        if session.screen.interactive() {
+            match picture_copy(policy::to_file_write(&content), media_type) {
+                Some(c) => copy = Some(c),
+                None => {
+                    call.record(
+                        Gate::Check,
+                        Decision::Refused,
+                        format!("vet_content {id}: no private cache directory for a copy"),
+                    );
+                    return ToolOutput::refused(
+                        "there is no private cache directory to put a copy of the file in for the person to open, so it was sent to no check and stays quarantined",
+                    );
+                }
+            }
+        }
+    }
+    let outcome = match &picture {
+        Some((media_type, path)) => {
+            check::run_file(
+                session,
+                &content,
+                media_type,
+                &file_name(path),
+                &origin_words,
+                &expects,
+                call.cancel,
+            )
+            .await
+        }
+        None => check::run(session, &content, &origin_words, &expects, call.cancel).await,
+    };
     // The switch is read once the check is over, so turning it off while a check runs holds.
     let auto = session.auto_vetting.is_on() && outcome.verdict == Verdict::Safe;
     let mut unrecorded = None;
@@ -186,16 +262,14 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     } else if !session.screen.interactive() {
         None
     } else {
-        let copy = match &picture {
-            Some(media) => match picture_copy(policy::to_file_write(&content), media) {
-                Some(c) => Some(c),
-                None => {
-                    return ToolOutput::refused(
-                        "there is no private cache directory to put a copy of the picture in, so it stays quarantined",
-                    );
-                }
-            },
-            None => None,
+        let size = policy::measure(&content).1;
+        let shown_copy = match (&picture, &copy) {
+            (Some((media_type, _)), Some(copy)) => Some(FileCopy {
+                path: copy.0.display().to_string(),
+                media_type: media_type.clone(),
+                bytes: size as u64,
+            }),
+            _ => None,
         };
         let prepared = Release {
             kind: QuestionKind::VetContent,
@@ -205,7 +279,7 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             content: &content,
             screening: Screening::checked(outcome),
             grants: match &picture {
-                Some(media_type) => vec![(
+                Some((media_type, _)) => vec![(
                     "show",
                     Grant::PictureOnce {
                         media_type: media_type.clone(),
@@ -214,12 +288,16 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
                 None => release::once_grants(session, Grant::Once),
             },
             subject: Subject {
-                path: copy.as_ref().map(|c| c.0.display().to_string()),
+                path: picture.as_ref().map(|(_, path)| path.clone()),
                 header: Some("The agent expects".into()),
                 question: Some(expects.clone()),
-                notice: picture.as_ref().map(|m| {
-                    format!("A {m} file, {} bytes: open the copy at the path shown. A model reads words in a picture that a person can miss.", reference.bytes)
+                // The copy's path, type and size travel in `copy`, which every front draws.
+                notice: shown_copy.as_ref().map(|_| {
+                    "Open the private copy to see it: it holds exactly the bytes read, only your account can read it, and it is removed when this question closes. \
+                     A model reads words in a picture that a person can miss, and a file can hold bytes no viewer draws (metadata, a PDF's text layer)."
+                        .to_string()
                 }),
+                copy: shown_copy,
                 ..Subject::default()
             },
         }
@@ -228,12 +306,14 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         released = prepared.released;
         omitted = prepared.omitted;
         let answer = call.ask(question.clone()).await;
-        drop(copy);
+        // The question has closed: its copy goes now, whatever the answer.
+        drop(copy.take());
         if answer.chosen(&question).map(|o| o.id.as_str()) == Some("auto") {
             unrecorded = release::take_standing_key(session).await;
         }
         answer.approves(&question).then_some(Endorsement::Person)
     };
+    drop(copy);
     let Some(endorsement) = endorsement else {
         call.record(
             Gate::Question,
@@ -255,17 +335,22 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
         &mut state.audit,
     );
     match picture {
-        Some(media_type) => {
+        Some((media_type, path)) => {
+            let what = if media_type == check::PDF {
+                "PDF"
+            } else {
+                "picture"
+            };
             let mut out = ToolOutput::ok(
                 PlannerText::driver(format!(
-                    "{id} was let through once ({}); the picture is attached to your next request",
+                    "{id} was let through once ({}); the {what} is attached to your next request",
                     release::released_by(endorsement)
                 )),
-                format!("{id}: picture released"),
+                format!("{id}: {what} released"),
             );
             out.attachments.push((
-                PlannerText::driver(format!("[bravebot: the picture {id}, from {origin_words}, released once; it came from a file, not from the person]")),
-                Part::Image { media_type, data: policy::picture_bytes(&content) },
+                PlannerText::driver(format!("[bravebot: the {what} {id}, from {origin_words}, released once; it came from a file, not from the person]")),
+                check::file_part(&media_type, &file_name(&path), policy::picture_bytes(&content)),
             ));
             out
         }
@@ -283,6 +368,14 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             },
         ),
     }
+}
+
+/// The name a file goes by on the wire: the last part of the path the planner named.
+fn file_name(path: &str) -> String {
+    std::path::Path::new(path)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.to_string())
 }
 
 /// Where content came from, in bravebot's words: a path, a URL or a command, never a reference.

@@ -864,7 +864,7 @@ M.FIELDS = {
   remark = { 'text' },
   heldBack = { 'path', 'verdict', 'verdictText' },
   runOutput = { 'stream', 'text', 'bytes', 'trusted', 'label' },
-  check = { 'state', 'lines', 'completed', 'delegate', 'verdict' },
+  check = { 'state', 'lines', 'file', 'completed', 'delegate', 'verdict' },
   plan = { 'todos' },
   turnEnded = { 'stopReason' },
   questionClosed = { 'questionId' },
@@ -1012,6 +1012,10 @@ function M.on_update(state, update, session_id)
     end
     if update.lines ~= nil then
       s = s .. ' (' .. count_of(update.lines, 'line') .. ')'
+    end
+    -- A check over a picture or a PDF reads the file itself, which has no lines (PIC-1).
+    if update.file ~= nil then
+      s = s .. ' (' .. (update.file == 'pdf' and 'a PDF' or update.file == 'picture' and 'a picture' or one_line(update.file)) .. ')'
     end
     if update.completed ~= nil then
       s = s .. (update.completed == true and ', completed' or ', not completed')

@@ -208,6 +208,9 @@ function M.float(title, lines, hls, choices, on_close, opts)
   table.insert(lines, '')
   local first_choice = body + 1
   table.insert(lines, string.format('1-%d mark a choice, <CR> confirms the marked one, <Esc>/q refuses', #choices))
+  for _, k in ipairs(opts.keys or {}) do
+    table.insert(lines, string.format('%s %s', k.lhs, k.desc))
+  end
   local buf = vim.api.nvim_create_buf(false, true)
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
@@ -281,6 +284,10 @@ function M.float(title, lines, hls, choices, on_close, opts)
     vim.keymap.set('n', lhs, function()
       finish(on_close)
     end, { buffer = buf, nowait = true, desc = 'bravebot: refuse' })
+  end
+  -- Keys of the question's own that answer nothing (the Open key of a picture's copy).
+  for _, k in ipairs(opts.keys or {}) do
+    vim.keymap.set('n', k.lhs, k.fn, { buffer = buf, nowait = true, desc = 'bravebot: ' .. k.desc })
   end
   vim.api.nvim_create_autocmd({ 'WinClosed', 'BufWipeout' }, {
     buffer = buf,
@@ -402,6 +409,14 @@ end
 
 -- vetContent / readOutput / trustRead: untrusted bytes inside a margin ----------------------------
 
+--- Opens a picture's or PDF's private copy with the system's opener; says so when it cannot.
+function M.open_copy(path)
+  local ok, opened, err = pcall(vim.ui.open, path)
+  if not ok or not opened then
+    vim.notify('bravebot: could not open ' .. path .. ': ' .. tostring(ok and err or opened), vim.log.levels.WARN)
+  end
+end
+
 function M.content(params, reply)
   local s = params.subject or {}
   local lines = header(params)
@@ -421,18 +436,32 @@ function M.content(params, reply)
   if s.path then
     table.insert(lines, 'path: ' .. s.path)
   end
+  -- A picture or a PDF is not drawn here: its private copy is named, with its type and size,
+  -- and o opens it in the system's viewer (NVIM-104).
+  local copy = type(s.copy) == 'table' and type(s.copy.path) == 'string' and s.copy or nil
+  if copy then
+    table.insert(lines, 'copy: ' .. copy.path:gsub('[\r\n]', ' '))
+    table.insert(lines, string.format('type: %s, %s bytes', tostring(copy.mediaType), tostring(copy.bytes)))
+  end
   if s.notice and s.notice ~= '' then
     for _, l in ipairs(split('notice: ' .. s.notice)) do
       table.insert(lines, l)
     end
   end
-  table.insert(lines, '')
-  for _, l in ipairs(split(s.content)) do
-    table.insert(lines, chat.MARGIN .. l)
-    table.insert(hls, { #lines - 1, 'BravebotUntrusted' })
+  if s.content then
+    table.insert(lines, '')
+    for _, l in ipairs(split(s.content)) do
+      table.insert(lines, chat.MARGIN .. l)
+      table.insert(hls, { #lines - 1, 'BravebotUntrusted' })
+    end
   end
+  local keys = copy and { {
+    lhs = 'o',
+    desc = 'opens the copy in your system\'s viewer (answers nothing)',
+    fn = function() M.open_copy(copy.path) end,
+  } } or nil
   return M.float('bravebot: ' .. M.kind_words(params.kind), lines, hls, choices_of(params, reply), function() reply(nil) end,
-    float_opts(params))
+    float_opts(params, { keys = keys }))
 end
 
 -- fetch, lspStart, and kinds this plugin does not know ------------------------------------

@@ -10,6 +10,7 @@ import { attachPicture, attachShown, counted, drawnPictureTypes, pictureSrc, typ
 import { heldBackHtml } from './heldBack';
 import { checkpointHtml, restoreDiffHtml, restoredHtml, versionsHtml } from './checkpointHtml';
 import { argumentsHtml, checkLine, titleHtml, toolWords } from './literal';
+import { fileCopyHtml } from './fileCopy';
 import { every, type LoopShown } from '../sessions';
 import { usageLines, usageSummary } from './usage';
 import type { UsageMeter } from '../protocol';
@@ -243,6 +244,7 @@ function questionHtml(q: Extract<ToWebview, { type: 'question' }>): string {
     (told !== undefined ? `<div class="delegate-told"><div class="frame-label">it will be told</div><pre>${escapeHtml(told)}</pre></div>` : '') +
     (untrusted ? `<div class="untrusted"><div class="frame-label">untrusted content${q.verdict ? ` · verdict: ${escapeHtml(q.verdict)}` : ''}</div><pre>${escapeHtml(q.content ?? '')}</pre>` +
       (q.verdictText ? `<div class="frame-label">the check's words</div><pre class="check-words">${escapeHtml(q.verdictText)}</pre>` : '') + '</div>' : '') +
+    fileCopyHtml(q.questionId, q.copy, q.verdict, q.verdictText) +
     (q.unsaved?.length ? `<div class="unsaved" role="note">Unsaved changes: the program will read these files as they are on disk, not as the editor shows them: ${escapeHtml(q.unsaved.join(', '))} ` +
       `<button class="secondary" data-q="${id}" data-save="1">Save them first</button></div>` : '') +
     (q.ownWords ? `<div class="own-words"><textarea rows="2" data-q="${id}" aria-label="Your answer" placeholder="Your own words; Enter sends"></textarea>` +
@@ -439,6 +441,7 @@ questionsEl.addEventListener('click', (e) => {
   const b = (e.target as HTMLElement).closest('button');
   if (!b || !b.dataset.q) return;
   if (b.dataset.save) vscode.postMessage({ type: 'saveAll', questionId: b.dataset.q });
+  else if (b.dataset.open) vscode.postMessage({ type: 'openCopy', questionId: b.dataset.q });
   else if (b.dataset.own) sendOwnWords(b.closest<HTMLElement>('[data-question]'));
   else vscode.postMessage({ type: 'answer', questionId: b.dataset.q, optionId: b.dataset.o });
 });

@@ -472,7 +472,7 @@ export type ToWebview =
   /** The model the server uses, in words (modelShown.ts), for the state's hover. */
   | { type: 'model'; text: string }
   /** `versions` and `diff`: a `restore` question's three versions and what the restore changes (restoreVersions). */
-  | { type: 'question'; questionId: string; kind: string; lines: string[]; command?: string; askedBy?: string; content?: string; verdict?: string; verdictText?: string; ownWords?: boolean; unsaved?: string[]; versions?: { label: string; text?: string }[]; diff?: string; options: { optionId: string; name: string; kind: string }[] }
+  | { type: 'question'; questionId: string; kind: string; lines: string[]; command?: string; askedBy?: string; content?: string; verdict?: string; verdictText?: string; copy?: { path: string; mediaType: string; bytes: number }; ownWords?: boolean; unsaved?: string[]; versions?: { label: string; text?: string }[]; diff?: string; options: { optionId: string; name: string; kind: string }[] }
   | { type: 'questionDone'; questionId: string }
   /** Sent once the page is ready: which extension host it now talks to (see restoredTranscript). */
   | { type: 'hello'; epoch: string }
@@ -508,6 +508,8 @@ export type FromWebview =
   | { type: 'newSession' }
   | { type: 'setMode'; mode: string }
   | { type: 'answer'; questionId: string; optionId?: string; text?: string }
+  /** Open: the person asks to see a picture question's private copy in the editor's viewer. */
+  | { type: 'openCopy'; questionId: string }
   | { type: 'retry'; text: string; files: string[]; context?: EditorContext }
   | { type: 'command'; command: string }
   /** A code block's Copy and Insert buttons: the block's text, as the page shows it. */
