@@ -199,7 +199,8 @@ pub enum Update {
     Usage {
         role: &'static str,
         call: Option<CallTokens>,
-        meter: Meter,
+        /// Boxed: the meter is the largest thing an update carries, and every update is moved.
+        meter: Box<Meter>,
     },
     /// Auto-vetting turned on or off while the session runs (the standing key, an editor's
     /// command), with the switch that decided it: drawn in the chat where it happened, as the

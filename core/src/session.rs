@@ -588,7 +588,7 @@ impl Session {
         self.screen.update(crate::screen::Update::Usage {
             role: role.as_str(),
             call,
-            meter,
+            meter: Box::new(meter),
         });
     }
 

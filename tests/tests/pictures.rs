@@ -222,7 +222,11 @@ fn vet_and_release(wire: Wire, name: &str, bytes: &[u8]) {
 
     // The person was shown a private copy of exactly the bytes read, with its type, size and
     // the check's word; it was removed when the question closed.
-    let seen = seen.lock().expect("the copy seen").clone().expect("a vetContent question");
+    let seen = seen
+        .lock()
+        .expect("the copy seen")
+        .clone()
+        .expect("a vetContent question");
     let media_type = if name.ends_with(".pdf") {
         "application/pdf"
     } else {
