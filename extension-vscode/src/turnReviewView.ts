@@ -135,8 +135,8 @@ export class TurnReview implements vscode.TreeDataProvider<Node>, vscode.Disposa
     this.changed.fire();
     const reviewed = this.files.filter((f) => this.reviewed(f)).length;
     this.view.description = reviewSummary(this.files.length, reviewed) || undefined;
-    const waiting = this.files.length - reviewed;
-    this.view.badge = waiting ? { value: waiting, tooltip: `${waiting} changed file(s) not reviewed yet` } : undefined;
+    // No badge: the activity bar's count is for what waits on the person (questions, proposals,
+    // VSC-100); an unreviewed file is theirs to look at when they like, and the description says so.
     await vscode.commands.executeCommand('setContext', 'bravebot.hasTurnReview', this.files.length > 0);
   }
 
