@@ -293,7 +293,7 @@ impl ModelClient {
     /// `input_modalities` or `modalities.input` on the entry itself (the same words), or a
     /// `capabilities` list naming `vision` (pictures). `None` where the listing cannot be had,
     /// lacks the model, or names none of these.
-    pub async fn listed_inputs(&self) -> Option<super::Inputs> {
+    pub async fn listed_inputs(&self) -> Option<super::types::Inputs> {
         let entry = self.listed_entry().await?;
         inputs_of_entry(&entry)
     }
@@ -425,7 +425,7 @@ impl ModelClient {
 
 /// What one model listing entry says the model takes besides text (see
 /// [`ModelClient::listed_inputs`]).
-fn inputs_of_entry(entry: &serde_json::Value) -> Option<super::Inputs> {
+fn inputs_of_entry(entry: &serde_json::Value) -> Option<super::types::Inputs> {
     let words = |at: Option<&serde_json::Value>| -> Option<Vec<String>> {
         at?.as_array().map(|items| {
             items
@@ -439,13 +439,13 @@ fn inputs_of_entry(entry: &serde_json::Value) -> Option<super::Inputs> {
         .or_else(|| words(entry.pointer("/modalities/input")))
     {
         let has = |w: &str| modalities.iter().any(|m| m == w);
-        return Some(super::Inputs {
+        return Some(super::types::Inputs {
             images: has("image"),
             pdfs: has("file") || has("pdf"),
         });
     }
     let capabilities = words(entry.get("capabilities"))?;
-    Some(super::Inputs {
+    Some(super::types::Inputs {
         images: capabilities.iter().any(|c| c == "vision"),
         pdfs: false,
     })
@@ -1274,15 +1274,15 @@ mod tests {
     #[test]
     fn the_model_listing_says_what_the_model_takes_besides_text_where_it_says() {
         let inputs = |entry: serde_json::Value| inputs_of_entry(&entry);
-        let both = Some(super::super::Inputs {
+        let both = Some(super::super::types::Inputs {
             images: true,
             pdfs: true,
         });
-        let pictures = Some(super::super::Inputs {
+        let pictures = Some(super::super::types::Inputs {
             images: true,
             pdfs: false,
         });
-        let text = Some(super::super::Inputs::default());
+        let text = Some(super::super::types::Inputs::default());
         assert_eq!(
             inputs(json!({"architecture": {"input_modalities": ["text", "image", "file"]}})),
             both
@@ -1293,7 +1293,7 @@ mod tests {
         );
         assert_eq!(
             inputs(json!({"modalities": {"input": ["text", "pdf"]}})),
-            Some(super::super::Inputs {
+            Some(super::super::types::Inputs {
                 images: false,
                 pdfs: true
             })
