@@ -300,6 +300,7 @@ impl Screen for DelegateScreen {
             // numbers are the turn's, so each names one delegate.
             // A call's counts go up unchanged: the meter is the session's, shared with delegates.
             update @ (Update::Remark { .. }
+            | Update::Notice { .. }
             | Update::HeldBack { .. }
             | Update::Delegate { .. }
             | Update::Usage { .. }

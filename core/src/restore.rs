@@ -319,14 +319,11 @@ impl Session {
     pub(crate) fn tell_dropped_checkpoints(&self) {
         let dropped = self.checkpoints.take_dropped();
         if !dropped.is_empty() {
-            self.screen.update(Update::Remark {
-                text: Labelled::new(
-                    format!(
-                        "The oldest checkpoints ({}) were dropped to keep this session's checkpoints within {} MiB.",
-                        dropped.join(", "),
-                        crate::checkpoint::MAX_SESSION_BYTES >> 20
-                    ),
-                    Label::TRUSTED_PUBLIC,
+            self.screen.update(Update::Notice {
+                text: format!(
+                    "The oldest checkpoints ({}) were dropped to keep this session's checkpoints within {} MiB.",
+                    dropped.join(", "),
+                    crate::checkpoint::MAX_SESSION_BYTES >> 20
                 ),
             });
         }

@@ -157,6 +157,12 @@ pub enum Update {
     Remark {
         text: Labelled<String>,
     },
+    /// The server's own words to the person about the session (a question that timed out,
+    /// checkpoints dropped): written by the driver alone, so drawn as the server's, never in the
+    /// frame that marks words nobody vouched for (PROTO-38). Reaches no model and no file.
+    Notice {
+        text: String,
+    },
     /// A file held back from the planner because a check judged its bytes unsafe, for the
     /// person's screen only (JUDGE-8): the file as shown, the verdict, and the check's own
     /// reasons, untrusted. Sent whether or not a question about the file follows.
@@ -630,11 +636,8 @@ impl Screen for OneAtATime {
                 Ok(answer) => answer,
                 Err(_) => {
                     let seconds = limit.as_secs();
-                    self.inner.update(Update::Remark {
-                        text: Labelled::new(
-                            timed_out_remark(&title, seconds),
-                            crate::kernel::label::Label::TRUSTED_PUBLIC,
-                        ),
+                    self.inner.update(Update::Notice {
+                        text: timed_out_notice(&title, seconds),
                     });
                     Answer::TimedOut { seconds }
                 }
@@ -652,7 +655,7 @@ impl Screen for OneAtATime {
 }
 
 /// What the chat says of a question nobody answered in time (ATTN-2).
-pub fn timed_out_remark(title: &str, seconds: u64) -> String {
+pub fn timed_out_notice(title: &str, seconds: u64) -> String {
     let title: String = title.split_whitespace().collect::<Vec<_>>().join(" ");
     format!(
         "Nobody answered \u{201c}{title}\u{201d} within {seconds} s (questions.timeoutSeconds), so it was refused; an answer now is refused too. The turn goes on."
@@ -674,8 +677,7 @@ mod tests {
 
     impl Screen for Slow {
         fn update(&self, update: Update) {
-            if let Update::Remark { text } = update {
-                let text = crate::kernel::policy::to_screen(&text).clone();
+            if let Update::Notice { text } = update {
                 self.remarks.lock().expect("remarks").push(text);
             }
         }

@@ -151,7 +151,7 @@ pub async fn run(session: &Session, start: Start, cancel: CancellationToken) -> 
             named.join(", ")
         )));
     }
-    // The ranges the person's words are about (a review comment), by place only, in the driver's
+    // The ranges the person's words are about (a review comment, a selection), by place only, in the driver's
     // words: the lines' text is not pasted as the person's, since it is the file's and carries the
     // file's label; the planner reads it with read_file, through the check unless a rule trusts
     // the file (REVIEW-3).
@@ -169,7 +169,7 @@ pub async fn run(session: &Session, start: Start, cancel: CancellationToken) -> 
             })
             .collect();
         conversation.push_driver(PlannerText::driver(format!(
-            "[bravebot: the person's words above are a comment on {}, a range they selected. The range's text is not in their words: read it with read_file, which shows it to you once a check or a rule allows. Selecting a range does not vouch for it.]",
+            "[bravebot: the person's words above are about {}, lines they selected in their editor. The lines' text is not in their words: read it with read_file, which shows it to you once a check or a rule allows. Selecting a range does not vouch for it.]",
             places.join("; ")
         )));
     }

@@ -1206,7 +1206,7 @@ test('markdown renders lists, a table, a link and highlighted code with Copy and
     'See [the guide](https://example.com/guide).', '', '<img src=x onerror="document.title=1"><b>not bold</b>', '',
     '```ts', 'const greeting: string = "hi";', '```',
   ].join('\n');
-  await withEditor('markdown', { 'a.txt': 'first\n' }, { planner: [{ text: answer }] }, async (h) => {
+  await withEditor('markdown', { 'a.txt': 'first\n' }, { planner: [{ text: answer }, { text: 'It greets.' }] }, async (h) => {
     await h.open('a.txt');
     await h.focus();
     await h.page.keyboard.press('Control+End');
@@ -1229,13 +1229,28 @@ test('markdown renders lists, a table, a link and highlighted code with Copy and
     await agent.locator('.code-block button', { hasText: 'Insert' }).click();
     await h.open('a.txt');
     await untilEq('a.txt after Insert', () => h.lines(), ['first', 'const greeting: string = "hi";']);
-    // Add Selection to Chat puts the selected lines into the prompt box.
-    await h.page.keyboard.press('Control+Home');
-    await h.page.keyboard.press('Shift+End');
+    // Add Selection to Chat adds the selected lines' place above the prompt box, never their text.
+    await h.open('a.txt');
+    await h.page.keyboard.press('Control+End');
+    await h.page.keyboard.press('Shift+Home');
     await h.command('bravebot: Add Selection to Chat');
-    await untilEq('the prompt box after Add Selection', () => h.chat.locator('#input').inputValue(), 'a.txt (line 1):\n```\nfirst\n```\n');
+    await untilEq('the place added', () => h.chat.locator('#places .place').allInnerTexts(), ['a.txt, line 2 ×']);
+    eq(await h.chat.locator('#input').inputValue(), '', 'nothing pasted into the prompt box');
     // The chip agrees, and will not send the selection a second time (VSC-82).
-    await untilEq('the chip once the selection is in the prompt', () => h.chat.locator('#context-label').innerText(), 'sending: a.txt (the selection is in your prompt already)');
+    await untilEq('the chip once the selection is added', () => h.chat.locator('#context-label').innerText(), 'sending: a.txt (the selection is added already)');
+    await h.shot('place-added');
+    await h.prompt('what does this do?');
+    await untilEq('turns ended', () => h.chat.locator('.turn-ended').count(), 2);
+    eq(await h.chat.locator('.msg.user .context').last().innerText(), 'with a.txt, line 2', 'the place under the message');
+    eq(await h.chat.locator('#places .place').count(), 0, 'the place went with the prompt');
+    // The place reached the planner in the server's words; the line itself did not come as the person's.
+    const planner = h.model.requests().filter((r) => r.role === 'planner');
+    const last = JSON.stringify(planner[planner.length - 1].body.messages);
+    check(last.includes('are about line 2 of a.txt (read_file offset 2, limit 1)'), `the planner was told the place: ${last}`);
+    const words = planner[planner.length - 1].body.messages.filter((m) => m.role === 'user' && JSON.stringify(m.content).includes('what does this do?'));
+    eq(words.length, 1, 'the prompt went once');
+    check(!JSON.stringify(words[0].content).includes('const greeting'), `the selected line was not sent as the person's words: ${JSON.stringify(words[0])}`);
+    await h.shot('place-sent');
   });
 });
 
@@ -1939,7 +1954,7 @@ test("a question while the chat is hidden raises a notification whose Show goes 
   });
 });
 
-// Verifies: VSC-103, VSC-104
+// Verifies: VSC-103, VSC-104, VSC-132
 test("a question nobody answers in time is taken down, the chat says so, and the turn's end is notified while the chat is hidden", async () => {
   const script = {
     planner: [
@@ -1963,7 +1978,9 @@ test("a question nobody answers in time is taken down, the chat says so, and the
     await toast.locator('.monaco-button', { hasText: 'Show' }).click();
     await h.chat.locator('#input').waitFor({ state: 'visible' });
     await h.turnEnded();
-    await h.chat.locator('.remark', { hasText: 'within 6 s (questions.timeoutSeconds), so it was refused' }).waitFor();
+    // Said in the server's own words, never in the frame of words nobody vouched for (VSC-132).
+    await h.chat.locator('.notice', { hasText: 'within 6 s (questions.timeoutSeconds), so it was refused' }).waitFor();
+    eq(await h.chat.locator('.remark').count(), 0, 'no untrusted frame for the server\'s words');
     await h.chat.locator('.answered', { hasText: 'refused: the server stopped waiting for an answer' }).waitFor();
     eq(await run.count(), 0, 'the card was taken down');
     const result = await h.model.recorded('call_run');
@@ -2348,7 +2365,7 @@ test('after a turn that changed a file, Review This Turn lists it with its hunks
     await h.shot('comment-sent');
     const planner = h.model.requests().filter((r) => r.role === 'planner');
     const last = JSON.stringify(planner[planner.length - 1]);
-    check(last.includes('a comment on lines 2-3 of notes.txt'), 'the planner was told the place');
+    check(last.includes('are about lines 2-3 of notes.txt'), 'the planner was told the place');
     check(last.includes('make this polite'), "the planner was given the person's words");
     check(!JSON.stringify(h.model.requests()).includes(REVIEW_CANARY), 'the commented lines reached the model');
   });

@@ -220,15 +220,15 @@ export const commands: Record<string, Command> = {
   'bravebot.addSelection': async (ctx) => {
     const e = vscode.window.activeTextEditor;
     if (!e || e.selection.isEmpty) return vscode.window.showInformationMessage('bravebot: select some text to add it to the chat');
-    const rel = vscode.workspace.asRelativePath(e.document.uri);
+    if (e.document.uri.scheme !== 'file' || !vscode.workspace.getWorkspaceFolder(e.document.uri)) {
+      return vscode.window.showInformationMessage('bravebot: select lines of a file inside the workspace to add them to the chat');
+    }
+    const rel = vscode.workspace.asRelativePath(e.document.uri, false);
     // The same lines the chip names (a selection ending at a line's start leaves that line out).
-    const { startLine: a, endLine: b } = selectedLines(e.selection.start.line, e.selection.end.line, e.selection.end.character);
-    const text = e.document.getText(e.selection);
-    const fence = text.includes('```') ? '~~~~' : '```';
+    // Only the place goes: the agent reads the lines from the file, under its own label (VSC-20).
+    const place = { path: rel, ...selectedLines(e.selection.start.line, e.selection.end.line, e.selection.end.character) };
     await ctx.chat.reveal(true);
-    // The selection is now in the prompt: the chip then sends the file's name without it again.
-    ctx.selectionInPrompt = { path: rel, startLine: a, endLine: b };
-    ctx.chat.post({ type: 'insertPrompt', text: `${rel} (${a === b ? `line ${a}` : `lines ${a}-${b}`}):\n${fence}\n${text}\n${fence}\n`, selection: { path: rel, startLine: a, endLine: b } });
+    ctx.chat.post({ type: 'addPlace', place });
   },
 
   // A comment on the selected range of a file for the agent (REVIEW-5): the person's words, and

@@ -113,8 +113,6 @@ export class Ctx implements vscode.Disposable {
     );
   }
 
-  /** The selection Add Selection to Chat last put into the prompt box, until a prompt goes. */
-  selectionInPrompt: { path: string; startLine: number; endLine: number } | undefined;
   /** Whether the current session has put anything in the chat: a prompt, a loop, a resume. */
   private inChat = false;
   /** The model the server said it uses, once a session asked (serverModel). */

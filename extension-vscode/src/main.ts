@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import { commands } from './commands';
 import { Ctx } from './ctx';
 import { ChatViewProvider } from './webview/provider';
-import { allowedCommands, contextLabel, contextToSend, selectedLines, withContext, type EditorContext, type FromWebview } from './webview/transcript';
+import { allowedCommands, contextToSend, promptRanges, selectedLines, sentLabel, withContext, type EditorContext, type FromWebview, type Place } from './webview/transcript';
 import type { Mode } from './protocol';
 import { explainError } from './explain';
 import { refreshSetup } from './setup';
@@ -54,11 +54,11 @@ async function onChatMessage(c: Ctx, m: FromWebview): Promise<void> {
   switch (m.type) {
     case 'prompt':
     case 'retry': {
-      // A selection Add Selection to Chat put into the prompt is not sent a second time as context.
-      const context = m.type === 'prompt' ? contextToSend(m.context, c.selectionInPrompt) : m.context;
-      if (m.type === 'prompt') c.selectionInPrompt = undefined;
-      c.chat.post({ type: 'user', text: m.text, context: context ? contextLabel(context) : undefined, sent: { text: m.text, files: m.files, context } });
-      return runPrompt(c, m.text, m.files, context);
+      // A place Add Selection to Chat added is not sent a second time as the chip's selection.
+      const added = m.ranges ?? [];
+      const context = m.type === 'prompt' ? contextToSend(m.context, added) : m.context;
+      c.chat.post({ type: 'user', text: m.text, context: sentLabel(context, added), sent: { text: m.text, files: m.files, context, ranges: added } });
+      return runPrompt(c, m.text, m.files, context, added);
     }
     case 'saveAll': {
       await Promise.all(unsavedFiles().map((d) => d.save()));
@@ -119,12 +119,13 @@ async function onChatMessage(c: Ctx, m: FromWebview): Promise<void> {
 }
 
 /** Sends a prompt; a turn that fails says why in the chat where it ended, with a Retry. */
-async function runPrompt(c: Ctx, text: string, files: string[], context?: EditorContext): Promise<void> {
+async function runPrompt(c: Ctx, text: string, files: string[], context: EditorContext | undefined, added: Place[]): Promise<void> {
   let message: string | undefined;
   // The list of changes is the turn's: a new prompt starts it anew.
   c.questions.review.clear();
   try {
-    const r = await c.prompt(withContext(text, context), files);
+    // The selection and the added places go as places (`ranges`): their text stays in the file.
+    const r = await c.prompt(withContext(text, context), files, promptRanges(context, added));
     if (r.stopReason === 'error') message = r.error?.message ?? 'the turn failed without a reason';
   } catch (err) {
     message = err instanceof Error ? err.message : String(err);
@@ -132,7 +133,7 @@ async function runPrompt(c: Ctx, text: string, files: string[], context?: Editor
   if (message === undefined) return;
   c.logError('prompt', message);
   const e = explainError(message, { serverPath: c.config.serverPath, baseUrl: c.config.model.baseUrl ?? '' });
-  c.chat.post({ type: 'item', item: { kind: 'error', text: e.text, hint: e.hint, action: e.action, retry: { text, files, context } } });
+  c.chat.post({ type: 'item', item: { kind: 'error', text: e.text, hint: e.hint, action: e.action, retry: { text, files, context, ranges: added } } });
 }
 
 /** The active file editor and its selection; none for anything but a file (a diff's proposal, output). */
@@ -142,8 +143,7 @@ export function editorContext(): EditorContext | undefined {
   const path = vscode.workspace.asRelativePath(e.document.uri);
   const sel = e.selection;
   if (sel.isEmpty) return { path };
-  const text = e.document.getText(sel);
-  return { path, selection: { ...selectedLines(sel.start.line, sel.end.line, sel.end.character), text } };
+  return { path, selection: selectedLines(sel.start.line, sel.end.line, sel.end.character) };
 }
 
 function report(c: Ctx, err: unknown): void {

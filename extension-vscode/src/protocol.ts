@@ -145,6 +145,8 @@ export type SessionUpdate =
   /** `picture`: a picture an MCP server sent, which `session/show` gives as one (MCP-31). */
   | { kind: 'quarantined'; ref: string; origin: string; lines: number; bytes: number; label: string; picture?: boolean }
   | { kind: 'remark'; text: string }
+  /** The server's own words about the session (a question that timed out): drawn as the server's (PROTO-38). */
+  | { kind: 'notice'; text: string }
   /** Auto-vetting turned on or off while the session runs (the standing key, the editor's command: VET-23). */
   | { kind: 'autoVetting'; on: boolean; source: string }
   /** A file held back from the agent because a check judged it unsafe: the check's reasons are untrusted (JUDGE-8). */

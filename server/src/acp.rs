@@ -1337,6 +1337,8 @@ impl Screen for AcpScreen {
             // A remark and untrusted run output are drawn by the other fronts inside a margin
             // that says nobody vouched for them; an ACP host has no such margin, and keeps tool
             // content where a model may read it again, so here they are named, not shown.
+            // The server's own words: an ACP host may show them as they are.
+            Update::Notice { text } => self.add_content(text_block(text)),
             Update::Remark { .. } => self.add_content(text_block(
                 "The processor left a remark, which holds content nobody vouched for; this editor is not shown it.",
             )),

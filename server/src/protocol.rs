@@ -371,6 +371,11 @@ pub enum SessionUpdate {
     Remark {
         text: String,
     },
+    /// The server's own words to the person about the session (PROTO-38), drawn as the
+    /// server's: never words nobody vouched for.
+    Notice {
+        text: String,
+    },
     /// A file held back from the planner because a check judged its bytes unsafe (JUDGE-8), for
     /// the person only: `path` and `verdict` in the driver's words, `verdictText` the check's own
     /// reasons, untrusted like a question's, drawn inside the margin.

@@ -779,6 +779,7 @@ pub fn wire_update(update: Update) -> SessionUpdate {
         Update::Remark { text } => SessionUpdate::Remark {
             text: policy::to_screen(&text).clone(),
         },
+        Update::Notice { text } => SessionUpdate::Notice { text },
         // The screen is one of the places untrusted bytes may go: the check's reasons.
         Update::HeldBack {
             path,

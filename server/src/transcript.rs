@@ -94,6 +94,7 @@ impl Transcript {
                     self.line(&format!("  [{}] {}", t.status, t.content));
                 }
             }
+            Update::Notice { text } => self.line(&format!("-- {text}")),
             Update::Remark { text } => {
                 // The screen is one of the places untrusted bytes may go; the margin marks them.
                 for line in bravebot_core::kernel::policy::to_screen(&text).lines() {

@@ -24,7 +24,7 @@ fn timeout_of(s: &Setup) -> Value {
     s.status()["questionTimeoutSeconds"].clone()
 }
 
-// Verifies: ATTN-1, ATTN-2, ATTN-4
+// Verifies: ATTN-1, ATTN-2, ATTN-4, PROTO-38
 #[test]
 fn a_question_nobody_answers_in_time_is_refused_the_turn_goes_on_and_a_late_answer_is_refused() {
     let s = Setup::start_with(
@@ -53,16 +53,21 @@ fn a_question_nobody_answers_in_time_is_refused_the_turn_goes_on_and_a_late_answ
         .iter()
         .position(|u| u["kind"] == "questionClosed" && u["questionId"] == id.as_str())
         .unwrap_or_else(|| panic!("no questionClosed for {id}: {updates:#?}"));
+    // Said in the server's own words (a notice), never framed as words nobody vouched for.
+    assert!(
+        !updates.iter().any(|u| u["kind"] == "remark"),
+        "{updates:#?}"
+    );
     let remark = updates
         .iter()
         .position(|u| {
-            u["kind"] == "remark"
+            u["kind"] == "notice"
                 && u["text"].as_str().is_some_and(|t| {
                     t.contains("within 1 s (questions.timeoutSeconds), so it was refused")
                         && t.contains(q.params["title"].as_str().unwrap_or("?"))
                 })
         })
-        .unwrap_or_else(|| panic!("no remark saying the question timed out: {updates:#?}"));
+        .unwrap_or_else(|| panic!("no notice saying the question timed out: {updates:#?}"));
     let ended = updates
         .iter()
         .position(|u| u["kind"] == "turnEnded")
@@ -166,7 +171,7 @@ fn the_timeout_is_set_by_the_home_file_or_the_client_and_never_by_the_workspace(
     s.client.shutdown();
 }
 
-// Verifies: ATTN-4
+// Verifies: ATTN-4, PROTO-38
 #[test]
 fn a_cancelled_turn_takes_its_question_down_in_the_editor() {
     let s = Setup::start(&[], one_write());
@@ -187,7 +192,9 @@ fn a_cancelled_turn_takes_its_question_down_in_the_editor() {
     );
     // No timeout was set, so nothing says one passed.
     assert!(
-        !updates.iter().any(|u| u["kind"] == "remark"),
+        !updates
+            .iter()
+            .any(|u| u["kind"] == "remark" || u["kind"] == "notice"),
         "{updates:#?}"
     );
     s.client.shutdown();

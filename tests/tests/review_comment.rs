@@ -52,7 +52,7 @@ fn a_range_comment_reaches_the_planner_as_the_persons_words_and_the_place_and_ne
     );
     // The place, in the driver's words, with the read that shows it.
     assert!(
-        text.contains("a comment on lines 2-3 of src/notes.rs (read_file offset 2, limit 2)"),
+        text.contains("are about lines 2-3 of src/notes.rs (read_file offset 2, limit 2)"),
         "{text}"
     );
     // The lines themselves went nowhere but the check: the read is a reference.
@@ -102,7 +102,7 @@ fn a_range_on_a_trusted_file_is_read_by_the_agent_under_its_label() {
         .unwrap_or_else(|e| s.client.fail(&format!("the prompt was refused: {e}")));
     let first = s.model.requests_for("planner")[0].all_text();
     assert!(
-        first.contains("a comment on line 2 of src/lib.rs (read_file offset 2, limit 1)"),
+        first.contains("are about line 2 of src/lib.rs (read_file offset 2, limit 1)"),
         "{first}"
     );
     // Not pasted into the prompt: the line reaches the planner as the read's result only.

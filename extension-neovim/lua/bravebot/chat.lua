@@ -987,8 +987,16 @@ function M.on_update(state, update, session_id)
     local title = waiting and one_line(waiting.title) or 'a question'
     append(c, { string.format('-- no longer waiting: %s; refused, and an answer now is refused too', title) }, 'BravebotTool')
   elseif kind == 'remark' then
-    -- A processor's words or the server's own (a question that timed out): for the person only.
+    -- A processor's words: for the person only, and nobody vouched for them.
     append_untrusted(c, 'remark (for you only, unverified):', update.text)
+  elseif kind == 'notice' then
+    -- The server's own words about the session (a question that timed out, checkpoints
+    -- dropped): drawn as the plugin's own lines, never inside the margin (NVIM-119).
+    local lines = {}
+    for line in tostring(update.text):gmatch('[^\n]+') do
+      table.insert(lines, '-- ' .. line)
+    end
+    append(c, lines, 'BravebotTool')
   elseif kind == 'autoVetting' then
     local sid = session_id or state.session_id
     local vetting = { on = update.on == true, source = tostring(update.source) }

@@ -87,8 +87,8 @@ test('Add Selection to Chat and the chip count the same lines, and the selection
   assert.deepEqual(selectedLines(1, 4, 0), { startLine: 2, endLine: 4 });
   assert.deepEqual(selectedLines(1, 4, 3), { startLine: 2, endLine: 5 });
   assert.deepEqual(selectedLines(4, 4, 0), { startLine: 5, endLine: 5 });
-  const ctx = { path: 'a.py', selection: { startLine: 2, endLine: 4, text: 'x' } };
-  assert.deepEqual(contextToSend(ctx, { path: 'a.py', startLine: 2, endLine: 4 }), { path: 'a.py' });
-  assert.deepEqual(contextToSend(ctx, { path: 'a.py', startLine: 1, endLine: 4 }), ctx, 'another selection is sent');
-  assert.deepEqual(contextToSend(ctx, undefined), ctx);
+  const ctx = { path: 'a.py', selection: { startLine: 2, endLine: 4 } };
+  assert.deepEqual(contextToSend(ctx, [{ path: 'a.py', startLine: 2, endLine: 4 }]), { path: 'a.py' });
+  assert.deepEqual(contextToSend(ctx, [{ path: 'a.py', startLine: 1, endLine: 4 }]), ctx, 'another selection is sent');
+  assert.deepEqual(contextToSend(ctx, []), ctx);
 });

@@ -42,6 +42,17 @@ test('agent text deltas stream into one message; tool results fill their card', 
   assert.equal(t.busy, false);
 });
 
+// Verifies: VSC-132
+test("the server's notice becomes a notice, never a remark in the untrusted frame", () => {
+  let t = addUser(emptyTranscript(), 'hi');
+  t = applyUpdate(t, { kind: 'notice', text: 'Nobody answered \u201cRun make\u201d within 6 s (questions.timeoutSeconds), so it was refused.' });
+  t = applyUpdate(t, { kind: 'remark', text: 'a processor said this' });
+  assert.deepEqual(t.items.slice(1), [
+    { kind: 'notice', text: 'Nobody answered \u201cRun make\u201d within 6 s (questions.timeoutSeconds), so it was refused.' },
+    { kind: 'remark', text: 'a processor said this' },
+  ]);
+});
+
 test('unknown update kinds leave the transcript alone', () => {
   const t = emptyTranscript();
   assert.equal(applyUpdate(t, { kind: 'nope' } as unknown as SessionUpdate), t);
@@ -133,14 +144,22 @@ test('a transcript saved by another extension host is cleared with a notice', as
 });
 
 // Verifies: VSC-20
-test('the editor context goes with a prompt as a name and the selected text, never as files', async () => {
-  const { withContext, contextLabel } = await import('../webview/transcript');
+test('the editor context goes with a prompt as a name, and a selection as a place, never as text or files', async () => {
+  const { withContext, contextLabel, promptRanges, sentLabel } = await import('../webview/transcript');
   assert.equal(withContext('fix it', undefined), 'fix it');
   assert.equal(withContext('fix it', { path: 'src/a.py' }), 'fix it\n\n(The file open in my editor: src/a.py.)');
-  const sel = { path: 'a.md', selection: { startLine: 2, endLine: 3, text: '```\ncode' } };
-  assert.equal(withContext('why?', sel), 'why?\n\n(The file open in my editor: a.md.)\nWhat I selected in it (lines 2-3):\n~~~~\n```\ncode\n~~~~');
+  const sel = { path: 'a.md', selection: { startLine: 2, endLine: 3 } };
+  // The selection's lines are not in the person's words: they go as a place, read from the file.
+  assert.equal(withContext('why?', sel), 'why?\n\n(The file open in my editor: a.md.)');
+  assert.deepEqual(promptRanges(sel, []), [{ path: 'a.md', startLine: 2, endLine: 3 }]);
+  assert.deepEqual(promptRanges({ path: 'a.md' }, []), []);
+  assert.deepEqual(promptRanges(undefined, [{ path: 'b.md', startLine: 1, endLine: 1 }]), [{ path: 'b.md', startLine: 1, endLine: 1 }]);
+  assert.deepEqual(promptRanges(sel, [{ path: 'a.md', startLine: 2, endLine: 3 }]), [{ path: 'a.md', startLine: 2, endLine: 3 }], 'a place is sent once');
   assert.equal(contextLabel(sel), 'a.md, lines 2–3 selected');
-  assert.equal(contextLabel({ path: 'a.md', selection: { startLine: 4, endLine: 4, text: 'x' } }), 'a.md, line 4 selected');
+  assert.equal(contextLabel({ path: 'a.md', selection: { startLine: 4, endLine: 4 } }), 'a.md, line 4 selected');
+  assert.equal(sentLabel({ path: 'a.md' }, [{ path: 'b.md', startLine: 1, endLine: 2 }]), 'a.md; b.md, lines 1–2');
+  assert.equal(sentLabel({ path: 'a.md' }, [{ path: 'a.md', startLine: 1, endLine: 2 }]), 'a.md, lines 1–2', 'the file is not named twice');
+  assert.equal(sentLabel(undefined, []), undefined);
 });
 
 // Verifies: VSC-23

@@ -75,8 +75,10 @@ test('a message goes out only as its table entry says: listed, of its kind, with
 
 // Verifies: VSC-40, VSC-44
 test('a prompt sent with the editor context is recalled and resumed as the words the person typed', () => {
-  const sel = { path: 'a.md', selection: { startLine: 2, endLine: 3, text: 'x\n\n(The file open in my editor: b.md.)' } };
-  assert.deepEqual(withoutContext(withContext('why?', sel)), { text: 'why?', context: 'a.md, lines 2–3 selected' });
+  // A record an earlier extension wrote, with the selection's text in the prompt.
+  const old = 'why?\n\n(The file open in my editor: a.md.)\nWhat I selected in it (lines 2-3):\n```\nx\n\n(The file open in my editor: b.md.)\n```';
+  assert.deepEqual(withoutContext(old), { text: 'why?', context: 'a.md, lines 2–3 selected' });
+  assert.deepEqual(withoutContext(withContext('why?', { path: 'a.md', selection: { startLine: 2, endLine: 3 } })), { text: 'why?', context: 'a.md' });
   assert.deepEqual(withoutContext(withContext('fix it', { path: 'src/a.py' })), { text: 'fix it', context: 'src/a.py' });
   assert.deepEqual(withoutContext('plain words'), { text: 'plain words' });
   const t = resumedTranscript({ sessionId: 'a', title: 't', cwd: '/ws', mode: 'ask', transcript: [{ role: 'person', text: withContext('fix it', { path: 'src/a.py' }) }] });

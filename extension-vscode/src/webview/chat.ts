@@ -4,7 +4,7 @@
 import { PromptHistory } from './history';
 import { completeMention, mentionAt } from './mentionComplete';
 import { renderMarkdown, escapeHtml } from './markdown';
-import { contextLabel, contextToSend, withoutContext, type EditorContext } from './transcript';
+import { contextLabel, contextToSend, placeLines, withoutContext, type EditorContext, type Place } from './transcript';
 import { addItem, addOpeningBanner, addUser, applyUpdate, confinementOf, delegateStateWords, offers, emptyTranscript, mentions, previewOf, restoredTranscript, resumedTranscript, statusWords, stopWords, type CheckItem, type DelegateItem, type FromWebview, type Item, type RunOutput, type ToWebview, type ToolItem, type Transcript } from './transcript';
 import { attachPicture, attachShown, counted, drawnPictureTypes, pictureSrc, type HeldPicture } from './transcript';
 import { heldBackHtml } from './heldBack';
@@ -300,11 +300,10 @@ window.addEventListener('message', (e: MessageEvent<ToWebview>) => {
     case 'shown': transcript = attachShown(transcript, m.ref, m.text); break;
     case 'user': transcript = addUser(transcript, m.text, m.context, m.sent); break;
     case 'context': editorCtx = m.context; drawContext(); return;
-    case 'insertPrompt': {
-      if (m.selection) selectionInPrompt = m.selection, drawContext();
-      const at = input.selectionStart;
-      input.value = input.value.slice(0, at) + m.text + input.value.slice(input.selectionEnd);
-      input.setSelectionRange(at + m.text.length, at + m.text.length);
+    case 'addPlace': {
+      const p = m.place;
+      if (!added.some((q) => q.path === p.path && q.startLine === p.startLine && q.endLine === p.endLine)) added.push(p);
+      drawContext();
       input.focus();
       return;
     }
@@ -411,13 +410,16 @@ log.addEventListener('click', (e) => {
   const it = transcript.items[at];
   if (b.dataset.edit && it?.kind === 'user') {
     recall(it.text);
+    // The places it was about come back with it, to keep or remove.
+    added.splice(0, added.length, ...(it.sent?.ranges ?? []));
+    drawContext();
     input.focus();
     return;
   }
   const again = it?.kind === 'error' ? it.retry : it?.kind === 'user' ? it.sent : undefined;
   if ((b.dataset.retry || b.dataset.resend) && again) {
     b.disabled = true;
-    vscode.postMessage({ type: 'retry', text: again.text, files: again.files, context: again.context });
+    vscode.postMessage({ type: 'retry', text: again.text, files: again.files, context: again.context, ranges: again.ranges });
   }
 });
 
@@ -469,19 +471,35 @@ window.addEventListener('focus', () => {
 /** The active editor's file and selection, sent with the next prompt unless the person leaves it out. */
 let editorCtx: EditorContext | undefined;
 let leaveOut = false;
-/** The selection Add Selection to Chat put into the prompt box: the chip does not send it again. */
-let selectionInPrompt: { path: string; startLine: number; endLine: number } | undefined;
+/**
+ * The places Add Selection to Chat added to the next prompt, drawn as chips above the prompt box
+ * until it goes: sent as `ranges`, their lines read by the agent from the file (VSC-20).
+ */
+const added: Place[] = [];
 
 function drawContext(): void {
+  const places = $('places');
+  places.hidden = added.length === 0;
+  places.innerHTML = added.map((p, i) =>
+    `<span class="place" title="The agent reads these lines from the file itself, under the file's own label">${escapeHtml(`${p.path}, ${placeLines(p)}`)}` +
+    ` <button type="button" class="secondary" data-unplace="${i}" title="Don't send this place" aria-label="Remove ${escapeHtml(`${p.path}, ${placeLines(p)}`)}">×</button></span>`).join('');
   const chip = $('context');
   chip.hidden = !editorCtx;
   if (!editorCtx) return;
-  const sent = contextToSend(editorCtx, selectionInPrompt);
-  const already = sent !== editorCtx ? ' (the selection is in your prompt already)' : '';
+  const sent = contextToSend(editorCtx, added);
+  const already = sent !== editorCtx ? ' (the selection is added already)' : '';
   $('context-label').textContent = `${leaveOut ? 'not sending' : 'sending'}: ${contextLabel(sent ?? editorCtx)}${already}`;
   $('context-toggle').textContent = leaveOut ? 'Include' : 'Leave out';
   chip.classList.toggle('off', leaveOut);
 }
+
+$('places').addEventListener('click', (ev) => {
+  const b = (ev.target as HTMLElement).closest<HTMLElement>('[data-unplace]');
+  if (!b) return;
+  added.splice(Number(b.dataset.unplace), 1);
+  drawContext();
+  input.focus();
+});
 
 $('context-toggle').addEventListener('click', () => {
   leaveOut = !leaveOut;
@@ -519,10 +537,9 @@ function send(): void {
   if (!text) return;
   input.value = '';
   history.add(text);
-  // The extension leaves out a selection Add Selection to Chat put into the prompt already.
-  selectionInPrompt = undefined;
+  const ranges = added.splice(0);
   drawContext();
-  vscode.postMessage({ type: 'prompt', text, files: mentions(text), context: leaveOut ? undefined : editorCtx });
+  vscode.postMessage({ type: 'prompt', text, files: mentions(text), context: leaveOut ? undefined : editorCtx, ranges });
 }
 
 /** Shows a recalled prompt with the cursor at its end. */

@@ -35,7 +35,7 @@ export function chatPage(p: PageParts): string {
 <div id="silence" class="meta" role="status" hidden></div>
 <div id="loopbar" role="status" hidden><span id="loop-label"></span> <button id="loop-stop" type="button" class="secondary" title="Stop the loop (bravebot/session/loop/stop); a tick already running goes on to its end">Stop loop</button></div>
 <section id="questions" aria-label="Questions waiting for you"></section>
-<form id="form"><ul id="mentions" role="listbox" aria-label="Workspace files" hidden></ul><div id="context" class="meta" hidden><span id="context-label"></span> <button id="context-toggle" type="button" class="secondary" title="Whether the file open in your editor (and what you selected) goes with the prompt">Leave out</button></div><textarea id="input" rows="3" placeholder="Ask bravebot; @path mentions a file. Ctrl+Enter sends." aria-label="Prompt"></textarea>
+<form id="form"><ul id="mentions" role="listbox" aria-label="Workspace files" hidden></ul><div id="places" class="meta" hidden></div><div id="context" class="meta" hidden><span id="context-label"></span> <button id="context-toggle" type="button" class="secondary" title="Whether the file open in your editor (and what you selected) goes with the prompt">Leave out</button></div><textarea id="input" rows="3" placeholder="Ask bravebot; @path mentions a file. Ctrl+Enter sends." aria-label="Prompt"></textarea>
 <div id="actions"><button id="cancel" type="button" class="secondary" title="Cancel the turn" disabled>Cancel</button><button id="send" type="button" title="Send the prompt (Ctrl+Enter)" disabled>Send</button></div></form>
 <script nonce="${p.nonce}" src="${p.script}"></script>
 </body></html>`;

@@ -25,7 +25,7 @@ export type Item =
   | { kind: 'plan'; todos: TodoItem[] }
   | { kind: 'turnEnded'; stopReason: string }
   /** Why a turn ended in an error, what to change, and the prompt a Retry sends again. */
-  | { kind: 'error'; text: string; hint?: string; action?: ErrorAction; retry?: { text: string; files: string[]; context?: EditorContext } }
+  | { kind: 'error'; text: string; hint?: string; action?: ErrorAction; retry?: { text: string; files: string[]; context?: EditorContext; ranges?: Place[] } }
   /** Something the extension tells the person about the session itself (a new one began). */
   | { kind: 'notice'; text: string }
   /**
@@ -199,7 +199,7 @@ export function emptyTranscript(): Transcript {
 }
 
 /** A prompt as it was sent, for Retry. */
-export interface SentPrompt { text: string; files: string[]; context?: EditorContext }
+export interface SentPrompt { text: string; files: string[]; context?: EditorContext; ranges?: Place[] }
 
 export function addUser(t: Transcript, text: string, context?: string, sent?: SentPrompt): Transcript {
   const item: Item = { kind: 'user', text };
@@ -228,8 +228,23 @@ export function offers(t: Transcript, index: number): { resend: boolean; edit: b
 /** The active editor's file and selection, as the chat offers them with a prompt. */
 export interface EditorContext {
   path: string;
-  /** 1-based lines of a non-empty selection, and its text. */
-  selection?: { startLine: number; endLine: number; text: string };
+  /**
+   * 1-based lines of a non-empty selection. Only the place: its text stays in the file, for the
+   * agent to read under the file's own label (VSC-20, REVIEW-3).
+   */
+  selection?: { startLine: number; endLine: number };
+}
+
+/** A place in a file a prompt is about (`ranges`, REVIEW-3): lines 1-based, both ends included. */
+export interface Place { path: string; startLine: number; endLine: number }
+
+function samePlace(a: Place, b: Place): boolean {
+  return a.path === b.path && a.startLine === b.startLine && a.endLine === b.endLine;
+}
+
+/** `line 3` or `lines 3–5`. */
+export function placeLines(p: { startLine: number; endLine: number }): string {
+  return p.startLine === p.endLine ? `line ${p.startLine}` : `lines ${p.startLine}–${p.endLine}`;
 }
 
 /**
@@ -242,36 +257,57 @@ export function selectedLines(start: number, end: number, endCharacter: number):
 }
 
 /**
- * The context to send with a prompt: without its selection when that selection was already put
- * into the prompt (Add Selection to Chat), so it is not sent twice.
+ * The context to send with a prompt: without its selection when Add Selection to Chat already
+ * added that place to the prompt, so it is not sent twice.
  */
-export function contextToSend(c: EditorContext | undefined, inPrompt: { path: string; startLine: number; endLine: number } | undefined): EditorContext | undefined {
-  if (!c?.selection || !inPrompt) return c;
-  const same = c.path === inPrompt.path && c.selection.startLine === inPrompt.startLine && c.selection.endLine === inPrompt.endLine;
-  return same ? { path: c.path } : c;
+export function contextToSend(c: EditorContext | undefined, added: readonly Place[]): EditorContext | undefined {
+  if (!c?.selection) return c;
+  const here = { path: c.path, ...c.selection };
+  return added.some((p) => samePlace(p, here)) ? { path: c.path } : c;
+}
+
+/**
+ * The places a prompt is about, as `ranges`: those Add Selection to Chat added, then the editor's
+ * selection the chip sends, each once. The lines' text is never sent: the agent reads it from the
+ * file, under the file's own label, so a selection in a file nobody vouched for cannot become the
+ * person's words (VSC-20).
+ */
+export function promptRanges(c: EditorContext | undefined, added: readonly Place[]): Place[] {
+  const out = [...added];
+  if (c?.selection) {
+    const here = { path: c.path, ...c.selection };
+    if (!out.some((p) => samePlace(p, here))) out.push(here);
+  }
+  return out;
+}
+
+/** What the person added with Add Selection to Chat, in words: `a.py, lines 2–4; b.py, line 1`. */
+export function placesLabel(added: readonly Place[]): string {
+  return added.map((p) => `${p.path}, ${placeLines(p)}`).join('; ');
 }
 
 /** A short description of the context, shown under the person's message and in the prompt box's chip. */
 export function contextLabel(c: EditorContext): string {
   if (!c.selection) return c.path;
-  const { startLine: a, endLine: b } = c.selection;
-  return `${c.path}, ${a === b ? `line ${a}` : `lines ${a}–${b}`} selected`;
+  return `${c.path}, ${placeLines(c.selection)} selected`;
+}
+
+/** Under the person's message: the editor's context and the places they added, as sent. */
+export function sentLabel(c: EditorContext | undefined, added: readonly Place[]): string | undefined {
+  // The open file is not named twice when a place in it says more.
+  const named = c && !c.selection && added.some((p) => p.path === c.path);
+  const parts = [c && !named ? contextLabel(c) : '', placesLabel(added)].filter((x) => x);
+  return parts.length ? parts.join('; ') : undefined;
 }
 
 /**
- * The prompt as sent: the person's words, then the editor's file by name (a name, not a vouch:
- * it is not put in `files`, so its content is read and checked the ordinary way) and the text they
- * selected, which is part of their own message as a paste would be.
+ * The prompt's text as sent: the person's words, then the editor's file by name (a name, not a
+ * vouch: it is not put in `files`, so its content is read and checked the ordinary way). A
+ * selection goes as a place in `ranges` (promptRanges), never as text here.
  */
 export function withContext(text: string, c: EditorContext | undefined): string {
   if (!c) return text;
-  let out = `${text}\n\n(The file open in my editor: ${c.path}.)`;
-  if (c.selection) {
-    const fence = c.selection.text.includes('```') ? '~~~~' : '```';
-    const { startLine: a, endLine: b } = c.selection;
-    out += `\nWhat I selected in it (${a === b ? `line ${a}` : `lines ${a}-${b}`}):\n${fence}\n${c.selection.text}\n${fence}`;
-  }
-  return out;
+  return `${text}\n\n(The file open in my editor: ${c.path}.)`;
 }
 
 /**
@@ -411,6 +447,10 @@ export function applyUpdate(t: Transcript, u: SessionUpdate): Transcript {
     case 'remark':
       items.push({ kind: 'remark', text: u.text });
       return { items, busy: t.busy };
+    case 'notice':
+      // The server's own words, drawn as the extension's notices are, never in the untrusted frame.
+      items.push({ kind: 'notice', text: u.text });
+      return { items, busy: t.busy };
     case 'autoVetting':
       items.push({ kind: 'autoVetting', on: u.on, source: u.source, opening: false, text: bannerText(u, false) ?? '' });
       return { items, busy: t.busy };
@@ -479,8 +519,8 @@ export type ToWebview =
   | { type: 'item'; item: Item }
   /** The editor the person is in, offered as context for the next prompt (none: no file editor). */
   | { type: 'context'; context?: EditorContext }
-  /** Text for the prompt box (Add Selection to Chat). */
-  | { type: 'insertPrompt'; text: string; selection?: { path: string; startLine: number; endLine: number } }
+  /** A place Add Selection to Chat adds to the next prompt (its lines, never their text). */
+  | { type: 'addPlace'; place: Place }
   /** The files still unsaved after Save them first, for a run card. */
   | { type: 'unsaved'; questionId: string; files: string[] }
   /** Workspace files for the `@` mention being typed (answer to `complete` with the same seq). */
@@ -503,14 +543,14 @@ export type ToWebview =
 
 export type FromWebview =
   | { type: 'ready' }
-  | { type: 'prompt'; text: string; files: string[]; context?: EditorContext }
+  | { type: 'prompt'; text: string; files: string[]; context?: EditorContext; ranges?: Place[] }
   | { type: 'cancel' }
   | { type: 'newSession' }
   | { type: 'setMode'; mode: string }
   | { type: 'answer'; questionId: string; optionId?: string; text?: string }
   /** Open: the person asks to see a picture question's private copy in the editor's viewer. */
   | { type: 'openCopy'; questionId: string }
-  | { type: 'retry'; text: string; files: string[]; context?: EditorContext }
+  | { type: 'retry'; text: string; files: string[]; context?: EditorContext; ranges?: Place[] }
   | { type: 'command'; command: string }
   /** A code block's Copy and Insert buttons: the block's text, as the page shows it. */
   | { type: 'saveAll'; questionId: string }
