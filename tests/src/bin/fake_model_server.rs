@@ -10,7 +10,9 @@
 //! counts it reports, `cached` optional). `"delegateWhen": [{"needle": "alpha.txt", "replies":
 //! [...]}]` scripts the delegate whose request holds `needle` apart from the others (delegates run
 //! side by side, so which asks first is not fixed); `"competentCheck": "needle"` answers every
-//! check past the script `VERDICT: unsafe` when it holds `needle`, else `VERDICT: safe`. The
+//! check past the script `VERDICT: unsafe` when it holds `needle`, else `VERDICT: safe`;
+//! `"simulateUsage": true` has every answer scripted without usage report a simulated provider's
+//! counts, its prefix cache included (`bravebot_tests::prompt_cache`). The
 //! server's base URL is printed as the first line of stdout; every request received so far (role
 //! and body) is written to `REQUESTS.json` as it arrives. The server stops when stdin ends.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fixture: failing loudly is the point.
@@ -108,6 +110,9 @@ fn main() {
         }
         if let Some(needle) = script.get("competentCheck").and_then(Value::as_str) {
             s = s.competent_check(needle);
+        }
+        if script.get("simulateUsage").and_then(Value::as_bool) == Some(true) {
+            s = s.simulate_usage();
         }
         s
     });
