@@ -1587,6 +1587,7 @@ mod tests {
             .unwrap_or(Value::Null)
     }
 
+    // Verifies: USAGE-13
     #[test]
     fn fake_model_simulates_an_openai_prefix_cache_per_role() {
         let model = FakeModel::start_with(|s| {
@@ -1647,6 +1648,7 @@ mod tests {
         assert_eq!(recorded[1].cache_breakpoints(), 0);
     }
 
+    // Verifies: USAGE-13
     #[test]
     fn fake_model_simulates_an_anthropic_cache_only_up_to_breakpoints() {
         let model = FakeModel::start_with(|s| {

@@ -20,6 +20,10 @@
 //! back as it was, so the second session, a new server with the same `HOME`, runs the same script
 //! over the same bytes: what the first session learnt and kept (verdicts, say) shows there.
 //!
+//! `BENCH_TOKENS_SETTINGS` is written as the shared `HOME`'s `.bravebot/settings.json` before each
+//! session, to measure a setting (a check model of its own: `{"vetting": {"model":
+//! "fake-model-small"}}`); each session prints the models its planner and its checks named.
+//!
 //! The fake model reports simulated usage (`bravebot_tests::prompt_cache` states the rule:
 //! tokens are bytes / 4; OpenAI-compatible requests read the longest prefix an earlier request of
 //! the same role shares, Anthropic requests only up to a `cache_control` breakpoint an earlier
@@ -27,9 +31,10 @@
 //!
 //! Per planner request it prints its bytes, the share of it that repeats the previous planner
 //! request byte for byte from the start as sent (`prefix`: the body's keys in the order bravebot
-//! writes them) and as a provider reads it (`rendered`: tools, system, messages), whether it dropped or changed any of the
-//! previous request's messages (`compacted`: the conversation no longer extends the last one),
-//! the simulated input and cached tokens, and its breakpoints; per session a summary row.
+//! writes them) and as a provider reads it (`rendered`: tools, system, messages), whether it
+//! dropped or changed any of the previous request's messages (`compacted`: the conversation no
+//! longer extends the last one), the simulated input and cached tokens, and its breakpoints; per
+//! session a summary row.
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)] // A report on stdout.
 
 use std::path::{Path, PathBuf};
@@ -72,6 +77,9 @@ struct SessionFigures {
     leaked: bool,
     /// The meter's session totals as `session/status` gave them, when it did.
     meter: Option<Value>,
+    /// The models the planner's and the checks' requests named, each once, in order.
+    planner_models: Vec<String>,
+    check_models: Vec<String>,
 }
 
 fn main() {
@@ -160,13 +168,16 @@ fn run_session(project: &Project, binary: &Path, format: &str, home: &Path) -> S
     } else {
         model.url()
     };
-    let options = LspOptions::new(&project.root)
+    let mut options = LspOptions::new(&project.root)
         .model_url(&model.url())
         .env("BRAVEBOT_MODEL_URL", url)
         .env("BRAVEBOT_MODEL_API", format)
         .home_dir(home)
         .binary(binary)
         .timeout(Duration::from_secs(300));
+    if let Ok(settings) = std::env::var("BENCH_TOKENS_SETTINGS") {
+        options = options.home_file(".bravebot/settings.json", settings);
+    }
     let client = LspClient::start(options);
     client.initialize(json!({}));
     let session = client.new_session();
@@ -224,7 +235,19 @@ fn figures(requests: &[RecordedRequest], meter: Option<Value>) -> SessionFigures
     }
     let checks = of_role("check");
     let processors = of_role("processor");
+    let models = |rs: &[&RecordedRequest]| -> Vec<String> {
+        let mut named: Vec<String> = Vec::new();
+        for r in rs {
+            let model = r.body["model"].as_str().unwrap_or("(none)").to_owned();
+            if !named.contains(&model) {
+                named.push(model);
+            }
+        }
+        named
+    };
     SessionFigures {
+        planner_models: models(&planners),
+        check_models: models(&checks),
         planner,
         checks: checks.len(),
         check_bytes: checks.iter().map(|r| r.raw_body.len()).sum(),
@@ -303,6 +326,15 @@ fn print_session(name: &str, f: &SessionFigures) {
         kb(f.check_bytes),
         f.processors,
         kb(f.processor_bytes)
+    );
+    println!(
+        "  models: planner {}; checks {}",
+        f.planner_models.join(", "),
+        if f.check_models.is_empty() {
+            "-".to_owned()
+        } else {
+            f.check_models.join(", ")
+        }
     );
     if let Some(meter) = &f.meter {
         let tally = |side: &str, key: &str| meter[side][key].as_u64().unwrap_or(0);
