@@ -20,6 +20,11 @@
 //! back as it was, so the second session, a new server with the same `HOME`, runs the same script
 //! over the same bytes: what the first session learnt and kept (verdicts, say) shows there.
 //!
+//! A third session per format, in a home of its own, has no checks: `vetting.reads: false` puts
+//! each read to the person, who allows it, so the planner reads what an unprotected agent would
+//! (the planted file included; only there is that not an error). It is what the session costs
+//! without protection.
+//!
 //! `BENCH_TOKENS_SETTINGS` is written as the shared `HOME`'s `.bravebot/settings.json` before each
 //! session, to measure a setting (a check model of its own: `{"vetting": {"model":
 //! "fake-model-small"}}`); each session prints the models its planner and its checks named.
@@ -48,6 +53,11 @@ use serde_json::{Value, json};
 
 /// The wire formats measured: the name shown and `model.api`.
 const FORMATS: [&str; 2] = ["openai", "anthropic"];
+
+/// The session without checks: reads are put to the person instead (`vetting.reads: false`), who
+/// allows each one, as a person using an agent without protection would have it read everything.
+const UNCHECKED: &str = "no checks";
+const UNCHECKED_SETTINGS: &str = r#"{"vetting": {"reads": false}}"#;
 
 /// What one planner request came to.
 struct PlannerRow {
@@ -109,16 +119,27 @@ fn main() {
         plant(&project);
         let (edited, _, _) = project.edit;
         let original = std::fs::read(project.root.join(edited)).expect("the file to edit");
-        for session in ["first", "second"] {
-            let figures = run_session(&project, &binary, format, home.path());
+        let settings = std::env::var("BENCH_TOKENS_SETTINGS").ok();
+        let unchecked_home = tempfile::tempdir().expect("a HOME for the unchecked session");
+        let sessions = [
+            ("first session", home.path(), settings.as_deref()),
+            ("second session", home.path(), settings.as_deref()),
+            (UNCHECKED, unchecked_home.path(), Some(UNCHECKED_SETTINGS)),
+        ];
+        for (session, home, settings) in sessions {
+            let figures = run_session(&project, &binary, format, home, settings);
             std::fs::write(project.root.join(edited), &original).expect("the edit undone");
-            let name = format!("{format}, {session} session");
+            let name = format!("{format}, {session}");
             print_session(&name, &figures);
             summary.push((name, figures));
         }
     }
     print_summary(&summary);
-    if summary.iter().any(|(_, f)| f.leaked) {
+    // The unchecked session lets the person release everything, the planted file included.
+    if summary
+        .iter()
+        .any(|(name, f)| f.leaked && !name.ends_with(UNCHECKED))
+    {
         eprintln!("error: the planted injection reached a planner request");
         std::process::exit(1);
     }
@@ -154,7 +175,13 @@ fn plant(project: &Project) {
     std::fs::write(&planted, text).expect("plant the injection");
 }
 
-fn run_session(project: &Project, binary: &Path, format: &str, home: &Path) -> SessionFigures {
+fn run_session(
+    project: &Project,
+    binary: &Path,
+    format: &str,
+    home: &Path,
+    settings: Option<&str>,
+) -> SessionFigures {
     let steps = project.steps();
     let mut planner: Vec<Reply> = steps
         .iter()
@@ -175,7 +202,7 @@ fn run_session(project: &Project, binary: &Path, format: &str, home: &Path) -> S
         .home_dir(home)
         .binary(binary)
         .timeout(Duration::from_secs(300));
-    if let Ok(settings) = std::env::var("BENCH_TOKENS_SETTINGS") {
+    if let Some(settings) = settings {
         options = options.home_file(".bravebot/settings.json", settings);
     }
     let client = LspClient::start(options);
@@ -326,6 +353,10 @@ fn print_session(name: &str, f: &SessionFigures) {
         kb(f.check_bytes),
         f.processors,
         kb(f.processor_bytes)
+    );
+    println!(
+        "  the planted injection reached a planner request: {}",
+        if f.leaked { "yes" } else { "no" }
     );
     println!(
         "  models: planner {}; checks {}",
