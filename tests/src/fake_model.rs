@@ -39,6 +39,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 
+use crate::prompt_cache::{self, Format, PromptCache, Rendered};
+
 /// The roles of CONTRACT §2, each with a script of its own.
 const ROLES: [&str; 4] = ["planner", "delegate", "processor", "check"];
 
@@ -66,15 +68,17 @@ pub struct Reply {
     usage: Option<Usage>,
 }
 
-/// What a scripted reply says the call cost: `input` counts every token of the request, `cached`
-/// of them read from the cache. Written as each wire format writes it: OpenAI's `prompt_tokens`
-/// (with `prompt_tokens_details.cached_tokens`), Anthropic's `input_tokens` without the cache and
-/// `cache_read_input_tokens` beside it.
+/// What a reply says the call cost: `input` counts every token of the request, `cached` of them
+/// read from the cache, `written` of them written to it (Anthropic's breakpoints only). Written as
+/// each wire format writes it: OpenAI's `prompt_tokens` (with
+/// `prompt_tokens_details.cached_tokens`), Anthropic's `input_tokens` without the cache and
+/// `cache_read_input_tokens` and `cache_creation_input_tokens` beside it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Usage {
     pub input: u64,
     pub output: u64,
     pub cached: Option<u64>,
+    pub written: u64,
 }
 
 impl Usage {
@@ -95,9 +99,9 @@ impl Usage {
     fn anthropic(self, output: u64) -> Value {
         let cached = self.cached.unwrap_or(0);
         json!({
-            "input_tokens": self.input.saturating_sub(cached),
+            "input_tokens": self.input.saturating_sub(cached).saturating_sub(self.written),
             "cache_read_input_tokens": cached,
-            "cache_creation_input_tokens": 0,
+            "cache_creation_input_tokens": self.written,
             "output_tokens": output,
         })
     }
@@ -263,8 +267,21 @@ impl Reply {
             input,
             output,
             cached,
+            written: 0,
         });
         self
+    }
+
+    /// The estimate of the reply's tokens: its text's and its calls' bytes / 4, at least one.
+    fn output_tokens(&self) -> u64 {
+        let calls: usize = match &self.kind {
+            ReplyKind::Answer { calls } => calls
+                .iter()
+                .map(|c| c.name.len() + c.arguments.to_string().len())
+                .sum(),
+            _ => 0,
+        };
+        prompt_cache::tokens(self.text.len() + calls).max(1)
     }
 
     /// Ends with `finish_reason: "length"`, as a reply cut by the token limit does.
@@ -337,6 +354,7 @@ pub struct Script {
     queues: HashMap<&'static str, VecDeque<Reply>>,
     keyed: Vec<(&'static str, String, VecDeque<Reply>)>,
     competent_check: Option<String>,
+    simulate_usage: bool,
 }
 
 impl Script {
@@ -372,6 +390,15 @@ impl Script {
         self
     }
 
+    /// Every answer scripted without usage reports what a provider with a prefix cache would:
+    /// the request's tokens, those a cache held from an earlier request of the same role, and
+    /// (Anthropic) those its breakpoints wrote, by the rule [`crate::prompt_cache`] states; the
+    /// output's tokens are its text's and calls' bytes / 4. Without it such a reply reports none.
+    pub fn simulate_usage(mut self) -> Script {
+        self.simulate_usage = true;
+        self
+    }
+
     fn role(mut self, role: &'static str, replies: Vec<Reply>) -> Script {
         self.queues.entry(role).or_default().extend(replies);
         self
@@ -395,6 +422,8 @@ pub struct RecordedRequest {
     /// From the request being read to the reply being written: the time a benchmark charges to
     /// the model rather than to bravebot.
     pub duration: Duration,
+    /// The counts the reply reported (scripted or simulated), where it reported any.
+    pub usage: Option<Usage>,
 }
 
 impl RecordedRequest {
@@ -403,6 +432,26 @@ impl RecordedRequest {
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
+    }
+
+    /// How many `cache_control` breakpoints the request carries, on its tools, its system prompt
+    /// and its messages' blocks (an OpenAI-compatible request carries none).
+    pub fn cache_breakpoints(&self) -> usize {
+        self.rendered().breakpoints.len()
+    }
+
+    /// The request's prompt as a provider's prefix cache reads it ([`crate::prompt_cache`]).
+    pub fn rendered(&self) -> Rendered {
+        prompt_cache::render(&self.body, self.format())
+    }
+
+    /// The wire format the request came in, told by its path.
+    pub fn format(&self) -> Format {
+        if self.path.split('?').next() == Some("/v1/messages") {
+            Format::Anthropic
+        } else {
+            Format::OpenAi
+        }
     }
 
     /// Whether the body has a `tools` key at all (a processor's and a check's must not).
@@ -469,6 +518,8 @@ struct State {
     queues: HashMap<&'static str, VecDeque<Reply>>,
     keyed: Vec<(&'static str, String, VecDeque<Reply>)>,
     competent_check: Option<String>,
+    simulate_usage: bool,
+    cache: PromptCache,
     requests: Vec<RecordedRequest>,
     calls_made: u64,
 }
@@ -496,6 +547,7 @@ impl FakeModel {
             queues: script.queues,
             keyed: script.keyed,
             competent_check: script.competent_check,
+            simulate_usage: script.simulate_usage,
             ..State::default()
         }));
         let listener = std::net::TcpListener::bind("127.0.0.1:0")
@@ -692,10 +744,25 @@ async fn answer(mut stream: TcpStream, state: Arc<Mutex<State>>) {
             }
             _ => None,
         };
-        let (reply, exhausted) = match chosen {
+        let (mut reply, exhausted) = match chosen {
             Some((reply, exhausted)) => (Some(reply), exhausted),
             None => (None, false),
         };
+        if let Some(reply) = reply.as_mut()
+            && state.simulate_usage
+            && reply.usage.is_none()
+            && matches!(reply.kind, ReplyKind::Answer { .. })
+        {
+            let format = if route == "/v1/messages" {
+                Format::Anthropic
+            } else {
+                Format::OpenAi
+            };
+            let rendered = prompt_cache::render(&body, format);
+            let output = reply.output_tokens();
+            reply.usage = Some(state.cache.usage(&role, format, rendered, output));
+        }
+        let usage = reply.as_ref().and_then(|r| r.usage);
         let call_base = state.calls_made;
         if let Some(Reply {
             kind: ReplyKind::Answer { calls },
@@ -713,6 +780,7 @@ async fn answer(mut stream: TcpStream, state: Arc<Mutex<State>>) {
             raw_body,
             exhausted,
             duration: Duration::ZERO,
+            usage,
         });
         (reply, call_base, state.requests.len() - 1)
     };
@@ -1503,6 +1571,162 @@ mod tests {
         assert_eq!(events.last().unwrap()["type"], "message_stop");
         let answered = exchange(&model, "POST", "/v1/messages", Some("planner"), &request);
         assert!(!answered.body.contains("usage"), "{}", answered.body);
+    }
+
+    /// The usage of the last stream answered: the OpenAI usage chunk, or Anthropic's
+    /// `message_start` usage.
+    fn reported_usage(body: &str) -> Value {
+        events(body)
+            .iter()
+            .filter_map(|e| serde_json::from_str::<Value>(e).ok())
+            .find_map(|e| {
+                e.get("usage")
+                    .or_else(|| e.pointer("/message/usage"))
+                    .cloned()
+            })
+            .unwrap_or(Value::Null)
+    }
+
+    // Verifies: USAGE-13
+    #[test]
+    fn fake_model_simulates_an_openai_prefix_cache_per_role() {
+        let model = FakeModel::start_with(|s| {
+            s.planner(vec![Reply::text("a"), Reply::text("b"), Reply::text("c")])
+                .check(vec![Reply::text("VERDICT: safe")])
+                .simulate_usage()
+        });
+        let tools = json!([{"type": "function", "function": {"name": "read_file"}}]);
+        let request = |messages: Value| {
+            json!({"model": "m", "stream": true, "stream_options": {"include_usage": true},
+                "tools": tools, "messages": messages})
+        };
+        let first = request(json!([{"role": "system", "content": "be brief"},
+            {"role": "user", "content": "hello there"}]));
+        let grown = request(json!([{"role": "system", "content": "be brief"},
+            {"role": "user", "content": "hello there"},
+            {"role": "assistant", "content": "a"}, {"role": "user", "content": "more"}]));
+        let changed = request(json!([{"role": "system", "content": "be terse"},
+            {"role": "user", "content": "hello there"}]));
+        let shown = |v: &Value| prompt_cache::render(v, Format::OpenAi).text;
+        let usage = reported_usage(&chat(&model, "planner", &first).body);
+        // A first request finds nothing cached.
+        assert_eq!(
+            usage["prompt_tokens"],
+            prompt_cache::tokens(shown(&first).len())
+        );
+        assert_eq!(usage["prompt_tokens_details"]["cached_tokens"], 0);
+        assert_eq!(usage["completion_tokens"], 1);
+        // A request that extends it reads the whole first prompt from the cache, as bytes / 4.
+        let usage = reported_usage(&chat(&model, "planner", &grown).body);
+        let shared =
+            prompt_cache::common_prefix(shown(&first).as_bytes(), shown(&grown).as_bytes());
+        assert_eq!(shared, shown(&first).len());
+        assert_eq!(
+            usage["prompt_tokens"],
+            prompt_cache::tokens(shown(&grown).len())
+        );
+        assert_eq!(
+            usage["prompt_tokens_details"]["cached_tokens"],
+            prompt_cache::cached_tokens(shared)
+        );
+        // One changed byte in the system prompt ends the shared prefix there: the tools and the
+        // message's opening stay cached, nothing after.
+        let usage = reported_usage(&chat(&model, "planner", &changed).body);
+        let upto = shown(&first).find("brief").unwrap();
+        assert_eq!(
+            usage["prompt_tokens_details"]["cached_tokens"],
+            prompt_cache::cached_tokens(upto)
+        );
+        // Another role's request shares nothing with the planner's cache.
+        let usage = reported_usage(&chat(&model, "check", &first).body);
+        assert_eq!(usage["prompt_tokens_details"]["cached_tokens"], 0);
+        let recorded = model.requests();
+        assert_eq!(
+            recorded[1].usage.unwrap().cached,
+            Some(prompt_cache::cached_tokens(shared))
+        );
+        assert_eq!(recorded[1].cache_breakpoints(), 0);
+    }
+
+    // Verifies: USAGE-13
+    #[test]
+    fn fake_model_simulates_an_anthropic_cache_only_up_to_breakpoints() {
+        let model = FakeModel::start_with(|s| {
+            s.planner(vec![
+                Reply::text("a"),
+                Reply::text("b"),
+                Reply::text("c"),
+                Reply::text("scripted").with_usage(10, 1, Some(5)),
+            ])
+            .simulate_usage()
+        });
+        let mark = json!({"type": "ephemeral"});
+        let tool = json!({"name": "read_file", "input_schema": {"type": "object"},
+            "cache_control": mark});
+        let request = |texts: &[&str], last_marked: bool| {
+            let count = texts.len();
+            let messages: Vec<Value> = texts
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    let mut block = json!({"type": "text", "text": t});
+                    if last_marked && i + 1 == count {
+                        block["cache_control"] = mark.clone();
+                    }
+                    let role = if i % 2 == 0 { "user" } else { "assistant" };
+                    json!({"role": role, "content": [block]})
+                })
+                .collect();
+            json!({"model": "m", "max_tokens": 10, "stream": true, "tools": [tool],
+                "system": [{"type": "text", "text": "be brief", "cache_control": mark}],
+                "messages": messages})
+        };
+        let send = |body: &Value| {
+            let answered = exchange(&model, "POST", "/v1/messages", Some("planner"), body);
+            reported_usage(&answered.body)
+        };
+        let shown = |v: &Value| prompt_cache::render(v, Format::Anthropic);
+        // The first request writes everything up to its last breakpoint, and reads nothing.
+        let first = request(&["hello there"], true);
+        let first_shown = shown(&first);
+        assert_eq!(first_shown.breakpoints.len(), 3);
+        let usage = send(&first);
+        assert_eq!(usage["cache_read_input_tokens"], 0);
+        let whole = prompt_cache::tokens(first_shown.text.len());
+        assert_eq!(usage["cache_creation_input_tokens"], whole);
+        assert_eq!(usage["input_tokens"], 0);
+        // A request that extends it reads up to the first request's last breakpoint, and writes
+        // from there to its own.
+        let grown = request(&["hello there", "a", "more"], true);
+        let grown_shown = shown(&grown);
+        let usage = send(&grown);
+        let read = prompt_cache::cached_tokens(first_shown.breakpoints[2]);
+        assert_eq!(usage["cache_read_input_tokens"], read);
+        let input = prompt_cache::tokens(grown_shown.text.len());
+        let written = prompt_cache::tokens(grown_shown.breakpoints[2] - first_shown.breakpoints[2]);
+        assert_eq!(usage["cache_creation_input_tokens"], written);
+        assert_eq!(usage["input_tokens"], input - read - written);
+        // The same extension with no breakpoint on its messages reads only up to the system
+        // prompt's breakpoint, however much more it shares: the cache holds what breakpoints
+        // wrote, and a request reads no further than its own last breakpoint.
+        let unmarked = request(&["hello there", "a", "more", "b", "again"], false);
+        let usage = send(&unmarked);
+        assert_eq!(
+            usage["cache_read_input_tokens"],
+            prompt_cache::cached_tokens(first_shown.breakpoints[1])
+        );
+        assert_eq!(usage["cache_creation_input_tokens"], 0);
+        // A scripted count is reported as scripted.
+        let usage = send(&grown);
+        assert_eq!(usage["cache_read_input_tokens"], 5);
+        let recorded = model.requests();
+        assert_eq!(
+            recorded
+                .iter()
+                .map(|r| r.cache_breakpoints())
+                .collect::<Vec<_>>(),
+            vec![3, 3, 2, 3]
+        );
     }
 
     #[test]

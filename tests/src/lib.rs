@@ -10,4 +10,5 @@ pub mod git_fixture;
 pub mod lsp_client;
 pub mod measure;
 pub mod project_session;
+pub mod prompt_cache;
 pub mod setup;

@@ -10,9 +10,12 @@
 //! counts it reports, `cached` optional). `"delegateWhen": [{"needle": "alpha.txt", "replies":
 //! [...]}]` scripts the delegate whose request holds `needle` apart from the others (delegates run
 //! side by side, so which asks first is not fixed); `"competentCheck": "needle"` answers every
-//! check past the script `VERDICT: unsafe` when it holds `needle`, else `VERDICT: safe`. The
-//! server's base URL is printed as the first line of stdout; every request received so far (role
-//! and body) is written to `REQUESTS.json` as it arrives. The server stops when stdin ends.
+//! check past the script `VERDICT: unsafe` when it holds `needle`, else `VERDICT: safe`;
+//! `"simulateUsage": true` has every answer scripted without usage report a simulated provider's
+//! counts, its prefix cache included (`bravebot_tests::prompt_cache`). The
+//! server's base URL is printed as the first line of stdout; every request received so far (role,
+//! body, headers, the `usage` its reply reported or `null`, and its `cache_control` `breakpoints`)
+//! is written to `REQUESTS.json` as it arrives. The server stops when stdin ends.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fixture: failing loudly is the point.
 
 use std::io::{Read, Write};
@@ -109,6 +112,9 @@ fn main() {
         if let Some(needle) = script.get("competentCheck").and_then(Value::as_str) {
             s = s.competent_check(needle);
         }
+        if script.get("simulateUsage").and_then(Value::as_bool) == Some(true) {
+            s = s.simulate_usage();
+        }
         s
     });
     // The one line a caller waits for; stdout carries nothing else.
@@ -127,7 +133,14 @@ fn main() {
         if requests.len() != written {
             let list: Vec<Value> = requests
                 .iter()
-                .map(|r| json!({"role": r.role, "body": r.body, "headers": r.headers}))
+                .map(|r| {
+                    let usage = r.usage.map(|u| {
+                        json!({"input": u.input, "output": u.output, "cached": u.cached,
+                            "written": u.written})
+                    });
+                    json!({"role": r.role, "body": r.body, "headers": r.headers,
+                        "usage": usage, "breakpoints": r.cache_breakpoints()})
+                })
                 .collect();
             let tmp = format!("{out_path}.tmp");
             std::fs::write(&tmp, serde_json::to_vec(&list).expect("serialize")).expect("write");
