@@ -25,6 +25,10 @@ pub(super) enum Offered {
     Always,
     /// Every turn that was listed a skill.
     SkillListed,
+    /// Every turn of a session whose working directory is in a git repository (TOOL-7).
+    GitRepository,
+    /// Every turn of a session whose editor answers for its diagnostics (TOOL-7).
+    EditorDiagnostics,
     /// Only where the session keeps watches ([`Offers::watch_file`]).
     WatchFile,
     /// Only where the turn will be asked again ([`Offers::schedule_next`]).
@@ -35,7 +39,10 @@ impl Offered {
     /// Whether a turn with these offers is offered the tool, skills aside.
     pub(super) fn by(self, offers: Offers) -> bool {
         match self {
-            Offered::Always | Offered::SkillListed => true,
+            Offered::Always
+            | Offered::SkillListed
+            | Offered::GitRepository
+            | Offered::EditorDiagnostics => true,
             Offered::WatchFile => offers.watch_file,
             Offered::ScheduleNext => offers.schedule_next,
         }
@@ -84,7 +91,7 @@ const TABLE: &[ToolDef] = &[
         spec: read_git::spec,
         effects: |_| Effects::None,
         held_by: Holders::From(Kind::Reader),
-        offered: Offered::Always,
+        offered: Offered::GitRepository,
         run: |call| Box::pin(read_git::run(call)),
     },
     // Asks the person's editor; starts nothing and reads no file.
@@ -92,7 +99,7 @@ const TABLE: &[ToolDef] = &[
         spec: diagnostics::spec,
         effects: |_| Effects::None,
         held_by: Holders::From(Kind::Reader),
-        offered: Offered::Always,
+        offered: Offered::EditorDiagnostics,
         run: |call| Box::pin(diagnostics::run(call)),
     },
     // A language server comes with running programs: a checker's and a worker's.

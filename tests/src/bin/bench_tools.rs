@@ -43,10 +43,22 @@ fn main() {
     }
     let plain = tempfile::tempdir().expect("create a workspace");
     let cases: [(&str, &Path, bool); 4] = [
-        ("git repository, editor without diagnostics", git.path(), false),
+        (
+            "git repository, editor without diagnostics",
+            git.path(),
+            false,
+        ),
         ("git repository, editor with diagnostics", git.path(), true),
-        ("not a git repository, editor without diagnostics", plain.path(), false),
-        ("not a git repository, editor with diagnostics", plain.path(), true),
+        (
+            "not a git repository, editor without diagnostics",
+            plain.path(),
+            false,
+        ),
+        (
+            "not a git repository, editor with diagnostics",
+            plain.path(),
+            true,
+        ),
     ];
     for binary in &binaries {
         println!("{}", binary.display());
@@ -55,7 +67,10 @@ fn main() {
             let total: usize = fixed.tools.iter().map(|(_, b)| b).sum();
             println!("  {name}");
             for (tool, bytes) in &fixed.tools {
-                println!("    {tool:<16} {bytes:>6} B {:>5} tokens", bytes.div_ceil(4));
+                println!(
+                    "    {tool:<16} {bytes:>6} B {:>5} tokens",
+                    bytes.div_ceil(4)
+                );
             }
             println!(
                 "    tool list: {} tools, {total} B, about {} tokens; system prompt {} B, about {} tokens",
