@@ -248,7 +248,7 @@ fn a_path_outside_the_workspace_is_refused_and_an_editors_file_outside_is_left_o
     s.client.shutdown();
 }
 
-// Verifies: DIAG-5, DIAG-8
+// Verifies: DIAG-5, DIAG-8, TOOL-7
 #[test]
 fn an_editor_that_does_not_answer_or_did_not_declare_it_gives_an_error_and_the_turn_goes_on() {
     // A client that did not declare the capability is never asked: the tool is not offered to

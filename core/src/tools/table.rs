@@ -288,7 +288,7 @@ mod tests {
         out
     }
 
-    // Verifies: TOOL-1, GATE-1
+    // Verifies: TOOL-1, GATE-1, TOOL-8
     #[test]
     fn every_tool_the_planner_is_shown_is_as_recorded() {
         // Names, order, descriptions, schemas and each argument's role and place, as the planner
