@@ -71,6 +71,12 @@ pub trait Files: Send + Sync {
         edits: &'a [crate::kernel::proposal::LineEdit],
     ) -> BoxFuture<'a, Result<(), String>>;
 
+    /// Whether [`Files::diagnostics`] asks an editor that declared it answers, fixed when the
+    /// editor connects: `diagnostics` is offered only where it is (TOOL-7).
+    fn answers_diagnostics(&self) -> bool {
+        false
+    }
+
     /// The diagnostics the editor's own language servers report now for the files in `scope`,
     /// or why the editor cannot say. An editor that does not declare it answers, and every
     /// client but an editor's, says [`NO_DIAGNOSTICS`].

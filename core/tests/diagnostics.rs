@@ -42,6 +42,10 @@ impl Files for Reporting {
         Box::pin(async { Err("not in this test".to_string()) })
     }
 
+    fn answers_diagnostics(&self) -> bool {
+        true
+    }
+
     fn diagnostics<'a>(
         &'a self,
         scope: DiagnosticsScope<'a>,

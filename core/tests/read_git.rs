@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 mod common;
 
-use common::{Fixture, TestScreen, fixture};
+use common::{Fixture, TestScreen, fixture_in_git};
 
 fn call(id: &str, args: Value) -> Reply {
     Reply::tool_call_with_id(id, "read_git", args)
@@ -29,7 +29,7 @@ async fn session_with(calls: Vec<Value>, setup: impl FnOnce(&Fixture)) -> Fixtur
         .collect();
     replies.push(Reply::text("done"));
     let model = FakeModel::start_with(|s| s.planner(replies));
-    let f = fixture(
+    let f = fixture_in_git(
         model,
         TestScreen::new(false, |_| Answer::Refused),
         Settings::default(),
@@ -481,7 +481,7 @@ async fn a_sealed_git_run_names_read_git_and_another_programs_does_not() {
             Reply::text("done"),
         ])
     });
-    let f = fixture(
+    let f = fixture_in_git(
         model,
         TestScreen::new(true, allow_once),
         Settings::default(),

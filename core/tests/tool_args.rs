@@ -13,12 +13,13 @@ use tokio_util::sync::CancellationToken;
 
 mod common;
 
-use common::{TestScreen, fixture};
+use common::{TestScreen, fixture, fixture_in_git};
 
 // Verifies: TOOL-2
 #[tokio::test]
 async fn arguments_are_read_in_order_and_the_first_of_the_wrong_type_is_named() {
-    let f = fixture(
+    // In a repository, so read_git is offered (TOOL-7).
+    let f = fixture_in_git(
         FakeModel::start(Vec::new()),
         TestScreen::new(true, |_| Answer::Refused),
         Settings::default(),

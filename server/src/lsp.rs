@@ -172,6 +172,10 @@ impl Files for Editor {
         })
     }
 
+    fn answers_diagnostics(&self) -> bool {
+        self.diagnostics
+    }
+
     fn diagnostics<'a>(
         &'a self,
         scope: DiagnosticsScope<'a>,

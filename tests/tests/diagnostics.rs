@@ -248,10 +248,11 @@ fn a_path_outside_the_workspace_is_refused_and_an_editors_file_outside_is_left_o
     s.client.shutdown();
 }
 
-// Verifies: DIAG-5, DIAG-8
+// Verifies: DIAG-5, DIAG-8, TOOL-7
 #[test]
 fn an_editor_that_does_not_answer_or_did_not_declare_it_gives_an_error_and_the_turn_goes_on() {
-    // A client that did not declare the capability is never asked.
+    // A client that did not declare the capability is never asked: the tool is not offered to
+    // its sessions (TOOL-7), and a call naming it anyway is an unknown tool's.
     let model = FakeModel::start(vec![
         call("d", json!({"path": "a.ts", "why": "errors"})),
         Reply::text("none to be had"),
@@ -259,10 +260,12 @@ fn an_editor_that_does_not_answer_or_did_not_declare_it_gives_an_error_and_the_t
     let s = Setup::start(&[("a.ts", "x\n")], model);
     let done = s.prompt(&["a.ts"]);
     assert_eq!(done["stopReason"], "endTurn", "{done}");
+    let first = &s.model.requests_for("planner")[0];
+    assert!(!first.tool_names().contains(&"diagnostics".to_string()));
     let result = s.model.tool_result("d");
-    assert_eq!(
-        result,
-        "error: diagnostics are unavailable: this editor does not report its diagnostics to bravebot"
+    assert!(
+        result.starts_with("error: unknown tool `diagnostics`"),
+        "{result}"
     );
     assert!(
         s.client

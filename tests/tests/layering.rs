@@ -593,10 +593,6 @@ const TRUSTED_BY_HAND: &[(&str, &str)] = &[
         "core/src/tools/diagnostics.rs",
         "diagnostics of files a trust rule vouches for, and the driver's words",
     ),
-    (
-        "core/src/screen.rs",
-        "the driver's remark that a question timed out, for the screen only",
-    ),
 ];
 
 // Verifies: LABEL-4

@@ -1443,8 +1443,9 @@ fn a_deny_sent_over_the_protocol_keeps_a_file_from_every_read_and_shows_in_statu
             Reply::text("Done."),
         ])
     });
-    let setup = start_interactive(model);
-    let root = setup.workspace.path();
+    let mut setup = start_interactive(model);
+    let root = setup.workspace.path().to_path_buf();
+    let root = root.as_path();
     bravebot_tests::git_fixture::git(root, &["init", "-q", "-b", "main"]);
     bravebot_tests::git_fixture::git(root, &["add", "-A"]);
     bravebot_tests::git_fixture::git(
@@ -1460,6 +1461,8 @@ fn a_deny_sent_over_the_protocol_keeps_a_file_from_every_read_and_shows_in_statu
             "first",
         ],
     );
+    // read_git is offered to a session that starts in a repository (TOOL-7).
+    setup.session = setup.client.new_session();
     trust(&setup, ".git", "directory").expect("trusting .git succeeds");
     // A deny with a value that is not a boolean is refused and changes nothing.
     let bad = setup.client.request(

@@ -49,8 +49,8 @@ pub fn spec() -> ToolSpec {
         name: NAME,
         description: "The errors and warnings the person's editor reports now (its own language servers and linters) \
 for one file, or, with no path, for the files this turn changed, or, if it changed none, for every file the editor \
-reports on. Lines and characters are 1-based. Diagnostics of a file nobody vouched for come back as a reference \
-(ref:N) that you can pass on but not read. After an edit, the editor may take a moment to report again.",
+reports on. Lines and characters are 1-based. Those of a file nobody vouched for come back as a reference. After \
+an edit, the editor may take a moment to report again.",
         args: Args::specs(),
     }
 }

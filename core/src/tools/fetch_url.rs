@@ -80,8 +80,8 @@ pub fn spec() -> ToolSpec {
     ToolSpec {
         name: NAME,
         description: "Fetch one http or https URL with a GET. The person approves every fetch unless their settings \
-name the host. The body always comes back as a reference (ref:N) you cannot read, only pass on, e.g. to write_file's \
-contents_ref; the result gives the status code and, when it is a common one, the content type. A redirect to another \
+name the host. The body always comes back as a reference (to pass on, e.g. as write_file's contents_ref); the \
+result gives the status code and, when it is a common one, the content type. A redirect to another \
 host is refused unless the person's settings allow that host. Not the tool for a GitHub pull request or issue where \
 the gh command is installed: use run with gh for those.",
         args: Args::specs(),

@@ -151,10 +151,8 @@ goToDefinition, findReferences, goToImplementation, incomingCalls and outgoingCa
 position (its text always comes back as a reference you cannot read); documentSymbol for a file; workspaceSymbol \
 for a `query` (with `path`, the server of that file's language; without, every server already running). `line` and \
 `character` are 1-based, as read_file or search reported them (a tab is one character). Locations come back one a \
-line as path:line:column kind name; one outside the workspace says so. Servers: Rust rust-analyzer, TypeScript and \
-JavaScript typescript-language-server, Python pyright-langserver, Go gopls, C and C++ clangd. Starting a language's \
-server is put to the person once per session. An answer says when the server was still indexing; no server, not \
-installed, failed to start and crashed are never empty answers.",
+line as path:line:column kind name. Languages: Rust, TypeScript, JavaScript, Python, Go, C and C++. Starting a \
+server is put to the person once per session. An answer says when the server was still indexing.",
         args: Arguments::specs(),
     }
 }

@@ -478,7 +478,7 @@ Its schema was rebuilt by bravebot from structure and types; a property named li
             if let Value::Object(p) = properties {
                 p.insert(
                     crate::mcp::schema::RESERVED.into(),
-                    json!({"type": "string", "description": "one line saying what this call is for; shown to the person"}),
+                    json!({"type": "string"}),
                 );
             }
             out.push(ToolSchema {

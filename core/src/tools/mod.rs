@@ -69,7 +69,8 @@ pub struct ToolSpec {
 }
 
 impl ToolSpec {
-    /// The function-tool schema offered to the planner, `why` included on every tool.
+    /// The function-tool schema offered to the planner, `why` included on every tool. What `why`
+    /// is for is said once, in the system prompt, rather than in each of these (TOOL-8).
     pub fn schema(&self) -> ToolSchema {
         let mut properties = Map::new();
         let mut required = Vec::new();
@@ -79,10 +80,7 @@ impl ToolSpec {
                 required.push(Value::String(arg.name.to_string()));
             }
         }
-        properties.insert(
-            "why".into(),
-            json!({"type": "string", "description": "one line saying what this call is for; shown to the person"}),
-        );
+        properties.insert("why".into(), json!({"type": "string"}));
         required.push(Value::String("why".into()));
         ToolSchema {
             name: self.name.to_string(),
@@ -120,17 +118,24 @@ pub fn specs() -> Vec<ToolSpec> {
 }
 
 /// The tools this session's planner is offered in the turn running now: [`specs_for`] its
-/// offers, less `load_skill` where no skill was listed, and for a delegate only those its seat
-/// holds (DELEG-2).
+/// offers, less `load_skill` where no skill was listed and `diagnostics` where the editor does not
+/// answer for them, and for a delegate only those its seat holds (DELEG-2). Whether the editor
+/// answers is a fact of the session, fixed when it starts (TOOL-7), so it never changes the list
+/// between two rounds.
 pub fn offered(session: &Session) -> Vec<&'static ToolSpec> {
     let (offers, skills) = {
         let state = session.state();
         (state.offers, !state.skills.is_empty())
     };
+    let diagnostics = session.files.answers_diagnostics();
     table::all()
         .iter()
         .filter(|t| t.def.offered.by(offers))
-        .filter(|t| skills || t.def.offered != table::Offered::SkillListed)
+        .filter(|t| match t.def.offered {
+            table::Offered::SkillListed => skills,
+            table::Offered::EditorDiagnostics => diagnostics,
+            _ => true,
+        })
         .filter(|t| {
             session
                 .seat

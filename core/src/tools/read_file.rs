@@ -53,9 +53,8 @@ pub const NAME: &str = "read_file";
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: NAME,
-        description: "Read a text file from the workspace. Returns numbered lines and a change token; long files come \
-back one page at a time (continue with offset). A file nobody vouched for may come back as a reference (ref:N) \
-that you can pass on but not read. Pictures and PDFs always come back as references.",
+        description: "Read a text file from the workspace: numbered lines and a change token, a page at a time \
+(continue with offset). A file nobody vouched for, a picture and a PDF come back as a reference.",
         args: Args::specs(),
     }
 }

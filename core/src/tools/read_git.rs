@@ -62,13 +62,11 @@ pub const NAME: &str = "read_git";
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: NAME,
-        description: "Answer a question about a git repository's history without starting git and without asking the person, \
-printing what git prints: log (ten characters of id, authored day, author, subject per commit), show (a commit with its \
-message and diff, a tag, or <revision>:<path> for a file or directory as it was), diff (two commits, A..B or A B), status \
-(git status --short --no-renames: staged, unstaged and untracked paths), tags (newest version first; given a revision, only \
-the tags it reaches) and search (git grep -n of a regular expression at a revision). Only a repository whose .git the \
-person trusts is opened, and status only where the whole working tree is trusted; anywhere else, and for blame, --follow \
-or a diff against the working tree, use run.",
+        description: "Answer a question about a git repository's history without starting git or asking the person, printed \
+as git prints it: log (id, day, author, subject), show (a commit with its diff, a tag, or <revision>:<path>), diff \
+(A..B or A B), status (as --short --no-renames), tags (newest first; with a revision, those it reaches) and search \
+(git grep -n at a revision). Only a repository whose .git the person trusts is opened, and status only where the \
+whole working tree is trusted; anywhere else, and for blame, --follow or a diff against the working tree, use run.",
         args: Arguments::specs(),
     }
 }

@@ -112,17 +112,13 @@ pub const NAME: &str = "search";
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: NAME,
-        description: "Find lines matching a regular expression in workspace files; each comes back as path:line:text. \
-The engine never backtracks. Supported: literals, ., *, +, ?, |, (...), (?:...), [...] with ranges and negation, \
-\\d \\w \\s and their negations, ^, $, \\b, \\B, and (?i) / (?-i) / (?i:...). Not supported: backreferences, \
-lookaround, named groups, other flags, and counted repetition: { and } are ordinary characters. `pattern` may be a \
-list; a line matching any of them matches. `include` is a glob (*, ?, ** and braces like **/*.{rs,toml}); one \
-without a slash matches file names at any depth. At most 200 matches come back per call; a capped result names the \
-offset to continue from, and asking for that offset with the same arguments starts where the result stopped, \
-without reading the files before it again (unless one of them changed since: then the search reads from the start). \
-A match lies within one line. Version control, build output, caches and vendored dependencies are not searched. Lines \
-from files nobody vouched for are shown once a check passes the file; the lines of files it does not pass are held \
-back in one reference (ref:N), and the result says which files and why.",
+        description: "Find lines matching a regular expression in workspace files, each as path:line:text; a match lies \
+within one line. Supported: literals, ., *, +, ?, |, (...), (?:...), [...], \\d \\w \\s and their negations, ^, \
+$, \\b, \\B, (?i), (?-i), (?i:...); not backreferences, lookaround, named groups, other flags or counted \
+repetition ({ and } are ordinary characters). At most 200 matches per call; a capped result names the offset to \
+continue from with the same arguments. Version control, build output, caches and vendored dependencies are not \
+searched. Lines of a file nobody vouched for are shown once a check passes it; the rest are held back in one \
+reference, and the result says which files and why.",
         args: Arguments::specs(),
     }
 }

@@ -25,6 +25,8 @@ pub(super) enum Offered {
     Always,
     /// Every turn that was listed a skill.
     SkillListed,
+    /// Every turn of a session whose editor answers for its diagnostics (TOOL-7).
+    EditorDiagnostics,
     /// Only where the session keeps watches ([`Offers::watch_file`]).
     WatchFile,
     /// Only where the turn will be asked again ([`Offers::schedule_next`]).
@@ -35,7 +37,7 @@ impl Offered {
     /// Whether a turn with these offers is offered the tool, skills aside.
     pub(super) fn by(self, offers: Offers) -> bool {
         match self {
-            Offered::Always | Offered::SkillListed => true,
+            Offered::Always | Offered::SkillListed | Offered::EditorDiagnostics => true,
             Offered::WatchFile => offers.watch_file,
             Offered::ScheduleNext => offers.schedule_next,
         }
@@ -92,7 +94,7 @@ const TABLE: &[ToolDef] = &[
         spec: diagnostics::spec,
         effects: |_| Effects::None,
         held_by: Holders::From(Kind::Reader),
-        offered: Offered::Always,
+        offered: Offered::EditorDiagnostics,
         run: |call| Box::pin(diagnostics::run(call)),
     },
     // A language server comes with running programs: a checker's and a worker's.
@@ -281,7 +283,7 @@ mod tests {
         out
     }
 
-    // Verifies: TOOL-1, GATE-1
+    // Verifies: TOOL-1, GATE-1, TOOL-8
     #[test]
     fn every_tool_the_planner_is_shown_is_as_recorded() {
         // Names, order, descriptions, schemas and each argument's role and place, as the planner

@@ -85,12 +85,28 @@ pub fn fixture(model: FakeModel, screen: Arc<TestScreen>, settings: Settings) ->
     fixture_with_files(model, screen, settings, Arc::new(DiskOnly))
 }
 
+/// [`fixture`] in a session told it starts in a git repository, as one whose working directory
+/// is in one is: `read_git` is offered only there (TOOL-7). The test makes the repository.
+pub fn fixture_in_git(model: FakeModel, screen: Arc<TestScreen>, settings: Settings) -> Fixture {
+    made(model, screen, settings, Arc::new(DiskOnly), true)
+}
+
 /// [`fixture`] with an editor of the test's own.
 pub fn fixture_with_files(
     model: FakeModel,
     screen: Arc<TestScreen>,
     settings: Settings,
     files: Arc<dyn bravebot_core::files::Files>,
+) -> Fixture {
+    made(model, screen, settings, files, false)
+}
+
+fn made(
+    model: FakeModel,
+    screen: Arc<TestScreen>,
+    settings: Settings,
+    files: Arc<dyn bravebot_core::files::Files>,
+    is_git: bool,
 ) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let cwd = std::fs::canonicalize(dir.path()).unwrap();
@@ -109,7 +125,7 @@ pub fn fixture_with_files(
         cwd: cwd.clone(),
         settings,
         facts: SystemFacts {
-            is_git: false,
+            is_git,
             platform: "linux".into(),
             os_version: "Linux 6.1".into(),
             shell: "/bin/bash".into(),
