@@ -128,6 +128,9 @@ pub struct Meter {
     pub context_tokens: Option<u64>,
     /// The context the driver holds a planner request to, once known.
     pub context_limit: Option<u64>,
+    /// How many times this session the planner's conversation was compacted to fit its budget:
+    /// each time, the requests after it no longer begin with the ones before (MODEL-11).
+    pub compactions: u64,
     pub turn: UsageTotals,
     pub session: UsageTotals,
 }

@@ -52,6 +52,11 @@ impl Ledger {
         (call, self.meter)
     }
 
+    /// The planner's conversation was compacted (MODEL-11).
+    pub fn compacted(&mut self) {
+        self.meter.compactions += 1;
+    }
+
     /// The meter as it stands, with the planner's budget as now known.
     pub fn meter(&self, context_limit: Option<u64>) -> Meter {
         Meter {

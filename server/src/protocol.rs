@@ -503,8 +503,15 @@ pub struct UsageMeter {
     pub context_tokens: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub context_limit: Option<u64>,
+    /// How many times the session's conversation was compacted, where it was (MODEL-11).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub compactions: u64,
     pub turn: UsageTotals,
     pub session: UsageTotals,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl From<&bravebot_core::screen::Meter> for UsageMeter {
@@ -524,6 +531,7 @@ impl From<&bravebot_core::screen::Meter> for UsageMeter {
         UsageMeter {
             context_tokens: meter.context_tokens,
             context_limit: meter.context_limit,
+            compactions: meter.compactions,
             turn: totals(&meter.turn),
             session: totals(&meter.session),
         }
@@ -915,6 +923,12 @@ pub struct ModelStatus {
     pub base_url: String,
     pub name: String,
     pub source: &'static str,
+    /// The context budget a planner request is held to, once known (MODEL-10).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_tokens: Option<u64>,
+    /// Where it came from: `setting`, `endpoint`, `model name` or `default`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_source: Option<&'static str>,
 }
 
 #[derive(Debug, Serialize)]
