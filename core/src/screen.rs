@@ -84,6 +84,8 @@ pub struct CallTokens {
     pub input: u64,
     pub output: u64,
     pub cached_input: Option<u64>,
+    /// Of `input`, written to the endpoint's cache, where it said (USAGE-8).
+    pub cache_write_input: Option<u64>,
 }
 
 /// The calls of one kind summed: how many, how many of them the endpoint reported nothing for,
@@ -95,6 +97,8 @@ pub struct Tally {
     pub input: u64,
     pub output: u64,
     pub cached_input: u64,
+    /// Of `input`, written to the endpoint's cache (USAGE-8).
+    pub cache_write_input: u64,
     /// Reported calls made with a model the person gave a price for.
     pub priced: u64,
     /// Their cost, in millionths of a dollar times a million tokens: exact until shown.

@@ -441,6 +441,9 @@ pub enum SessionUpdate {
         output_tokens: u64,
         #[serde(skip_serializing_if = "Option::is_none")]
         cached_input_tokens: Option<u64>,
+        /// Of the input, written to the endpoint's cache, where it said (USAGE-8).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_write_input_tokens: Option<u64>,
         #[serde(skip_serializing_if = "Option::is_none")]
         context_tokens: Option<u64>,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -482,6 +485,9 @@ pub struct UsageTally {
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub cached_input_tokens: u64,
+    /// Absent while nothing was written to a cache (USAGE-8).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub cache_write_input_tokens: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
 }
@@ -522,6 +528,7 @@ impl From<&bravebot_core::screen::Meter> for UsageMeter {
             input_tokens: t.input,
             output_tokens: t.output,
             cached_input_tokens: t.cached_input,
+            cache_write_input_tokens: t.cache_write_input,
             cost_usd: t.cost_usd(),
         };
         let totals = |t: &bravebot_core::screen::UsageTotals| UsageTotals {

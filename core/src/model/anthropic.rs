@@ -508,6 +508,7 @@ impl Counts {
                 + self.written.unwrap_or(0),
             output_tokens: self.output.unwrap_or(0),
             cached_input_tokens: self.read,
+            cache_write_input_tokens: self.written,
         })
     }
 }

@@ -1665,7 +1665,7 @@ mod tests {
         assert!(!reply.truncated);
     }
 
-    // Verifies: USAGE-1, USAGE-3
+    // Verifies: USAGE-1, USAGE-3, USAGE-8
     #[tokio::test]
     async fn openai_usage_is_asked_for_and_read_from_the_stream_and_a_whole_reply() {
         let whole = json!({"choices": [{"index": 0, "finish_reason": "stop", "message": {
@@ -1699,6 +1699,7 @@ mod tests {
                 input_tokens: 1200,
                 output_tokens: 34,
                 cached_input_tokens: Some(1024),
+                cache_write_input_tokens: None,
             })
         );
         assert_eq!(
@@ -1712,6 +1713,7 @@ mod tests {
                 input_tokens: 40,
                 output_tokens: 2,
                 cached_input_tokens: None,
+                cache_write_input_tokens: None,
             })
         );
     }
@@ -1746,7 +1748,7 @@ mod tests {
         assert_eq!(reply.unwrap().usage, None);
     }
 
-    // Verifies: USAGE-1
+    // Verifies: USAGE-1, USAGE-8
     #[tokio::test]
     async fn anthropic_usage_adds_the_cache_to_the_input_and_takes_the_last_output_count() {
         let whole = json!({"type": "message", "stop_reason": "end_turn",
@@ -1777,6 +1779,7 @@ mod tests {
                 input_tokens: 2125,
                 output_tokens: 57,
                 cached_input_tokens: Some(2000),
+                cache_write_input_tokens: Some(100),
             })
         );
         let (reply, _) = complete(&client, &request(Role::Processor, None)).await;
@@ -1786,6 +1789,7 @@ mod tests {
                 input_tokens: 10,
                 output_tokens: 3,
                 cached_input_tokens: None,
+                cache_write_input_tokens: None,
             })
         );
     }

@@ -434,6 +434,8 @@ fn usage_of(usage: &Value) -> Option<Usage> {
         cached_input_tokens: usage
             .pointer("/prompt_tokens_details/cached_tokens")
             .and_then(Value::as_u64),
+        // An OpenAI-compatible endpoint caches on its own and reports no writes.
+        cache_write_input_tokens: None,
     })
 }
 
