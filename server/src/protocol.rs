@@ -448,7 +448,8 @@ pub enum SessionUpdate {
         context_tokens: Option<u64>,
         #[serde(skip_serializing_if = "Option::is_none")]
         context_limit: Option<u64>,
-        meter: UsageMeter,
+        /// Boxed: the meter is most of the update's size, and the other kinds are small.
+        meter: Box<UsageMeter>,
     },
     /// Where a delegate stands (DELEG-60), for the person only: `state` is `running`, `waiting`
     /// (a question of its own waits on the person), `done`, `failed` or `cancelled`. `callId`

@@ -854,7 +854,7 @@ pub fn wire_update(update: Update) -> SessionUpdate {
                 .filter(|_| role == "planner")
                 .map(|c| c.input + c.output),
             context_limit: meter.context_limit,
-            meter: UsageMeter::from(&*meter),
+            meter: Box::new(UsageMeter::from(&*meter)),
         },
         // The screen is one of the places untrusted bytes may go: the report with its label.
         Update::Delegate {
