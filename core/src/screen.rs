@@ -84,6 +84,8 @@ pub struct CallTokens {
     pub input: u64,
     pub output: u64,
     pub cached_input: Option<u64>,
+    /// Of `input`, written to the endpoint's cache, where it said (USAGE-8).
+    pub cache_write_input: Option<u64>,
 }
 
 /// The calls of one kind summed: how many, how many of them the endpoint reported nothing for,
@@ -95,6 +97,8 @@ pub struct Tally {
     pub input: u64,
     pub output: u64,
     pub cached_input: u64,
+    /// Of `input`, written to the endpoint's cache (USAGE-8).
+    pub cache_write_input: u64,
     /// Reported calls made with a model the person gave a price for.
     pub priced: u64,
     /// Their cost, in millionths of a dollar times a million tokens: exact until shown.
@@ -128,6 +132,9 @@ pub struct Meter {
     pub context_tokens: Option<u64>,
     /// The context the driver holds a planner request to, once known.
     pub context_limit: Option<u64>,
+    /// How many times this session the planner's conversation was compacted to fit its budget:
+    /// each time, the requests after it no longer begin with the ones before (MODEL-11).
+    pub compactions: u64,
     pub turn: UsageTotals,
     pub session: UsageTotals,
 }

@@ -128,8 +128,8 @@ pub struct Session {
     /// Where the session's record and the prompt history are kept; `None` keeps neither (an
     /// incognito session, a headless run).
     keep: Option<StateDir>,
-    /// The context a planner request is held to, in tokens, once known.
-    pub(crate) resolved_context_tokens: std::sync::OnceLock<u64>,
+    /// The context a planner request is held to, in tokens, and where that came from, once known.
+    pub(crate) resolved_context_tokens: std::sync::OnceLock<(u64, crate::settings::ContextSource)>,
     /// What the model takes besides text, once known (`model.inputs`, else the listing).
     resolved_inputs: std::sync::OnceLock<crate::model::Inputs>,
     /// Whether turns of this session may arm watches and run loops: a session somebody keeps open
@@ -592,6 +592,21 @@ impl Session {
         });
     }
 
+    /// The planner's conversation was compacted to fit its budget, `messages` of it folded into
+    /// the summary: counted on the meter, which the next `usage` update and `session/status`
+    /// carry, and logged, since the provider's cached prefix is lost with it (MODEL-11). A
+    /// delegate shares its session's meter, so its compactions are counted there too.
+    pub(crate) fn note_compaction(&self, messages: usize) {
+        tracing::info!(
+            messages,
+            "the conversation was compacted to fit the context budget; the provider's cached prefix is lost"
+        );
+        self.usage
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .compacted();
+    }
+
     /// The meter as it stands, for `session/status` (USAGE-7).
     pub fn usage_meter(&self) -> crate::screen::Meter {
         let limit = self.context_limit();
@@ -603,10 +618,16 @@ impl Session {
 
     /// The context a planner request is held to, where a setting names it or it was resolved.
     fn context_limit(&self) -> Option<u64> {
-        self.settings
-            .model
-            .context_tokens
-            .or_else(|| self.resolved_context_tokens.get().copied())
+        self.context_budget().map(|(n, _)| n)
+    }
+
+    /// The context a planner request is held to and where it came from (MODEL-10), where a
+    /// setting names it or a turn resolved it; `None` before the first turn asked the endpoint.
+    pub fn context_budget(&self) -> Option<(u64, crate::settings::ContextSource)> {
+        match self.settings.model.context_tokens {
+            Some(n) => Some((n, crate::settings::ContextSource::Setting)),
+            None => self.resolved_context_tokens.get().copied(),
+        }
     }
 
     /// Told each time a turn's claim ends, for whoever waits for the session to be free.

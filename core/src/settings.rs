@@ -23,6 +23,102 @@ pub const DEFAULT_CHECK_BYTES: u64 = 256 * 1024;
 /// enough for the models people run locally.
 pub const DEFAULT_CONTEXT_TOKENS: u64 = 32_768;
 
+/// Where the context budget a planner request is held to came from (MODEL-10), as `doctor` and
+/// `session/status` name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ContextSource {
+    /// `model.contextTokens`.
+    Setting,
+    /// The endpoint's model listing.
+    Endpoint,
+    /// [`context_of_model_name`].
+    ModelName,
+    /// [`DEFAULT_CONTEXT_TOKENS`].
+    Default,
+}
+
+impl ContextSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ContextSource::Setting => "setting",
+            ContextSource::Endpoint => "endpoint",
+            ContextSource::ModelName => "model name",
+            ContextSource::Default => "default",
+        }
+    }
+}
+
+/// Context windows of well-known model families, by the start of the model's name (after any
+/// `provider/` prefix, as OpenRouter and other gateways write it), the more specific first. Each
+/// is the provider's documented window, request and reply together:
+/// - Anthropic, "Context windows" (docs.anthropic.com/en/docs/build-with-claude/context-windows):
+///   200k tokens for every Claude model of the 3, 3.5, 3.7 and 4 generations.
+/// - OpenAI model pages (platform.openai.com/docs/models): gpt-4.1 1,047,576; gpt-4o and
+///   gpt-4-turbo 128,000; gpt-5 400,000; o1, o3 and o4-mini 200,000, o1-mini 128,000;
+///   gpt-3.5-turbo 16,385.
+/// - Google, Gemini models (ai.google.dev/gemini-api/docs/models): 1,048,576 for 1.5 and later.
+/// - Meta's model cards: Llama 3.1, 3.2 and 3.3 take 128k (131,072); Llama 3 8,192.
+/// - Qwen's model cards: Qwen2.5 and Qwen3 32,768 without rope scaling.
+/// - Mistral's model pages (docs.mistral.ai/getting-started/models): Mistral Large and Codestral
+///   2501 131,072 and 256,000.
+///
+/// A local server may load a model with less than its family takes (Ollama's `num_ctx`); its
+/// listing wins where it says, and `model.contextTokens` wins over both.
+const MODEL_CONTEXTS: &[(&str, u64)] = &[
+    ("claude-", 200_000),
+    ("gpt-4.1", 1_047_576),
+    ("gpt-4o", 128_000),
+    ("gpt-4-turbo", 128_000),
+    ("gpt-5", 400_000),
+    ("gpt-3.5-turbo", 16_385),
+    ("o1-mini", 128_000),
+    ("o1", 200_000),
+    ("o3", 200_000),
+    ("o4-mini", 200_000),
+    ("gemini-", 1_048_576),
+    ("llama-3.1", 131_072),
+    ("llama-3.2", 131_072),
+    ("llama-3.3", 131_072),
+    ("llama3.1", 131_072),
+    ("llama3.2", 131_072),
+    ("llama3.3", 131_072),
+    ("llama-3", 8_192),
+    ("llama3", 8_192),
+    ("qwen2.5", 32_768),
+    ("qwen3", 32_768),
+    ("mistral-large", 131_072),
+    ("codestral", 256_000),
+];
+
+/// The context window [`MODEL_CONTEXTS`] gives for a model's name, matched without regard to case
+/// after any `provider/` prefix; `None` for a name no entry starts.
+pub fn context_of_model_name(name: &str) -> Option<u64> {
+    let name = name.to_ascii_lowercase();
+    let name = name.rsplit('/').next().unwrap_or(&name);
+    MODEL_CONTEXTS
+        .iter()
+        .find(|(start, _)| name.starts_with(start))
+        .map(|(_, tokens)| *tokens)
+}
+
+/// The context budget and where it came from: `model.contextTokens`, else what the endpoint's
+/// listing says (`listed`), else the model's name, else [`DEFAULT_CONTEXT_TOKENS`] (MODEL-10).
+pub fn context_budget(
+    setting: Option<u64>,
+    listed: Option<u64>,
+    name: &str,
+) -> (u64, ContextSource) {
+    if let Some(n) = setting {
+        (n, ContextSource::Setting)
+    } else if let Some(n) = listed {
+        (n, ContextSource::Endpoint)
+    } else if let Some(n) = context_of_model_name(name) {
+        (n, ContextSource::ModelName)
+    } else {
+        (DEFAULT_CONTEXT_TOKENS, ContextSource::Default)
+    }
+}
+
 /// The ranges a numeric limit set by a workspace's file is held to: a value outside is clamped to
 /// the nearer end and reported ([`Note::Clamped`]). A cloned repository's settings may tune these,
 /// so neither end may blind the agent (no search, no output, no rounds) or let one call run
@@ -791,6 +887,52 @@ fn apply(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    // Verifies: MODEL-10
+    #[test]
+    fn the_context_budget_comes_from_the_setting_the_endpoint_the_model_s_name_or_the_default() {
+        assert_eq!(
+            context_budget(Some(50_000), Some(8192), "claude-sonnet-4-5"),
+            (50_000, ContextSource::Setting)
+        );
+        assert_eq!(
+            context_budget(None, Some(8192), "claude-sonnet-4-5"),
+            (8192, ContextSource::Endpoint)
+        );
+        for (name, tokens) in [
+            ("claude-sonnet-4-5", 200_000),
+            ("anthropic/claude-3.5-haiku", 200_000),
+            ("GPT-4o-mini", 128_000),
+            ("gpt-4.1-nano", 1_047_576),
+            ("gpt-5-mini", 400_000),
+            ("o1-mini", 128_000),
+            ("o3-mini", 200_000),
+            ("meta-llama/llama-3.3-70b-instruct", 131_072),
+            ("llama3.2:3b", 131_072),
+            ("llama3:8b", 8_192),
+            ("qwen2.5-coder:7b", 32_768),
+        ] {
+            assert_eq!(
+                context_budget(None, None, name),
+                (tokens, ContextSource::ModelName),
+                "{name}"
+            );
+        }
+        assert_eq!(
+            context_budget(None, None, "my-finetune"),
+            (DEFAULT_CONTEXT_TOKENS, ContextSource::Default)
+        );
+        assert_eq!(
+            [
+                ContextSource::Setting,
+                ContextSource::Endpoint,
+                ContextSource::ModelName,
+                ContextSource::Default
+            ]
+            .map(ContextSource::as_str),
+            ["setting", "endpoint", "model name", "default"]
+        );
+    }
 
     fn no_env(_: &str) -> Option<String> {
         None

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::conversation::{Conversation, estimate_tokens};
+use crate::conversation::{Conversation, Fit, estimate_tokens};
 use crate::delegation::{Child, Report, Said};
 use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::{Integrity, Label};
@@ -280,8 +280,10 @@ pub(crate) async fn rounds(
             tools.truncate(native);
             tools.extend(tools::mcp::schemas(session));
         }
-        if let Err(too_long) = conversation.fit(room) {
-            return StopReason::Error(too_long.to_string());
+        match conversation.fit(room) {
+            Ok(Fit::Fits) => {}
+            Ok(Fit::Compacted { messages }) => session.note_compaction(messages),
+            Err(too_long) => return StopReason::Error(too_long.to_string()),
         }
         let request = ModelRequest {
             // A delegate's planner says so on every request (DELEG-4).
@@ -581,17 +583,15 @@ async fn listings(session: &Session, system: PlannerText) -> PlannerText {
 }
 
 /// The context a planner request is held to: `model.contextTokens`, else what the endpoint's
-/// model listing says (asked once a session), else [`crate::settings::DEFAULT_CONTEXT_TOKENS`].
+/// model listing says (asked once a session), else what the model's name says, else
+/// [`crate::settings::DEFAULT_CONTEXT_TOKENS`] (MODEL-10).
 async fn context_budget(session: &Session) -> u64 {
-    if let Some(n) = session.settings.model.context_tokens {
+    if let Some((n, _)) = session.context_budget() {
         return n;
     }
-    if let Some(n) = session.resolved_context_tokens.get() {
-        return *n;
-    }
     let listed = session.model.listed_context_tokens().await;
-    let n = listed.unwrap_or(crate::settings::DEFAULT_CONTEXT_TOKENS);
-    *session.resolved_context_tokens.get_or_init(|| n)
+    let resolved = crate::settings::context_budget(None, listed, &session.model.config().name);
+    session.resolved_context_tokens.get_or_init(|| resolved).0
 }
 
 /// The `why` and the routing arguments of a call, for drawing it before it runs.

@@ -35,6 +35,7 @@ impl Ledger {
             input: u.input_tokens,
             output: u.output_tokens,
             cached_input: u.cached_input_tokens,
+            cache_write_input: u.cache_write_input_tokens,
         });
         let cost = usage.zip(price).map(|(u, p)| cost(u, p));
         for totals in [&mut self.meter.turn, &mut self.meter.session] {
@@ -50,6 +51,11 @@ impl Ledger {
         }
         self.meter.context_limit = context_limit.or(self.meter.context_limit);
         (call, self.meter)
+    }
+
+    /// The planner's conversation was compacted (MODEL-11).
+    pub fn compacted(&mut self) {
+        self.meter.compactions += 1;
     }
 
     /// The meter as it stands, with the planner's budget as now known.
@@ -69,6 +75,7 @@ fn add(tally: &mut Tally, call: Option<CallTokens>, cost: Option<u128>) {
             tally.input += c.input;
             tally.output += c.output;
             tally.cached_input += c.cached_input.unwrap_or(0);
+            tally.cache_write_input += c.cache_write_input.unwrap_or(0);
         }
     }
     if let Some(cost) = cost {
@@ -99,6 +106,7 @@ mod tests {
             input_tokens: input,
             output_tokens: output,
             cached_input_tokens: cached,
+            cache_write_input_tokens: None,
         })
     }
 
@@ -147,6 +155,40 @@ mod tests {
         // A planner call that reports nothing leaves the context unknown, not the old number.
         let (_, meter) = ledger.record(Role::Planner, None, None, None);
         assert_eq!(meter.context_tokens, None);
+    }
+
+    // Verifies: USAGE-8
+    #[test]
+    fn cache_writes_are_carried_per_call_and_summed_apart_from_cache_reads() {
+        let mut ledger = Ledger::default();
+        let wrote = Some(Usage {
+            input_tokens: 6000,
+            output_tokens: 10,
+            cached_input_tokens: Some(0),
+            cache_write_input_tokens: Some(5000),
+        });
+        let (call, _) = ledger.record(Role::Planner, wrote, None, None);
+        assert_eq!(call.and_then(|c| c.cache_write_input), Some(5000));
+        let read = Some(Usage {
+            input_tokens: 6200,
+            output_tokens: 10,
+            cached_input_tokens: Some(5000),
+            cache_write_input_tokens: Some(150),
+        });
+        let (_, meter) = ledger.record(Role::Planner, read, None, None);
+        let planner = meter.session.planner;
+        assert_eq!(
+            (
+                planner.input,
+                planner.cached_input,
+                planner.cache_write_input
+            ),
+            (12_200, 5000, 5150)
+        );
+        // An endpoint that says nothing of writes adds none.
+        let (call, meter) = ledger.record(Role::Check, usage(100, 1, None), None, None);
+        assert_eq!(call.and_then(|c| c.cache_write_input), None);
+        assert_eq!(meter.session.protection.cache_write_input, 0);
     }
 
     // Verifies: USAGE-6

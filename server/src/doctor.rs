@@ -55,6 +55,23 @@ pub async fn run(egress: Arc<Egress>) -> ExitCode {
             "model answers: no, {e} (set BRAVEBOT_MODEL_URL or `model.baseUrl` in ~/.bravebot/settings.json)"
         ),
     });
+    let (budget, from) = bravebot_core::settings::context_budget(
+        m.context_tokens,
+        match m.context_tokens {
+            Some(_) => None,
+            None => client.listed_context_tokens().await,
+        },
+        &m.name,
+    );
+    lines.push(format!(
+        "context budget: {budget} tokens, from the {} (a reply's room is kept within it)",
+        match from {
+            bravebot_core::settings::ContextSource::Setting => "setting model.contextTokens",
+            bravebot_core::settings::ContextSource::Endpoint => "endpoint's model listing",
+            bravebot_core::settings::ContextSource::ModelName => "model's name",
+            bravebot_core::settings::ContextSource::Default => "default",
+        }
+    ));
     if notes.is_empty() {
         lines.push("settings read: none (defaults in force)".to_string());
     }

@@ -576,6 +576,8 @@ impl Backend {
                 base_url: s.settings.model.base_url.clone(),
                 name: s.settings.model.name.clone(),
                 source: s.settings.model.source.as_str(),
+                context_tokens: s.context_budget().map(|(n, _)| n),
+                context_source: s.context_budget().map(|(_, from)| from.as_str()),
             },
             mode: state.mode.as_str(),
             interactive: s.screen.interactive(),

@@ -446,11 +446,15 @@ pub enum SessionUpdate {
         output_tokens: u64,
         #[serde(skip_serializing_if = "Option::is_none")]
         cached_input_tokens: Option<u64>,
+        /// Of the input, written to the endpoint's cache, where it said (USAGE-8).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_write_input_tokens: Option<u64>,
         #[serde(skip_serializing_if = "Option::is_none")]
         context_tokens: Option<u64>,
         #[serde(skip_serializing_if = "Option::is_none")]
         context_limit: Option<u64>,
-        meter: UsageMeter,
+        /// Boxed: the meter is most of the update's size, and the other kinds are small.
+        meter: Box<UsageMeter>,
     },
     /// Where a delegate stands (DELEG-60), for the person only: `state` is `running`, `waiting`
     /// (a question of its own waits on the person), `done`, `failed` or `cancelled`. `callId`
@@ -487,6 +491,9 @@ pub struct UsageTally {
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub cached_input_tokens: u64,
+    /// Absent while nothing was written to a cache (USAGE-8).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub cache_write_input_tokens: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
 }
@@ -508,8 +515,15 @@ pub struct UsageMeter {
     pub context_tokens: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub context_limit: Option<u64>,
+    /// How many times the session's conversation was compacted, where it was (MODEL-11).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub compactions: u64,
     pub turn: UsageTotals,
     pub session: UsageTotals,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl From<&bravebot_core::screen::Meter> for UsageMeter {
@@ -520,6 +534,7 @@ impl From<&bravebot_core::screen::Meter> for UsageMeter {
             input_tokens: t.input,
             output_tokens: t.output,
             cached_input_tokens: t.cached_input,
+            cache_write_input_tokens: t.cache_write_input,
             cost_usd: t.cost_usd(),
         };
         let totals = |t: &bravebot_core::screen::UsageTotals| UsageTotals {
@@ -529,6 +544,7 @@ impl From<&bravebot_core::screen::Meter> for UsageMeter {
         UsageMeter {
             context_tokens: meter.context_tokens,
             context_limit: meter.context_limit,
+            compactions: meter.compactions,
             turn: totals(&meter.turn),
             session: totals(&meter.session),
         }
@@ -920,6 +936,12 @@ pub struct ModelStatus {
     pub base_url: String,
     pub name: String,
     pub source: &'static str,
+    /// The context budget a planner request is held to, once known (MODEL-10).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_tokens: Option<u64>,
+    /// Where it came from: `setting`, `endpoint`, `model name` or `default`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_source: Option<&'static str>,
 }
 
 #[derive(Debug, Serialize)]

@@ -850,11 +850,12 @@ pub fn wire_update(update: Update) -> SessionUpdate {
             input_tokens: call.map_or(0, |c| c.input),
             output_tokens: call.map_or(0, |c| c.output),
             cached_input_tokens: call.and_then(|c| c.cached_input),
+            cache_write_input_tokens: call.and_then(|c| c.cache_write_input),
             context_tokens: call
                 .filter(|_| role == "planner")
                 .map(|c| c.input + c.output),
             context_limit: meter.context_limit,
-            meter: UsageMeter::from(&*meter),
+            meter: Box::new(UsageMeter::from(&*meter)),
         },
         // The screen is one of the places untrusted bytes may go: the report with its label.
         Update::Delegate {

@@ -230,7 +230,7 @@ fn exec_against_a_dead_port_fails_naming_the_setting_to_change() {
     );
 }
 
-// Verifies: BIN-3
+// Verifies: BIN-3, MODEL-10
 #[test]
 fn doctor_reports_version_and_backend_one_fact_a_line_and_never_prints_the_api_key() {
     let model = FakeModel::start_with(|script| script.planner(vec![Reply::text("pong")]));
@@ -264,6 +264,13 @@ fn doctor_reports_version_and_backend_one_fact_a_line_and_never_prints_the_api_k
     assert_ne!(
         version_line, backend_line,
         "version and backend share a line:\n{stdout}"
+    );
+    // The fake model's listing gives no context and its name is no known family's (MODEL-10).
+    assert!(
+        lines
+            .iter()
+            .any(|line| line.starts_with("context budget: 32768 tokens, from the default")),
+        "no line gives the context budget and where it came from:\n{stdout}"
     );
 }
 

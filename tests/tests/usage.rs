@@ -23,7 +23,7 @@ fn close(a: &Value, b: f64) -> bool {
     a.as_f64().is_some_and(|a| (a - b).abs() < 1e-12)
 }
 
-// Verifies: USAGE-3, USAGE-4, USAGE-5, USAGE-6, USAGE-7
+// Verifies: USAGE-3, USAGE-4, USAGE-5, USAGE-6, USAGE-7, MODEL-10
 #[test]
 fn the_usage_update_and_status_carry_what_an_openai_endpoint_reported() {
     let model =
@@ -103,7 +103,16 @@ fn the_usage_update_and_status_carry_what_an_openai_endpoint_reported() {
     );
     assert!(close(&protection["costUsd"], 0.000975), "{protection}");
     assert_eq!(meter["turn"], meter["session"]);
-    assert_eq!(s.status()["usage"], *meter);
+    let status = s.status();
+    assert_eq!(status["usage"], *meter);
+    // The budget, and that a setting named it (MODEL-10).
+    assert_eq!(
+        (
+            &status["model"]["contextTokens"],
+            &status["model"]["contextSource"]
+        ),
+        (&json!(32000), &json!("setting"))
+    );
 
     // The next turn starts its totals again; the session's go on.
     s.prompt_text("again", &[]);

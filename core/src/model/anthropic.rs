@@ -33,11 +33,32 @@ pub(super) fn request_body(model: &str, request: &ModelRequest) -> Value {
         }
     }
 
+    let cached = request.tools.is_some();
+    if cached {
+        for at in history_breakpoints(&messages.iter().map(|(r, _)| *r).collect::<Vec<_>>()) {
+            if let Some(Value::Object(block)) = messages[at].1.last_mut() {
+                block.insert("cache_control".into(), ephemeral());
+            }
+        }
+    }
+
     let mut body = serde_json::Map::new();
     body.insert("model".into(), json!(model));
-    body.insert("max_tokens".into(), json!(request.max_tokens.max(1)));
+    body.insert("stream".into(), json!(true));
+    if let Some(tools) = &request.tools {
+        let mut tools: Vec<Value> = tools.iter().map(tool).collect();
+        if let Some(Value::Object(last)) = tools.last_mut() {
+            last.insert("cache_control".into(), ephemeral());
+        }
+        body.insert("tools".into(), Value::Array(tools));
+    }
     if !request.system.is_empty() {
-        body.insert("system".into(), json!(request.system));
+        let system = if cached {
+            json!([{"type": "text", "text": request.system, "cache_control": ephemeral()}])
+        } else {
+            json!(request.system)
+        };
+        body.insert("system".into(), system);
     }
     body.insert(
         "messages".into(),
@@ -48,12 +69,38 @@ pub(super) fn request_body(model: &str, request: &ModelRequest) -> Value {
                 .collect(),
         ),
     );
-    if let Some(tools) = &request.tools {
-        let tools: Vec<Value> = tools.iter().map(tool).collect();
-        body.insert("tools".into(), Value::Array(tools));
-    }
-    body.insert("stream".into(), json!(true));
+    body.insert("max_tokens".into(), json!(request.max_tokens.max(1)));
     Value::Object(body)
+}
+
+/// The cache breakpoint every marked block carries (MODEL-7), with the provider's default
+/// lifetime, as a key and value written into a block's serialised object.
+const BREAKPOINT: &str = "\"cache_control\":{\"type\":\"ephemeral\"}";
+
+fn ephemeral() -> Value {
+    json!({"type": "ephemeral"})
+}
+
+/// Most breakpoints the messages API takes in one request.
+pub(super) const MAX_BREAKPOINTS: usize = 4;
+
+/// Which of a request's merged messages (by their sides, in order) carry a cache breakpoint on
+/// their last block (MODEL-7): the newest, so the next round reads all of this one from the
+/// cache; and the user message two before it, where the previous request ended, so a round that
+/// added more blocks than the provider looks back over still reads the history before it. With
+/// the tools' and the system prompt's, that is four, the provider's limit.
+fn history_breakpoints(sides: &[&'static str]) -> Vec<usize> {
+    let mut at = Vec::new();
+    let Some(newest) = sides.len().checked_sub(1) else {
+        return at;
+    };
+    if let Some(before) = newest.checked_sub(2)
+        && sides[before] == sides[newest]
+    {
+        at.push(before);
+    }
+    at.push(newest);
+    at
 }
 
 /// One message's share of a request body, serialised once: the side it speaks for and its
@@ -109,9 +156,15 @@ pub(super) fn encode(message: &Message) -> Encoded {
     }
 }
 
-/// The tools of a request as the body's `tools` value, serialised.
+/// The tools of a request as the body's `tools` value, serialised, the last carrying a cache
+/// breakpoint: only a planner's and a delegate's requests offer tools, and theirs are the requests
+/// asked again with the same tools (MODEL-7).
 pub(super) fn encode_tools(tools: &[super::types::ToolSchema]) -> String {
-    Value::Array(tools.iter().map(tool).collect()).to_string()
+    let mut tools: Vec<Value> = tools.iter().map(tool).collect();
+    if let Some(Value::Object(last)) = tools.last_mut() {
+        last.insert("cache_control".into(), ephemeral());
+    }
+    Value::Array(tools).to_string()
 }
 
 fn tool(tool: &super::types::ToolSchema) -> Value {
@@ -122,8 +175,10 @@ fn tool(tool: &super::types::ToolSchema) -> Value {
     })
 }
 
-/// The request body from messages serialised beforehand, byte for byte what serialising
-/// [`request_body`] gives (keys in the same sorted order).
+/// The request body from messages serialised beforehand, equal to [`request_body`]. Its keys are
+/// written in a fixed order, the model, the tools and the system prompt before the history and the
+/// reply's bound after it, so each round's body begins with the bytes of the one before, but for
+/// the breakpoints that move forward (MODEL-8).
 pub(super) fn assemble(
     model: &str,
     request: &ModelRequest,
@@ -141,37 +196,62 @@ pub(super) fn assemble(
             _ => merged.push((encoded.role, blocks.collect())),
         }
     }
+    let cached = tools.is_some();
+    let marked = if cached {
+        history_breakpoints(&merged.iter().map(|(r, _)| *r).collect::<Vec<_>>())
+    } else {
+        Vec::new()
+    };
+    // The tools' and the system prompt's, with the history's.
+    debug_assert!(marked.len() + 2 <= MAX_BREAKPOINTS);
     let size: usize = encoded.iter().map(|e| e.len() + 32).sum();
-    let mut out = Vec::with_capacity(size + request.system.len() + 256);
-    out.extend_from_slice(b"{\"max_tokens\":");
-    out.extend_from_slice(request.max_tokens.max(1).to_string().as_bytes());
+    let mut out = Vec::with_capacity(size + request.system.len() + tools.map_or(0, str::len) + 256);
+    out.extend_from_slice(b"{\"model\":");
+    out.extend_from_slice(json!(model).to_string().as_bytes());
+    out.extend_from_slice(b",\"stream\":true");
+    if let Some(tools) = tools {
+        out.extend_from_slice(b",\"tools\":");
+        out.extend_from_slice(tools.as_bytes());
+    }
+    if !request.system.is_empty() {
+        out.extend_from_slice(b",\"system\":");
+        if cached {
+            out.extend_from_slice(b"[{\"type\":\"text\",\"text\":");
+            out.extend_from_slice(json!(request.system).to_string().as_bytes());
+            out.push(b',');
+            out.extend_from_slice(BREAKPOINT.as_bytes());
+            out.extend_from_slice(b"}]");
+        } else {
+            out.extend_from_slice(json!(request.system).to_string().as_bytes());
+        }
+    }
     out.extend_from_slice(b",\"messages\":[");
     for (i, (role, blocks)) in merged.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        out.extend_from_slice(b"{\"content\":[");
+        out.extend_from_slice(b"{\"role\":");
+        out.extend_from_slice(json!(role).to_string().as_bytes());
+        out.extend_from_slice(b",\"content\":[");
         for (j, block) in blocks.iter().enumerate() {
             if j > 0 {
                 out.push(b',');
             }
-            out.extend_from_slice(block.as_bytes());
+            match block.strip_suffix('}') {
+                // A block is a JSON object: the breakpoint goes in as its last key.
+                Some(open) if j + 1 == blocks.len() && marked.contains(&i) => {
+                    out.extend_from_slice(open.as_bytes());
+                    out.push(b',');
+                    out.extend_from_slice(BREAKPOINT.as_bytes());
+                    out.push(b'}');
+                }
+                _ => out.extend_from_slice(block.as_bytes()),
+            }
         }
-        out.extend_from_slice(b"],\"role\":");
-        out.extend_from_slice(json!(role).to_string().as_bytes());
-        out.push(b'}');
+        out.extend_from_slice(b"]}");
     }
-    out.extend_from_slice(b"],\"model\":");
-    out.extend_from_slice(json!(model).to_string().as_bytes());
-    out.extend_from_slice(b",\"stream\":true");
-    if !request.system.is_empty() {
-        out.extend_from_slice(b",\"system\":");
-        out.extend_from_slice(json!(request.system).to_string().as_bytes());
-    }
-    if let Some(tools) = tools {
-        out.extend_from_slice(b",\"tools\":");
-        out.extend_from_slice(tools.as_bytes());
-    }
+    out.extend_from_slice(b"],\"max_tokens\":");
+    out.extend_from_slice(request.max_tokens.max(1).to_string().as_bytes());
     out.push(b'}');
     out
 }
@@ -428,6 +508,7 @@ impl Counts {
                 + self.written.unwrap_or(0),
             output_tokens: self.output.unwrap_or(0),
             cached_input_tokens: self.read,
+            cache_write_input_tokens: self.written,
         })
     }
 }

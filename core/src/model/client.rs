@@ -839,6 +839,184 @@ mod tests {
         }
     }
 
+    /// A turn's history as it grows, one planner request a round: the person's prompt, then
+    /// each round's reply calling a tool (twice in the second round) and the results after it.
+    fn rounds_of_history() -> Vec<Vec<Message>> {
+        let mut history = vec![Message::User(vec![Part::Text("fix it".to_owned())])];
+        let mut requests = vec![history.clone()];
+        for round in 1..=4 {
+            let calls: Vec<ToolCall> = (0..if round == 2 { 2 } else { 1 })
+                .map(|n| ToolCall {
+                    id: format!("call_{round}_{n}"),
+                    name: "read_file".to_owned(),
+                    arguments: format!(r#"{{"path":"f{round}.rs"}}"#),
+                })
+                .collect();
+            history.push(Message::Assistant {
+                text: format!("round {round}"),
+                tool_calls: calls.clone(),
+            });
+            for call in calls {
+                history.push(Message::ToolResult {
+                    call_id: call.id,
+                    parts: vec![Part::Text(format!("contents of round {round}"))],
+                });
+            }
+            requests.push(history.clone());
+        }
+        requests
+    }
+
+    /// `value` with every `cache_control` key taken out.
+    fn without_breakpoints(value: &Value) -> Value {
+        match value {
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .filter(|(k, _)| k.as_str() != "cache_control")
+                    .map(|(k, v)| (k.clone(), without_breakpoints(v)))
+                    .collect(),
+            ),
+            Value::Array(items) => Value::Array(items.iter().map(without_breakpoints).collect()),
+            other => other.clone(),
+        }
+    }
+
+    /// Where `body` carries a breakpoint: `tools/N`, `system`, `messages/N` (on the message's
+    /// last block; one on any other block is named `messages/N/block M`).
+    fn breakpoints(body: &Value) -> Vec<String> {
+        let mut found = Vec::new();
+        let marked = |v: &Value| v.get("cache_control") == Some(&json!({"type": "ephemeral"}));
+        for (i, tool) in body["tools"].as_array().into_iter().flatten().enumerate() {
+            if marked(tool) {
+                found.push(format!("tools/{i}"));
+            }
+        }
+        if body["system"].as_array().into_iter().flatten().any(marked) {
+            found.push("system".to_owned());
+        }
+        for (i, message) in body["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let blocks = message["content"].as_array().cloned().unwrap_or_default();
+            for (j, block) in blocks.iter().enumerate() {
+                if marked(block) {
+                    found.push(if j + 1 == blocks.len() {
+                        format!("messages/{i}")
+                    } else {
+                        format!("messages/{i}/block {j}")
+                    });
+                }
+            }
+        }
+        // Counted over the whole body too, so a breakpoint anywhere else is seen.
+        let all = body.to_string().matches("\"cache_control\"").count();
+        assert_eq!(
+            all,
+            found.len(),
+            "a breakpoint off the expected places: {body}"
+        );
+        found
+    }
+
+    // Verifies: MODEL-7
+    #[test]
+    fn anthropic_planner_requests_mark_tools_system_and_history_within_four_breakpoints() {
+        let client = client(Api::Anthropic, "http://127.0.0.1:1".to_owned(), None);
+        let tools = vec![
+            ToolSchema {
+                name: "search".to_owned(),
+                ..read_file_tool()
+            },
+            read_file_tool(),
+        ];
+        let mut request = request(Role::Planner, Some(tools));
+        let mut seen = Vec::new();
+        for history in rounds_of_history() {
+            request.messages = history;
+            let body: Value = serde_json::from_slice(&client.body(&request)).unwrap();
+            assert_eq!(
+                body,
+                serde_json::to_value(anthropic::request_body("test-model", &request)).unwrap()
+            );
+            seen.push(breakpoints(&body));
+        }
+        // The last tool, the system prompt, the newest message, and the message the previous
+        // request ended with (two before it, past the planner's reply): never more than four.
+        assert_eq!(seen[0], ["tools/1", "system", "messages/0"]);
+        for (round, found) in seen.iter().enumerate().skip(1) {
+            let newest = 2 * round;
+            assert_eq!(
+                found,
+                &[
+                    "tools/1".to_owned(),
+                    "system".to_owned(),
+                    format!("messages/{}", newest - 2),
+                    format!("messages/{newest}"),
+                ],
+                "round {round}"
+            );
+            assert!(found.len() <= anthropic::MAX_BREAKPOINTS);
+        }
+        // A delegate's request offers tools and is marked the same way; a check's and a
+        // processor's offer none and carry no breakpoint.
+        request.role = Role::Delegate;
+        let body: Value = serde_json::from_slice(&client.body(&request)).unwrap();
+        assert_eq!(breakpoints(&body).len(), 4);
+        for role in [Role::Check, Role::Processor] {
+            let body: Value =
+                serde_json::from_slice(&client.body(&self::request(role, None))).unwrap();
+            assert_eq!(breakpoints(&body), Vec::<String>::new(), "{role:?}");
+            assert_eq!(body["system"], json!("be brief"));
+        }
+    }
+
+    // Verifies: MODEL-8, MODEL-9
+    #[test]
+    fn each_round_s_body_begins_with_the_bytes_of_the_round_before() {
+        for api in [Api::OpenAi, Api::Anthropic] {
+            let client = client(api, "http://127.0.0.1:1".to_owned(), None);
+            let mut request = request(Role::Planner, Some(vec![read_file_tool()]));
+            let mut before: Option<(Vec<u8>, Value)> = None;
+            for history in rounds_of_history() {
+                request.messages = history;
+                let bytes = client.body(&request);
+                let body: Value = serde_json::from_slice(&bytes).unwrap();
+                // Tools, then the system prompt, then the history.
+                let text = String::from_utf8(bytes.clone()).unwrap();
+                let (tools, system, messages) = (
+                    text.find("\"tools\"").unwrap(),
+                    text.find("be brief").unwrap(),
+                    text.find("fix it").unwrap(),
+                );
+                assert!(tools < system && system < messages, "{api:?}: {text}");
+                if let Some((old_bytes, old)) = &before {
+                    match api {
+                        // The whole earlier body but its closing brackets, byte for byte.
+                        Api::OpenAi => {
+                            let open = old_bytes.strip_suffix(b"]}").unwrap();
+                            assert!(bytes.starts_with(open), "{api:?}: {text}");
+                        }
+                        // Byte for byte up to the first breakpoint that moved, and every
+                        // earlier message unchanged but for the breakpoints.
+                        Api::Anthropic => {
+                            let first = String::from_utf8(old_bytes.clone()).unwrap();
+                            let stable = first.find("fix it").unwrap();
+                            assert_eq!(text[..stable], first[..stable], "{api:?}");
+                            let (old, new) = (without_breakpoints(old), without_breakpoints(&body));
+                            let old = old["messages"].as_array().unwrap();
+                            assert_eq!(old[..], new["messages"].as_array().unwrap()[..old.len()]);
+                        }
+                    }
+                    assert_eq!(body["tools"], old["tools"], "{api:?}: the same tools");
+                }
+                before = Some((bytes, body));
+            }
+        }
+    }
+
     fn read_file_tool() -> ToolSchema {
         ToolSchema {
             name: "read_file".to_owned(),
@@ -1382,7 +1560,7 @@ mod tests {
         assert_eq!(seen[0].header("anthropic-version"), Some("2023-06-01"));
         assert_eq!(seen[0].header("x-bravebot-role"), Some("planner"));
         let body = seen[0].json();
-        assert_eq!(body["system"], json!("be brief"));
+        assert_eq!(body["system"][0]["text"], json!("be brief"));
         assert_eq!(body["max_tokens"], json!(256));
         assert_eq!(body["stream"], json!(true));
         assert_eq!(body["tools"][0]["input_schema"]["type"], json!("object"));
@@ -1395,7 +1573,8 @@ mod tests {
                 {"type": "tool_result", "tool_use_id": "toolu_1",
                     "content": [{"type": "text", "text": "result of toolu_1"}]},
                 {"type": "tool_result", "tool_use_id": "toolu_2",
-                    "content": [{"type": "text", "text": "result of toolu_2"}]},
+                    "content": [{"type": "text", "text": "result of toolu_2"}],
+                    "cache_control": {"type": "ephemeral"}},
             ]})
         );
 
@@ -1486,7 +1665,7 @@ mod tests {
         assert!(!reply.truncated);
     }
 
-    // Verifies: USAGE-1, USAGE-3
+    // Verifies: USAGE-1, USAGE-3, USAGE-8
     #[tokio::test]
     async fn openai_usage_is_asked_for_and_read_from_the_stream_and_a_whole_reply() {
         let whole = json!({"choices": [{"index": 0, "finish_reason": "stop", "message": {
@@ -1520,6 +1699,7 @@ mod tests {
                 input_tokens: 1200,
                 output_tokens: 34,
                 cached_input_tokens: Some(1024),
+                cache_write_input_tokens: None,
             })
         );
         assert_eq!(
@@ -1533,6 +1713,7 @@ mod tests {
                 input_tokens: 40,
                 output_tokens: 2,
                 cached_input_tokens: None,
+                cache_write_input_tokens: None,
             })
         );
     }
@@ -1567,7 +1748,7 @@ mod tests {
         assert_eq!(reply.unwrap().usage, None);
     }
 
-    // Verifies: USAGE-1
+    // Verifies: USAGE-1, USAGE-8
     #[tokio::test]
     async fn anthropic_usage_adds_the_cache_to_the_input_and_takes_the_last_output_count() {
         let whole = json!({"type": "message", "stop_reason": "end_turn",
@@ -1598,6 +1779,7 @@ mod tests {
                 input_tokens: 2125,
                 output_tokens: 57,
                 cached_input_tokens: Some(2000),
+                cache_write_input_tokens: Some(100),
             })
         );
         let (reply, _) = complete(&client, &request(Role::Processor, None)).await;
@@ -1607,6 +1789,7 @@ mod tests {
                 input_tokens: 10,
                 output_tokens: 3,
                 cached_input_tokens: None,
+                cache_write_input_tokens: None,
             })
         );
     }

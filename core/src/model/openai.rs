@@ -121,8 +121,11 @@ pub(super) fn encode_tools(tools: &[super::types::ToolSchema]) -> String {
     Value::Array(tools.iter().map(tool).collect()).to_string()
 }
 
-/// The request body from messages serialised beforehand, byte for byte what serialising
-/// [`request_body`] gives (keys in the same sorted order).
+/// The request body from messages serialised beforehand, equal to [`request_body`]. Its keys are
+/// written in a fixed order, everything that holds for the whole turn (the model, the stream's
+/// options, the tools) before the messages, whose first is the system prompt: each round's body
+/// begins with every byte of the one before but its closing brackets, the prefix a provider's
+/// cache matches (MODEL-9).
 pub(super) fn assemble(
     model: &str,
     request: &ModelRequest,
@@ -130,8 +133,15 @@ pub(super) fn assemble(
     tools: Option<&str>,
 ) -> Vec<u8> {
     let size: usize = encoded.iter().map(|e| e.len() + 1).sum();
-    let mut out = Vec::with_capacity(size + request.system.len() + 256);
-    out.extend_from_slice(b"{\"messages\":[");
+    let mut out = Vec::with_capacity(size + request.system.len() + tools.map_or(0, str::len) + 256);
+    out.extend_from_slice(b"{\"model\":");
+    out.extend_from_slice(json!(model).to_string().as_bytes());
+    out.extend_from_slice(b",\"stream\":true,\"stream_options\":{\"include_usage\":true}");
+    if let Some(tools) = tools {
+        out.extend_from_slice(b",\"tools\":");
+        out.extend_from_slice(tools.as_bytes());
+    }
+    out.extend_from_slice(b",\"messages\":[");
     let mut first = true;
     let mut push = |out: &mut Vec<u8>, entry: &[u8]| {
         if !first {
@@ -160,14 +170,7 @@ pub(super) fn assemble(
     if !held.is_empty() {
         push(&mut out, &held_pictures(&held));
     }
-    out.extend_from_slice(b"],\"model\":");
-    out.extend_from_slice(json!(model).to_string().as_bytes());
-    out.extend_from_slice(b",\"stream\":true,\"stream_options\":{\"include_usage\":true}");
-    if let Some(tools) = tools {
-        out.extend_from_slice(b",\"tools\":");
-        out.extend_from_slice(tools.as_bytes());
-    }
-    out.push(b'}');
+    out.extend_from_slice(b"]}");
     out
 }
 
@@ -431,6 +434,8 @@ fn usage_of(usage: &Value) -> Option<Usage> {
         cached_input_tokens: usage
             .pointer("/prompt_tokens_details/cached_tokens")
             .and_then(Value::as_u64),
+        // An OpenAI-compatible endpoint caches on its own and reports no writes.
+        cache_write_input_tokens: None,
     })
 }
 

@@ -175,6 +175,9 @@ pub struct Usage {
     pub output_tokens: u64,
     /// How many of `input_tokens` the endpoint read from its cache, where it said.
     pub cached_input_tokens: Option<u64>,
+    /// How many of `input_tokens` the endpoint wrote to its cache, where it said (Anthropic's
+    /// `cache_creation_input_tokens`, USAGE-8).
+    pub cache_write_input_tokens: Option<u64>,
 }
 
 /// Why a model call failed. `retryable` says whether asking again could help.
