@@ -57,13 +57,13 @@ impl ContextSource {
 ///   gpt-4-turbo 128,000; gpt-5 400,000; o1, o3 and o4-mini 200,000, o1-mini 128,000;
 ///   gpt-3.5-turbo 16,385.
 /// - Google, Gemini models (ai.google.dev/gemini-api/docs/models): 1,048,576 for 1.5 and later.
-/// - Meta's model cards: Llama 3.1, 3.2 and 3.3 take 128k (131,072); Llama 3 8,192.
-/// - Qwen's model cards: Qwen2.5 and Qwen3 32,768 without rope scaling.
 /// - Mistral's model pages (docs.mistral.ai/getting-started/models): Mistral Large and Codestral
 ///   2501 131,072 and 256,000.
 ///
-/// A local server may load a model with less than its family takes (Ollama's `num_ctx`); its
-/// listing wins where it says, and `model.contextTokens` wins over both.
+/// Families most often served locally (Llama, Qwen, Mistral's small models) are not listed: a
+/// local server loads them with the window it is given (Ollama's `num_ctx`),
+/// not the one the family takes, and a budget the server does not hold would let it cut the
+/// conversation silently. Their listing, or `model.contextTokens`, says what they hold.
 const MODEL_CONTEXTS: &[(&str, u64)] = &[
     ("claude-", 200_000),
     ("gpt-4.1", 1_047_576),
@@ -76,16 +76,6 @@ const MODEL_CONTEXTS: &[(&str, u64)] = &[
     ("o3", 200_000),
     ("o4-mini", 200_000),
     ("gemini-", 1_048_576),
-    ("llama-3.1", 131_072),
-    ("llama-3.2", 131_072),
-    ("llama-3.3", 131_072),
-    ("llama3.1", 131_072),
-    ("llama3.2", 131_072),
-    ("llama3.3", 131_072),
-    ("llama-3", 8_192),
-    ("llama3", 8_192),
-    ("qwen2.5", 32_768),
-    ("qwen3", 32_768),
     ("mistral-large", 131_072),
     ("codestral", 256_000),
 ];
@@ -907,10 +897,7 @@ mod tests {
             ("gpt-5-mini", 400_000),
             ("o1-mini", 128_000),
             ("o3-mini", 200_000),
-            ("meta-llama/llama-3.3-70b-instruct", 131_072),
-            ("llama3.2:3b", 131_072),
-            ("llama3:8b", 8_192),
-            ("qwen2.5-coder:7b", 32_768),
+            ("mistralai/mistral-large-2411", 131_072),
         ] {
             assert_eq!(
                 context_budget(None, None, name),
@@ -918,10 +905,14 @@ mod tests {
                 "{name}"
             );
         }
-        assert_eq!(
-            context_budget(None, None, "my-finetune"),
-            (DEFAULT_CONTEXT_TOKENS, ContextSource::Default)
-        );
+        // A locally served family's window is the server's, not the family's.
+        for name in ["my-finetune", "llama3.2:3b", "qwen2.5-coder:7b"] {
+            assert_eq!(
+                context_budget(None, None, name),
+                (DEFAULT_CONTEXT_TOKENS, ContextSource::Default),
+                "{name}"
+            );
+        }
         assert_eq!(
             [
                 ContextSource::Setting,
