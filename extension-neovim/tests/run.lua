@@ -527,6 +527,20 @@ case('every question kind has a handler', function()
   eq({ outcome = { outcome = 'cancelled' } }, got(), 'closed window refuses')
 end)
 
+-- Verifies: NVIM-115
+case('a question whose check did not finish says inconclusive, apart from unsafe', function()
+  for _, kind in ipairs({ 'vetContent', 'readOutput', 'trustRead' }) do
+    local got = ask({ kind = kind, title = 'Show the agent this?', subject = { content = 'held words', verdict = 'inconclusive', origin = 'web' }, options = OPTIONS })
+    local win = question_floats()[1]
+    local lines = float_lines(win)
+    eq({ 'Show the agent this?', 'verdict: inconclusive', 'from: web', '', '│ held words' }, vim.list_slice(lines, 1, 5), kind .. ' float')
+    local text = table.concat(lines, '\n')
+    assert(not text:find('unsafe', 1, true) and not text:find('verdict: safe', 1, true), text)
+    vim.api.nvim_win_close(win, true)
+    wait(function() return got() ~= nil end, 'the ' .. kind .. ' answer')
+  end
+end)
+
 -- Verifies: NVIM-3, NVIM-75
 case('untrusted updates are drawn inside the margin with their own highlight', function()
   -- No window shows this chat: its lines are cut to the full-width split the chat would open in.
