@@ -5,7 +5,7 @@ import { PromptHistory } from './history';
 import { completeMention, mentionAt } from './mentionComplete';
 import { renderMarkdown, escapeHtml } from './markdown';
 import { contextLabel, contextToSend, withoutContext, type EditorContext } from './transcript';
-import { addItem, addOpeningBanner, addUser, applyUpdate, confinementOf, delegateStateWords, offers, emptyTranscript, mentions, previewOf, restoredTranscript, resumedTranscript, statusWords, stopWords, type CheckItem, type DelegateItem, type FromWebview, type Item, type RunOutput, type ToWebview, type ToolItem, type Transcript } from './transcript';
+import { addConfinementLine, addItem, addOpeningBanner, addUser, applyUpdate, confinementOf, delegateStateWords, offers, emptyTranscript, mentions, previewOf, restoredTranscript, resumedTranscript, statusWords, stopWords, type CheckItem, type DelegateItem, type FromWebview, type Item, type RunOutput, type ToWebview, type ToolItem, type Transcript } from './transcript';
 import { attachPicture, attachShown, counted, drawnPictureTypes, pictureSrc, type HeldPicture } from './transcript';
 import { heldBackHtml } from './heldBack';
 import { checkpointHtml, restoreDiffHtml, restoredHtml, versionsHtml } from './checkpointHtml';
@@ -98,6 +98,8 @@ function itemHtml(it: Item, index: number): string {
     }
     case 'notice':
       return `<div class="notice" role="status">${escapeHtml(it.text)}</div>`;
+    case 'confinement':
+      return `<div class="notice confinement-line" role="status">${escapeHtml(it.text)}</div>`;
     case 'autoVetting':
       return `<div class="auto-vetting${it.on ? ' on' : ''}" role="status" data-opening="${it.opening}" title="${escapeHtml(`auto-vetting ${it.on ? 'on' : 'off'}, from ${it.source}`)}">${escapeHtml(it.text)}</div>`;
     case 'loopTick':
@@ -312,6 +314,7 @@ window.addEventListener('message', (e: MessageEvent<ToWebview>) => {
       meter = undefined; drawUsage();
       break;
     case 'autoVetting': transcript = addOpeningBanner(transcript, m.on, m.source); break;
+    case 'confinement': transcript = addConfinementLine(transcript, m.text); break;
     case 'session': sessionShown = { incognito: m.incognito, title: m.title }; drawSession(); saveState(); return;
     case 'loop': loopShown = m.loop; drawLoop(); return;
     case 'history': {
