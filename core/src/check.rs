@@ -335,6 +335,7 @@ mod tests {
         Labelled::new(text.as_bytes().to_vec(), label)
     }
 
+    // Verifies: CHECK-30
     #[test]
     fn a_check_refuses_content_at_a_label_other_than_its_spec_fixed() {
         for (subject, named) in [
@@ -388,6 +389,7 @@ mod tests {
         }
     }
 
+    // Verifies: CHECK-30
     #[test]
     fn a_check_fixed_to_public_content_refuses_private_content() {
         // A spec fixed lower is no wider: private content handed to a check fixed for public
