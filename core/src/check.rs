@@ -11,12 +11,22 @@
 //! A picture or a PDF is not text: [`run_file`] gives the check the file itself (an image part,
 //! or a document part where the wire format has one) and tells it that it is looking at a file,
 //! so it reads the words drawn in it (PIC-1).
+//!
+//! What a check judges is fixed before its request is built: a [`CheckSpec`] names the subject
+//! (a workspace file by the path shown, a quarantined slot, a server's tool listing) and the label
+//! the content must carry, from the caller's own metadata. Content at another label is refused
+//! and nothing is sent (CHECK-30). Only the label is compared: it is metadata, and comparing it
+//! reads no byte of the content.
+
+use std::fmt;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::kernel::audit::{Decision, Gate};
 use crate::kernel::label::Label;
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, Verdict};
+use crate::kernel::slot::SlotId;
 use crate::model::{Message, ModelRequest, Part, Role};
 use crate::screen::{CheckState, Update};
 use crate::session::Session;
@@ -61,22 +71,122 @@ pub fn file_part(media_type: &str, filename: &str, data: Vec<u8>) -> Part {
 /// The media type of a PDF.
 pub const PDF: &str = "application/pdf";
 
+/// What a check judges, named by the driver before the content is looked at.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Subject {
+    /// A file of the person's workspace, by the path shown to them.
+    File { shown: String },
+    /// A quarantined slot, by the reference the planner holds.
+    Slot(SlotId),
+    /// An MCP server's tool listing, as its question shows it.
+    ToolListing { server: String },
+}
+
+impl fmt::Display for Subject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Subject::File { shown, .. } => write!(f, "the file {shown}"),
+            Subject::Slot(id) => write!(f, "{id}"),
+            Subject::ToolListing { server } => write!(f, "the MCP server {server}'s tool listing"),
+        }
+    }
+}
+
+/// A check's fixed terms: the subject, the label its content must carry, where the content came
+/// from and what it was expected to be (all in the driver's words). Built before the request, and
+/// never from the content itself.
+#[derive(Clone, Debug)]
+pub struct CheckSpec {
+    subject: Subject,
+    label: Label,
+    origin: String,
+    expects: String,
+}
+
+impl CheckSpec {
+    pub fn new(
+        subject: Subject,
+        label: Label,
+        origin: impl Into<String>,
+        expects: impl Into<String>,
+    ) -> CheckSpec {
+        CheckSpec {
+            subject,
+            label,
+            origin: origin.into(),
+            expects: expects.into(),
+        }
+    }
+
+    pub fn subject(&self) -> &Subject {
+        &self.subject
+    }
+
+    pub fn label(&self) -> Label {
+        self.label
+    }
+
+    /// Whether `content` is at the label this spec was fixed to judge, exactly: neither more
+    /// trusted nor less, neither more public nor more private.
+    pub fn admit(&self, content: &Labelled<Vec<u8>>) -> Result<(), Refused> {
+        if content.label() != self.label {
+            return Err(Refused {
+                subject: self.subject.to_string(),
+                fixed: self.label,
+                found: content.label(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Why a check refused to run: the content's label is not the one its spec fixed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refused {
+    pub subject: String,
+    pub fixed: Label,
+    pub found: Label,
+}
+
+impl fmt::Display for Refused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the check of {} was fixed to judge content labelled {}, and was handed content labelled {}; no check ran",
+            self.subject, self.fixed, self.found
+        )
+    }
+}
+
+/// Refuses content the spec was not fixed to judge, before anything is sent or shown, and
+/// writes the refusal to the trail.
+fn admit(session: &Session, spec: &CheckSpec, content: &Labelled<Vec<u8>>) -> Result<(), Refused> {
+    spec.admit(content).inspect_err(|refused| {
+        session
+            .state()
+            .audit
+            .record(Gate::Check, Decision::Refused, refused.to_string());
+    })
+}
+
 /// What a check found: its word, and its sentence for the person (untrusted).
 pub struct CheckOutcome {
     pub verdict: Verdict,
     pub reasons: Option<Labelled<String>>,
 }
 
-/// Runs one check over `content`, which came from `origin` (in plain words) and was expected to
-/// be `expects`. Says on the screen when it starts (with the line count) and when it ends with the
-/// verdict's one word, and nothing of the content or the check's sentence there (PROTO-12).
+/// Runs one check over `content`, which must be what `spec` was fixed to judge (else it is
+/// refused and nothing is sent). Says on the screen when it starts (with the line count) and when
+/// it ends with the verdict's one word, and nothing of the content or the check's sentence there
+/// (PROTO-12).
 pub async fn run(
     session: &Session,
+    spec: &CheckSpec,
     content: &Labelled<Vec<u8>>,
-    origin: &str,
-    expects: &str,
     cancel: &CancellationToken,
-) -> CheckOutcome {
+) -> Result<CheckOutcome, Refused> {
+    admit(session, spec, content)?;
+    let (origin, expects) = (spec.origin.as_str(), spec.expects.as_str());
     let (lines, _) = policy::measure(content);
     session.screen.update(Update::Check {
         state: CheckState::Started { lines, file: None },
@@ -98,22 +208,23 @@ pub async fn run(
         tools: None,
         max_tokens: 400,
     };
-    ask(session, content, origin, &request, cancel).await
+    Ok(ask(session, content, origin, &request, cancel).await)
 }
 
 /// Runs one check over a picture or a PDF (`media_type`, as its extension names it), given the
 /// file itself and told it is a file. The screen is told a check began over a picture or a PDF,
 /// not over a count of lines a picture does not have. The caller has already made sure the
-/// model takes such a file (PIC-2).
+/// model takes such a file (PIC-2). Content `spec` was not fixed to judge is refused as in [`run`].
 pub async fn run_file(
     session: &Session,
+    spec: &CheckSpec,
     content: &Labelled<Vec<u8>>,
     media_type: &str,
     filename: &str,
-    origin: &str,
-    expects: &str,
     cancel: &CancellationToken,
-) -> CheckOutcome {
+) -> Result<CheckOutcome, Refused> {
+    admit(session, spec, content)?;
+    let (origin, expects) = (spec.origin.as_str(), spec.expects.as_str());
     let kind = if media_type == PDF { "pdf" } else { "picture" };
     session.screen.update(Update::Check {
         state: CheckState::Started {
@@ -147,7 +258,7 @@ pub async fn run_file(
         tools: None,
         max_tokens: 400,
     };
-    ask(session, content, origin, &request, cancel).await
+    Ok(ask(session, content, origin, &request, cancel).await)
 }
 
 /// Sends one check's request and reads its verdict, telling the screen when it ends.
@@ -214,4 +325,82 @@ async fn ask(
         delegate: None,
     });
     outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bytes(text: &str, label: Label) -> Labelled<Vec<u8>> {
+        Labelled::new(text.as_bytes().to_vec(), label)
+    }
+
+    // Verifies: CHECK-30
+    #[test]
+    fn a_check_refuses_content_at_a_label_other_than_its_spec_fixed() {
+        for (subject, named) in [
+            (Subject::Slot(SlotId(3)), "ref:3"),
+            (
+                Subject::File {
+                    shown: "src/main.rs".to_string(),
+                },
+                "the file src/main.rs",
+            ),
+            (
+                Subject::ToolListing {
+                    server: "docs".to_string(),
+                },
+                "the MCP server docs's tool listing",
+            ),
+        ] {
+            let spec = CheckSpec::new(
+                subject,
+                Label::UNTRUSTED_PRIVATE,
+                "where it came from",
+                "what it should be",
+            );
+            assert_eq!(spec.label(), Label::UNTRUSTED_PRIVATE);
+            assert_eq!(
+                spec.admit(&bytes("hello", Label::UNTRUSTED_PRIVATE)),
+                Ok(())
+            );
+            for other in [
+                Label::UNTRUSTED_PUBLIC,
+                Label::TRUSTED_PRIVATE,
+                Label::TRUSTED_PUBLIC,
+            ] {
+                let refused = spec
+                    .admit(&bytes("hello", other))
+                    .expect_err("content at another label is refused");
+                assert_eq!(
+                    refused,
+                    Refused {
+                        subject: named.to_string(),
+                        fixed: Label::UNTRUSTED_PRIVATE,
+                        found: other,
+                    }
+                );
+                let said = refused.to_string();
+                assert!(
+                    said.contains(named) && said.contains("no check ran"),
+                    "{said}"
+                );
+            }
+        }
+    }
+
+    // Verifies: CHECK-30
+    #[test]
+    fn a_check_fixed_to_public_content_refuses_private_content() {
+        // A spec fixed lower is no wider: private content handed to a check fixed for public
+        // content is refused, though public would flow to private.
+        let spec = CheckSpec::new(
+            Subject::Slot(SlotId(1)),
+            Label::UNTRUSTED_PUBLIC,
+            "a fetched page",
+            "a web page",
+        );
+        assert!(spec.admit(&bytes("x", Label::UNTRUSTED_PRIVATE)).is_err());
+        assert_eq!(spec.admit(&bytes("x", Label::UNTRUSTED_PUBLIC)), Ok(()));
+    }
 }

@@ -209,7 +209,22 @@ case('a prompt streams text into the chat buffer and ends', function()
   wait(function() return stop ~= nil end, 'the turn to end')
   wait(ws.turn_ended, 'turnEnded in the chat buffer')
   eq('endTurn', stop, 'stopReason')
-  eq({ '> say hello', 'Hello from the fake model, streamed.', '-- turn ended: done' }, ws.chat_lines(), 'chat buffer')
+  local lines = ws.chat_lines()
+  assert((lines[1] or ''):find('^Confinement: '), lines[1])
+  eq({ '> say hello', 'Hello from the fake model, streamed.', '-- turn ended: done' }, vim.list_slice(lines, 2), 'chat buffer')
+  ws.stop()
+end)
+
+-- Verifies: NVIM-116
+case("the chat opens with a line naming the platform's confinement and what the session confines", function()
+  local ws = workspace({}, { planner = {} })
+  vim.cmd('Bravebot chat')
+  local first = ws.chat_lines()[1] or ''
+  assert(first:find('^Confinement: '), first)
+  assert(first:find('this session confines no MCP server: it started none', 1, true), first)
+  assert(first:find('runs: ', 1, true), first)
+  local status = require('bravebot.client').call('bravebot/session/status', {}, ws.state())
+  eq('Confinement: ' .. status.confinement, first, 'the status, word for word')
   ws.stop()
 end)
 
@@ -527,6 +542,20 @@ case('every question kind has a handler', function()
   eq({ outcome = { outcome = 'cancelled' } }, got(), 'closed window refuses')
 end)
 
+-- Verifies: NVIM-115
+case('a question whose check did not finish says inconclusive, apart from unsafe', function()
+  for _, kind in ipairs({ 'vetContent', 'readOutput', 'trustRead' }) do
+    local got = ask({ kind = kind, title = 'Show the agent this?', subject = { content = 'held words', verdict = 'inconclusive', origin = 'web' }, options = OPTIONS })
+    local win = question_floats()[1]
+    local lines = float_lines(win)
+    eq({ 'Show the agent this?', 'verdict: inconclusive', 'from: web', '', '│ held words' }, vim.list_slice(lines, 1, 5), kind .. ' float')
+    local text = table.concat(lines, '\n')
+    assert(not text:find('unsafe', 1, true) and not text:find('verdict: safe', 1, true), text)
+    vim.api.nvim_win_close(win, true)
+    wait(function() return got() ~= nil end, 'the ' .. kind .. ' answer')
+  end
+end)
+
 -- Verifies: NVIM-3, NVIM-75
 case('untrusted updates are drawn inside the margin with their own highlight', function()
   -- No window shows this chat: its lines are cut to the full-width split the chat would open in.
@@ -722,7 +751,7 @@ case(':Bravebot ask opens a floating prompt whose @paths are sent as mentions, t
   vim.api.nvim_feedkeys(vim.keycode('<CR>'), 'x', false)
   eq(false, vim.api.nvim_win_is_valid(win), 'the prompt closed')
   wait(ws.turn_ended, 'the turn to end')
-  eq({ '> what does @a.txt say?', '  pointed at: a.txt', 'It says alpha.', '-- turn ended: done' }, ws.chat_lines(), 'chat buffer')
+  eq({ '> what does @a.txt say?', '  pointed at: a.txt', 'It says alpha.', '-- turn ended: done' }, vim.list_slice(ws.chat_lines(), 2), 'chat buffer')
   -- The agent was told of a.txt, and pointing at it vouched for nothing.
   wait(function()
     return vim.json.encode(ws.requests()):find('the person pointed at a.txt', 1, true) ~= nil

@@ -479,7 +479,7 @@ async function withEditor(slug, files, script, fn, { programs = [], machine = {}
 
 // Cases ------------------------------------------------------------------------------------------
 
-// Verifies: VSC-1, VSC-2
+// Verifies: VSC-1, VSC-2, VSC-129
 test('the sidebar opens and a prompt streams the fake model answer into it', async () => {
   const answer = 'Hello from the fake model.\n\n```rust\nfn main() {}\n```\n\nThat is **all**.';
   await withEditor('stream', {}, { planner: [{ text: answer }] }, async (h) => {
@@ -505,6 +505,9 @@ test('the sidebar opens and a prompt streams the fake model answer into it', asy
     eq(await agent.locator('strong').innerText(), 'all', 'bold text');
     eq(await h.userMessages(), ['say hello'], 'the prompt in the transcript');
     eq(await h.chat.locator('#state').innerText(), 'idle', 'state after the turn');
+    // The session's opening line names the platform's confinement and what it confines (VSC-129).
+    const opening = await h.chat.locator('#log > :first-child').innerText();
+    check(/^Confinement: .*this session confines no MCP server: it started none; runs: /.test(opening), `the first line: ${opening}`);
     await h.shot('sidebar');
   });
 });

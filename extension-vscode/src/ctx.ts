@@ -240,9 +240,23 @@ export class Ctx implements vscode.Disposable {
     this.turnReview.clear();
     this.postSession();
     this.openedWith(r.autoVetting);
+    void this.confinementLine(client, r.sessionId);
     void this.serverModel();
     if (this.mode !== 'ask') await request(client, 'bravebot/session/setMode', { sessionId: r.sessionId, mode: this.mode });
     return r.sessionId;
+  }
+
+  /**
+   * A session opened: the chat's top line names the platform's confinement level and what the
+   * session confines, from its status (VSC-129). A status that fails draws nothing.
+   */
+  private async confinementLine(client: LanguageClient, sessionId: string): Promise<void> {
+    try {
+      const status = await request<StatusResult>(client, 'bravebot/session/status', { sessionId });
+      if (this.sessionId === sessionId) this.chat.post({ type: 'confinement', text: status.confinement });
+    } catch {
+      // The status is for the line only; the session works without it.
+    }
   }
 
   /** A session opened: the status bar, and the chat's banner when the mode is on (VET-23). */

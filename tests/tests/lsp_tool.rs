@@ -933,3 +933,150 @@ fn hover_on_a_file_the_person_trusted_is_still_a_reference() {
     );
     s.client.shutdown();
 }
+
+// Verifies: SESS-10
+#[test]
+fn an_incognito_session_starts_its_language_server_with_no_cache_under_home() {
+    let bin = fake_servers(&[("rust-analyzer", "")], None);
+    let symbols = |id: &str| {
+        call(
+            id,
+            json!({"operation": "documentSymbol", "path": "src/main.rs", "why": "outline"}),
+        )
+    };
+    let model = FakeModel::start(vec![
+        symbols("call_incognito"),
+        Reply::text("done"),
+        symbols("call_plain"),
+        Reply::text("done"),
+    ]);
+    let s = start(
+        workspace(&[
+            (
+                "Cargo.toml",
+                "[package]\nname = \"p\"\nversion = \"0.1.0\"\n",
+            ),
+            ("src/main.rs", "fn main() {}\n"),
+        ]),
+        model,
+        Some(bin.path()),
+        json!({}),
+    );
+    allow_lsp(&s);
+    let cache = s.client.home().join(".bravebot/lsp");
+    let prompt = |session: &str| {
+        s.client
+            .request(
+                "bravebot/session/prompt",
+                json!({"sessionId": session, "text": "outline", "files": []}),
+            )
+            .unwrap_or_else(|e| s.client.fail(&format!("the prompt was refused: {e}")));
+    };
+    let opened = s
+        .client
+        .request(
+            "bravebot/session/new",
+            json!({"cwd": s.root(), "incognito": true}),
+        )
+        .unwrap_or_else(|e| s.client.fail(&format!("session/new was refused: {e}")));
+    let incognito = opened["sessionId"].as_str().expect("an id").to_string();
+    prompt(&incognito);
+    assert_eq!(
+        s.client
+            .questions()
+            .iter()
+            .filter(|q| q.question_kind() == Some("lspStart"))
+            .count(),
+        1,
+        "the incognito session started its server"
+    );
+    assert!(
+        !s.model.tool_result("call_incognito").contains("could not"),
+        "{}",
+        s.model.tool_result("call_incognito")
+    );
+    assert!(
+        !cache.exists(),
+        "an incognito session wrote a language server cache under {}",
+        cache.display()
+    );
+    // The same server started by a session that keeps records has its cache there: the
+    // difference is the incognito session's, not the fake server's.
+    prompt(&s.session);
+    assert!(
+        cache.is_dir(),
+        "a plain session's rust-analyzer has its cache under {}",
+        cache.display()
+    );
+    s.client.shutdown();
+}
+
+// Verifies: LSP-15
+#[test]
+fn a_delegate_uses_the_sessions_language_server_and_its_approval() {
+    let bin = fake_servers(&[("clangd", "")], None);
+    let symbols = |id: &str| {
+        call(
+            id,
+            json!({"operation": "documentSymbol", "path": "main.c", "why": "outline"}),
+        )
+    };
+    let model = FakeModel::start_with(|m| {
+        m.planner(vec![
+            symbols("call_turn"),
+            Reply::tool_call(
+                "spawn_agent",
+                json!({"kind": "checker", "task": "outline main.c", "why": "delegate"}),
+            ),
+            Reply::text("wait"),
+            Reply::text("done"),
+        ])
+        .delegate(vec![symbols("call_delegate"), Reply::text("outlined")])
+    });
+    let s = start(
+        workspace(&[("main.c", "int main(void) { return 0; }\n")]),
+        model,
+        Some(bin.path()),
+        json!({}),
+    );
+    s.client
+        .answer_permissions_with(|q| match q.question_kind() {
+            Some("lspStart" | "delegate") => Answer::choose(q, "allow_once"),
+            _ => Answer::choose(q, "reject_once"),
+        });
+    s.prompt(&[]);
+    let kinds: Vec<String> = s
+        .client
+        .questions()
+        .iter()
+        .filter_map(|q| q.question_kind().map(str::to_string))
+        .collect();
+    assert_eq!(
+        kinds,
+        ["lspStart", "delegate"],
+        "the delegate is not asked to start a server the session runs"
+    );
+    let turn = s.model.tool_result("call_turn");
+    // The delegate's own requests carry what its call was answered.
+    let delegate: String = s
+        .model
+        .requests_for("delegate")
+        .iter()
+        .flat_map(|r| r.body["messages"].as_array().cloned().unwrap_or_default())
+        .filter(|m| m["role"] == "tool" && m["tool_call_id"] == "call_delegate")
+        .filter_map(|m| m["content"].as_str().map(str::to_string))
+        .next()
+        .unwrap_or_else(|| panic!("the delegate's lsp call was answered"));
+    assert!(turn.contains("main"), "{turn}");
+    assert!(
+        delegate.contains("main") && !delegate.contains("refused"),
+        "the delegate is answered by the running server: {delegate}"
+    );
+    let running = servers(&s);
+    assert_eq!(
+        running.len(),
+        1,
+        "one server for the session and its delegate: {running:?}"
+    );
+    s.client.shutdown();
+}

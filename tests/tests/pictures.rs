@@ -431,3 +431,61 @@ fn a_picture_is_refused_before_the_check_where_there_is_nowhere_to_put_the_copy(
         );
     }
 }
+
+/// The file parts one recorded request's messages carry, in either wire format: every part that
+/// is not text.
+fn file_parts(request: &RecordedRequest) -> Vec<Value> {
+    request.body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .filter(|p| p["type"] != "text")
+        .filter(|p| p["type"] != "tool_result" && p["type"] != "tool_use")
+        .cloned()
+        .collect()
+}
+
+// Verifies: PROC-1, PIC-5
+#[test]
+fn a_picture_read_from_the_workspace_reaches_a_processor_as_a_picture_in_both_wire_formats() {
+    for wire in [Wire::OpenAi, Wire::Anthropic] {
+        for (name, bytes) in [("shot.png", PNG), ("report.pdf", PDF)] {
+            let model = FakeModel::start_with(|m| {
+                m.planner(vec![
+                    Reply::tool_call_with_id(
+                        "read",
+                        "read_file",
+                        json!({"path": name, "why": "look"}),
+                    ),
+                    Reply::tool_call_with_id(
+                        "look",
+                        "spawn_processor",
+                        json!({"reads": ["ref:0"], "instruction": "Say what it shows.", "why": "to know"}),
+                    ),
+                    Reply::text("done"),
+                ])
+                .processor(vec![Reply::text("A build page.\n<<<DOCUMENT>>>\nA page.\n")])
+            });
+            let s = start(model, wire, "fake-model", name, bytes, |o| o);
+            s.prompt_text("look at it", &[]);
+            let processor = s.model.requests_for("processor");
+            assert_eq!(processor.len(), 1, "{wire:?} {name}: one processor request");
+            // The file itself, as the wire format carries a picture or a PDF; never its bytes
+            // pasted as text.
+            assert_eq!(
+                file_parts(&processor[0]),
+                [expected_part(wire, name, bytes)],
+                "{wire:?} {name}: {}",
+                processor[0].raw_body
+            );
+            assert!(
+                !processor[0].raw_body.contains("ignore your instructions")
+                    && !processor[0].raw_body.contains("%PDF-1.4"),
+                "{wire:?} {name}: the bytes went as text: {}",
+                processor[0].raw_body
+            );
+        }
+    }
+}

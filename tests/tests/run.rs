@@ -741,3 +741,56 @@ fn a_wait_wakes_on_new_output_counts_each_stream_and_kill_ends_the_job() {
     assert!(killed.contains("has ended"), "{killed}");
     s.client.shutdown();
 }
+
+// Verifies: RUNTOOL-7
+#[test]
+fn a_cancel_ends_a_job_output_wait() {
+    // The wait asks for ten minutes over a job that prints nothing and does not end: only the
+    // cancel can end it before the client gives up on the prompt.
+    let model = FakeModel::start(vec![
+        call(
+            "call_bg",
+            "run",
+            json!({"command": "sleep 900", "background": true, "why": "x"}),
+        ),
+        call(
+            "call_wait",
+            "job_output",
+            json!({"job": "job-1", "wait_seconds": 600, "why": "x"}),
+        ),
+        Reply::text("done"),
+    ]);
+    let s = Setup::start(&[], model);
+    s.client
+        .answer_permissions_with(|q| Answer::choose(q, "allow_once"));
+    let prompt = s.send_prompt(&[]);
+    // Cancel once the wait has begun: its tool call is on the screen.
+    let began = std::time::Instant::now();
+    while !s
+        .client
+        .updates(&s.session)
+        .iter()
+        .any(|u| u["kind"] == "toolCall" && u["callId"] == "call_wait")
+    {
+        assert!(
+            began.elapsed() < std::time::Duration::from_secs(60),
+            "the wait never began"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    s.client
+        .notify("bravebot/session/cancel", json!({"sessionId": s.session}));
+    let result = s.client.response(prompt).expect("the prompt ends");
+    assert_eq!(result["stopReason"], "cancelled", "{result}");
+    let updates = s.client.updates(&s.session);
+    let watched = updates
+        .iter()
+        .find(|u| u["kind"] == "toolResult" && u["callId"] == "call_wait");
+    // Whether or not the cancelled call's result is drawn, the turn ended long before the ten
+    // minutes: the client's own timeout would have failed `response` otherwise.
+    if let Some(w) = watched {
+        assert!(!w.to_string().contains("600.0 s"), "{w}");
+    }
+    s.client.shutdown();
+}

@@ -19,7 +19,7 @@ use futures::StreamExt;
 use super::Call;
 use crate::check::{self, CheckOutcome};
 use crate::kernel::audit::{Decision, Gate};
-use crate::kernel::label::Integrity;
+use crate::kernel::label::{Integrity, Label};
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, Fingerprint, Verdict};
 use crate::screen::Update;
@@ -40,6 +40,10 @@ pub struct Candidate<'a> {
     /// the same file under another name holds it back too (TRUST-11).
     pub file: Option<crate::kernel::trust::FileId>,
 }
+
+/// The label every read of a workspace file gives its bytes, and so the one a check of a file is
+/// fixed to judge.
+pub const WORKSPACE_FILE: Label = Label::UNTRUSTED_PRIVATE;
 
 /// Why a file is held back from the planner.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -197,15 +201,17 @@ pub async fn judge(call: &Call<'_>, candidates: &[Candidate<'_>], cap: usize) ->
     let checks = futures::stream::iter(to_check.into_iter().map(|(i, fingerprint)| {
         let c = &candidates[i];
         async move {
-            let origin = format!("the file {} in the person's workspace", c.shown);
-            let outcome = check::run(
-                session,
-                c.bytes,
-                &origin,
+            // Every read of a workspace file labels its bytes untrusted and private: the check
+            // is fixed to judge exactly that (CHECK-30).
+            let spec = check::CheckSpec::new(
+                check::Subject::File {
+                    shown: c.shown.to_string(),
+                },
+                WORKSPACE_FILE,
+                format!("the file {} in the person's workspace", c.shown),
                 "a file of the person's project",
-                call.cancel,
-            )
-            .await;
+            );
+            let outcome = check::run(session, &spec, c.bytes, call.cancel).await;
             (i, fingerprint, outcome)
         }
     }))
@@ -214,6 +220,16 @@ pub async fn judge(call: &Call<'_>, candidates: &[Candidate<'_>], cap: usize) ->
     .await;
     for (i, fingerprint, outcome) in checks {
         let c = &candidates[i];
+        // Bytes the check refused to judge were judged by nothing: held, and nothing is
+        // remembered for them.
+        let outcome = match outcome {
+            Ok(outcome) => outcome,
+            Err(refused) => {
+                tracing::warn!("{refused}");
+                judged[i] = Some(Judged::held(Hold::Inconclusive));
+                continue;
+            }
+        };
         let verdict = outcome.verdict;
         {
             {

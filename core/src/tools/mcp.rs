@@ -296,14 +296,24 @@ async fn approve_tools(
     // The check reads what the question shows, so what either answer lets the planner read has
     // been checked before the person is asked (seed 000).
     let checked = policy::text_to_bytes(&shown);
-    let outcome = crate::check::run(
-        session,
-        &checked,
-        &format!("the MCP server {server}'s tool listing"),
+    // Fixed before the request: a listing is what a server said, untrusted and private like
+    // every tool's description in it (CHECK-30).
+    let spec = crate::check::CheckSpec::new(
+        crate::check::Subject::ToolListing {
+            server: server.to_string(),
+        },
+        Label::UNTRUSTED_PRIVATE,
+        format!("the MCP server {server}'s tool listing"),
         "names, parameter schemas and descriptions of a program's tools",
-        cancel,
-    )
-    .await;
+    );
+    let outcome = match crate::check::run(session, &spec, &checked, cancel).await {
+        Ok(outcome) => outcome,
+        Err(_) => {
+            // The refusal is on the trail; the tools are not offered.
+            refuse_tools(session, server, running, &tools, again);
+            return;
+        }
+    };
     let question = Question::approve(
         QuestionKind::McpTools,
         if again {

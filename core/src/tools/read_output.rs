@@ -106,14 +106,16 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     );
     // The check reads the slot before anybody is asked or auto-vetting answers, whatever
     // `vetting.reads` says: that switch is about reads of files (REL-1).
-    let outcome = check::run(
-        session,
-        &content,
-        &origin,
+    let spec = check::CheckSpec::new(
+        check::Subject::Slot(reference.id),
+        reference.label,
+        origin.clone(),
         "the output of a program",
-        call.cancel,
-    )
-    .await;
+    );
+    let outcome = match check::run(session, &spec, &content, call.cancel).await {
+        Ok(outcome) => outcome,
+        Err(refused) => return ToolOutput::refused(refused.to_string()),
+    };
     let safe = outcome.verdict == Verdict::Safe;
     // A line approved once whose plan could have been allowed for the session may be allowed from
     // here, with what it prints trusted; never for a context whose routing is not its own.

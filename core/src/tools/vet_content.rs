@@ -234,20 +234,36 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             }
         }
     }
+    // The check's terms are fixed before the request is built (CHECK-30): from the slot's
+    // reference (its label is metadata the store wrote when it took the content), or, for a
+    // withheld entry opened above, the label every read of a workspace file carries.
+    let fixed = match reference.origin {
+        Origin::ListingEntry { .. } => Label::UNTRUSTED_PRIVATE,
+        _ => reference.label,
+    };
+    let spec = check::CheckSpec::new(
+        check::Subject::Slot(reference.id),
+        fixed,
+        origin_words.clone(),
+        expects.clone(),
+    );
     let outcome = match &picture {
         Some((media_type, path)) => {
             check::run_file(
                 session,
+                &spec,
                 &content,
                 media_type,
                 &file_name(path),
-                &origin_words,
-                &expects,
                 call.cancel,
             )
             .await
         }
-        None => check::run(session, &content, &origin_words, &expects, call.cancel).await,
+        None => check::run(session, &spec, &content, call.cancel).await,
+    };
+    let outcome = match outcome {
+        Ok(outcome) => outcome,
+        Err(refused) => return ToolOutput::refused(refused.to_string()),
     };
     // The switch is read once the check is over, so turning it off while a check runs holds.
     let auto = session.auto_vetting.is_on() && outcome.verdict == Verdict::Safe;

@@ -159,6 +159,9 @@ function M.open(state, opts)
     vim.wo[win].conceallevel = 2
     -- The fence lines around literal text stay hidden on the cursor's line too (NVIM-75).
     vim.wo[win].concealcursor = 'n'
+    -- A new window opens at the chat's end, so it follows what is drawn next: the chat already
+    -- holds its opening lines (the confinement line, NVIM-116) when it is first shown.
+    pcall(vim.api.nvim_win_set_cursor, win, { vim.api.nvim_buf_line_count(c.buf), 0 })
   end
   M.set_winbar(win, c)
   local pwin = require('bravebot.prompt').open_under(state.root, win)
@@ -531,6 +534,14 @@ end
 
 function M.note(state, text)
   M.note_to(state, nil, text)
+end
+
+--- Draws, at the top of a session's chat, the line naming the platform's confinement level and
+--- what the session confines: the status's `confinement` (PROTO-14, NVIM-116).
+function M.confinement(state, session_id, text)
+  local c = chat_for(state, session_id)
+  append(c, { 'Confinement: ' .. text }, 'BravebotTool')
+  c.last = 'note'
 end
 
 --- Draws auto-vetting's line in a session's chat and shows it in the winbar.

@@ -258,8 +258,13 @@ function M.new_session(state, opts)
   state.busy = false
   M.incognito[state.session_id] = opts.incognito == true or nil
   M.by_session[state.session_id] = state
-  -- Before anything else is drawn in the new session's chat: the banner is its first line.
+  -- Before anything else is drawn in the new session's chat: the banner is its first line, then
+  -- what the platform and the session confine (NVIM-116).
   opened_with(state, resp.result.autoVetting)
+  local status = M.call(rpc.STATUS, { sessionId = state.session_id }, state)
+  if type(status) == 'table' and type(status.confinement) == 'string' and status.confinement ~= '' then
+    require('bravebot.chat').confinement(state, state.session_id, status.confinement)
+  end
   if old then
     require('bravebot.chat').replace(state, old)
   end

@@ -5,12 +5,13 @@ import { PromptHistory } from './history';
 import { completeMention, mentionAt } from './mentionComplete';
 import { renderMarkdown, escapeHtml } from './markdown';
 import { contextLabel, contextToSend, placeLines, withoutContext, type EditorContext, type Place } from './transcript';
-import { addItem, addOpeningBanner, addUser, applyUpdate, confinementOf, delegateStateWords, offers, emptyTranscript, mentions, previewOf, restoredTranscript, resumedTranscript, statusWords, stopWords, type CheckItem, type DelegateItem, type FromWebview, type Item, type RunOutput, type ToWebview, type ToolItem, type Transcript } from './transcript';
+import { addConfinementLine, addItem, addOpeningBanner, addUser, applyUpdate, confinementOf, delegateStateWords, offers, emptyTranscript, mentions, previewOf, restoredTranscript, resumedTranscript, statusWords, stopWords, type CheckItem, type DelegateItem, type FromWebview, type Item, type RunOutput, type ToWebview, type ToolItem, type Transcript } from './transcript';
 import { attachPicture, attachShown, counted, drawnPictureTypes, pictureSrc, type HeldPicture } from './transcript';
 import { heldBackHtml } from './heldBack';
 import { checkpointHtml, restoreDiffHtml, restoredHtml, versionsHtml } from './checkpointHtml';
 import { argumentsHtml, checkLine, titleHtml, toolWords } from './literal';
 import { fileCopyHtml } from './fileCopy';
+import { verdictWarningHtml } from './verdict';
 import { every, type LoopShown } from '../sessions';
 import { usageLines, usageSummary } from './usage';
 import type { UsageMeter } from '../protocol';
@@ -97,6 +98,8 @@ function itemHtml(it: Item, index: number): string {
     }
     case 'notice':
       return `<div class="notice" role="status">${escapeHtml(it.text)}</div>`;
+    case 'confinement':
+      return `<div class="notice confinement-line" role="status">${escapeHtml(it.text)}</div>`;
     case 'autoVetting':
       return `<div class="auto-vetting${it.on ? ' on' : ''}" role="status" data-opening="${it.opening}" title="${escapeHtml(`auto-vetting ${it.on ? 'on' : 'off'}, from ${it.source}`)}">${escapeHtml(it.text)}</div>`;
     case 'loopTick':
@@ -189,13 +192,6 @@ function outputHtml(callId: string, index: number, o: RunOutput): string {
 /** Question kinds whose answers carry no risk either way: their buttons keep the server's order. */
 const neutralKinds = new Set(['askUser']);
 
-/** The warning at the top of a card whose content the check judged unsafe or could not judge. */
-function verdictWarning(q: Extract<ToWebview, { type: 'question' }>): string {
-  if (q.verdict === 'unsafe') return 'The check judged this content unsafe: it may try to give the agent orders. Keep it from the agent unless you have read it yourself.';
-  if (q.verdict === 'inconclusive') return 'The check did not finish, so nobody has judged this content. Keep it from the agent unless you have read it yourself.';
-  return '';
-}
-
 /**
  * A card's lines: the title with its command drawn exactly, a command line exact, and the plan's
  * steps (the server's exact form, arguments in ⟨⟩) folded under "how it will run, exactly".
@@ -233,12 +229,11 @@ function questionHtml(q: Extract<ToWebview, { type: 'question' }>): string {
   const folded = lasting.length >= 2 ? lasting : [];
   const buttons = ordered.filter((o) => !folded.includes(o)).map(button).join('') +
     (folded.length ? `<details class="lasting"><summary>For the rest of this session…</summary>${folded.map(button).join('')}</details>` : '');
-  const warning = verdictWarning(q);
   // The card itself takes focus when it arrives (never a button, so a stray Enter approves
   // nothing); Tab reaches its buttons and Escape dismisses it, which refuses.
   return `<div class="card question" tabindex="-1" role="group" aria-label="${escapeHtml(q.lines[0] ?? q.kind)}" data-question="${id}" data-kind="${escapeHtml(q.kind)}"${q.askedBy ? ` data-asked-by="${escapeHtml(q.askedBy)}"` : ''}>` +
     (q.askedBy ? `<div class="asked-by">asked by ${escapeHtml(q.askedBy)}</div>` : '') +
-    (warning ? `<div class="verdict-warning" role="alert">${escapeHtml(warning)}</div>` : '') +
+    verdictWarningHtml(q.verdict) +
     questionLinesHtml(q) +
     restoreDiffHtml(q) +
     (told !== undefined ? `<div class="delegate-told"><div class="frame-label">it will be told</div><pre>${escapeHtml(told)}</pre></div>` : '') +
@@ -318,6 +313,7 @@ window.addEventListener('message', (e: MessageEvent<ToWebview>) => {
       meter = undefined; drawUsage();
       break;
     case 'autoVetting': transcript = addOpeningBanner(transcript, m.on, m.source); break;
+    case 'confinement': transcript = addConfinementLine(transcript, m.text); break;
     case 'session': sessionShown = { incognito: m.incognito, title: m.title }; drawSession(); saveState(); return;
     case 'loop': loopShown = m.loop; drawLoop(); return;
     case 'history': {

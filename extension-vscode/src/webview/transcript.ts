@@ -33,6 +33,8 @@ export type Item =
    * (`opening`), or turned on or off where it happened; `source` names the switch.
    */
   | AutoVettingItem
+  /** What the platform confines and what this session confines, at the top of the session (VSC-129). */
+  | { kind: 'confinement'; text: string }
   /** A loop's tick began: the prompt was sent again, unchanged. */
   | { kind: 'loopTick'; n: number; prompt: string }
   /** A question the person answered, as one line: what it asked and what they chose (answeredItem). */
@@ -57,6 +59,20 @@ export function addOpeningBanner(t: Transcript, on: boolean, source: string): Tr
   const last = items[items.length - 1];
   if (last?.kind === 'user') items.splice(items.length - 1, 0, item);
   else items.push(item);
+  return { items, busy: t.busy };
+}
+
+/**
+ * The line naming the platform's confinement level and what the session confines (the status's
+ * `confinement`, PROTO-14), put at the top of what the session drew: before its first prompt, as
+ * VS Code opens a session on that prompt. Said once: a second status changes nothing.
+ */
+export function addConfinementLine(t: Transcript, confinement: string): Transcript {
+  if (!confinement || t.items.some((it) => it.kind === 'confinement')) return t;
+  const item: Item = { kind: 'confinement', text: `Confinement: ${confinement}` };
+  const items = t.items.slice();
+  const first = items.findIndex((it) => it.kind === 'user');
+  items.splice(first < 0 ? items.length : first, 0, item);
   return { items, busy: t.busy };
 }
 
@@ -532,6 +548,8 @@ export type ToWebview =
   | { type: 'resumed'; result: ResumeResult }
   /** A session opened with auto-vetting as the server said: its banner, when on, at the top (VET-23). */
   | { type: 'autoVetting'; on: boolean; source: string }
+  /** A session opened: the status's `confinement`, drawn as one line at the top (VSC-129). */
+  | { type: 'confinement'; text: string }
   /** The loop the session runs, or none. */
   | { type: 'loop'; loop?: LoopShown }
   /** The server's prompt history (every session's), oldest first; time in seconds. */
