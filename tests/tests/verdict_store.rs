@@ -163,7 +163,7 @@ fn a_second_session_over_an_unchanged_tree_sends_no_check_and_a_changed_byte_che
     assert!(!reused(&changed));
 }
 
-// Verifies: CHECK-8
+// Verifies: CHECK-8, CHECK-12
 #[test]
 fn new_instructions_or_another_check_model_check_again() {
     let (home, ws) = (tempfile::tempdir().expect("home"), workspace());
