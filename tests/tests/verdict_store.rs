@@ -338,3 +338,84 @@ fn with_a_check_model_set_no_check_goes_to_the_planners_model_and_status_names_i
         "the planner's stays its own"
     );
 }
+
+// Verifies: CHECK-13
+#[test]
+fn an_approved_edit_of_a_file_the_check_passed_sends_no_new_check() {
+    let (home, ws) = (tempfile::tempdir().expect("home"), workspace());
+    let model = FakeModel::start_with(|m| {
+        m.planner(vec![
+            Reply::tool_call_with_id(
+                "call_0",
+                "read_file",
+                json!({"path": "notes.md", "why": "read"}),
+            ),
+            Reply::tool_call_with_id(
+                "call_e",
+                "edit_file",
+                json!({"path": "notes.md", "old_text": "faster", "new_text": "slower", "why": "fix"}),
+            ),
+            Reply::tool_call_with_id(
+                "call_2",
+                "read_file",
+                json!({"path": "notes.md", "why": "read again"}),
+            ),
+            Reply::text("done"),
+        ])
+        .competent_check(PLANTED)
+    });
+    std::fs::create_dir_all(home.path().join(".bravebot")).expect("mkdir");
+    std::fs::write(
+        home.path().join(".bravebot/settings.json"),
+        json!({"vetting": {"auto": true}}).to_string(),
+    )
+    .expect("settings");
+    let client = LspClient::start(
+        LspOptions::new(ws.path())
+            .home_dir(home.path())
+            .model_url(&model.url()),
+    );
+    client.initialize(json!({}));
+    client.answer_permissions_with(|q| bravebot_tests::lsp_client::Answer::choose(q, "allow_once"));
+    let id = client.new_session();
+    client
+        .request(
+            "bravebot/session/prompt",
+            json!({"sessionId": id, "text": "fix the notes", "files": []}),
+        )
+        .unwrap_or_else(|e| client.fail(&format!("prompt was refused: {e}")));
+    let audit: Vec<String> = client
+        .request("bravebot/session/audit", json!({"sessionId": id}))
+        .unwrap_or_else(|e| client.fail(&format!("audit was refused: {e}")))["records"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r["detail"].as_str().map(str::to_string))
+        .collect();
+    client.shutdown();
+    assert!(
+        model.tool_result("call_e").contains("landed"),
+        "{}",
+        model.tool_result("call_e")
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("notes.md")).expect("read"),
+        NOTES.replace("faster", "slower")
+    );
+    assert_eq!(
+        model.requests_for("check").len(),
+        1,
+        "the edited file is not judged again"
+    );
+    assert!(
+        model.tool_result("call_2").contains("parser got slower"),
+        "the planner reads the edited file: {}",
+        model.tool_result("call_2")
+    );
+    assert!(
+        audit
+            .iter()
+            .any(|d| d.contains("keep the clean verdict of the bytes they were edited from")),
+        "{audit:#?}"
+    );
+}
