@@ -169,6 +169,29 @@ fn admit(session: &Session, spec: &CheckSpec, content: &Labelled<Vec<u8>>) -> Re
     })
 }
 
+/// The one message of a check over text: where it came from, what it was expected to be, and the
+/// content as one JSON string literal.
+fn text_message(origin: &str, expects: &str, literal: &str) -> String {
+    format!(
+        "Where it came from: {origin}\nWhat it is expected to be: {expects}\n\
+         The content, as one JSON string literal on the next line:\n{literal}\n\
+         Answer now with the one VERDICT line and your reasons."
+    )
+}
+
+/// The version of a text check's instructions: the SHA-256 of the instruction text the driver
+/// sends (its system prompt and its message with the three places left blank), so editing
+/// either makes verdicts kept on disk under the old words find nothing (CHECK-8).
+pub fn instructions_version() -> &'static str {
+    static VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    VERSION.get_or_init(|| {
+        crate::verdict_store::version_of(&format!(
+            "{SYSTEM}\u{0}{}",
+            text_message("\u{1}", "\u{2}", "\u{3}")
+        ))
+    })
+}
+
 /// What a check found: its word, and its sentence for the person (untrusted).
 pub struct CheckOutcome {
     pub verdict: Verdict,
@@ -196,11 +219,7 @@ pub async fn run(
         let mut state = session.state();
         policy::to_check_request(content, &mut state.audit, origin)
     };
-    let user = format!(
-        "Where it came from: {origin}\nWhat it is expected to be: {expects}\n\
-         The content, as one JSON string literal on the next line:\n{literal}\n\
-         Answer now with the one VERDICT line and your reasons."
-    );
+    let user = text_message(origin, expects, &literal);
     let request = ModelRequest {
         role: Role::Check,
         system: SYSTEM.to_string(),
@@ -271,7 +290,7 @@ async fn ask(
 ) -> CheckOutcome {
     let mut ignore = |_| {};
     let reply = tokio::select! {
-        r = session.model.complete(request, &mut ignore) => r,
+        r = session.checker().complete(request, &mut ignore) => r,
         () = cancel.cancelled() => Err(crate::model::ModelError::Cancelled),
     };
     // The counts are the endpoint's metadata about the call, for the person only (COST-44).

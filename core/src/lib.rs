@@ -53,6 +53,7 @@ pub mod skills;
 pub mod tools;
 pub mod turn;
 pub mod usage;
+pub mod verdict_store;
 pub mod vetting;
 pub mod watch;
 pub mod workspace_file;

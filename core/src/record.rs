@@ -331,6 +331,11 @@ impl StateDir {
         self.root.join("vetting")
     }
 
+    /// Where verdicts are kept across sessions (CHECK-8).
+    pub fn verdicts_path(&self) -> PathBuf {
+        self.root.join("verdicts")
+    }
+
     /// A session's directory. An id is letters, digits and dashes, so it names one directory
     /// directly under `sessions/` and nothing else.
     pub fn session_dir(&self, id: &str) -> Result<PathBuf, RecordError> {

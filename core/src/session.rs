@@ -101,6 +101,12 @@ pub struct Session {
     /// The checks' verdicts, by the bytes they judged, and what checking has cost: shared like
     /// the trust map, so an unsafe verdict reached in a delegate holds the same bytes back here.
     pub verdicts: Arc<Mutex<crate::kernel::verdicts::Verdicts>>,
+    /// Verdicts kept across sessions in `~/.bravebot/verdicts` (CHECK-8): only a session that
+    /// keeps records has it, so an incognito one neither reads nor writes it (CHECK-11).
+    pub verdict_store: Option<Arc<crate::verdict_store::VerdictStore>>,
+    /// The check's own model (`vetting.model`, CHECK-12), shared with every delegate; `None`
+    /// sends checks to the planner's.
+    pub check_model: Option<Arc<ModelClient>>,
     /// The workspace before each turn and restore, as far as each changed it: shared like the
     /// trust map, so a delegate's or a job's changes are kept in the turn's checkpoint.
     pub checkpoints: Arc<crate::checkpoint::Checkpoints>,
@@ -264,6 +270,8 @@ impl Session {
             seat: None,
             mcp,
             auto_vetting,
+            verdict_store: None,
+            check_model: None,
             audit_log: config.audit_log,
             keep: None,
             resolved_context_tokens: std::sync::OnceLock::new(),
@@ -347,6 +355,8 @@ impl Session {
             model,
             trust: self.trust.clone(),
             verdicts: self.verdicts.clone(),
+            verdict_store: self.verdict_store.clone(),
+            check_model: self.check_model.clone(),
             checkpoints: self.checkpoints.clone(),
             usage: self.usage.clone(),
             screen,
@@ -383,14 +393,24 @@ impl Session {
                 dir.join("checkpoints"),
             ));
         }
+        self.verdict_store = Some(Arc::new(crate::verdict_store::VerdictStore::open(
+            state.verdicts_path(),
+        )));
         self.keep = Some(state);
         self
+    }
+
+    /// The client a check is sent through: the check's own model where `vetting.model` names
+    /// one, else the planner's.
+    pub fn checker(&self) -> &ModelClient {
+        self.check_model.as_deref().unwrap_or(&self.model)
     }
 
     /// Leaves nothing behind (SESS-10): no record, no history, the audit trail in memory only, and
     /// language servers started with no index cache under `~/.bravebot`.
     pub fn incognito(mut self) -> Session {
         self.keep = None;
+        self.verdict_store = None;
         if self.settings.checkpoints {
             self.checkpoints = Arc::new(crate::checkpoint::Checkpoints::in_memory());
         }
@@ -578,7 +598,13 @@ impl Session {
     /// nothing), and shows the person the call and the meter after it (USAGE-4). The price is the
     /// one the person gave for the model this session's client asks.
     pub(crate) fn count_usage(&self, role: crate::model::Role, usage: Option<crate::model::Usage>) {
-        let price = self.settings.price_of(&self.model.config().name);
+        // A check's tokens are priced as its own model's (CHECK-12).
+        let model = if role == crate::model::Role::Check {
+            self.checker()
+        } else {
+            &self.model
+        };
+        let price = self.settings.price_of(&model.config().name);
         let limit = self.context_limit();
         let (call, meter) = self
             .usage

@@ -229,6 +229,61 @@ pub struct Settings {
     /// What each model's tokens cost, by model name (`usage.prices`; the home file or
     /// `initializationOptions` only): money is estimated only for a model named here (USAGE-6).
     pub usage_prices: Vec<(String, Price)>,
+    /// The check's own model (`vetting.model`; the home file or the client only): `None` sends
+    /// checks to the planner's model (CHECK-12).
+    pub check_model: Option<CheckModel>,
+}
+
+/// Where checks go when `vetting.model` names a model of their own: its name, and the endpoint
+/// and wire format where they differ from the planner's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckModel {
+    pub name: String,
+    pub base_url: Option<String>,
+    pub api: Option<Api>,
+    /// The variable holding the check endpoint's credential, where it needs one of its own.
+    pub api_key_env: Option<String>,
+    /// Which of the person's layers named it, for `doctor` and status.
+    pub source: Source,
+}
+
+/// `vetting.model`: a model name, or `{name, baseUrl?, api?, apiKeyEnv?}`.
+fn parse_check_model(value: &Value, source: Source) -> Option<CheckModel> {
+    if let Some(name) = value.as_str().filter(|n| !n.is_empty()) {
+        return Some(CheckModel {
+            name: name.to_string(),
+            base_url: None,
+            api: None,
+            api_key_env: None,
+            source,
+        });
+    }
+    let object = value.as_object()?;
+    if object
+        .keys()
+        .any(|k| !matches!(k.as_str(), "name" | "baseUrl" | "api" | "apiKeyEnv"))
+    {
+        return None;
+    }
+    let text = |key: &str| -> Option<Option<String>> {
+        match object.get(key) {
+            None => Some(None),
+            Some(v) => v
+                .as_str()
+                .filter(|s| !s.is_empty())
+                .map(|s| Some(s.to_string())),
+        }
+    };
+    Some(CheckModel {
+        name: text("name")??,
+        base_url: text("baseUrl")?,
+        api: match text("api")? {
+            None => None,
+            Some(word) => Some(Api::parse(&word)?),
+        },
+        api_key_env: text("apiKeyEnv")?,
+        source,
+    })
 }
 
 /// What a million tokens of one model cost, in millionths of a US dollar, so the sums are exact
@@ -314,6 +369,7 @@ impl Default for Settings {
             mcp_deny: Vec::new(),
             question_timeout_seconds: None,
             usage_prices: Vec::new(),
+            check_model: None,
         }
     }
 }
@@ -432,6 +488,7 @@ const KNOWN_KEYS: &[&str] = &[
     "vetting.auto",
     "vetting.reads",
     "vetting.checkBytes",
+    "vetting.model",
     "fetch.allow",
     "fetch.deny",
     "run.allow",
@@ -601,6 +658,17 @@ pub fn resolve(
             &mut s,
             "usage.prices",
             prices,
+            "initializationOptions",
+            Layer::Person(Source::Client),
+            &mut notes,
+        );
+    }
+    // The person's client may name the check's model, as the home file may (CHECK-12).
+    if let Some(model) = client.and_then(|c| c.pointer("/vetting/model")) {
+        apply(
+            &mut s,
+            "vetting.model",
+            model,
             "initializationOptions",
             Layer::Person(Source::Client),
             &mut notes,
@@ -798,6 +866,18 @@ fn apply(
             .as_bool()
             .map(|b| s.checkpoints = b)
             .ok_or(bad("true or false")),
+        "vetting.model" => match layer {
+            Layer::Person(source) => parse_check_model(value, source)
+                .map(|m| {
+                    // Its credential's variable is withheld from programs like the planner's.
+                    s.model.credential_variables.extend(m.api_key_env.clone());
+                    s.check_model = Some(m);
+                })
+                .ok_or(bad(
+                    "a model name, or {name, baseUrl, api, apiKeyEnv} with name required",
+                )),
+            Layer::Workspace => Err(bad("the person's own settings")),
+        },
         "vetting.reads" => value
             .as_bool()
             .map(|b| s.vetting_reads = b)
@@ -1131,6 +1211,81 @@ mod tests {
             }),
         );
         assert_eq!(s.read_deny, vec![".env", "secrets/"]);
+    }
+
+    // Verifies: CHECK-12
+    #[test]
+    fn vetting_model_is_a_name_or_an_object_from_the_persons_settings_only() {
+        let home = |text: &'static str| {
+            Some(SettingsFile {
+                path: "/h/.bravebot/settings.json".into(),
+                text,
+            })
+        };
+        let (s, notes) = resolve(
+            &no_env,
+            None,
+            home(r#"{"vetting": {"model": "small"}}"#),
+            None,
+        );
+        let about = |notes: &[Note]| {
+            notes
+                .iter()
+                .filter(|n| n.to_string().contains("vetting.model"))
+                .count()
+        };
+        assert_eq!(about(&notes), 0, "{notes:?}");
+        let m = s.check_model.expect("named");
+        assert_eq!(
+            (m.name.as_str(), m.base_url, m.api, m.source),
+            ("small", None, None, Source::HomeFile)
+        );
+        let (s, _) = resolve(
+            &no_env,
+            None,
+            home(
+                r#"{"vetting.model": {"name": "local", "baseUrl": "http://127.0.0.1:1/v1", "api": "anthropic", "apiKeyEnv": "CHECK_KEY"}}"#,
+            ),
+            None,
+        );
+        let m = s.check_model.expect("named");
+        assert_eq!(m.base_url.as_deref(), Some("http://127.0.0.1:1/v1"));
+        assert_eq!(m.api, Some(Api::Anthropic));
+        assert!(
+            s.model
+                .credential_variables
+                .contains(&"CHECK_KEY".to_string()),
+            "its credential is withheld from programs too"
+        );
+        for bad in [
+            r#"{"vetting": {"model": ""}}"#,
+            r#"{"vetting": {"model": {"baseUrl": "http://x/v1"}}}"#,
+            r#"{"vetting": {"model": {"name": "m", "api": "grpc"}}}"#,
+            r#"{"vetting": {"model": {"name": "m", "colour": "red"}}}"#,
+            r#"{"vetting": {"model": 3}}"#,
+        ] {
+            let (s, notes) = resolve(&no_env, None, home(bad), None);
+            assert!(s.check_model.is_none(), "{bad}");
+            assert_eq!(about(&notes), 1, "{bad}: {notes:?}");
+        }
+        let client = json!({"vetting": {"model": "from-editor"}});
+        let (s, _) = resolve(&no_env, Some(&client), None, None);
+        let m = s.check_model.expect("named");
+        assert_eq!((m.name.as_str(), m.source), ("from-editor", Source::Client));
+        let (s, notes) = resolve(
+            &no_env,
+            None,
+            None,
+            Some(SettingsFile {
+                path: "/w/.bravebot/settings.json".into(),
+                text: r#"{"vetting": {"model": {"name": "m", "baseUrl": "http://attacker/v1"}}}"#,
+            }),
+        );
+        assert!(
+            s.check_model.is_none(),
+            "a workspace never chooses the judge"
+        );
+        assert_eq!(about(&notes), 1);
     }
 
     // Verifies: CHECK-5, SET-2, VET-5

@@ -48,6 +48,19 @@ pub async fn run(egress: Arc<Egress>) -> ExitCode {
         Some(var) => format!("credential: set, from the environment variable {var}"),
         None => "credential: none".to_string(),
     });
+    lines.push(match setup::check_model_config(&settings) {
+        Some(c) => format!(
+            "check model: {} at {} (model {}, vetting.model from {})",
+            c.api.as_str(),
+            c.base_url,
+            c.name,
+            settings
+                .check_model
+                .as_ref()
+                .map_or("default", |m| m.source.as_str())
+        ),
+        None => "check model: the planner's (set `vetting.model` in ~/.bravebot/settings.json for one of its own)".to_string(),
+    });
     let client = ModelClient::new(setup::model_config(&settings), egress.clone());
     lines.push(match client.probe().await {
         Ok(fact) => format!("model answers: yes, {fact}"),

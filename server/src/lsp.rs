@@ -259,6 +259,7 @@ impl Backend {
         let client_settings = json!({
             "model": info.options.model,
             "questions": info.options.questions,
+            "vetting": info.options.vetting,
         });
         let session_id = Arc::new(OnceLock::new());
         let session = setup::open_session(
@@ -607,6 +608,26 @@ impl Backend {
                 made: verdicts.made,
                 saved: verdicts.saved,
                 budget_bytes: s.settings.check_max_bytes,
+                model: {
+                    let c = s.checker().config();
+                    protocol::ModelStatus {
+                        api: c.api.as_str(),
+                        base_url: c.base_url.clone(),
+                        name: c.name.clone(),
+                        source: s
+                            .settings
+                            .check_model
+                            .as_ref()
+                            .map_or("planner", |m| m.source.as_str()),
+                        // A check's request is one message of bounded size; no budget is kept.
+                        context_tokens: None,
+                        context_source: None,
+                    }
+                },
+                store: s
+                    .verdict_store
+                    .as_ref()
+                    .map(|_| bravebot_core::verdict_store::SHOWN),
             },
             added_directories: state
                 .added_dirs

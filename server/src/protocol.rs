@@ -43,6 +43,8 @@ pub struct InitializationOptions {
     pub model: Option<Value>,
     /// `{ timeoutSeconds }`: how long a question waits for an answer (ATTN-3).
     pub questions: Option<Value>,
+    /// `{ model }`: the check's own model (CHECK-12).
+    pub vetting: Option<Value>,
     pub interactive: Option<bool>,
     pub client_name: Option<String>,
 }
@@ -927,6 +929,11 @@ pub struct CheckStatus {
     pub made: u64,
     pub saved: u64,
     pub budget_bytes: u64,
+    /// The model checks go to (CHECK-12): `source` is where `vetting.model` was set, or
+    /// `planner` when checks go to the planner's model.
+    pub model: ModelStatus,
+    /// Where verdicts are kept across sessions (CHECK-8); `null` when they are not (incognito).
+    pub store: Option<&'static str>,
 }
 
 #[derive(Debug, Serialize)]

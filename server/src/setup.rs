@@ -44,6 +44,8 @@ pub fn open_session(
         Opening::Resumed(id) => id.clone(),
         _ => new_session_id(),
     };
+    let check_model = check_model_config(&settings)
+        .map(|c| std::sync::Arc::new(bravebot_core::model::ModelClient::new(c, egress.clone())));
     let model = bravebot_core::model::ModelClient::new(model_config(&settings), egress);
     let screen = screen(&id);
     let config = bravebot_core::session::SessionConfig {
@@ -57,7 +59,9 @@ pub fn open_session(
         cwd,
         settings,
     };
-    bravebot_core::session::Session::new(config, model, screen, files)
+    let mut session = bravebot_core::session::Session::new(config, model, screen, files);
+    session.check_model = check_model;
+    session
 }
 
 /// `HOME` decides where `~` is (CONTRACT §2).
@@ -194,6 +198,32 @@ pub fn model_config(settings: &Settings) -> ModelConfig {
         name: settings.model.name.clone(),
         api_key: key,
     }
+}
+
+/// Where checks go when `vetting.model` names a model of their own (CHECK-12): that name, at its
+/// own endpoint and wire format where it gives them, else the planner's. The credential is the
+/// one its `apiKeyEnv` names; without one, the planner's goes only to the planner's own endpoint,
+/// never to another.
+pub fn check_model_config(settings: &Settings) -> Option<ModelConfig> {
+    let check = settings.check_model.as_ref()?;
+    let base_url = check
+        .base_url
+        .clone()
+        .unwrap_or_else(|| settings.model.base_url.clone());
+    let api_key = match &check.api_key_env {
+        Some(name) => std::env::var(name)
+            .ok()
+            .filter(|v| !v.is_empty())
+            .map(Secret::new),
+        None if base_url == settings.model.base_url => model_config(settings).api_key,
+        None => None,
+    };
+    Some(ModelConfig {
+        api: check.api.unwrap_or(settings.model.api),
+        base_url,
+        name: check.name.clone(),
+        api_key,
+    })
 }
 
 /// The six facts of the system prompt: the working directory is added by the turn loop.

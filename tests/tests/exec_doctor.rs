@@ -336,6 +336,26 @@ fn doctor_says_whether_read_checks_are_on() {
     assert!(said.contains("vetting: reads not checked"), "{said}");
 }
 
+// Verifies: CHECK-12
+#[test]
+fn doctor_names_the_checks_model() {
+    let dirs = dirs();
+    let said = text(&run_against(&dirs, &dead_url(), &["doctor"], &[]).stdout);
+    assert!(said.contains("check model: the planner's"), "{said}");
+    let settings_dir = dirs.home.path().join(".bravebot");
+    std::fs::create_dir_all(&settings_dir).expect("mkdir ~/.bravebot");
+    std::fs::write(
+        settings_dir.join("settings.json"),
+        r#"{"vetting": {"model": {"name": "small-check", "baseUrl": "http://127.0.0.1:9/v1"}}}"#,
+    )
+    .expect("write");
+    let said = text(&run_against(&dirs, &dead_url(), &["doctor"], &[]).stdout);
+    assert!(
+        said.contains("check model: openai at http://127.0.0.1:9/v1 (model small-check, vetting.model from ~/.bravebot/settings.json)"),
+        "{said}"
+    );
+}
+
 // Verifies: SET-3, SET-4
 #[test]
 fn a_cloned_workspaces_settings_cannot_blind_the_agent_and_doctor_says_what_it_ignored() {

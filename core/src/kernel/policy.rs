@@ -206,6 +206,14 @@ fn bytecount_newlines(bytes: &[u8]) -> usize {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Fingerprint([u8; 32]);
 
+impl Fingerprint {
+    /// The digest itself, for a key that names these bytes beside other things (the verdicts
+    /// kept on disk, CHECK-8): hashing it again decides nothing more than the fingerprint did.
+    pub fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+}
+
 /// The fingerprint a verdict is remembered with. Hashing reads untrusted bytes, and comparing two
 /// fingerprints decides one thing: whether these exact bytes were judged before this session, so
 /// that a check is not sent twice for them. Equal bytes get the verdict they already got; any

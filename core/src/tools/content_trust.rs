@@ -23,6 +23,7 @@ use crate::kernel::label::{Integrity, Label};
 use crate::kernel::labelled::Labelled;
 use crate::kernel::policy::{self, Fingerprint, Verdict};
 use crate::screen::Update;
+use crate::verdict_store::Key as StoreKey;
 use crate::workspace_file;
 
 /// Checks in flight at once for one call. Two cores and a model endpoint that answers a handful
@@ -156,6 +157,34 @@ fn known_counting(call: &Call<'_>, c: &Candidate<'_>, count: bool) -> Result<Jud
     }
     let fingerprint = policy::fingerprint(c.bytes);
     let mut verdicts = session.verdicts.lock().unwrap_or_else(|p| p.into_inner());
+    if verdicts.recall(c.real, &fingerprint).is_none()
+        && let Some(store) = &session.verdict_store
+        && let Some(kept) = store.find(&stored_key(call, c, &fingerprint))
+    {
+        // A verdict an earlier session kept for the same bytes, judge and question: taken into
+        // this session's memory exactly as a fresh one would be (no reasons: those stayed with
+        // the session that saw them), and the trail says it was reused and from when.
+        verdicts.keep(c.real.to_path_buf(), fingerprint, kept.verdict);
+        session.state().audit.record(
+            Gate::Trust,
+            if kept.verdict == Verdict::Safe {
+                Decision::Allowed
+            } else {
+                Decision::Refused
+            },
+            format!(
+                "{}: these bytes {} (origin checker; verdict of {} reused from {})",
+                c.shown,
+                if kept.verdict == Verdict::Safe {
+                    "are readable after a clean check"
+                } else {
+                    "stay quarantined"
+                },
+                kept.when(),
+                crate::verdict_store::SHOWN
+            ),
+        );
+    }
     if let Some(verdict) = verdicts.recall(c.real, &fingerprint) {
         verdicts.saved += u64::from(count);
         let hold = match verdict {
@@ -178,6 +207,26 @@ fn known_counting(call: &Call<'_>, c: &Candidate<'_>, count: bool) -> Result<Jud
         return Ok(decided(Some(Hold::Binary), false));
     }
     Err(fingerprint)
+}
+
+/// Where a check over a workspace file says the bytes came from, and what they were expected to
+/// be: the question's own words, part of a kept verdict's key.
+fn origin_of(c: &Candidate<'_>) -> String {
+    format!("the file {} in the person's workspace", c.shown)
+}
+
+const EXPECTS: &str = "a file of the person's project";
+
+/// The key a verdict on `c`'s bytes is kept under across sessions: the bytes, the judge the
+/// check goes to (wire format, endpoint, model) and the question (the instructions' version and
+/// the words about the file) (CHECK-8).
+fn stored_key(call: &Call<'_>, c: &Candidate<'_>, fingerprint: &Fingerprint) -> StoreKey {
+    let judge = call.session.checker().config();
+    crate::verdict_store::key(
+        fingerprint,
+        &[judge.api.as_str(), &judge.base_url, &judge.name],
+        &[check::instructions_version(), &origin_of(c), EXPECTS],
+    )
 }
 
 /// Decides, for each file in order, whether the planner may read it: rules first, then verdicts
@@ -208,8 +257,8 @@ pub async fn judge(call: &Call<'_>, candidates: &[Candidate<'_>], cap: usize) ->
                     shown: c.shown.to_string(),
                 },
                 WORKSPACE_FILE,
-                format!("the file {} in the person's workspace", c.shown),
-                "a file of the person's project",
+                origin_of(c),
+                EXPECTS,
             );
             let outcome = check::run(session, &spec, c.bytes, call.cancel).await;
             (i, fingerprint, outcome)
@@ -231,6 +280,16 @@ pub async fn judge(call: &Call<'_>, candidates: &[Candidate<'_>], cap: usize) ->
             }
         };
         let verdict = outcome.verdict;
+        if let Some(store) = &session.verdict_store
+            && verdict != Verdict::Inconclusive
+        {
+            // Kept for later sessions off the runtime's workers; a failed write loses only that.
+            let (store, key) = (store.clone(), stored_key(call, c, &fingerprint));
+            let at = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            let _ = tokio::task::spawn_blocking(move || store.keep(key, verdict, at)).await;
+        }
         {
             {
                 let mut verdicts = session.verdicts.lock().unwrap_or_else(|p| p.into_inner());

@@ -124,6 +124,8 @@ pub fn is_protected(path: &Path) -> bool {
 pub struct Target {
     /// The path as the planner named it, resolved; where the file is written.
     pub path: PathBuf,
+    /// Where its links lead: what a verdict on its bytes is remembered under.
+    pub real: PathBuf,
     /// How the path is shown: workspace-relative, or a description when the name is withheld.
     pub shown: String,
     /// The open buffer's text and version when the question was put.
@@ -213,6 +215,7 @@ impl Target {
         };
         Target {
             path,
+            real,
             shown,
             buffer,
             disk,
@@ -475,7 +478,8 @@ async fn land(
                     policy::to_buffer_edits(&edits),
                 )
                 .await;
-            applied.map(|()| "the editor's buffer")
+            // Made on the text the question was put on: the buffer now holds the landing.
+            applied.map(|()| ("the editor's buffer", Some(landing_bytes(&landing()))))
         }
         (_, Some(_)) => {
             // The buffer moved (or was opened) since the question: land on what is there now,
@@ -496,7 +500,7 @@ async fn land(
                             .files
                             .apply_edit(&target.path, version, &text, policy::to_buffer_edits(&edits))
                             .await
-                            .map(|()| "the editor's buffer, re-based onto the text it holds now")
+                            .map(|()| ("the editor's buffer, re-based onto the text it holds now", None))
                     }
                     Err(RebaseRefusal::Overlap) => Err(
                         "the person typed into lines this change touches while it was pending; nothing was overwritten"
@@ -534,8 +538,8 @@ async fn land(
             }
         }
     };
-    let place = match outcome {
-        Ok(place) => place,
+    let (place, landed) = match outcome {
+        Ok(landed) => landed,
         Err(reason) => {
             call.record(
                 Gate::FileRead,
@@ -563,6 +567,7 @@ async fn land(
         Decision::Allowed,
         format!("{} {shown}: landed in {place}", call.tool),
     );
+    keep_clean_across_the_edit(call, target, data_label, landed);
     let version = session.files.version(&target.path);
     let token = change_token(&target.path, version);
     let total = proposal.hunks.len();
@@ -594,6 +599,46 @@ async fn land(
         text.push_str(&format!(" New change token {token}."));
     }
     ToolOutput::ok(PlannerText::driver(text), format!("{shown}: changed"))
+}
+
+/// Keeps a clean verdict across the session's own approved edit (CHECK-13): bytes a check passed,
+/// with hunks of trusted text a person approved (or their acceptEdits mode landed) applied on
+/// exactly those bytes, are no less clean. Their label is the join of the two, trusted, so the
+/// landed bytes are remembered with the verdict the original's had and the next read sends no
+/// check. Only where the original was readable (a rule or a verdict) and the change was made on
+/// the text the question was put on: a change re-based onto text read afterwards, or one carrying
+/// content nobody vouched for, keeps nothing, and those bytes are judged when next read. Kept in
+/// the session's memory only: no judge said it, so it is never written to the verdicts kept
+/// across sessions.
+fn keep_clean_across_the_edit(
+    call: &Call<'_>,
+    target: &Target,
+    data_label: Label,
+    landed: Option<Labelled<Vec<u8>>>,
+) {
+    let had_bytes = target.buffer.is_some() || target.disk.is_some();
+    let Some(bytes) = landed else { return };
+    if !(had_bytes && data_label.is_trusted() && target.label.is_trusted()) {
+        return;
+    }
+    let session = call.session;
+    session
+        .verdicts
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .keep(
+            target.real.clone(),
+            policy::fingerprint(&bytes),
+            policy::Verdict::Safe,
+        );
+    call.record(
+        Gate::Trust,
+        Decision::Allowed,
+        format!(
+            "{}: the landed bytes keep the clean verdict of the bytes they were edited from (approved hunks of trusted text; label {data_label})",
+            target.shown
+        ),
+    );
 }
 
 /// Why a change to a file on disk did not land.
@@ -631,7 +676,7 @@ async fn write_to_disk(
     landing: &Labelled<String>,
     accepted: &[usize],
     person_edited: bool,
-) -> Result<&'static str, NotLanded> {
+) -> Result<(&'static str, Option<Labelled<Vec<u8>>>), NotLanded> {
     let path = target.path.clone();
     let (exists_now, token_now) =
         off_the_workers(move || (path.exists(), change_token(&path, None)))
@@ -669,7 +714,8 @@ async fn write_to_disk(
                 "writing failed ({e}); the file is as it was and no temporary file is left"
             ))
         })?;
-    Ok("the file on disk")
+    // Only a change made on the bytes the question was put on lands bytes anyone judged.
+    Ok(("the file on disk", unchanged.then_some(bytes)))
 }
 
 fn landing_bytes(text: &Labelled<String>) -> Labelled<Vec<u8>> {
