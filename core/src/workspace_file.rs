@@ -66,6 +66,12 @@ impl Refusal {
     }
 }
 
+/// `TooLarge` where `text` (an open buffer's, already in memory) is over `limit`: the bound a
+/// confined read puts on the disk, put on the editor's copy before anything copies it.
+pub fn over_bound(text: &str, limit: u64) -> Option<Refusal> {
+    (text.len() as u64 > limit).then_some(Refusal::TooLarge { limit })
+}
+
 fn size_words(bytes: u64) -> String {
     if bytes >= 1024 * 1024 && bytes.is_multiple_of(1024 * 1024) {
         format!("{} MiB", bytes / (1024 * 1024))

@@ -875,3 +875,47 @@ fn an_open_buffer_whose_file_on_disk_is_not_a_regular_file_within_the_bound_is_n
     assert!(over.contains("larger than"), "{over}");
     s.client.shutdown();
 }
+
+// Verifies: WRITE-62
+#[test]
+fn an_open_buffer_over_the_read_bound_is_refused_with_the_bound_named_and_nothing_asked() {
+    // The file on disk is small and readable; only the editor's unsaved text is over 4 MiB.
+    let model = FakeModel::start(vec![
+        Reply::tool_call_with_id(
+            "call_edit",
+            "edit_file",
+            json!({"path": "big.txt", "old_text": "one", "new_text": "two", "why": "tidy"}),
+        ),
+        Reply::tool_call_with_id(
+            "call_write",
+            "write_file",
+            json!({"path": "big.txt", "contents": "small\n", "why": "tidy"}),
+        ),
+        Reply::text("done"),
+    ]);
+    let s = Setup::start(&[("big.txt", "one\n")], model);
+    let mut big = "one\n".to_string();
+    big.push_str(&"x".repeat(4 * 1024 * 1024));
+    s.open("big.txt", 1, &big);
+    s.client
+        .answer_permissions_with(|q| Answer::choose(q, "reject_once"));
+    s.prompt(&[]);
+    for call in ["call_edit", "call_write"] {
+        let said = s.model.tool_result(call);
+        assert!(
+            said.contains("big.txt cannot be changed") && said.contains("larger than 4 MiB"),
+            "{call}: {said}"
+        );
+    }
+    assert!(
+        s.client.questions().is_empty(),
+        "nothing was put to the person"
+    );
+    assert!(s.apply_edits().is_empty(), "nothing was edited");
+    assert_eq!(
+        std::fs::read_to_string(s.path("big.txt")).expect("big.txt reads"),
+        "one\n",
+        "the file on disk is untouched"
+    );
+    s.client.shutdown();
+}

@@ -221,7 +221,7 @@ fn a_resumed_session_has_its_conversation_and_trust_map_and_no_quarantined_byte_
     }
 }
 
-// Verifies: SESS-14
+// Verifies: SESS-14, SESS-16
 #[test]
 fn a_turn_is_answered_once_its_record_and_prompt_are_on_disk() {
     let ws = workspace();
@@ -231,6 +231,7 @@ fn a_turn_is_answered_once_its_record_and_prompt_are_on_disk() {
     let client = start(ws.path(), home.path(), &model);
     let session = client.new_session();
     let state = home.path().join(".bravebot");
+    let mut previous = String::new();
     for n in 0..6 {
         let said = format!("prompt number {n}");
         prompt(&client, &session, &said, &[]);
@@ -243,6 +244,12 @@ fn a_turn_is_answered_once_its_record_and_prompt_are_on_disk() {
             record.contains(&said) && record.contains(&format!("answer {n}")),
             "{record}"
         );
+        // Each turn's save appends to what the turn before left (SESS-16).
+        assert!(
+            record.starts_with(&previous),
+            "turn {n} rewrote the record:\n{previous}\n---\n{record}"
+        );
+        previous = record;
         let history = std::fs::read_to_string(state.join("history.jsonl")).expect("a history");
         assert!(
             history.lines().last().is_some_and(|l| l.contains(&said)),

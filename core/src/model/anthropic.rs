@@ -11,7 +11,9 @@ use serde_json::{Value, json};
 use super::types::{
     Message, ModelError, ModelReply, ModelRequest, Part, StreamEvent, ToolCall, Usage,
 };
-use super::wire::{base64, cut, json_error_text};
+use serde::Deserialize;
+
+use super::wire::{Count, Obj, Text, base64, cut, event, json_error_text, present};
 
 /// The request body. `tools` is present only when the request offers tools (CONTRACT §2). The
 /// client sends [`assemble`]'s bytes, which equal this serialised; this is their reference.
@@ -315,40 +317,36 @@ impl StreamAssembly {
         data: &str,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<bool, ModelError> {
-        let event: Value = serde_json::from_str(data)
-            .map_err(|err| ModelError::Malformed(format!("a stream event is not json: {err}")))?;
-        let index = event.get("index").and_then(Value::as_u64).unwrap_or(0);
-        match event.get("type").and_then(Value::as_str).unwrap_or("") {
+        let event: Event<'_> = event(data)?;
+        let index = event.index.0.unwrap_or(0);
+        match event.kind.as_str().unwrap_or("") {
             "content_block_start" => {
-                let start = event.get("content_block").unwrap_or(&Value::Null);
-                let block = match start.get("type").and_then(Value::as_str) {
-                    Some("text") => {
-                        let text = start.get("text").and_then(Value::as_str).unwrap_or("");
-                        self.push_text(text, on_event);
-                        Block::Text
-                    }
-                    Some("tool_use") => Block::ToolUse {
-                        id: text_field(start, "id"),
-                        name: text_field(start, "name"),
-                        json: String::new(),
-                        initial: start.get("input").cloned().unwrap_or(Value::Null),
+                let block = match event.content_block.0 {
+                    Some(start) => match start.kind.as_str() {
+                        Some("text") => {
+                            self.push_text(start.text.as_str().unwrap_or(""), on_event);
+                            Block::Text
+                        }
+                        Some("tool_use") => Block::ToolUse {
+                            id: start.id.as_str().unwrap_or("").to_owned(),
+                            name: start.name.as_str().unwrap_or("").to_owned(),
+                            json: String::new(),
+                            initial: start.input.unwrap_or(Value::Null),
+                        },
+                        _ => Block::Other,
                     },
-                    _ => Block::Other,
+                    None => Block::Other,
                 };
                 self.blocks.insert(index, block);
             }
             "content_block_delta" => {
-                let delta = event.get("delta").unwrap_or(&Value::Null);
-                match delta.get("type").and_then(Value::as_str) {
+                let delta = event.delta.0.unwrap_or_default();
+                match delta.kind.as_str() {
                     Some("text_delta") => {
-                        let text = delta.get("text").and_then(Value::as_str).unwrap_or("");
-                        self.push_text(text, on_event);
+                        self.push_text(delta.text.as_str().unwrap_or(""), on_event);
                     }
                     Some("input_json_delta") => {
-                        let piece = delta
-                            .get("partial_json")
-                            .and_then(Value::as_str)
-                            .unwrap_or("");
+                        let piece = delta.partial_json.as_str().unwrap_or("");
                         match self.blocks.get_mut(&index) {
                             Some(Block::ToolUse { json, .. }) => json.push_str(piece),
                             _ => {
@@ -363,26 +361,23 @@ impl StreamAssembly {
                 }
             }
             "message_start" => {
-                if let Some(usage) = event.pointer("/message/usage") {
-                    self.counts.merge(usage);
+                if let Some(usage) = event.message.0.and_then(|m| m.usage.0) {
+                    self.counts.merge(&usage);
                 }
             }
             "message_delta" => {
                 // `output_tokens` here is the reply's whole count so far, not an increment.
-                if let Some(usage) = event.get("usage") {
+                if let Some(usage) = &event.usage.0 {
                     self.counts.merge(usage);
                 }
-                let stop = event
-                    .get("delta")
-                    .and_then(|d| d.get("stop_reason"))
-                    .and_then(Value::as_str);
+                let stop = event.delta.0.as_ref().and_then(|d| d.stop_reason.as_str());
                 if stop == Some("max_tokens") {
                     self.truncated = true;
                 }
             }
             "message_stop" => return Ok(true),
             "error" => {
-                let error = event.get("error").unwrap_or(&Value::Null);
+                let error = event.error.as_ref().unwrap_or(&Value::Null);
                 let kind = error.get("type").and_then(Value::as_str).unwrap_or("error");
                 let message = json_error_text(error).unwrap_or_default();
                 return Err(ModelError::Malformed(format!(
@@ -487,12 +482,11 @@ struct Counts {
 }
 
 impl Counts {
-    fn merge(&mut self, usage: &Value) {
-        let count = |key: &str| usage.get(key).and_then(Value::as_u64);
-        self.uncached = count("input_tokens").or(self.uncached);
-        self.read = count("cache_read_input_tokens").or(self.read);
-        self.written = count("cache_creation_input_tokens").or(self.written);
-        self.output = count("output_tokens").or(self.output);
+    fn merge(&mut self, usage: &CountsWire) {
+        self.uncached = usage.input_tokens.0.or(self.uncached);
+        self.read = usage.cache_read_input_tokens.0.or(self.read);
+        self.written = usage.cache_creation_input_tokens.0.or(self.written);
+        self.output = usage.output_tokens.0.or(self.output);
     }
 
     /// The call's usage, [`Usage::input_tokens`] counting the whole request (the cache's tokens
@@ -515,8 +509,72 @@ impl Counts {
 
 fn usage_of(usage: &Value) -> Option<Usage> {
     let mut counts = Counts::default();
-    counts.merge(usage);
+    if let Ok(Obj(Some(read))) = Obj::<CountsWire>::deserialize(usage) {
+        counts.merge(&read);
+    }
     counts.usage()
+}
+
+/// One streamed event, as much of it as the reply is made of.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Event<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Text<'a>,
+    index: Count,
+    #[serde(borrow)]
+    content_block: Obj<BlockStart<'a>>,
+    #[serde(borrow)]
+    delta: Obj<DeltaWire<'a>>,
+    message: Obj<MessageWire>,
+    usage: Obj<CountsWire>,
+    #[serde(deserialize_with = "present")]
+    error: Option<Value>,
+}
+
+/// A `content_block_start`'s block.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct BlockStart<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Text<'a>,
+    #[serde(borrow)]
+    text: Text<'a>,
+    #[serde(borrow)]
+    id: Text<'a>,
+    #[serde(borrow)]
+    name: Text<'a>,
+    input: Option<Value>,
+}
+
+/// A `content_block_delta`'s or a `message_delta`'s delta.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct DeltaWire<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Text<'a>,
+    #[serde(borrow)]
+    text: Text<'a>,
+    #[serde(borrow)]
+    partial_json: Text<'a>,
+    #[serde(borrow)]
+    stop_reason: Text<'a>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct MessageWire {
+    usage: Obj<CountsWire>,
+}
+
+/// A `usage` object as the messages API names its counts.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct CountsWire {
+    input_tokens: Count,
+    cache_read_input_tokens: Count,
+    cache_creation_input_tokens: Count,
+    output_tokens: Count,
 }
 fn text_field(value: &Value, key: &str) -> String {
     value
@@ -544,4 +602,85 @@ fn finished_call(id: String, name: String, arguments: String) -> Result<ToolCall
         name,
         arguments,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fed(events: &[&str]) -> (Result<ModelReply, ModelError>, Vec<String>) {
+        let mut assembly = StreamAssembly::default();
+        let mut deltas = Vec::new();
+        let mut on_event = |e: StreamEvent| {
+            let StreamEvent::TextDelta(t) = e;
+            deltas.push(t);
+        };
+        for data in events {
+            if let Err(e) = assembly.feed(data, &mut on_event) {
+                return (Err(e), deltas);
+            }
+        }
+        (assembly.finish(), deltas)
+    }
+
+    // Verifies: MODEL-21
+    #[test]
+    fn a_typed_event_reads_what_the_reply_needs_and_passes_over_everything_else() {
+        let (reply, deltas) = fed(&[
+            r#"{"type":"message_start","message":{"id":"m","content":[],"usage":{"input_tokens":10,"cache_read_input_tokens":90,"output_tokens":1,"service_tier":"standard"}}}"#,
+            r#"{"type":"ping"}"#,
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"caf\u00e9 \"one\"","extra":{"x":1}}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":42}}"#,
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"read_file","input":{}}}"#,
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"path\":"}}"#,
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"\"a.rs\"}"}}"#,
+            r#"{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_2","name":"list_files","input":{"path":"."}}}"#,
+            r#"{"type":"content_block_start","index":3,"content_block":"odd"}"#,
+            r#"{"type":"content_block_stop","index":1}"#,
+            r#"{"type":"message_delta","delta":{"stop_reason":"max_tokens"},"usage":{"output_tokens":25}}"#,
+            r#""a string""#,
+            r#"{"type":"message_stop"}"#,
+        ]);
+        let reply = reply.expect("a reply");
+        assert_eq!(deltas, vec!["café \"one\"".to_string()]);
+        assert!(reply.truncated);
+        let calls: Vec<(&str, &str, &str)> = reply
+            .tool_calls
+            .iter()
+            .map(|c| (c.id.as_str(), c.name.as_str(), c.arguments.as_str()))
+            .collect();
+        assert_eq!(
+            calls,
+            vec![
+                ("toolu_1", "read_file", "{\"path\":\"a.rs\"}"),
+                ("toolu_2", "list_files", "{\"path\":\".\"}"),
+            ]
+        );
+        let usage = reply.usage.expect("usage");
+        assert_eq!(
+            (
+                usage.input_tokens,
+                usage.output_tokens,
+                usage.cached_input_tokens
+            ),
+            (100, 25, Some(90))
+        );
+    }
+
+    // Verifies: MODEL-3, MODEL-21
+    #[test]
+    fn an_event_that_is_not_json_or_reports_an_error_is_a_clear_error() {
+        let (reply, _) = fed(&[r#"{"type":"message_start""#]);
+        let err = reply.expect_err("not json").to_string();
+        assert!(err.contains("a stream event is not json"), "{err}");
+        let (reply, _) = fed(&[
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+        ]);
+        let err = reply.expect_err("an error").to_string();
+        assert!(
+            err.contains("the endpoint reported overloaded_error: Overloaded"),
+            "{err}"
+        );
+    }
 }

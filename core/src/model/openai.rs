@@ -13,7 +13,9 @@ use serde_json::{Map, Value, json};
 use super::types::{
     Message, ModelError, ModelReply, ModelRequest, Part, StreamEvent, ToolCall, Usage,
 };
-use super::wire::{base64, cut, json_error_text};
+use serde::Deserialize;
+
+use super::wire::{Count, List, Obj, Text, base64, cut, event, json_error_text, present};
 
 /// The request body. `tools` is present only when the request offers tools: a processor's and a
 /// check's request carry no `tools` key at all (CONTRACT §2). The client sends [`assemble`]'s
@@ -280,6 +282,145 @@ pub(super) struct StreamAssembly {
     usage: Option<Usage>,
 }
 
+/// One streamed chunk, as much of it as the reply is made of.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct Chunk<'a> {
+    #[serde(deserialize_with = "present")]
+    error: Option<Value>,
+    usage: Obj<UsageWire>,
+    #[serde(borrow)]
+    choices: List<Obj<Choice<'a>>>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct Choice<'a> {
+    #[serde(borrow)]
+    delta: Obj<Delta<'a>>,
+    #[serde(borrow)]
+    finish_reason: Text<'a>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct Delta<'a> {
+    #[serde(borrow)]
+    content: Text<'a>,
+    #[serde(borrow)]
+    tool_calls: List<Obj<CallDelta<'a>>>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct CallDelta<'a> {
+    index: Count,
+    #[serde(borrow)]
+    id: Text<'a>,
+    #[serde(borrow)]
+    function: Obj<FunctionDelta<'a>>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct FunctionDelta<'a> {
+    #[serde(borrow)]
+    name: Text<'a>,
+    #[serde(borrow)]
+    arguments: Arguments<'a>,
+}
+
+/// A call's `arguments`: text in pieces as the API streams it, or (from servers that send them
+/// so) a whole value, which is taken as its JSON text.
+#[derive(Debug, Default)]
+enum Arguments<'a> {
+    #[default]
+    Absent,
+    Piece(std::borrow::Cow<'a, str>),
+    Whole(String),
+}
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Arguments<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
+        use serde::de::{Error, MapAccess, SeqAccess, Visitor};
+        struct Seen<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Seen<'a> {
+            type Value = Arguments<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_borrowed_str<E: Error>(self, piece: &'de str) -> Result<Arguments<'a>, E> {
+                Ok(Arguments::Piece(piece.into()))
+            }
+            fn visit_str<E: Error>(self, piece: &str) -> Result<Arguments<'a>, E> {
+                Ok(Arguments::Piece(piece.to_owned().into()))
+            }
+            fn visit_string<E: Error>(self, piece: String) -> Result<Arguments<'a>, E> {
+                Ok(Arguments::Piece(piece.into()))
+            }
+            fn visit_unit<E: Error>(self) -> Result<Arguments<'a>, E> {
+                Ok(Arguments::Absent)
+            }
+            fn visit_bool<E: Error>(self, v: bool) -> Result<Arguments<'a>, E> {
+                Ok(Arguments::Whole(Value::from(v).to_string()))
+            }
+            fn visit_i64<E: Error>(self, v: i64) -> Result<Arguments<'a>, E> {
+                Ok(Arguments::Whole(Value::from(v).to_string()))
+            }
+            fn visit_u64<E: Error>(self, v: u64) -> Result<Arguments<'a>, E> {
+                Ok(Arguments::Whole(Value::from(v).to_string()))
+            }
+            fn visit_f64<E: Error>(self, v: f64) -> Result<Arguments<'a>, E> {
+                Ok(Arguments::Whole(Value::from(v).to_string()))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Arguments<'a>, A::Error> {
+                let whole = Value::deserialize(SeqAccessDeserializer::new(seq))?;
+                Ok(Arguments::Whole(whole.to_string()))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Arguments<'a>, A::Error> {
+                let whole = Value::deserialize(MapAccessDeserializer::new(map))?;
+                Ok(Arguments::Whole(whole.to_string()))
+            }
+        }
+        deserializer.deserialize_any(Seen(std::marker::PhantomData))
+    }
+}
+
+/// A `usage` object as OpenAI-compatible servers write it.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct UsageWire {
+    prompt_tokens: Count,
+    completion_tokens: Count,
+    prompt_tokens_details: Obj<UsageDetails>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct UsageDetails {
+    cached_tokens: Count,
+}
+
+impl UsageWire {
+    /// `prompt_tokens` counts the whole request, cached tokens included, and
+    /// `prompt_tokens_details.cached_tokens` how many of them came from the cache. `None` without
+    /// `prompt_tokens`, which reports nothing: a count is never guessed (USAGE-2).
+    fn usage(&self) -> Option<Usage> {
+        Some(Usage {
+            input_tokens: self.prompt_tokens.0?,
+            output_tokens: self.completion_tokens.0.unwrap_or(0),
+            cached_input_tokens: self
+                .prompt_tokens_details
+                .0
+                .as_ref()
+                .and_then(|d| d.cached_tokens.0),
+            // An OpenAI-compatible endpoint caches on its own and reports no writes.
+            cache_write_input_tokens: None,
+        })
+    }
+}
+
 impl StreamAssembly {
     /// Takes one event's data; `true` at `[DONE]`.
     pub fn feed(
@@ -291,60 +432,57 @@ impl StreamAssembly {
         if data == "[DONE]" {
             return Ok(true);
         }
-        let chunk: Value = serde_json::from_str(data)
-            .map_err(|err| ModelError::Malformed(format!("a stream event is not json: {err}")))?;
-        if let Some(error) = chunk.get("error") {
+        let chunk: Chunk<'_> = event(data)?;
+        if let Some(error) = &chunk.error {
             return Err(reported_error(error));
         }
         // The usage comes in a chunk of its own with no choices, after the last one that has
         // any (`stream_options.include_usage`); some servers put it on the last choice's chunk.
-        if let Some(usage) = chunk.get("usage").and_then(usage_of) {
+        if let Some(usage) = chunk.usage.0.as_ref().and_then(UsageWire::usage) {
             self.usage = Some(usage);
         }
         // Chunks without choices (usage reports, keep-alives) carry nothing more for the reply.
-        let Some(choice) = chunk
-            .get("choices")
-            .and_then(Value::as_array)
-            .and_then(|choices| choices.first())
-        else {
+        let Some(Obj(Some(choice))) = chunk.choices.0.into_iter().next() else {
             return Ok(false);
         };
-        if let Some(delta) = choice.get("delta") {
-            if let Some(text) = delta.get("content").and_then(Value::as_str)
+        if let Some(delta) = choice.delta.0 {
+            if let Some(text) = delta.content.as_str()
                 && !text.is_empty()
             {
                 self.text.push_str(text);
                 on_event(StreamEvent::TextDelta(text.to_owned()));
             }
-            if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
-                for (position, call) in calls.iter().enumerate() {
-                    let index = call
-                        .get("index")
-                        .and_then(Value::as_u64)
-                        .unwrap_or(position as u64);
-                    let partial = self.calls.entry(index).or_default();
-                    // The id and the name arrive once, in the first delta of a call; servers
-                    // that repeat them in later deltas repeat them whole.
-                    if let Some(id) = call.get("id").and_then(Value::as_str)
-                        && partial.id.is_empty()
-                    {
-                        partial.id = id.to_owned();
-                    }
-                    let function = call.get("function");
-                    if let Some(name) = function.and_then(|f| f.get("name")).and_then(Value::as_str)
-                        && partial.name.is_empty()
-                    {
-                        partial.name = name.to_owned();
-                    }
-                    match function.and_then(|f| f.get("arguments")) {
-                        Some(Value::String(piece)) => partial.arguments.push_str(piece),
-                        Some(Value::Null) | None => {}
-                        Some(whole) => partial.arguments.push_str(&whole.to_string()),
-                    }
+            for (position, call) in delta.tool_calls.0.into_iter().enumerate() {
+                let Obj(Some(call)) = call else {
+                    // A delta that is no object still takes its index from its position.
+                    self.calls.entry(position as u64).or_default();
+                    continue;
+                };
+                let index = call.index.0.unwrap_or(position as u64);
+                let partial = self.calls.entry(index).or_default();
+                // The id and the name arrive once, in the first delta of a call; servers that
+                // repeat them in later deltas repeat them whole.
+                if let Some(id) = call.id.as_str()
+                    && partial.id.is_empty()
+                {
+                    partial.id = id.to_owned();
+                }
+                let Some(function) = call.function.0 else {
+                    continue;
+                };
+                if let Some(name) = function.name.as_str()
+                    && partial.name.is_empty()
+                {
+                    partial.name = name.to_owned();
+                }
+                match &function.arguments {
+                    Arguments::Piece(piece) => partial.arguments.push_str(piece),
+                    Arguments::Whole(whole) => partial.arguments.push_str(whole),
+                    Arguments::Absent => {}
                 }
             }
         }
-        if choice.get("finish_reason").and_then(Value::as_str) == Some("length") {
+        if choice.finish_reason.as_str() == Some("length") {
             self.truncated = true;
         }
         Ok(false)
@@ -419,24 +557,13 @@ pub(super) fn parse_reply(
     })
 }
 
-/// A `usage` object as OpenAI-compatible servers write it: `prompt_tokens` counts the whole
-/// request, cached tokens included, and `prompt_tokens_details.cached_tokens` how many of them
-/// came from the cache. `None` for `null` or an object without `prompt_tokens`, which reports
-/// nothing: a count is never guessed (USAGE-2).
+/// A `usage` value of a whole reply, read as a streamed one is.
 fn usage_of(usage: &Value) -> Option<Usage> {
-    let input_tokens = usage.get("prompt_tokens")?.as_u64()?;
-    Some(Usage {
-        input_tokens,
-        output_tokens: usage
-            .get("completion_tokens")
-            .and_then(Value::as_u64)
-            .unwrap_or(0),
-        cached_input_tokens: usage
-            .pointer("/prompt_tokens_details/cached_tokens")
-            .and_then(Value::as_u64),
-        // An OpenAI-compatible endpoint caches on its own and reports no writes.
-        cache_write_input_tokens: None,
-    })
+    Obj::<UsageWire>::deserialize(usage)
+        .ok()?
+        .0
+        .as_ref()
+        .and_then(UsageWire::usage)
 }
 
 fn finished_call(
@@ -469,4 +596,84 @@ fn reported_error(error: &Value) -> ModelError {
         "the endpoint reported an error: {}",
         cut(&message, 300)
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fed(events: &[&str]) -> (Result<ModelReply, ModelError>, Vec<String>) {
+        let mut assembly = StreamAssembly::default();
+        let mut deltas = Vec::new();
+        let mut on_event = |e: StreamEvent| {
+            let StreamEvent::TextDelta(t) = e;
+            deltas.push(t);
+        };
+        for data in events {
+            if let Err(e) = assembly.feed(data, &mut on_event) {
+                return (Err(e), deltas);
+            }
+        }
+        (assembly.finish(), deltas)
+    }
+
+    // Verifies: MODEL-21
+    #[test]
+    fn a_typed_chunk_reads_what_the_reply_needs_and_passes_over_everything_else() {
+        let (reply, deltas) = fed(&[
+            // Unknown fields, escapes, and fields of types nobody expects are passed over.
+            r#"{"id":"x","object":"chunk","system_fingerprint":{"a":[1,2]},"choices":[{"index":0,"logprobs":null,"delta":{"role":"assistant","content":"caf\u00e9 \"one\""}}]}"#,
+            r#"{"choices":[{"delta":{"content":7,"tool_calls":[{"index":1,"id":"call_b","function":{"name":"read_file","arguments":{"path":"b.rs"}}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"grep","arguments":"{\"pat"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":5,"function":{"name":null,"arguments":"tern\":1}"}}]}}]}"#,
+            r#"{"choices":"none","usage":{"prompt_tokens":12,"completion_tokens":"3","prompt_tokens_details":{"cached_tokens":8}}}"#,
+            r#"[1,2,3]"#,
+            r#"{"choices":[{"delta":{},"finish_reason":"length"}]}"#,
+            "[DONE]",
+        ]);
+        let reply = reply.expect("a reply");
+        assert_eq!(deltas, vec!["café \"one\"".to_string()]);
+        assert_eq!(reply.text, "café \"one\"");
+        assert!(reply.truncated);
+        let calls: Vec<(&str, &str, &str)> = reply
+            .tool_calls
+            .iter()
+            .map(|c| (c.id.as_str(), c.name.as_str(), c.arguments.as_str()))
+            .collect();
+        assert_eq!(
+            calls,
+            vec![
+                ("call_a", "grep", "{\"pattern\":1}"),
+                ("call_b", "read_file", "{\"path\":\"b.rs\"}"),
+            ]
+        );
+        let usage = reply.usage.expect("usage");
+        assert_eq!(
+            (
+                usage.input_tokens,
+                usage.output_tokens,
+                usage.cached_input_tokens
+            ),
+            (12, 0, Some(8))
+        );
+    }
+
+    // Verifies: MODEL-3, MODEL-21
+    #[test]
+    fn a_chunk_that_is_not_json_or_reports_an_error_is_a_clear_error() {
+        let (reply, _) = fed(&[r#"{"choices":[{"delta":{"content":"a"}}]"#]);
+        let err = reply.expect_err("not json").to_string();
+        assert!(err.contains("a stream event is not json"), "{err}");
+        let (reply, _) = fed(&[r#"{"error":{"message":"overloaded","type":"server"}}"#]);
+        let err = reply.expect_err("an error").to_string();
+        assert!(
+            err.contains("the endpoint reported an error: overloaded"),
+            "{err}"
+        );
+        let (reply, _) = fed(&[r#"{"error":null}"#]);
+        assert!(
+            reply.is_err(),
+            "an error field is an error whatever it holds"
+        );
+    }
 }

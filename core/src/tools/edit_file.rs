@@ -98,6 +98,14 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
     // disk's, which must pass the confined reader either way.
     call.session.files.refresh(&path).await;
     let buffer = call.session.files.buffer(&path);
+    // An open buffer over the bound is refused by its length alone, before anything copies it
+    // (its text is shared with the editor's mirror, so measuring it costs nothing).
+    if let Some(refusal) = buffer
+        .as_ref()
+        .and_then(|(text, _)| workspace_file::over_bound(text, workspace_file::READ_LIMIT))
+    {
+        return super::read_file::unread(call, &shown, &refusal);
+    }
     // Where the editor has the file open, its copy on disk is only checked (what is edited is the
     // buffer, and a change lands only in the buffer): reading it too would copy the file once
     // more for nothing.
@@ -122,11 +130,6 @@ pub async fn run(call: &Call<'_>) -> ToolOutput {
             ));
         }
     };
-    if current.len() as u64 > crate::workspace_file::READ_LIMIT {
-        let limit = crate::workspace_file::READ_LIMIT;
-        let refusal = crate::workspace_file::Refusal::TooLarge { limit };
-        return super::read_file::unread(call, &shown, &refusal);
-    }
     let real = disk
         .as_ref()
         .map(|d| d.real.clone())

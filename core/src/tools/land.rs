@@ -176,6 +176,14 @@ impl Target {
         let disk = read_disk(call, &path, &shown).await?;
         call.session.files.refresh(&path).await;
         let buffer = call.session.files.buffer(&path);
+        // A buffer over the bound is refused as its file on disk would be, before it is copied
+        // to be labelled and diffed.
+        if let Some(refusal) = buffer
+            .as_ref()
+            .and_then(|(text, _)| workspace_file::over_bound(text, workspace_file::READ_LIMIT))
+        {
+            return Err(super::read_file::unread(call, &shown, &refusal));
+        }
         Ok(Target::with(call, path, shown, buffer, disk))
     }
 
