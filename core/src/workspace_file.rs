@@ -17,10 +17,11 @@ use std::fs::{File, Metadata};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 use crate::files::Files;
 use crate::kernel::label::Integrity;
-use crate::kernel::trust::{FileId, RuleOrigin, TrustMap, TrustStore};
+use crate::kernel::trust::{FileId, NamedFiles, TrustMap, TrustStore};
 
 /// Most bytes an ordinary read takes: a file the planner reads, a check is shown, an edit is
 /// matched in or a write replaces.
@@ -94,18 +95,23 @@ pub trait ReadScope: Send + Sync {
 }
 
 /// The places a read may land, as the session knows them. Paths are kept as given and resolved
-/// where the read happens, on the blocking pool.
+/// where the read happens, on the blocking pool; a file the person named is resolved once, the
+/// first time a read asks after it (TRUST-22).
 #[derive(Clone, Debug)]
 pub struct Reach {
     /// Directories: the workspace and the ones the person added.
     roots: Vec<PathBuf>,
-    /// Single files the person named (origin `person`), wherever they are.
-    files: Vec<PathBuf>,
+    /// Single files the person named (origin `person`), wherever they are: shared with the trust
+    /// map, which keeps what they resolved to.
+    files: Arc<NamedFiles>,
 }
 
 impl Reach {
     pub fn new(roots: Vec<PathBuf>, files: Vec<PathBuf>) -> Reach {
-        Reach { roots, files }
+        Reach {
+            roots,
+            files: Arc::new(NamedFiles::of(files)),
+        }
     }
 
     /// The session's reach: its workspace, the directories added to it and the files the person
@@ -117,12 +123,7 @@ impl Reach {
     /// The reach of a workspace with the directories added to it, and the files the person's
     /// rules in `trust` name.
     pub fn with_rules(roots: Vec<PathBuf>, trust: &TrustStore) -> Reach {
-        let files = trust
-            .lock()
-            .rules()
-            .filter(|r| r.origin == RuleOrigin::Person)
-            .map(|r| r.path.clone())
-            .collect();
+        let files = trust.lock().named();
         Reach { roots, files }
     }
 
@@ -133,17 +134,23 @@ impl Reach {
 
     /// Whether a path lies within reach once its links are resolved. `lexical` is the path as
     /// named; the real path is that of its nearest existing ancestor with the rest appended, so a
-    /// file about to be created resolves too. Returns the real path.
+    /// file about to be created resolves too. Returns the real path. A named file answers by its
+    /// own path or by the real path it resolved to when first asked after (TRUST-22): looked up,
+    /// never searched for among every file named.
     pub fn admits(&self, lexical: &Path) -> Option<PathBuf> {
         let real = real_path(lexical);
         let inside = self
             .roots
             .iter()
             .any(|root| real.starts_with(std::fs::canonicalize(root).unwrap_or(root.clone())));
-        let named = self.files.iter().any(|f| {
-            f == lexical || f == &real || std::fs::canonicalize(f).is_ok_and(|c| c == real)
-        });
-        (inside || named).then_some(real)
+        let named = || {
+            self.files.contains(lexical)
+                || self.files.contains(&real)
+                || self
+                    .files
+                    .resolves_to(&real, |f| std::fs::canonicalize(f).ok())
+        };
+        (inside || named()).then_some(real)
     }
 }
 
@@ -817,6 +824,46 @@ mod tests {
             read_blocking(&other, &r, READ_LIMIT).err(),
             Some(Refusal::Outside)
         );
+    }
+
+    // Verifies: TRUST-22
+    #[test]
+    fn a_named_file_is_within_reach_by_its_real_path_resolved_once() {
+        use crate::kernel::trust::{RuleOrigin, Scope, TrustRule};
+        let (ws, elsewhere) = workspace();
+        let at = |name: &str| std::fs::canonicalize(elsewhere.path()).unwrap().join(name);
+        for name in ["notes.md", "other.md", "third.md"] {
+            std::fs::write(at(name), "x\n").unwrap();
+        }
+        std::os::unix::fs::symlink(at("notes.md"), at("link.md")).unwrap();
+        let person = |path: PathBuf| TrustRule {
+            path,
+            scope: Scope::File,
+            origin: RuleOrigin::Person,
+        };
+        let store = TrustStore::default();
+        store.lock().restore(person(at("link.md")));
+        let roots = vec![ws.path().to_path_buf()];
+        let reach = Reach::with_rules(roots.clone(), &store);
+        assert_eq!(reach.admits(&at("link.md")), Some(at("notes.md")));
+        assert_eq!(reach.admits(&at("notes.md")), Some(at("notes.md")));
+        assert_eq!(reach.admits(&at("other.md")), None);
+        // Pointed elsewhere after it was resolved: the reach stays with what the person named.
+        std::fs::remove_file(at("link.md")).unwrap();
+        std::os::unix::fs::symlink(at("other.md"), at("link.md")).unwrap();
+        let reach = Reach::with_rules(roots.clone(), &store);
+        assert_eq!(reach.admits(&at("other.md")), None);
+        assert_eq!(reach.admits(&at("notes.md")), Some(at("notes.md")));
+        // A file named later is resolved by the next read.
+        std::os::unix::fs::symlink(at("third.md"), at("second.md")).unwrap();
+        store.lock().restore(person(at("second.md")));
+        let reach = Reach::with_rules(roots.clone(), &store);
+        assert_eq!(reach.admits(&at("third.md")), Some(at("third.md")));
+        // A mark on the named path replaces its rule: what it resolved to is out of reach again.
+        store.lock().mark_written_untrusted(at("link.md"), None);
+        let reach = Reach::with_rules(roots, &store);
+        assert_eq!(reach.admits(&at("notes.md")), None);
+        assert_eq!(reach.admits(&at("third.md")), Some(at("third.md")));
     }
 
     // Verifies: READ-10

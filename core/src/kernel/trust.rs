@@ -10,8 +10,15 @@
 //! deeper directory beats a shallower one. Where two rules are equally narrow the stricter wins.
 //! Paths are absolute and already normalised by the caller; the map compares components. A rule
 //! covers whatever lands under its path later, and lives only as long as the session (COST-5).
+//!
+//! The rules are indexed (TRUST-21): a lookup hashes the path and each of its ancestors rather
+//! than visiting every rule, so thousands of files the person named cost a search nothing per file
+//! beyond the depth of its path.
 
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::ops::Bound;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::label::Integrity;
 
@@ -177,9 +184,105 @@ struct Entry {
     file: Option<FileId>,
 }
 
+/// The paths the person's rules name, for the reach of a read (`workspace_file::Reach`): how many
+/// `person` rules stand at each path, and every path such a rule was written for, in order, so
+/// each is resolved once, by whoever reads, the first time a read asks after it is written.
+/// Shared with each reach built from it, and copied only when a rule changes while a reach still
+/// holds it.
+#[derive(Debug, Default)]
+pub struct NamedFiles {
+    standing: HashMap<PathBuf, usize>,
+    written: Vec<PathBuf>,
+    resolved: std::sync::Mutex<Resolved>,
+}
+
+/// The real paths the written named paths resolved to, as far as they have been resolved.
+#[derive(Clone, Debug, Default)]
+struct Resolved {
+    /// How many of `written` have been resolved.
+    done: usize,
+    /// Each real path, and the named paths that resolved to it.
+    by_real: HashMap<PathBuf, Vec<PathBuf>>,
+}
+
+impl Clone for NamedFiles {
+    fn clone(&self) -> NamedFiles {
+        NamedFiles {
+            standing: self.standing.clone(),
+            written: self.written.clone(),
+            resolved: std::sync::Mutex::new(self.resolutions().clone()),
+        }
+    }
+}
+
+impl NamedFiles {
+    /// The named paths given, each as though one rule stood for it.
+    pub fn of(paths: Vec<PathBuf>) -> NamedFiles {
+        let mut named = NamedFiles::default();
+        for path in paths {
+            named.add(path);
+        }
+        named
+    }
+
+    /// Whether a `person` rule stands at exactly `path`.
+    pub fn contains(&self, path: &Path) -> bool {
+        self.standing.contains_key(path)
+    }
+
+    /// Whether a path a `person` rule stands at resolved to `real`. Each path written since the
+    /// last call is resolved first, by `resolve` (the caller's, which may touch the disk), and
+    /// only then: a named path is resolved once, and keeps the real path it had then.
+    pub fn resolves_to(&self, real: &Path, resolve: impl Fn(&Path) -> Option<PathBuf>) -> bool {
+        let mut resolved = self.resolutions();
+        for path in self.written.get(resolved.done..).unwrap_or_default() {
+            if let Some(to) = resolve(path) {
+                resolved.by_real.entry(to).or_default().push(path.clone());
+            }
+        }
+        resolved.done = self.written.len();
+        resolved
+            .by_real
+            .get(real)
+            .is_some_and(|named| named.iter().any(|n| self.contains(n)))
+    }
+
+    fn resolutions(&self) -> std::sync::MutexGuard<'_, Resolved> {
+        self.resolved.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn add(&mut self, path: PathBuf) {
+        self.written.push(path.clone());
+        *self.standing.entry(path).or_default() += 1;
+    }
+
+    fn remove(&mut self, path: &Path) {
+        if let Some(n) = self.standing.get_mut(path) {
+            *n -= 1;
+            if *n == 0 {
+                self.standing.remove(path);
+            }
+        }
+    }
+}
+
+/// The rules, and the indexes that answer a lookup without looking at every rule: a path's rules
+/// are those stored at the path itself and at each of its ancestors (found by hashing each), and
+/// the rules at or beneath a directory are one range of paths in component order. Every index is
+/// kept in step with `entries` by [`TrustMap::insert`] and [`TrustMap::remove`] alone.
 #[derive(Clone, Debug, Default)]
 pub struct TrustMap {
-    entries: Vec<Entry>,
+    /// Every rule, by the moment it was written: oldest first.
+    entries: BTreeMap<Moment, Entry>,
+    /// The moments of the rules at each path, whatever their scope.
+    at_path: HashMap<PathBuf, Vec<Moment>>,
+    /// How many rules granting nothing (marks and denies alike) stand at each path.
+    untrusted: BTreeMap<PathBuf, usize>,
+    /// The moments of the deny rules at each path.
+    denies: BTreeMap<PathBuf, Vec<Moment>>,
+    /// The moments of the marks made on each file's identity on disk.
+    marks_by_file: HashMap<FileId, BTreeSet<Moment>>,
+    named: Arc<NamedFiles>,
     clock: u64,
 }
 
@@ -195,18 +298,98 @@ impl TrustMap {
         Moment(self.clock)
     }
 
+    /// The rules stored at `path` exactly (both scopes).
+    fn at(&self, path: &Path) -> impl Iterator<Item = &Entry> {
+        self.at_path
+            .get(path)
+            .into_iter()
+            .flatten()
+            .filter_map(|m| self.entries.get(m))
+    }
+
+    /// Every rule that covers `path`: those at the path and at each of its ancestors (and at the
+    /// empty path, which every path starts with; met twice for a relative path, which does no
+    /// harm to any question asked of them), each asked whether it covers.
+    fn covering<'s, 'p>(&'s self, path: &'p Path) -> impl Iterator<Item = &'s Entry> + use<'s, 'p> {
+        path.ancestors()
+            .chain(std::iter::once(Path::new("")))
+            .flat_map(|at| self.at(at))
+            .filter(move |e| e.rule.covers(path))
+    }
+
     /// Writes a rule. A rule for exactly the same path and scope replaces the old one: the later
     /// statement about a path is the one that holds. A deny rule is never replaced: a later rule on
     /// the same path stands beside it and loses to it (TRUST-7).
     fn insert(&mut self, rule: TrustRule, file: Option<FileId>) {
-        if rule.origin.is_deny() && self.entries.iter().any(|e| e.rule == rule) {
+        if rule.origin.is_deny() && self.at(&rule.path).any(|e| e.rule == rule) {
             return;
         }
-        self.entries.retain(|e| {
-            e.rule.origin.is_deny() || !(e.rule.path == rule.path && e.rule.scope == rule.scope)
-        });
+        let replaced: Vec<Moment> = self
+            .at(&rule.path)
+            .filter(|e| !e.rule.origin.is_deny() && e.rule.scope == rule.scope)
+            .map(|e| e.at)
+            .collect();
+        for at in replaced {
+            self.remove(at);
+        }
         let at = self.tick();
-        self.entries.push(Entry { rule, at, file });
+        self.at_path.entry(rule.path.clone()).or_default().push(at);
+        if rule.origin.integrity() == Integrity::Untrusted {
+            *self.untrusted.entry(rule.path.clone()).or_default() += 1;
+        }
+        if rule.origin.is_deny() {
+            self.denies.entry(rule.path.clone()).or_default().push(at);
+        }
+        if let Some(id) = file
+            && rule.origin == RuleOrigin::AgentWroteUntrusted
+        {
+            self.marks_by_file.entry(id).or_default().insert(at);
+        }
+        if rule.origin == RuleOrigin::Person {
+            Arc::make_mut(&mut self.named).add(rule.path.clone());
+        }
+        self.entries.insert(at, Entry { rule, at, file });
+    }
+
+    /// Takes a rule out, and out of every index.
+    fn remove(&mut self, at: Moment) {
+        let Some(e) = self.entries.remove(&at) else {
+            return;
+        };
+        let path = &e.rule.path;
+        if let Some(moments) = self.at_path.get_mut(path) {
+            moments.retain(|m| *m != at);
+            if moments.is_empty() {
+                self.at_path.remove(path);
+            }
+        }
+        if e.rule.origin.integrity() == Integrity::Untrusted
+            && let Some(n) = self.untrusted.get_mut(path)
+        {
+            *n -= 1;
+            if *n == 0 {
+                self.untrusted.remove(path);
+            }
+        }
+        if e.rule.origin.is_deny()
+            && let Some(moments) = self.denies.get_mut(path)
+        {
+            moments.retain(|m| *m != at);
+            if moments.is_empty() {
+                self.denies.remove(path);
+            }
+        }
+        if let Some(id) = e.file
+            && let Some(moments) = self.marks_by_file.get_mut(&id)
+        {
+            moments.remove(&at);
+            if moments.is_empty() {
+                self.marks_by_file.remove(&id);
+            }
+        }
+        if e.rule.origin == RuleOrigin::Person {
+            Arc::make_mut(&mut self.named).remove(path);
+        }
     }
 
     /// A person's vouch. Refused where a mark written after the person was shown the path covers
@@ -214,11 +397,10 @@ impl TrustMap {
     /// clean verdict is not a rule: it covers the bytes it judged and lives in
     /// `tools::content_trust`.
     pub fn vouch(&mut self, gesture: Gesture) -> Result<(), Overtaken> {
-        let overtaken = self.entries.iter().any(|e| {
+        let overtaken = self.covering(&gesture.path).any(|e| {
             e.at > gesture.shown_at
                 && e.rule.origin.integrity() == Integrity::Untrusted
                 && !e.rule.origin.is_deny()
-                && e.rule.covers(&gesture.path)
         });
         if overtaken {
             return Err(Overtaken { path: gesture.path });
@@ -298,17 +480,14 @@ impl TrustMap {
         if let Some(deny) = self.denied_entry(path) {
             return Some(deny);
         }
-        let narrowest = self
-            .entries
-            .iter()
-            .filter(|e| e.rule.covers(path))
-            .max_by(|a, b| {
-                a.rule
-                    .narrowness()
-                    .cmp(&b.rule.narrowness())
-                    // Equally narrow: the untrusted one is the greater, so it wins.
-                    .then_with(|| strictness(&a.rule).cmp(&strictness(&b.rule)))
-            })?;
+        let narrowest = self.covering(path).max_by(|a, b| {
+            a.rule
+                .narrowness()
+                .cmp(&b.rule.narrowness())
+                // Equally narrow: the untrusted one is the greater, so it wins.
+                .then_with(|| strictness(&a.rule).cmp(&strictness(&b.rule)))
+                .then_with(|| a.at.cmp(&b.at))
+        })?;
         // Labels only degrade: a mark covering the path that is newer than the trusted rule
         // answering for it wins, however much broader it is (TRUST-10).
         if narrowest.rule.origin.integrity() == Integrity::Trusted
@@ -321,13 +500,11 @@ impl TrustMap {
 
     /// The newest mark (not a deny) covering `path` written after `since`.
     fn newest_mark_over(&self, path: &Path, since: Moment) -> Option<&Entry> {
-        self.entries
-            .iter()
+        self.covering(path)
             .filter(|e| {
                 e.at > since
                     && e.rule.origin.integrity() == Integrity::Untrusted
                     && !e.rule.origin.is_deny()
-                    && e.rule.covers(path)
             })
             .max_by_key(|e| e.at)
     }
@@ -352,11 +529,11 @@ impl TrustMap {
             return decided.map(|e| e.rule.origin.integrity());
         };
         let since = decided.map(|e| e.at);
-        let marked_later = self.entries.iter().any(|e| {
-            e.file == Some(file)
-                && e.rule.origin == RuleOrigin::AgentWroteUntrusted
-                && since.is_none_or(|at| e.at > at)
-        });
+        let marked_later = self
+            .marks_by_file
+            .get(&file)
+            .and_then(|moments| moments.last())
+            .is_some_and(|newest| since.is_none_or(|at| *newest > at));
         if marked_later {
             return Some(Integrity::Untrusted);
         }
@@ -366,17 +543,26 @@ impl TrustMap {
     /// Whether any untrusted rule lies at or beneath `directory` (a deliberate "do not look
     /// here" covers names too).
     pub fn untrusted_within(&self, directory: &Path) -> bool {
-        self.rules().any(|r| {
-            r.origin.integrity() == Integrity::Untrusted
-                && (r.path.starts_with(directory) || r.covers(directory))
-        })
+        let beneath = self
+            .untrusted
+            .range::<Path, _>((Bound::Included(directory), Bound::Unbounded))
+            .next()
+            .is_some_and(|(p, _)| p.starts_with(directory));
+        beneath
+            || self
+                .covering(directory)
+                .any(|e| e.rule.origin.integrity() == Integrity::Untrusted)
     }
 
     fn denied_entry(&self, path: &Path) -> Option<&Entry> {
-        self.entries
-            .iter()
-            .filter(|e| e.rule.origin.is_deny() && e.rule.covers(path))
-            .max_by_key(|e| e.rule.narrowness())
+        self.covering(path)
+            .filter(|e| e.rule.origin.is_deny())
+            .max_by(|a, b| {
+                a.rule
+                    .narrowness()
+                    .cmp(&b.rule.narrowness())
+                    .then_with(|| a.at.cmp(&b.at))
+            })
     }
 
     /// The deny rule covering `path`, if any (the narrowest, so the one to name).
@@ -384,15 +570,28 @@ impl TrustMap {
         self.denied_entry(path).map(|e| &e.rule)
     }
 
-    /// A deny rule at or beneath `directory`, or covering it, if any.
+    /// A deny rule at or beneath `directory`, or covering it, if any: the oldest such.
     pub fn denied_within(&self, directory: &Path) -> Option<&TrustRule> {
-        self.rules()
-            .find(|r| r.origin.is_deny() && (r.path.starts_with(directory) || r.covers(directory)))
+        let beneath = self
+            .denies
+            .range::<Path, _>((Bound::Included(directory), Bound::Unbounded))
+            .take_while(|(p, _)| p.starts_with(directory))
+            .flat_map(|(_, moments)| moments.iter().filter_map(|m| self.entries.get(m)));
+        let covering = self.covering(directory).filter(|e| e.rule.origin.is_deny());
+        beneath
+            .chain(covering)
+            .min_by_key(|e| e.at)
+            .map(|e| &e.rule)
     }
 
     /// The rules, oldest first.
     pub fn rules(&self) -> impl Iterator<Item = &TrustRule> + Clone {
-        self.entries.iter().map(|e| &e.rule)
+        self.entries.values().map(|e| &e.rule)
+    }
+
+    /// The paths the person's rules name, shared: a reach holds it without copying it.
+    pub fn named(&self) -> Arc<NamedFiles> {
+        self.named.clone()
     }
 }
 
@@ -880,6 +1079,312 @@ mod interleavings {
         };
         let mut runner = TestRunner::new(config);
         let result = runner.run(&proptest::collection::vec(step(), 1..60), |steps| {
+            run(&steps)
+        });
+        if let Err(e) = result {
+            panic!("{e}");
+        }
+    }
+}
+
+/// The indexes answer what a scan of every rule answers (TRUST-21): the map as it was written
+/// before it was indexed, kept here as the reference, and the indexed map are given the same
+/// random rules, marks, denies, vouches and defaults over paths that share ancestors, and asked
+/// the same questions after each step. A longer run is
+/// `PROPTEST_CASES=20000 PROPTEST_RNG_SEED=$RANDOM cargo test -p bravebot-core --lib index_answers`.
+#[cfg(test)]
+mod index_answers_as_the_scan {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, RngSeed, TestRunner};
+
+    use super::*;
+
+    /// Paths sharing ancestors, written in more than one way that names the same path.
+    const PATHS: [&str; 12] = [
+        "/w",
+        "/w/",
+        "/w/a",
+        "/w/a/",
+        "/w/a/x.txt",
+        "/w/./a/x.txt",
+        "/w/ab",
+        "/w/a/b/y.rs",
+        "/w/a/b",
+        "/v/z",
+        "/",
+        "/w/a/b/c/d.md",
+    ];
+
+    /// The map as it was before its indexes: every lookup scans every rule.
+    #[derive(Default)]
+    struct Scan {
+        entries: Vec<Entry>,
+        clock: u64,
+    }
+
+    impl Scan {
+        fn insert(&mut self, rule: TrustRule, file: Option<FileId>) {
+            if rule.origin.is_deny() && self.entries.iter().any(|e| e.rule == rule) {
+                return;
+            }
+            self.entries.retain(|e| {
+                e.rule.origin.is_deny() || !(e.rule.path == rule.path && e.rule.scope == rule.scope)
+            });
+            self.clock += 1;
+            let at = Moment(self.clock);
+            self.entries.push(Entry { rule, at, file });
+        }
+
+        fn vouch(&mut self, path: PathBuf, scope: Scope, shown_at: Moment) -> bool {
+            let overtaken = self.entries.iter().any(|e| {
+                e.at > shown_at
+                    && e.rule.origin.integrity() == Integrity::Untrusted
+                    && !e.rule.origin.is_deny()
+                    && e.rule.covers(&path)
+            });
+            if !overtaken {
+                self.insert(
+                    TrustRule {
+                        path,
+                        scope,
+                        origin: RuleOrigin::Person,
+                    },
+                    None,
+                );
+            }
+            !overtaken
+        }
+
+        fn add_default(&mut self, path: PathBuf, scope: Scope) -> bool {
+            if self.entry_for(&path).is_some() {
+                return false;
+            }
+            self.insert(
+                TrustRule {
+                    path,
+                    scope,
+                    origin: RuleOrigin::Instructions,
+                },
+                None,
+            );
+            true
+        }
+
+        fn entry_for(&self, path: &Path) -> Option<&Entry> {
+            if let Some(deny) = self.denied_entry(path) {
+                return Some(deny);
+            }
+            let narrowest =
+                self.entries
+                    .iter()
+                    .filter(|e| e.rule.covers(path))
+                    .max_by(|a, b| {
+                        a.rule
+                            .narrowness()
+                            .cmp(&b.rule.narrowness())
+                            .then_with(|| strictness(&a.rule).cmp(&strictness(&b.rule)))
+                    })?;
+            if narrowest.rule.origin.integrity() == Integrity::Trusted
+                && let Some(mark) = self
+                    .entries
+                    .iter()
+                    .filter(|e| {
+                        e.at > narrowest.at
+                            && e.rule.origin.integrity() == Integrity::Untrusted
+                            && !e.rule.origin.is_deny()
+                            && e.rule.covers(path)
+                    })
+                    .max_by_key(|e| e.at)
+            {
+                return Some(mark);
+            }
+            Some(narrowest)
+        }
+
+        fn integrity_of_file(&self, path: &Path, file: Option<FileId>) -> Option<Integrity> {
+            let decided = self.entry_for(path);
+            let Some(file) = file else {
+                return decided.map(|e| e.rule.origin.integrity());
+            };
+            let since = decided.map(|e| e.at);
+            let marked_later = self.entries.iter().any(|e| {
+                e.file == Some(file)
+                    && e.rule.origin == RuleOrigin::AgentWroteUntrusted
+                    && since.is_none_or(|at| e.at > at)
+            });
+            if marked_later {
+                return Some(Integrity::Untrusted);
+            }
+            decided.map(|e| e.rule.origin.integrity())
+        }
+
+        fn untrusted_within(&self, directory: &Path) -> bool {
+            self.entries.iter().any(|e| {
+                e.rule.origin.integrity() == Integrity::Untrusted
+                    && (e.rule.path.starts_with(directory) || e.rule.covers(directory))
+            })
+        }
+
+        fn denied_entry(&self, path: &Path) -> Option<&Entry> {
+            self.entries
+                .iter()
+                .filter(|e| e.rule.origin.is_deny() && e.rule.covers(path))
+                .max_by_key(|e| e.rule.narrowness())
+        }
+
+        fn denied_within(&self, directory: &Path) -> Option<&TrustRule> {
+            self.entries.iter().map(|e| &e.rule).find(|r| {
+                r.origin.is_deny() && (r.path.starts_with(directory) || r.covers(directory))
+            })
+        }
+    }
+
+    #[derive(Clone, Debug)]
+    enum Step {
+        Restore(usize, bool, RuleOrigin),
+        Vouch(usize, bool, u64),
+        Deny(usize, bool, bool),
+        Default(usize, bool),
+        Mark(usize, bool, Option<u64>),
+    }
+
+    fn origin() -> impl Strategy<Value = RuleOrigin> {
+        prop_oneof![
+            Just(RuleOrigin::Person),
+            Just(RuleOrigin::Instructions),
+            Just(RuleOrigin::AgentWroteUntrusted),
+            Just(RuleOrigin::Unrecognised),
+            Just(RuleOrigin::Denied),
+            Just(RuleOrigin::DeniedBySettings),
+        ]
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        let path = 0..PATHS.len();
+        prop_oneof![
+            (path.clone(), any::<bool>(), origin()).prop_map(|(p, d, o)| Step::Restore(p, d, o)),
+            (path.clone(), any::<bool>(), 0..4u64).prop_map(|(p, d, back)| Step::Vouch(p, d, back)),
+            (path.clone(), any::<bool>(), any::<bool>())
+                .prop_map(|(p, d, settings)| Step::Deny(p, d, settings)),
+            (path.clone(), any::<bool>()).prop_map(|(p, d)| Step::Default(p, d)),
+            (path, any::<bool>(), proptest::option::of(0..3u64))
+                .prop_map(|(p, d, f)| Step::Mark(p, d, f)),
+        ]
+    }
+
+    fn scope(directory: bool) -> Scope {
+        if directory {
+            Scope::Directory
+        } else {
+            Scope::File
+        }
+    }
+
+    fn id(n: u64) -> FileId {
+        FileId {
+            device: 1,
+            inode: n,
+        }
+    }
+
+    fn run(steps: &[Step]) -> Result<(), TestCaseError> {
+        let mut map = TrustMap::default();
+        let mut scan = Scan::default();
+        for s in steps {
+            match s.clone() {
+                Step::Restore(p, d, origin) => {
+                    let rule = TrustRule {
+                        path: PathBuf::from(PATHS[p]),
+                        scope: scope(d),
+                        origin,
+                    };
+                    map.restore(rule.clone());
+                    scan.insert(rule, None);
+                }
+                Step::Vouch(p, d, back) => {
+                    let shown = Moment(map.now().0.saturating_sub(back));
+                    let path = PathBuf::from(PATHS[p]);
+                    let g = Gesture::new(path.clone(), scope(d), shown, Approved::by_the_person());
+                    prop_assert_eq!(map.vouch(g).is_ok(), scan.vouch(path, scope(d), shown));
+                }
+                Step::Deny(p, d, settings) => {
+                    let origin = if settings {
+                        RuleOrigin::DeniedBySettings
+                    } else {
+                        RuleOrigin::Denied
+                    };
+                    map.deny(PathBuf::from(PATHS[p]), scope(d), origin);
+                    scan.insert(
+                        TrustRule {
+                            path: PathBuf::from(PATHS[p]),
+                            scope: scope(d),
+                            origin,
+                        },
+                        None,
+                    );
+                }
+                Step::Default(p, d) => {
+                    prop_assert_eq!(
+                        map.add_default(PathBuf::from(PATHS[p]), scope(d)),
+                        scan.add_default(PathBuf::from(PATHS[p]), scope(d))
+                    );
+                }
+                Step::Mark(p, d, f) => {
+                    map.mark(PathBuf::from(PATHS[p]), scope(d), f.map(id));
+                    scan.insert(
+                        TrustRule {
+                            path: PathBuf::from(PATHS[p]),
+                            scope: scope(d),
+                            origin: RuleOrigin::AgentWroteUntrusted,
+                        },
+                        f.map(id),
+                    );
+                }
+            }
+            prop_assert_eq!(map.now(), Moment(scan.clock));
+            prop_assert!(map.rules().eq(scan.entries.iter().map(|e| &e.rule)));
+            let named: Vec<&PathBuf> = scan
+                .entries
+                .iter()
+                .filter(|e| e.rule.origin == RuleOrigin::Person)
+                .map(|e| &e.rule.path)
+                .collect();
+            for q in PATHS.iter().map(Path::new) {
+                prop_assert_eq!(
+                    map.rule_for(q),
+                    scan.entry_for(q).map(|e| &e.rule),
+                    "{}",
+                    q.display()
+                );
+                prop_assert_eq!(map.denied(q), scan.denied_entry(q).map(|e| &e.rule));
+                prop_assert_eq!(map.denied_within(q), scan.denied_within(q));
+                prop_assert_eq!(map.untrusted_within(q), scan.untrusted_within(q));
+                for f in [None, Some(id(0)), Some(id(1)), Some(id(2))] {
+                    prop_assert_eq!(map.integrity_of_file(q, f), scan.integrity_of_file(q, f));
+                }
+                prop_assert_eq!(
+                    map.named.contains(q),
+                    named.iter().any(|n| n.as_path() == q)
+                );
+            }
+        }
+        Ok(())
+    }
+
+    // Verifies: TRUST-21
+    #[test]
+    fn the_indexed_map_answers_what_a_scan_of_every_rule_answers() {
+        let defaults = Config::default();
+        let config = Config {
+            rng_seed: match std::env::var_os("PROPTEST_RNG_SEED") {
+                Some(_) => defaults.rng_seed,
+                None => RngSeed::Fixed(0x7a05_0021),
+            },
+            failure_persistence: None,
+            ..defaults
+        };
+        let mut runner = TestRunner::new(config);
+        let result = runner.run(&proptest::collection::vec(step(), 1..80), |steps| {
             run(&steps)
         });
         if let Err(e) = result {
