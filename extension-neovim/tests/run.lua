@@ -2888,7 +2888,7 @@ case("through the real server, :Bravebot review lists the turn's hunks in the qu
   ws.stop()
 end)
 
--- Verifies: NVIM-84, NVIM-85
+-- Verifies: NVIM-84, NVIM-85, NVIM-120
 case('the usage meter shows what the model reported in the winbar, the statusline and :Bravebot usage', function()
   with_home({ usage = { prices = { ['fake-model'] = { input = 3, cachedInput = 0.3, output = 15 } } } }, function()
     local ws = workspace({ ['notes.md'] = 'some notes\n' }, {
@@ -2923,12 +2923,41 @@ case('the usage meter shows what the model reported in the winbar, the statuslin
       string.format('Context     1,530 of %s (%d%%)', usage.tokens(limit), math.floor(100 * 1530 / limit + 0.5)),
       'Turn        2,500 in · 50 out',
       'Session     2,500 in · 50 out',
+      'Cache       800 read',
       'Protection  1 call · 300 in · 5 out',
       'Cost        ≈ $0.0071 this session, $0.00097 of it protection',
     }, lines, ':Bravebot usage')
     vim.cmd('close')
     ws.stop()
   end)
+end)
+
+-- Verifies: NVIM-120
+case('the usage lines say what the cache read and wrote and how often the conversation was compacted', function()
+  local usage = require('bravebot.usage')
+  local tally = function(t) return vim.tbl_extend('force', { calls = 0, unreported = 0, inputTokens = 0, outputTokens = 0, cachedInputTokens = 0 }, t) end
+  local meter = {
+    contextTokens = 1530, contextLimit = 32000, compactions = 2,
+    turn = { planner = tally({ calls = 1, inputTokens = 3000, outputTokens = 20 }), protection = tally({}) },
+    session = {
+      planner = tally({ calls = 3, inputTokens = 9000, outputTokens = 60, cachedInputTokens = 4000, cacheWriteInputTokens = 1200 }),
+      protection = tally({ calls = 1, inputTokens = 300, outputTokens = 5, cacheWriteInputTokens = 300 }),
+    },
+  }
+  eq({
+    'Context     1,530 of 32,000 (5%), compacted 2 times',
+    'Turn        3,000 in · 20 out',
+    'Session     9,000 in · 60 out',
+    'Cache       4,000 read · 1,500 written',
+    'Protection  1 call · 300 in · 5 out',
+  }, require('bravebot.commands').usage_lines(meter), 'usage lines')
+  meter.compactions, meter.session.planner = 1, tally({ calls = 1, inputTokens = 10 })
+  meter.session.protection = tally({})
+  local lines = require('bravebot.commands').usage_lines(meter)
+  eq('Context     1,530 of 32,000 (5%), compacted 1 time', lines[1], 'one compaction')
+  for _, l in ipairs(lines) do
+    assert(not l:match('^Cache'), 'a cache line without cache counts: ' .. l)
+  end
 end)
 
 -- Verifies: NVIM-86

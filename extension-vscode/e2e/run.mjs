@@ -512,7 +512,7 @@ test('the sidebar opens and a prompt streams the fake model answer into it', asy
   });
 });
 
-// Verifies: VSC-95, VSC-96
+// Verifies: VSC-95, VSC-96, VSC-133
 test('the usage meter shows the context, the turn and protection exactly as the model reported them', async () => {
   const script = {
     planner: [
@@ -538,6 +538,7 @@ test('the usage meter shows the context, the turn and protection exactly as the 
       'Context 1,530 of 32,000 (5%)',
       'Turn 2,500 in · 50 out',
       'Session 2,500 in · 50 out',
+      'Cache 800 read',
       'Protection 1 call · 300 in · 5 out',
       'Cost ≈ $0.0071 this session, $0.00097 of it protection',
     ]);

@@ -17,7 +17,27 @@ export function sourceWords(source: string): string {
 
 /** One line: the model, its endpoint and wire format, and where that came from. */
 export function modelLine(m: ModelStatus): string {
-  return `${m.name || '(no name)'} at ${m.baseUrl || '(no address)'} (${m.api || '?'}), ${sourceWords(m.source)}`;
+  return `${endpointWords(m)}, ${sourceWords(m.source)}`;
+}
+
+/** The model, its endpoint and wire format: "m at http://x (openai)". */
+export function endpointWords(m: ModelStatus): string {
+  return `${m.name || '(no name)'} at ${m.baseUrl || '(no address)'} (${m.api || '?'})`;
+}
+
+/** Where the planner's context budget came from, in words (MODEL-10). */
+const budgetSources: Record<string, string> = {
+  setting: 'set by model.contextTokens',
+  endpoint: "the endpoint's model listing",
+  'model name': "the model family's window, by its name",
+  default: 'the default: nothing said the model\'s window; set model.contextTokens',
+};
+
+/** "Context budget: 32,768 tokens (the default: ...)", or undefined before the server knows it. */
+export function budgetLine(m: ModelStatus): string | undefined {
+  if (m.contextTokens === undefined) return undefined;
+  const from = m.contextSource === undefined ? '' : ` (${budgetSources[m.contextSource] ?? m.contextSource})`;
+  return `Context budget: ${m.contextTokens.toLocaleString('en-US')} tokens${from}`;
 }
 
 /**

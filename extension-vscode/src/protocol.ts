@@ -168,7 +168,7 @@ export type SessionUpdate =
    * One model call ended (USAGE-4): `role` as in X-Bravebot-Role; what its endpoint reported, or
    * `reported: false` (with zeros) where it reported nothing; and the meter after it.
    */
-  | { kind: 'usage'; role: string; reported: boolean; inputTokens: number; outputTokens: number; cachedInputTokens?: number; contextTokens?: number; contextLimit?: number; meter: UsageMeter }
+  | { kind: 'usage'; role: string; reported: boolean; inputTokens: number; outputTokens: number; cachedInputTokens?: number; cacheWriteInputTokens?: number; contextTokens?: number; contextLimit?: number; meter: UsageMeter }
   /**
    * Where a delegate stands (DELEG-60): `state` is `running`, `waiting` (a question of its own
    * waits on the person), `done`, `failed` or `cancelled`; an ended one carries `stopReason` and
@@ -179,11 +179,11 @@ export type SessionUpdate =
 export interface UpdateNotification { sessionId: string; update: SessionUpdate }
 
 /** Calls of one kind summed: `costUsd` only where every call that reported usage had a price (USAGE-6). */
-export interface UsageTally { calls: number; unreported: number; inputTokens: number; outputTokens: number; cachedInputTokens: number; costUsd?: number }
+export interface UsageTally { calls: number; unreported: number; inputTokens: number; outputTokens: number; cachedInputTokens: number; cacheWriteInputTokens?: number; costUsd?: number }
 /** `planner`: the planner's and its delegates' calls; `protection`: the checks' and processors'. */
 export interface UsageTotals { planner: UsageTally; protection: UsageTally }
 /** The meter (USAGE-5), as the last `usage` update and `session/status` carry it. */
-export interface UsageMeter { contextTokens?: number; contextLimit?: number; turn: UsageTotals; session: UsageTotals }
+export interface UsageMeter { contextTokens?: number; contextLimit?: number; compactions?: number; turn: UsageTotals; session: UsageTotals }
 
 export type QuestionKind =
   | 'write' | 'edit' | 'run' | 'fetch' | 'lspStart'
@@ -300,9 +300,9 @@ export interface CheckpointRestoreResult { restored: string[]; removed: string[]
 export interface AuditRecord { gate: string; decision: string; detail: string; at: number }
 export interface AuditResult { records: AuditRecord[] }
 
-export interface ModelStatus { api: string; baseUrl: string; name: string; source: string }
+export interface ModelStatus { api: string; baseUrl: string; name: string; source: string; contextTokens?: number; contextSource?: string }
 /** Read checks this session: on or off, how many were sent, how many a remembered verdict saved, and the most bytes one may carry. */
-export interface CheckStatus { enabled: boolean; made: number; saved: number; budgetBytes: number }
+export interface CheckStatus { enabled: boolean; made: number; saved: number; budgetBytes: number; model?: ModelStatus; store?: string | null }
 export interface TrustRuleStatus { path: string; scope: string; origin: string; trusted: boolean }
 
 export interface StatusResult {

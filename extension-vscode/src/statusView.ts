@@ -3,7 +3,7 @@
 // reported, as it sent it. Pure, so it is tested without VS Code.
 
 import type { StatusResult, TrustRuleStatus } from './protocol';
-import { modelLine } from './modelShown';
+import { budgetLine, endpointWords, modelLine } from './modelShown';
 import { usageLines } from './webview/usage';
 
 const modeWords: Record<string, string> = {
@@ -51,6 +51,7 @@ export function statusMarkdown(s: StatusResult): string {
     '## Model',
     '',
     s.model ? modelLine(s.model) : 'The server did not say.',
+    ...(s.model && budgetLine(s.model) ? ['', budgetLine(s.model) as string] : []),
     '',
     '## Watches',
     '',
@@ -73,6 +74,8 @@ export function statusMarkdown(s: StatusResult): string {
     '## Checks',
     '',
     s.checks ? `${s.checks.enabled ? 'On' : 'Off'}: ${s.checks.made} made, ${s.checks.saved} saved by a remembered verdict.` : 'The server did not say.',
+    ...(s.checks?.model ? ['', `Checks go to ${s.checks.model.source === 'planner' ? "the planner's model" : 'their own model (vetting.model)'}: ${endpointWords(s.checks.model)}.`] : []),
+    ...(s.checks && s.checks.store !== undefined ? ['', s.checks.store ? `Verdicts are kept for later sessions in ${s.checks.store}.` : 'Verdicts are not kept after this session.'] : []),
     '',
     '## Usage',
     '',

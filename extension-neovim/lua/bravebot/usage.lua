@@ -54,7 +54,35 @@ local function money(...)
   return any and sum or nil
 end
 
---- The meter as labelled lines: Context, Turn, Session, Protection, and Cost where priced.
+--- ", compacted 2 times" where the conversation was compacted to fit its budget (MODEL-11).
+local function compacted(m)
+  local n = tonumber(m.compactions) or 0
+  if n <= 0 then
+    return ''
+  end
+  return string.format(', compacted %d %s', n, n == 1 and 'time' or 'times')
+end
+
+--- What the endpoint's prompt cache served and stored over these tallies, already counted in the
+--- tokens in: "1,600 read · 300 written"; nil where it reported neither (USAGE-8).
+local function cache_words(...)
+  local read, written = 0, 0
+  for _, t in ipairs({ ... }) do
+    read = read + (tonumber(t.cachedInputTokens) or 0)
+    written = written + (tonumber(t.cacheWriteInputTokens) or 0)
+  end
+  local parts = {}
+  if read > 0 then
+    table.insert(parts, M.tokens(read) .. ' read')
+  end
+  if written > 0 then
+    table.insert(parts, M.tokens(written) .. ' written')
+  end
+  return #parts > 0 and table.concat(parts, ' · ') or nil
+end
+
+--- The meter as labelled lines: Context, Turn, Session, Cache where the endpoint's cache was
+--- used, Protection, and Cost where priced.
 function M.lines(m)
   local lines = {}
   local limit = tonumber(m.contextLimit)
@@ -69,12 +97,16 @@ function M.lines(m)
     if limit and limit > 0 then
       text = string.format('%s of %s (%d%%)', text, M.tokens(limit), math.floor(100 * m.contextTokens / limit + 0.5))
     end
-    table.insert(lines, { 'Context', text })
+    table.insert(lines, { 'Context', text .. compacted(m) })
   elseif (planner.calls or 0) > 0 then
     table.insert(lines, { 'Context', 'not reported by the endpoint' .. (limit and (' (limit ' .. M.tokens(limit) .. ')') or '') })
   end
   table.insert(lines, { 'Turn', in_out(((m.turn or {}).planner) or {}) })
   table.insert(lines, { 'Session', in_out(planner) })
+  local cache = cache_words(planner, p)
+  if cache then
+    table.insert(lines, { 'Cache', cache })
+  end
   if (p.calls or 0) == 0 then
     table.insert(lines, { 'Protection', 'no checks or processors yet' })
   else

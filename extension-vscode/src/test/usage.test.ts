@@ -23,6 +23,7 @@ test('the meter shows the context, the turn, the session, protection and money e
     { label: 'Context', text: '1,530 of 32,000 (5%)' },
     { label: 'Turn', text: '2,500 in · 50 out' },
     { label: 'Session', text: '2,500 in · 50 out' },
+    { label: 'Cache', text: '800 read' },
     { label: 'Protection', text: '1 call · 300 in · 5 out' },
     { label: 'Cost', text: '≈ $0.0071 this session, $0.00097 of it protection' },
   ]);
@@ -47,6 +48,7 @@ test('an endpoint that reported nothing is said so, and no money is shown withou
     { label: 'Context', text: 'not reported by the endpoint (limit 64,000)' },
     { label: 'Turn', text: 'not reported by the endpoint' },
     { label: 'Session', text: '2,100 in · 40 out (1 of 2 calls not reported)' },
+    { label: 'Cache', text: '2,000 read' },
     { label: 'Protection', text: 'no checks or processors yet' },
   ]);
 });
@@ -59,4 +61,41 @@ test('Show Status lists the usage the server reported', () => {
   // The update's type carries the meter, so the sidebar draws the one it was sent.
   const update: SessionUpdate = { kind: 'usage', role: 'planner', reported: true, inputTokens: 1500, outputTokens: 30, contextTokens: 1530, contextLimit: 32000, meter: reported };
   assert.equal(update.kind === 'usage' && update.meter.contextTokens, 1530);
+});
+
+// Verifies: VSC-133
+test('the meter says what the cache read and wrote and how often the conversation was compacted', () => {
+  const cached: UsageMeter = {
+    ...reported,
+    compactions: 2,
+    session: {
+      planner: tally({ calls: 3, inputTokens: 9000, outputTokens: 60, cachedInputTokens: 4000, cacheWriteInputTokens: 1200 }),
+      protection: tally({ calls: 1, inputTokens: 300, outputTokens: 5, cacheWriteInputTokens: 300 }),
+    },
+  };
+  const lines = usageLines(cached);
+  assert.deepEqual(lines.find((l) => l.label === 'Context'), { label: 'Context', text: '1,530 of 32,000 (5%), compacted 2 times' });
+  assert.deepEqual(lines.find((l) => l.label === 'Cache'), { label: 'Cache', text: '4,000 read · 1,500 written' });
+  assert.deepEqual(lines.map((l) => l.label), ['Context', 'Turn', 'Session', 'Cache', 'Protection']);
+  // A meter without cache counts or compactions draws neither.
+  assert.equal(usageLines({ ...reported, session: { planner: tally({ calls: 1, inputTokens: 10 }), protection: tally({}) } }).some((l) => l.label === 'Cache'), false);
+  assert.equal(usageLines({ ...reported, compactions: 1 }).find((l) => l.label === 'Context')?.text, '1,530 of 32,000 (5%), compacted 1 time');
+});
+
+// Verifies: VSC-133
+test('Show Status names the context budget and where it came from, and where checks go and verdicts are kept', () => {
+  const status = {
+    model: { api: 'openai', baseUrl: 'http://x', name: 'm', source: 'default', contextTokens: 32768, contextSource: 'default' },
+    mode: 'ask',
+    trustRules: [],
+    checks: { enabled: true, made: 2, saved: 1, budgetBytes: 1, model: { api: 'anthropic', baseUrl: 'http://c', name: 'small', source: '~/.bravebot/settings.json' }, store: '~/.bravebot/verdicts' },
+  } as unknown as StatusResult;
+  const md = statusMarkdown(status);
+  assert.match(md, /Context budget: 32,768 tokens \(the default: nothing said the model's window; set model.contextTokens\)/);
+  assert.match(md, /Checks go to their own model \(vetting.model\): small at http:\/\/c \(anthropic\)\./);
+  assert.match(md, /Verdicts are kept for later sessions in ~\/.bravebot\/verdicts\./);
+  const plain = statusMarkdown({ ...status, model: { api: 'openai', baseUrl: 'http://x', name: 'm', source: 'default' }, checks: { enabled: true, made: 0, saved: 0, budgetBytes: 1, model: { api: 'openai', baseUrl: 'http://x', name: 'm', source: 'planner' }, store: null } } as unknown as StatusResult);
+  assert.doesNotMatch(plain, /Context budget/);
+  assert.match(plain, /Checks go to the planner's model: m at http:\/\/x \(openai\)\./);
+  assert.match(plain, /Verdicts are not kept after this session\./);
 });

@@ -32,6 +32,23 @@ function money(...ts: UsageTally[]): number | undefined {
   return ts.some((t) => t.calls > t.unreported) ? sum : undefined;
 }
 
+/** ", compacted 2 times" where the conversation was compacted to fit its budget (MODEL-11). */
+function compacted(m: UsageMeter): string {
+  const n = m.compactions ?? 0;
+  return n > 0 ? `, compacted ${n} ${n === 1 ? 'time' : 'times'}` : '';
+}
+
+/**
+ * What the endpoint's prompt cache served and stored over the session's calls, already counted
+ * in the tokens in: "1,600 read · 300 written"; undefined where it reported neither (USAGE-8).
+ */
+function cacheWords(...ts: UsageTally[]): string | undefined {
+  const read = ts.reduce((n, t) => n + (t.cachedInputTokens ?? 0), 0);
+  const written = ts.reduce((n, t) => n + (t.cacheWriteInputTokens ?? 0), 0);
+  if (read === 0 && written === 0) return undefined;
+  return [read > 0 ? `${tokens(read)} read` : '', written > 0 ? `${tokens(written)} written` : ''].filter(Boolean).join(' · ');
+}
+
 export interface UsageLine { label: string; text: string }
 
 /**
@@ -48,12 +65,14 @@ export function usageLines(m: UsageMeter): UsageLine[] {
   }
   if (m.contextTokens !== undefined) {
     const share = limit ? ` (${Math.round((100 * m.contextTokens) / limit)}%)` : '';
-    lines.push({ label: 'Context', text: `${tokens(m.contextTokens)}${limit ? ` of ${tokens(limit)}` : ''}${share}` });
+    lines.push({ label: 'Context', text: `${tokens(m.contextTokens)}${limit ? ` of ${tokens(limit)}` : ''}${share}${compacted(m)}` });
   } else if (m.session.planner.calls > 0) {
     lines.push({ label: 'Context', text: `not reported by the endpoint${limit ? ` (limit ${tokens(limit)})` : ''}` });
   }
   lines.push({ label: 'Turn', text: inOut(m.turn.planner) });
   lines.push({ label: 'Session', text: inOut(m.session.planner) });
+  const cache = cacheWords(m.session.planner, m.session.protection);
+  if (cache) lines.push({ label: 'Cache', text: cache });
   const p = m.session.protection;
   const calls = `${p.calls} ${p.calls === 1 ? 'call' : 'calls'}`;
   lines.push({ label: 'Protection', text: p.calls === 0 ? 'no checks or processors yet' : `${calls} · ${inOut(p)}` });
