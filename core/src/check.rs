@@ -289,9 +289,15 @@ async fn ask(
     cancel: &CancellationToken,
 ) -> CheckOutcome {
     let mut ignore = |_| {};
+    // A check has a time of its own (CHECK-31): a model that never finishes cannot hold the read
+    // forever, and a check that ran out of time said nothing about the content.
+    let seconds = session.settings.check_timeout_seconds;
     let reply = tokio::select! {
         r = session.checker().complete(request, &mut ignore) => r,
         () = cancel.cancelled() => Err(crate::model::ModelError::Cancelled),
+        () = tokio::time::sleep(std::time::Duration::from_secs(seconds)) => {
+            Err(crate::model::ModelError::TimedOut { seconds })
+        }
     };
     // The counts are the endpoint's metadata about the call, for the person only (COST-44).
     if let Ok(reply) = &reply {

@@ -19,6 +19,11 @@ pub const DEFAULT_MAX_ROUNDS: u32 = 50;
 /// Bytes of one file a read check may be sent by default: 256 KiB, about 64k tokens, which fits
 /// the context of every model this talks to with room for the instructions and the reply.
 pub const DEFAULT_CHECK_BYTES: u64 = 256 * 1024;
+/// How long a check may take by default: ten minutes, room for a model on this machine to read a
+/// whole file of [`DEFAULT_CHECK_BYTES`] on a processor alone.
+pub const DEFAULT_CHECK_SECONDS: u64 = 600;
+/// The longest `vetting.timeoutSeconds`: a day.
+const CHECK_TIMEOUT_MAX: u64 = 24 * 60 * 60;
 /// The context a planner request is held to where neither a setting nor the endpoint says: small
 /// enough for the models people run locally.
 pub const DEFAULT_CONTEXT_TOKENS: u64 = 32_768;
@@ -202,6 +207,9 @@ pub struct Settings {
     /// The most bytes of one file a read check is sent (`vetting.checkBytes`): a larger file is
     /// not checked at all, since a check reads the whole file or nothing.
     pub check_max_bytes: u64,
+    /// How long one check may take as a whole (`vetting.timeoutSeconds`, 600 by default; the
+    /// person's own settings only): past it the check is inconclusive (CHECK-31).
+    pub check_timeout_seconds: u64,
     pub fetch_allow: Vec<String>,
     pub fetch_deny: Vec<String>,
     pub run_allow: Vec<String>,
@@ -354,6 +362,7 @@ impl Default for Settings {
             checkpoints: true,
             run_confined: false,
             check_max_bytes: DEFAULT_CHECK_BYTES,
+            check_timeout_seconds: DEFAULT_CHECK_SECONDS,
             fetch_allow: Vec::new(),
             fetch_deny: Vec::new(),
             run_allow: Vec::new(),
@@ -489,6 +498,7 @@ const KNOWN_KEYS: &[&str] = &[
     "vetting.reads",
     "vetting.checkBytes",
     "vetting.model",
+    "vetting.timeoutSeconds",
     "fetch.allow",
     "fetch.deny",
     "run.allow",
@@ -669,6 +679,17 @@ pub fn resolve(
             &mut s,
             "vetting.model",
             model,
+            "initializationOptions",
+            Layer::Person(Source::Client),
+            &mut notes,
+        );
+    }
+    // The person's client may set how long a check may take, as the home file may (CHECK-31).
+    if let Some(seconds) = client.and_then(|c| c.pointer("/vetting/timeoutSeconds")) {
+        apply(
+            &mut s,
+            "vetting.timeoutSeconds",
+            seconds,
             "initializationOptions",
             Layer::Person(Source::Client),
             &mut notes,
@@ -882,6 +903,11 @@ fn apply(
             .as_bool()
             .map(|b| s.vetting_reads = b)
             .ok_or(bad("true or false")),
+        "vetting.timeoutSeconds" => value
+            .as_u64()
+            .filter(|n| (1..=CHECK_TIMEOUT_MAX).contains(n))
+            .map(|n| s.check_timeout_seconds = n)
+            .ok_or(bad("a number of seconds from 1 to 86400")),
         "vetting.checkBytes" => value
             .as_u64()
             .filter(|n| *n > 0)
@@ -1105,6 +1131,52 @@ mod tests {
                 .any(|n| matches!(n, Note::BadValue { key, .. } if key == "usage.prices")),
             "{notes:?}"
         );
+    }
+
+    // Verifies: CHECK-31
+    #[test]
+    fn check_timeout_is_the_persons_setting_never_a_workspaces() {
+        let file = |path: &str, text: &'static str| SettingsFile {
+            path: path.into(),
+            text,
+        };
+        let (s, _) = resolve(&no_env, None, None, None);
+        assert_eq!(s.check_timeout_seconds, DEFAULT_CHECK_SECONDS);
+        // A cloned repository's file could otherwise make every check time out at once.
+        let (s, notes) = resolve(
+            &no_env,
+            None,
+            Some(file(
+                "/h/.bravebot/settings.json",
+                r#"{"vetting": {"timeoutSeconds": 120}}"#,
+            )),
+            Some(file(
+                "/w/.bravebot/settings.json",
+                r#"{"vetting": {"timeoutSeconds": 1}}"#,
+            )),
+        );
+        assert_eq!(s.check_timeout_seconds, 120);
+        assert!(
+            notes.contains(&Note::NotObeyedHere {
+                path: "/w/.bravebot/settings.json".into(),
+                key: "vetting.timeoutSeconds".into(),
+            }),
+            "{notes:?}"
+        );
+        let client = json!({"vetting": {"timeoutSeconds": 30}});
+        let (s, _) = resolve(&no_env, Some(&client), None, None);
+        assert_eq!(s.check_timeout_seconds, 30);
+        for bad in [json!(0), json!("slow"), json!(86_401)] {
+            let client = json!({"vetting": {"timeoutSeconds": bad}});
+            let (s, notes) = resolve(&no_env, Some(&client), None, None);
+            assert_eq!(s.check_timeout_seconds, DEFAULT_CHECK_SECONDS, "{bad}");
+            assert!(
+                notes.iter().any(
+                    |n| matches!(n, Note::BadValue { key, .. } if key == "vetting.timeoutSeconds")
+                ),
+                "{bad}: {notes:?}"
+            );
+        }
     }
 
     // Verifies: ATTN-3

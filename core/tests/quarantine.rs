@@ -437,6 +437,52 @@ async fn a_check_that_errs_or_is_cut_is_inconclusive_and_the_bytes_stay_held() {
     }
 }
 
+// Verifies: CHECK-31, CHECK-6
+#[tokio::test]
+async fn a_check_that_runs_past_its_time_is_inconclusive_and_the_bytes_stay_held() {
+    let model = FakeModel::start_with(|s| {
+        s.planner(vec![
+            call(
+                "c_read",
+                "read_file",
+                json!({"path": "vendor/a.md", "why": "read"}),
+            ),
+            Reply::text("done"),
+        ])
+        // The check's stream opens with a verdict and then goes quiet for good.
+        .check(vec![Reply::stall("VERDICT: safe\n")])
+    });
+    let settings = Settings {
+        check_timeout_seconds: 1,
+        ..Settings::default()
+    };
+    let f = fixture(model, TestScreen::new(true, reject), settings);
+    f.write("vendor/a.md", "held words\n");
+    // Without the check's own limit the model's silence would hold the turn for good.
+    let stop = tokio::time::timeout(std::time::Duration::from_secs(60), f.prompt("read it", &[]))
+        .await
+        .expect("the turn ended once the check ran out of time");
+    assert_eq!(stop, StopReason::EndTurn);
+    assert!(
+        f.result("c_read").contains("ref:0"),
+        "{}",
+        f.result("c_read")
+    );
+    let q = f
+        .screen
+        .asked()
+        .into_iter()
+        .find(|q| q.kind == QuestionKind::TrustRead)
+        .expect("the read was offered");
+    assert_eq!(q.subject.verdict.map(|v| v.as_str()), Some("inconclusive"));
+    let audit = f.audit_text();
+    assert!(
+        audit.contains("verdict inconclusive (the check did not complete: the model did not finish answering within its time limit)"),
+        "{audit}"
+    );
+    f.model.assert_no_planner_request_contains("held words");
+}
+
 // Verifies: EXEC-1, RUNTOOL-4
 #[tokio::test]
 async fn stdin_ref_feeds_the_first_program_and_its_label_taints_the_output() {

@@ -69,12 +69,16 @@ mod tests {
                 content_type: "text/html".into(),
             },
             ModelError::Cancelled,
+            ModelError::TimedOut { seconds: 600 },
         ];
         let kinds: Vec<&str> = errors.iter().map(ModelError::kind).collect();
         for (error, kind) in errors.iter().zip(&kinds) {
             assert!(!kind.contains(said) && !kind.contains("400"), "{kind}");
             // The detail is still there for the log.
-            if !matches!(error, ModelError::Cancelled | ModelError::WebPage { .. }) {
+            if !matches!(
+                error,
+                ModelError::Cancelled | ModelError::WebPage { .. } | ModelError::TimedOut { .. }
+            ) {
                 assert!(error.to_string().contains(said), "{error}");
             }
         }
@@ -89,6 +93,7 @@ mod tests {
                 "the model endpoint's reply could not be read",
                 "the model endpoint answered with a web page, not a model reply",
                 "the model call was cancelled",
+                "the model did not finish answering within its time limit",
             ]
         "#]]
         .assert_debug_eq(&kinds);

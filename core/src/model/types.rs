@@ -201,6 +201,10 @@ pub enum ModelError {
     WebPage { url: String, content_type: String },
     #[error("model call was cancelled")]
     Cancelled,
+    /// The call ran past the time its caller gives it as a whole (a check's
+    /// `vetting.timeoutSeconds`, CHECK-31), whatever each phase of the request took.
+    #[error("model call took longer than its limit of {seconds} s")]
+    TimedOut { seconds: u64 },
 }
 
 impl ModelError {
@@ -236,6 +240,9 @@ impl ModelError {
                 "the model endpoint answered with a web page, not a model reply"
             }
             ModelError::Cancelled => "the model call was cancelled",
+            ModelError::TimedOut { .. } => {
+                "the model did not finish answering within its time limit"
+            }
         }
     }
 
@@ -266,7 +273,10 @@ impl ModelError {
         match self {
             ModelError::Unreachable { source, .. } => source.retryable(),
             ModelError::Status { status, .. } => matches!(status, 429 | 503),
-            ModelError::Malformed(_) | ModelError::WebPage { .. } | ModelError::Cancelled => false,
+            ModelError::Malformed(_)
+            | ModelError::WebPage { .. }
+            | ModelError::Cancelled
+            | ModelError::TimedOut { .. } => false,
         }
     }
 }
