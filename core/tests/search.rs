@@ -592,7 +592,7 @@ async fn search_tells_an_include_that_selected_nothing_from_no_matching_lines() 
 
 // Verifies: SEARCH-7
 #[test]
-fn search_order_is_sorted_breadth_first_and_a_capped_walk_keeps_the_shallow_part() {
+fn search_order_is_sorted_depth_first_and_a_capped_walk_reads_the_same_files_every_time() {
     let tmp = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(tmp.path()).unwrap();
     for rel in [
@@ -613,16 +613,26 @@ fn search_order_is_sorted_breadth_first_and_a_capped_walk_keeps_the_shallow_part
             "b.txt:1:hit",
             "c/x.txt:1:hit",
             "c/y.txt:1:hit",
-            "z/deep.txt:1:hit",
-            "c/d/e.txt:1:hit"
+            "c/d/e.txt:1:hit",
+            "z/deep.txt:1:hit"
         ]
     );
+    // A directory is walked whole, its own files first, before the next one at its level.
     let capped = Limits {
-        max_files: 3,
+        max_files: 5,
         ..limits()
     };
     let first = engine(&root, &["hit"], true, capped);
-    assert_eq!(first, ["a.txt:1:hit", "b.txt:1:hit", "c/x.txt:1:hit"]);
+    assert_eq!(
+        first,
+        [
+            "a.txt:1:hit",
+            "b.txt:1:hit",
+            "c/x.txt:1:hit",
+            "c/y.txt:1:hit",
+            "c/d/e.txt:1:hit"
+        ]
+    );
     assert_eq!(
         engine(&root, &["hit"], true, capped),
         first,

@@ -1,5 +1,5 @@
 //! The search engine: a pattern compiled before anything is read ([`Pattern`]), an include glob
-//! ([`Include`]), a sorted, breadth-first, capped walk that reads and matches files
+//! ([`Include`]), a sorted, depth-first, capped walk that reads and matches files
 //! ([`search_tree`]), the sorted directory listing both the walk and `list_files` read
 //! ([`directory`]), and the places where a session's capped searches stopped ([`Pages`]).
 //!

@@ -1,9 +1,10 @@
 //! The walk and read of a search: which files, in which order, under which caps.
 //!
-//! The walk is breadth first and sorted: each directory's entries are sorted by name, its own
-//! files are read before anything deeper, and the directories of one level are taken in order
-//! before the next level. A search stopped early has therefore read the shallow part of the tree,
-//! the same part on every machine. Directories are skipped by name alone from a fixed list
+//! The walk is depth first and sorted: each directory's entries are sorted by name, its own
+//! files are read before anything deeper, and each of its subdirectories, in order, is walked
+//! whole before the next. A page of matches is therefore found in few neighbouring directories
+//! rather than across every shallow level of the tree, and a search stopped early has read the
+//! same part on every machine. Directories are skipped by name alone from a fixed list
 //! ([`SKIPPED_DIRECTORIES`]); the project's `.gitignore` is not consulted, and no symbolic link
 //! is followed, to a file or a directory, so the walk stays inside the directory it was given.
 //!
@@ -430,73 +431,72 @@ impl Search<'_> {
     }
 
     fn walk(&mut self) -> ControlFlow<()> {
-        let mut level = vec![self.request.root.to_path_buf()];
-        while !level.is_empty() {
-            let mut next = Vec::new();
-            for directory in level {
+        // Directories still to walk, the next one on top: a directory's subdirectories go on in
+        // reverse order, so the first of them, and everything beneath it, is walked before the
+        // second. The stack holds names, not open directories, so its depth costs no descriptors.
+        let mut stack = vec![self.request.root.to_path_buf()];
+        while let Some(directory) = stack.pop() {
+            self.out_of_time()?;
+            let files_left = self
+                .request
+                .limits
+                .max_files
+                .saturating_sub(self.out.files_met);
+            let (cancelled, deadline) = (&self.cancelled, self.request.limits.deadline);
+            let out_of_time = || cancelled() || deadline.is_some_and(|d| Instant::now() >= d);
+            // Every regular file counts here, a denied one too (the walk does not meet it),
+            // so the walk's own work per entry stays a name and a type.
+            let read = read_sorted(&directory, files_left, out_of_time, |e| {
+                let kind = e.file_type().ok()?;
+                Some(Kept {
+                    name: e.file_name(),
+                    value: kind,
+                    counts: kind.is_file(),
+                })
+            });
+            let (entries, cut) = match read {
+                Ok(read) => read,
+                Err(_) => {
+                    self.out.unreadable += 1;
+                    self.unreadable_directories += 1;
+                    continue;
+                }
+            };
+            if cut == Some(Cut::Time) {
                 self.out_of_time()?;
-                let files_left = self
-                    .request
-                    .limits
-                    .max_files
-                    .saturating_sub(self.out.files_met);
-                let (cancelled, deadline) = (&self.cancelled, self.request.limits.deadline);
-                let out_of_time = || cancelled() || deadline.is_some_and(|d| Instant::now() >= d);
-                // Every regular file counts here, a denied one too (the walk does not meet it),
-                // so the walk's own work per entry stays a name and a type.
-                let read = read_sorted(&directory, files_left, out_of_time, |e| {
-                    let kind = e.file_type().ok()?;
-                    Some(Kept {
-                        name: e.file_name(),
-                        value: kind,
-                        counts: kind.is_file(),
-                    })
-                });
-                let (entries, cut) = match read {
-                    Ok(read) => read,
-                    Err(_) => {
-                        self.out.unreadable += 1;
-                        self.unreadable_directories += 1;
-                        continue;
-                    }
-                };
-                if cut == Some(Cut::Time) {
-                    self.out_of_time()?;
-                }
-                // Held open for its files to be opened by name; on failure they are opened by path.
-                let handle = open_directory(&directory).ok().map(Arc::new);
-                let mut subdirectories = Vec::new();
-                for Kept {
-                    name, value: kind, ..
-                } in entries
-                {
-                    let path = directory.join(&name);
-                    if (self.keep.denied)(&path) {
-                        self.out.denied.push(path);
-                    } else if kind.is_symlink() {
-                        self.out.links += 1;
-                    } else if kind.is_dir() {
-                        match SKIPPED_DIRECTORIES.iter().find(|s| name == **s) {
-                            Some(skipped) => {
-                                if !self.out.skipped.contains(skipped) {
-                                    self.out.skipped.push(skipped);
-                                }
-                            }
-                            None => subdirectories.push(path),
-                        }
-                    } else if kind.is_file() {
-                        self.queue(path, handle.as_ref())?;
-                    }
-                }
-                // The directory held more files than the walk could still meet: the read stopped
-                // there, so the walk does too (LIST-5), whether or not the cap was met above.
-                if cut == Some(Cut::Files) {
-                    self.out.stop = Some(Stop::FileCap);
-                    return ControlFlow::Break(());
-                }
-                next.extend(subdirectories);
             }
-            level = next;
+            // Held open for its files to be opened by name; on failure they are opened by path.
+            let handle = open_directory(&directory).ok().map(Arc::new);
+            let mut subdirectories = Vec::new();
+            for Kept {
+                name, value: kind, ..
+            } in entries
+            {
+                let path = directory.join(&name);
+                if (self.keep.denied)(&path) {
+                    self.out.denied.push(path);
+                } else if kind.is_symlink() {
+                    self.out.links += 1;
+                } else if kind.is_dir() {
+                    match SKIPPED_DIRECTORIES.iter().find(|s| name == **s) {
+                        Some(skipped) => {
+                            if !self.out.skipped.contains(skipped) {
+                                self.out.skipped.push(skipped);
+                            }
+                        }
+                        None => subdirectories.push(path),
+                    }
+                } else if kind.is_file() {
+                    self.queue(path, handle.as_ref())?;
+                }
+            }
+            // The directory held more files than the walk could still meet: the read stopped
+            // there, so the walk does too (LIST-5), whether or not the cap was met above.
+            if cut == Some(Cut::Files) {
+                self.out.stop = Some(Stop::FileCap);
+                return ControlFlow::Break(());
+            }
+            stack.extend(subdirectories.into_iter().rev());
         }
         ControlFlow::Continue(())
     }
