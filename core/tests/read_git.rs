@@ -618,7 +618,7 @@ fn tail(text: &str) -> &str {
     &text[at..]
 }
 
-// Verifies: GIT-10, GIT-15
+// Verifies: GIT-10, GIT-15, TRUST-21
 #[tokio::test]
 async fn a_tree_nested_sixty_thousand_deep_is_cut_rather_than_crashing() {
     // Before the walks were iterative, each nested tree took a frame of the blocking thread's

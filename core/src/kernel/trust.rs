@@ -284,6 +284,10 @@ pub struct TrustMap {
     marks_by_file: HashMap<FileId, BTreeSet<Moment>>,
     named: Arc<NamedFiles>,
     clock: u64,
+    /// The most components any rule's path has had: no ancestor of a path deeper than this can
+    /// hold a rule, so a lookup passes those over without hashing them. Never lowered when a rule
+    /// goes (an upper bound only costs a few more lookups).
+    deepest: usize,
 }
 
 impl TrustMap {
@@ -311,7 +315,12 @@ impl TrustMap {
     /// empty path, which every path starts with; met twice for a relative path, which does no
     /// harm to any question asked of them), each asked whether it covers.
     fn covering<'s, 'p>(&'s self, path: &'p Path) -> impl Iterator<Item = &'s Entry> + use<'s, 'p> {
+        // The ancestor `i` steps up has `depth - i` components; only those no deeper than the
+        // deepest rule can be a rule's path. Without this a path thousands of directories deep
+        // (a git tree nested on purpose) hashed thousands of long ancestors per lookup.
+        let shallow_enough = path.components().count().saturating_sub(self.deepest);
         path.ancestors()
+            .skip(shallow_enough)
             .chain(std::iter::once(Path::new("")))
             .flat_map(|at| self.at(at))
             .filter(move |e| e.rule.covers(path))
@@ -333,6 +342,7 @@ impl TrustMap {
             self.remove(at);
         }
         let at = self.tick();
+        self.deepest = self.deepest.max(rule.path.components().count());
         self.at_path.entry(rule.path.clone()).or_default().push(at);
         if rule.origin.integrity() == Integrity::Untrusted {
             *self.untrusted.entry(rule.path.clone()).or_default() += 1;
