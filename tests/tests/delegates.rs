@@ -1079,6 +1079,69 @@ fn a_delegates_write_is_put_to_the_person_under_accept_edits_and_a_standing_appr
     }
 }
 
+// Verifies: DELEG-5
+#[test]
+fn a_plan_the_session_remembers_is_still_put_to_the_person_when_a_delegate_runs_it() {
+    // The turn's run is answered "allow for the session", a remembered plan; the checker
+    // delegate's run of the same line is put to the person all the same, naming the delegate.
+    let model = FakeModel::start_with(|m| {
+        m.planner(vec![
+            Reply::tool_call_with_id(
+                "turn_run",
+                "run",
+                json!({"command": "touch made.txt", "why": "mine"}),
+            ),
+            Reply::tool_call(
+                "spawn_agent",
+                json!({"kind": "checker", "task": "make the file again", "why": "delegate"}),
+            ),
+            Reply::text("wait"),
+            Reply::text("done"),
+        ])
+        .delegate(vec![
+            Reply::tool_call_with_id(
+                "delegate_run",
+                "run",
+                json!({"command": "touch made.txt", "why": "its own"}),
+            ),
+            Reply::text("made it"),
+        ])
+    });
+    let s = Setup::start(&[], model);
+    s.client
+        .answer_permissions_with(|q| match q.question_kind() {
+            Some("delegate") => Answer::choose(q, "allow_once"),
+            Some("run") => Answer::choose(q, "allow_always"),
+            _ => Answer::choose(q, "reject_once"),
+        });
+    s.prompt_text("make the file", &[]);
+    let asked: Vec<(String, Value)> = s
+        .client
+        .questions()
+        .iter()
+        .map(|q| {
+            (
+                q.question_kind().unwrap_or_default().to_string(),
+                q.params["asker"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        asked,
+        [
+            ("run".to_string(), Value::Null),
+            ("delegate".to_string(), Value::Null),
+            ("run".to_string(), json!({"number": 1, "kind": "checker"})),
+        ]
+    );
+    let status = s
+        .client
+        .request("bravebot/session/status", json!({"sessionId": s.session}))
+        .expect("status");
+    assert_eq!(status["rememberedRuns"], json!(["touch made.txt"]));
+    s.client.shutdown();
+}
+
 // Verifies: DELEG-1
 #[test]
 fn an_each_naming_none_or_more_than_eight_is_refused_whole_and_starts_nothing() {

@@ -295,6 +295,59 @@ fn a_description_never_approved_is_offered_as_name_and_schema_only() {
     model.assert_no_planner_request_contains("COPY-DESCRIPTION");
 }
 
+// Verifies: SANDBOX-9
+#[test]
+fn a_server_granted_a_directory_inside_a_repository_is_refused_before_anyone_is_asked() {
+    let workspace = tempfile::tempdir().expect("workspace");
+    let readable = tempfile::tempdir().expect("readable");
+    let outside = tempfile::tempdir().expect("a repository elsewhere");
+    let repo = std::fs::canonicalize(outside.path())
+        .expect("real path")
+        .join("repo");
+    std::fs::create_dir_all(repo.join(".git")).expect("a .git");
+    let inside = repo.join("src/generated");
+    std::fs::create_dir_all(&inside).expect("a directory inside it");
+    let model = FakeModel::start(vec![Reply::text("nothing to do")]);
+    let options = LspOptions::new(workspace.path())
+        .model_url(&model.url())
+        .home_file(
+            ".bravebot/settings.json",
+            settings(readable.path(), &inside),
+        )
+        .timeout(Duration::from_secs(60));
+    let client = LspClient::start(options);
+    client.initialize(json!({}));
+    let questions = answering(&client, "with-descriptions");
+    let session = client.new_session();
+    prompt(&client, &session, "hello");
+    let asked: Vec<Option<String>> = questions
+        .lock()
+        .expect("questions")
+        .iter()
+        .map(|q| q.question_kind().map(str::to_string))
+        .collect();
+    assert!(asked.is_empty(), "nobody is asked about it: {asked:?}");
+    let names = offered(&model.requests_for("planner")[0].body);
+    assert!(names.iter().all(|n| !n.starts_with("mcp__")), "{names:?}");
+    let status = client
+        .request("bravebot/session/status", json!({"sessionId": session}))
+        .expect("status");
+    let state = status["mcpServers"][0]["state"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        state.starts_with("refused: ")
+            && state.contains(&format!("its write grant {}", inside.display()))
+            && state.contains(&format!("inside the git repository at {};", repo.display())),
+        "{status:#}"
+    );
+    assert!(
+        !inside.join("env").exists(),
+        "the server never ran: it would have written its environment there"
+    );
+    client.shutdown();
+}
+
 // Verifies: MCP-1, MCP-9
 #[test]
 fn a_workspace_settings_file_cannot_declare_a_server() {

@@ -223,3 +223,34 @@ fn a_policy_that_would_confine_nothing_is_refused() {
         "{refused:?}"
     );
 }
+
+// Verifies: SANDBOX-10
+#[test]
+fn a_confined_child_can_look_at_a_path_outside_its_grants_but_not_read_it() {
+    let (granted, outside) = dirs();
+    let secret = p(&outside.path().join("secret"));
+    let link = outside.path().join("link");
+    std::os::unix::fs::symlink(outside.path().join("secret"), &link).expect("link");
+    let link = p(&link);
+    // What the design accepts: whether something is there, its kind, size and time, and where a
+    // link points are all seen from inside the confinement.
+    for script in [
+        format!("test -e '{secret}'"),
+        format!("test \"$(stat -c '%F %s' '{secret}')\" = 'regular file 15'"),
+        format!("stat -c '%Y' '{secret}'"),
+        format!("test \"$(readlink '{link}')\" = '{secret}'"),
+    ] {
+        assert!(unconfined(&script), "`{script}` fails unconfined");
+        let (ok, err) = confined(Policy::deny_all().read(granted.path()), &script);
+        assert!(
+            ok,
+            "`{script}` could not look at a path outside the grants: {err}"
+        );
+    }
+    // What it does not: the bytes, through the path or through the link.
+    for script in [format!("cat '{secret}'"), format!("cat '{link}'")] {
+        assert!(unconfined(&script), "`{script}` fails unconfined");
+        let (ok, _) = confined(Policy::deny_all().read(granted.path()), &script);
+        assert!(!ok, "`{script}` read outside the grants");
+    }
+}
