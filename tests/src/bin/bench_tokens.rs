@@ -18,7 +18,11 @@
 //! a competent check that judges only the planted file unsafe. The person approves each question
 //! once and allows the test run for the session. After the first session the edited file is put
 //! back as it was, so the second session, a new server with the same `HOME`, runs the same script
-//! over the same bytes: what the first session learnt and kept (verdicts, say) shows there.
+//! over the same bytes: what the first session learnt and kept (verdicts, say) shows there. Both
+//! talk to one fake endpoint, as a person's sessions talk to one provider: a kept verdict is the
+//! judge's at that address, and the simulated cache spans both. The planner names a model of the
+//! format's provider (`gpt-4o`, `claude-sonnet-4-5`), so its context budget is that model's
+//! window, as a person using it gets.
 //!
 //! A third session per format, in a home of its own, has no checks: `vetting.reads: false` puts
 //! each read to the person, who allows it, so the planner reads what an unprotected agent would
@@ -121,13 +125,22 @@ fn main() {
         let original = std::fs::read(project.root.join(edited)).expect("the file to edit");
         let settings = std::env::var("BENCH_TOKENS_SETTINGS").ok();
         let unchecked_home = tempfile::tempdir().expect("a HOME for the unchecked session");
+        // The first and second sessions talk to one endpoint, as a person's do: a verdict is kept
+        // for the judge at that address (CHECK-8), and a provider's cache spans both.
+        let shared = start_model(&project, 2);
+        let unchecked_model = start_model(&project, 1);
         let sessions = [
-            ("first session", home.path(), settings.as_deref()),
-            ("second session", home.path(), settings.as_deref()),
-            (UNCHECKED, unchecked_home.path(), Some(UNCHECKED_SETTINGS)),
+            ("first session", home.path(), settings.as_deref(), &shared),
+            ("second session", home.path(), settings.as_deref(), &shared),
+            (
+                UNCHECKED,
+                unchecked_home.path(),
+                Some(UNCHECKED_SETTINGS),
+                &unchecked_model,
+            ),
         ];
-        for (session, home, settings) in sessions {
-            let figures = run_session(&project, &binary, format, home, settings);
+        for (session, home, settings, model) in sessions {
+            let figures = run_session(&binary, format, home, settings, model, &project);
             std::fs::write(project.root.join(edited), &original).expect("the edit undone");
             let name = format!("{format}, {session}");
             print_session(&name, &figures);
@@ -175,21 +188,40 @@ fn plant(project: &Project) {
     std::fs::write(&planted, text).expect("plant the injection");
 }
 
+/// A fake endpoint whose planner runs the session's script `sessions` times over.
+fn start_model(project: &Project, sessions: usize) -> FakeModel {
+    let steps = project.steps();
+    let mut planner: Vec<Reply> = Vec::new();
+    for _ in 0..sessions {
+        planner.extend(
+            steps
+                .iter()
+                .map(|s| Reply::tool_call_with_id(s.id, s.tool, s.args.clone())),
+        );
+        planner.push(Reply::text("done"));
+    }
+    FakeModel::start_with(|m| m.planner(planner).competent_check(PLANTED).simulate_usage())
+}
+
+/// The model each format names: a model of that provider's, so the context budget is the one a
+/// person using it gets (MODEL-10), not the 32,768-token default of a name nobody knows.
+fn model_name(format: &str) -> &'static str {
+    if format == "anthropic" {
+        "claude-sonnet-4-5"
+    } else {
+        "gpt-4o"
+    }
+}
+
 fn run_session(
-    project: &Project,
     binary: &Path,
     format: &str,
     home: &Path,
     settings: Option<&str>,
+    model: &FakeModel,
+    project: &Project,
 ) -> SessionFigures {
-    let steps = project.steps();
-    let mut planner: Vec<Reply> = steps
-        .iter()
-        .map(|s| Reply::tool_call_with_id(s.id, s.tool, s.args.clone()))
-        .collect();
-    planner.push(Reply::text("done"));
-    let model =
-        FakeModel::start_with(|m| m.planner(planner).competent_check(PLANTED).simulate_usage());
+    let before = model.requests().len();
     let url = if format == "anthropic" {
         model.anthropic_url()
     } else {
@@ -199,6 +231,7 @@ fn run_session(
         .model_url(&model.url())
         .env("BRAVEBOT_MODEL_URL", url)
         .env("BRAVEBOT_MODEL_API", format)
+        .env("BRAVEBOT_MODEL", model_name(format))
         .home_dir(home)
         .binary(binary)
         .timeout(Duration::from_secs(300));
@@ -223,7 +256,7 @@ fn run_session(
         .ok()
         .and_then(|status| status.pointer("/usage/session").cloned());
     client.shutdown();
-    figures(&model.requests(), meter)
+    figures(&model.requests()[before..], meter)
 }
 
 fn figures(requests: &[RecordedRequest], meter: Option<Value>) -> SessionFigures {
@@ -289,13 +322,38 @@ fn figures(requests: &[RecordedRequest], meter: Option<Value>) -> SessionFigures
 
 /// Whether `after` keeps `before`'s tools and system prompt and every one of its messages
 /// unchanged, in order, at its start: a conversation that only grew.
+///
+/// Anthropic's `cache_control` breakpoints are left out of the comparison: they move forward every
+/// round (MODEL-8) and change no content.
 fn extends(before: &Value, after: &Value) -> bool {
-    let messages = |v: &Value| v["messages"].as_array().cloned().unwrap_or_default();
+    let messages = |v: &Value| {
+        without_breakpoints(&v["messages"])
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    };
     let (old, new) = (messages(before), messages(after));
-    before["tools"] == after["tools"]
-        && before["system"] == after["system"]
+    without_breakpoints(&before["tools"]) == without_breakpoints(&after["tools"])
+        && without_breakpoints(&before["system"]) == without_breakpoints(&after["system"])
         && old.len() <= new.len()
         && old.iter().zip(&new).all(|(a, b)| a == b)
+}
+
+/// `value` with every `cache_control` key taken out, walked on a stack of its own.
+fn without_breakpoints(value: &Value) -> Value {
+    let mut out = value.clone();
+    let mut stack = vec![&mut out];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(map) => {
+                map.remove("cache_control");
+                stack.extend(map.values_mut());
+            }
+            Value::Array(items) => stack.extend(items.iter_mut()),
+            _ => {}
+        }
+    }
+    out
 }
 
 fn kb(bytes: usize) -> String {
