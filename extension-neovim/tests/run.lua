@@ -3056,6 +3056,27 @@ case('a question nobody answers within questions.timeoutSeconds is taken down an
   ws.stop()
 end)
 
+-- Verifies: NVIM-121
+case('setup({ vetting = { timeoutSeconds } }) reaches the server, and :Bravebot status shows it', function()
+  local ws = workspace({}, { planner = { { text = 'nothing' } } })
+  require('bravebot').setup({
+    cmd = { bravebot_bin, 'lsp' },
+    model = { api = 'openai', baseUrl = ws.url, name = 'fake-model' },
+    chat_split = 'horizontal',
+    vetting = { timeoutSeconds = 45 },
+  })
+  local stop
+  require('bravebot.client').prompt('hello', nil, function(r) stop = r end)
+  wait(function() return stop ~= nil end, 'the turn to end')
+  local status = assert(require('bravebot.client').call('bravebot/session/status', {}, ws.state()))
+  eq(45, status.checks.timeoutSeconds, 'checks.timeoutSeconds')
+  vim.cmd('Bravebot status')
+  local shown = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  assert(shown:find('timeoutSeconds', 1, true) and shown:find('45', 1, true), shown)
+  vim.cmd('close')
+  ws.stop()
+end)
+
 -- Verifies: NVIM-90
 case("a turn's end is notified when its chat is hidden or Neovim lost the focus, never while the person looks, and notify.turn_end turns it off", function()
   local ws = workspace({}, { planner = { { text = 'one' }, { text = 'two' }, { text = 'three' }, { text = 'four' }, { text = 'five' } } })

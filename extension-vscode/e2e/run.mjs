@@ -953,7 +953,7 @@ test('a workspace cannot point the extension at another model or another server 
   }
 });
 
-// Verifies: VSC-9, VSC-79, VSC-80
+// Verifies: VSC-9, VSC-79, VSC-80, VSC-133, VSC-134
 test('the mode picked in the chat reaches the session, as Show Status reports', async () => {
   await withEditor('status', {}, { planner: [] }, async (h) => {
     await h.openChat();
@@ -973,11 +973,15 @@ test('the mode picked in the chat reaches the session, as Show Status reports', 
     // The model the server uses and where that came from, in words, first (VSC-79, VSC-80).
     check(/## Model\s+fake-model at http:\/\/127\.0\.0\.1:\d+\S* \(openai\), from VS Code's settings \(bravebot\.model\.\*\)/.test(text), `the status names the server's model: ${text}`);
     check(/## Mode\s+plan: nothing changes/.test(text), `the mode in words: ${text}`);
+    // The person's check time limit reached the server, and where checks go is named (VSC-133, VSC-134).
+    check(text.includes('A check may take up to 45 s (vetting.timeoutSeconds)'), `the check time limit: ${text}`);
+    check(/Checks go to the planner's model: fake-model at http:\/\/127\.0\.0\.1:\d+/.test(text), `where checks go: ${text}`);
+    await h.shot('status-view');
     // The chat's state says the same model in its hover.
     await untilEq('the model in the state\'s hover', async () => /^Model: fake-model at http:\S+ \(openai\), from VS Code's settings/.test(await h.chat.locator('#state').getAttribute('title') ?? ''), true);
     check(!(await h.page.locator('.tab.active').getAttribute('class')).split(/\s+/).includes('dirty'), 'the status view is not a dirty document');
     await h.page.locator('.statusbar-item', { hasText: 'bravebot' }).first().waitFor();
-  });
+  }, { machine: { 'bravebot.vetting.timeoutSeconds': 45 } });
 });
 
 /**

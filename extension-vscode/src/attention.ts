@@ -55,6 +55,11 @@ export function notification(moment: Moment, watching: Watching, settings: Notif
   }
 }
 
+/** `bravebot.vetting.timeoutSeconds` as the server takes it: 0, empty or not a whole number leaves the server's own (CHECK-31). */
+export function checkTimeout(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isInteger(value) && value > 0 && value <= 86400 ? value : undefined;
+}
+
 /** `bravebot.questions.timeoutSeconds` as the server takes it: 0, empty or not a whole number means none. */
 export function questionTimeout(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isInteger(value) && value > 0 && value <= 604800 ? value : undefined;

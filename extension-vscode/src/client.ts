@@ -50,6 +50,7 @@ export function createClient(
     interactive: true,
     clientName: 'vscode',
     ...(config.questionTimeout !== undefined ? { questions: { timeoutSeconds: config.questionTimeout } } : {}),
+    ...(config.checkTimeout !== undefined ? { vetting: { timeoutSeconds: config.checkTimeout } } : {}),
   };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],

@@ -3,7 +3,7 @@
 
 import * as vscode from 'vscode';
 import type { ModelOptions } from './protocol';
-import { questionTimeout, type NotifySettings } from './attention';
+import { checkTimeout, questionTimeout, type NotifySettings } from './attention';
 
 export const secretKey = 'bravebot.apiKey';
 /** The environment variable the server reads the key from (`model.apiKeyEnv`). */
@@ -35,6 +35,11 @@ export class Config {
     return questionTimeout(this.cfg.get<unknown>('questions.timeoutSeconds'));
   }
 
+  /** `bravebot.vetting.timeoutSeconds`: a whole number of seconds from 1 to 86400, else the server's own (VSC-134). */
+  get checkTimeout(): number | undefined {
+    return checkTimeout(this.cfg.get<unknown>('vetting.timeoutSeconds'));
+  }
+
   /** Which moments are notified when the person is not looking (VSC-102). */
   get notify(): NotifySettings {
     return { questions: this.cfg.get<boolean>('notify.questions') !== false, turnEnd: this.cfg.get<boolean>('notify.turnEnd') !== false };
@@ -42,6 +47,6 @@ export class Config {
 
   /** Whether a settings change needs the server restarted. */
   affectsServer(e: vscode.ConfigurationChangeEvent): boolean {
-    return e.affectsConfiguration('bravebot.serverPath') || e.affectsConfiguration('bravebot.model') || e.affectsConfiguration('bravebot.questions');
+    return e.affectsConfiguration('bravebot.serverPath') || e.affectsConfiguration('bravebot.model') || e.affectsConfiguration('bravebot.questions') || e.affectsConfiguration('bravebot.vetting');
   }
 }

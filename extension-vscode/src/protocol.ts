@@ -81,6 +81,8 @@ export interface InitializationOptions {
   clientName?: string;
   /** How long a question waits before the server refuses it (ATTN-3); absent: until answered. */
   questions?: { timeoutSeconds?: number };
+  /** How long one check may take before it is inconclusive (CHECK-31); absent: the server's own. */
+  vetting?: { timeoutSeconds?: number };
 }
 
 export interface NewSessionParams { cwd?: string; incognito?: boolean }
@@ -302,7 +304,7 @@ export interface AuditResult { records: AuditRecord[] }
 
 export interface ModelStatus { api: string; baseUrl: string; name: string; source: string; contextTokens?: number; contextSource?: string }
 /** Read checks this session: on or off, how many were sent, how many a remembered verdict saved, and the most bytes one may carry. */
-export interface CheckStatus { enabled: boolean; made: number; saved: number; budgetBytes: number; model?: ModelStatus; store?: string | null }
+export interface CheckStatus { enabled: boolean; made: number; saved: number; budgetBytes: number; model?: ModelStatus; store?: string | null; timeoutSeconds?: number }
 export interface TrustRuleStatus { path: string; scope: string; origin: string; trusted: boolean }
 
 export interface StatusResult {

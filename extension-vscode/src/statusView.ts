@@ -75,6 +75,7 @@ export function statusMarkdown(s: StatusResult): string {
     '',
     s.checks ? `${s.checks.enabled ? 'On' : 'Off'}: ${s.checks.made} made, ${s.checks.saved} saved by a remembered verdict.` : 'The server did not say.',
     ...(s.checks?.model ? ['', `Checks go to ${s.checks.model.source === 'planner' ? "the planner's model" : 'their own model (vetting.model)'}: ${endpointWords(s.checks.model)}.`] : []),
+    ...(s.checks?.timeoutSeconds !== undefined ? ['', `A check may take up to ${s.checks.timeoutSeconds} s (vetting.timeoutSeconds); one that takes longer is inconclusive.`] : []),
     ...(s.checks && s.checks.store !== undefined ? ['', s.checks.store ? `Verdicts are kept for later sessions in ${s.checks.store}.` : 'Verdicts are not kept after this session.'] : []),
     '',
     '## Usage',

@@ -628,6 +628,7 @@ impl Backend {
                     .verdict_store
                     .as_ref()
                     .map(|_| bravebot_core::verdict_store::SHOWN),
+                timeout_seconds: s.settings.check_timeout_seconds,
             },
             added_directories: state
                 .added_dirs

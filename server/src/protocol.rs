@@ -934,6 +934,8 @@ pub struct CheckStatus {
     pub model: ModelStatus,
     /// Where verdicts are kept across sessions (CHECK-8); `null` when they are not (incognito).
     pub store: Option<&'static str>,
+    /// How long one check may take before it is inconclusive (`vetting.timeoutSeconds`, CHECK-31).
+    pub timeout_seconds: u64,
 }
 
 #[derive(Debug, Serialize)]

@@ -480,3 +480,31 @@ fn an_edit_written_in_a_context_that_met_released_content_keeps_no_verdict() {
         "a hunk written after released content keeps nothing: {audit:#?}"
     );
 }
+
+// Verifies: CHECK-31
+#[test]
+fn status_says_how_long_a_check_may_take_as_the_client_set_it() {
+    for (options, seconds) in [
+        (json!({}), 600),
+        (json!({"vetting": {"timeoutSeconds": 45}}), 45),
+    ] {
+        let (home, ws) = (tempfile::tempdir().expect("home"), workspace());
+        let model = FakeModel::start(vec![Reply::text("done")]);
+        let client = LspClient::start(
+            LspOptions::new(ws.path())
+                .home_dir(home.path())
+                .model_url(&model.url()),
+        );
+        client.initialize(options.clone());
+        let id = client.new_session();
+        let status = client
+            .request("bravebot/session/status", json!({"sessionId": id}))
+            .unwrap_or_else(|e| client.fail(&format!("status was refused: {e}")));
+        client.shutdown();
+        assert_eq!(
+            status["checks"]["timeoutSeconds"],
+            json!(seconds),
+            "{options}"
+        );
+    }
+}

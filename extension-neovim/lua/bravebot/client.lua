@@ -130,7 +130,7 @@ function M.ensure(root, opts)
     cmd_env = cmd_env,
     root_dir = root,
     capabilities = M.capabilities(),
-    init_options = { model = model, clientName = 'neovim', questions = config.options.questions },
+    init_options = { model = model, clientName = 'neovim', questions = config.options.questions, vetting = config.options.vetting },
     handlers = require('bravebot.handlers').table(),
     -- Every change goes to the server at once, not 150 ms later: an edit the server applied
     -- through `workspace/applyEdit` is then told back before the reply, so what the server reads

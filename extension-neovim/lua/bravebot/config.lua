@@ -30,6 +30,9 @@ local M = {}
 ---@class bravebot.Questions
 ---@field timeoutSeconds? integer Refuse a question nobody answers within this many seconds (initializationOptions.questions; default: wait until answered).
 
+---@class bravebot.Vetting
+---@field timeoutSeconds? integer How long one check may take before it is inconclusive (initializationOptions.vetting; default: the server's own, 600).
+
 ---@class bravebot.Options
 ---@field cmd? string[] The server command (default {"bravebot", "lsp"}).
 ---@field model? bravebot.ModelOptions Passed to the server as initializationOptions.model.
@@ -38,6 +41,7 @@ local M = {}
 ---@field chat_split? "vertical"|"horizontal" How :Bravebot chat opens its window.
 ---@field notify? bravebot.Notify Which moments are notified.
 ---@field questions? bravebot.Questions Passed to the server as initializationOptions.questions.
+---@field vetting? bravebot.Vetting Passed to the server as initializationOptions.vetting.
 
 ---@type bravebot.Options
 M.defaults = {

@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { dollars, tokens, usageLines, usageSummary } from '../webview/usage';
 import { statusMarkdown } from '../statusView';
+import { checkTimeout } from '../attention';
 import type { SessionUpdate, StatusResult, UsageMeter, UsageTally } from '../protocol';
 
 const tally = (t: Partial<UsageTally>): UsageTally => ({ calls: 0, unreported: 0, inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, ...t });
@@ -98,4 +99,11 @@ test('Show Status names the context budget and where it came from, and where che
   assert.doesNotMatch(plain, /Context budget/);
   assert.match(plain, /Checks go to the planner's model: m at http:\/\/x \(openai\)\./);
   assert.match(plain, /Verdicts are not kept after this session\./);
+});
+
+// Verifies: VSC-134
+test('the check time limit is taken as the server takes it, and Show Status says it', () => {
+  assert.deepEqual([45, 1, 86400, 0, -5, 2.5, 86401, '30', undefined, null].map(checkTimeout), [45, 1, 86400, undefined, undefined, undefined, undefined, undefined, undefined, undefined]);
+  const status = { mode: 'ask', trustRules: [], checks: { enabled: true, made: 0, saved: 0, budgetBytes: 1, timeoutSeconds: 600 } } as unknown as StatusResult;
+  assert.match(statusMarkdown(status), /A check may take up to 600 s \(vetting.timeoutSeconds\); one that takes longer is inconclusive\./);
 });
