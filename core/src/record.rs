@@ -28,6 +28,7 @@ use serde_json::{Value, json};
 use crate::conversation::Conversation;
 use crate::kernel::label::Label;
 use crate::kernel::trust::{RuleOrigin, Scope, TrustRule};
+use crate::screen::{Tally, UsageTotals};
 use crate::settings::Mode;
 
 /// The record format this build writes and reads.
@@ -765,6 +766,53 @@ pub struct SessionRecord<'a> {
     /// The next slot number: a resumed session numbers its slots past every reference the
     /// conversation names.
     pub next_slot: usize,
+    /// What the session's model calls cost so far, and how often its conversation was compacted:
+    /// a resumed session's meter goes on from them (USAGE-14).
+    pub usage: (UsageTotals, u64),
+}
+
+/// A tally as the record keeps it. The cost is a string: it is a `u128`, which JSON numbers do
+/// not hold exactly.
+fn tally_json(t: &Tally) -> Value {
+    json!({
+        "calls": t.calls,
+        "unreported": t.unreported,
+        "input": t.input,
+        "output": t.output,
+        "cachedInput": t.cached_input,
+        "cacheWriteInput": t.cache_write_input,
+        "priced": t.priced,
+        "cost": t.cost_micros_per_million.to_string(),
+    })
+}
+
+/// A tally read back; `None` for anything but what [`tally_json`] writes, so a record edited by
+/// hand starts the meter at nothing rather than at a guess.
+fn tally_of(v: &Value) -> Option<Tally> {
+    let n = |key: &str| v.get(key).and_then(Value::as_u64);
+    Some(Tally {
+        calls: n("calls")?,
+        unreported: n("unreported")?,
+        input: n("input")?,
+        output: n("output")?,
+        cached_input: n("cachedInput")?,
+        cache_write_input: n("cacheWriteInput")?,
+        priced: n("priced")?,
+        cost_micros_per_million: v.get("cost")?.as_str()?.parse().ok()?,
+    })
+}
+
+/// The session's usage as the record keeps it, read back; `None` where it is missing (a record of
+/// an earlier build) or not as written.
+fn usage_of(v: &Value) -> Option<(UsageTotals, u64)> {
+    let usage = v.get("usage")?;
+    Some((
+        UsageTotals {
+            planner: tally_of(usage.get("planner")?)?,
+            protection: tally_of(usage.get("protection")?)?,
+        },
+        usage.get("compactions")?.as_u64()?,
+    ))
 }
 
 impl SessionRecord<'_> {
@@ -790,6 +838,11 @@ impl SessionRecord<'_> {
                 "released": self.context.1.map(|l| l.to_string()),
             },
             "nextSlot": self.next_slot,
+            "usage": {
+                "planner": tally_json(&self.usage.0.planner),
+                "protection": tally_json(&self.usage.0.protection),
+                "compactions": self.usage.1,
+            },
         })
     }
 }
@@ -805,6 +858,8 @@ pub struct Restored {
     pub added_dirs: Vec<PathBuf>,
     pub context: (Label, Option<Label>),
     pub next_slot: usize,
+    /// The session's usage totals and compactions when the record was written, where it says.
+    pub usage: Option<(UsageTotals, u64)>,
     /// The index of the session's checkpoints, as kept beside their contents, when there is one.
     pub checkpoints: Option<Vec<u8>>,
 }
@@ -947,6 +1002,7 @@ impl Restored {
                 .and_then(Value::as_u64)
                 .and_then(|n| usize::try_from(n).ok())
                 .unwrap_or(0),
+            usage: usage_of(v),
         })
     }
 }
@@ -975,6 +1031,60 @@ mod tests {
             added_dirs: &[],
             context: (Label::TRUSTED_PRIVATE, None),
             next_slot: 3,
+            usage: (UsageTotals::default(), 0),
+        }
+    }
+
+    // Verifies: USAGE-14
+    #[test]
+    fn a_record_keeps_the_sessions_usage_and_one_without_it_restores_none() {
+        let home = tempfile::tempdir().expect("tempdir");
+        let state = StateDir::in_home(home.path());
+        let mut c = Conversation::default();
+        c.push_prompt(PlannerText::driver("fix the build"));
+        let planner = Tally {
+            calls: 3,
+            unreported: 1,
+            input: 4200,
+            output: 90,
+            cached_input: 800,
+            cache_write_input: 300,
+            priced: 2,
+            // Past what a JSON number holds exactly.
+            cost_micros_per_million: u128::from(u64::MAX) * 3,
+        };
+        let protection = Tally {
+            calls: 1,
+            input: 300,
+            output: 5,
+            ..Tally::default()
+        };
+        let kept = (
+            UsageTotals {
+                planner,
+                protection,
+            },
+            2,
+        );
+        state
+            .save(&SessionRecord {
+                usage: kept,
+                ..sample(&c, &[], "usage-1")
+            })
+            .expect("saved");
+        assert_eq!(state.load("usage-1").expect("loads").usage, Some(kept));
+        // A record of an earlier build, or one whose usage is not as written, restores none.
+        let path = state.session_dir("usage-1").expect("dir").join(RECORD_FILE);
+        for usage in [
+            json!(null),
+            json!({"planner": {"calls": -1}}),
+            json!("lots"),
+        ] {
+            let mut v = read_record(&std::fs::read(&path).expect("read")).expect("parses");
+            v["usage"] = usage.clone();
+            write_atomically(&path, v.to_string().as_bytes()).expect("written");
+            forget(&state.session_dir("usage-1").expect("dir"));
+            assert_eq!(state.load("usage-1").expect("loads").usage, None, "{usage}");
         }
     }
 

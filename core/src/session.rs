@@ -542,6 +542,12 @@ impl Session {
         }
         state.title = Some(restored.listed.title);
         state.created = restored.listed.created;
+        if let Some(kept) = restored.usage {
+            self.usage
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .restore(kept);
+        }
     }
 
     /// Writes the session's record, where it keeps one. A failure is logged: the session goes on.
@@ -566,6 +572,7 @@ impl Session {
             added_dirs: &state.added_dirs,
             context: (state.context.presented(), state.context.released()),
             next_slot: state.quarantine.next_number() as usize,
+            usage: self.usage.lock().unwrap_or_else(|p| p.into_inner()).kept(),
         };
         if let Err(e) = keep.save_later(&record) {
             tracing::warn!("session record not written: {e}");

@@ -53,6 +53,17 @@ impl Ledger {
         (call, self.meter)
     }
 
+    /// The session's totals and compactions, as its record keeps them (USAGE-14).
+    pub fn kept(&self) -> (UsageTotals, u64) {
+        (self.meter.session, self.meter.compactions)
+    }
+
+    /// A resumed session's meter goes on from what its record kept (USAGE-14).
+    pub fn restore(&mut self, (session, compactions): (UsageTotals, u64)) {
+        self.meter.session = session;
+        self.meter.compactions = compactions;
+    }
+
     /// The planner's conversation was compacted (MODEL-11).
     pub fn compacted(&mut self) {
         self.meter.compactions += 1;

@@ -201,3 +201,79 @@ fn an_anthropic_endpoint_s_cached_tokens_count_and_a_call_without_usage_says_so(
     assert_eq!(s.status()["usage"], second["meter"]);
     s.client.shutdown();
 }
+
+// Verifies: USAGE-14
+#[test]
+fn a_resumed_session_s_meter_goes_on_from_what_its_record_kept() {
+    use bravebot_tests::lsp_client::{LspClient, LspOptions};
+    let (home, ws) = (
+        tempfile::tempdir().expect("home"),
+        tempfile::tempdir().expect("workspace"),
+    );
+    let model = FakeModel::start(vec![
+        Reply::text("first").with_usage(1000, 20, Some(800)),
+        Reply::text("second").with_usage(1500, 30, None),
+    ]);
+    let start = || {
+        let client = LspClient::start(
+            LspOptions::new(ws.path())
+                .home_dir(home.path())
+                .home_file(".bravebot/settings.json", HOME_SETTINGS)
+                .model_url(&model.url()),
+        );
+        client.initialize(json!({}));
+        client
+    };
+    let request = |client: &LspClient, method: &str, params: Value| {
+        client
+            .request(method, params)
+            .unwrap_or_else(|e| client.fail(&format!("{method} was refused: {e}")))
+    };
+    let first = start();
+    let id = first.new_session();
+    request(
+        &first,
+        "bravebot/session/prompt",
+        json!({"sessionId": id, "text": "one", "files": []}),
+    );
+    let before =
+        request(&first, "bravebot/session/status", json!({"sessionId": id}))["usage"]["session"]
+            .clone();
+    first.shutdown();
+    assert_eq!(before["planner"]["inputTokens"], 1000, "{before}");
+
+    let second = start();
+    request(&second, "bravebot/session/resume", json!({"sessionId": id}));
+    let resumed =
+        request(&second, "bravebot/session/status", json!({"sessionId": id}))["usage"]["session"]
+            .clone();
+    assert_eq!(resumed, before, "the meter goes on from the record");
+    request(
+        &second,
+        "bravebot/session/prompt",
+        json!({"sessionId": id, "text": "two", "files": []}),
+    );
+    let after =
+        request(&second, "bravebot/session/status", json!({"sessionId": id}))["usage"].clone();
+    second.shutdown();
+    let planner = &after["session"]["planner"];
+    assert_eq!(
+        (
+            planner["calls"].as_u64(),
+            planner["inputTokens"].as_u64(),
+            planner["outputTokens"].as_u64(),
+            planner["cachedInputTokens"].as_u64()
+        ),
+        (Some(2), Some(2500), Some(50), Some(800)),
+        "{after}"
+    );
+    assert!(
+        close(
+            &planner["costUsd"],
+            0.001 * 3.0 * 0.2 + 0.0008 * 0.3 + 0.00005 * 15.0 + 0.0015 * 3.0
+        ),
+        "{after}"
+    );
+    // The turn's own totals are the new turn's alone.
+    assert_eq!(after["turn"]["planner"]["calls"], 1, "{after}");
+}
